@@ -1,0 +1,36 @@
+"""The one place kernels are compiled.
+
+Every kernel goes through :func:`jit` so that caching, the error model and the
+parallel flag are decided once. ``cache=True`` writes the machine code next to the
+source (``__pycache__``), so only the first run after install pays for compilation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import numba
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def jit(func: F | None = None, *, parallel: bool = False, inline: bool = False) -> Any:
+    """``numba.njit`` with the project's settings.
+
+    ``error_model="numpy"`` keeps division free of Python-style zero checks in hot
+    loops (kernels guard their own divisions); ``nogil`` lets Dask threads overlap.
+    ``inline=True`` is for the small helpers called once per strike: inlined at
+    Numba's level, the reference counting of their array arguments is pruned, which
+    otherwise costs more than the strike itself.
+    """
+
+    def wrap(f: F) -> F:
+        return numba.njit(  # type: ignore[no-any-return]
+            cache=True, parallel=parallel, nogil=True, error_model="numpy",
+            inline="always" if inline else "never",
+        )(f)
+
+    if func is None:
+        return wrap
+    return wrap(func)

@@ -1,0 +1,313 @@
+"""Olympia battles, one strike at a time (spec/olympia.md, "One strike").
+
+The army is a table of *groups*: men of one type in one unit and row (split where a
+structure's capacity ends), one noble, or the siege engines of one kind. Kernels take
+that table, the side parameters and a seed, and fill one row of integers per battle.
+Nothing here knows about TOML, names or objects.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import prange
+
+from ._jit import jit
+from .rng import below, chance, seed_battle, uniform
+
+# Columns of the group table.
+G_SIDE, G_UNIT, G_ROW, G_COUNT, G_KIND, G_FRONT, G_REAR, G_DEF, G_VALUE = range(9)
+G_PROTECTED, G_COLUMN, G_HEALTH, G_NONCOMBATANT, G_LEADER = range(9, 14)
+N_GROUP_FIELDS = 14
+MAN, NOBLE, ENGINE = 0, 1, 2
+
+# Columns of the side table.
+S_START, S_BREAK, S_HAS_STRUCTURE, S_STRUCTURE_DEF, S_STRUCTURE_DMG, S_LEADER_UNIT = range(6)
+N_SIDE_FIELDS = 6
+
+# Strike orders.
+RANDOM, ALTERNATING = 0, 1
+ATTACKER, DEFENDER, DRAW = 0, 1, 2
+
+# Columns of the outcome row: winner, steps, then per-side extras (attacker, defender),
+# then one casualty column per (side, fighter type) as the group table's G_COLUMN says.
+O_WINNER, O_STEPS = 0, 1
+EXTRAS = (
+    "nobles_wounded", "nobles_killed", "nobles_captured",
+    "leader_wounded", "leader_killed", "leader_captured",
+    "structure_defense", "structure_damage", "structure_collapsed", "engines_lost",
+)
+(X_WOUNDED, X_KILLED, X_CAPTURED, X_LEADER_WOUNDED, X_LEADER_KILLED, X_LEADER_CAPTURED,
+ X_STRUCTURE_DEF, X_STRUCTURE_DMG, X_COLLAPSED, X_ENGINES_LOST) = range(10)
+O_EXTRAS = 2
+O_CASUALTIES = O_EXTRAS + 2 * len(EXTRAS)
+COLLAPSE_DAMAGE = 100
+UNCHANGED, ONE_LESS, REFRESH = 0, 1, 2
+#: Rows of the per-side scratch: value, alive, structure defense and damage, structure
+#: standing, striker and target totals, alternating budget, and two for refresh().
+N_PER_SIDE = 10
+#: Battles per parallel work item: scratch arrays are allocated once per block.
+BLOCK = 64
+
+
+@jit(inline=True)
+def extra(side, which):
+    """Outcome column of extra ``which`` for ``side``."""
+    return O_EXTRAS + 2 * which + side
+
+
+@jit(inline=True)
+def refresh(groups, cnt, sides, standing, order, unit_men, rating, w, t, ws, ts, others, front):
+    """Recompute who may strike (weights ``w``), with what (``rating``), and who may be
+    hit (weights ``t``) after anything changed. Misses change nothing, so this runs
+    only after a hit. ``others`` and ``front`` are scratch of length 2."""
+    n = groups.shape[0]
+    unit_men[:] = 0
+    others[:] = 0
+    front[:] = 1 << 30
+    for g in range(n):
+        if groups[g, G_KIND] == MAN:
+            unit_men[groups[g, G_UNIT]] += cnt[g]
+    for g in range(n):
+        s = groups[g, G_SIDE]
+        if groups[g, G_KIND] != ENGINE and groups[g, G_UNIT] != sides[s, S_LEADER_UNIT]:
+            others[s] += cnt[g]
+    # A noble is shielded by his own men; the stack leader by everyone else.
+    for g in range(n):
+        t[g] = 0
+        if cnt[g] == 0 or groups[g, G_KIND] == ENGINE:
+            continue
+        s = groups[g, G_SIDE]
+        valid = True
+        if groups[g, G_KIND] == NOBLE:
+            valid = unit_men[groups[g, G_UNIT]] == 0 and (groups[g, G_LEADER] == 0 or others[s] == 0)
+        if valid:
+            t[g] = 1
+            if groups[g, G_ROW] < front[s]:
+                front[s] = groups[g, G_ROW]
+    ts[0] = 0
+    ts[1] = 0
+    ws[0] = 0
+    ws[1] = 0
+    for g in range(n):
+        s = groups[g, G_SIDE]
+        if groups[g, G_KIND] == ENGINE:
+            # Engines matter, as strikers and as targets, while the enemy structure stands.
+            active = standing[1 - s] == 1
+            t[g] = cnt[g] if active else 0
+            rating[g] = groups[g, G_FRONT] if active else 0
+        else:
+            # Rows in front of the first row with a valid target are empty or hold only
+            # shielded nobles: everyone there fights as front row.
+            t[g] = cnt[g] if t[g] == 1 and groups[g, G_ROW] == front[s] else 0
+            rating[g] = groups[g, G_FRONT] if groups[g, G_ROW] <= front[s] else groups[g, G_REAR]
+        strikes = rating[g] > 0 and cnt[g] > 0
+        if order == ALTERNATING and s == ATTACKER and groups[g, G_NONCOMBATANT] == 1:
+            strikes = False
+        w[g] = cnt[g] if strikes else 0
+        ts[s] += t[g]
+        ws[s] += w[g]
+    for s in range(2):
+        ts[s] += standing[s]
+
+
+@jit(inline=True)
+def pick(weights, groups, side, r):
+    """The group holding the ``r``-th unit of weight among ``side``'s groups (-1: past them)."""
+    for g in range(weights.shape[0]):
+        if groups[g, G_SIDE] == side:
+            if r < weights[g]:
+                return g
+            r -= weights[g]
+    return -1
+
+
+@jit(inline=True)
+def is_broken(value, alive, sides, s):
+    """A side at or under its break threshold, or with nobody left, has lost."""
+    return alive[s] == 0 or value[s] * 100 <= sides[s, S_START] * sides[s, S_BREAK]
+
+
+@jit(inline=True)
+def battle_start(groups, sides, cnt, health, value, alive, sdef, sdmg, standing, row):
+    row[:] = 0
+    for s in range(2):
+        value[s] = sides[s, S_START]
+        alive[s] = 0
+        sdef[s] = sides[s, S_STRUCTURE_DEF]
+        sdmg[s] = sides[s, S_STRUCTURE_DMG]
+        standing[s] = sides[s, S_HAS_STRUCTURE]
+        if standing[s] == 1:
+            row[extra(s, X_STRUCTURE_DEF)] = sdef[s]
+            row[extra(s, X_STRUCTURE_DMG)] = sdmg[s]
+    for g in range(groups.shape[0]):
+        cnt[g] = groups[g, G_COUNT]
+        health[g] = groups[g, G_HEALTH]
+        if groups[g, G_KIND] != ENGINE:
+            alive[groups[g, G_SIDE]] += cnt[g]
+
+
+@jit(inline=True)
+def strike_effect(state, groups, survive, cnt, health, value, alive, sdef, sdmg, standing,
+                  striker, e, target, row):
+    """Apply a hit on ``target`` (a group, or -1 for side ``e``'s structure).
+
+    Returns UNCHANGED, ONE_LESS (a man died and his group still stands: the weights
+    drop by one, nothing else moves) or REFRESH (a group emptied, a noble left or a
+    structure fell: shielding, rows and strikers must be recomputed)."""
+    if target < 0:
+        points = 1
+        if striker >= 0 and groups[striker, G_KIND] == ENGINE:
+            points = 5 + below(state, 6)
+        used = min(points, sdef[e])
+        sdef[e] -= used
+        sdmg[e] += points - used
+        row[extra(e, X_STRUCTURE_DEF)] = sdef[e]
+        if sdmg[e] >= COLLAPSE_DAMAGE:
+            sdmg[e] = COLLAPSE_DAMAGE
+            standing[e] = 0
+            row[extra(e, X_COLLAPSED)] = 1
+            row[extra(e, X_STRUCTURE_DMG)] = sdmg[e]
+            return REFRESH
+        row[extra(e, X_STRUCTURE_DMG)] = sdmg[e]
+        return UNCHANGED
+    kind = groups[target, G_KIND]
+    if kind == ENGINE:
+        cnt[target] -= 1
+        row[extra(e, X_ENGINES_LOST)] += 1
+        return REFRESH
+    if kind == MAN:
+        if survive[target] > 0.0 and uniform(state) < survive[target]:
+            return UNCHANGED
+        cnt[target] -= 1
+        row[groups[target, G_COLUMN]] += 1
+        value[e] -= groups[target, G_VALUE]
+        alive[e] -= 1
+        return ONE_LESS if cnt[target] > 0 else REFRESH
+    else:
+        cnt[target] = 0
+        health[target] -= 1 + below(state, 100)
+        killed = health[target] <= 0
+        row[extra(e, X_KILLED if killed else X_WOUNDED)] += 1
+        if groups[target, G_LEADER] == 1:
+            row[extra(e, X_LEADER_KILLED if killed else X_LEADER_WOUNDED)] = 1
+    value[e] -= groups[target, G_VALUE]
+    alive[e] -= 1
+    return REFRESH
+
+
+@jit(inline=True)
+def one_less(g, e, w, t, ws, ts):
+    """A man of group ``g`` (side ``e``) died and the group still stands."""
+    if w[g] > 0:
+        w[g] -= 1
+        ws[e] -= 1
+    if t[g] > 0:
+        t[g] -= 1
+        ts[e] -= 1
+
+
+@jit(inline=True)
+def defense_of(groups, sdef, standing, e, target):
+    if target < 0:
+        return sdef[e]
+    bonus = sdef[e] if groups[target, G_PROTECTED] == 1 and standing[e] == 1 else 0
+    return groups[target, G_DEF] + bonus
+
+
+@jit(inline=True)
+def take_prisoners(state, groups, cnt, health, alive, winner, row):
+    """The winner takes each surviving noble of the loser with chance
+    clamp(25 W / L, 25, 75) percent (spec/olympia.md, "After the battle")."""
+    loser = 1 - winner
+    percent = 75
+    if alive[loser] > 0:
+        percent = min(75, max(25, 25 * alive[winner] // alive[loser]))
+    for g in range(groups.shape[0]):
+        if groups[g, G_SIDE] == loser and groups[g, G_KIND] == NOBLE and health[g] > 0:
+            if below(state, 100) < percent:
+                row[extra(loser, X_CAPTURED)] += 1
+                if groups[g, G_LEADER] == 1:
+                    row[extra(loser, X_LEADER_CAPTURED)] = 1
+
+
+@jit(inline=True)
+def finish(state, groups, cnt, health, alive, winner, steps, row):
+    row[O_WINNER] = winner
+    row[O_STEPS] = steps
+    if winner != DRAW:
+        take_prisoners(state, groups, cnt, health, alive, winner, row)
+
+
+@jit
+def _strike_battle(state, groups, survive, sides, order, row, cnt, health, unit_men, rating,
+                   w, t, per_side):
+    value, alive, sdef, sdmg, standing, ws, ts, budget, others, front = per_side
+    battle_start(groups, sides, cnt, health, value, alive, sdef, sdmg, standing, row)
+    refresh(groups, cnt, sides, standing, order, unit_men, rating, w, t, ws, ts, others, front)
+    turn = ATTACKER
+    steps = 0
+    while True:
+        if order == RANDOM:
+            total = ws[0] + ws[1]
+            if total == 0:
+                break  # nobody can strike: a stalemate, reported as a draw
+            # One man uniformly from every man able to strike, on either side.
+            r = below(state, total)
+            striker = pick(w, groups, 0, r) if r < ws[0] else pick(w, groups, 1, r - ws[0])
+        else:
+            budget[0] = min(budget[0], ws[0])
+            budget[1] = min(budget[1], ws[1])
+            if budget[0] == 0 and budget[1] == 0:
+                if ws[0] == 0 and ws[1] == 0:
+                    break
+                budget[0] = ws[0]
+                budget[1] = ws[1]
+                turn = ATTACKER
+            s = turn if budget[turn] > 0 else 1 - turn
+            budget[s] -= 1
+            turn = 1 - s
+            striker = pick(w, groups, s, below(state, ws[s]))
+        s = groups[striker, G_SIDE]
+        e = 1 - s
+        steps += 1
+        target = -1  # the structure
+        if groups[striker, G_KIND] != ENGINE:
+            target = pick(t, groups, e, below(state, ts[e]))
+        a = rating[striker]
+        if chance(state, a, a + defense_of(groups, sdef, standing, e, target)):
+            change = strike_effect(state, groups, survive, cnt, health, value, alive, sdef,
+                                   sdmg, standing, striker, e, target, row)
+            if change == ONE_LESS:
+                one_less(target, e, w, t, ws, ts)
+            elif change == REFRESH:
+                refresh(groups, cnt, sides, standing, order, unit_men, rating, w, t, ws, ts,
+                        others, front)
+        lost_a = is_broken(value, alive, sides, ATTACKER)
+        lost_d = is_broken(value, alive, sides, DEFENDER)
+        if lost_a or lost_d:
+            winner = DRAW if lost_a and lost_d else (DEFENDER if lost_a else ATTACKER)
+            finish(state, groups, cnt, health, alive, winner, steps, row)
+            return
+    finish(state, groups, cnt, health, alive, DRAW, steps, row)
+
+
+@jit(parallel=True)
+def strike_battles(groups, survive, sides, order, seed, first, out):
+    """Battles ``first .. first + len(out) - 1`` of run ``seed``, every strike drawn."""
+    n = out.shape[0]
+    n_groups = groups.shape[0]
+    n_units = groups[:, G_UNIT].max() + 1
+    for block in prange((n + BLOCK - 1) // BLOCK):
+        state = np.empty(4, np.uint64)
+        cnt = np.empty(n_groups, np.int64)
+        health = np.empty(n_groups, np.int64)
+        unit_men = np.empty(n_units, np.int64)
+        rating = np.empty(n_groups, np.int64)
+        w = np.empty(n_groups, np.int64)
+        t = np.empty(n_groups, np.int64)
+        per_side = np.zeros((N_PER_SIDE, 2), np.int64)
+        for i in range(block * BLOCK, min(n, (block + 1) * BLOCK)):
+            seed_battle(state, seed, first + i)
+            per_side[:] = 0
+            _strike_battle(state, groups, survive, sides, order, out[i], cnt, health, unit_men,
+                           rating, w, t, per_side)

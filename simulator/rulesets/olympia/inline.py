@@ -1,0 +1,167 @@
+"""One-line armies for ``battle-odds odds`` (olympia).
+
+``noble, 20 soldier, 10 archer@1; noble(health=60, attack=15), 5 knight``: units are
+separated by ``;`` and items by ``,``; each unit begins with ``noble`` (options in
+parentheses), ``N type`` adds N men, ``@K`` (or ``@rear``) puts them in rear row K.
+``N catapult`` brings siege engines. The result is the same data a TOML file holds,
+so one validator serves both.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ...errors import BattleOddsError, did_you_mean
+from ..base import InlineQuery
+from .model import normalise_name, standard_engines, standard_fighters
+
+_ITEM = re.compile(r"^(?:(?P<count>[+-]?\d+)\s+)?(?P<name>[A-Za-z][\w .'-]*?)\s*"
+                   r"(?:\((?P<opts>[^)]*)\))?\s*(?:@\s*(?P<row>\w+))?$")
+NOBLE_OPTIONS = ("health", "attack", "defense", "missile")
+
+
+def resolve_name(word: str, valid: Iterable[str]) -> str | None:
+    """Accept ``Elite Guard``, ``knights``, ``pikemen`` for ``elite_guard``, ``knight``, ``pikeman``."""
+    valid = set(valid)
+    name = normalise_name(word)
+    for candidate in (name, name[:-3] + "man" if name.endswith("men") else "",
+                      name[:-1] if name.endswith("s") else ""):
+        if candidate in valid:
+            return candidate
+    return None
+
+
+def _split(text: str, sep: str) -> list[str]:
+    """Split on ``sep`` outside parentheses."""
+    parts, depth, current = [], 0, []
+    for ch in text:
+        depth += ch == "("
+        depth -= ch == ")"
+        if ch == sep and depth == 0:
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(ch)
+    parts.append("".join(current))
+    return [p.strip() for p in parts]
+
+
+def _row(word: str | None, where: str) -> int:
+    if word is None or word == "front":
+        return 0
+    if word == "rear":
+        return 1
+    if word.isdigit() and int(word) <= 9:
+        return int(word)
+    raise BattleOddsError(f"{where}: row '@{word}' is not a row: expected @0..@9, @front or @rear")
+
+
+def parse_army(text: str, option: str) -> dict[str, Any]:
+    """Parse one side. ``option`` names the command-line option for error messages."""
+    fighters = standard_fighters()
+    engines = standard_engines()
+    if not text.strip():
+        raise BattleOddsError(f"{option}: an empty army: expected e.g. \"noble, 20 soldier\"")
+    units: list[dict[str, Any]] = []
+    siege: dict[str, int] = {}
+    for u, unit_text in enumerate(_split(text, ";"), 1):
+        items = [i for i in _split(unit_text, ",") if i]
+        where = f"{option}: unit {u} '{unit_text}'"
+        if not items:
+            raise BattleOddsError(f"{where}: an empty unit: expected \"noble, N type, ...\"")
+        unit: dict[str, Any] = {"men": []}
+        for i, item in enumerate(items):
+            at = f"{option}: unit {u}, item '{item}'"
+            match = _ITEM.match(item)
+            if not match:
+                raise BattleOddsError(f"{at}: cannot parse: expected 'noble', 'noble(health=60)' "
+                                      "or 'N type' with an optional '@K' row")
+            name, count, opts, row = match["name"], match["count"], match["opts"], match["row"]
+            if normalise_name(name) == "noble":
+                if i != 0 or count is not None:
+                    raise BattleOddsError(f"{at}: a unit has one noble, written first")
+                unit["behind"] = _row(row, at)
+                unit["noble"] = _noble_options(opts, at)
+                continue
+            if i == 0:
+                raise BattleOddsError(f"{where}: each unit begins with 'noble' "
+                                      f"(write \"noble, {unit_text}\")")
+            if count is None:
+                raise BattleOddsError(f"{at}: expected a count before '{name}', e.g. '10 {name}'")
+            if int(count) < 0:
+                raise BattleOddsError(f"{at}: the count {count} is negative: expected 0 or more")
+            if opts is not None:
+                raise BattleOddsError(f"{at}: only a noble takes options in parentheses")
+            engine = resolve_name(name, engines)
+            if engine is not None:
+                siege[engine] = siege.get(engine, 0) + int(count)
+                continue
+            fighter = resolve_name(name, fighters)
+            if fighter is None:
+                raise BattleOddsError(f"{at}: unknown unit type '{name}'"
+                                      + did_you_mean(normalise_name(name), [*fighters, *engines]))
+            unit["men"].append({"type": fighter, "count": int(count),
+                                "behind": _row(row, at) if row else unit.get("behind", 0)})
+        units.append(unit)
+    side: dict[str, Any] = {"units": units}
+    if siege:
+        side["siege_engines"] = siege
+    return side
+
+
+def _noble_options(opts: str | None, where: str) -> dict[str, Any]:
+    noble: dict[str, Any] = {}
+    if not opts:
+        return noble
+    for pair in _split(opts, ","):
+        key, eq, value = pair.partition("=")
+        key = key.strip()
+        if not eq or key not in NOBLE_OPTIONS:
+            raise BattleOddsError(f"{where}: noble option '{pair}': expected key=value with key one of "
+                                  f"{', '.join(NOBLE_OPTIONS)}" + did_you_mean(key, NOBLE_OPTIONS))
+        try:
+            noble[key] = int(value)
+        except ValueError:
+            raise BattleOddsError(f"{where}: noble option '{pair}': expected a whole number") from None
+    return noble
+
+
+def parse_structure(text: str, option: str) -> dict[str, Any]:
+    """``tower:40`` or ``castle:25:30`` (kind, defense, damage)."""
+    parts = [p.strip() for p in text.split(":")]
+    if len(parts) not in (2, 3) or not all(p.lstrip("-").isdigit() for p in parts[1:]):
+        raise BattleOddsError(f"{option}: '{text}': expected KIND:DEFENSE[:DAMAGE], e.g. tower:40")
+    structure: dict[str, Any] = {"kind": normalise_name(parts[0]), "defense": int(parts[1])}
+    if len(parts) == 3:
+        structure["damage"] = int(parts[2])
+    return structure
+
+
+def scenario_data(query: InlineQuery) -> dict[str, Any]:
+    opts: Mapping[str, Any] = query.options
+    data: dict[str, Any] = {
+        "ruleset": "olympia",
+        "name": "odds",
+        "attacker": parse_army(query.attacker, "--attacker"),
+        "defender": parse_army(query.defender, "--defender"),
+    }
+    battle: dict[str, Any] = {}
+    if opts.get("terrain"):
+        battle["terrain"] = opts["terrain"]
+    if opts.get("weather"):
+        battle["weather"] = [w.strip() for w in str(opts["weather"]).split(",") if w.strip()]
+    if opts.get("strike_order"):
+        battle["strike_order"] = opts["strike_order"]
+    if battle:
+        data["battle"] = battle
+    for side in ("attacker", "defender"):
+        if opts.get(f"{side}_break") is not None:
+            data[side]["break_point"] = opts[f"{side}_break"]
+        if opts.get(f"{side}_structure"):
+            data[side]["structure"] = parse_structure(opts[f"{side}_structure"],
+                                                      f"--{side}-structure")
+    if opts.get("structure"):
+        data["defender"]["structure"] = parse_structure(opts["structure"], "--structure")
+    return data

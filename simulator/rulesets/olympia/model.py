@@ -1,0 +1,303 @@
+"""Olympia armies as validated, typed objects (spec/olympia.md, "Armies")."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from ...errors import Source, did_you_mean
+from ...reader import Node
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+TERRAINS = ("land", "swamp", "ship")
+WEATHERS = ("wind", "rain")
+STRIKE_ORDERS = ("random", "alternating")
+SIDES = ("attacker", "defender")
+FIGHTER_KEYS = ("attack", "defense", "missile", "ship", "swamp", "survive", "rain_grounded",
+                "noncombatant")
+
+
+@dataclass(frozen=True)
+class Ratings:
+    attack: int
+    defense: int
+    missile: int = 0
+
+    @property
+    def strike(self) -> int:
+        """What a man strikes with from the front row: the better of attack and missile."""
+        return max(self.attack, self.missile)
+
+    @property
+    def value(self) -> int:
+        """His share of the side's break value: offence (attack or missile) plus defense."""
+        return self.strike + self.defense
+
+
+@dataclass(frozen=True)
+class FighterType:
+    name: str
+    land: Ratings
+    ship: Ratings | None = None
+    swamp: Ratings | None = None
+    survive: float = 0.0
+    rain_grounded: bool = False
+    noncombatant: bool = False
+
+    def ratings(self, terrain: str, weather: tuple[str, ...]) -> Ratings:
+        base = {"ship": self.ship, "swamp": self.swamp}.get(terrain) or self.land
+        return weathered(base, weather, self.rain_grounded)
+
+
+def weathered(base: Ratings, weather: tuple[str, ...], rain_grounded: bool) -> Ratings:
+    missile = base.missile
+    if "rain" in weather and rain_grounded:
+        missile = 0
+    if "wind" in weather:
+        missile //= 2
+    return replace(base, missile=missile)
+
+
+@dataclass(frozen=True)
+class EngineType:
+    name: str
+    ratings: Ratings
+
+
+@dataclass(frozen=True)
+class Noble:
+    health: int = 100
+    attack_bonus: int = 0
+    defense_bonus: int = 0
+    missile_bonus: int = 0
+
+
+@dataclass(frozen=True)
+class Men:
+    type: str
+    count: int
+    behind: int
+
+
+@dataclass(frozen=True)
+class Unit:
+    noble: Noble
+    behind: int
+    men: tuple[Men, ...] = ()
+
+
+@dataclass(frozen=True)
+class Structure:
+    kind: str
+    defense: int
+    damage: int = 0
+
+
+@dataclass(frozen=True)
+class Side:
+    units: tuple[Unit, ...]
+    break_point: int = 50
+    structure: Structure | None = None
+    engines: tuple[tuple[str, int], ...] = ()
+
+
+@dataclass(frozen=True)
+class Battle:
+    attacker: Side
+    defender: Side
+    fighters: Mapping[str, FighterType]
+    engines: Mapping[str, EngineType]
+    noble: Ratings
+    capacity: Mapping[str, int]
+    terrain: str = "land"
+    weather: tuple[str, ...] = ()
+    strike_order: str = "random"
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def sides(self) -> tuple[Side, Side]:
+        return (self.attacker, self.defender)
+
+
+@cache
+def _table() -> dict[str, Any]:
+    text = resources.files(__package__).joinpath("units.toml").read_text(encoding="utf-8")
+    return tomllib.loads(text)
+
+
+def standard_fighters() -> dict[str, dict[str, Any]]:
+    return {k: dict(v) for k, v in _table()["fighters"].items()}
+
+
+def standard_engines() -> dict[str, dict[str, Any]]:
+    return {k: dict(v) for k, v in _table()["engines"].items()}
+
+
+def normalise_name(name: str) -> str:
+    """``Elite Guard`` -> ``elite_guard``; plural forms map to the singular elsewhere."""
+    return "_".join(name.strip().lower().replace("-", " ").replace(".", " ").split())
+
+
+def _ratings(node: Node, default: Ratings | None = None) -> Ratings:
+    d = default or Ratings(0, 0, 0)
+    return Ratings(
+        attack=node.integer("attack", d.attack if default else None, lo=0),
+        defense=node.integer("defense", d.defense if default else None, lo=0),
+        missile=node.integer("missile", d.missile, lo=0),
+    )
+
+
+def _fighter(name: str, node: Node) -> FighterType:
+    node.only(FIGHTER_KEYS)
+    land = _ratings(node)
+    extra = {}
+    for terrain in ("ship", "swamp"):
+        if node.has(terrain):
+            sub = node.child(terrain)
+            sub.only(("attack", "defense", "missile"))
+            extra[terrain] = _ratings(sub, land)
+    return FighterType(
+        name=name,
+        land=land,
+        survive=node.number("survive", 0.0, lo=0.0, hi=0.999999),
+        rain_grounded=node.boolean("rain_grounded", False),
+        noncombatant=node.boolean("noncombatant", False),
+        **extra,
+    )
+
+
+def _fighter_types(custom: Node, source: Source) -> dict[str, FighterType]:
+    """The package's table with the scenario's ``[units.*]`` merged over it."""
+    merged = standard_fighters()
+    if custom.data is not None:
+        for name, sub in custom.items():
+            sub.table()
+            base = merged.get(name, {})
+            merged[name] = {**base, **dict(sub.data)}
+    fighters = {}
+    for name, data in merged.items():
+        where = f"units.{name}" if custom.data and name in custom.data else f"(package) fighters.{name}"
+        fighters[name] = _fighter(name, Node(data, where, source))
+    return fighters
+
+
+def validate(data: Mapping[str, Any], source: Source) -> Battle:
+    top = Node(data, "", source)
+    top.only(("battle", "attacker", "defender", "units"))
+    battle = top.child("battle", {})
+    battle.only(("terrain", "weather", "strike_order"))
+    terrain = battle.choice("terrain", TERRAINS, "land")
+    weather = battle.choices("weather", WEATHERS)
+    strike_order = battle.choice("strike_order", STRIKE_ORDERS, "random")
+
+    fighters = _fighter_types(top.child("units"), source)
+    engine_table = standard_engines()
+    engines = {n: EngineType(n, _ratings(Node(d, f"engines.{n}", source))) for n, d in engine_table.items()}
+    noble = _ratings(Node(_table()["noble"], "noble", source))
+    capacity = dict(_table()["structures"])
+
+    sides = []
+    for side_name in SIDES:
+        if not top.has(side_name):
+            raise top.fail(f"is required: the {side_name}'s army (a table with [[{side_name}.units]])",
+                           side_name)
+        sides.append(_side(top.child(side_name), fighters, engines, capacity, terrain))
+    return Battle(
+        attacker=sides[0],
+        defender=sides[1],
+        fighters=fighters,
+        engines=engines,
+        noble=noble,
+        capacity=capacity,
+        terrain=terrain,
+        weather=weather,
+        strike_order=strike_order,
+    )
+
+
+def _side(node: Node, fighters: Mapping[str, FighterType], engines: Mapping[str, EngineType],
+          capacity: Mapping[str, int], terrain: str) -> Side:
+    node.only(("units", "break_point", "structure", "siege_engines"))
+    if not node.has("units") or not node.table()["units"]:
+        raise node.fail("an empty side: expected at least one [[units]] entry (a noble and his men)",
+                        "units")
+    units = tuple(_unit(u, fighters) for u in node.child("units").elements())
+
+    rows = sorted({u.behind for u in units} | {m.behind for u in units for m in u.men if m.count})
+    for expected, row in enumerate(rows):
+        if row != expected:
+            missing = "the front row (behind = 0)" if expected == 0 else f"row {expected}"
+            raise node.fail(f"rear row {row} has nothing in front of it: {missing} is empty", "units")
+
+    structure = None
+    if node.has("structure"):
+        st = node.child("structure")
+        st.only(("kind", "defense", "damage"))
+        structure = Structure(
+            kind=st.choice("kind", tuple(capacity)),
+            defense=st.integer("defense", lo=0),
+            damage=st.integer("damage", 0, lo=0, hi=99),
+        )
+
+    engine_list: list[tuple[str, int]] = []
+    if node.has("siege_engines"):
+        eng = node.child("siege_engines")
+        for name, _ in eng.items():
+            if name not in engines:
+                raise eng.fail(f"unknown siege engine '{name}'" + did_you_mean(name, engines), name, name)
+            count = eng.integer(name, lo=0)
+            if count and terrain == "ship":
+                raise eng.fail("siege engines are not used in combat at sea (terrain = \"ship\")",
+                               name, name)
+            if count:
+                engine_list.append((name, count))
+    return Side(
+        units=units,
+        break_point=node.integer("break_point", 50, lo=0, hi=100),
+        structure=structure,
+        engines=tuple(engine_list),
+    )
+
+
+def _unit(node: Node, fighters: Mapping[str, FighterType]) -> Unit:
+    node.only(("noble", "men", "behind"))
+    behind = node.integer("behind", 0, lo=0, hi=9)
+    noble = Noble()
+    if node.has("noble"):
+        nb = node.child("noble")
+        nb.only(("health", "attack", "defense", "missile", "items"))
+        bonus = {k: nb.integer(k, 0, lo=0) for k in ("attack", "defense", "missile")}
+        if nb.has("items"):
+            for item in nb.child("items").elements():
+                item.only(("name", "attack", "defense", "missile"))
+                item.text("name", "item")
+                for k in bonus:  # only the best item per category is wielded
+                    bonus[k] = max(bonus[k], item.integer(k, 0, lo=0))
+        noble = Noble(nb.integer("health", 100, lo=1, hi=100), bonus["attack"], bonus["defense"],
+                      bonus["missile"])
+    men: list[Men] = []
+    if node.has("men"):
+        raw = node.child("men")
+        entries: list[tuple[str, int, int, Node]] = []
+        if isinstance(raw.data, list):
+            for m in raw.elements():
+                m.only(("type", "count", "behind"))
+                entries.append((m.text("type"), m.integer("count", lo=0),
+                                m.integer("behind", behind, lo=0, hi=9), m))
+        else:
+            for name, _ in raw.items():
+                entries.append((name, raw.integer(name, lo=0), behind, raw))
+        for name, count, row, where in entries:
+            if name not in fighters:
+                raise where.fail(f"unknown unit type '{name}'" + did_you_mean(name, fighters),
+                                 name if where is raw else "type", name)
+            men.append(Men(name, count, row))
+    return Unit(noble=noble, behind=behind, men=tuple(men))

@@ -1,0 +1,146 @@
+"""Scenarios: TOML files (or inline queries) validated into typed, hashable objects."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import re
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import rulesets
+from .errors import BattleOddsError, Source, did_you_mean
+from .reader import Node
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised only on 3.10
+    import tomli as tomllib
+
+#: Keys every scenario may have, whatever its ruleset.
+COMMON_KEYS = ("ruleset", "name", "description", "battles", "seed")
+DEFAULT_BATTLES = 100_000
+DEFAULT_SEED = 20261121
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A validated scenario: its data (as in the file), its ruleset and typed model."""
+
+    ruleset: str
+    name: str
+    data: Mapping[str, Any]
+    model: Any = field(compare=False, repr=False)
+    source: Source = field(compare=False, repr=False)
+    description: str = ""
+    battles: int = DEFAULT_BATTLES
+    seed: int = DEFAULT_SEED
+
+    @property
+    def hash(self) -> str:
+        """A hash of the scenario's content (not its formatting or comments)."""
+        canonical = json.dumps(self.data, sort_keys=True, separators=(",", ":"), default=str)
+        return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+    @property
+    def path(self) -> Path | None:
+        return self.source.path
+
+    def with_changes(self, changes: Mapping[str, Any]) -> Scenario:
+        """A copy with values set at dotted paths (``attacker.units[0].men.knight``)."""
+        data = copy.deepcopy(dict(self.data))
+        for path, value in changes.items():
+            set_path(data, path, value)
+        label = f"{self.source.label} with {', '.join(f'{k}={v}' for k, v in changes.items())}"
+        return from_data(data, Source(label, "", None))
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Read, parse and validate a scenario file."""
+    path = Path(path)
+    label = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise BattleOddsError(f"{label}: no such file") from None
+    except IsADirectoryError:
+        raise BattleOddsError(f"{label}: is a directory, expected a .toml scenario file") from None
+    except UnicodeDecodeError as exc:
+        raise BattleOddsError(f"{label}: not UTF-8 text ({exc.reason})") from None
+    except OSError as exc:
+        raise BattleOddsError(f"{label}: cannot read ({exc.strerror})") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise BattleOddsError(f"{label}:{_toml_line(exc)}: malformed TOML: {_toml_reason(exc)}") from None
+    return from_data(data, Source(label, text, path))
+
+
+def from_data(data: Mapping[str, Any], source: Source) -> Scenario:
+    """Validate scenario data from any origin (file, inline query, sweep point)."""
+    top = Node(data, "", source)
+    table = top.table()
+    if "ruleset" not in table:
+        raise source.error("ruleset", "is required: expected one of " + ", ".join(rulesets.names()))
+    name = top.text("ruleset")
+    if name not in rulesets.names():
+        raise top.fail(f"unknown ruleset '{name}'" + did_you_mean(name, rulesets.names()), "ruleset", name)
+    ruleset = rulesets.get(name)
+    specific = {k: v for k, v in table.items() if k not in COMMON_KEYS}
+    model = ruleset.validate(specific, source)
+    default_name = source.path.stem if source.path else "inline"
+    return Scenario(
+        ruleset=name,
+        name=top.text("name", default_name),
+        description=top.text("description", ""),
+        battles=top.integer("battles", DEFAULT_BATTLES, lo=1),
+        seed=top.integer("seed", DEFAULT_SEED, lo=0, hi=2**63 - 1),
+        data=dict(data),
+        model=model,
+        source=source,
+    )
+
+
+_PATH_PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+
+
+def set_path(data: dict[str, Any], path: str, value: Any) -> None:
+    """Set ``value`` at a dotted path with list indices, creating tables as needed."""
+    parts: list[str | int] = [
+        int(index) if index else key for key, index in _PATH_PART.findall(path)
+    ]
+    if not parts:
+        raise BattleOddsError(f"'{path}': empty path")
+    node: Any = data
+    for here, part in enumerate(parts[:-1]):
+        nxt = parts[here + 1]
+        if isinstance(part, int):
+            if not isinstance(node, list) or part >= len(node):
+                raise BattleOddsError(f"'{path}': no element [{part}]")
+            node = node[part]
+        else:
+            if not isinstance(node, dict):
+                raise BattleOddsError(f"'{path}': '{part}' is not inside a table")
+            node = node.setdefault(part, [] if isinstance(nxt, int) else {})
+    last = parts[-1]
+    if isinstance(last, int):
+        if not isinstance(node, list) or last >= len(node):
+            raise BattleOddsError(f"'{path}': no element [{last}]")
+        node[last] = value
+    elif isinstance(node, dict):
+        node[last] = value
+    else:
+        raise BattleOddsError(f"'{path}': '{last}' is not inside a table")
+
+
+def _toml_line(exc: Exception) -> str:
+    match = re.search(r"line (\d+)", str(exc))
+    return match.group(1) if match else "?"
+
+
+def _toml_reason(exc: Exception) -> str:
+    return re.sub(r"\s*\(at line \d+, column \d+\)", "", str(exc)) or "cannot parse"
