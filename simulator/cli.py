@@ -10,6 +10,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from . import report, rulesets
 from .errors import BattleOddsError
@@ -49,7 +50,9 @@ def user_errors(command: F) -> F:
         try:
             return command(*args, **kwargs)
         except BattleOddsError as exc:
-            err.print(f"[bold red]error:[/bold red] {exc}", highlight=False, soft_wrap=True)
+            # The message may hold TOML like [[attacker.units]]: it is text, not markup.
+            err.print(f"[bold red]error:[/bold red] {escape(str(exc))}", highlight=False,
+                      soft_wrap=True)
             raise typer.Exit(2) from None
 
     return wrapper  # type: ignore[return-value]
@@ -134,10 +137,32 @@ def units(
             continue
         table = Table(title=f"{name} unit types", title_justify="left")
         for col in frame.columns:
-            table.add_column(str(col))
+            # Names must stay whole to be copied into a scenario; only notes may wrap.
+            table.add_column(str(col), no_wrap=col != "notes")
         for row in frame.itertuples(index=False):
             table.add_row(*("" if v is None else str(v) for v in row))
         out.print(table)
+
+
+@app.command()
+@user_errors
+def replay(
+    scenario: ScenarioPath,
+    battle: Annotated[int, typer.Option("--battle", "-k", min=0,
+                                        help="Battle K of the run (counted from 0).")] = 0,
+    seed: Seed = None,
+    json: Json = False,
+) -> None:
+    """Move log of one battle of a run, as (participant, target, move_type, effect) (skirmish)."""
+    import json as json_module
+
+    from .rulesets.skirmish.replay import replay as replay_battle
+
+    replayed = replay_battle(load_scenario(scenario), battle, seed)
+    if json:
+        sys.stdout.write(json_module.dumps(replayed.to_dict()) + "\n")
+    else:
+        sys.stdout.write("\n".join(replayed.lines()) + "\n")
 
 
 def main() -> None:

@@ -24,12 +24,13 @@ def nearest(name: str, valid: Iterable[str]) -> str | None:
     return matches[0] if matches else None
 
 
-def did_you_mean(name: str, valid: Iterable[str]) -> str:
+def did_you_mean(name: str, valid: Iterable[str], list_valid: bool = True) -> str:
+    """`` (did you mean 'x'?)`` for a near miss; otherwise the valid names if few."""
     valid = sorted(valid)
     guess = nearest(name, valid)
     if guess is not None:
         return f" (did you mean '{guess}'?)"
-    return f" (valid: {', '.join(valid)})" if len(valid) <= 12 else ""
+    return f" (valid: {', '.join(valid)})" if list_valid and len(valid) <= 12 else ""
 
 
 @dataclass(frozen=True)
@@ -41,30 +42,40 @@ class Source:
     path: Path | None = None
 
     def line_of(self, key: str, value: object = None) -> int | None:
-        """Best-effort line of ``key`` (the last part of a dotted path) in the text.
+        """Best-effort line of a dotted key (``attacker.units[1].men.knigt``) in the text.
 
-        TOML parsers do not keep positions, so we look for ``key =`` or a table
-        header naming it, preferring a line that also mentions ``value``.
+        TOML parsers keep no positions, so we follow the path through the file: each
+        part is looked for (as a ``[table]`` header or a ``key =``) after the line of
+        the part before, without leaving that part's table. A missing key points at
+        the deepest table that exists.
         """
         if not self.text:
             return None
-        leaf = key.split(".")[-1].split("[")[0]
-        if not leaf:
-            return None
-        needle = re.compile(
-            rf"""(^|[\s{{,\[."'])["']?{re.escape(leaf)}["']?\s*(=|\]|$)""", re.MULTILINE
-        )
-        lines = self.text.splitlines()
-        hits = [i for i, line in enumerate(lines, 1) if needle.search(line.split("#")[0])]
-        if value is not None:
+        lines = [line.split("#")[0] for line in self.text.splitlines()]
+        parts = [p for p in re.split(r"[.\[\]]", key) if p and not p.isdigit()]
+        found: int | None = None
+        position = 0
+        for depth, part in enumerate(parts):
+            prefix = ".".join(parts[: depth + 1])
+            assignment = re.compile(rf"""(^|[\s{{,])["']?{re.escape(part)}["']?\s*=""")
+            for i in range(position, len(lines)):
+                header = re.match(r"\s*\[\[?\s*([^\]]+?)\s*\]", lines[i])
+                if header:
+                    name = header.group(1).replace('"', "")
+                    if name == prefix or name.startswith(prefix + "."):
+                        found, position = i + 1, i + 1
+                        break
+                    if found is not None and depth and not name.startswith(".".join(parts[:depth])):
+                        break  # left the enclosing table: the key is not there
+                elif assignment.search(lines[i]):
+                    found, position = i + 1, i
+                    break
+        if value is not None and found is not None:
             token = str(value)
-            for i in hits:
-                if token in lines[i - 1]:
-                    return i
-            for i, line in enumerate(lines, 1):
-                if re.search(rf"\b{re.escape(token)}\b", line.split("#")[0]):
-                    return i
-        return hits[0] if hits else None
+            for i in range(found - 1, min(found + 3, len(lines))):
+                if token in lines[i]:
+                    return i + 1
+        return found
 
     def error(self, key: str, message: str, value: object = None) -> BattleOddsError:
         """An error at ``key`` (a dotted path like ``attacker.units[1].men``)."""

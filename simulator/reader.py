@@ -91,8 +91,8 @@ class Node:
         choices = list(choices)
         value = self.text(name, default)
         if value not in choices:
-            raise self.fail(f"'{value}' is not one of {', '.join(choices)}" + did_you_mean(value, choices),
-                            name, value)
+            raise self.fail(f"'{value}' is not one of {', '.join(choices)}"
+                            + did_you_mean(value, choices, list_valid=False), name, value)
         return value
 
     def choices(self, name: str, choices: Iterable[str]) -> tuple[str, ...]:
@@ -105,8 +105,8 @@ class Node:
             raise self.fail(f"expected a list of names, got {_kind(value)}", name)
         for v in value:
             if v not in choices:
-                raise self.fail(f"'{v}' is not one of {', '.join(choices)}" + did_you_mean(str(v), choices),
-                                name, v)
+                raise self.fail(f"'{v}' is not one of {', '.join(choices)}"
+                                + did_you_mean(str(v), choices, list_valid=False), name, v)
         return tuple(dict.fromkeys(value))
 
 

@@ -26,7 +26,8 @@ def wilson(successes: int, n: int, z: float = Z95) -> tuple[float, float, float]
     z2 = z * z
     centre = (p + z2 / (2 * n)) / (1 + z2 / n)
     half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
-    return (p, max(0.0, centre - half), min(1.0, centre + half))
+    # Rounding can put a bound a hair on the wrong side of p at 0 or n successes.
+    return (p, min(p, max(0.0, centre - half)), max(p, min(1.0, centre + half)))
 
 
 @dataclass

@@ -69,3 +69,14 @@ class Ruleset(ABC):
     @abstractmethod
     def units(self) -> pd.DataFrame:
         """The ruleset's unit types, one row each, for ``battle-odds units``."""
+
+    def sweep_path(self, data: Mapping[str, Any], path: str) -> str:
+        """The scenario data path (for ``Scenario.with_changes``) a sweep's ``--vary PATH``
+        names in scenario ``data``.
+
+        The default takes ``path`` as a data path already (``battle.terrain``,
+        ``attacker.units[0].men.knight``, ``units.knight.attack``). A ruleset overrides
+        this to accept shorter forms such as ``attacker.knight``; it raises
+        ``BattleOddsError`` for a path that names nothing.
+        """
+        return path

@@ -9,7 +9,7 @@ import pandas as pd
 
 from ...errors import Source
 from ..base import InlineQuery, Ruleset
-from . import inline, model
+from . import inline, model, sweep
 from .prepare import OlympiaPrepared
 
 
@@ -26,6 +26,9 @@ class Olympia(Ruleset):
 
     def inline(self, query: InlineQuery) -> dict[str, Any]:
         return inline.scenario_data(query)
+
+    def sweep_path(self, data: Mapping[str, Any], path: str) -> str:
+        return sweep.sweep_path(data, path)
 
     def units(self) -> pd.DataFrame:
         rows = []

@@ -58,10 +58,14 @@ def _row(word: str | None, where: str) -> int:
     raise BattleOddsError(f"{where}: row '@{word}' is not a row: expected @0..@9, @front or @rear")
 
 
-def parse_army(text: str, option: str) -> dict[str, Any]:
-    """Parse one side. ``option`` names the command-line option for error messages."""
-    fighters = standard_fighters()
-    engines = standard_engines()
+def parse_army(text: str, option: str, fighters: Mapping[str, Any] | None = None,
+               engines: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Parse one side. ``option`` names the command-line option for error messages.
+
+    ``fighters`` and ``engines`` are the unit names to accept (default: Olympia's), so
+    other rulesets with the same army syntax parse their own tables."""
+    fighters = standard_fighters() if fighters is None else fighters
+    engines = standard_engines() if engines is None else engines
     if not text.strip():
         raise BattleOddsError(f"{option}: an empty army: expected e.g. \"noble, 20 soldier\"")
     units: list[dict[str, Any]] = []
