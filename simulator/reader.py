@@ -83,6 +83,8 @@ class Node:
 
     def text(self, name: str, default: str | None = None) -> str:
         value = self.table().get(name, default)
+        if value is None:
+            raise self.fail("is required: expected a string", name)
         if not isinstance(value, str):
             raise self.fail(f"expected a string, got {_kind(value)} {value!r}", name, value)
         return value
