@@ -32,12 +32,29 @@ ATTACKER, DEFENDER, DRAW = 0, 1, 2
 # then one casualty column per (side, fighter type) as the group table's G_COLUMN says.
 O_WINNER, O_STEPS = 0, 1
 EXTRAS = (
-    "nobles_wounded", "nobles_killed", "nobles_captured",
-    "leader_wounded", "leader_killed", "leader_captured",
-    "structure_defense", "structure_damage", "structure_collapsed", "engines_lost",
+    "nobles_wounded",
+    "nobles_killed",
+    "nobles_captured",
+    "leader_wounded",
+    "leader_killed",
+    "leader_captured",
+    "structure_defense",
+    "structure_damage",
+    "structure_collapsed",
+    "engines_lost",
 )
-(X_WOUNDED, X_KILLED, X_CAPTURED, X_LEADER_WOUNDED, X_LEADER_KILLED, X_LEADER_CAPTURED,
- X_STRUCTURE_DEF, X_STRUCTURE_DMG, X_COLLAPSED, X_ENGINES_LOST) = range(10)
+(
+    X_WOUNDED,
+    X_KILLED,
+    X_CAPTURED,
+    X_LEADER_WOUNDED,
+    X_LEADER_KILLED,
+    X_LEADER_CAPTURED,
+    X_STRUCTURE_DEF,
+    X_STRUCTURE_DMG,
+    X_COLLAPSED,
+    X_ENGINES_LOST,
+) = range(10)
 O_EXTRAS = 2
 O_CASUALTIES = O_EXTRAS + 2 * len(EXTRAS)
 COLLAPSE_DAMAGE = 100
@@ -79,7 +96,9 @@ def refresh(groups, cnt, sides, standing, order, unit_men, rating, w, t, ws, ts,
         s = groups[g, G_SIDE]
         valid = True
         if groups[g, G_KIND] == NOBLE:
-            valid = unit_men[groups[g, G_UNIT]] == 0 and (groups[g, G_LEADER] == 0 or others[s] == 0)
+            valid = unit_men[groups[g, G_UNIT]] == 0 and (
+                groups[g, G_LEADER] == 0 or others[s] == 0
+            )
         if valid:
             t[g] = 1
             if groups[g, G_ROW] < front[s]:
@@ -147,8 +166,9 @@ def battle_start(groups, sides, cnt, health, value, alive, sdef, sdmg, standing,
 
 
 @jit(inline=True)
-def strike_effect(state, groups, survive, cnt, health, value, alive, sdef, sdmg, standing,
-                  striker, e, target, row):
+def strike_effect(
+    state, groups, survive, cnt, health, value, alive, sdef, sdmg, standing, striker, e, target, row
+):
     """Apply a hit on ``target`` (a group, or -1 for side ``e``'s structure).
 
     Returns UNCHANGED, ONE_LESS (a man died and his group still stands: the weights
@@ -223,11 +243,11 @@ def take_prisoners(state, groups, cnt, health, alive, winner, row):
     if alive[loser] > 0:
         percent = min(75, max(25, 25 * alive[winner] // alive[loser]))
     for g in range(groups.shape[0]):
-        if groups[g, G_SIDE] == loser and groups[g, G_KIND] == NOBLE and health[g] > 0:
-            if below(state, 100) < percent:
-                row[extra(loser, X_CAPTURED)] += 1
-                if groups[g, G_LEADER] == 1:
-                    row[extra(loser, X_LEADER_CAPTURED)] = 1
+        noble = groups[g, G_SIDE] == loser and groups[g, G_KIND] == NOBLE
+        if noble and health[g] > 0 and below(state, 100) < percent:
+            row[extra(loser, X_CAPTURED)] += 1
+            if groups[g, G_LEADER] == 1:
+                row[extra(loser, X_LEADER_CAPTURED)] = 1
 
 
 @jit(inline=True)
@@ -239,13 +259,23 @@ def finish(state, groups, cnt, health, alive, winner, steps, row):
 
 
 @jit
-def _strike_battle(state, groups, survive, sides, order, row, cnt, health, unit_men, rating,
-                   w, t, per_side):
+def _strike_battle(
+    state, groups, survive, sides, order, row, cnt, health, unit_men, rating, w, t, per_side, split
+):
+    """One battle, strike by strike. ``split`` is the first defender group (the table
+    lists the attacker's groups first).
+
+    The loop run on every strike (mostly misses) calls no helper that takes arrays
+    and branches: Numba cannot prune the reference counting of such calls, and those
+    atomic operations cost more than the strike. The scans below are ``pick`` and
+    ``defense_of`` written out."""
     value, alive, sdef, sdmg, standing, ws, ts, budget, others, front = per_side
     battle_start(groups, sides, cnt, health, value, alive, sdef, sdmg, standing, row)
     refresh(groups, cnt, sides, standing, order, unit_men, rating, w, t, ws, ts, others, front)
+    n = groups.shape[0]
     turn = ATTACKER
     steps = 0
+    changed = True  # the break check is due after the first strike and after every hit
     while True:
         if order == RANDOM:
             total = ws[0] + ws[1]
@@ -253,7 +283,7 @@ def _strike_battle(state, groups, survive, sides, order, row, cnt, health, unit_
                 break  # nobody can strike: a stalemate, reported as a draw
             # One man uniformly from every man able to strike, on either side.
             r = below(state, total)
-            striker = pick(w, groups, 0, r) if r < ws[0] else pick(w, groups, 1, r - ws[0])
+            striker = 0
         else:
             budget[0] = min(budget[0], ws[0])
             budget[1] = min(budget[1], ws[1])
@@ -266,29 +296,100 @@ def _strike_battle(state, groups, survive, sides, order, row, cnt, health, unit_
             s = turn if budget[turn] > 0 else 1 - turn
             budget[s] -= 1
             turn = 1 - s
-            striker = pick(w, groups, s, below(state, ws[s]))
+            r = below(state, ws[s])
+            striker = 0 if s == ATTACKER else split
+        while r >= w[striker]:
+            r -= w[striker]
+            striker += 1
         s = groups[striker, G_SIDE]
         e = 1 - s
         steps += 1
         target = -1  # the structure
         if groups[striker, G_KIND] != ENGINE:
-            target = pick(t, groups, e, below(state, ts[e]))
+            r = below(state, ts[e])
+            target = split if e == DEFENDER else 0
+            end = n if e == DEFENDER else split
+            while target < end and r >= t[target]:
+                r -= t[target]
+                target += 1
+            if target == end:
+                target = -1
+        if target < 0:
+            defense = sdef[e]
+        else:
+            defense = groups[target, G_DEF]
+            if groups[target, G_PROTECTED] == 1 and standing[e] == 1:
+                defense += sdef[e]
         a = rating[striker]
-        if chance(state, a, a + defense_of(groups, sdef, standing, e, target)):
-            change = strike_effect(state, groups, survive, cnt, health, value, alive, sdef,
-                                   sdmg, standing, striker, e, target, row)
-            if change == ONE_LESS:
-                one_less(target, e, w, t, ws, ts)
-            elif change == REFRESH:
-                refresh(groups, cnt, sides, standing, order, unit_men, rating, w, t, ws, ts,
-                        others, front)
-        lost_a = is_broken(value, alive, sides, ATTACKER)
-        lost_d = is_broken(value, alive, sides, DEFENDER)
-        if lost_a or lost_d:
-            winner = DRAW if lost_a and lost_d else (DEFENDER if lost_a else ATTACKER)
-            finish(state, groups, cnt, health, alive, winner, steps, row)
-            return
+        if chance(state, a, a + defense):
+            if target >= 0 and groups[target, G_KIND] == MAN and survive[target] == 0.0:
+                # The most common hit, a man who cannot survive it, written out: it is
+                # strike_effect's and one_less's work without their calls' refcounting.
+                cnt[target] -= 1
+                row[groups[target, G_COLUMN]] += 1
+                value[e] -= groups[target, G_VALUE]
+                alive[e] -= 1
+                change = ONE_LESS if cnt[target] > 0 else REFRESH
+                if change == ONE_LESS:
+                    if w[target] > 0:
+                        w[target] -= 1
+                        ws[e] -= 1
+                    t[target] -= 1
+                    ts[e] -= 1
+            else:
+                change = strike_effect(
+                    state,
+                    groups,
+                    survive,
+                    cnt,
+                    health,
+                    value,
+                    alive,
+                    sdef,
+                    sdmg,
+                    standing,
+                    striker,
+                    e,
+                    target,
+                    row,
+                )
+                if change == ONE_LESS:
+                    one_less(target, e, w, t, ws, ts)
+            if change == REFRESH:
+                refresh(
+                    groups,
+                    cnt,
+                    sides,
+                    standing,
+                    order,
+                    unit_men,
+                    rating,
+                    w,
+                    t,
+                    ws,
+                    ts,
+                    others,
+                    front,
+                )
+            changed = True
+        if changed:
+            changed = False
+            lost_a = alive[0] == 0 or value[0] * 100 <= sides[0, S_START] * sides[0, S_BREAK]
+            lost_d = alive[1] == 0 or value[1] * 100 <= sides[1, S_START] * sides[1, S_BREAK]
+            if lost_a or lost_d:
+                winner = DRAW if lost_a and lost_d else (DEFENDER if lost_a else ATTACKER)
+                finish(state, groups, cnt, health, alive, winner, steps, row)
+                return
     finish(state, groups, cnt, health, alive, DRAW, steps, row)
+
+
+@jit
+def attacker_groups(groups):
+    """How many groups the attacker has (they come first in the table)."""
+    split = 0
+    while split < groups.shape[0] and groups[split, G_SIDE] == ATTACKER:
+        split += 1
+    return split
 
 
 @jit(parallel=True)
@@ -297,6 +398,7 @@ def strike_battles(groups, survive, sides, order, seed, first, out):
     n = out.shape[0]
     n_groups = groups.shape[0]
     n_units = groups[:, G_UNIT].max() + 1
+    split = attacker_groups(groups)
     for block in prange((n + BLOCK - 1) // BLOCK):
         state = np.empty(4, np.uint64)
         cnt = np.empty(n_groups, np.int64)
@@ -309,5 +411,19 @@ def strike_battles(groups, survive, sides, order, seed, first, out):
         for i in range(block * BLOCK, min(n, (block + 1) * BLOCK)):
             seed_battle(state, seed, first + i)
             per_side[:] = 0
-            _strike_battle(state, groups, survive, sides, order, out[i], cnt, health, unit_men,
-                           rating, w, t, per_side)
+            _strike_battle(
+                state,
+                groups,
+                survive,
+                sides,
+                order,
+                out[i],
+                cnt,
+                health,
+                unit_men,
+                rating,
+                w,
+                t,
+                per_side,
+                split,
+            )

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from .errors import BattleOddsError  # noqa: E402
-from .results import Result  # noqa: E402
-from .rulesets import InlineQuery  # noqa: E402
-from .runner import simulate  # noqa: E402
-from .scenario import Scenario, from_data, load_scenario  # noqa: E402
+from .errors import BattleOddsError
+from .exact import exact
+from .results import Result
+from .rulesets import InlineQuery
+from .runner import simulate
+from .scenario import Scenario, from_data, load_scenario
 
 __all__ = [
     "BattleOddsError",
@@ -23,6 +24,7 @@ __all__ = [
     "Result",
     "Scenario",
     "__version__",
+    "exact",
     "from_data",
     "inline_scenario",
     "load_scenario",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import json as jsonlib
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -13,9 +14,11 @@ from rich.console import Console
 from rich.markup import escape
 
 from . import report, rulesets
+from .atomic import write_atomically
 from .errors import BattleOddsError
+from .progress import run_battles
 from .rulesets import InlineQuery
-from .runner import simulate
+from .runner import DEFAULT_CHUNK
 from .scenario import from_data, load_scenario
 
 app = typer.Typer(
@@ -33,13 +36,34 @@ F = TypeVar("F", bound=Callable[..., Any])
 ScenarioPath = Annotated[
     Path, typer.Argument(help="Scenario TOML file.", exists=True, dir_okay=False, readable=True)
 ]
-Battles = Annotated[int | None, typer.Option("--battles", "-n", min=1,
-                                              help="Number of battles (default: the scenario's).")]
-Seed = Annotated[int | None, typer.Option("--seed", "-s", min=0, max=2**63 - 1,
-                                           help="Random seed (default: the scenario's).")]
+Battles = Annotated[
+    int | None,
+    typer.Option("--battles", "-n", min=1, help="Number of battles (default: the scenario's)."),
+]
+Seed = Annotated[
+    int | None,
+    typer.Option(
+        "--seed", "-s", min=0, max=2**63 - 1, help="Random seed (default: the scenario's)."
+    ),
+]
 Json = Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")]
-Threads = Annotated[int | None, typer.Option("--threads", min=1,
-                                              help="Threads for the kernel (default: all cores).")]
+Threads = Annotated[
+    int | None,
+    typer.Option("--threads", min=1, help="Threads for the kernel (default: all cores)."),
+]
+Precision = Annotated[
+    float | None,
+    typer.Option(
+        min=1e-6,
+        max=0.5,
+        help="Add battles until every probability's 95% half-width is below this "
+        "(e.g. 0.002), instead of --battles.",
+    ),
+]
+MaxBattles = Annotated[
+    int | None,
+    typer.Option("--max-battles", min=1, help="Cap of a --precision run (default 10,000,000)."),
+]
 
 
 def user_errors(command: F) -> F:
@@ -51,8 +75,9 @@ def user_errors(command: F) -> F:
             return command(*args, **kwargs)
         except BattleOddsError as exc:
             # The message may hold TOML like [[attacker.units]]: it is text, not markup.
-            err.print(f"[bold red]error:[/bold red] {escape(str(exc))}", highlight=False,
-                      soft_wrap=True)
+            err.print(
+                f"[bold red]error:[/bold red] {escape(str(exc))}", highlight=False, soft_wrap=True
+            )
             raise typer.Exit(2) from None
 
     return wrapper  # type: ignore[return-value]
@@ -65,39 +90,136 @@ def _show(result: Any, as_json: bool) -> None:
         report.render(result, out)
 
 
+Scheduler = Annotated[
+    str | None,
+    typer.Option(
+        help="Run chunks on a Dask cluster: tcp://HOST:PORT, or local:N for N local workers."
+    ),
+]
+
+
 @app.command()
 @user_errors
-def run(scenario: ScenarioPath, battles: Battles = None, seed: Seed = None, json: Json = False,
-        threads: Threads = None) -> None:
-    """Run a scenario file and print the odds."""
+def run(
+    scenario: ScenarioPath,
+    battles: Battles = None,
+    seed: Seed = None,
+    json: Json = False,
+    threads: Threads = None,
+    precision: Precision = None,
+    max_battles: MaxBattles = None,
+    scheduler: Scheduler = None,
+    checkpoint: Annotated[
+        Path | None,
+        typer.Option(dir_okay=False, help="Record progress here; run again with it to resume."),
+    ] = None,
+    keep_battles: Annotated[
+        Path | None,
+        typer.Option(
+            dir_okay=False, help="Write one row per battle to this CSV file (limited size)."
+        ),
+    ] = None,
+    chunk: Annotated[
+        int, typer.Option(min=1, help="Battles per kernel call (and per Dask task).")
+    ] = DEFAULT_CHUNK,
+) -> None:
+    """Run a scenario file and print the odds (Ctrl-C: stop, print what is done)."""
     loaded = load_scenario(scenario)
-    _show(simulate(loaded, battles, seed, threads=threads), json)
+    result = run_battles(
+        loaded,
+        battles,
+        seed,
+        threads=threads,
+        precision=precision,
+        max_battles=max_battles,
+        console=err,
+        scheduler=scheduler,
+        checkpoint=checkpoint,
+        keep_battles=True if keep_battles else None,
+        chunk=chunk,
+    )
+    if keep_battles is not None and not result.partial:
+        write_atomically(keep_battles, result.battles.to_csv(index=False))
+    _show(result, json)
+    _exit_if_partial(result)
+
+
+def _exit_if_partial(result: Any) -> None:
+    """An interrupted run printed what it had; its status says it was interrupted."""
+    if result.partial:
+        err.print(f"interrupted: partial result of {result.n:,} battles", highlight=False)
+        raise typer.Exit(130)
 
 
 @app.command()
 @user_errors
 def odds(
-    attacker: Annotated[str, typer.Option(help='Attacking army, e.g. "noble, 20 soldier, 10 archer@1; noble, 5 knight".')],
+    attacker: Annotated[
+        str,
+        typer.Option(
+            help='Attacking army, e.g. "noble, 20 soldier, 10 archer@1; noble, 5 knight".'
+        ),
+    ],
     defender: Annotated[str, typer.Option(help='Defending army, e.g. "noble, 30 pikeman".')],
-    ruleset: Annotated[str, typer.Option(help="Rule system: " + ", ".join(rulesets.names()))] = "olympia",
-    terrain: Annotated[str | None, typer.Option(help="Terrain (olympia: land, swamp, ship).")] = None,
+    ruleset: Annotated[
+        str, typer.Option(help="Rule system: " + ", ".join(rulesets.names()))
+    ] = "olympia",
+    terrain: Annotated[
+        str | None,
+        typer.Option(
+            help="Terrain (olympia: land, swamp, ship; age_of_gods also forest, mountain, city)."
+        ),
+    ] = None,
     weather: Annotated[str | None, typer.Option(help="Comma-separated: wind, rain.")] = None,
-    structure: Annotated[str | None, typer.Option(help="Defender's structure KIND:DEFENSE[:DAMAGE], e.g. tower:40.")] = None,
-    attacker_structure: Annotated[str | None, typer.Option(help="Attacker's structure (sea battles), e.g. galley:10.")] = None,
-    strike_order: Annotated[str | None, typer.Option(help="random (source text) or alternating (released engine).")] = None,
-    attacker_break: Annotated[int | None, typer.Option(min=0, max=100, help="Attacker's break point, % of starting value lost.")] = None,
-    defender_break: Annotated[int | None, typer.Option(min=0, max=100, help="Defender's break point, % of starting value lost.")] = None,
-    option: Annotated[list[str] | None, typer.Option("--set", help="Ruleset option KEY=VALUE (repeatable).")] = None,
+    structure: Annotated[
+        str | None, typer.Option(help="Defender's structure KIND:DEFENSE[:DAMAGE], e.g. tower:40.")
+    ] = None,
+    attacker_structure: Annotated[
+        str | None, typer.Option(help="Attacker's structure (sea battles), e.g. galley:10.")
+    ] = None,
+    strike_order: Annotated[
+        str | None, typer.Option(help="random (source text) or alternating (released engine).")
+    ] = None,
+    attacker_break: Annotated[
+        int | None,
+        typer.Option(min=0, max=100, help="Attacker's break point, % of starting value lost."),
+    ] = None,
+    defender_break: Annotated[
+        int | None,
+        typer.Option(min=0, max=100, help="Defender's break point, % of starting value lost."),
+    ] = None,
+    ability: Annotated[
+        str | None,
+        typer.Option(
+            help="confrontation: one exchange with this ability (attack, bombard, strike)."
+        ),
+    ] = None,
+    option: Annotated[
+        list[str] | None, typer.Option("--set", help="Ruleset option KEY=VALUE (repeatable).")
+    ] = None,
     battles: Battles = None,
     seed: Seed = None,
     json: Json = False,
     threads: Threads = None,
+    precision: Precision = None,
+    max_battles: MaxBattles = None,
+    exact: Annotated[
+        bool,
+        typer.Option(
+            "--exact", help="olympia: solve exactly instead of simulating (small battles)."
+        ),
+    ] = False,
 ) -> None:
     """Odds for two armies written on one line, no file needed."""
     options: dict[str, Any] = {
-        "terrain": terrain, "weather": weather, "structure": structure,
-        "attacker_structure": attacker_structure, "strike_order": strike_order,
-        "attacker_break": attacker_break, "defender_break": defender_break,
+        "terrain": terrain,
+        "weather": weather,
+        "structure": structure,
+        "attacker_structure": attacker_structure,
+        "strike_order": strike_order,
+        "attacker_break": attacker_break,
+        "defender_break": defender_break,
+        "ability": ability,
     }
     for pair in option or []:
         key, eq, value = pair.partition("=")
@@ -105,11 +227,44 @@ def odds(
             raise BattleOddsError(f"--set '{pair}': expected KEY=VALUE")
         options[key.strip()] = value.strip()
     rs = rulesets.get(ruleset, "--ruleset")
-    data = rs.inline(InlineQuery(attacker, defender, {k: v for k, v in options.items() if v is not None}))
+    data = rs.inline(
+        InlineQuery(attacker, defender, {k: v for k, v in options.items() if v is not None})
+    )
     from .errors import Source
 
     scenario = from_data(data, Source("odds"))
-    _show(simulate(scenario, battles, seed, threads=threads), json)
+    if exact:
+        _show_exact(scenario, json)
+        return
+    result = run_battles(
+        scenario,
+        battles,
+        seed,
+        threads=threads,
+        precision=precision,
+        max_battles=max_battles,
+        console=err,
+    )
+    _show(result, json)
+    _exit_if_partial(result)
+
+
+def _show_exact(scenario: Any, as_json: bool) -> None:
+    from .exact import exact as solve
+    from .exact import render_exact
+
+    answer = solve(scenario)
+    if as_json:
+        sys.stdout.write(jsonlib.dumps(answer.to_dict(), indent=2, allow_nan=False) + "\n")
+    else:
+        render_exact(answer, out)
+
+
+@app.command(name="exact")
+@user_errors
+def exact_command(scenario: ScenarioPath, json: Json = False) -> None:
+    """Exact odds of a small olympia battle: probabilities and expectations, no sampling."""
+    _show_exact(load_scenario(scenario), json)
 
 
 @app.command()
@@ -117,7 +272,9 @@ def odds(
 def validate(scenario: ScenarioPath) -> None:
     """Check a scenario file without running it."""
     loaded = load_scenario(scenario)
-    out.print(f"{scenario}: ok ({loaded.ruleset}, '{loaded.name}', hash {loaded.hash})", highlight=False)
+    out.print(
+        f"{scenario}: ok ({loaded.ruleset}, '{loaded.name}', hash {loaded.hash})", highlight=False
+    )
 
 
 @app.command()
@@ -148,8 +305,9 @@ def units(
 @user_errors
 def replay(
     scenario: ScenarioPath,
-    battle: Annotated[int, typer.Option("--battle", "-k", min=0,
-                                        help="Battle K of the run (counted from 0).")] = 0,
+    battle: Annotated[
+        int, typer.Option("--battle", "-k", min=0, help="Battle K of the run (counted from 0).")
+    ] = 0,
     seed: Seed = None,
     json: Json = False,
 ) -> None:
@@ -163,6 +321,87 @@ def replay(
         sys.stdout.write(json_module.dumps(replayed.to_dict()) + "\n")
     else:
         sys.stdout.write("\n".join(replayed.lines()) + "\n")
+
+
+@app.command()
+def regress(
+    paths: Annotated[list[Path], typer.Argument(help="Scenario folders or files.", exists=True)],
+    baseline: Annotated[
+        Path, typer.Option(help="Baseline file of balance numbers (TOML).", dir_okay=False)
+    ],
+    update: Annotated[
+        bool, typer.Option("--update", help="Rewrite the baseline from this run.")
+    ] = False,
+    battles: Annotated[
+        int | None,
+        typer.Option("--battles", "-n", min=1, help="With --update: battles per scenario."),
+    ] = None,
+    level: Annotated[
+        float | None,
+        typer.Option(min=1e-9, max=0.5, help="With --update: family-wise false-alarm level."),
+    ] = None,
+    json: Json = False,
+    junit: Annotated[
+        Path | None, typer.Option(help="Also write a JUnit XML report here.", dir_okay=False)
+    ] = None,
+) -> None:
+    """Compare balance numbers with a baseline: exit 0 within noise, 1 moved, 2 bad input."""
+    from . import regress as regression
+    from .atomic import write_atomically
+
+    try:
+        if update:
+            written = regression.update(paths, baseline, battles=battles, level=level)
+            out.print(
+                f"{baseline}: baseline of {len(written.entries)} scenarios written", highlight=False
+            )
+            return
+        report = regression.check(paths, regression.read_baseline(baseline), baseline)
+    except BattleOddsError as exc:
+        err.print(
+            f"[bold red]error:[/bold red] {escape(str(exc))}", highlight=False, soft_wrap=True
+        )
+        raise typer.Exit(2) from None
+    if junit is not None:
+        write_atomically(junit, report.junit())
+    if json:
+        sys.stdout.write(jsonlib.dumps(report.to_dict(), indent=2) + "\n")
+    else:
+        render_regression(report)
+    raise typer.Exit(0 if report.passed else 1)
+
+
+def render_regression(report: Any) -> None:
+    from rich.table import Table
+
+    table = Table(
+        title=f"Balance regression (Holm, family-wise level {report.level})", title_justify="left"
+    )
+    for column in ("scenario", "status"):
+        table.add_column(column, overflow="fold")
+    for scenario, status in report.statuses.items():
+        style = "green" if status == "ok" else "bold red"
+        table.add_row(scenario, f"[{style}]{status}[/{style}]")
+    out.print(table)
+    if report.moved:
+        # One line per number, never wrapped: CI logs are read with grep.
+        out.print("[bold]What moved[/bold] (baseline -> now, change, p-value <= Holm threshold):")
+        for c in report.moved:
+            out.print(
+                f"  {c.scenario}  {c.number}  {c.baseline:.4g} -> {c.now:.4g}  "
+                f"({c.change:+.4g}, p={c.p:.2g} <= {c.threshold:.2g})",
+                soft_wrap=True,
+                highlight=False,
+                markup=False,
+            )
+    out.print(
+        f"{len(report.comparisons)} numbers compared; "
+        + ("all within noise" if report.passed else "[bold red]balance moved[/bold red]")
+    )
+
+
+# Registers plot, compare and sweep on ``app`` (imported last: it imports from here).
+from . import cli_balance  # noqa: E402, F401
 
 
 def main() -> None:

@@ -24,7 +24,9 @@ class Node:
         return f"{self.path}.{name}" if self.path else name
 
     def fail(self, message: str, key: str | None = None, value: object = None) -> BattleOddsError:
-        return self.source.error(self.key(key) if key else self.path or "(top level)", message, value)
+        return self.source.error(
+            self.key(key) if key else self.path or "(top level)", message, value
+        )
 
     def table(self) -> Mapping[str, Any]:
         if not isinstance(self.data, Mapping):
@@ -53,25 +55,31 @@ class Node:
         for i, value in enumerate(self.data):
             yield Node(value, f"{self.path}[{i}]", self.source)
 
-    def integer(self, name: str, default: int | None = None, lo: int | None = None,
-                hi: int | None = None) -> int:
+    def integer(
+        self, name: str, default: int | None = None, lo: int | None = None, hi: int | None = None
+    ) -> int:
         value = self.table().get(name, default)
         if value is None:
             raise self.fail("is required: expected a whole number", name)
         if isinstance(value, bool) or not isinstance(value, int):
             raise self.fail(f"expected a whole number, got {_kind(value)} {value!r}", name, value)
-        if lo is not None and value < lo or hi is not None and value > hi:
+        if (lo is not None and value < lo) or (hi is not None and value > hi):
             raise self.fail(f"{value} is out of range: expected {_range(lo, hi)}", name, value)
         return value
 
-    def number(self, name: str, default: float | None = None, lo: float | None = None,
-               hi: float | None = None) -> float:
+    def number(
+        self,
+        name: str,
+        default: float | None = None,
+        lo: float | None = None,
+        hi: float | None = None,
+    ) -> float:
         value = self.table().get(name, default)
         if value is None:
             raise self.fail("is required: expected a number", name)
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise self.fail(f"expected a number, got {_kind(value)} {value!r}", name, value)
-        if lo is not None and value < lo or hi is not None and value > hi:
+        if (lo is not None and value < lo) or (hi is not None and value > hi):
             raise self.fail(f"{value} is out of range: expected {_range(lo, hi)}", name, value)
         return float(value)
 
@@ -93,8 +101,12 @@ class Node:
         choices = list(choices)
         value = self.text(name, default)
         if value not in choices:
-            raise self.fail(f"'{value}' is not one of {', '.join(choices)}"
-                            + did_you_mean(value, choices, list_valid=False), name, value)
+            raise self.fail(
+                f"'{value}' is not one of {', '.join(choices)}"
+                + did_you_mean(value, choices, list_valid=False),
+                name,
+                value,
+            )
         return value
 
     def choices(self, name: str, choices: Iterable[str]) -> tuple[str, ...]:
@@ -107,8 +119,12 @@ class Node:
             raise self.fail(f"expected a list of names, got {_kind(value)}", name)
         for v in value:
             if v not in choices:
-                raise self.fail(f"'{v}' is not one of {', '.join(choices)}"
-                                + did_you_mean(str(v), choices, list_valid=False), name, v)
+                raise self.fail(
+                    f"'{v}' is not one of {', '.join(choices)}"
+                    + did_you_mean(str(v), choices, list_valid=False),
+                    name,
+                    v,
+                )
         return tuple(dict.fromkeys(value))
 
 
@@ -119,5 +135,11 @@ def _range(lo: float | None, hi: float | None) -> str:
 
 
 def _kind(value: Any) -> str:
-    return {dict: "a table", list: "a list", str: "a string", bool: "a boolean",
-            int: "a whole number", float: "a number"}.get(type(value), type(value).__name__)
+    return {
+        dict: "a table",
+        list: "a list",
+        str: "a string",
+        bool: "a boolean",
+        int: "a whole number",
+        float: "a number",
+    }.get(type(value), type(value).__name__)

@@ -76,8 +76,9 @@ def numbers_of(result: Result) -> dict[str, Number]:
         numbers[f"win.{outcome}"] = Number("proportion", wins / n, n, successes=wins)
     steps = tally.steps
     median = steps.quantile(0.5)
-    numbers["steps.median"] = Number("median", median, n,
-                                     at_or_below=int(steps.counts[steps.values <= median].sum()))
+    numbers["steps.median"] = Number(
+        "median", median, n, at_or_below=int(steps.counts[steps.values <= median].sum())
+    )
     for name, histogram in tally.columns.items():
         if name.startswith("casualties."):
             numbers[name] = Number("mean", histogram.mean(), n, std=histogram.std())
@@ -138,8 +139,11 @@ class Entry:
 
     def to_toml(self) -> dict[str, Any]:
         out: dict[str, Any] = {
-            "ruleset": self.ruleset, "scenario_hash": self.scenario_hash, "seed": self.seed,
-            "battles": self.battles, "version": self.version,
+            "ruleset": self.ruleset,
+            "scenario_hash": self.scenario_hash,
+            "seed": self.seed,
+            "battles": self.battles,
+            "version": self.version,
         }
         if self.tolerance is not None:
             out["tolerance"] = self.tolerance
@@ -157,11 +161,17 @@ class Baseline:
         settings: dict[str, Any] = {"level": self.level}
         if self.tolerance is not None:
             settings["tolerance"] = self.tolerance
-        body = tomli_w.dumps({"settings": settings,
-                              "scenarios": {p: e.to_toml() for p, e in sorted(self.entries.items())}})
-        return ("# Balance baseline written by `battle-odds regress --update`.\n"
-                "# Add `tolerance = 0.01` to a number, a scenario or [settings] to ignore\n"
-                "# changes smaller than that (absolute) even when they are beyond noise.\n\n" + body)
+        body = tomli_w.dumps(
+            {
+                "settings": settings,
+                "scenarios": {p: e.to_toml() for p, e in sorted(self.entries.items())},
+            }
+        )
+        return (
+            "# Balance baseline written by `battle-odds regress --update`.\n"
+            "# Add `tolerance = 0.01` to a number, a scenario or [settings] to ignore\n"
+            "# changes smaller than that (absolute) even when they are beyond noise.\n\n" + body
+        )
 
 
 def read_baseline(path: Path) -> Baseline:
@@ -187,23 +197,36 @@ def read_baseline(path: Path) -> Baseline:
         tolerance=_tolerance(settings),
     )
     for scenario_path, node in top.child("scenarios", {}).items():
-        node.only(("ruleset", "scenario_hash", "seed", "battles", "version", "tolerance", "numbers"))
+        node.only(
+            ("ruleset", "scenario_hash", "seed", "battles", "version", "tolerance", "numbers")
+        )
         numbers = {}
         for name, num in node.child("numbers", {}).items():
             num.only(("kind", "value", "n", "successes", "std", "at_or_below", "tolerance"))
             kind = num.choice("kind", KINDS)
             count = num.integer("n", lo=1)
             numbers[name] = Number(
-                kind=kind, value=num.number("value"), n=count,
-                successes=num.integer("successes", 0 if kind != "proportion" else None, lo=0, hi=count),
+                kind=kind,
+                value=num.number("value"),
+                n=count,
+                successes=num.integer(
+                    "successes", 0 if kind != "proportion" else None, lo=0, hi=count
+                ),
                 std=num.number("std", 0.0 if kind != "mean" else None, lo=0.0),
-                at_or_below=num.integer("at_or_below", 0 if kind != "median" else None, lo=0, hi=count),
+                at_or_below=num.integer(
+                    "at_or_below", 0 if kind != "median" else None, lo=0, hi=count
+                ),
                 tolerance=_tolerance(num),
             )
         baseline.entries[scenario_path] = Entry(
-            path=scenario_path, ruleset=node.text("ruleset"), scenario_hash=node.text("scenario_hash"),
-            seed=node.integer("seed", lo=0), battles=node.integer("battles", lo=1),
-            version=node.text("version", "?"), numbers=numbers, tolerance=_tolerance(node),
+            path=scenario_path,
+            ruleset=node.text("ruleset"),
+            scenario_hash=node.text("scenario_hash"),
+            seed=node.integer("seed", lo=0),
+            battles=node.integer("battles", lo=1),
+            version=node.text("version", "?"),
+            numbers=numbers,
+            tolerance=_tolerance(node),
         )
     return baseline
 
@@ -273,30 +296,47 @@ class Report:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "passed": self.passed, "level": self.level, "version": __version__,
+            "passed": self.passed,
+            "level": self.level,
+            "version": __version__,
             "scenarios": self.statuses,
             "moved": [_comparison_dict(c) for c in self.moved],
             "compared": len(self.comparisons),
         }
 
     def junit(self) -> str:
-        suite = ElementTree.Element("testsuite", name="battle-odds regress",
-                                    tests=str(len(self.statuses)),
-                                    failures=str(sum(s != "ok" for s in self.statuses.values())))
+        suite = ElementTree.Element(
+            "testsuite",
+            name="battle-odds regress",
+            tests=str(len(self.statuses)),
+            failures=str(sum(s != "ok" for s in self.statuses.values())),
+        )
         for scenario, status in self.statuses.items():
             case = ElementTree.SubElement(suite, "testcase", classname="balance", name=scenario)
             if status == "ok":
                 continue
-            lines = [f"{c.number}: {c.baseline:.6g} -> {c.now:.6g} (p={c.p:.3g}, Holm threshold "
-                     f"{c.threshold:.3g})" for c in self.moved if c.scenario == scenario]
+            lines = [
+                f"{c.number}: {c.baseline:.6g} -> {c.now:.6g} (p={c.p:.3g}, Holm threshold "
+                f"{c.threshold:.3g})"
+                for c in self.moved
+                if c.scenario == scenario
+            ]
             failure = ElementTree.SubElement(case, "failure", message=f"balance {status}")
             failure.text = "\n".join(lines) or _status_text(status)
         return ElementTree.tostring(suite, encoding="unicode", xml_declaration=True)
 
 
 def _comparison_dict(c: Comparison) -> dict[str, Any]:
-    return {"scenario": c.scenario, "number": c.number, "baseline": c.baseline, "now": c.now,
-            "change": c.change, "p": c.p, "threshold": c.threshold, "tolerance": c.tolerance}
+    return {
+        "scenario": c.scenario,
+        "number": c.number,
+        "baseline": c.baseline,
+        "now": c.now,
+        "change": c.change,
+        "p": c.p,
+        "threshold": c.threshold,
+        "tolerance": c.tolerance,
+    }
 
 
 def _status_text(status: str) -> str:
@@ -307,8 +347,14 @@ def _status_text(status: str) -> str:
     }.get(status, status)
 
 
-def check(paths: list[str | Path] | list[Path], baseline: Baseline, baseline_path: Path, *,
-          seed: int | None = None, run: Runner = simulate) -> Report:
+def check(
+    paths: list[str | Path] | list[Path],
+    baseline: Baseline,
+    baseline_path: Path,
+    *,
+    seed: int | None = None,
+    run: Runner = simulate,
+) -> Report:
     """Re-run the baseline's scenarios and test every number against it.
 
     ``seed`` replaces the baseline's seeds (for studying the false-alarm rate); by
@@ -327,34 +373,58 @@ def check(paths: list[str | Path] | list[Path], baseline: Baseline, baseline_pat
             statuses[key] = "changed"
             continue
         statuses[key] = "ok"
-        result = run(scenario, entry.battles, entry.seed if seed is None else seed,
-                     keep_battles=False)
+        result = run(
+            scenario, entry.battles, entry.seed if seed is None else seed, keep_battles=False
+        )
         now = numbers_of(result)
         for name, base in entry.numbers.items():
             if base.kind == "median":
-                current = Number("median", now[name].value, result.n,
-                                 at_or_below=share_at_or_below(result, base.value))
+                current = Number(
+                    "median",
+                    now[name].value,
+                    result.n,
+                    at_or_below=share_at_or_below(result, base.value),
+                )
             else:
                 current = now.get(name, Number(base.kind, 0.0, result.n))
-            tolerance = next((t for t in (base.tolerance, entry.tolerance, baseline.tolerance)
-                              if t is not None), None)
-            comparisons.append(Comparison(key, name, base.value, current.value,
-                                          p_value(base, current), tolerance=tolerance))
+            tolerance = next(
+                (t for t in (base.tolerance, entry.tolerance, baseline.tolerance) if t is not None),
+                None,
+            )
+            comparisons.append(
+                Comparison(
+                    key,
+                    name,
+                    base.value,
+                    current.value,
+                    p_value(base, current),
+                    tolerance=tolerance,
+                )
+            )
     for key in baseline.entries:
         if key not in files and _under(key, roots):
             statuses[key] = "missing"
     for comparison, (rejected, threshold) in zip(
-            comparisons, holm([c.p for c in comparisons], baseline.level), strict=True):
+        comparisons, holm([c.p for c in comparisons], baseline.level), strict=True
+    ):
         comparison.threshold = threshold
-        beyond_tolerance = comparison.tolerance is None or abs(comparison.change) > comparison.tolerance
+        beyond_tolerance = (
+            comparison.tolerance is None or abs(comparison.change) > comparison.tolerance
+        )
         comparison.moved = rejected and beyond_tolerance
         if comparison.moved:
             statuses[comparison.scenario] = "moved"
     return Report(baseline.level, dict(sorted(statuses.items())), comparisons)
 
 
-def update(paths: list[str | Path] | list[Path], baseline_path: Path, *, battles: int | None = None,
-           level: float | None = None, run: Runner = simulate) -> Baseline:
+def update(
+    paths: list[str | Path] | list[Path],
+    baseline_path: Path,
+    *,
+    battles: int | None = None,
+    level: float | None = None,
+    run: Runner = simulate,
+) -> Baseline:
     """Run every scenario and rewrite the baseline atomically.
 
     Tolerances set by hand in the old baseline are kept. Nothing is written until every
@@ -366,15 +436,28 @@ def update(paths: list[str | Path] | list[Path], baseline_path: Path, *, battles
         key = key_of(path, baseline_path)
         scenario: Scenario = load_scenario(path)
         previous = old.entries.get(key)
-        count = battles or (previous.battles if previous and previous.scenario_hash == scenario.hash
-                            else scenario.battles)
+        count = battles or (
+            previous.battles
+            if previous and previous.scenario_hash == scenario.hash
+            else scenario.battles
+        )
         result = run(scenario, count, scenario.seed, keep_battles=False)
         numbers = numbers_of(result)
         if previous is not None:
-            numbers = {name: _keep_tolerance(number, previous.numbers.get(name))
-                       for name, number in numbers.items()}
-        new.entries[key] = Entry(key, scenario.ruleset, scenario.hash, scenario.seed, count,
-                                 __version__, numbers, previous.tolerance if previous else None)
+            numbers = {
+                name: _keep_tolerance(number, previous.numbers.get(name))
+                for name, number in numbers.items()
+            }
+        new.entries[key] = Entry(
+            key,
+            scenario.ruleset,
+            scenario.hash,
+            scenario.seed,
+            count,
+            __version__,
+            numbers,
+            previous.tolerance if previous else None,
+        )
     for key, entry in old.entries.items():
         if key not in new.entries and not _under(key, roots):
             new.entries[key] = entry  # scenarios outside this run's folders stay as they were
@@ -385,5 +468,12 @@ def update(paths: list[str | Path] | list[Path], baseline_path: Path, *, battles
 def _keep_tolerance(number: Number, previous: Number | None) -> Number:
     if previous is None or previous.tolerance is None:
         return number
-    return Number(number.kind, number.value, number.n, number.successes, number.std,
-                  number.at_or_below, previous.tolerance)
+    return Number(
+        number.kind,
+        number.value,
+        number.n,
+        number.successes,
+        number.std,
+        number.at_or_below,
+        previous.tolerance,
+    )

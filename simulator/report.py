@@ -30,7 +30,7 @@ def _num(x: float) -> str:
 
 def render(result: Result, console: Console) -> None:
     """Rich tables: outcomes, timing, casualties, extras, and the run's provenance."""
-    summary = result.summary()
+    rows = result.summary_rows()
     ruleset = rulesets.get(result.scenario.ruleset)
     title = f"{result.scenario.name} ({ruleset.name}): {result.n:,} battles"
     if result.partial:
@@ -40,36 +40,51 @@ def render(result: Result, console: Console) -> None:
     wins.add_column("outcome")
     wins.add_column("probability", justify="right")
     wins.add_column("95% interval", justify="right")
-    for r in summary[summary.group == "win"].itertuples():
-        wins.add_row(f"{r.metric} wins" if r.metric != "draw" else "draw", _pct(r.mean),
-                     f"{_pct(r.low)} - {_pct(r.high)}")
+    for r in (r for r in rows if r.group == "win"):
+        wins.add_row(
+            f"{r.metric} wins" if r.metric != "draw" else "draw",
+            _pct(r.mean),
+            f"{_pct(r.low)} - {_pct(r.high)}",
+        )
     console.print(wins)
 
-    steps = Table(title=f"Decided after ({ruleset.step_unit})", box=box.SIMPLE, title_justify="left")
-    for col, justify in (("outcome", "left"), ("mean", "right"), ("10%", "right"), ("50%", "right"),
-                         ("90%", "right")):
+    steps = Table(
+        title=f"Decided after ({ruleset.step_unit})", box=box.SIMPLE, title_justify="left"
+    )
+    for col, justify in (
+        ("outcome", "left"),
+        ("mean", "right"),
+        ("10%", "right"),
+        ("50%", "right"),
+        ("90%", "right"),
+    ):
         steps.add_column(col, justify=justify)  # type: ignore[arg-type]
-    for r in summary[summary.group == "steps"].itertuples():
+    for r in (r for r in rows if r.group == "steps"):
         steps.add_row(r.metric, _num(r.mean), _num(r.q10), _num(r.q50), _num(r.q90))
     console.print(steps)
 
-    dist = summary[summary.group == "casualties"]
+    dist = [r for r in rows if r.group == "casualties"]
     if len(dist):
         cas = Table(title="Casualties per type", box=box.SIMPLE, title_justify="left")
-        for col, justify in (("side.type", "left"), ("mean", "right"), ("10%", "right"),
-                             ("50%", "right"), ("90%", "right")):
+        for col, justify in (
+            ("side.type", "left"),
+            ("mean", "right"),
+            ("10%", "right"),
+            ("50%", "right"),
+            ("90%", "right"),
+        ):
             cas.add_column(col, justify=justify)  # type: ignore[arg-type]
-        for r in dist.itertuples():
+        for r in dist:
             cas.add_row(r.metric, _num(r.mean), _num(r.q10), _num(r.q50), _num(r.q90))
         console.print(cas)
 
-    extras = summary[summary.group == "extra"]
+    extras = [r for r in rows if r.group == "extra"]
     if len(extras):
         ex = Table(title="Other outcomes", box=box.SIMPLE, title_justify="left")
         ex.add_column("what")
         ex.add_column("mean / probability", justify="right")
         ex.add_column("10% / 50% / 90%", justify="right")
-        for r in extras.itertuples():
+        for r in extras:
             if r.metric in result.flags:
                 ex.add_row(f"P({r.metric})", _pct(r.mean), "")
             else:
@@ -77,8 +92,11 @@ def render(result: Result, console: Console) -> None:
         console.print(ex)
 
     info: dict[str, Any] = {
-        "seed": result.seed, "battles": f"{result.n:,}", "scenario hash": result.scenario.hash,
-        "kernel": result.kernel, "time": f"{result.seconds:.2f} s",
+        "seed": result.seed,
+        "battles": f"{result.n:,}",
+        "scenario hash": result.scenario.hash,
+        "kernel": result.kernel,
+        "time": f"{result.seconds:.2f} s",
     }
     for key, value in result.extra.items():
         info[key] = value

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -45,14 +45,35 @@ class Result:
     def battles(self) -> pd.DataFrame:
         """One row per battle (Mesa style: with the seed and scenario, ready for pandas)."""
         if self.rows is None:
-            raise ValueError("per-battle rows were not kept for this run "
-                             "(run with keep_battles=True, or fewer battles)")
+            raise ValueError(
+                "per-battle rows were not kept for this run "
+                "(run with keep_battles=True, or fewer battles)"
+            )
         frame = pd.DataFrame(self.rows)
         frame.insert(0, "battle", np.arange(self.first, self.first + len(frame)))
         frame.insert(1, "seed", self.seed)
         frame.insert(2, "scenario", self.scenario.name)
-        frame["winner"] = pd.Categorical.from_codes(frame["winner"].to_numpy(), categories=list(OUTCOMES))
+        frame["winner"] = pd.Categorical.from_codes(
+            frame["winner"].to_numpy(), categories=pd.Index(OUTCOMES)
+        )
         return frame
+
+    def summary_rows(self) -> list[SummaryRow]:
+        """The reported numbers, one record each (what tables, JSON and CI read)."""
+        rows = [SummaryRow.probability("win", outcome, *self.win(outcome)) for outcome in OUTCOMES]
+        rows.append(SummaryRow.distribution("steps", "all", self.tally.steps))
+        for outcome, h in zip(OUTCOMES, self.tally.steps_by_outcome, strict=True):
+            if h.n:
+                rows.append(SummaryRow.distribution("steps", outcome, h))
+        for name, h in self.tally.columns.items():
+            group = "casualties" if name.startswith("casualties.") else "extra"
+            metric = name.removeprefix("casualties.")
+            if name in self.flags:
+                successes = int(h.counts[h.values == 1].sum())
+                rows.append(SummaryRow.probability(group, metric, *wilson(successes, h.n)))
+            else:
+                rows.append(SummaryRow.distribution(group, metric, h))
+        return rows
 
     def summary(self) -> pd.DataFrame:
         """Tidy summary, one row per reported number.
@@ -61,38 +82,21 @@ class Result:
         probability or mean; ``low`` / ``high`` the 95% interval (Wilson for
         probabilities, normal for means); ``q10`` / ``q50`` / ``q90`` the quantiles.
         """
-        rows: list[dict[str, Any]] = []
-        for outcome in OUTCOMES:
-            p, lo, hi = self.win(outcome)
-            rows.append(_row("win", outcome, p, lo, hi))
-        rows.append(_dist_row("steps", "all", self.tally.steps))
-        for outcome, h in zip(OUTCOMES, self.tally.steps_by_outcome, strict=True):
-            if h.n:
-                rows.append(_dist_row("steps", outcome, h))
-        for name, h in self.tally.columns.items():
-            group = "casualties" if name.startswith("casualties.") else "extra"
-            metric = name.removeprefix("casualties.")
-            if name in self.flags:
-                p, lo, hi = wilson(int(h.counts[h.values == 1].sum()), h.n)
-                rows.append(_row(group, metric, p, lo, hi))
-            else:
-                rows.append(_dist_row(group, metric, h))
-        return pd.DataFrame(rows)
+        return pd.DataFrame([asdict(r) for r in self.summary_rows()])
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON contract: ``win`` holds ``{outcome: {p, low, high}}``."""
         from . import rulesets
 
-        summary = self.summary()
+        rows = self.summary_rows()
 
         def section(group: str) -> dict[str, Any]:
-            out = {}
-            for r in summary[summary.group == group].itertuples():
-                out[r.metric] = {k: _clean(getattr(r, k)) for k in ("mean", "low", "high", "q10", "q50", "q90")
-                                 if not (isinstance(getattr(r, k), float) and math.isnan(getattr(r, k)))}
-            return out
+            return {r.metric: r.numbers() for r in rows if r.group == group}
 
-        win = {o: {"p": v["mean"], "low": v["low"], "high": v["high"]} for o, v in section("win").items()}
+        win = {
+            o: {"p": v["mean"], "low": v["low"], "high": v["high"]}
+            for o, v in section("win").items()
+        }
         return {
             "scenario": self.scenario.name,
             "scenario_hash": self.scenario.hash,
@@ -114,21 +118,37 @@ class Result:
         }
 
 
-def _clean(value: Any) -> Any:
-    if isinstance(value, float | np.floating):
-        return float(value)
-    return value
+@dataclass(frozen=True)
+class SummaryRow:
+    group: str
+    metric: str
+    mean: float
+    low: float
+    high: float
+    q10: float = math.nan
+    q50: float = math.nan
+    q90: float = math.nan
 
+    @classmethod
+    def probability(cls, group: str, metric: str, p: float, low: float, high: float) -> SummaryRow:
+        return cls(group, metric, p, low, high)
 
-def _row(group: str, metric: str, p: float, lo: float, hi: float) -> dict[str, Any]:
-    return {"group": group, "metric": metric, "mean": p, "low": lo, "high": hi,
-            "q10": math.nan, "q50": math.nan, "q90": math.nan}
+    @classmethod
+    def distribution(cls, group: str, metric: str, h: Histogram) -> SummaryRow:
+        mean = h.mean()
+        half = 1.959963984540054 * h.std() / math.sqrt(h.n) if h.n > 1 else math.nan
+        return cls(
+            group, metric, mean, mean - half, mean + half, *(h.quantile(q) for q in QUANTILES)
+        )
 
-
-def _dist_row(group: str, metric: str, h: Histogram) -> dict[str, Any]:
-    mean = h.mean()
-    half = 1.959963984540054 * h.std() / math.sqrt(h.n) if h.n > 1 else math.nan
-    row = {"group": group, "metric": metric, "mean": mean, "low": mean - half, "high": mean + half}
-    for q in QUANTILES:
-        row[f"q{round(q * 100)}"] = h.quantile(q)
-    return row
+    def numbers(self) -> dict[str, float]:
+        """The row's numbers for JSON: NaN (not applicable) left out."""
+        values = {
+            "mean": self.mean,
+            "low": self.low,
+            "high": self.high,
+            "q10": self.q10,
+            "q50": self.q50,
+            "q90": self.q90,
+        }
+        return {k: float(v) for k, v in values.items() if not math.isnan(v)}

@@ -41,10 +41,16 @@ class Scenario:
     seed: int = DEFAULT_SEED
 
     @property
+    def canonical(self) -> str:
+        """The scenario's content as JSON: the same for the same file whatever its
+        formatting or comments. Key order is kept: it is meaningful (stack order of
+        units and men decides shielding and who fits inside a structure)."""
+        return json.dumps(self.data, separators=(",", ":"), default=str)
+
+    @property
     def hash(self) -> str:
         """A hash of the scenario's content (not its formatting or comments)."""
-        canonical = json.dumps(self.data, sort_keys=True, separators=(",", ":"), default=str)
-        return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+        return hashlib.sha256(self.canonical.encode()).hexdigest()[:16]
 
     @property
     def path(self) -> Path | None:
@@ -76,7 +82,9 @@ def load_scenario(path: str | Path) -> Scenario:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise BattleOddsError(f"{label}:{_toml_line(exc)}: malformed TOML: {_toml_reason(exc)}") from None
+        raise BattleOddsError(
+            f"{label}:{_toml_line(exc)}: malformed TOML: {_toml_reason(exc)}"
+        ) from None
     return from_data(data, Source(label, text, path))
 
 
@@ -88,7 +96,9 @@ def from_data(data: Mapping[str, Any], source: Source) -> Scenario:
         raise source.error("ruleset", "is required: expected one of " + ", ".join(rulesets.names()))
     name = top.text("ruleset")
     if name not in rulesets.names():
-        raise top.fail(f"unknown ruleset '{name}'" + did_you_mean(name, rulesets.names()), "ruleset", name)
+        raise top.fail(
+            f"unknown ruleset '{name}'" + did_you_mean(name, rulesets.names()), "ruleset", name
+        )
     ruleset = rulesets.get(name)
     specific = {k: v for k, v in table.items() if k not in COMMON_KEYS}
     model = ruleset.validate(specific, source)

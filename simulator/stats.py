@@ -91,12 +91,19 @@ class Histogram:
         t = np.arange(top + 1)
         if self.n == 0:
             return t, np.zeros_like(t, dtype=float)
-        at_or_below = np.cumsum(np.bincount(np.clip(self.values, 0, None), weights=self.counts,
-                                            minlength=top + 1)[: top + 1])
+        at_or_below = np.cumsum(
+            np.bincount(np.clip(self.values, 0, None), weights=self.counts, minlength=top + 1)[
+                : top + 1
+            ]
+        )
         return t, 1.0 - at_or_below / self.n
 
     def to_dict(self) -> dict[str, list[int]]:
         return {"values": self.values.tolist(), "counts": self.counts.tolist()}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, list[int]]) -> Histogram:
+        return cls(np.asarray(data["values"], np.int64), np.asarray(data["counts"], np.int64))
 
 
 @dataclass
@@ -105,14 +112,18 @@ class Tally:
 
     battles: int = 0
     wins: np.ndarray = field(default_factory=lambda: np.zeros(3, np.int64))
-    steps_by_outcome: list[Histogram] = field(default_factory=lambda: [Histogram() for _ in OUTCOMES])
+    steps_by_outcome: list[Histogram] = field(
+        default_factory=lambda: [Histogram() for _ in OUTCOMES]
+    )
     columns: dict[str, Histogram] = field(default_factory=dict)
 
     @classmethod
     def of(cls, outcomes: Mapping[str, np.ndarray]) -> Tally:
         winner = np.asarray(outcomes["winner"])
         steps = np.asarray(outcomes["steps"])
-        tally = cls(battles=int(winner.size), wins=np.bincount(winner, minlength=3).astype(np.int64))
+        tally = cls(
+            battles=int(winner.size), wins=np.bincount(winner, minlength=3).astype(np.int64)
+        )
         tally.steps_by_outcome = [Histogram.of(steps[winner == k]) for k in range(3)]
         tally.columns = {
             name: Histogram.of(values)
@@ -130,11 +141,35 @@ class Tally:
         return Tally(
             battles=self.battles + other.battles,
             wins=self.wins + other.wins,
-            steps_by_outcome=[a.merge(b) for a, b in zip(self.steps_by_outcome, other.steps_by_outcome, strict=True)],
+            steps_by_outcome=[
+                a.merge(b)
+                for a, b in zip(self.steps_by_outcome, other.steps_by_outcome, strict=True)
+            ],
             columns={
                 c: self.columns.get(c, Histogram()).merge(other.columns.get(c, Histogram()))
                 for c in names
             },
+        )
+
+    def to_dict(self) -> dict[str, object]:
+        """Plain data (for checkpoints): exact, so a resumed run merges bit for bit."""
+        return {
+            "battles": self.battles,
+            "wins": self.wins.tolist(),
+            "steps_by_outcome": [h.to_dict() for h in self.steps_by_outcome],
+            "columns": {name: h.to_dict() for name, h in self.columns.items()},
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, object]) -> Tally:
+        steps = data["steps_by_outcome"]
+        columns = data["columns"]
+        assert isinstance(steps, list) and isinstance(columns, dict)
+        return cls(
+            battles=int(data["battles"]),  # type: ignore[call-overload]
+            wins=np.asarray(data["wins"], np.int64),
+            steps_by_outcome=[Histogram.from_dict(h) for h in steps],
+            columns={name: Histogram.from_dict(h) for name, h in columns.items()},
         )
 
     @property

@@ -27,8 +27,9 @@ def pooled_mean_test(x: np.ndarray, y: np.ndarray) -> float:
     return float(2 * stats.norm.sf(abs(z)))
 
 
-def same_distribution(a: Mapping[str, np.ndarray], b: Mapping[str, np.ndarray],
-                      columns: list[str] | None = None) -> list[str]:
+def same_distribution(
+    a: Mapping[str, np.ndarray], b: Mapping[str, np.ndarray], columns: list[str] | None = None
+) -> list[str]:
     """Columns whose distributions differ between two samples (empty: they agree).
 
     The winner is compared by a chi-square test of the outcome counts, every other

@@ -12,33 +12,55 @@ from simulator.cli import app
 
 runner = CliRunner()
 
-DEFENDER = '[[defender.units]]\nmen = { soldier = 3 }\n'
+DEFENDER = "[[defender.units]]\nmen = { soldier = 3 }\n"
 BAD_FILES = {
-    "malformed TOML": ('ruleset = "olympia"\n[[attacker.units]]\nmen = { knight = 3 \n',
-                       [":3:", "malformed TOML"]),
-    "unknown unit type": ('ruleset = "olympia"\n[[attacker.units]]\nmen = { knigt = 3 }\n' + DEFENDER,
-                          [":3:", "attacker.units[0].men.knigt", "unknown unit type 'knigt'",
-                           "did you mean 'knight'"]),
-    "negative count": ('ruleset = "olympia"\n[[attacker.units]]\nmen = { knight = -3 }\n' + DEFENDER,
-                       [":3:", "men.knight", "-3", "expected >= 0"]),
-    "break point 150": ('ruleset = "olympia"\n[attacker]\nbreak_point = 150\n[[attacker.units]]\n'
-                        'men = { knight = 3 }\n' + DEFENDER,
-                        [":3:", "attacker.break_point", "150", "expected 0..100"]),
-    "rear row without front row": ('ruleset = "olympia"\n[[attacker.units]]\nbehind = 1\n'
-                                   'men = { archer = 3 }\n' + DEFENDER,
-                                   ["attacker.units", "rear row 1", "front row"]),
-    "empty side": ('ruleset = "olympia"\n[attacker]\nunits = []\n' + DEFENDER,
-                   [":3:", "attacker.units", "empty side", "[[units]]"]),
+    "malformed TOML": (
+        'ruleset = "olympia"\n[[attacker.units]]\nmen = { knight = 3 \n',
+        [":3:", "malformed TOML"],
+    ),
+    "unknown unit type": (
+        'ruleset = "olympia"\n[[attacker.units]]\nmen = { knigt = 3 }\n' + DEFENDER,
+        [
+            ":3:",
+            "attacker.units[0].men.knigt",
+            "unknown unit type 'knigt'",
+            "did you mean 'knight'",
+        ],
+    ),
+    "negative count": (
+        'ruleset = "olympia"\n[[attacker.units]]\nmen = { knight = -3 }\n' + DEFENDER,
+        [":3:", "men.knight", "-3", "expected >= 0"],
+    ),
+    "break point 150": (
+        'ruleset = "olympia"\n[attacker]\nbreak_point = 150\n[[attacker.units]]\n'
+        "men = { knight = 3 }\n" + DEFENDER,
+        [":3:", "attacker.break_point", "150", "expected 0..100"],
+    ),
+    "rear row without front row": (
+        'ruleset = "olympia"\n[[attacker.units]]\nbehind = 1\nmen = { archer = 3 }\n' + DEFENDER,
+        ["attacker.units", "rear row 1", "front row"],
+    ),
+    "empty side": (
+        'ruleset = "olympia"\n[attacker]\nunits = []\n' + DEFENDER,
+        [":3:", "attacker.units", "empty side", "[[units]]"],
+    ),
     "missing side": ('ruleset = "olympia"\n' + DEFENDER, ["attacker", "is required"]),
-    "siege engine at sea": ('ruleset = "olympia"\n[battle]\nterrain = "ship"\n[attacker]\n'
-                            'siege_engines = { catapult = 1 }\n[[attacker.units]]\n'
-                            'men = { pirate = 3 }\n' + DEFENDER,
-                            [":5:", "siege_engines.catapult", "not used in combat at sea"]),
-    "misspelt key": ('ruleset = "olympia"\n[battle]\nterain = "ship"\n[[attacker.units]]\n' + DEFENDER,
-                     [":3:", "unknown key 'terain'", "did you mean 'terrain'"]),
+    "siege engine at sea": (
+        'ruleset = "olympia"\n[battle]\nterrain = "ship"\n[attacker]\n'
+        "siege_engines = { catapult = 1 }\n[[attacker.units]]\n"
+        "men = { pirate = 3 }\n" + DEFENDER,
+        [":5:", "siege_engines.catapult", "not used in combat at sea"],
+    ),
+    "misspelt key": (
+        'ruleset = "olympia"\n[battle]\nterain = "ship"\n[[attacker.units]]\n' + DEFENDER,
+        [":3:", "unknown key 'terain'", "did you mean 'terrain'"],
+    ),
     "misspelt ruleset": ('ruleset = "olimpia"\n', [":1:", "did you mean 'olympia'"]),
-    "unknown structure": ('ruleset = "olympia"\n[attacker]\nstructure = { kind = "towr", defense = 4 }\n'
-                          '[[attacker.units]]\n' + DEFENDER, ["structure.kind", "did you mean 'tower'"]),
+    "unknown structure": (
+        'ruleset = "olympia"\n[attacker]\nstructure = { kind = "towr", defense = 4 }\n'
+        "[[attacker.units]]\n" + DEFENDER,
+        ["structure.kind", "did you mean 'tower'"],
+    ),
 }
 
 
@@ -64,9 +86,14 @@ def test_bad_scenario_file(case: str, tmp_path: Path) -> None:
 
 
 BAD_INLINE = {
-    "unknown type": (["--attacker", "noble, 20 soldier, 10 archr@1"],
-                     ["--attacker", "'10 archr@1'", "unknown unit type 'archr'", "did you mean 'archer'"]),
-    "does not parse": (["--attacker", "noble, 20 soldiers, x y z@@"], ["--attacker", "cannot parse"]),
+    "unknown type": (
+        ["--attacker", "noble, 20 soldier, 10 archr@1"],
+        ["--attacker", "'10 archr@1'", "unknown unit type 'archr'", "did you mean 'archer'"],
+    ),
+    "does not parse": (
+        ["--attacker", "noble, 20 soldiers, x y z@@"],
+        ["--attacker", "cannot parse"],
+    ),
     "no noble": (["--attacker", "20 soldier"], ["--attacker", "each unit begins with 'noble'"]),
     "negative count": (["--attacker", "noble, -5 soldier"], ["negative"]),
     "bad row": (["--attacker", "noble, 5 archer@back"], ["'@back'", "@rear"]),
@@ -77,19 +104,31 @@ BAD_INLINE = {
     "bad terrain": (["--terrain", "sea"], ["battle.terrain", "'sea'", "land, swamp, ship"]),
     "bad weather": (["--weather", "wind,snow"], ["'snow'"]),
     "engine at sea": (["--attacker", "noble, 1 catapult", "--terrain", "ship"], ["at sea"]),
+    "another ruleset's option": (["--ability", "attack"], ["--ability", "not an olympia option"]),
+    "misspelt --set option": (["--set", "terain=ship"], ["--terain", "did you mean 'terrain'"]),
 }
 
 
 @pytest.mark.parametrize("case", sorted(BAD_INLINE))
 def test_bad_inline_army(case: str) -> None:
     args, expected = BAD_INLINE[case]
-    command = ["odds", "--attacker", "noble, 5 soldier", "--defender", "noble, 5 pikeman", "-n", "10"]
+    command = [
+        "odds",
+        "--attacker",
+        "noble, 5 soldier",
+        "--defender",
+        "noble, 5 pikeman",
+        "-n",
+        "10",
+    ]
     assert_clean_failure(runner.invoke(app, command + args), expected)
 
 
 @pytest.mark.parametrize("option", ["--attacker-break", "--defender-break"])
 def test_break_point_out_of_range_on_the_command_line(option: str) -> None:
-    result = runner.invoke(app, ["odds", "--attacker", "noble", "--defender", "noble", option, "150"])
+    result = runner.invoke(
+        app, ["odds", "--attacker", "noble", "--defender", "noble", option, "150"]
+    )
     assert result.exit_code == 2
     assert option in result.output and "Traceback" not in result.output
 

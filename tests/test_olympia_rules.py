@@ -49,7 +49,9 @@ def test_noble_with_two_pikemen_fights_on_when_both_pikemen_die() -> None:
     assert np.any(pikemen_dead & (rows["winner"] == 0))
 
 
-@pytest.mark.parametrize("army", ["noble, 10 soldier", "noble, 5 knight, 8 archer@1; noble, 6 pikeman"])
+@pytest.mark.parametrize(
+    "army", ["noble, 10 soldier", "noble, 5 knight, 8 archer@1; noble, 6 pikeman"]
+)
 def test_identical_sides_win_half_each(army: str) -> None:
     scenario = simulator.inline_scenario("olympia", army, army)
     result = simulator.simulate(scenario, 200_000, seed=11, keep_battles=False)
@@ -60,16 +62,30 @@ def test_identical_sides_win_half_each(army: str) -> None:
 AGREEMENT = {
     "open field, rear archers": ("noble, 8 soldier, 4 archer@1", "noble, 6 swordsman", {}),
     "tower, catapult, shielding": (
-        "noble, 10 soldier, 1 catapult; noble, 2 knight", "noble, 6 pikeman; noble, 2 soldier@1",
-        {"structure": "tower:6:90"}),
+        "noble, 10 soldier, 1 catapult; noble, 2 knight",
+        "noble, 6 pikeman; noble, 2 soldier@1",
+        {"structure": "tower:6:90"},
+    ),
     "alternating, peasants, items, blessed": (
         "noble(attack=20, missile=10), 6 blessed_soldier, 5 peasant; noble@1, 3 crossbowman",
-        "noble(health=50), 4 swordsman, 3 elite_archer@1", {"strike_order": "alternating"}),
-    "ship, wind, pirates": ("noble, 8 pirate", "noble, 2 knight, 3 sailor",
-                            {"terrain": "ship", "weather": "wind", "attacker_structure": "galley:3",
-                             "defender_break": 30}),
-    "swamp, rain, last man": ("noble, 2 elite_guard, 3 archer@1", "noble, 9 soldier",
-                              {"terrain": "swamp", "weather": "rain", "attacker_break": 0}),
+        "noble(health=50), 4 swordsman, 3 elite_archer@1",
+        {"strike_order": "alternating"},
+    ),
+    "ship, wind, pirates": (
+        "noble, 8 pirate",
+        "noble, 2 knight, 3 sailor",
+        {
+            "terrain": "ship",
+            "weather": "wind",
+            "attacker_structure": "galley:3",
+            "defender_break": 30,
+        },
+    ),
+    "swamp, rain, last man": (
+        "noble, 2 elite_guard, 3 archer@1",
+        "noble, 9 soldier",
+        {"terrain": "swamp", "weather": "rain", "attacker_break": 0},
+    ),
 }
 
 
@@ -87,7 +103,9 @@ def test_kernel_agrees_with_reference(case: str) -> None:
 def test_agreement_check_detects_a_broken_rule() -> None:
     """The agreement test has the power to see a real rules error: the same battle
     with the knights' defense changed by a third is flagged."""
-    scenario = simulator.inline_scenario("olympia", "noble, 8 soldier", "noble, 2 knight, 2 soldier")
+    scenario = simulator.inline_scenario(
+        "olympia", "noble, 8 soldier", "noble, 2 knight, 2 soldier"
+    )
     changed = scenario.with_changes({"units.knight.defense": 30})
     kernel = simulator.simulate(changed, 100_000, seed=5).rows
     assert kernel is not None

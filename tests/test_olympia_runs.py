@@ -48,12 +48,15 @@ def test_merged_statistics_equal_the_rows(castle: simulator.Scenario) -> None:
     summary = result.summary().set_index(["group", "metric"])
     assert summary.loc[("win", "attacker"), "mean"] == (frame.winner == "attacker").mean()
     assert summary.loc[("steps", "all"), "mean"] == pytest.approx(frame.steps.mean(), rel=1e-12)
-    assert summary.loc[("steps", "all"), "q50"] == np.quantile(frame.steps, 0.5, method="inverted_cdf")
+    assert summary.loc[("steps", "all"), "q50"] == np.quantile(
+        frame.steps, 0.5, method="inverted_cdf"
+    )
     for column in (c for c in frame if c.startswith("casualties.")):
         metric = column.removeprefix("casualties.")
         assert summary.loc[("casualties", metric), "mean"] == pytest.approx(frame[column].mean())
         assert summary.loc[("casualties", metric), "q90"] == np.quantile(
-            frame[column], 0.9, method="inverted_cdf")
+            frame[column], 0.9, method="inverted_cdf"
+        )
 
 
 def test_different_seeds_give_different_battles(castle: simulator.Scenario) -> None:
@@ -68,8 +71,14 @@ def test_python_api_for_notebooks() -> None:
     result = simulator.simulate(scenario, battles=5_000, seed=1)
     battles = result.battles
     assert isinstance(battles, pd.DataFrame) and len(battles) == 5_000
-    assert {"battle", "seed", "winner", "steps", "casualties.attacker.knight",
-            "casualties.defender.pikeman"} <= set(battles.columns)
+    assert {
+        "battle",
+        "seed",
+        "winner",
+        "steps",
+        "casualties.attacker.knight",
+        "casualties.defender.pikeman",
+    } <= set(battles.columns)
     assert (battles.seed == 1).all()
     summary = result.summary()
     assert {"group", "metric", "mean", "low", "high", "q10", "q50", "q90"} <= set(summary.columns)
@@ -111,11 +120,22 @@ def test_bundled_scenarios_cover_every_rule() -> None:
 
 
 def test_run_prints_tables_with_the_seed_and_hash() -> None:
-    result = runner.invoke(app, ["run", "scenarios/olympia/knights_vs_pikemen.toml", "-n", "3000",
-                                 "--seed", "42"])
+    result = runner.invoke(
+        app, ["run", "scenarios/olympia/knights_vs_pikemen.toml", "-n", "3000", "--seed", "42"]
+    )
     assert result.exit_code == 0, result.output
-    for text in ("attacker wins", "defender wins", "draw", "95% interval", "Casualties",
-                 "attacker.knight", "seed 42", "battles 3,000", "scenario hash", "leader"):
+    for text in (
+        "attacker wins",
+        "defender wins",
+        "draw",
+        "95% interval",
+        "Casualties",
+        "attacker.knight",
+        "seed 42",
+        "battles 3,000",
+        "scenario hash",
+        "leader",
+    ):
         assert text in result.stdout, text
 
 
@@ -124,14 +144,30 @@ def test_odds_matches_the_equivalent_scenario_file(tmp_path: Path) -> None:
     toml = tmp_path / "same.toml"
     toml.write_text(
         'ruleset = "olympia"\n[battle]\nterrain = "swamp"\n'
-        '[[attacker.units]]\nmen = { knight = 3, soldier = 4 }\n'
+        "[[attacker.units]]\nmen = { knight = 3, soldier = 4 }\n"
         '[defender]\nstructure = { kind = "tower", defense = 5 }\n'
-        '[[defender.units]]\nmen = { pikeman = 9 }\n'
+        "[[defender.units]]\nmen = { pikeman = 9 }\n"
     )
     file_run = runner.invoke(app, ["run", str(toml), "-n", "4000", "-s", "5", "--json"])
-    line_run = runner.invoke(app, ["odds", "--attacker", "noble, 3 knights, 4 soldiers",
-                                   "--defender", "noble, 9 pikemen", "--terrain", "swamp",
-                                   "--structure", "tower:5", "-n", "4000", "-s", "5", "--json"])
+    line_run = runner.invoke(
+        app,
+        [
+            "odds",
+            "--attacker",
+            "noble, 3 knights, 4 soldiers",
+            "--defender",
+            "noble, 9 pikemen",
+            "--terrain",
+            "swamp",
+            "--structure",
+            "tower:5",
+            "-n",
+            "4000",
+            "-s",
+            "5",
+            "--json",
+        ],
+    )
     assert file_run.exit_code == 0 and line_run.exit_code == 0, line_run.output
     assert json.loads(file_run.stdout)["win"] == json.loads(line_run.stdout)["win"]
 
@@ -144,11 +180,12 @@ def test_units_lists_the_fighter_table() -> None:
 
 
 def test_structure_protects_only_its_capacity() -> None:
-    from simulator.rulesets.olympia.prepare import compile_battle
     from kernels.olympia import G_COUNT, G_PROTECTED, G_SIDE
+    from simulator.rulesets.olympia.prepare import compile_battle
 
-    scenario = simulator.inline_scenario("olympia", "noble, 5 soldier",
-                                         "noble, 80 soldier; noble, 40 pikeman", structure="tower:10")
+    scenario = simulator.inline_scenario(
+        "olympia", "noble, 5 soldier", "noble, 80 soldier; noble, 40 pikeman", structure="tower:10"
+    )
     groups = compile_battle(scenario.model).groups
     defender = groups[groups[:, G_SIDE] == 1]
     protected = defender[defender[:, G_PROTECTED] == 1, G_COUNT].sum()

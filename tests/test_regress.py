@@ -47,8 +47,10 @@ def folder(tmp_path: Path) -> Path:
 
 
 def invoke(folder: Path, *extra: str) -> object:
-    return runner.invoke(app, ["regress", str(folder / "scenarios"), "--baseline",
-                               str(folder / "balance.toml"), *extra])
+    return runner.invoke(
+        app,
+        ["regress", str(folder / "scenarios"), "--baseline", str(folder / "balance.toml"), *extra],
+    )
 
 
 def test_unchanged_code_passes_with_identical_numbers(folder: Path) -> None:
@@ -60,10 +62,20 @@ def test_unchanged_code_passes_with_identical_numbers(folder: Path) -> None:
     assert report["scenarios"] == {"scenarios/archers.toml": "ok", "scenarios/knights.toml": "ok"}
     baseline = regress.read_baseline(folder / "balance.toml")
     entry = baseline.entries["scenarios/knights.toml"]
-    assert (entry.seed, entry.battles, entry.version, entry.ruleset) == (3, 20000, simulator.__version__,
-                                                                        "olympia")
-    assert {"win.attacker", "win.defender", "win.draw", "steps.median",
-            "casualties.attacker.knight", "casualties.defender.pikeman"} <= set(entry.numbers)
+    assert (entry.seed, entry.battles, entry.version, entry.ruleset) == (
+        3,
+        20000,
+        simulator.__version__,
+        "olympia",
+    )
+    assert {
+        "win.attacker",
+        "win.defender",
+        "win.draw",
+        "steps.median",
+        "casualties.attacker.knight",
+        "casualties.defender.pikeman",
+    } <= set(entry.numbers)
 
 
 def raise_knight_attack(monkeypatch: pytest.MonkeyPatch, factor: float) -> None:
@@ -72,25 +84,35 @@ def raise_knight_attack(monkeypatch: pytest.MonkeyPatch, factor: float) -> None:
     monkeypatch.setattr(model, "standard_fighters", lambda: {k: dict(v) for k, v in table.items()})
 
 
-def test_a_rules_change_of_twenty_percent_is_caught(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_rules_change_of_twenty_percent_is_caught(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     assert invoke(folder, "--update").exit_code == 0  # type: ignore[attr-defined]
     raise_knight_attack(monkeypatch, 1.2)
     result = invoke(folder)
     assert result.exit_code == 1, result.output  # type: ignore[attr-defined]
     assert "scenarios/knights.toml" in result.stdout and "moved" in result.stdout  # type: ignore[attr-defined]
     assert "win.attacker" in result.stdout  # type: ignore[attr-defined]
-    report = regress.check([folder / "scenarios"], regress.read_baseline(folder / "balance.toml"),
-                           folder / "balance.toml")
+    report = regress.check(
+        [folder / "scenarios"],
+        regress.read_baseline(folder / "balance.toml"),
+        folder / "balance.toml",
+    )
     assert report.statuses == {"scenarios/archers.toml": "ok", "scenarios/knights.toml": "moved"}
     moved = {c.number for c in report.moved}
     assert {"win.attacker", "casualties.defender.pikeman"} <= moved
 
 
-def test_a_tolerance_larger_than_the_change_silences_it(folder: Path,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_tolerance_larger_than_the_change_silences_it(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     assert invoke(folder, "--update").exit_code == 0  # type: ignore[attr-defined]
     path = folder / "balance.toml"
-    path.write_text(path.read_text().replace("[settings]\nlevel = 0.01", "[settings]\nlevel = 0.01\ntolerance = 100.0"))
+    path.write_text(
+        path.read_text().replace(
+            "[settings]\nlevel = 0.01", "[settings]\nlevel = 0.01\ntolerance = 100.0"
+        )
+    )
     raise_knight_attack(monkeypatch, 1.2)
     assert invoke(folder).exit_code == 0  # type: ignore[attr-defined]
     # --update keeps the hand-set tolerance.
@@ -112,18 +134,24 @@ def test_false_alarm_rate_with_other_seeds_is_at_most_the_level(tmp_path: Path) 
     runs, level = 300, 0.1
     alarms = small_p = 0
     for k in range(runs):
-        scenario.write_text(KNIGHTS.replace("battles = 20000", "battles = 1500")
-                            .replace("seed = 3", f"seed = {10_000 + k}"))
+        scenario.write_text(
+            KNIGHTS.replace("battles = 20000", "battles = 1500").replace(
+                "seed = 3", f"seed = {10_000 + k}"
+            )
+        )
         regress.update([folder], baseline_path, level=level)
-        report = regress.check([folder], regress.read_baseline(baseline_path), baseline_path,
-                               seed=20_000 + k)
+        report = regress.check(
+            [folder], regress.read_baseline(baseline_path), baseline_path, seed=20_000 + k
+        )
         alarms += not report.passed
         small_p += next(c.p for c in report.comparisons if c.number == "win.attacker") < level
     assert alarms <= stats.binom.ppf(0.999, runs, level)
     assert stats.binom.ppf(0.0005, runs, level) <= small_p <= stats.binom.ppf(0.9995, runs, level)
 
 
-def test_interrupted_update_keeps_the_old_baseline(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_interrupted_update_keeps_the_old_baseline(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     assert invoke(folder, "--update").exit_code == 0  # type: ignore[attr-defined]
     path = folder / "balance.toml"
     before = path.read_bytes()
@@ -150,15 +178,24 @@ def test_interrupted_update_keeps_the_old_baseline(folder: Path, monkeypatch: py
     assert sorted(p.name for p in folder.iterdir()) == ["balance.toml", "scenarios"]
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("[settings\nlevel = 0.01\n", "corrupt baseline, not valid TOML"),
-    ('[settings]\nlevel = "high"\n', "settings.level"),
-    ('[scenarios."scenarios/knights.toml"]\nruleset = "olympia"\n', "scenario_hash: is required"),
-    ('[scenarios."a.toml"]\nruleset = "olympia"\nscenario_hash = "x"\nseed = 1\nbattles = 10\n'
-     '[scenarios."a.toml".numbers."win.attacker"]\nkind = "proportion"\nvalue = 0.5\nn = 10\nsuccesses = 11\n',
-     "out of range"),
-    ('[setings]\n', "did you mean 'settings'"),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("[settings\nlevel = 0.01\n", "corrupt baseline, not valid TOML"),
+        ('[settings]\nlevel = "high"\n', "settings.level"),
+        (
+            '[scenarios."scenarios/knights.toml"]\nruleset = "olympia"\n',
+            "scenario_hash: is required",
+        ),
+        (
+            '[scenarios."a.toml"]\nruleset = "olympia"\nscenario_hash = "x"\nseed = 1\n'
+            'battles = 10\n[scenarios."a.toml".numbers."win.attacker"]\nkind = "proportion"\n'
+            "value = 0.5\nn = 10\nsuccesses = 11\n",
+            "out of range",
+        ),
+        ("[setings]\n", "did you mean 'settings'"),
+    ],
+)
 def test_corrupt_baseline_is_a_clear_error(folder: Path, text: str, expected: str) -> None:
     (folder / "balance.toml").write_text(text)
     result = invoke(folder)
@@ -176,8 +213,11 @@ def test_changed_new_and_missing_scenarios_are_reported_as_such(folder: Path) ->
     result = invoke(folder, "--json", "--junit", str(junit))
     assert result.exit_code == 1  # type: ignore[attr-defined]
     report = json.loads(result.stdout)  # type: ignore[attr-defined]
-    assert report["scenarios"] == {"scenarios/archers.toml": "missing", "scenarios/bowmen.toml": "new",
-                                   "scenarios/knights.toml": "changed"}
+    assert report["scenarios"] == {
+        "scenarios/archers.toml": "missing",
+        "scenarios/bowmen.toml": "new",
+        "scenarios/knights.toml": "changed",
+    }
     assert report["moved"] == []  # a changed file is not drift
     suite = ElementTree.parse(junit).getroot()
     assert suite.get("tests") == "3" and suite.get("failures") == "3"
@@ -197,5 +237,9 @@ def test_junit_lists_moved_numbers(folder: Path, monkeypatch: pytest.MonkeyPatch
 
 
 def test_holm_controls_the_family() -> None:
-    assert regress.holm([0.001, 0.04, 0.03], 0.05) == [(True, 0.05 / 3), (False, 0.05), (False, 0.05 / 2)]
+    assert regress.holm([0.001, 0.04, 0.03], 0.05) == [
+        (True, 0.05 / 3),
+        (False, 0.05),
+        (False, 0.05 / 2),
+    ]
     assert [r for r, _ in regress.holm([0.01, 0.02, 0.03], 0.1)] == [True, True, True]

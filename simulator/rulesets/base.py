@@ -47,6 +47,13 @@ class Prepared(ABC):
     def run(self, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
         """Outcome columns of battles ``first .. first+count-1`` of run ``seed``."""
 
+    def use_reference_kernel(self) -> None:  # noqa: B027 - an optional hook, empty by default
+        """Run the ruleset's reference kernel from now on.
+
+        Battle i of a seed is the same battle only within one kernel: a paired comparison
+        of two scenarios whose automatic choices differ puts both on the reference kernel.
+        Rulesets with a single kernel have nothing to do."""
+
 
 class Ruleset(ABC):
     name: str = ""

@@ -57,25 +57,52 @@ def build(battle: Battle) -> tuple[list[Man], list[Structure | None], list[int]]
                 missile //= 2
             attack = battle.noble.attack + unit.noble.attack_bonus
             defense = battle.noble.defense + unit.noble.defense_bonus
-            men.append(Man(s, u, unit.behind, "noble", "noble", max(attack, missile), missile,
-                           defense, max(attack, missile) + defense, leader=u == 0,
-                           inside=placed < capacity, health=unit.noble.health))
+            men.append(
+                Man(
+                    s,
+                    u,
+                    unit.behind,
+                    "noble",
+                    "noble",
+                    max(attack, missile),
+                    missile,
+                    defense,
+                    max(attack, missile) + defense,
+                    leader=u == 0,
+                    inside=placed < capacity,
+                    health=unit.noble.health,
+                )
+            )
             placed += 1
             for group in unit.men:
                 ftype = battle.fighters[group.type]
                 r = ftype.ratings(battle.terrain, battle.weather)
                 for _ in range(group.count):
-                    men.append(Man(s, u, group.behind, "man", group.type, r.strike, r.missile,
-                                   r.defense, r.value, ftype.survive, ftype.noncombatant,
-                                   inside=placed < capacity))
+                    men.append(
+                        Man(
+                            s,
+                            u,
+                            group.behind,
+                            "man",
+                            group.type,
+                            r.strike,
+                            r.missile,
+                            r.defense,
+                            r.value,
+                            ftype.survive,
+                            ftype.noncombatant,
+                            inside=placed < capacity,
+                        )
+                    )
                     placed += 1
         for name, count in side.engines:
             r = battle.engines[name].ratings
             for _ in range(count):
                 men.append(Man(s, 0, 0, "engine", name, r.strike, r.missile, r.defense, 0))
         start.append(sum(m.value for m in men if m.side == s and m.kind != "engine"))
-        structures.append(Structure(side.structure.defense, side.structure.damage)
-                          if side.structure else None)
+        structures.append(
+            Structure(side.structure.defense, side.structure.damage) if side.structure else None
+        )
     return men, structures, start
 
 
@@ -88,7 +115,8 @@ class View:
         others_left = {m.side for m in fighting if not _in_leader_unit(m)}
         # A noble is shielded by his own men; the stack leader by everyone else on his side.
         self.valid = [
-            m for m in fighting
+            m
+            for m in fighting
             if m.kind == "man"
             or ((m.side, m.unit) not in own_men_left and not (m.leader and m.side in others_left))
         ]
@@ -115,11 +143,19 @@ def rating(man: Man, view: View, structures: list[Structure | None], order: str)
     return man.attack if man.row <= view.front[man.side] else man.missile
 
 
-def targets(e: int, men: list[Man], view: View, structures: list[Structure | None]) -> list[Man | None]:
+def targets(
+    e: int, men: list[Man], view: View, structures: list[Structure | None]
+) -> list[Man | None]:
     """The enemy's valid targets; None stands for side e's structure."""
     out: list[Man | None] = [m for m in view.valid if m.side == e and m.row == view.front[e]]
-    out += [m for m in men if m.standing and m.side == e and m.kind == "engine"
-            and standing_structure(structures, 1 - e)]
+    out += [
+        m
+        for m in men
+        if m.standing
+        and m.side == e
+        and m.kind == "engine"
+        and standing_structure(structures, 1 - e)
+    ]
     if standing_structure(structures, e):
         out.append(None)
     return out
@@ -167,11 +203,16 @@ def one_battle(battle: Battle, rng: random.Random, columns: dict[str, int]) -> d
             assert st is not None
             defense = st.defense
         else:
-            defense = target.defense + (st.defense if target.inside and st is not None and st.standing else 0)
+            defense = target.defense + (
+                st.defense if target.inside and st is not None and st.standing else 0
+            )
         if rng.random() < attack / (attack + defense):
             hit(man, target, st, e, row, value, rng)
-        broken = [not any(m.standing and m.side == s and m.kind != "engine" for m in men)
-                  or value[s] * 100 <= start[s] * battle.sides[s].break_point for s in (0, 1)]
+        broken = [
+            not any(m.standing and m.side == s and m.kind != "engine" for m in men)
+            or value[s] * 100 <= start[s] * battle.sides[s].break_point
+            for s in (0, 1)
+        ]
         if any(broken):
             winner = 2 if all(broken) else (1 if broken[0] else 0)
             break
@@ -182,8 +223,15 @@ def one_battle(battle: Battle, rng: random.Random, columns: dict[str, int]) -> d
     return row
 
 
-def hit(striker: Man, target: Man | None, st: Structure | None, e: int, row: dict[str, int],
-        value: list[int], rng: random.Random) -> None:
+def hit(
+    striker: Man,
+    target: Man | None,
+    st: Structure | None,
+    e: int,
+    row: dict[str, int],
+    value: list[int],
+    rng: random.Random,
+) -> None:
     name = SIDES[e]
     if target is None:
         assert st is not None

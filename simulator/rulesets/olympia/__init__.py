@@ -34,21 +34,41 @@ class Olympia(Ruleset):
         rows = []
         for name, f in model.standard_fighters().items():
             ship, swamp = f.get("ship", {}), f.get("swamp", {})
-            rows.append({
-                "type": name, "kind": "fighter", "attack": f["attack"], "defense": f["defense"],
-                "missile": f.get("missile", 0),
-                "ship": f"{ship.get('attack', f['attack'])}/{ship.get('defense', f['defense'])}"
-                if ship else "", "swamp": f"{swamp['attack']}/{swamp['defense']}" if swamp else "",
-                "notes": ", ".join(n for n, on in (
-                    (f"survives a hit {f.get('survive', 0):.0%}", f.get("survive")),
-                    ("missile 0 in rain", f.get("rain_grounded")),
-                    ("does not strike when attacking (alternating)", f.get("noncombatant")),
-                ) if on),
-            })
+            rows.append(
+                {
+                    "type": name,
+                    "kind": "fighter",
+                    "attack": f["attack"],
+                    "defense": f["defense"],
+                    "missile": f.get("missile", 0),
+                    "ship": f"{ship.get('attack', f['attack'])}/{ship.get('defense', f['defense'])}"
+                    if ship
+                    else "",
+                    "swamp": f"{swamp['attack']}/{swamp['defense']}" if swamp else "",
+                    "notes": ", ".join(
+                        n
+                        for n, on in (
+                            (f"survives a hit {f.get('survive', 0):.0%}", f.get("survive")),
+                            ("missile 0 in rain", f.get("rain_grounded")),
+                            ("does not strike when attacking (alternating)", f.get("noncombatant")),
+                        )
+                        if on
+                    ),
+                }
+            )
         for name, e in model.standard_engines().items():
-            rows.append({"type": name, "kind": "siege engine", "attack": e["attack"],
-                         "defense": e["defense"], "missile": e.get("missile", 0), "ship": "",
-                         "swamp": "", "notes": "targets the structure only, 5-10 damage"})
+            rows.append(
+                {
+                    "type": name,
+                    "kind": "siege engine",
+                    "attack": e["attack"],
+                    "defense": e["defense"],
+                    "missile": e.get("missile", 0),
+                    "ship": "",
+                    "swamp": "",
+                    "notes": "targets the structure only, 5-10 damage",
+                }
+            )
         return pd.DataFrame(rows)
 
 

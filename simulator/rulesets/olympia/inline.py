@@ -17,17 +17,23 @@ from ...errors import BattleOddsError, did_you_mean
 from ..base import InlineQuery
 from .model import normalise_name, standard_engines, standard_fighters
 
-_ITEM = re.compile(r"^(?:(?P<count>[+-]?\d+)\s+)?(?P<name>[A-Za-z][\w .'-]*?)\s*"
-                   r"(?:\((?P<opts>[^)]*)\))?\s*(?:@\s*(?P<row>\w+))?$")
+_ITEM = re.compile(
+    r"^(?:(?P<count>[+-]?\d+)\s+)?(?P<name>[A-Za-z][\w .'-]*?)\s*"
+    r"(?:\((?P<opts>[^)]*)\))?\s*(?:@\s*(?P<row>\w+))?$"
+)
 NOBLE_OPTIONS = ("health", "attack", "defense", "missile")
 
 
 def resolve_name(word: str, valid: Iterable[str]) -> str | None:
-    """Accept ``Elite Guard``, ``knights``, ``pikemen`` for ``elite_guard``, ``knight``, ``pikeman``."""
+    """Accept ``Elite Guard``, ``knights``, ``pikemen`` for ``elite_guard``, ``knight``,
+    ``pikeman``."""
     valid = set(valid)
     name = normalise_name(word)
-    for candidate in (name, name[:-3] + "man" if name.endswith("men") else "",
-                      name[:-1] if name.endswith("s") else ""):
+    for candidate in (
+        name,
+        name[:-3] + "man" if name.endswith("men") else "",
+        name[:-1] if name.endswith("s") else "",
+    ):
         if candidate in valid:
             return candidate
     return None
@@ -35,7 +41,9 @@ def resolve_name(word: str, valid: Iterable[str]) -> str | None:
 
 def _split(text: str, sep: str) -> list[str]:
     """Split on ``sep`` outside parentheses."""
-    parts, depth, current = [], 0, []
+    parts: list[str] = []
+    current: list[str] = []
+    depth = 0
     for ch in text:
         depth += ch == "("
         depth -= ch == ")"
@@ -58,8 +66,12 @@ def _row(word: str | None, where: str) -> int:
     raise BattleOddsError(f"{where}: row '@{word}' is not a row: expected @0..@9, @front or @rear")
 
 
-def parse_army(text: str, option: str, fighters: Mapping[str, Any] | None = None,
-               engines: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def parse_army(
+    text: str,
+    option: str,
+    fighters: Mapping[str, Any] | None = None,
+    engines: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
     """Parse one side. ``option`` names the command-line option for error messages.
 
     ``fighters`` and ``engines`` are the unit names to accept (default: Olympia's), so
@@ -67,21 +79,23 @@ def parse_army(text: str, option: str, fighters: Mapping[str, Any] | None = None
     fighters = standard_fighters() if fighters is None else fighters
     engines = standard_engines() if engines is None else engines
     if not text.strip():
-        raise BattleOddsError(f"{option}: an empty army: expected e.g. \"noble, 20 soldier\"")
+        raise BattleOddsError(f'{option}: an empty army: expected e.g. "noble, 20 soldier"')
     units: list[dict[str, Any]] = []
     siege: dict[str, int] = {}
     for u, unit_text in enumerate(_split(text, ";"), 1):
         items = [i for i in _split(unit_text, ",") if i]
         where = f"{option}: unit {u} '{unit_text}'"
         if not items:
-            raise BattleOddsError(f"{where}: an empty unit: expected \"noble, N type, ...\"")
+            raise BattleOddsError(f'{where}: an empty unit: expected "noble, N type, ..."')
         unit: dict[str, Any] = {"men": []}
         for i, item in enumerate(items):
             at = f"{option}: unit {u}, item '{item}'"
             match = _ITEM.match(item)
             if not match:
-                raise BattleOddsError(f"{at}: cannot parse: expected 'noble', 'noble(health=60)' "
-                                      "or 'N type' with an optional '@K' row")
+                raise BattleOddsError(
+                    f"{at}: cannot parse: expected 'noble', 'noble(health=60)' "
+                    "or 'N type' with an optional '@K' row"
+                )
             name, count, opts, row = match["name"], match["count"], match["opts"], match["row"]
             if normalise_name(name) == "noble":
                 if i != 0 or count is not None:
@@ -90,8 +104,9 @@ def parse_army(text: str, option: str, fighters: Mapping[str, Any] | None = None
                 unit["noble"] = _noble_options(opts, at)
                 continue
             if i == 0:
-                raise BattleOddsError(f"{where}: each unit begins with 'noble' "
-                                      f"(write \"noble, {unit_text}\")")
+                raise BattleOddsError(
+                    f"{where}: each unit begins with 'noble' (write \"noble, {unit_text}\")"
+                )
             if count is None:
                 raise BattleOddsError(f"{at}: expected a count before '{name}', e.g. '10 {name}'")
             if int(count) < 0:
@@ -104,10 +119,17 @@ def parse_army(text: str, option: str, fighters: Mapping[str, Any] | None = None
                 continue
             fighter = resolve_name(name, fighters)
             if fighter is None:
-                raise BattleOddsError(f"{at}: unknown unit type '{name}'"
-                                      + did_you_mean(normalise_name(name), [*fighters, *engines]))
-            unit["men"].append({"type": fighter, "count": int(count),
-                                "behind": _row(row, at) if row else unit.get("behind", 0)})
+                raise BattleOddsError(
+                    f"{at}: unknown unit type '{name}'"
+                    + did_you_mean(normalise_name(name), [*fighters, *engines])
+                )
+            unit["men"].append(
+                {
+                    "type": fighter,
+                    "count": int(count),
+                    "behind": _row(row, at) if row else unit.get("behind", 0),
+                }
+            )
         units.append(unit)
     side: dict[str, Any] = {"units": units}
     if siege:
@@ -123,12 +145,16 @@ def _noble_options(opts: str | None, where: str) -> dict[str, Any]:
         key, eq, value = pair.partition("=")
         key = key.strip()
         if not eq or key not in NOBLE_OPTIONS:
-            raise BattleOddsError(f"{where}: noble option '{pair}': expected key=value with key one of "
-                                  f"{', '.join(NOBLE_OPTIONS)}" + did_you_mean(key, NOBLE_OPTIONS))
+            raise BattleOddsError(
+                f"{where}: noble option '{pair}': expected key=value with key one of "
+                f"{', '.join(NOBLE_OPTIONS)}" + did_you_mean(key, NOBLE_OPTIONS)
+            )
         try:
             noble[key] = int(value)
         except ValueError:
-            raise BattleOddsError(f"{where}: noble option '{pair}': expected a whole number") from None
+            raise BattleOddsError(
+                f"{where}: noble option '{pair}': expected a whole number"
+            ) from None
     return noble
 
 
@@ -143,8 +169,30 @@ def parse_structure(text: str, option: str) -> dict[str, Any]:
     return structure
 
 
+#: Conditions ``odds`` may pass for olympia (anything else belongs to another ruleset).
+OPTIONS = (
+    "terrain",
+    "weather",
+    "strike_order",
+    "attacker_break",
+    "defender_break",
+    "structure",
+    "attacker_structure",
+    "defender_structure",
+    "kernel",
+)
+
+
 def scenario_data(query: InlineQuery) -> dict[str, Any]:
     opts: Mapping[str, Any] = query.options
+    for key in opts:
+        if key not in OPTIONS:
+            option = "--" + key.replace("_", "-")
+            raise BattleOddsError(
+                f"{option}: not an olympia option (olympia takes "
+                f"{', '.join('--' + o.replace('_', '-') for o in OPTIONS)})"
+                + did_you_mean(key, OPTIONS, list_valid=False)
+            )
     data: dict[str, Any] = {
         "ruleset": "olympia",
         "name": "odds",
@@ -158,14 +206,17 @@ def scenario_data(query: InlineQuery) -> dict[str, Any]:
         battle["weather"] = [w.strip() for w in str(opts["weather"]).split(",") if w.strip()]
     if opts.get("strike_order"):
         battle["strike_order"] = opts["strike_order"]
+    if opts.get("kernel"):
+        battle["kernel"] = opts["kernel"]
     if battle:
         data["battle"] = battle
     for side in ("attacker", "defender"):
         if opts.get(f"{side}_break") is not None:
             data[side]["break_point"] = opts[f"{side}_break"]
         if opts.get(f"{side}_structure"):
-            data[side]["structure"] = parse_structure(opts[f"{side}_structure"],
-                                                      f"--{side}-structure")
+            data[side]["structure"] = parse_structure(
+                opts[f"{side}_structure"], f"--{side}-structure"
+            )
     if opts.get("structure"):
         data["defender"]["structure"] = parse_structure(opts["structure"], "--structure")
     return data

@@ -20,9 +20,19 @@ else:  # pragma: no cover
 TERRAINS = ("land", "swamp", "ship")
 WEATHERS = ("wind", "rain")
 STRIKE_ORDERS = ("random", "alternating")
+#: Kernels (see prepare.py): ``auto`` picks the faster one for the battle.
+KERNEL_CHOICES = ("auto", "strike", "skip")
 SIDES = ("attacker", "defender")
-FIGHTER_KEYS = ("attack", "defense", "missile", "ship", "swamp", "survive", "rain_grounded",
-                "noncombatant")
+FIGHTER_KEYS = (
+    "attack",
+    "defense",
+    "missile",
+    "ship",
+    "swamp",
+    "survive",
+    "rain_grounded",
+    "noncombatant",
+)
 
 
 @dataclass(frozen=True)
@@ -120,6 +130,7 @@ class Battle:
     terrain: str = "land"
     weather: tuple[str, ...] = ()
     strike_order: str = "random"
+    kernel: str = "auto"
     notes: tuple[str, ...] = field(default=())
 
     @property
@@ -184,7 +195,9 @@ def _fighter_types(custom: Node, source: Source) -> dict[str, FighterType]:
             merged[name] = {**base, **dict(sub.data)}
     fighters = {}
     for name, data in merged.items():
-        where = f"units.{name}" if custom.data and name in custom.data else f"(package) fighters.{name}"
+        where = (
+            f"units.{name}" if custom.data and name in custom.data else f"(package) fighters.{name}"
+        )
         fighters[name] = _fighter(name, Node(data, where, source))
     return fighters
 
@@ -193,22 +206,27 @@ def validate(data: Mapping[str, Any], source: Source) -> Battle:
     top = Node(data, "", source)
     top.only(("battle", "attacker", "defender", "units"))
     battle = top.child("battle", {})
-    battle.only(("terrain", "weather", "strike_order"))
+    battle.only(("terrain", "weather", "strike_order", "kernel"))
     terrain = battle.choice("terrain", TERRAINS, "land")
     weather = battle.choices("weather", WEATHERS)
     strike_order = battle.choice("strike_order", STRIKE_ORDERS, "random")
+    kernel = battle.choice("kernel", KERNEL_CHOICES, "auto")
 
     fighters = _fighter_types(top.child("units"), source)
     engine_table = standard_engines()
-    engines = {n: EngineType(n, _ratings(Node(d, f"engines.{n}", source))) for n, d in engine_table.items()}
+    engines = {
+        n: EngineType(n, _ratings(Node(d, f"engines.{n}", source))) for n, d in engine_table.items()
+    }
     noble = _ratings(Node(_table()["noble"], "noble", source))
     capacity = dict(_table()["structures"])
 
     sides = []
     for side_name in SIDES:
         if not top.has(side_name):
-            raise top.fail(f"is required: the {side_name}'s army (a table with [[{side_name}.units]])",
-                           side_name)
+            raise top.fail(
+                f"is required: the {side_name}'s army (a table with [[{side_name}.units]])",
+                side_name,
+            )
         sides.append(_side(top.child(side_name), fighters, engines, capacity, terrain))
     return Battle(
         attacker=sides[0],
@@ -220,22 +238,31 @@ def validate(data: Mapping[str, Any], source: Source) -> Battle:
         terrain=terrain,
         weather=weather,
         strike_order=strike_order,
+        kernel=kernel,
     )
 
 
-def _side(node: Node, fighters: Mapping[str, FighterType], engines: Mapping[str, EngineType],
-          capacity: Mapping[str, int], terrain: str) -> Side:
+def _side(
+    node: Node,
+    fighters: Mapping[str, FighterType],
+    engines: Mapping[str, EngineType],
+    capacity: Mapping[str, int],
+    terrain: str,
+) -> Side:
     node.only(("units", "break_point", "structure", "siege_engines"))
     if not node.has("units") or not node.table()["units"]:
-        raise node.fail("an empty side: expected at least one [[units]] entry (a noble and his men)",
-                        "units")
+        raise node.fail(
+            "an empty side: expected at least one [[units]] entry (a noble and his men)", "units"
+        )
     units = tuple(_unit(u, fighters) for u in node.child("units").elements())
 
     rows = sorted({u.behind for u in units} | {m.behind for u in units for m in u.men if m.count})
     for expected, row in enumerate(rows):
         if row != expected:
             missing = "the front row (behind = 0)" if expected == 0 else f"row {expected}"
-            raise node.fail(f"rear row {row} has nothing in front of it: {missing} is empty", "units")
+            raise node.fail(
+                f"rear row {row} has nothing in front of it: {missing} is empty", "units"
+            )
 
     structure = None
     if node.has("structure"):
@@ -252,11 +279,14 @@ def _side(node: Node, fighters: Mapping[str, FighterType], engines: Mapping[str,
         eng = node.child("siege_engines")
         for name, _ in eng.items():
             if name not in engines:
-                raise eng.fail(f"unknown siege engine '{name}'" + did_you_mean(name, engines), name, name)
+                raise eng.fail(
+                    f"unknown siege engine '{name}'" + did_you_mean(name, engines), name, name
+                )
             count = eng.integer(name, lo=0)
             if count and terrain == "ship":
-                raise eng.fail("siege engines are not used in combat at sea (terrain = \"ship\")",
-                               name, name)
+                raise eng.fail(
+                    'siege engines are not used in combat at sea (terrain = "ship")', name, name
+                )
             if count:
                 engine_list.append((name, count))
     return Side(
@@ -281,8 +311,12 @@ def _unit(node: Node, fighters: Mapping[str, FighterType]) -> Unit:
                 item.text("name", "item")
                 for k in bonus:  # only the best item per category is wielded
                     bonus[k] = max(bonus[k], item.integer(k, 0, lo=0))
-        noble = Noble(nb.integer("health", 100, lo=1, hi=100), bonus["attack"], bonus["defense"],
-                      bonus["missile"])
+        noble = Noble(
+            nb.integer("health", 100, lo=1, hi=100),
+            bonus["attack"],
+            bonus["defense"],
+            bonus["missile"],
+        )
     men: list[Men] = []
     if node.has("men"):
         raw = node.child("men")
@@ -290,14 +324,23 @@ def _unit(node: Node, fighters: Mapping[str, FighterType]) -> Unit:
         if isinstance(raw.data, list):
             for m in raw.elements():
                 m.only(("type", "count", "behind"))
-                entries.append((m.text("type"), m.integer("count", lo=0),
-                                m.integer("behind", behind, lo=0, hi=9), m))
+                entries.append(
+                    (
+                        m.text("type"),
+                        m.integer("count", lo=0),
+                        m.integer("behind", behind, lo=0, hi=9),
+                        m,
+                    )
+                )
         else:
             for name, _ in raw.items():
                 entries.append((name, raw.integer(name, lo=0), behind, raw))
         for name, count, row, where in entries:
             if name not in fighters:
-                raise where.fail(f"unknown unit type '{name}'" + did_you_mean(name, fighters),
-                                 name if where is raw else "type", name)
+                raise where.fail(
+                    f"unknown unit type '{name}'" + did_you_mean(name, fighters),
+                    name if where is raw else "type",
+                    name,
+                )
             men.append(Men(name, count, row))
     return Unit(noble=noble, behind=behind, men=tuple(men))

@@ -2,18 +2,26 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from kernels import olympia as k
+from kernels import olympia_skip
 
 from ..base import Prepared
-from .model import SIDES, Battle
+from .model import SIDES, Battle, Ratings, weathered
 
-#: The strike-by-strike kernel is the reference; issue-level faster kernels may
-#: replace it where they apply (see ``choose_kernel``).
-KERNELS = ("strike",)
+#: ``strike`` draws every strike (the reference); ``skip`` draws the strikes until the
+#: next change and which change it is (kernels/olympia_skip.py): the same distribution
+#: of every outcome, at a cost that grows with the kills rather than the strikes.
+KERNELS = ("strike", "skip")
+#: ``auto`` picks ``skip`` when a strike changes something less often than this: above
+#: it, drawing the geometric gap and the change costs more than drawing the strikes.
+#: Measured on one thread, 40 peasants a side in ships whose defense sets the rate: at
+#: 4.8% strike 23.6k vs skip 21.1k battles/s, at 3.0% 11.6k vs 20.2k, at 1.0% 6.4k vs
+#: 20.1k; at 16-23% (soldiers against pikemen in a castle) strike is 4-5x faster.
+SKIP_BELOW_CHANCE = 0.04
 
 
 @dataclass
@@ -30,58 +38,109 @@ class OlympiaArrays:
         return k.O_CASUALTIES + len(self.casualty_names)
 
 
+@dataclass
+class GroupTable:
+    """The group table being built, side by side in stack order."""
+
+    rows: list[list[int]] = field(default_factory=list)
+    survive: list[float] = field(default_factory=list)
+    side: int = 0
+    capacity: int = 0  # men the side's structure protects
+    placed: int = 0  # men and nobles so far in the side's stack order
+    start: int = 0  # the side's starting value
+
+    def begin_side(self, side: int, capacity: int) -> None:
+        self.side, self.capacity, self.placed, self.start = side, capacity, 0, 0
+
+    def add(
+        self,
+        kind: int,
+        unit: int,
+        row: int,
+        count: int,
+        ratings: Ratings,
+        column: int = -1,
+        health: int = 0,
+        noncombatant: bool = False,
+        leader: bool = False,
+        chance_to_survive: float = 0.0,
+    ) -> None:
+        value = 0 if kind == k.ENGINE else ratings.value
+        self.start += value * count
+        # Split a group where the structure's capacity ends: the first N men are inside.
+        inside = 0 if kind == k.ENGINE else max(0, min(count, self.capacity - self.placed))
+        if kind != k.ENGINE:
+            self.placed += count
+        for part, protected in ((inside, 1), (count - inside, 0)):
+            if part > 0:
+                self.rows.append(
+                    [
+                        self.side,
+                        unit,
+                        row,
+                        part,
+                        kind,
+                        ratings.strike,
+                        ratings.missile,
+                        ratings.defense,
+                        value,
+                        protected,
+                        column,
+                        health,
+                        int(noncombatant),
+                        int(leader),
+                    ]
+                )
+                self.survive.append(chance_to_survive)
+
+
 def compile_battle(battle: Battle) -> OlympiaArrays:
-    rows: list[list[int]] = []
-    survive: list[float] = []
+    table = GroupTable()
     casualty_names: list[str] = []
     side_table = np.zeros((2, k.N_SIDE_FIELDS), np.int64)
     unit_base = 0
     for s, side in enumerate(battle.sides):
         side_name = SIDES[s]
-        capacity = battle.capacity[side.structure.kind] if side.structure else 0
-        placed = 0  # men and nobles so far in stack order, for the structure's capacity
-        start = 0
-
-        def add(kind: int, unit: int, row: int, count: int, front: int, rear: int, defense: int,
-                value: int, column: int, health: int, noncombatant: bool, leader: bool,
-                chance_to_survive: float) -> None:
-            nonlocal placed, start
-            start += value * count if kind != k.ENGINE else 0
-            # Split a group where the structure's capacity ends: the first N men are inside.
-            inside = 0 if kind == k.ENGINE else max(0, min(count, capacity - placed))
-            if kind != k.ENGINE:
-                placed += count
-            for part, protected in ((inside, 1), (count - inside, 0)):
-                if part > 0:
-                    rows.append([s, unit, row, part, kind, front, rear, defense, value, protected,
-                                 column, health, int(noncombatant), int(leader)])
-                    survive.append(chance_to_survive)
-
+        table.begin_side(s, battle.capacity[side.structure.kind] if side.structure else 0)
         for u, unit in enumerate(side.units):
-            gu = unit_base + u
-            nb = battle.noble
-            missile = nb.missile + unit.noble.missile_bonus
-            if "wind" in battle.weather:
-                missile //= 2
-            attack = nb.attack + unit.noble.attack_bonus
-            defense = nb.defense + unit.noble.defense_bonus
-            add(k.NOBLE, gu, unit.behind, 1, max(attack, missile), missile, defense,
-                max(attack, missile) + defense, -1, unit.noble.health, False, u == 0, 0.0)
+            noble = weathered(
+                Ratings(
+                    battle.noble.attack + unit.noble.attack_bonus,
+                    battle.noble.defense + unit.noble.defense_bonus,
+                    battle.noble.missile + unit.noble.missile_bonus,
+                ),
+                battle.weather,
+                rain_grounded=False,
+            )
+            table.add(
+                k.NOBLE,
+                unit_base + u,
+                unit.behind,
+                1,
+                noble,
+                health=unit.noble.health,
+                leader=u == 0,
+            )
             for men in unit.men:
                 if men.count == 0:
                     continue
                 ftype = battle.fighters[men.type]
-                r = ftype.ratings(battle.terrain, battle.weather)
                 name = f"casualties.{side_name}.{men.type}"
                 if name not in casualty_names:
                     casualty_names.append(name)
-                column = k.O_CASUALTIES + casualty_names.index(name)
-                add(k.MAN, gu, men.behind, men.count, r.strike, r.missile, r.defense, r.value,
-                    column, 0, ftype.noncombatant, False, ftype.survive)
+                table.add(
+                    k.MAN,
+                    unit_base + u,
+                    men.behind,
+                    men.count,
+                    ftype.ratings(battle.terrain, battle.weather),
+                    column=k.O_CASUALTIES + casualty_names.index(name),
+                    noncombatant=ftype.noncombatant,
+                    chance_to_survive=ftype.survive,
+                )
         for name, count in side.engines:
-            r = battle.engines[name].ratings
-            add(k.ENGINE, unit_base, 0, count, r.strike, r.missile, r.defense, 0, -1, 0, False,
-                False, 0.0)
+            table.add(k.ENGINE, unit_base, 0, count, battle.engines[name].ratings)
+        start = table.start
         side_table[s, k.S_START] = start
         side_table[s, k.S_BREAK] = side.break_point
         side_table[s, k.S_LEADER_UNIT] = unit_base
@@ -91,8 +150,8 @@ def compile_battle(battle: Battle) -> OlympiaArrays:
             side_table[s, k.S_STRUCTURE_DMG] = side.structure.damage
         unit_base += len(side.units)
     return OlympiaArrays(
-        groups=np.array(rows, np.int64).reshape(-1, k.N_GROUP_FIELDS),
-        survive=np.array(survive, np.float64),
+        groups=np.array(table.rows, np.int64).reshape(-1, k.N_GROUP_FIELDS),
+        survive=np.array(table.survive, np.float64),
         sides=side_table,
         order=k.RANDOM if battle.strike_order == "random" else k.ALTERNATING,
         casualty_names=casualty_names,
@@ -100,15 +159,29 @@ def compile_battle(battle: Battle) -> OlympiaArrays:
     )
 
 
+def choose_kernel(arrays: OlympiaArrays, wanted: str = "auto") -> str:
+    """The kernel to run: ``wanted`` unless it is ``auto``, then the faster one for the
+    battle's opening: ``skip`` when few strikes change anything."""
+    if wanted != "auto":
+        return wanted
+    chance = float(
+        olympia_skip.opening_change_chance(
+            arrays.groups, arrays.survive, arrays.sides, arrays.order
+        )
+    )
+    return "skip" if chance < SKIP_BELOW_CHANCE else "strike"
+
+
 class OlympiaPrepared(Prepared):
     def __init__(self, battle: Battle) -> None:
         self.battle = battle
         self.arrays = compile_battle(battle)
-        self.kernel = "strike"
+        self.kernel = choose_kernel(self.arrays, battle.kernel)
         self.notes = battle.notes
         self.columns = self._columns()
-        self.flags = frozenset(c for c in self.columns
-                               if c.startswith(("leader_", "structure_collapsed")))
+        self.flags = frozenset(
+            c for c in self.columns if c.startswith(("leader_", "structure_collapsed"))
+        )
 
     def _columns(self) -> dict[str, int]:
         """Outcome columns worth reporting for this battle, name -> index in the row."""
@@ -125,11 +198,18 @@ class OlympiaPrepared(Prepared):
             columns[name] = k.O_CASUALTIES + i
         return columns
 
-    def run_matrix(self, seed: int, first: int, count: int, kernel: str | None = None) -> np.ndarray:
+    def use_reference_kernel(self) -> None:
+        self.kernel = "strike"
+
+    def run_matrix(
+        self, seed: int, first: int, count: int, kernel: str | None = None
+    ) -> np.ndarray:
         a = self.arrays
         out = np.zeros((count, a.n_columns), np.int64)
         if count:
-            k.strike_battles(a.groups, a.survive, a.sides, a.order, np.uint64(seed), first, out)
+            skip = (kernel or self.kernel) == "skip"
+            run = olympia_skip.skip_battles if skip else k.strike_battles
+            run(a.groups, a.survive, a.sides, a.order, np.uint64(seed), first, out)
         return out
 
     def run(self, seed: int, first: int, count: int) -> dict[str, np.ndarray]:

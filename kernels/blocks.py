@@ -1,0 +1,499 @@
+"""Blocks battles and sieges, one die at a time (spec/blocks.md).
+
+The battle is a table of blocks (attacker's first, then the defender's, each in the
+order the scenario lists them) and a vector of parameters and policies; the kernel
+fills one row of integers per battle. Nothing here knows about TOML, names or objects.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import prange
+
+from ._jit import jit
+from .rng import below, seed_battle
+
+# Columns of the block table.
+B_SIDE, B_STEPS, B_INITIATIVE, B_FIRE, B_KNIGHTS, B_HARRY, B_PLACE, B_ARRIVES = range(8)
+N_BLOCK_FIELDS = 8
+
+# Where a block is. The first three are also the scenario's starting places (B_PLACE).
+RESERVE, FIELD, CASTLE, STORM, SALLY, GONE, AWAY, TRYING = range(8)
+
+# Entries of the parameter vector.
+(
+    P_CASTLE_LIMIT,
+    P_ATTRITION,
+    P_SIEGE,
+    P_TURNS,
+    P_WITHDRAW,
+    P_STORM,
+    P_SALLY,
+    P_CHARGE,
+    P_RETREAT,
+    P_TIE_BREAK,
+) = range(10)
+N_PARAMS = 10
+# Policy codes: the index of the choice in simulator.rulesets.blocks.model.POLICIES.
+WITHDRAW_NONE, WITHDRAW_FILL, WITHDRAW_WHEN_WEAKER = 0, 1, 2
+STORM_NEVER, STORM_ROUND1, STORM_WHEN_STRONGER = 0, 1, 2
+SALLY_NEVER, SALLY_WHEN_STRONGER = 0, 1
+CHARGE_NEVER, CHARGE_ALWAYS = 0, 1
+RETREAT_NEVER, RETREAT_WHEN_WEAKER = 0, 1
+TIE_RANDOM, TIE_LISTED = 0, 1
+
+ATTACKER, DEFENDER, DRAW = 0, 1, 2
+NO_SIDE = -1
+
+# Columns of the outcome row: winner, steps, flags, per-side totals (attacker, defender),
+# then steps lost by each block and whether it was eliminated.
+O_WINNER, O_STEPS = 0, 1
+FLAGS = (
+    "attacker_won_field",
+    "attacker_retreated",
+    "defender_retreated",
+    "castle_stormed",
+    "castle_fell_to_attrition",
+    "siege_continues",
+    "defender_won",
+    "roles_swapped",
+    "storm_fought",
+    "sally_made",
+)
+(
+    F_ATTACKER_WON_FIELD,
+    F_ATTACKER_RETREATED,
+    F_DEFENDER_RETREATED,
+    F_CASTLE_STORMED,
+    F_CASTLE_FELL,
+    F_SIEGE_CONTINUES,
+    F_DEFENDER_WON,
+    F_ROLES_SWAPPED,
+    F_STORM_FOUGHT,
+    F_SALLY_MADE,
+) = range(10)
+O_FLAGS = 2
+SIDE_TOTALS = ("steps_lost", "blocks_eliminated")
+X_STEPS_LOST, X_BLOCKS_ELIMINATED = 0, 1
+O_TOTALS = O_FLAGS + len(FLAGS)
+O_BLOCKS = O_TOTALS + 2 * len(SIDE_TOTALS)
+#: Phases of a game turn: three combat rounds, then siege attrition.
+PHASES_PER_TURN = 4
+ATTRITION_PHASE = 4
+#: Battles per parallel work item: scratch arrays are allocated once per block.
+BLOCK = 64
+
+
+def n_columns(n_blocks: int) -> int:
+    return O_BLOCKS + 2 * n_blocks
+
+
+@jit
+def count_at(blocks, pos, side, place_a, place_b):
+    n = 0
+    for b in range(blocks.shape[0]):
+        if blocks[b, B_SIDE] == side and (pos[b] == place_a or pos[b] == place_b):
+            n += 1
+    return n
+
+
+@jit
+def steps_at(blocks, steps, pos, side, place_a, place_b):
+    total = 0
+    for b in range(blocks.shape[0]):
+        if blocks[b, B_SIDE] == side and (pos[b] == place_a or pos[b] == place_b):
+            total += steps[b]
+    return total
+
+
+@jit
+def present(blocks, pos, side):
+    """A side is still in the battle while it has a block anywhere in the area or on the road."""
+    for b in range(blocks.shape[0]):  # noqa: SIM110 - a plain loop is what Numba compiles best
+        if blocks[b, B_SIDE] == side and pos[b] <= SALLY:
+            return True
+    return False
+
+
+@jit
+def move_all(blocks, pos, side, source, target):
+    for b in range(blocks.shape[0]):
+        if pos[b] == source and (side == NO_SIDE or blocks[b, B_SIDE] == side):
+            pos[b] = target
+
+
+@jit
+def lose_step(blocks, steps, pos, b, row):
+    s = blocks[b, B_SIDE]
+    steps[b] -= 1
+    row[O_BLOCKS + b] += 1
+    row[O_TOTALS + 2 * X_STEPS_LOST + s] += 1
+    if steps[b] == 0:
+        pos[b] = GONE
+        mark_eliminated = O_BLOCKS + blocks.shape[0] + b
+        row[mark_eliminated] = 1
+        row[O_TOTALS + 2 * X_BLOCKS_ELIMINATED + s] += 1
+
+
+@jit
+def choose_target(state, blocks, steps, pos, mark, enemy, place_a, place_b, castle, tie_break):
+    """The enemy block the next hit goes to, or -1 when there is none."""
+    n = blocks.shape[0]
+    if castle:
+        for b in range(n):
+            if blocks[b, B_SIDE] == enemy and pos[b] == CASTLE and mark[b] == 1:
+                return b
+    most = 0
+    tied = 0
+    first = -1
+    for b in range(n):
+        if blocks[b, B_SIDE] == enemy and (pos[b] == place_a or pos[b] == place_b):
+            if steps[b] > most:
+                most = steps[b]
+                tied = 1
+                first = b
+            elif steps[b] == most:
+                tied += 1
+    if tied <= 1 or tie_break == TIE_LISTED:
+        return first
+    k = below(state, tied)
+    for b in range(n):
+        if (
+            blocks[b, B_SIDE] == enemy
+            and (pos[b] == place_a or pos[b] == place_b)
+            and steps[b] == most
+        ):
+            if k == 0:
+                return b
+            k -= 1
+    return first
+
+
+@jit
+def fire(
+    state, blocks, params, steps, pos, mark, b, enemy, place_a, place_b, castle, charging, row
+):
+    """Block ``b`` rolls one die per step; hits go one at a time to the strongest enemy."""
+    firepower = blocks[b, B_FIRE] + (1 if charging else 0)
+    hits = 0
+    sixes = 0
+    for _ in range(steps[b]):
+        roll = below(state, 6) + 1
+        if roll <= firepower:
+            hits += 1
+        if charging and roll == 6:
+            sixes += 1
+    for _ in range(hits):
+        target = choose_target(
+            state, blocks, steps, pos, mark, enemy, place_a, place_b, castle, params[P_TIE_BREAK]
+        )
+        if target < 0:
+            break  # hits beyond the enemy's remaining steps are lost
+        if castle:
+            if mark[target] == 1:
+                mark[target] = 0
+                lose_step(blocks, steps, pos, target, row)
+            else:
+                mark[target] = 1
+        else:
+            lose_step(blocks, steps, pos, target, row)
+    for _ in range(sixes):
+        if steps[b] > 0:
+            lose_step(blocks, steps, pos, b, row)
+
+
+@jit
+def field_round(state, blocks, params, steps, pos, mark, attacker, combat_round, row):
+    """Every block in the field (and sallying) fires once: defender A, attacker A, ..."""
+    n = blocks.shape[0]
+    for initiative in range(3):
+        for turn in range(2):
+            side = 1 - attacker if turn == 0 else attacker
+            enemy = 1 - side
+            for b in range(n):
+                if (
+                    blocks[b, B_SIDE] != side
+                    or blocks[b, B_INITIATIVE] != initiative
+                    or (pos[b] != FIELD and pos[b] != SALLY)
+                ):
+                    continue
+                if count_at(blocks, pos, enemy, FIELD, SALLY) == 0:
+                    return
+                retreats = (
+                    params[P_RETREAT] == RETREAT_WHEN_WEAKER
+                    and combat_round >= 2
+                    and pos[b] == FIELD
+                    and steps_at(blocks, steps, pos, side, FIELD, SALLY)
+                    < steps_at(blocks, steps, pos, enemy, FIELD, SALLY)
+                )
+                if retreats and blocks[b, B_HARRY] == 0:
+                    pos[b] = AWAY
+                    row[O_FLAGS + F_ATTACKER_RETREATED + side] = 1
+                    continue
+                charging = params[P_CHARGE] == CHARGE_ALWAYS and blocks[b, B_KNIGHTS] == 1
+                fire(
+                    state,
+                    blocks,
+                    params,
+                    steps,
+                    pos,
+                    mark,
+                    b,
+                    enemy,
+                    FIELD,
+                    SALLY,
+                    False,
+                    charging,
+                    row,
+                )
+                if retreats and pos[b] == FIELD:
+                    pos[b] = AWAY
+                    row[O_FLAGS + F_ATTACKER_RETREATED + side] = 1
+
+
+@jit
+def castle_round(state, blocks, params, steps, pos, mark, besieged, row):
+    """Stormers against the castle's blocks; the besieged side defends and fires first."""
+    n = blocks.shape[0]
+    for initiative in range(3):
+        for turn in range(2):
+            side = besieged if turn == 0 else 1 - besieged
+            for b in range(n):
+                if blocks[b, B_SIDE] != side or blocks[b, B_INITIATIVE] != initiative:
+                    continue
+                if side == besieged and pos[b] == CASTLE:
+                    if count_at(blocks, pos, 1 - side, STORM, STORM) == 0:
+                        return
+                    fire(
+                        state,
+                        blocks,
+                        params,
+                        steps,
+                        pos,
+                        mark,
+                        b,
+                        1 - side,
+                        STORM,
+                        STORM,
+                        False,
+                        False,
+                        row,
+                    )
+                elif side != besieged and pos[b] == STORM:
+                    if count_at(blocks, pos, besieged, CASTLE, CASTLE) == 0:
+                        return
+                    fire(
+                        state,
+                        blocks,
+                        params,
+                        steps,
+                        pos,
+                        mark,
+                        b,
+                        besieged,
+                        CASTLE,
+                        CASTLE,
+                        True,
+                        False,
+                        row,
+                    )
+
+
+@jit
+def try_storm(blocks, params, steps, pos, besieged, combat_round):
+    """Continue a storm, or declare one if the policy says so. Returns whether to storm.
+    Stormers join strongest first (listed order on ties) up to the castle limit."""
+    besieging = 1 - besieged
+    ongoing = count_at(blocks, pos, besieging, STORM, STORM) > 0
+    policy = params[P_STORM]
+    if not ongoing and (policy == STORM_NEVER or (policy == STORM_ROUND1 and combat_round != 1)):
+        return False
+    n = blocks.shape[0]
+    while count_at(blocks, pos, besieging, STORM, TRYING) < params[P_CASTLE_LIMIT]:
+        best = -1
+        for b in range(n):
+            if (
+                blocks[b, B_SIDE] == besieging
+                and pos[b] == FIELD
+                and (best < 0 or steps[b] > steps[best])
+            ):
+                best = b
+        if best < 0:
+            break
+        pos[best] = TRYING
+    stormers = steps_at(blocks, steps, pos, besieging, STORM, TRYING)
+    declared = ongoing or (
+        stormers > 0
+        and (
+            policy == STORM_ROUND1
+            or stormers >= steps_at(blocks, steps, pos, besieged, CASTLE, CASTLE)
+        )
+    )
+    move_all(blocks, pos, besieging, TRYING, STORM if declared else FIELD)
+    return declared
+
+
+@jit
+def sally_wanted(blocks, params, steps, pos, besieged):
+    """The besieged sally when what they would put in the field outnumbers the enemy's field."""
+    if (
+        params[P_SALLY] != SALLY_WHEN_STRONGER
+        or count_at(blocks, pos, besieged, CASTLE, CASTLE) == 0
+    ):
+        return False
+    ours = steps_at(blocks, steps, pos, besieged, CASTLE, FIELD) + steps_at(
+        blocks, steps, pos, besieged, SALLY, SALLY
+    )
+    theirs = steps_at(blocks, steps, pos, 1 - besieged, FIELD, SALLY)
+    return theirs > 0 and ours > theirs
+
+
+@jit
+def contested(blocks, pos):
+    return (
+        count_at(blocks, pos, ATTACKER, FIELD, SALLY) > 0
+        and count_at(blocks, pos, DEFENDER, FIELD, SALLY) > 0
+    )
+
+
+@jit
+def finish(blocks, pos, steps_value, siege_goes_on, row):
+    a = present(blocks, pos, ATTACKER)
+    d = present(blocks, pos, DEFENDER)
+    winner = DRAW
+    if a and not d:
+        winner = ATTACKER
+    elif d and not a:
+        winner = DEFENDER
+    row[O_WINNER] = winner
+    row[O_STEPS] = steps_value
+    row[O_FLAGS + F_DEFENDER_WON] = 1 if winner == DEFENDER else 0
+    row[O_FLAGS + F_SIEGE_CONTINUES] = 1 if siege_goes_on else 0
+    if (
+        count_at(blocks, pos, ATTACKER, FIELD, SALLY) > 0
+        and count_at(blocks, pos, DEFENDER, FIELD, SALLY) == 0
+    ):
+        row[O_FLAGS + F_ATTACKER_WON_FIELD] = 1
+
+
+@jit
+def one_battle(state, blocks, params, steps, pos, mark, row):
+    n = blocks.shape[0]
+    row[:] = 0
+    for b in range(n):
+        steps[b] = blocks[b, B_STEPS]
+        pos[b] = blocks[b, B_PLACE]
+        mark[b] = 0
+    new_battle = params[P_SIEGE] == 0
+    limit = params[P_CASTLE_LIMIT]
+    # Combat deployment: the defender may withdraw field blocks into the castle.
+    if (
+        new_battle
+        and params[P_WITHDRAW] != WITHDRAW_NONE
+        and (
+            params[P_WITHDRAW] == WITHDRAW_FILL
+            or steps_at(blocks, steps, pos, DEFENDER, FIELD, FIELD)
+            < steps_at(blocks, steps, pos, ATTACKER, FIELD, FIELD)
+        )
+    ):
+        for b in range(n):
+            if (
+                blocks[b, B_SIDE] == DEFENDER
+                and pos[b] == FIELD
+                and count_at(blocks, pos, DEFENDER, CASTLE, CASTLE) < limit
+            ):
+                pos[b] = CASTLE
+    besieged = NO_SIDE
+    for b in range(n):
+        if pos[b] == CASTLE:
+            besieged = blocks[b, B_SIDE]
+    attacker = ATTACKER
+    for turn in range(1, params[P_TURNS] + 1):
+        base = PHASES_PER_TURN * (turn - 1)
+        straight_to_attrition = False
+        for combat_round in range(1, 4):
+            if combat_round >= 2:
+                relief = False
+                for b in range(n):
+                    if pos[b] == RESERVE and blocks[b, B_ARRIVES] == combat_round:
+                        pos[b] = FIELD
+                        relief = relief or blocks[b, B_SIDE] == besieged
+                if relief:
+                    move_all(blocks, pos, NO_SIDE, STORM, FIELD)
+                    attacker = besieged
+            sally_allowed = besieged != NO_SIDE and not (
+                new_battle and turn == 1 and combat_round == 1
+            )
+            castle_held = (
+                besieged != NO_SIDE and count_at(blocks, pos, besieged, CASTLE, CASTLE) > 0
+            )
+            if contested(blocks, pos):
+                if sally_allowed and sally_wanted(blocks, params, steps, pos, besieged):
+                    move_all(blocks, pos, besieged, CASTLE, SALLY)
+                    row[O_FLAGS + F_SALLY_MADE] = 1
+                field_round(state, blocks, params, steps, pos, mark, attacker, combat_round, row)
+            elif castle_held and try_storm(blocks, params, steps, pos, besieged, combat_round):
+                attacker = 1 - besieged
+                row[O_FLAGS + F_STORM_FOUGHT] = 1
+                castle_round(state, blocks, params, steps, pos, mark, besieged, row)
+                if count_at(blocks, pos, besieged, CASTLE, CASTLE) == 0:
+                    row[O_FLAGS + F_CASTLE_STORMED] = 1
+            elif (
+                sally_allowed and castle_held and sally_wanted(blocks, params, steps, pos, besieged)
+            ):
+                attacker = besieged
+                move_all(blocks, pos, besieged, CASTLE, SALLY)
+                row[O_FLAGS + F_SALLY_MADE] = 1
+                field_round(state, blocks, params, steps, pos, mark, attacker, combat_round, row)
+            elif (
+                count_at(blocks, pos, ATTACKER, RESERVE, RESERVE)
+                + count_at(blocks, pos, DEFENDER, RESERVE, RESERVE)
+                == 0
+            ):
+                straight_to_attrition = True
+            if attacker != ATTACKER:
+                row[O_FLAGS + F_ROLES_SWAPPED] = 1
+            if not (present(blocks, pos, ATTACKER) and present(blocks, pos, DEFENDER)):
+                finish(blocks, pos, base + combat_round, False, row)
+                return
+            if straight_to_attrition:
+                break
+        if not straight_to_attrition:
+            # After battle retreat.
+            move_all(blocks, pos, NO_SIDE, SALLY, CASTLE)
+            move_all(blocks, pos, NO_SIDE, STORM, FIELD)
+            if contested(blocks, pos):
+                move_all(blocks, pos, attacker, FIELD, AWAY)
+                row[O_FLAGS + F_ATTACKER_RETREATED + attacker] = 1
+            if not (present(blocks, pos, ATTACKER) and present(blocks, pos, DEFENDER)):
+                finish(blocks, pos, base + 3, False, row)
+                return
+        # Siege attrition: both sides are still here, so one holds the castle, the other the field.
+        for b in range(n):
+            if (
+                blocks[b, B_SIDE] == besieged
+                and pos[b] == CASTLE
+                and below(state, 6) + 1 <= params[P_ATTRITION]
+            ):
+                lose_step(blocks, steps, pos, b, row)
+        if besieged != NO_SIDE and count_at(blocks, pos, besieged, CASTLE, CASTLE) == 0:
+            row[O_FLAGS + F_CASTLE_FELL] = 1
+        if not (present(blocks, pos, ATTACKER) and present(blocks, pos, DEFENDER)):
+            finish(blocks, pos, base + ATTRITION_PHASE, False, row)
+            return
+    finish(blocks, pos, PHASES_PER_TURN * params[P_TURNS], True, row)
+
+
+@jit(parallel=True)
+def blocks_battles(blocks, params, seed, first, out):
+    """Battles ``first .. first + len(out) - 1`` of run ``seed``, every die rolled."""
+    n = out.shape[0]
+    n_blocks = blocks.shape[0]
+    for chunk in prange((n + BLOCK - 1) // BLOCK):
+        state = np.empty(4, np.uint64)
+        steps = np.empty(n_blocks, np.int64)
+        pos = np.empty(n_blocks, np.int64)
+        mark = np.empty(n_blocks, np.int64)
+        for i in range(chunk * BLOCK, min(n, (chunk + 1) * BLOCK)):
+            seed_battle(state, seed, first + i)
+            one_battle(state, blocks, params, steps, pos, mark, out[i])

@@ -1,0 +1,429 @@
+"""Confrontation battles (spec/confrontation.md): stacks on hexes, turn by turn.
+
+Inputs are plain tables built by simulator/rulesets/confrontation/prepare.py:
+
+* ``units`` int64 [U, N_UNIT_FIELDS] and ``floats`` float64 [U, N_FLOAT_FIELDS], the
+  attacker's units first, each stack's units contiguous and in stack order;
+* ``stacks`` int64 [S, N_STACK_FIELDS] and ``distance`` int64 [S, S] (hex distances);
+* ``actions`` int64 [A, N_ACTION_FIELDS] grouped into script entries by
+  ``entry_start`` [E + 1]; ``turn_entry`` [T] is the entry played on each turn (-1: none);
+* ``params`` int64 [N_PARAMS].
+
+Resolve moves in half points, so it is kept doubled (``resolve2``) as an integer.
+One output row per battle, columns as ``O_*`` and ``column_*`` below say.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import prange
+
+from ._jit import jit
+from .rng import below, seed_battle
+
+U_SIDE, U_STACK, U_INTEGRITY, U_RESOLVE2, U_ADVANTAGES = range(5)
+U_REACH, U_AERIAL, U_SPEED, U_ABILITIES, U_CASUALTY = range(5, 10)
+N_UNIT_FIELDS = 10
+F_ARMS, F_A, F_B = range(3)
+N_FLOAT_FIELDS = 3
+S_SIDE, S_FIRST, S_END = range(3)
+N_STACK_FIELDS = 3
+A_UNIT, A_ABILITY, A_TARGET = range(3)
+N_ACTION_FIELDS = 3
+#: ``A_ABILITY`` / ``A_TARGET`` value: the simple policy chooses (best ability, nearest stack).
+CHOOSE = -1
+P_TURNS, P_NEARBY, P_RULE = range(3)
+N_PARAMS = 3
+
+ATTACK, BOMBARD, STRIKE = 0, 1, 2
+TWO_DICE, FLAT1 = 0, 1
+ATTACKER, DEFENDER, DRAW = 0, 1, 2
+
+O_WINNER, O_STEPS, O_DAMAGE = 0, 1, 2  # O_DAMAGE + side: damage rolled against the side
+O_UNITS = 4  # then per unit: destroyed (0/1), integrity left, resolve2; then casualties
+#: Battles per parallel work item: scratch arrays are allocated once per block.
+BLOCK = 64
+
+
+def column_destroyed(n_units: int, u: int) -> int:
+    return O_UNITS + u
+
+
+def column_integrity(n_units: int, u: int) -> int:
+    return O_UNITS + n_units + u
+
+
+def column_resolve2(n_units: int, u: int) -> int:
+    return O_UNITS + 2 * n_units + u
+
+
+def first_casualty_column(n_units: int) -> int:
+    return O_UNITS + 3 * n_units
+
+
+@jit(inline=True)
+def strength(units, floats, resolve2, u):
+    s = (floats[u, F_ARMS] * floats[u, F_A] + (resolve2[u] / 2.0) * floats[u, F_B]) * (
+        1.0 + units[u, U_ADVANTAGES] / 4.0
+    )
+    return s if s > 0.0 else 0.0
+
+
+@jit(inline=True)
+def faces(attacker, defender):
+    n = np.int64(np.floor(attacker - defender))
+    return n if n > 1 else np.int64(1)
+
+
+@jit(inline=True)
+def expected_damage(units, floats, resolve2, rule, x, y):
+    """Mean damage of ``x`` confronting ``y`` now: N + 1 for 2dN, or 1 (``flat1``)."""
+    sx = strength(units, floats, resolve2, x)
+    sy = strength(units, floats, resolve2, y)
+    if rule == FLAT1 and sx <= sy:
+        return np.int64(1)
+    return faces(sx, sy) + 1
+
+
+@jit
+def destroy(units, stacks, distance, nearby, y, alive, count, stack_alive, resolve2, row):
+    """Unit ``y`` is destroyed: within ``nearby`` spaces its side loses 1 resolve and
+    the other side gains 1."""
+    side = units[y, U_SIDE]
+    n = units.shape[0]
+    alive[y] = 0
+    count[side] -= 1
+    stack_alive[units[y, U_STACK]] -= 1
+    row[O_UNITS + y] = 1
+    row[units[y, U_CASUALTY]] += 1
+    for v in range(n):
+        if alive[v] == 1 and distance[units[v, U_STACK], units[y, U_STACK]] <= nearby:
+            resolve2[v] += -2 if units[v, U_SIDE] == side else 2
+
+
+@jit
+def confront(
+    state,
+    units,
+    floats,
+    stacks,
+    distance,
+    params,
+    x,
+    y,
+    integrity,
+    resolve2,
+    alive,
+    count,
+    stack_alive,
+    row,
+):
+    """``x`` confronts ``y``: 2dN damage (or 1 under ``flat1`` when x is not stronger)."""
+    sx = strength(units, floats, resolve2, x)
+    sy = strength(units, floats, resolve2, y)
+    if params[P_RULE] == FLAT1 and sx <= sy:
+        damage = np.int64(1)
+    else:
+        n = faces(sx, sy)
+        damage = 2 + below(state, n) + below(state, n)
+    integrity[y] -= damage
+    row[O_DAMAGE + units[y, U_SIDE]] += damage
+    if integrity[y] <= 0:
+        destroy(
+            units, stacks, distance, params[P_NEARBY], y, alive, count, stack_alive, resolve2, row
+        )
+
+
+@jit
+def strongest(units, floats, resolve2, alive, first, end):
+    """The highest-strength living unit of units ``first .. end-1`` (ties: the first)."""
+    best = -1
+    best_strength = 0.0
+    for v in range(first, end):
+        if alive[v] == 1:
+            s = strength(units, floats, resolve2, v)
+            if best < 0 or s > best_strength:
+                best = v
+                best_strength = s
+    return best
+
+
+@jit
+def nearest_stack(stacks, distance, stack_alive, side, here):
+    """The nearest stack of the other side with units left (ties: the first listed)."""
+    best = -1
+    for s in range(stacks.shape[0]):
+        if (
+            stacks[s, S_SIDE] != side
+            and stack_alive[s] > 0
+            and (best < 0 or distance[here, s] < distance[here, best])
+        ):
+            best = s
+    return best
+
+
+@jit
+def best_ability(units, floats, stacks, distance, resolve2, alive, rule, x, target):
+    """Of the abilities ``x`` has, the one with the most expected damage dealt minus
+    expected damage taken now (ties: attack, bombard, strike)."""
+    first = stacks[target, S_FIRST]
+    end = stacks[target, S_END]
+    bombard_value = np.int64(0)
+    for v in range(first, end):
+        if alive[v] == 1:
+            bombard_value += expected_damage(units, floats, resolve2, rule, x, v)
+    best = -1
+    best_value = np.int64(0)
+    for ability in range(3):
+        if (units[x, U_ABILITIES] >> ability) & 1 == 0:
+            continue
+        if ability == ATTACK:
+            d = strongest(units, floats, resolve2, alive, first, end)
+            value = 2 * expected_damage(units, floats, resolve2, rule, x, d) - expected_damage(
+                units, floats, resolve2, rule, d, x
+            )
+        elif ability == BOMBARD:
+            value = bombard_value
+        else:
+            c = interceptor_of(units, floats, stacks, distance, resolve2, alive, target)
+            if c >= 0:
+                value = expected_damage(units, floats, resolve2, rule, x, c) - expected_damage(
+                    units, floats, resolve2, rule, c, x
+                )
+            else:
+                value = bombard_value
+        if best < 0 or value > best_value:
+            best = ability
+            best_value = value
+    return best
+
+
+@jit
+def interceptor_of(units, floats, stacks, distance, resolve2, alive, target):
+    """Reach in the target space, or aerial units of its side within their speed."""
+    side = stacks[target, S_SIDE]
+    best = -1
+    best_strength = 0.0
+    for v in range(units.shape[0]):
+        if alive[v] == 0 or units[v, U_SIDE] != side:
+            continue
+        stack = units[v, U_STACK]
+        able = (stack == target and units[v, U_REACH] == 1) or (
+            units[v, U_AERIAL] == 1 and distance[stack, target] <= units[v, U_SPEED]
+        )
+        if able:
+            s = strength(units, floats, resolve2, v)
+            if best < 0 or s > best_strength:
+                best = v
+                best_strength = s
+    return best
+
+
+@jit
+def act(
+    state,
+    units,
+    floats,
+    stacks,
+    distance,
+    params,
+    x,
+    ability,
+    target,
+    integrity,
+    resolve2,
+    alive,
+    count,
+    stack_alive,
+    row,
+):
+    """Unit ``x`` uses ``ability`` on the space of stack ``target`` (CHOOSE: policy)."""
+    if alive[x] == 0:
+        return
+    if target == CHOOSE:
+        target = nearest_stack(stacks, distance, stack_alive, units[x, U_SIDE], units[x, U_STACK])
+        if target < 0:
+            return
+    if stack_alive[target] == 0:
+        return  # the space is empty now: the action is lost
+    if ability == CHOOSE:
+        ability = best_ability(
+            units, floats, stacks, distance, resolve2, alive, params[P_RULE], x, target
+        )
+    first = stacks[target, S_FIRST]
+    end = stacks[target, S_END]
+    defender = -1
+    answers = 0  # attack: attack, counter-attack, attack; strike: strike, answer
+    if ability == ATTACK:
+        defender = strongest(units, floats, resolve2, alive, first, end)
+        answers = 3
+    elif ability == STRIKE:
+        defender = interceptor_of(units, floats, stacks, distance, resolve2, alive, target)
+        answers = 2
+    if defender < 0:
+        # Bombard (and a strike nobody can intercept): each unit once, in stack order.
+        for v in range(first, end):
+            if alive[v] == 1:
+                confront(
+                    state,
+                    units,
+                    floats,
+                    stacks,
+                    distance,
+                    params,
+                    x,
+                    v,
+                    integrity,
+                    resolve2,
+                    alive,
+                    count,
+                    stack_alive,
+                    row,
+                )
+        return
+    for k in range(answers):
+        if k % 2 == 0:
+            confront(
+                state,
+                units,
+                floats,
+                stacks,
+                distance,
+                params,
+                x,
+                defender,
+                integrity,
+                resolve2,
+                alive,
+                count,
+                stack_alive,
+                row,
+            )
+        else:
+            confront(
+                state,
+                units,
+                floats,
+                stacks,
+                distance,
+                params,
+                defender,
+                x,
+                integrity,
+                resolve2,
+                alive,
+                count,
+                stack_alive,
+                row,
+            )
+        if alive[x] == 0 or alive[defender] == 0:
+            return
+
+
+@jit
+def finish(units, integrity, resolve2, winner, steps, row):
+    n = units.shape[0]
+    row[O_WINNER] = winner
+    row[O_STEPS] = steps
+    for u in range(n):
+        row[O_UNITS + n + u] = integrity[u] if integrity[u] > 0 else 0
+        row[O_UNITS + 2 * n + u] = resolve2[u]
+
+
+@jit
+def one_battle(
+    state,
+    units,
+    floats,
+    stacks,
+    distance,
+    actions,
+    entry_start,
+    turn_entry,
+    params,
+    row,
+    integrity,
+    resolve2,
+    alive,
+    count,
+    stack_alive,
+):
+    n = units.shape[0]
+    count[:] = 0
+    stack_alive[:] = 0
+    for u in range(n):
+        integrity[u] = units[u, U_INTEGRITY]
+        resolve2[u] = units[u, U_RESOLVE2]
+        alive[u] = 1
+        count[units[u, U_SIDE]] += 1
+        stack_alive[units[u, U_STACK]] += 1
+    turns = params[P_TURNS]
+    for turn in range(1, turns + 1):
+        entry = turn_entry[turn - 1]
+        if entry >= 0:
+            for a in range(entry_start[entry], entry_start[entry + 1]):
+                act(
+                    state,
+                    units,
+                    floats,
+                    stacks,
+                    distance,
+                    params,
+                    actions[a, A_UNIT],
+                    actions[a, A_ABILITY],
+                    actions[a, A_TARGET],
+                    integrity,
+                    resolve2,
+                    alive,
+                    count,
+                    stack_alive,
+                    row,
+                )
+                if count[ATTACKER] == 0 or count[DEFENDER] == 0:
+                    winner = DEFENDER if count[ATTACKER] == 0 else ATTACKER
+                    finish(units, integrity, resolve2, winner, turn, row)
+                    return
+        # Morale trends back: below 1 up by 0.5 (to 1), above 3 down by 0.5 (to 3).
+        for u in range(n):
+            if alive[u] == 1:
+                if resolve2[u] < 2:
+                    resolve2[u] = min(2, resolve2[u] + 1)
+                elif resolve2[u] > 6:
+                    resolve2[u] = max(6, resolve2[u] - 1)
+    finish(units, integrity, resolve2, DRAW, turns, row)
+
+
+@jit(parallel=True)
+def confrontation_battles(
+    units, floats, stacks, distance, actions, entry_start, turn_entry, params, seed, first, out
+):
+    """Battles ``first .. first + len(out) - 1`` of run ``seed``."""
+    n = out.shape[0]
+    n_units = units.shape[0]
+    n_stacks = stacks.shape[0]
+    for block in prange((n + BLOCK - 1) // BLOCK):
+        state = np.empty(4, np.uint64)
+        integrity = np.empty(n_units, np.int64)
+        resolve2 = np.empty(n_units, np.int64)
+        alive = np.empty(n_units, np.int64)
+        count = np.empty(2, np.int64)
+        stack_alive = np.empty(n_stacks, np.int64)
+        for i in range(block * BLOCK, min(n, (block + 1) * BLOCK)):
+            seed_battle(state, seed, first + i)
+            one_battle(
+                state,
+                units,
+                floats,
+                stacks,
+                distance,
+                actions,
+                entry_start,
+                turn_entry,
+                params,
+                out[i],
+                integrity,
+                resolve2,
+                alive,
+                count,
+                stack_alive,
+            )

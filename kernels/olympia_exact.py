@@ -1,0 +1,449 @@
+"""Exact Olympia answers: the battle as a Markov chain on the kernel's own state.
+
+Misses change nothing, so between two changes (a man or noble down, an engine lost,
+a structure hit) the strikes are independent trials. The chain's state is what the
+strike kernel keeps between strikes, less what cannot influence the future:
+
+* ``cnt`` of every group (men, nobles, engines), as in kernels/olympia.py;
+* per side with a structure, the points it has absorbed: defense goes first, then
+  damage, so ``(defense, damage)`` is a function of one counter (``remaining`` below,
+  counting down to the collapse);
+* under ``alternating`` order, the two strike budgets and whose turn it is.
+
+A noble's wound only decides his fate after he left (killed or not, captured or not),
+so it never enters the state: those outcomes are weighed in at the end.
+
+Every change lowers a count or the structure counter, so a mixed-radix index of the
+state strictly decreases along every transition. Probability mass is pushed forward
+in one sweep from the highest index down: when a state is reached in the sweep all
+its predecessors have been processed. Self-loops (misses, a blessed soldier's luck)
+are skipped by conditioning on a change; under ``alternating`` order the budgets walk
+a deterministic path between changes, and a whole cycle without a change is a
+geometric self-loop of the cycle start.
+
+The state, targets and shielding come from the strike kernel's own helpers
+(``refresh``, ``defense_of``, ``is_broken``), so both follow one reading of the spec.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._jit import jit
+from .olympia import (
+    ALTERNATING,
+    ATTACKER,
+    COLLAPSE_DAMAGE,
+    DEFENDER,
+    DRAW,
+    ENGINE,
+    G_COUNT,
+    G_DEF,
+    G_HEALTH,
+    G_KIND,
+    G_LEADER,
+    G_PROTECTED,
+    G_SIDE,
+    G_VALUE,
+    MAN,
+    N_PER_SIDE,
+    NOBLE,
+    S_HAS_STRUCTURE,
+    S_START,
+    S_STRUCTURE_DEF,
+    S_STRUCTURE_DMG,
+    X_CAPTURED,
+    X_COLLAPSED,
+    X_ENGINES_LOST,
+    X_KILLED,
+    X_LEADER_CAPTURED,
+    X_LEADER_KILLED,
+    X_LEADER_WOUNDED,
+    X_STRUCTURE_DEF,
+    X_STRUCTURE_DMG,
+    X_WOUNDED,
+    extra,
+    is_broken,
+    refresh,
+)
+from .olympia import G_COLUMN as _G_COLUMN
+
+#: Points a siege engine's hit takes from a structure: 5..10, uniform.
+ENGINE_MIN_POINTS, ENGINE_POINTS = 5, 6
+#: Results vector: P(attacker), P(defender), P(draw), E[strikes], then E[row column]
+#: for every column of the kernel's outcome row from O_EXTRAS on (same layout).
+R_STRIKES = 3
+R_ROW = 4
+
+
+@jit(inline=True)
+def structure_of(sides, remaining, s):
+    """``(defense, damage, standing)`` of side ``s``'s structure with ``remaining``
+    points left before it collapses."""
+    if sides[s, S_HAS_STRUCTURE] == 0:
+        return 0, 0, 0
+    d0 = sides[s, S_STRUCTURE_DEF]
+    taken = d0 + COLLAPSE_DAMAGE - sides[s, S_STRUCTURE_DMG] - remaining
+    if remaining <= 0:
+        return 0, COLLAPSE_DAMAGE, 0
+    return max(d0 - taken, 0), sides[s, S_STRUCTURE_DMG] + max(taken - d0, 0), 1
+
+
+@jit
+def strike_events(
+    groups,
+    survive,
+    rating,
+    w,
+    t,
+    ts,
+    ws,
+    sdef,
+    standing,
+    remaining,
+    sstride,
+    stride,
+    index,
+    s,
+    succ,
+    prob,
+):
+    """Changes one strike by side ``s`` can make, as (successor index, probability)
+    pairs in ``succ`` / ``prob``; returns how many. The probabilities are per strike
+    (their sum is the chance that the strike changes anything)."""
+    e = 1 - s
+    n = 0
+    if ws[s] == 0:
+        return 0
+    inv_ws = 1.0 / ws[s]
+    # Targets are drawn uniformly among the enemy's ts[e] slots (the structure is one).
+    inv_ts = 1.0 / ts[e] if ts[e] > 0 else 0.0
+    men_struct = 0.0
+    engine_struct = 0.0
+    for i in range(groups.shape[0]):
+        if groups[i, G_SIDE] != s or w[i] == 0:
+            continue
+        a = rating[i]
+        if standing[e] == 1:
+            p_struct = w[i] * inv_ws * a / (a + sdef[e])
+            if groups[i, G_KIND] == ENGINE:
+                engine_struct += p_struct
+            else:
+                men_struct += p_struct * inv_ts
+    for j in range(groups.shape[0]):
+        if groups[j, G_SIDE] != e or t[j] == 0:
+            continue
+        d = groups[j, G_DEF] + (sdef[e] if groups[j, G_PROTECTED] == 1 and standing[e] == 1 else 0)
+        total = 0.0
+        for i in range(groups.shape[0]):
+            if groups[i, G_SIDE] == s and w[i] > 0 and groups[i, G_KIND] != ENGINE:
+                a = rating[i]
+                total += w[i] * a / (a + d)
+        p = total * inv_ws * t[j] * inv_ts * (1.0 - survive[j])
+        if p > 0.0:
+            succ[n] = index - stride[j]
+            prob[n] = p
+            n += 1
+    if men_struct > 0.0:
+        succ[n] = index - min(1, remaining[e]) * sstride[e]
+        prob[n] = men_struct
+        n += 1
+    if engine_struct > 0.0:
+        for k in range(ENGINE_POINTS):
+            points = ENGINE_MIN_POINTS + k
+            succ[n] = index - min(points, remaining[e]) * sstride[e]
+            prob[n] = engine_struct / ENGINE_POINTS
+            n += 1
+    return n
+
+
+@jit(inline=True)
+def decode(index, groups, radix, stride, sides, sradix, sstride, cnt, remaining):
+    for g in range(groups.shape[0]):
+        cnt[g] = (index // stride[g]) % radix[g]
+    for s in range(2):
+        remaining[s] = (index // sstride[s]) % sradix[s]
+
+
+@jit
+def side_status(groups, sides, cnt, value, alive):
+    for s in range(2):
+        value[s] = sides[s, S_START]
+        alive[s] = 0
+    for g in range(groups.shape[0]):
+        if groups[g, G_KIND] != ENGINE:
+            s = groups[g, G_SIDE]
+            value[s] -= (groups[g, G_COUNT] - cnt[g]) * groups[g, G_VALUE]
+            alive[s] += cnt[g]
+
+
+@jit
+def settle(groups, sides, cnt, remaining, alive, winner, mass, res):
+    """Add a finished battle's outcome, weighted by ``mass``, to ``res``."""
+    res[winner] += mass
+    row = res[R_ROW - 2 :]  # row column c lives at res[R_ROW - 2 + c], c >= O_EXTRAS = 2
+    for g in range(groups.shape[0]):
+        s = groups[g, G_SIDE]
+        lost = groups[g, G_COUNT] - cnt[g]
+        kind = groups[g, G_KIND]
+        if kind == MAN:
+            row[groups[g, _G_COLUMN]] += mass * lost
+        elif kind == ENGINE:
+            row[extra(s, X_ENGINES_LOST)] += mass * lost
+        elif lost == 1:
+            # A wound of 1..100 taken from his health h kills him with chance (101 - h) / 100.
+            killed = (101 - groups[g, G_HEALTH]) / 100.0
+            row[extra(s, X_KILLED)] += mass * killed
+            row[extra(s, X_WOUNDED)] += mass * (1.0 - killed)
+            if groups[g, G_LEADER] == 1:
+                row[extra(s, X_LEADER_KILLED)] += mass * killed
+                row[extra(s, X_LEADER_WOUNDED)] += mass * (1.0 - killed)
+    for s in range(2):
+        if sides[s, S_HAS_STRUCTURE] == 1:
+            sdef, sdmg, standing = structure_of(sides, remaining[s], s)
+            row[extra(s, X_STRUCTURE_DEF)] += mass * sdef
+            row[extra(s, X_STRUCTURE_DMG)] += mass * sdmg
+            row[extra(s, X_COLLAPSED)] += mass * (1 - standing)
+    if winner != DRAW:
+        loser = 1 - winner
+        percent = 75
+        if alive[loser] > 0:
+            percent = min(75, max(25, 25 * alive[winner] // alive[loser]))
+        for g in range(groups.shape[0]):
+            if groups[g, G_SIDE] == loser and groups[g, G_KIND] == NOBLE:
+                # Still fighting: healthy. Left wounded: alive with chance (h - 1) / 100.
+                living = 1.0 if cnt[g] == 1 else (groups[g, G_HEALTH] - 1) / 100.0
+                p = mass * living * percent / 100.0
+                row[extra(loser, X_CAPTURED)] += p
+                if groups[g, G_LEADER] == 1:
+                    row[extra(loser, X_LEADER_CAPTURED)] += p
+
+
+@jit
+def solve_chain(
+    groups, survive, sides, order, radix, stride, sradix, sstride, budget_radix, n_states, res
+):
+    """Push the mass of the start state through the whole chain; fill ``res``.
+
+    ``radix`` / ``stride``: the mixed-radix digits of the group counts, ``sradix`` /
+    ``sstride`` of the structure counters (radix 1 when a side has none). Under
+    ``alternating`` order each state also carries budgets (b0, b1) and the turn:
+    index = state * configs + (b0 * budget_radix[1] + b1) * 2 + turn.
+    Returns 0, or 1 if some state can never end (the strike kernel would not stop)."""
+    n_groups = groups.shape[0]
+    alternating = order == ALTERNATING
+    configs = budget_radix[0] * budget_radix[1] * 2 if alternating else 1
+    mass = np.zeros(n_states * configs)
+    cnt = np.empty(n_groups, np.int64)
+    unit_men = np.zeros(groups.shape[0] + 1, np.int64)
+    rating = np.empty(n_groups, np.int64)
+    w = np.empty(n_groups, np.int64)
+    t = np.empty(n_groups, np.int64)
+    per_side = np.zeros((N_PER_SIDE, 2), np.int64)
+    value, alive, sdef, sdmg, standing, ws, ts, _budget, others, front = per_side
+    remaining = np.empty(2, np.int64)
+    n_events = n_groups + 2 + 2 * ENGINE_POINTS
+    succ = np.empty((2, n_events), np.int64)
+    prob = np.empty((2, n_events))
+    n_ev = np.zeros(2, np.int64)
+    q = np.zeros(2)
+    # Grid of the budgets inside one state (alternating), walked between changes.
+    grid = np.zeros(configs)
+
+    start = 0
+    for g in range(n_groups):
+        start += groups[g, G_COUNT] * stride[g]
+    for s in range(2):
+        start += (sradix[s] - 1) * sstride[s]
+    # Budgets start empty with the attacker to strike: the first loop resets them.
+    mass[start * configs] = 1.0
+    res[:] = 0.0
+
+    for index in range(n_states - 1, -1, -1):
+        base = index * configs
+        here = 0.0
+        for c in range(configs):
+            here += mass[base + c]
+        if here == 0.0:
+            continue
+        decode(index, groups, radix, stride, sides, sradix, sstride, cnt, remaining)
+        for s in range(2):
+            sdef[s], sdmg[s], standing[s] = structure_of(sides, remaining[s], s)
+        side_status(groups, sides, cnt, value, alive)
+        lost_a = is_broken(value, alive, sides, ATTACKER)
+        lost_d = is_broken(value, alive, sides, DEFENDER)
+        first = index == start
+        if (lost_a or lost_d) and not first:
+            winner = DRAW if lost_a and lost_d else (DEFENDER if lost_a else ATTACKER)
+            settle(groups, sides, cnt, remaining, alive, winner, here, res)
+            continue
+        refresh(groups, cnt, sides, standing, order, unit_men, rating, w, t, ws, ts, others, front)
+        for s in range(2):
+            n_ev[s] = strike_events(
+                groups,
+                survive,
+                rating,
+                w,
+                t,
+                ts,
+                ws,
+                sdef,
+                standing,
+                remaining,
+                sstride,
+                stride,
+                index,
+                s,
+                succ[s],
+                prob[s],
+            )
+            q[s] = 0.0
+            for k in range(n_ev[s]):
+                q[s] += prob[s, k]
+        if ws[0] + ws[1] == 0:
+            # Nobody can strike: a stalemate, reported as a draw.
+            settle(groups, sides, cnt, remaining, alive, DRAW, here, res)
+            continue
+        if first and (lost_a or lost_d):
+            # Broken before the first strike: the kernel strikes once, then checks.
+            _first_strike_only(
+                groups,
+                sides,
+                cnt,
+                remaining,
+                alive,
+                order,
+                ws,
+                n_ev,
+                succ,
+                prob,
+                q,
+                here,
+                radix,
+                stride,
+                sradix,
+                sstride,
+                res,
+            )
+            continue
+        if not alternating:
+            total = ws[0] + ws[1]
+            p_change = (ws[0] * q[0] + ws[1] * q[1]) / total
+            if p_change <= 0.0:
+                return 1
+            res[R_STRIKES] += here / p_change
+            for s in range(2):
+                share = here * ws[s] / total / p_change
+                for k in range(n_ev[s]):
+                    mass[succ[s, k]] += share * prob[s, k]
+            continue
+        # Alternating: walk the budgets down, then whole cycles from the reset.
+        b1r = budget_radix[1]
+        grid[:] = 0.0
+        for c in range(configs):
+            m = mass[base + c]
+            if m != 0.0:
+                turn = c % 2
+                b0 = min((c // 2) // b1r, ws[0])
+                b1 = min((c // 2) % b1r, ws[1])
+                grid[(b0 * b1r + b1) * 2 + turn] += m
+        restart = 0.0
+        for level in range(ws[0] + ws[1], -1, -1):
+            for b0 in range(min(level, ws[0]), -1, -1):
+                b1 = level - b0
+                if b1 > ws[1]:
+                    break
+                for turn in range(2):
+                    c = (b0 * b1r + b1) * 2 + turn
+                    m = grid[c]
+                    if m == 0.0:
+                        continue
+                    if level == 0:
+                        restart += m
+                        continue
+                    s = turn if (b0 if turn == 0 else b1) > 0 else 1 - turn
+                    n0 = b0 - 1 if s == 0 else b0
+                    n1 = b1 - 1 if s == 1 else b1
+                    after = (n0 * b1r + n1) * 2 + (1 - s)
+                    res[R_STRIKES] += m
+                    for k in range(n_ev[s]):
+                        mass[succ[s, k] * configs + after] += m * prob[s, k]
+                    grid[after] += m * (1.0 - q[s])
+        if restart == 0.0:
+            continue
+        # One whole cycle from (ws0, ws1, attacker): its no-change chance is a self-loop.
+        survive_cycle = (1.0 - q[0]) ** ws[0] * (1.0 - q[1]) ** ws[1]
+        if survive_cycle >= 1.0:
+            return 1
+        flow = restart / (1.0 - survive_cycle)
+        b0 = ws[0]
+        b1 = ws[1]
+        turn = ATTACKER
+        while b0 + b1 > 0:
+            s = turn if (b0 if turn == 0 else b1) > 0 else 1 - turn
+            if s == 0:
+                b0 -= 1
+            else:
+                b1 -= 1
+            turn = 1 - s
+            after = (b0 * b1r + b1) * 2 + turn
+            res[R_STRIKES] += flow
+            for k in range(n_ev[s]):
+                mass[succ[s, k] * configs + after] += flow * prob[s, k]
+            flow *= 1.0 - q[s]
+    return 0
+
+
+@jit
+def _first_strike_only(
+    groups,
+    sides,
+    cnt,
+    remaining,
+    alive,
+    order,
+    ws,
+    n_ev,
+    succ,
+    prob,
+    q,
+    here,
+    radix,
+    stride,
+    sradix,
+    sstride,
+    res,
+):
+    """A side broken before any strike: one strike happens, then the battle ends."""
+    res[R_STRIKES] += here
+    n_groups = groups.shape[0]
+    cnt2 = np.empty(n_groups, np.int64)
+    rem2 = np.empty(2, np.int64)
+    value = np.empty(2, np.int64)
+    alive2 = np.empty(2, np.int64)
+    total = ws[0] + ws[1]
+    for s in range(2):
+        if order == ALTERNATING:
+            share = 1.0 if s == (ATTACKER if ws[0] > 0 else DEFENDER) else 0.0
+        else:
+            share = ws[s] / total
+        if share == 0.0:
+            continue
+        # No change: the state as it is; a change: each successor.
+        for k in range(-1, n_ev[s]):
+            if k < 0:
+                p = share * (1.0 - q[s])
+                for g in range(n_groups):
+                    cnt2[g] = cnt[g]
+                rem2[0] = remaining[0]
+                rem2[1] = remaining[1]
+            else:
+                p = share * prob[s, k]
+                decode(succ[s, k], groups, radix, stride, sides, sradix, sstride, cnt2, rem2)
+            if p == 0.0:
+                continue
+            side_status(groups, sides, cnt2, value, alive2)
+            lost_a = is_broken(value, alive2, sides, ATTACKER)
+            lost_d = is_broken(value, alive2, sides, DEFENDER)
+            winner = DRAW if lost_a and lost_d else (DEFENDER if lost_a else ATTACKER)
+            settle(groups, sides, cnt2, rem2, alive2, winner, p, res)

@@ -1,0 +1,551 @@
+"""Build the balance-study notebooks (``python notebooks/build.py``).
+
+The notebooks are generated so that they can be regenerated after an API change; the
+test suite executes them with a small battle count (``BATTLE_ODDS_NOTEBOOK_BATTLES``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+HERE = Path(__file__).resolve().parent
+
+SETUP = """\
+%matplotlib inline
+import os
+
+import matplotlib.pyplot as plt
+
+import simulator
+from simulator import plots
+from simulator.compare import compare
+from simulator.sweep import find_target, sweep
+
+# The test suite sets a small count; a real study uses tens of thousands per point.
+BATTLES = int(os.environ.get("BATTLE_ODDS_NOTEBOOK_BATTLES", "20000"))
+SEED = 20261121"""
+
+#: The extra imports of the studies that tabulate and write their conclusions.
+STUDY_IMPORTS = """
+
+import pandas as pd
+from IPython.display import Markdown, display"""
+
+
+def olympia_knight() -> nbformat.NotebookNode:
+    cells = [
+        new_markdown_cell(
+            "# What is a knight worth in soldiers? (olympia)\n\n"
+            "A knight (80/80) costs far more than a soldier (5/5). Here we ask the balance "
+            "question directly: against a fixed pike wall, how many soldiers does it take to "
+            "do what a given number of knights does, and how do terrain and weather move "
+            "that exchange rate? Every number comes from the package; nothing is simulated "
+            "in the notebook itself."
+        ),
+        new_code_cell(SETUP),
+        new_code_cell(
+            'def army(knights=0, soldiers=0, terrain="land", weather=()):\n'
+            '    data = {"ruleset": "olympia", "name": f"{knights} knights, {soldiers} soldiers",\n'
+            '            "battle": {"terrain": terrain, "weather": list(weather)},\n'
+            '            "attacker": {"units": [{"men": {"knight": knights,\n'
+            '                                            "soldier": soldiers}}]},\n'
+            '            "defender": {"units": [{"men": {"pikeman": 30}}]}}\n'
+            '    return simulator.from_data(data, simulator.errors.Source("notebook"))\n\n'
+            "KNIGHTS = 14\nknights = army(knights=KNIGHTS)\n"
+            "result = simulator.simulate(knights, BATTLES, SEED)\n"
+            "result.summary().head(6)"
+        ),
+        new_markdown_cell(
+            "The full picture of the knights' battle: who wins, when the "
+            "battle breaks, and what it costs each side."
+        ),
+        new_code_cell("plots.report_figure(result, width=11, height=7)"),
+        new_markdown_cell(
+            "## Soldiers needed to match the knights\n"
+            "Sweep the number of soldiers (no knights) and find where their win probability "
+            "reaches the knights'. The points share random numbers, so the curve is smooth."
+        ),
+        new_code_cell(
+            'p_knights = result.win("attacker")[0]\n'
+            'soldiers = sweep(army(soldiers=10), ["attacker.soldier=10..80:5"],\n'
+            "                 BATTLES // 4, SEED)\n"
+            "fig, ax = plt.subplots(figsize=(7, 4))\n"
+            "plots.sweep_panel(soldiers, ax, target=p_knights)\n"
+            'ax.set_title(f"Soldiers alone; dotted: {KNIGHTS} knights win {p_knights:.0%}")\n'
+            'soldiers.frame()[["attacker.soldier", "p", "low", "high"]]'
+        ),
+        new_code_cell(
+            'search = find_target(army(soldiers=10), "attacker.soldier=10..120", '
+            "min(max(p_knights, 0.05), 0.95),\n"
+            "                     SEED, first_battles=max(BATTLES // 10, 200), "
+            "max_battles=max(BATTLES, 1000))\n"
+            "worth = search.value\n"
+            'print(f"{KNIGHTS} knights win {p_knights:.1%}; soldiers needed for that: {worth} "\n'
+            '      f"(sure: {search.sure}); one knight is worth about "\n'
+            "      f\"{worth / KNIGHTS if worth else float('nan'):.1f} soldiers\")"
+        ),
+        new_markdown_cell(
+            "## Terrain and weather\n"
+            "In a swamp knights fight at 20/20; on land at full strength. Compare the "
+            "knights' odds on common random numbers (battle *i* sees the same luck in both), "
+            "so the difference is measured far more precisely than by two separate runs."
+        ),
+        new_code_cell(
+            "rows = []\n"
+            'for terrain, weather in [("swamp", ()), ("land", ("rain",)), ("land", ("wind",))]:\n'
+            "    c = compare(knights, army(knights=KNIGHTS, terrain=terrain, weather=weather), "
+            "BATTLES // 2, SEED)\n"
+            '    d = c.win("attacker")\n'
+            '    rows.append({"conditions": f"{terrain} {\' \'.join(weather)}".strip(), '
+            '"land": d.a, "changed": d.b,\n'
+            '                 "difference": d.difference, "low": d.low, "high": d.high})\n'
+            "import pandas as pd\n"
+            "pd.DataFrame(rows)"
+        ),
+        new_code_cell(
+            'swamp = compare(knights, army(knights=KNIGHTS, terrain="swamp"), BATTLES // 2, SEED)\n'
+            "plots.comparison_panel(swamp).figure"
+        ),
+        new_markdown_cell(
+            "Reading: the knight's worth is not a constant. The pike wall's break point and "
+            "the terrain set the exchange rate, and in a swamp the knights lose most of their "
+            "edge. Weather matters only for missile troops, so rain and wind leave this "
+            "melee-only battle unchanged (the paired difference is exactly zero)."
+        ),
+    ]
+    return new_notebook(
+        cells=cells,
+        metadata={
+            "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}
+        },
+    )
+
+
+def age_of_gods_pikemen() -> nbformat.NotebookNode:
+    cells = [
+        new_markdown_cell(
+            "# Pikemen against mounted units (age_of_gods)\n\n"
+            "In *The Age of Gods* a pikeman is a poor fighter (attack 5, defense 20) with one "
+            "special rule: he doubles his defense against a mounted striker. How much is that "
+            "rule worth? We take the bundled battle "
+            "`scenarios/age_of_gods/pikemen_vs_knights.toml` (25 knights, 90/90 and mounted, "
+            "charge 40 pikemen with 8 archers behind them) and "
+            "ask three questions:\n\n"
+            "1. What does the rule change in this battle? The control is the same battle with the "
+            "knights made unmounted (`units.knight.mounted = false`): same ratings on every "
+            "terrain, only the pike rule no longer applies.\n"
+            "2. How many pikemen does it take to hold the line, with and without the rule?\n"
+            "3. What does terrain do to all of this?\n\n"
+            "Every number is computed by the package below; the conclusions at the end are "
+            "written from those numbers."
+        ),
+        new_code_cell(SETUP + STUDY_IMPORTS),
+        new_code_cell(
+            '''def battle(pikemen=40, knights=25, terrain="land", mounted=True):
+    """The bundled pikemen-vs-knights battle; `mounted=False` is the control."""
+    rider = "knights" if mounted else "knights on foot"
+    data = {"ruleset": "age_of_gods", "name": f"{knights} {rider} vs {pikemen} pikemen, {terrain}",
+            "battle": {"terrain": terrain},
+            "units": {"knight": {"mounted": mounted}},
+            "attacker": {"units": [{"men": {"knight": knights}}]},
+            "defender": {"units": [{"men": {"pikeman": pikemen}},
+                                   {"behind": 1, "men": {"archer": 8}}]}}
+    return simulator.from_data(data, simulator.errors.Source("notebook"))
+
+
+charge = battle()
+result = simulator.simulate(charge, BATTLES, SEED)
+result.summary().head(6)'''
+        ),
+        new_markdown_cell(
+            "The battle as it stands: who wins, in which round it breaks, and what each side loses."
+        ),
+        new_code_cell("plots.report_figure(result, width=11, height=7)"),
+        new_markdown_cell(
+            "## 1. The pike rule in this battle\n"
+            "Both versions run on common random numbers (battle *i* of each uses the same random "
+            "stream), so the difference is measured far more precisely than by two separate "
+            "runs: the grey bars in the plot are what independent runs would give."
+        ),
+        new_code_cell(
+            """rule = compare(charge, battle(mounted=False), BATTLES, SEED)
+rule_win = rule.win("attacker")
+knights_lost = rule.mean("casualties.attacker.knight")
+pikemen_lost = rule.mean("casualties.defender.pikeman")
+print(f"Knights win {rule_win.a:.1%} mounted and {rule_win.b:.1%} on foot: the rule changes "
+      f"their chance by {100 * -rule_win.difference:+.1f} percentage points "
+      f"(paired 95% interval {100 * -rule_win.high:+.1f} to {100 * -rule_win.low:+.1f}).")
+print(f"Knights lost per battle: {knights_lost.a:.1f} mounted, {knights_lost.b:.1f} on foot; "
+      f"pikemen lost: {pikemen_lost.a:.1f} against mounted knights, {pikemen_lost.b:.1f} on foot.")
+rule.summary().head(3)"""
+        ),
+        new_code_cell("plots.comparison_panel(rule).figure"),
+        new_markdown_cell(
+            "## 2. How many pikemen hold the line?\n"
+            "Sweep the number of pikemen against the same 25 knights, mounted and on foot. The "
+            "points of a sweep share their random numbers, so each curve is smooth; the bands "
+            "are 95% intervals."
+        ),
+        new_code_cell(
+            """PIKEMEN = "defender.units[0].men.pikeman"
+curves = {"against mounted knights (pike rule)": sweep(charge, [f"{PIKEMEN}=10..80:5"],
+                                                        BATTLES // 4, SEED, outcome="defender"),
+          "against knights on foot": sweep(battle(mounted=False), [f"{PIKEMEN}=10..80:5"],
+                                           BATTLES // 4, SEED, outcome="defender")}
+fig, ax = plt.subplots(figsize=(8, 4.5))
+for (label, curve), colour in zip(curves.items(), ["#2467a8", "#e67e22"]):
+    frame = curve.frame()
+    ax.fill_between(frame[PIKEMEN], frame["low"], frame["high"], color=colour, alpha=0.25,
+                    linewidth=0)
+    ax.plot(frame[PIKEMEN], frame["p"], marker="o", markersize=3, color=colour, label=label)
+ax.set_xlabel("pikemen in the front row")
+ax.set_ylabel("P(defender wins)")
+ax.set_ylim(-0.02, 1.02)
+ax.grid(alpha=0.3)
+ax.legend()
+ax.set_title("25 knights charge: how many pikemen hold?")
+pd.DataFrame({label: curve.frame().set_index(PIKEMEN)["p"] for label, curve in curves.items()})"""
+        ),
+        new_markdown_cell(
+            "The target search finds the smallest number of pikemen that hold the line in at "
+            "least half the battles, by bisection with enough battles at each probe to be sure "
+            "of its side of the target."
+        ),
+        new_code_cell(
+            """HOLD = 0.5
+searches = {mounted: find_target(battle(mounted=mounted), f"{PIKEMEN}=10..150", HOLD, SEED,
+                                 outcome="defender", first_battles=max(BATTLES // 10, 200),
+                                 max_battles=max(BATTLES, 1000))
+            for mounted in (True, False)}
+fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
+for ax, (mounted, search) in zip(axes, searches.items()):
+    plots.target_panel(search, ax)
+    ax.set_title("against mounted knights" if mounted else "against knights on foot")
+for mounted, search in searches.items():
+    print(f"{'mounted' if mounted else 'on foot'}: {search.value} pikemen hold in at least "
+          f"{HOLD:.0%} of battles (sure: {search.sure}, {len(search.probes)} probes)")"""
+        ),
+        new_markdown_cell(
+            "## 3. What terrain does\n"
+            "Terrain changes both sides: in a swamp the knights fight at their swamp ratings "
+            "(40/40) and the defender's ratings are multiplied by 0.75; forest, mountain and city "
+            "multiply the defender's attack and defense by 1.5, 2 and 1.25. (A ship changes only "
+            "pirates, so it is left out.) For each terrain, the pike rule's effect on common "
+            "random numbers:"
+        ),
+        new_code_cell(
+            """TERRAINS = ["land", "swamp", "forest", "mountain", "city"]
+rows = []
+for terrain in TERRAINS:
+    c = compare(battle(terrain=terrain), battle(terrain=terrain, mounted=False), BATTLES // 2,
+                SEED)
+    d = c.win("attacker")
+    rows.append({"terrain": terrain, "mounted": d.a, "on foot": d.b,
+                 "rule effect": -d.difference, "effect low": -d.high, "effect high": -d.low})
+by_terrain = pd.DataFrame(rows).set_index("terrain")
+fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
+x = range(len(TERRAINS))
+left.bar([i - 0.2 for i in x], by_terrain["mounted"], width=0.4, color="#2467a8",
+         label="mounted knights")
+left.bar([i + 0.2 for i in x], by_terrain["on foot"], width=0.4, color="#e67e22",
+         label="knights on foot")
+left.set_xticks(list(x), TERRAINS)
+left.set_ylabel("P(knights win)")
+left.set_title("The knights' chance by terrain")
+left.legend()
+effect = by_terrain["rule effect"]
+right.errorbar(list(x), effect, yerr=[effect - by_terrain["effect low"],
+                                      by_terrain["effect high"] - effect],
+               fmt="o", color="black", capsize=4)
+right.axhline(0, color="grey", linewidth=0.8)
+right.set_xticks(list(x), TERRAINS)
+right.set_ylabel("change in P(knights win)")
+right.set_title("The pike rule's effect (paired 95% intervals)")
+by_terrain.round(4)"""
+        ),
+        new_markdown_cell("## Conclusions (written from the numbers above)"),
+        new_code_cell(
+            '''def points(x):
+    """A difference of probabilities in percentage points (never "-0.0")."""
+    return f"{100 * x + 0.0:+.1f} points"
+
+
+def effect_text(effect, low, high):
+    if high < 0:
+        return (f"takes {points(-effect)[1:]} off the knights' win probability "
+                f"(95%: {points(-high)[1:]} to {points(-low)[1:]})")
+    if low > 0:
+        return (f"adds {points(effect)[1:]} to the knights' win probability "
+                f"(95%: {points(low)[1:]} to {points(high)[1:]})")
+    return ("changes the knights' win probability by no measurable amount "
+            f"({points(low)} to {points(high)})")
+
+
+def count_text(search):
+    top = max(search.vary.values)
+    return f"{search.value}" if search.value is not None else f"more than {top}"
+
+
+mounted_need, foot_need = searches[True], searches[False]
+lines = [f"- **In this battle** the pike rule "
+         f"{effect_text(-rule_win.difference, -rule_win.high, -rule_win.low)}: the knights win "
+         f"{rule_win.a:.1%} mounted against {rule_win.b:.1%} on foot, and lose "
+         f"{knights_lost.a:.1f} men per battle mounted, {knights_lost.b:.1f} on foot."]
+if mounted_need.value is not None and foot_need.value is not None:
+    saved = foot_need.value - mounted_need.value
+    worth = (f"the rule is worth {saved} pikemen ({saved / foot_need.value:.0%} fewer)"
+             if saved > 0 else "the rule saves no pikemen at this precision")
+    lines.append(f"- **In pikemen**, holding the line in {HOLD:.0%} of battles takes "
+                 f"{mounted_need.value} pikemen against mounted knights and {foot_need.value} "
+                 f"against the same knights on foot: {worth}"
+                 + ("" if mounted_need.sure and foot_need.sure
+                    else "; a probe next to the answer was still undecided at its battle cap, "
+                    "so the count may be one off")
+                 + ".")
+else:
+    lines.append(f"- **In pikemen**: {count_text(mounted_need)} are needed against mounted "
+                 f"knights and {count_text(foot_need)} against knights on foot.")
+strongest, weakest = effect.abs().idxmax(), effect.abs().idxmin()
+best, worst = by_terrain["mounted"].idxmax(), by_terrain["mounted"].idxmin()
+terrain_line = (f"- **Terrain**: the rule matters most in the {strongest} battle "
+                f"({points(effect[strongest])}) and least in the {weakest} battle "
+                f"({points(effect[weakest])}). Mounted knights win "
+                f"{by_terrain['mounted'][best]:.1%} at best ({best}) and "
+                f"{by_terrain['mounted'][worst]:.1%} at worst ({worst})")
+if worst == weakest:
+    terrain_line += (f": in the {worst} battle the terrain already beats the knights, so "
+                     "there is little left for the pikes to take")
+lines.append(terrain_line + ".")
+display(Markdown("\\n".join(lines)))'''
+        ),
+    ]
+    return new_notebook(
+        cells=cells,
+        metadata={
+            "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}
+        },
+    )
+
+
+def blocks_siege() -> nbformat.NotebookNode:
+    cells = [
+        new_markdown_cell(
+            "# A siege in blocks: storm now or starve them out?\n\n"
+            "Two Frank blocks hold a castle (the garrison of `scenarios/blocks/storm.toml`: "
+            "Reynald B2 with 3 steps and Pilgrims C1 with 2, castle limit 2). A Saracen army of "
+            "A2 blocks sits outside. A block in a castle takes two hits per step, so a storm is "
+            "costly; siege attrition is slow (each castle block loses a step on a die of 1-3 at "
+            "the end of every game turn) but costs the besiegers nothing, unless the garrison "
+            "sallies against a weak besieger (it does here whenever it is stronger).\n\n"
+            "The besieger's strength is counted in steps: *S* steps arrive as blocks of 4 (and "
+            "one smaller block for the remainder). The castle **falls** when the besiegers "
+            "alone hold the area: the garrison is stormed, starved, or destroyed in a sally. "
+            "Two plans, and a mix:\n\n"
+            '- **storm now**: storm in round 1 (`storm = "round1"`), one game turn;\n'
+            '- **starve**: never storm (`storm = "never"`) and let attrition work for *K* '
+            "turns;\n"
+            "- **storm every turn** for *K* turns, for comparison at equal time."
+        ),
+        new_code_cell(SETUP + STUDY_IMPORTS),
+        new_code_cell(
+            '''CASTLE_LIMIT = 2
+GARRISON = [{"name": "Reynald", "rating": "B2", "steps": 3, "at": "castle"},
+            {"name": "Pilgrims", "rating": "C1", "steps": 2, "at": "castle"}]
+
+
+def siege(strength, storm="never", turns=1, attrition=3):
+    """An existing siege: `strength` steps of A2 blocks (4 steps each) before the castle."""
+    sizes = [4] * (strength // 4) + ([strength % 4] if strength % 4 else [])
+    data = {"ruleset": "blocks",
+            "name": f"{strength} steps, storm {storm}, {turns} turn{'s' if turns > 1 else ''}",
+            "battle": {"castle_limit": CASTLE_LIMIT, "siege": True, "turns": turns,
+                       "attrition": attrition},
+            "policy": {"storm": storm, "sally": "when_stronger"},
+            "attacker": {"blocks": [{"name": f"emir{i + 1}", "rating": "A2", "steps": steps}
+                                    for i, steps in enumerate(sizes)]},
+            "defender": {"blocks": GARRISON}}
+    return simulator.from_data(data, simulator.errors.Source("notebook"))
+
+
+# Two full blocks fill the castle limit: the most that can storm at once.
+FULL = 4 * CASTLE_LIMIT
+storm_now = simulator.simulate(siege(FULL, "round1"), BATTLES, SEED)
+storm_now.summary().query("group != 'casualties'")'''
+        ),
+        new_markdown_cell(
+            "One storm with two full blocks, in full: the outcome, when it is "
+            "decided (rounds 1-3 of the turn; 4 is the siege attrition at its end), "
+            "each block's losses, and how it happened (stormed, starved, sallies)."
+        ),
+        new_code_cell("plots.report_figure(storm_now, width=12, height=8)"),
+        new_markdown_cell(
+            "## P(castle falls) against the besieger's strength\n"
+            "Every plan at every strength runs on the same seed and battle indices. Bands are "
+            "95% (Wilson) intervals."
+        ),
+        new_code_cell(
+            """STRENGTHS = range(2, 13)
+HORIZON = 3
+PLANS = {"storm now": ("round1", 1),
+         f"starve {HORIZON} turns": ("never", HORIZON),
+         f"starve {2 * HORIZON} turns": ("never", 2 * HORIZON),
+         f"storm every turn, {HORIZON} turns": ("round1", HORIZON)}
+rows = []
+for strength in STRENGTHS:
+    for plan, (storm, turns) in PLANS.items():
+        r = simulator.simulate(siege(strength, storm, turns), BATTLES // 2, SEED)
+        p, low, high = r.win("attacker")
+        columns = r.tally.columns
+        rows.append({"strength": strength, "plan": plan, "p": p, "low": low, "high": high,
+                     "garrison wins": r.win("defender")[0],
+                     "stormed": columns["castle_stormed"].mean(),
+                     "starved": columns["castle_fell_to_attrition"].mean(),
+                     "steps lost": columns["steps_lost.attacker"].mean(),
+                     "sally": columns["sally_made"].mean()})
+plans = pd.DataFrame(rows)
+COLOURS = dict(zip(PLANS, ["#c0392b", "#2467a8", "#16a085", "#8e44ad"]))
+fig, (falls, cost) = plt.subplots(1, 2, figsize=(12, 4.5))
+for plan, group in plans.groupby("plan", sort=False):
+    falls.fill_between(group["strength"], group["low"], group["high"], color=COLOURS[plan],
+                       alpha=0.2, linewidth=0)
+    falls.plot(group["strength"], group["p"], marker="o", markersize=3, color=COLOURS[plan],
+               label=plan)
+    cost.plot(group["strength"], group["steps lost"], marker="o", markersize=3,
+              color=COLOURS[plan], label=plan)
+falls.axvline(FULL, color="grey", linestyle=":", linewidth=1)
+falls.set_xlabel("besieger's strength (steps)")
+falls.set_ylabel("P(castle falls)")
+falls.set_ylim(-0.02, 1.02)
+falls.set_title("Does the castle fall?")
+falls.legend(fontsize="small")
+cost.set_xlabel("besieger's strength (steps)")
+cost.set_ylabel("besieger steps lost per battle")
+cost.set_title("What it costs the besiegers")
+for ax in (falls, cost):
+    ax.grid(alpha=0.3)
+plans.pivot(index="strength", columns="plan", values="p")[list(PLANS)].round(3)"""
+        ),
+        new_markdown_cell(
+            "## How long must they wait to match a storm?\n"
+            "With two full blocks the besiegers can storm with everything the castle limit "
+            "allows. How many game turns of siege give the same chance as storming now? The "
+            "curve is P(starved within *K* turns); the dotted line is storming now. The "
+            "target search then finds the smallest *K* that reaches it."
+        ),
+        new_code_cell(
+            """p_storm = storm_now.win("attacker")[0]
+waiting = sweep(siege(FULL, "never"), ["battle.turns=1..12"], BATTLES // 4, SEED)
+fig, ax = plt.subplots(figsize=(8, 4))
+plots.sweep_panel(waiting, ax, target=p_storm)
+ax.set_title(f"Starving with {FULL} steps; dotted: storming now ({p_storm:.0%})")
+match = find_target(siege(FULL, "never"), "battle.turns=1..30", min(max(p_storm, 0.01), 0.99),
+                    SEED, first_battles=max(BATTLES // 10, 200), max_battles=max(BATTLES, 1000))
+print(f"Storming now takes the castle with probability {p_storm:.1%}; starving matches it "
+      f"after {match.value} turns (sure: {match.sure}).")"""
+        ),
+        new_markdown_cell(
+            "## How harsh is the siege?\n"
+            "The attrition number (a castle block loses a step on a die at or under it) is "
+            "the scenario's `battle.attrition`. A grid of attrition against the turns waited "
+            "shows where starving is a plan at all:"
+        ),
+        new_code_cell(
+            """grid = sweep(siege(FULL, "never"), ["battle.attrition=1..6", "battle.turns=1..6"],
+             BATTLES // 8, SEED)
+fig, ax = plt.subplots(figsize=(7, 5))
+plots.heatmap_panel(grid, ax)
+ax.set_title(f"P(castle starved), {FULL} steps besieging");"""
+        ),
+        new_markdown_cell("## Conclusions (written from the numbers above)"),
+        new_code_cell(
+            """def at(plan, strength, column="p"):
+    return float(plans[(plans["plan"] == plan) & (plans["strength"] == strength)][column].iloc[0])
+
+
+weakest, strongest = min(STRENGTHS), max(STRENGTHS)
+storm_curve = plans[plans["plan"] == "storm now"].set_index("strength")
+full_and_more = storm_curve.loc[FULL:]
+capped = full_and_more["low"].max() <= full_and_more["high"].min()
+lines = [f"- **Storming now** takes the castle with probability {at('storm now', weakest):.1%} "
+         f"with {weakest} steps and {at('storm now', strongest):.1%} with {strongest}; the "
+         f"garrison wins outright in {at('storm now', weakest, 'garrison wins'):.1%} of the "
+         f"weakest storms."]
+if full_and_more["p"].nunique() == 1:
+    lines.append(f"- **The castle limit caps the storm**: from {FULL} steps on (two full blocks) "
+                 f"every strength gives exactly {full_and_more['p'].iloc[0]:.1%} on the same "
+                 "random numbers: the extra blocks change nothing in a one-turn storm.")
+elif capped:
+    lines.append(f"- **The castle limit caps the storm**: from {FULL} steps on (two full blocks) "
+                 f"every strength gives {full_and_more['p'].min():.1%} to "
+                 f"{full_and_more['p'].max():.1%}, with overlapping intervals: more blocks "
+                 "mostly wait outside.")
+else:
+    lines.append(f"- From {FULL} steps on, storming now still ranges from "
+                 f"{full_and_more['p'].min():.1%} to {full_and_more['p'].max():.1%}.")
+for turns in (HORIZON, 2 * HORIZON):
+    plan = f"starve {turns} turns"
+    starve = plans[plans["plan"] == plan].set_index("strength")
+    better = [s for s in STRENGTHS if at("storm now", s) >= at(plan, s)]
+    lines.append(f"- **Starving {turns} turns** takes it with probability "
+                 f"{starve['p'][FULL]:.1%} at {FULL} steps (the garrison sallies in "
+                 f"{starve['sally'][weakest]:.0%} of sieges against {weakest} steps, "
+                 f"{starve['sally'][FULL]:.0%} against {FULL}); storming now does at least as "
+                 "well "
+                 + ("at no strength tried" if not better
+                    else f"from {min(better)} steps on"
+                    if better == list(range(min(better), strongest + 1))
+                    else "at " + ", ".join(map(str, better)) + " steps") + " (point estimates).")
+starving = plans[plans["plan"] == f"starve {HORIZON} turns"].set_index("strength")
+sallied = starving[starving["sally"] > 0.5]
+if len(sallied):
+    weak = int(sallied["p"].idxmax())
+    row = starving.loc[weak]
+    lines.append(f"- **A weak besieger invites a sally**: with {weak} steps outside the garrison "
+                 f"sallies in {row['sally']:.0%} of sieges and the castle falls in {row['p']:.1%} "
+                 f"within {HORIZON} turns: {row['starved']:.1%} starved, {row['stormed']:.1%} "
+                 f"stormed and {row['p'] - row['starved'] - row['stormed']:.1%} with the "
+                 "garrison destroyed in the field.")
+lines.append(f"- **The price of haste**: at {FULL} steps a storm costs the besiegers "
+             f"{at('storm now', FULL, 'steps lost'):.2f} steps on average, starving "
+             f"{HORIZON} turns {at(f'starve {HORIZON} turns', FULL, 'steps lost'):.2f}; storming "
+             f"every turn for {HORIZON} turns takes the castle with probability "
+             f"{at(f'storm every turn, {HORIZON} turns', FULL):.1%} for "
+             f"{at(f'storm every turn, {HORIZON} turns', FULL, 'steps lost'):.2f} steps.")
+if match.value is None:
+    lines.append(f"- **Waiting** never matches storming now within {max(match.vary.values)} turns.")
+else:
+    lines.append(f"- **Waiting** {match.value} turns of siege matches storming now "
+                 f"({p_storm:.1%})" + ("." if match.sure else ", not sure at this battle count."))
+display(Markdown("\\n".join(lines)))"""
+        ),
+    ]
+    return new_notebook(
+        cells=cells,
+        metadata={
+            "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}
+        },
+    )
+
+
+NOTEBOOKS = {
+    "olympia_knight_worth.ipynb": olympia_knight,
+    "age_of_gods_pikemen.ipynb": age_of_gods_pikemen,
+    "blocks_siege.ipynb": blocks_siege,
+}
+
+
+def build() -> list[Path]:
+    written = []
+    for name, make in NOTEBOOKS.items():
+        path = HERE / name
+        nbformat.write(make(), path)
+        written.append(path)
+    return written
+
+
+if __name__ == "__main__":
+    for path in build():
+        print(path)

@@ -1,0 +1,5 @@
+"""``python -m simulator`` is ``battle-odds``."""
+
+from .cli import main
+
+main()

@@ -1,0 +1,34 @@
+"""The ``blocks`` ruleset (seeds/002, spec/blocks.md): block-wargame field battles and sieges."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+from ...errors import Source
+from ..base import InlineQuery, Ruleset
+from . import inline, model
+from .prepare import BlocksPrepared
+
+
+class Blocks(Ruleset):
+    name = "blocks"
+    title = "Blocks: field battle, storm, sally and siege attrition in three combat rounds"
+    step_unit = "phases (rounds 1-3, 4 = attrition)"
+
+    def validate(self, data: Mapping[str, Any], source: Source) -> model.Battle:
+        return model.validate(data, source)
+
+    def prepare(self, battle: model.Battle) -> BlocksPrepared:
+        return BlocksPrepared(battle)
+
+    def inline(self, query: InlineQuery) -> dict[str, Any]:
+        return inline.scenario_data(query)
+
+    def units(self) -> pd.DataFrame:
+        return model.unit_table()
+
+
+RULESET = Blocks()

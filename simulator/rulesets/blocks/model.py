@@ -1,0 +1,263 @@
+"""Blocks battles as validated, typed objects (spec/blocks.md, "Blocks" and "Procedure")."""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import pandas as pd
+
+from ...errors import Source
+from ...reader import Node
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+SIDES = ("attacker", "defender")
+INITIATIVES = "ABC"
+TRAITS = ("knights", "harry")
+PLACES = ("field", "castle", "reserve")
+RESERVE_ROUNDS = (2, 3)
+MAX_STEPS = 4
+MAX_TURNS = 100
+
+#: Player choices (spec/blocks.md, last paragraph of "Procedure"); the first of each is
+#: the default, the conservative choice.
+POLICIES: dict[str, tuple[str, ...]] = {
+    "withdraw": ("none", "fill", "when_weaker"),
+    "storm": ("never", "round1", "when_stronger"),
+    "sally": ("never", "when_stronger"),
+    "charge": ("never", "always"),
+    "retreat": ("never", "when_weaker"),
+    "tie_break": ("random", "listed"),
+}
+BATTLE_KEYS = ("castle_limit", "attrition", "siege", "turns")
+BLOCK_KEYS = ("name", "rating", "steps", "max_steps", "traits", "at", "round")
+
+_RATING = re.compile(r"^([A-Za-z])(\d+)$")
+
+
+@dataclass(frozen=True)
+class Block:
+    name: str
+    steps: int
+    max_steps: int
+    initiative: str  # A, B or C
+    firepower: int  # 1..6
+    knights: bool = False
+    harry: bool = False
+    at: str = "field"  # field, castle or reserve
+    arrives: int = 1  # the combat round the block is on the field from (2 or 3 for reserves)
+
+    @property
+    def rating(self) -> str:
+        return f"{self.initiative}{self.firepower}"
+
+
+@dataclass(frozen=True)
+class Policies:
+    withdraw: str = "none"
+    storm: str = "never"
+    sally: str = "never"
+    charge: str = "never"
+    retreat: str = "never"
+    tie_break: str = "random"
+
+
+@dataclass(frozen=True)
+class Battle:
+    attacker: tuple[Block, ...]
+    defender: tuple[Block, ...]
+    castle_limit: int = 0
+    attrition: int = 3
+    siege: bool = False
+    turns: int = 1
+    policies: Policies = Policies()
+
+    @property
+    def sides(self) -> tuple[tuple[Block, ...], tuple[Block, ...]]:
+        return (self.attacker, self.defender)
+
+
+def parse_rating(text: str) -> tuple[str, int] | None:
+    """``B2`` -> ``("B", 2)``; None when it is not an initiative A-C and a firepower 1-6."""
+    match = _RATING.match(text.strip())
+    if not match:
+        return None
+    letter, fire = match[1].upper(), int(match[2])
+    if letter not in INITIATIVES or not 1 <= fire <= 6:
+        return None
+    return letter, fire
+
+
+def validate(data: Mapping[str, Any], source: Source) -> Battle:
+    top = Node(data, "", source)
+    top.only(("battle", "policy", *SIDES))
+    battle = top.child("battle", {})
+    battle.only(BATTLE_KEYS)
+    castle_limit = battle.integer("castle_limit", 0, lo=0, hi=20)
+    attrition = battle.integer("attrition", 3, lo=0, hi=6)
+    siege = battle.boolean("siege", False)
+    turns = battle.integer("turns", 1, lo=1, hi=MAX_TURNS)
+
+    policy = top.child("policy", {})
+    policy.only(POLICIES)
+    policies = Policies(
+        **{key: policy.choice(key, choices, choices[0]) for key, choices in POLICIES.items()}
+    )
+
+    sides = []
+    for side_name in SIDES:
+        if not top.has(side_name):
+            raise top.fail(
+                f"is required: the {side_name}'s blocks (a table with [[{side_name}.blocks]])",
+                side_name,
+            )
+        node = top.child(side_name)
+        node.only(("blocks",))
+        if not node.has("blocks") or not node.table()["blocks"]:
+            raise node.fail(
+                "no blocks: expected at least one [[" + side_name + ".blocks]] entry", "blocks"
+            )
+        blocks = tuple(_block(b, i) for i, b in enumerate(node.child("blocks").elements(), 1))
+        seen: set[str] = set()
+        for i, block in enumerate(blocks):
+            if block.name in seen:
+                raise node.fail(
+                    f"two blocks are named '{block.name}': block names must differ within a side",
+                    f"blocks[{i}].name",
+                    block.name,
+                )
+            seen.add(block.name)
+        in_castle = [b for b in blocks if b.at == "castle"]
+        if in_castle and castle_limit == 0:
+            raise node.fail(
+                f"block '{in_castle[0].name}' is in the castle but there is no "
+                "castle (battle.castle_limit = 0): set castle_limit to how many "
+                "blocks it holds",
+                "blocks",
+                "castle",
+            )
+        if len(in_castle) > castle_limit:
+            raise node.fail(
+                f"{len(in_castle)} blocks in the castle but it holds {castle_limit} "
+                "(battle.castle_limit)",
+                "blocks",
+                "castle",
+            )
+        if in_castle and side_name == "attacker" and not siege:
+            raise node.fail(
+                "the attacker has blocks in the castle in a new battle: only the "
+                "defender holds the castle unless battle.siege = true",
+                "blocks",
+                "castle",
+            )
+        sides.append(blocks)
+    holders = [
+        s for s, blocks in zip(SIDES, sides, strict=True) if any(b.at == "castle" for b in blocks)
+    ]
+    if len(holders) == 2:
+        raise top.fail(
+            "both sides have blocks in the castle: only the besieged side holds it", "attacker"
+        )
+    if siege and not holders:
+        raise battle.fail(
+            "siege = true but no block is in the castle: an existing siege needs "
+            'the besieged blocks placed with at = "castle"',
+            "siege",
+        )
+    return Battle(
+        attacker=sides[0],
+        defender=sides[1],
+        castle_limit=castle_limit,
+        attrition=attrition,
+        siege=siege,
+        turns=turns,
+        policies=policies,
+    )
+
+
+def _block(node: Node, number: int) -> Block:
+    node.only(BLOCK_KEYS)
+    name = node.text("name", f"block{number}").strip()
+    if not name:
+        raise node.fail("an empty block name", "name")
+    rating_text = node.text("rating")
+    rating = parse_rating(rating_text)
+    if rating is None:
+        raise node.fail(
+            f"rating '{rating_text}' is not a block rating: expected an initiative "
+            "A, B or C and a firepower 1..6, e.g. B2",
+            "rating",
+            rating_text,
+        )
+    steps = node.integer("steps", lo=1, hi=MAX_STEPS)
+    max_steps = node.integer("max_steps", steps, lo=1, hi=MAX_STEPS)
+    if steps > max_steps:
+        raise node.fail(
+            f"{steps} steps but max_steps is {max_steps}: a block cannot have more "
+            "steps than its maximum",
+            "steps",
+            steps,
+        )
+    traits = node.choices("traits", TRAITS)
+    at = node.choice("at", PLACES, "field")
+    arrives = 1
+    if at == "reserve":
+        if not node.has("round"):
+            raise node.fail(
+                "is required for a reserve block: the combat round it arrives in (2 or 3)", "round"
+            )
+        arrives = node.integer("round")
+        if arrives not in RESERVE_ROUNDS:
+            raise node.fail(
+                f"reserve round {arrives}: reserves arrive in round 2 or 3 "
+                "(there are three combat rounds)",
+                "round",
+                arrives,
+            )
+    elif node.has("round"):
+        raise node.fail(
+            f'only a reserve block (at = "reserve") has a round; this one is in the {at}', "round"
+        )
+    return Block(
+        name=name,
+        steps=steps,
+        max_steps=max_steps,
+        initiative=rating[0],
+        firepower=rating[1],
+        knights="knights" in traits,
+        harry="harry" in traits,
+        at=at,
+        arrives=arrives,
+    )
+
+
+@cache
+def _table() -> dict[str, Any]:
+    text = resources.files(__package__).joinpath("units.toml").read_text(encoding="utf-8")
+    return tomllib.loads(text)
+
+
+def unit_table() -> pd.DataFrame:
+    """What a rating letter, a trait and the castle mean, one row each."""
+    rows = []
+    for kind, entries in _table().items():
+        for name, entry in entries.items():
+            rows.append(
+                {
+                    "type": name,
+                    "kind": kind.rstrip("s"),
+                    "fires": entry.get("fires", ""),
+                    "firepower": entry.get("firepower", ""),
+                    "notes": entry.get("notes", ""),
+                }
+            )
+    return pd.DataFrame(rows)

@@ -1,0 +1,102 @@
+"""Blocks model -> the kernel's block table and parameter vector (see kernels/blocks.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from kernels import blocks as k
+
+from ..base import Prepared
+from .model import INITIATIVES, POLICIES, SIDES, Battle
+
+_PLACE = {"field": k.FIELD, "castle": k.CASTLE, "reserve": k.RESERVE}
+
+
+@dataclass
+class BlocksArrays:
+    blocks: np.ndarray  # int64 [N, N_BLOCK_FIELDS]
+    params: np.ndarray  # int64 [N_PARAMS]
+    block_names: list[tuple[str, str]]  # (side, name), in table order
+
+
+def compile_battle(battle: Battle) -> BlocksArrays:
+    rows: list[list[int]] = []
+    names: list[tuple[str, str]] = []
+    for s, side in enumerate(battle.sides):
+        for block in side:
+            rows.append(
+                [
+                    s,
+                    block.steps,
+                    INITIATIVES.index(block.initiative),
+                    block.firepower,
+                    int(block.knights),
+                    int(block.harry),
+                    _PLACE[block.at],
+                    block.arrives,
+                ]
+            )
+            names.append((SIDES[s], block.name))
+    params = np.zeros(k.N_PARAMS, np.int64)
+    params[k.P_CASTLE_LIMIT] = battle.castle_limit
+    params[k.P_ATTRITION] = battle.attrition
+    params[k.P_SIEGE] = int(battle.siege)
+    params[k.P_TURNS] = battle.turns
+    policies = battle.policies
+    for index, key in (
+        (k.P_WITHDRAW, "withdraw"),
+        (k.P_STORM, "storm"),
+        (k.P_SALLY, "sally"),
+        (k.P_CHARGE, "charge"),
+        (k.P_RETREAT, "retreat"),
+        (k.P_TIE_BREAK, "tie_break"),
+    ):
+        params[index] = POLICIES[key].index(getattr(policies, key))
+    return BlocksArrays(
+        blocks=np.array(rows, np.int64).reshape(-1, k.N_BLOCK_FIELDS),
+        params=params,
+        block_names=names,
+    )
+
+
+class BlocksPrepared(Prepared):
+    def __init__(self, battle: Battle) -> None:
+        self.battle = battle
+        self.arrays = compile_battle(battle)
+        self.kernel = "dice"
+        self.notes = ()
+        self.columns = self._columns()
+        self.flags = frozenset(
+            [*k.FLAGS, *(c for c in self.columns if c.startswith("eliminated."))]
+        )
+
+    def _columns(self) -> dict[str, int]:
+        """Outcome column name -> index in the kernel's row."""
+        columns = {"winner": k.O_WINNER, "steps": k.O_STEPS}
+        for f, flag in enumerate(k.FLAGS):
+            columns[flag] = k.O_FLAGS + f
+        for x, total in enumerate(k.SIDE_TOTALS):
+            for s, side in enumerate(SIDES):
+                columns[f"{total}.{side}"] = k.O_TOTALS + 2 * x + s
+        n = len(self.arrays.block_names)
+        for b, (side, name) in enumerate(self.arrays.block_names):
+            columns[f"casualties.{side}.{name}"] = k.O_BLOCKS + b
+        for b, (side, name) in enumerate(self.arrays.block_names):
+            columns[f"eliminated.{side}.{name}"] = k.O_BLOCKS + n + b
+        return columns
+
+    def run_matrix(self, seed: int, first: int, count: int) -> np.ndarray:
+        a = self.arrays
+        out = np.zeros((count, k.n_columns(a.blocks.shape[0])), np.int64)
+        if count:
+            k.blocks_battles(a.blocks, a.params, np.uint64(seed), first, out)
+        return out
+
+    def run(self, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
+        out = self.run_matrix(seed, first, count)
+        result = {name: out[:, col] for name, col in self.columns.items()}
+        if self.battle.turns > 1:
+            result["turn"] = (out[:, k.O_STEPS] - 1) // k.PHASES_PER_TURN + 1
+        return result

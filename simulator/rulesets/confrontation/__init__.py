@@ -1,0 +1,55 @@
+"""The ``confrontation`` ruleset (seeds/003, spec/confrontation.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+from ...errors import Source
+from ..base import InlineQuery, Ruleset
+from . import inline, model
+from .prepare import ConfrontationPrepared
+
+
+class Confrontation(Ruleset):
+    name = "confrontation"
+    title = "Confrontation: strength, resolve and integrity, stacks on a hex map"
+    step_unit = "turns"
+
+    def validate(self, data: Mapping[str, Any], source: Source) -> model.Battle:
+        return model.validate(data, source)
+
+    def prepare(self, battle: model.Battle) -> ConfrontationPrepared:
+        return ConfrontationPrepared(battle)
+
+    def inline(self, query: InlineQuery) -> dict[str, Any]:
+        return inline.scenario_data(query)
+
+    def units(self) -> pd.DataFrame:
+        rows = []
+        for name, f in model.standard_types().items():
+            a, b = f.get("a", 1.0), f.get("b", 0.5)
+            rows.append(
+                {
+                    "type": name,
+                    "arms": f["arms"],
+                    "resolve": f["resolve"],
+                    "integrity": f["integrity"],
+                    "a": a,
+                    "b": b,
+                    "advantages": f.get("advantages", 0),
+                    "strength": model.strength(
+                        f["arms"], f["resolve"], a, b, f.get("advantages", 0)
+                    ),
+                    "reach": "yes" if f.get("reach") else "",
+                    "aerial": "yes" if f.get("aerial") else "",
+                    "speed": f.get("speed", 0),
+                    "abilities": ", ".join(f.get("abilities", model.ABILITIES)),
+                }
+            )
+        return pd.DataFrame(rows)
+
+
+RULESET = Confrontation()

@@ -1,0 +1,161 @@
+"""Confrontation model -> the kernel's tables (see kernels/confrontation.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from kernels import confrontation as k
+
+from ..base import Prepared
+from .model import ABILITIES, SIDES, Action, Battle, unit_column
+
+_ABILITY = {"attack": k.ATTACK, "bombard": k.BOMBARD, "strike": k.STRIKE}
+
+
+@dataclass
+class ConfrontationArrays:
+    units: np.ndarray  # int64 [U, N_UNIT_FIELDS]
+    floats: np.ndarray  # float64 [U, N_FLOAT_FIELDS]
+    stacks: np.ndarray  # int64 [S, N_STACK_FIELDS]
+    distance: np.ndarray  # int64 [S, S]
+    actions: np.ndarray  # int64 [A, N_ACTION_FIELDS]
+    entry_start: np.ndarray  # int64 [E + 1]
+    turn_entry: np.ndarray  # int64 [T]
+    params: np.ndarray  # int64 [N_PARAMS]
+    casualty_names: list[str]
+
+    @property
+    def n_columns(self) -> int:
+        return k.first_casualty_column(self.units.shape[0]) + len(self.casualty_names)
+
+
+def compile_battle(battle: Battle) -> ConfrontationArrays:
+    unit_rows: list[list[int]] = []
+    float_rows: list[list[float]] = []
+    stack_rows: list[list[int]] = []
+    casualty_names: list[str] = []
+    first_unit: list[int] = []
+    for s, stack in enumerate(battle.stacks):
+        first_unit.append(len(unit_rows))
+        for unit in stack.units:
+            name = f"casualties.{SIDES[stack.side]}.{unit.type}"
+            if name not in casualty_names:
+                casualty_names.append(name)
+            mask = sum(1 << _ABILITY[a] for a in unit.abilities)
+            unit_rows.append(
+                [
+                    stack.side,
+                    s,
+                    unit.integrity,
+                    round(unit.resolve * 2),
+                    unit.advantages + stack.advantages,
+                    int(unit.reach),
+                    int(unit.aerial),
+                    unit.speed,
+                    mask,
+                    casualty_names.index(name),
+                ]
+            )
+            float_rows.append([unit.arms, unit.a, unit.b])
+        stack_rows.append([stack.side, first_unit[-1], len(unit_rows)])
+    units = np.array(unit_rows, np.int64).reshape(-1, k.N_UNIT_FIELDS)
+    units[:, k.U_CASUALTY] += k.first_casualty_column(units.shape[0])
+    distance = np.array([[a.distance(b) for b in battle.stacks] for a in battle.stacks], np.int64)
+
+    entries = [battle.simple_turn()] if battle.policy == "simple" else list(battle.script)
+    action_rows: list[list[int]] = []
+    entry_start = [0]
+    for entry in entries:
+        for action in entry:
+            action_rows.extend(_expand(action, battle, first_unit))
+        entry_start.append(len(action_rows))
+    turn_entry = [0] * battle.turns
+    if battle.policy == "script":
+        turn_entry = [
+            -1 if e is None else e
+            for e in (battle.script_entry(t) for t in range(1, battle.turns + 1))
+        ]
+    params = np.zeros(k.N_PARAMS, np.int64)
+    params[k.P_TURNS] = battle.turns
+    params[k.P_NEARBY] = battle.nearby
+    params[k.P_RULE] = k.FLAT1 if battle.min_damage_rule == "flat1" else k.TWO_DICE
+    return ConfrontationArrays(
+        units=units,
+        floats=np.array(float_rows, np.float64).reshape(-1, k.N_FLOAT_FIELDS),
+        stacks=np.array(stack_rows, np.int64).reshape(-1, k.N_STACK_FIELDS),
+        distance=distance,
+        actions=np.array(action_rows, np.int64).reshape(-1, k.N_ACTION_FIELDS),
+        entry_start=np.array(entry_start, np.int64),
+        turn_entry=np.array(turn_entry, np.int64),
+        params=params,
+        casualty_names=casualty_names,
+    )
+
+
+def _expand(action: Action, battle: Battle, first_unit: list[int]) -> list[list[int]]:
+    """A stack's action is each of its units' in stack order."""
+    stack = battle.stacks[action.stack]
+    members = range(len(stack.units)) if action.unit is None else (action.unit,)
+    ability = k.CHOOSE if action.ability is None else _ABILITY[action.ability]
+    target = k.CHOOSE if action.target is None else action.target
+    return [[first_unit[action.stack] + u, ability, target] for u in members]
+
+
+class ConfrontationPrepared(Prepared):
+    def __init__(self, battle: Battle) -> None:
+        self.battle = battle
+        self.arrays = compile_battle(battle)
+        self.kernel = "turn"
+        self.columns = self._columns()
+        self.flags = frozenset(c for c in self.columns if c.startswith("destroyed."))
+        notes = []
+        if battle.min_damage_rule == "flat1":
+            notes.append(
+                "min_damage_rule = flat1: a confrontation the attacker is not "
+                "stronger in deals exactly 1 damage (the source's worked example)"
+            )
+        self.notes = tuple(notes)
+
+    def _columns(self) -> dict[str, int]:
+        n = self.arrays.units.shape[0]
+        columns = {"winner": k.O_WINNER, "steps": k.O_STEPS}
+        for s, side in enumerate(SIDES):
+            columns[f"damage.{side}"] = k.O_DAMAGE + s
+        labels = [unit_column(stack, unit) for stack, unit in self.battle.units()]
+        for u, label in enumerate(labels):
+            columns[f"destroyed.{label}"] = k.column_destroyed(n, u)
+        for u, label in enumerate(labels):
+            columns[f"integrity.{label}"] = k.column_integrity(n, u)
+        for u, label in enumerate(labels):
+            columns[f"resolve_x2.{label}"] = k.column_resolve2(n, u)
+        for i, name in enumerate(self.arrays.casualty_names):
+            columns[name] = k.first_casualty_column(n) + i
+        return columns
+
+    def run_matrix(self, seed: int, first: int, count: int) -> np.ndarray:
+        a = self.arrays
+        out = np.zeros((count, a.n_columns), np.int64)
+        if count:
+            k.confrontation_battles(
+                a.units,
+                a.floats,
+                a.stacks,
+                a.distance,
+                a.actions,
+                a.entry_start,
+                a.turn_entry,
+                a.params,
+                np.uint64(seed),
+                first,
+                out,
+            )
+        return out
+
+    def run(self, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
+        out = self.run_matrix(seed, first, count)
+        return {name: out[:, col] for name, col in self.columns.items()}
+
+
+__all__ = ["ABILITIES", "ConfrontationArrays", "ConfrontationPrepared", "compile_battle"]

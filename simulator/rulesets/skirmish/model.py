@@ -1,0 +1,450 @@
+"""Skirmish fields as validated, typed objects (spec/skirmish.md, "Field and sides", "Units").
+
+A scenario names the attacked tile, the tile of the attacking stack (a neighbour), the
+stacks on the seven tiles of the field with their owners, the alliances between owners,
+and optionally unit types of its own. Validation settles who fights on which side and
+the participants' ids, so the compiler, the replay and the error messages agree.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from ...errors import BattleOddsError, Source, did_you_mean
+from ...reader import Node
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+ABILITIES = ("strike", "archery", "charge", "healing")
+EXPECTED_VALUES = ("exact", "sampled5")
+SIDES = ("attacker", "defender")
+MAX_STACK = 8
+#: Direction of the attacked tile itself in the participant order (after neighbours 0..5).
+CENTRE = 6
+UNIT_TYPE_KEYS = ("attack", "defence", "damage", "health", "abilities")
+MAX_RATING = 1000
+MAX_HEALTH = 1_000_000
+
+Point = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class UnitType:
+    name: str
+    attack: int
+    defence: int
+    damage: int
+    health: int
+    abilities: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Unit:
+    type: str
+    health: int
+
+
+@dataclass(frozen=True)
+class Stack:
+    index: int  # position in the scenario's list of stacks
+    tile: Point
+    owner: str
+    units: tuple[Unit, ...]
+
+
+@dataclass(frozen=True)
+class Participant:
+    id: int
+    side: int  # 0 attacker, 1 defender
+    direction: int  # 0..5 a neighbour of the attacked tile, 6 the attacked tile
+    stack: int  # Stack.index
+    unit_number: int
+    unit: UnitType
+    health: int  # at the start of the battle
+
+
+@dataclass(frozen=True)
+class Battle:
+    attacked: Point
+    attacking: Point
+    attacker_owner: str
+    defender_owner: str
+    alliances: tuple[frozenset[str], ...]
+    stacks: tuple[Stack, ...]
+    unit_types: Mapping[str, UnitType]
+    expected_value: str
+    participants: tuple[Participant, ...]
+    #: Stacks on the field allied with both sides or neither (Stack.index).
+    staying_out: tuple[int, ...]
+
+
+def neighbour(point: Point, direction: int) -> Point:
+    """Hex neighbour in "odd-q" offset coordinates (odd columns shifted down).
+
+    Directions go clockwise from north: 0 north, 1 north-east, 2 south-east, 3 south,
+    4 south-west, 5 north-west; 6 is the point itself.
+    """
+    x, y = point
+    up = 0 if x % 2 else -1  # the row offset of the upper diagonal neighbours
+    return {
+        0: (x, y - 1),
+        1: (x + 1, y + up),
+        2: (x + 1, y + up + 1),
+        3: (x, y + 1),
+        4: (x - 1, y + up + 1),
+        5: (x - 1, y + up),
+        CENTRE: (x, y),
+    }[direction]
+
+
+def field_tiles(attacked: Point) -> tuple[Point, ...]:
+    """The seven tiles of the field in participant order: neighbours 0..5, then the centre."""
+    return tuple(neighbour(attacked, d) for d in range(7))
+
+
+def allied(a: str, b: str, alliances: tuple[frozenset[str], ...]) -> bool:
+    return a == b or any(a in group and b in group for group in alliances)
+
+
+def side_of(
+    owner: str, attacker: str, defender: str, alliances: tuple[frozenset[str], ...]
+) -> int | None:
+    """0 attacking, 1 defending, None: allied with both sides or neither, stays out."""
+    with_attacker = allied(owner, attacker, alliances)
+    with_defender = allied(owner, defender, alliances)
+    if with_attacker != with_defender:
+        return 0 if with_attacker else 1
+    return None
+
+
+@cache
+def _table() -> dict[str, Any]:
+    text = resources.files(__package__).joinpath("units.toml").read_text(encoding="utf-8")
+    return tomllib.loads(text)
+
+
+def standard_unit_types() -> dict[str, dict[str, Any]]:
+    return {k: dict(v) for k, v in _table()["units"].items()}
+
+
+def normalise_name(name: str) -> str:
+    return "_".join(name.strip().lower().replace("-", " ").split())
+
+
+def _unit_type(name: str, node: Node) -> UnitType:
+    node.only(UNIT_TYPE_KEYS)
+    return UnitType(
+        name=name,
+        attack=node.integer("attack", lo=0, hi=MAX_RATING),
+        defence=node.integer("defence", lo=0, hi=MAX_RATING),
+        damage=node.integer("damage", lo=0, hi=MAX_RATING),
+        health=node.integer("health", lo=1, hi=MAX_HEALTH),
+        abilities=node.choices("abilities", ABILITIES),
+    )
+
+
+def unit_types(custom: Node, source: Source) -> dict[str, UnitType]:
+    """The package's table with the scenario's ``[unit_types.*]`` merged over it."""
+    merged = standard_unit_types()
+    if custom.data is not None:
+        for name, sub in custom.items():
+            sub.table()
+            merged[name] = {**merged.get(name, {}), **dict(sub.data)}
+    types = {}
+    for name, data in merged.items():
+        where = (
+            f"unit_types.{name}"
+            if custom.data and name in custom.data
+            else f"(package) units.{name}"
+        )
+        types[name] = _unit_type(name, Node(data, where, source))
+    return types
+
+
+class _StackLines:
+    """Lines of the ``[[stacks]]`` blocks, so an error in stack k names its own line.
+
+    ``Source.line_of`` finds the first ``tile =`` of the file; with one block per
+    stack, the k-th header bounds the search instead.
+    """
+
+    def __init__(self, source: Source) -> None:
+        self.source = source
+        self.lines = source.text.splitlines() if source.path is not None else []
+        header = re.compile(r"^\s*\[\[\s*stacks\s*\]\]")
+        self.starts = [i for i, line in enumerate(self.lines) if header.match(line)]
+
+    def line(self, index: int, leaf: str, value: object = None) -> int | None:
+        if index >= len(self.starts):
+            return None
+        start = self.starts[index]
+        end = len(self.lines)
+        for i in range(start + 1, len(self.lines)):
+            if self.lines[i].lstrip().startswith("["):
+                end = i
+                break
+        needle = re.compile(rf"^\s*{re.escape(leaf)}\s*=")
+        hits = [i for i in range(start + 1, end) if needle.match(self.lines[i])]
+        if value is not None:
+            token = str(value)
+            for i in range(hits[0] if hits else start + 1, end):
+                if token in self.lines[i].split("#")[0]:
+                    return i + 1
+        return hits[0] + 1 if hits else start + 1
+
+    def fail(
+        self,
+        node: Node,
+        index: int,
+        leaf: str,
+        message: str,
+        value: object = None,
+        key: str | None = None,
+    ) -> BattleOddsError:
+        line = self.line(index, leaf, value)
+        if line is None:
+            return self.source.error(key or node.key(leaf), message, value)
+        return BattleOddsError(f"{self.source.label}:{line}: {key or node.key(leaf)}: {message}")
+
+
+def _point_problem(value: Any) -> str | None:
+    if value is None:
+        return "is required: expected a tile as [x, y]"
+    if (
+        not isinstance(value, list)
+        or len(value) != 2
+        or not all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+    ):
+        return f"expected a tile as [x, y] (two whole numbers), got {value!r}"
+    return None
+
+
+def _point(node: Node, name: str) -> Point:
+    value = node.table().get(name)
+    problem = _point_problem(value)
+    if problem is not None or value is None:
+        raise node.fail(problem or "is required", name)
+    return (value[0], value[1])
+
+
+def _show(point: Point) -> str:
+    return f"[{point[0]}, {point[1]}]"
+
+
+_ITEM = re.compile(
+    r"^(?:(?P<count>\d+)\s+)?(?P<name>[A-Za-z][\w -]*?)\s*"
+    r"(?:\(\s*health\s*=\s*(?P<health>-?\d+)\s*\))?$"
+)
+
+
+def parse_unit_item(text: str) -> tuple[int, str, int | None] | None:
+    """``"2 swordsman"``, ``"priest(health=3)"`` -> (count, name, health); None if malformed."""
+    match = _ITEM.match(text.strip())
+    if not match:
+        return None
+    count = int(match["count"]) if match["count"] else 1
+    health = int(match["health"]) if match["health"] is not None else None
+    return count, normalise_name(match["name"]), health
+
+
+def _units(
+    node: Node, index: int, lines: _StackLines, types: Mapping[str, UnitType]
+) -> tuple[Unit, ...]:
+    if not node.has("units"):
+        raise lines.fail(
+            node,
+            index,
+            "units",
+            'is required: a list of unit types, e.g. ["cavalry", "2 swordsman"]',
+        )
+    raw = node.child("units")
+    units: list[Unit] = []
+    for element in raw.elements():
+        if isinstance(element.data, str):
+            parsed = parse_unit_item(element.data)
+            if parsed is None:
+                raise lines.fail(
+                    node,
+                    index,
+                    "units",
+                    f"cannot read '{element.data}': expected 'TYPE', 'N TYPE' or 'TYPE(health=H)'",
+                    element.data,
+                    key=element.path,
+                )
+            count, name, health = parsed
+        else:
+            element.only(("type", "count", "health"))
+            name = element.text("type")
+            count = element.integer("count", 1, lo=1, hi=MAX_STACK)
+            health = element.integer("health") if element.has("health") else None
+        if name not in types:
+            raise lines.fail(
+                node,
+                index,
+                "units",
+                f"unknown unit type '{name}'" + did_you_mean(name, types),
+                name,
+                key=element.path,
+            )
+        kind = types[name]
+        if health is not None and not 1 <= health <= kind.health:
+            raise lines.fail(
+                node,
+                index,
+                "units",
+                f"health {health} is out of range: expected 1..{kind.health} (a {name}'s health)",
+                health,
+                key=element.path,
+            )
+        units.extend(Unit(name, kind.health if health is None else health) for _ in range(count))
+    if not units:
+        raise lines.fail(node, index, "units", "an empty stack: expected 1 to 8 units")
+    if len(units) > MAX_STACK:
+        raise lines.fail(
+            node,
+            index,
+            "units",
+            f"a stack holds at most {MAX_STACK} units, this one has {len(units)}",
+        )
+    return tuple(units)
+
+
+def validate(data: Mapping[str, Any], source: Source) -> Battle:
+    top = Node(data, "", source)
+    top.only(("battle", "stacks", "unit_types", "alliances"))
+    if not top.has("battle"):
+        raise top.fail(
+            "is required: a [battle] table with 'attacked' and 'attacking' tiles", "battle"
+        )
+    battle = top.child("battle")
+    battle.only(("attacked", "attacking", "tile_owner", "expected_value"))
+    attacked = _point(battle, "attacked")
+    attacking = _point(battle, "attacking")
+    tiles = field_tiles(attacked)
+    if attacking not in tiles[:CENTRE]:
+        raise battle.fail(
+            f"{_show(attacking)} is not a neighbour of the attacked tile "
+            f"{_show(attacked)}: expected one of " + ", ".join(_show(t) for t in tiles[:CENTRE]),
+            "attacking",
+        )
+    expected_value = battle.choice("expected_value", EXPECTED_VALUES, "exact")
+    types = unit_types(top.child("unit_types"), source)
+
+    lines = _StackLines(source)
+    if not top.has("stacks") or not top.table()["stacks"]:
+        raise top.fail(
+            "is required: the stacks on the field ([[stacks]] with tile, owner, units)", "stacks"
+        )
+    stacks: list[Stack] = []
+    for index, node in enumerate(top.child("stacks").elements()):
+        node.only(("tile", "owner", "units"))
+        problem = _point_problem(node.table().get("tile"))
+        if problem is not None:
+            raise lines.fail(node, index, "tile", problem)
+        tile = _point(node, "tile")
+        if tile not in tiles:
+            raise lines.fail(
+                node,
+                index,
+                "tile",
+                f"{_show(tile)} is not the attacked tile "
+                f"{_show(attacked)} or one of its neighbours ("
+                + ", ".join(_show(t) for t in tiles[:CENTRE])
+                + ")",
+            )
+        if not node.has("owner"):
+            raise lines.fail(node, index, "owner", "is required: the stack's owner (a name)")
+        owner = node.text("owner")
+        stacks.append(Stack(index, tile, owner, _units(node, index, lines, types)))
+
+    owners = sorted({s.owner for s in stacks})
+    on_attacking = [s for s in stacks if s.tile == attacking]
+    if not on_attacking:
+        raise battle.fail(f"no stack stands on the attacking tile {_show(attacking)}", "attacking")
+    attacker_owner = on_attacking[0].owner
+    if battle.has("tile_owner"):
+        defender_owner = battle.text("tile_owner")
+        owners = sorted({*owners, defender_owner})
+    else:
+        on_attacked = [s for s in stacks if s.tile == attacked]
+        if not on_attacked:
+            raise battle.fail(
+                f"the attacked tile {_show(attacked)} has no stack: name its owner "
+                'with tile_owner = "..."',
+                "attacked",
+            )
+        defender_owner = on_attacked[0].owner
+
+    alliances: list[frozenset[str]] = []
+    if top.has("alliances"):
+        for group in top.child("alliances").elements():
+            names = group.data
+            if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+                raise group.fail(
+                    "expected a list of owners that are allied with each other, "
+                    'e.g. ["red", "green"]'
+                )
+            for name in names:
+                if name not in owners:
+                    raise group.fail(
+                        f"unknown owner '{name}'" + did_you_mean(name, owners), value=name
+                    )
+            alliances.append(frozenset(names))
+    alliance_groups = tuple(alliances)
+    if allied(attacker_owner, defender_owner, alliance_groups):
+        what = "is" if attacker_owner == defender_owner else "is allied with"
+        raise battle.fail(
+            f"the attacking stack's owner '{attacker_owner}' {what} the attacked "
+            f"tile's owner '{defender_owner}': there is no battle",
+            "attacking",
+        )
+
+    participants: list[Participant] = []
+    staying_out: list[int] = []
+    for direction, tile in enumerate(tiles):
+        for stack in stacks:
+            if stack.tile != tile:
+                continue
+            side = side_of(stack.owner, attacker_owner, defender_owner, alliance_groups)
+            if side is None:
+                staying_out.append(stack.index)
+                continue
+            for number, unit in enumerate(stack.units):
+                participants.append(
+                    Participant(
+                        len(participants),
+                        side,
+                        direction,
+                        stack.index,
+                        number,
+                        types[unit.type],
+                        unit.health,
+                    )
+                )
+    if not any(p.side == 1 for p in participants):
+        raise top.fail(
+            f"no stack on the field fights for the attacked tile's owner "
+            f"'{defender_owner}' (or its allies)",
+            "stacks",
+        )
+    return Battle(
+        attacked=attacked,
+        attacking=attacking,
+        attacker_owner=attacker_owner,
+        defender_owner=defender_owner,
+        alliances=alliance_groups,
+        stacks=tuple(stacks),
+        unit_types=types,
+        expected_value=expected_value,
+        participants=tuple(participants),
+        staying_out=tuple(staying_out),
+    )

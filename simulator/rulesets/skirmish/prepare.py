@@ -1,0 +1,141 @@
+"""Skirmish model -> the kernel's participant table (see kernels/skirmish.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from kernels import skirmish as k
+
+from ..base import Prepared
+from .model import SIDES, Battle, Participant
+
+#: Move types whose health removed is reported as ``damage.<side>.<move>``.
+DAMAGE_MOVES = ("strike", "archery", "charge", "riposte")
+
+
+@dataclass(frozen=True)
+class Move:
+    """One move of a battle's log (the source's serialised tuple, plus its turn)."""
+
+    turn: int  # 1-based
+    participant: int
+    target: int
+    move_type: str
+    effect: int
+
+    def as_tuple(self) -> tuple[int, int, str, int]:
+        return (self.participant, self.target, self.move_type, self.effect)
+
+
+def participant_table(battle: Battle) -> tuple[np.ndarray, list[str]]:
+    """The int64 table, and the casualty column names in column order."""
+    table = np.zeros((len(battle.participants), k.N_P_FIELDS), np.int64)
+    casualty_names: list[str] = []
+    first_casualty = k.O_HEALTH + len(battle.participants)
+    for p in battle.participants:
+        name = f"casualties.{SIDES[p.side]}.{p.unit.name}"
+        if name not in casualty_names:
+            casualty_names.append(name)
+        abilities = p.unit.abilities
+        table[p.id] = (
+            p.side,
+            p.unit.attack,
+            p.unit.defence,
+            p.unit.damage,
+            p.unit.health,
+            p.health,
+            "strike" in abilities,
+            "archery" in abilities,
+            "charge" in abilities,
+            "healing" in abilities,
+            first_casualty + casualty_names.index(name),
+        )
+    return table, casualty_names
+
+
+def health_column(p: Participant) -> str:
+    return f"health_left.{SIDES[p.side]}.{p.id}.{p.unit.name}"
+
+
+class SkirmishPrepared(Prepared):
+    def __init__(self, battle: Battle) -> None:
+        self.battle = battle
+        self.table, self.casualty_names = participant_table(battle)
+        self.mode = k.EXACT if battle.expected_value == "exact" else k.SAMPLED5
+        self.kernel = f"turns ({battle.expected_value} expected values)"
+        notes = []
+        if battle.staying_out:
+            owners = sorted({battle.stacks[i].owner for i in battle.staying_out})
+            notes.append(
+                f"{len(battle.staying_out)} stack(s) on the field stay out of the battle "
+                f"(allied with both sides or neither): owner {', '.join(owners)}"
+            )
+        self.notes = tuple(notes)
+        self.n_columns = k.O_HEALTH + len(battle.participants) + len(self.casualty_names)
+        self.columns = self._columns()
+
+    def _columns(self) -> dict[str, int]:
+        """Outcome columns worth reporting for this battle, name -> index in the row."""
+        columns = {"winner": k.O_WINNER, "steps": k.O_STEPS}
+        ability: dict[str, list[set[int]]] = {m: [set(), set()] for m in k.MOVE_TYPES}
+        for p in self.battle.participants:
+            for a in p.unit.abilities:
+                ability[a][p.side].add(p.id)
+        for s, side in enumerate(SIDES):
+            for move in DAMAGE_MOVES:
+                # A riposte answers a strike: the side needs strikers and so does the enemy.
+                used = (
+                    ability["strike"][s] and ability["strike"][1 - s]
+                    if move == "riposte"
+                    else ability[move][s]
+                )
+                if used:
+                    columns[f"damage.{side}.{move}"] = (
+                        k.O_EFFECT + s * k.N_MOVE_TYPES + k.MOVE_TYPES.index(move)
+                    )
+            if ability["healing"][s]:
+                columns[f"healing.{side}"] = k.O_EFFECT + s * k.N_MOVE_TYPES + k.HEALING
+        for p in self.battle.participants:
+            columns[health_column(p)] = k.O_HEALTH + p.id
+        for i, name in enumerate(self.casualty_names):
+            columns[name] = k.O_HEALTH + len(self.battle.participants) + i
+        return columns
+
+    def run_matrix(self, seed: int, first: int, count: int) -> np.ndarray:
+        out = np.zeros((count, self.n_columns), np.int64)
+        if count:
+            k.skirmish_battles(self.table, self.mode, np.uint64(seed), first, out)
+        return out
+
+    def run(self, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
+        out = self.run_matrix(seed, first, count)
+        return {name: out[:, col] for name, col in self.columns.items()}
+
+    def replay(self, seed: int, battle: int) -> tuple[dict[str, int], list[Move]]:
+        """Outcome row and move log of battle ``battle`` of run ``seed``.
+
+        The kernel runs the battle from its own stream, exactly as ``run`` does; a log
+        too short for the battle is lengthened and the battle run again (same stream,
+        same battle).
+        """
+        room = 64 * max(1, len(self.battle.participants))
+        while True:
+            row = np.zeros(self.n_columns, np.int64)
+            log = np.zeros((room, k.N_LOG_FIELDS), np.int64)
+            made = int(k.skirmish_replay(self.table, self.mode, np.uint64(seed), battle, row, log))
+            if made <= room:
+                break
+            room = made
+        moves = [
+            Move(
+                int(r[k.L_TURN]) + 1,
+                int(r[k.L_PARTICIPANT]),
+                int(r[k.L_TARGET]),
+                k.MOVE_TYPES[int(r[k.L_MOVE_TYPE])],
+                int(r[k.L_EFFECT]),
+            )
+            for r in log[:made]
+        ]
+        return {name: int(row[col]) for name, col in self.columns.items()}, moves

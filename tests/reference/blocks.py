@@ -1,0 +1,351 @@
+"""Slow, plain-Python blocks battles that follow spec/blocks.md line by line.
+
+Everything is an object with a name; randomness is ``random.Random(seed)``. It returns
+the same outcome columns as the kernel, so the two can be compared in distribution.
+``trace`` (optional) receives ``(turn, round, kind, attacker_blocks, defender_blocks)``
+for every battle round fought, the names of the blocks taking part on each side.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from simulator.rulesets.blocks.model import SIDES, Battle
+
+ATTACKER, DEFENDER = 0, 1
+Trace = Callable[[int, int, str, list[str], list[str]], None]
+
+
+@dataclass
+class Piece:
+    side: int
+    name: str
+    steps: int
+    initiative: str
+    firepower: int
+    knights: bool
+    harry: bool
+    where: str  # reserve, field, castle, storming, sallying, eliminated, retreated
+    arrives: int
+    order: int
+    marked: bool = False
+    lost: int = 0
+
+    @property
+    def in_field(self) -> bool:
+        return self.where in ("field", "sallying")
+
+    @property
+    def in_area(self) -> bool:
+        return self.where in ("reserve", "field", "castle", "storming", "sallying")
+
+
+class Fight:
+    def __init__(self, battle: Battle, rng: random.Random, trace: Trace | None = None) -> None:
+        self.battle = battle
+        self.policy = battle.policies
+        self.rng = rng
+        self.trace = trace
+        self.pieces: list[Piece] = []
+        for s, side in enumerate(battle.sides):
+            for b in side:
+                self.pieces.append(
+                    Piece(
+                        s,
+                        b.name,
+                        b.steps,
+                        b.initiative,
+                        b.firepower,
+                        b.knights,
+                        b.harry,
+                        b.at,
+                        b.arrives,
+                        len(self.pieces),
+                    )
+                )
+        self.flags = dict.fromkeys(
+            (
+                "attacker_won_field",
+                "attacker_retreated",
+                "defender_retreated",
+                "castle_stormed",
+                "castle_fell_to_attrition",
+                "siege_continues",
+                "defender_won",
+                "roles_swapped",
+                "storm_fought",
+                "sally_made",
+            ),
+            0,
+        )
+        self.attacker = ATTACKER  # the side in the attacker's role right now
+
+    # --- looking at the board -------------------------------------------------------------
+    def of(self, side: int, *places: str) -> list[Piece]:
+        return [p for p in self.pieces if p.side == side and p.where in places]
+
+    def total(self, side: int, *places: str) -> int:
+        return sum(p.steps for p in self.of(side, *places))
+
+    def still_here(self, side: int) -> bool:
+        return any(p.in_area for p in self.pieces if p.side == side)
+
+    def field_contested(self) -> bool:
+        return all(self.of(s, "field", "sallying") for s in (ATTACKER, DEFENDER))
+
+    def die(self) -> int:
+        return self.rng.randint(1, 6)
+
+    # --- hits ------------------------------------------------------------------------------
+    def lose_step(self, piece: Piece) -> None:
+        piece.steps -= 1
+        piece.lost += 1
+        if piece.steps == 0:
+            piece.where = "eliminated"
+
+    def strongest(self, candidates: list[Piece]) -> Piece:
+        most = max(p.steps for p in candidates)
+        tied = [p for p in candidates if p.steps == most]
+        if len(tied) == 1 or self.policy.tie_break == "listed":
+            return tied[0]
+        return tied[self.rng.randrange(len(tied))]
+
+    def hit(self, targets: list[Piece], in_castle: bool) -> None:
+        alive = [p for p in targets if p.steps > 0 and p.in_area]
+        if not alive:
+            return  # a hit beyond the enemy's remaining steps is lost
+        if in_castle:
+            marked = [p for p in alive if p.marked]
+            if marked:
+                marked[0].marked = False
+                self.lose_step(marked[0])
+                return
+            self.strongest(alive).marked = True
+            return
+        self.lose_step(self.strongest(alive))
+
+    def fire(
+        self, piece: Piece, enemy_places: tuple[str, ...], in_castle: bool, charging: bool
+    ) -> None:
+        firepower = piece.firepower + (1 if charging else 0)
+        rolls = [self.die() for _ in range(piece.steps)]
+        for roll in rolls:
+            if roll <= firepower:
+                self.hit(self.of(1 - piece.side, *enemy_places), in_castle)
+        if charging:
+            for roll in rolls:
+                if roll == 6 and piece.steps > 0:
+                    self.lose_step(piece)
+
+    def firing_order(self) -> list[tuple[str, int]]:
+        """Defender A, attacker A, defender B, attacker B, defender C, attacker C."""
+        return [(letter, side) for letter in "ABC" for side in (1 - self.attacker, self.attacker)]
+
+    # --- battle rounds ---------------------------------------------------------------------
+    def field_battle(self, turn: int, combat_round: int) -> None:
+        if self.trace:
+            self.trace(
+                turn,
+                combat_round,
+                "field",
+                *[[p.name for p in self.of(s, "field", "sallying")] for s in (0, 1)],
+            )
+        for letter, side in self.firing_order():
+            for piece in [p for p in self.pieces if p.side == side and p.initiative == letter]:
+                if not piece.in_field:
+                    continue  # eliminated or gone before its turn
+                enemy = 1 - side
+                if not self.of(enemy, "field", "sallying"):
+                    return
+                retreats = (
+                    self.policy.retreat == "when_weaker"
+                    and combat_round >= 2
+                    and piece.where == "field"
+                    and self.total(side, "field", "sallying")
+                    < self.total(enemy, "field", "sallying")
+                )
+                if retreats and not piece.harry:
+                    self.retreat(piece)
+                    continue
+                charging = self.policy.charge == "always" and piece.knights
+                self.fire(piece, ("field", "sallying"), False, charging)
+                if retreats and piece.where == "field":
+                    self.retreat(piece)
+
+    def retreat(self, piece: Piece) -> None:
+        piece.where = "retreated"
+        self.flags[f"{SIDES[piece.side]}_retreated"] = 1
+
+    def storm_battle(self, turn: int, combat_round: int, besieged: int) -> None:
+        if self.trace:
+            names = [
+                [p.name for p in self.of(s, "storming" if s != besieged else "castle")]
+                for s in (0, 1)
+            ]
+            self.trace(turn, combat_round, "storm", *names)
+        for letter, side in self.firing_order():
+            for piece in [p for p in self.pieces if p.side == side and p.initiative == letter]:
+                if side == besieged and piece.where == "castle":
+                    if not self.of(1 - side, "storming"):
+                        return
+                    self.fire(piece, ("storming",), False, False)
+                elif side != besieged and piece.where == "storming":
+                    if not self.of(besieged, "castle"):
+                        return
+                    self.fire(piece, ("castle",), True, False)
+
+    # --- player choices --------------------------------------------------------------------
+    def storm(self, besieged: int, combat_round: int) -> bool:
+        besieging = 1 - besieged
+        ongoing = bool(self.of(besieging, "storming"))
+        if not ongoing and (
+            self.policy.storm == "never" or (self.policy.storm == "round1" and combat_round != 1)
+        ):
+            return False
+        room = self.battle.castle_limit - len(self.of(besieging, "storming"))
+        # Strongest first; sorted() keeps the listed order among equals.
+        joining = sorted(self.of(besieging, "field"), key=lambda p: -p.steps)[: max(room, 0)]
+        stormers = self.total(besieging, "storming") + sum(p.steps for p in joining)
+        declared = ongoing or (
+            stormers > 0
+            and (self.policy.storm == "round1" or stormers >= self.total(besieged, "castle"))
+        )
+        if declared:
+            for p in joining:
+                p.where = "storming"
+        return declared
+
+    def wants_sally(self, besieged: int) -> bool:
+        if self.policy.sally != "when_stronger" or not self.of(besieged, "castle"):
+            return False
+        ours = self.total(besieged, "castle", "field", "sallying")
+        theirs = self.total(1 - besieged, "field", "sallying")
+        return theirs > 0 and ours > theirs
+
+    def sally(self, besieged: int) -> None:
+        for p in self.of(besieged, "castle"):
+            p.where = "sallying"
+        self.flags["sally_made"] = 1
+
+    # --- the procedure ---------------------------------------------------------------------
+    def run(self) -> dict[str, int]:
+        battle = self.battle
+        new_battle = not battle.siege
+        # Combat deployment.
+        withdraw = self.policy.withdraw
+        if new_battle and (
+            withdraw == "fill"
+            or (
+                withdraw == "when_weaker"
+                and self.total(DEFENDER, "field") < self.total(ATTACKER, "field")
+            )
+        ):
+            for p in self.of(DEFENDER, "field"):
+                if len(self.of(DEFENDER, "castle")) < battle.castle_limit:
+                    p.where = "castle"
+        holders = {p.side for p in self.pieces if p.where == "castle"}
+        besieged = holders.pop() if holders else None
+
+        for turn in range(1, battle.turns + 1):
+            base = 4 * (turn - 1)
+            early_attrition = False
+            for combat_round in (1, 2, 3):
+                arriving = [
+                    p for p in self.pieces if p.where == "reserve" and p.arrives == combat_round
+                ]
+                for p in arriving:
+                    p.where = "field"
+                if besieged is not None and any(p.side == besieged for p in arriving):
+                    for p in self.pieces:
+                        if p.where == "storming":
+                            p.where = "field"
+                    self.attacker = besieged
+                may_sally = besieged is not None and not (
+                    new_battle and turn == 1 and combat_round == 1
+                )
+                castle_held = besieged is not None and bool(self.of(besieged, "castle"))
+                if self.field_contested():
+                    if may_sally and besieged is not None and self.wants_sally(besieged):
+                        self.sally(besieged)
+                    self.field_battle(turn, combat_round)
+                elif castle_held and besieged is not None and self.storm(besieged, combat_round):
+                    self.attacker = 1 - besieged
+                    self.flags["storm_fought"] = 1
+                    self.storm_battle(turn, combat_round, besieged)
+                    if not self.of(besieged, "castle"):
+                        self.flags["castle_stormed"] = 1
+                elif (
+                    may_sally
+                    and castle_held
+                    and besieged is not None
+                    and self.wants_sally(besieged)
+                ):
+                    self.attacker = besieged
+                    self.sally(besieged)
+                    self.field_battle(turn, combat_round)
+                elif not any(p.where == "reserve" for p in self.pieces):
+                    early_attrition = True
+                if self.attacker != ATTACKER:
+                    self.flags["roles_swapped"] = 1
+                if not (self.still_here(ATTACKER) and self.still_here(DEFENDER)):
+                    return self.outcome(base + combat_round, False)
+                if early_attrition:
+                    break
+            if not early_attrition:
+                for p in self.pieces:
+                    if p.where == "sallying":
+                        p.where = "castle"
+                    elif p.where == "storming":
+                        p.where = "field"
+                if self.field_contested():
+                    for p in self.of(self.attacker, "field"):
+                        p.where = "retreated"
+                    self.flags[f"{SIDES[self.attacker]}_retreated"] = 1
+                if not (self.still_here(ATTACKER) and self.still_here(DEFENDER)):
+                    return self.outcome(base + 3, False)
+            # Siege attrition.
+            if besieged is not None:
+                for p in self.of(besieged, "castle"):
+                    if self.die() <= battle.attrition:
+                        self.lose_step(p)
+                if not self.of(besieged, "castle"):
+                    self.flags["castle_fell_to_attrition"] = 1
+            if not (self.still_here(ATTACKER) and self.still_here(DEFENDER)):
+                return self.outcome(base + 4, False)
+        return self.outcome(4 * battle.turns, True)
+
+    def outcome(self, steps: int, siege_goes_on: bool) -> dict[str, int]:
+        here = [self.still_here(s) for s in (ATTACKER, DEFENDER)]
+        winner = 2 if here[0] == here[1] else (ATTACKER if here[0] else DEFENDER)
+        self.flags["defender_won"] = int(winner == DEFENDER)
+        self.flags["siege_continues"] = int(siege_goes_on)
+        self.flags["attacker_won_field"] = int(
+            bool(self.of(ATTACKER, "field", "sallying"))
+            and not self.of(DEFENDER, "field", "sallying")
+        )
+        row = {"winner": winner, "steps": steps, **self.flags}
+        for s, side in enumerate(SIDES):
+            row[f"steps_lost.{side}"] = sum(p.lost for p in self.pieces if p.side == s)
+            row[f"blocks_eliminated.{side}"] = sum(
+                p.where == "eliminated" for p in self.pieces if p.side == s
+            )
+        for p in self.pieces:
+            row[f"casualties.{SIDES[p.side]}.{p.name}"] = p.lost
+        for p in self.pieces:
+            row[f"eliminated.{SIDES[p.side]}.{p.name}"] = int(p.where == "eliminated")
+        return row
+
+
+def battle_outcome(
+    battle: Battle, rng: random.Random, trace: Trace | None = None
+) -> dict[str, int]:
+    return Fight(battle, rng, trace).run()
+
+
+def simulate(battle: Battle, battles: int, seed: int) -> dict[str, list[int]]:
+    """Outcome columns of ``battles`` battles drawn from one ``random.Random(seed)``."""
+    rng = random.Random(seed)
+    rows = [battle_outcome(battle, rng) for _ in range(battles)]
+    return {name: [r[name] for r in rows] for name in rows[0]}

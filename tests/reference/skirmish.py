@@ -1,0 +1,211 @@
+"""Skirmish battles in plain Python, following spec/skirmish.md line by line.
+
+Slow and obviously correct: objects, dicts and ``random.Random``. It reads only the
+validated scenario (tiles, stacks, owners, alliances, unit types) and derives the field,
+the sides and the participant ids itself, so it checks the compiler too. Returns the
+same outcome columns as the kernel (``SkirmishPrepared.run``).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+import numpy as np
+
+from simulator.rulesets.skirmish.model import Battle
+
+SIDES = ("attacker", "defender")
+MOVE_ORDER = ("strike", "archery", "charge", "healing")  # inner loop of the choice
+REPEATS = {"strike": 2, "archery": 2, "charge": 1, "healing": 1}
+
+
+# "Hex neighbours use odd-q offset coordinates (columns shifted by x parity)."
+def neighbours(x: int, y: int) -> list[tuple[int, int]]:
+    if x % 2 == 0:  # even column: its diagonal neighbours are at rows y - 1 and y
+        return [(x, y - 1), (x + 1, y - 1), (x + 1, y), (x, y + 1), (x - 1, y), (x - 1, y - 1)]
+    return [(x, y - 1), (x + 1, y), (x + 1, y + 1), (x, y + 1), (x - 1, y + 1), (x - 1, y)]
+
+
+@dataclass
+class Fighter:
+    id: int
+    side: int
+    type: str
+    attack: int
+    defence: int
+    damage: int
+    max_health: int
+    health: int
+    abilities: set[str]
+
+
+def participants(battle: Battle) -> list[Fighter]:
+    alliances = [set(group) for group in battle.alliances]
+
+    def allied(a: str, b: str) -> bool:
+        return a == b or any(a in g and b in g for g in alliances)
+
+    attacker = next(s.owner for s in battle.stacks if s.tile == battle.attacking)
+    defender = battle.defender_owner
+    # "the six neighbour tiles in direction order 0..5, then the attacked tile;
+    #  within a tile, stack order, then unit order"
+    order = [*neighbours(*battle.attacked), battle.attacked]
+    out: list[Fighter] = []
+    for tile in order:
+        for stack in battle.stacks:
+            if stack.tile != tile:
+                continue
+            a, d = allied(stack.owner, attacker), allied(stack.owner, defender)
+            if a == d:
+                continue  # allied with both or neither: stays out
+            for unit in stack.units:
+                t = battle.unit_types[unit.type]
+                out.append(
+                    Fighter(
+                        len(out),
+                        0 if a else 1,
+                        t.name,
+                        t.attack,
+                        t.defence,
+                        t.damage,
+                        t.health,
+                        unit.health,
+                        set(t.abilities),
+                    )
+                )
+    return out
+
+
+def damage_roll(rng: random.Random, attack: int, defence: int, damage: int) -> int:
+    attack, defence, damage = max(attack, 1), max(defence, 1), max(damage, 1)
+    attack_value = rng.randint(0, attack)
+    defence_value = rng.randint(0, defence)
+    if attack_value > defence_value:
+        return rng.randint(0, damage)
+    return 0
+
+
+def exact_expected_damage(attack: int, defence: int, damage: int) -> float:
+    attack, defence, damage = max(attack, 1), max(defence, 1), max(damage, 1)
+    hits = sum(min(a, defence + 1) for a in range(attack + 1))
+    return hits / ((attack + 1) * (defence + 1)) * damage / 2.0
+
+
+class Fight:
+    def __init__(self, fighters: list[Fighter], rng: random.Random, sampled: bool) -> None:
+        self.p = fighters
+        self.rng = rng
+        self.sampled = sampled
+        self.turn = 0
+        self.healer_ready = {f.id: "healing" in f.abilities for f in fighters}
+        self.effect = {(s, m): 0 for s in (0, 1) for m in (*MOVE_ORDER, "riposte")}
+        self.moves: list[tuple[int, int, str, int]] = []
+
+    def viable(self, me: Fighter, target: Fighter, move: str) -> bool:
+        if me.health <= 0 or target.health <= 0:
+            return False
+        if move == "healing":
+            return self.healer_ready[me.id] and target.id != me.id and target.side == me.side
+        if target.side == me.side:
+            return False
+        return move != "charge" or self.turn == 0
+
+    def expected_value(self, me: Fighter, target: Fighter, move: str) -> float:
+        if move == "healing":
+            return float(min(target.max_health - target.health, 5))
+        if self.sampled:
+            mean = (
+                sum(damage_roll(self.rng, me.attack, target.defence, me.damage) for _ in range(5))
+                / 5
+            )
+        else:
+            mean = exact_expected_damage(me.attack, target.defence, me.damage)
+        return mean + 2 if move == "charge" else mean
+
+    def make(self, me: Fighter, target: Fighter, move: str) -> None:
+        if move == "healing":
+            effect = 5
+            self.healer_ready[me.id] = False
+            before = target.health
+            target.health = min(target.health + effect, target.max_health)
+            self.effect[me.side, move] += target.health - before
+        else:
+            attack, damage = me.attack, me.damage
+            if move == "charge":
+                attack += 2
+            if move == "riposte":
+                attack, damage = attack - 1, damage - 1
+            effect = damage_roll(self.rng, attack, target.defence, damage)
+            before = target.health
+            target.health = max(target.health - effect, 0)
+            self.effect[me.side, move] += before - target.health
+        self.moves.append((me.id, target.id, move, effect))
+
+    def act(self, me: Fighter) -> None:
+        best, best_value = None, 0.0
+        for target in self.p:
+            for move in MOVE_ORDER:
+                if move in me.abilities and self.viable(me, target, move):
+                    value = self.expected_value(me, target, move) * REPEATS[move]
+                    if value > best_value:
+                        best, best_value = (target, move), value
+        if best is None:
+            return  # nothing strictly positive: waits
+        target, move = best
+        for _ in range(REPEATS[move]):
+            if not self.viable(me, target, move):
+                break
+            self.make(me, target, move)
+            if move == "strike" and target.health > 0 and "strike" in target.abilities:
+                self.make(target, me, "riposte")
+
+    def totals(self) -> tuple[int, int]:
+        return (
+            sum(f.health for f in self.p if f.side == 0),
+            sum(f.health for f in self.p if f.side == 1),
+        )
+
+    def run(self) -> int:
+        last = self.totals()
+        unchanged = 0
+        while True:
+            for me in self.p:
+                if me.health > 0:
+                    self.act(me)
+            self.turn += 1
+            now = self.totals()
+            unchanged = unchanged + 1 if now == last else 0
+            last = now
+            if now[0] == 0 and now[1] == 0:
+                return 2
+            if now[0] == 0:
+                return 1
+            if now[1] == 0:
+                return 0
+            if unchanged >= 3:
+                return 2
+
+
+Log = list[tuple[int, int, str, int]]
+
+
+def fight(battle: Battle, rng: random.Random) -> tuple[dict[str, int], Log]:
+    fighters = participants(battle)
+    f = Fight(fighters, rng, battle.expected_value == "sampled5")
+    row = {"winner": f.run(), "steps": f.turn}
+    for s, side in enumerate(SIDES):
+        for move in ("strike", "archery", "charge", "riposte"):
+            row[f"damage.{side}.{move}"] = f.effect[s, move]
+        row[f"healing.{side}"] = f.effect[s, "healing"]
+    for x in fighters:
+        row[f"health_left.{SIDES[x.side]}.{x.id}.{x.type}"] = x.health
+        name = f"casualties.{SIDES[x.side]}.{x.type}"
+        row[name] = row.get(name, 0) + (x.health == 0)
+    return row, f.moves
+
+
+def run(battle: Battle, seed: int, count: int) -> dict[str, np.ndarray]:
+    rng = random.Random(seed)
+    rows = [fight(battle, rng)[0] for _ in range(count)]
+    return {name: np.array([r[name] for r in rows], np.int64) for name in rows[0]}

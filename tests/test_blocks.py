@@ -1,0 +1,394 @@
+"""Blocks: the spec's figures, exact dice checks, kernel against the reference, bad input."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats
+from typer.testing import CliRunner
+
+import simulator
+from simulator.cli import app
+from simulator.scenario import Scenario, load_scenario
+from tests.reference import blocks as reference
+from tests.stats_tests import ALPHA, interval_contains, same_distribution
+
+SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios" / "blocks"
+BUNDLED = ("field_battle", "field_reserves", "storm", "siege_attrition", "relief")
+runner = CliRunner()
+
+
+def bundled(name: str) -> Scenario:
+    return load_scenario(SCENARIOS / f"{name}.toml")
+
+
+def inline(attacker: str, defender: str, **options: object) -> Scenario:
+    return simulator.inline_scenario("blocks", attacker, defender, **options)
+
+
+def kernel_rows(scenario: Scenario, battles: int, seed: int) -> dict[str, np.ndarray]:
+    rows = simulator.simulate(scenario, battles, seed).rows
+    assert rows is not None
+    return rows
+
+
+# --- the spec's reserve timing example -----------------------------------------------------
+
+
+class NoHits(random.Random):
+    """Every die a 6 and every tie to the first: with firepower <= 5 and no charges, nobody
+    is ever hit, so who stands on the field is decided by the procedure alone."""
+
+    def randint(self, a: int, b: int) -> int:
+        return b
+
+    def randrange(self, *args: int) -> int:  # type: ignore[override]
+        return 0
+
+
+def test_reserve_timing_example_who_is_on_the_field() -> None:
+    scenario = bundled("field_reserves")
+    seen: list[tuple[int, int, int]] = []
+    reference.battle_outcome(
+        scenario.model, NoHits(0), lambda turn, rnd, kind, a, d: seen.append((rnd, len(d), len(a)))
+    )
+    # Franks (defender) v Saracens (attacker): 2 v 3, then 2+2 v 3+1, then 2+2+1 v 3+1.
+    assert seen == [(1, 2, 3), (2, 4, 4), (3, 5, 4)]
+
+
+def test_reserve_timing_in_the_kernel() -> None:
+    rows = kernel_rows(bundled("field_reserves"), 5_000, 11)
+    # Reserves still on the road keep a battle going: with the Templars due in round 3,
+    # nothing is decided before round 3, and every reserve block gets into the fight.
+    assert np.all(rows["steps"] >= 3)
+    for name in ("attacker.Nomads", "defender.Raymond", "defender.Pilgrims", "defender.Templars"):
+        assert (rows[f"casualties.{name}"] > 0).any(), name
+
+
+@pytest.mark.parametrize("arrives", [2, 3])
+def test_a_reserve_arrives_in_its_round(arrives: int) -> None:
+    # A6 always hits and fires before C: the main force falls in round 1, the reserve
+    # block as soon as it arrives.
+    rows = kernel_rows(inline("A6:4", f"C1:1, Late C1:1@r{arrives}"), 1_000, 12)
+    assert np.all(rows["winner"] == 0) and np.all(rows["steps"] == arrives)
+    assert np.all(rows["eliminated.defender.Late"] == 1)
+
+
+# --- exact dice checks ------------------------------------------------------------------------
+
+
+def one_on_one_distribution() -> dict[tuple[int, int], float]:
+    """A1:1 (fires first) v C1:1 in the field: each round the attacker hits on 1/6, then the
+    defender does; after round 3 an undecided attacker retreats (a defender win in round 3)."""
+    p = 1 / 6
+    miss_both = (1 - p) ** 2
+    expected: dict[tuple[int, int], float] = {}
+    for r in (1, 2, 3):
+        expected[(0, r)] = miss_both ** (r - 1) * p
+        expected[(1, r)] = miss_both ** (r - 1) * (1 - p) * p
+    expected[(1, 3)] += miss_both**3
+    return expected
+
+
+@pytest.mark.parametrize("engine", ["kernel", "reference"])
+def test_one_step_a1_hits_one_step_block_one_time_in_six(engine: str) -> None:
+    scenario = inline("A1:1", "C1:1")
+    n = 60_000 if engine == "kernel" else 4_000
+    if engine == "kernel":
+        rows = kernel_rows(scenario, n, 21)
+        winner, steps = rows["winner"], rows["steps"]
+    else:
+        ref = reference.simulate(scenario.model, n, 21)
+        winner, steps = np.array(ref["winner"]), np.array(ref["steps"])
+    first_shot_hits = int(((winner == 0) & (steps == 1)).sum())
+    assert interval_contains(first_shot_hits, n, 1 / 6)
+    expected = one_on_one_distribution()
+    cells = sorted(expected)
+    observed = [int(((winner == w) & (steps == r)).sum()) for w, r in cells]
+    assert sum(observed) == n
+    assert stats.chisquare(observed, [n * expected[c] for c in cells]).pvalue > ALPHA
+
+
+def test_castle_block_takes_two_hits_per_step() -> None:
+    # A6 always hits. Two dice: the first hit marks, the second must go to the marked block.
+    rows = kernel_rows(inline("A6:2", "C1:1@castle", siege="true", storm="round1"), 2_000, 31)
+    assert np.all(rows["castle_stormed"] == 1) and np.all(rows["steps"] == 1)
+    # One die a round: marked in round 1, taken in round 2 unless the castle's C1 kills the
+    # one-step stormer first (1 in 6); the mark carries from round 1 to round 2.
+    n = 30_000
+    rows = kernel_rows(inline("A6:1", "C1:1@castle", siege="true", storm="round1"), n, 32)
+    stormed = rows["castle_stormed"] == 1
+    assert np.all(rows["steps"][stormed] == 2)
+    assert np.all(rows["winner"][~stormed] == 1) and np.all(rows["steps"][~stormed] == 1)
+    assert interval_contains(int(stormed.sum()), n, 5 / 6)
+
+
+def test_charging_knights_hit_themselves_on_sixes() -> None:
+    # A5 charging fires at 6: always hits (the C1 defender fires after it), and a 6 costs
+    # the charger its only step too: both gone, nobody holds the field (a draw) 1 time in 6.
+    n = 30_000
+    rows = kernel_rows(inline("A5:1 knights", "C1:1", charge="always"), n, 41)
+    assert np.all(rows["eliminated.defender.C1"] == 1) and np.all(rows["steps"] == 1)
+    assert np.all(np.isin(rows["winner"], (0, 2)))
+    assert interval_contains(int((rows["winner"] == 2).sum()), n, 1 / 6)
+    uncharged = kernel_rows(inline("A5:1 knights", "C1:1"), 2_000, 42)
+    assert not (uncharged["winner"] == 2).any()
+
+
+def test_attrition_threshold() -> None:
+    n = 30_000
+    scenario = inline("B2:2", "C1:1@castle", siege="true", attrition="3")
+    rows = kernel_rows(scenario, n, 51)
+    # Nothing to fight and no reserves: straight to attrition, a block lost on 1-3.
+    assert np.all(rows["steps"] == 4)
+    assert np.array_equal(rows["castle_fell_to_attrition"], rows["winner"] == 0)
+    assert interval_contains(int(rows["castle_fell_to_attrition"].sum()), n, 1 / 2)
+    starved = kernel_rows(inline("B2:2", "C1:1@castle", siege="true", attrition="0"), 2_000, 52)
+    assert np.all(starved["siege_continues"] == 1) and np.all(starved["winner"] == 2)
+    # Over K turns, a one-step block survives each turn's attrition with chance 1/2.
+    rows = kernel_rows(inline("B2:2", "C1:1@castle", siege="true", turns="3"), n, 53)
+    assert interval_contains(int(rows["castle_fell_to_attrition"].sum()), n, 1 - 0.5**3)
+    assert set(np.unique(rows["turn"])) == {1, 2, 3}
+
+
+def test_attacker_retreats_after_round_three() -> None:
+    # Four steps each of firepower 1 cannot always finish the other side in three rounds.
+    rows = kernel_rows(inline("C1:4", "C1:4"), 5_000, 61)
+    undecided = rows["attacker_retreated"] == 1
+    assert undecided.any()
+    assert np.all(rows["winner"][undecided] == 1) and np.all(rows["steps"][undecided] == 3)
+
+
+# --- kernel against the reference -------------------------------------------------------------
+
+VARIANTS = {
+    "listed_ties_and_retreats": (
+        "B2:3, Turcopoles A1:3 harry, C2:2",
+        "B2:3, A2:3, B1:2@r2",
+        {"tie_break": "listed", "retreat": "when_weaker"},
+    ),
+    "withdraw_when_weaker_then_storm": (
+        "A2:4, B3:4, B2:3, C1:2",
+        "B2:2, B1:3, A1:2",
+        {"castle_limit": "2", "withdraw": "when_weaker", "storm": "round1"},
+    ),
+    "relief_with_storm_and_sally": (
+        "A2:4, A3:3, B1:3",
+        "B2:3@castle, C1:2@castle, B3:4 knights@r2, B2:2@r3",
+        {"siege": "true", "storm": "when_stronger", "sally": "when_stronger", "charge": "always"},
+    ),
+    "besieged_attacker_sallies_over_turns": (
+        "B2:3@castle, B3:2@castle",
+        "A1:4, B2:2",
+        {"siege": "true", "sally": "when_stronger", "turns": "3", "attrition": "2"},
+    ),
+}
+
+
+def agreement_cases() -> list[tuple[str, Scenario]]:
+    cases = [(name, bundled(name)) for name in BUNDLED]
+    cases += [(name, inline(a, d, **opts)) for name, (a, d, opts) in VARIANTS.items()]
+    return cases
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", agreement_cases(), ids=lambda c: c[0])
+def test_kernel_agrees_with_reference(case: tuple[str, Scenario]) -> None:
+    _, scenario = case
+    kernel = kernel_rows(scenario, 30_000, 7)
+    ref = {k: np.asarray(v) for k, v in reference.simulate(scenario.model, 3_000, 7).items()}
+    assert set(ref) | {"turn"} >= set(kernel) and set(kernel) >= set(ref)
+    failures = same_distribution(kernel, ref, list(ref))
+    assert not failures, failures
+
+
+def test_agreement_cases_exercise_every_branch() -> None:
+    """The agreement tests are only as good as what their scenarios make happen."""
+    seen: dict[str, int] = {}
+    for _, scenario in agreement_cases():
+        rows = kernel_rows(scenario, 5_000, 8)
+        for flag in (
+            "attacker_won_field",
+            "attacker_retreated",
+            "defender_retreated",
+            "castle_stormed",
+            "castle_fell_to_attrition",
+            "siege_continues",
+            "roles_swapped",
+            "storm_fought",
+            "sally_made",
+        ):
+            seen[flag] = seen.get(flag, 0) + int(rows[flag].sum())
+    assert all(count > 0 for count in seen.values()), seen
+
+
+# --- reproducibility --------------------------------------------------------------------------
+
+
+def test_same_seed_same_battles_on_any_threads_and_chunks() -> None:
+    scenario = bundled("relief")
+    one = simulator.simulate(scenario, 5_000, 99, threads=1).rows
+    every = simulator.simulate(scenario, 5_000, 99).rows
+    chunked = simulator.simulate(scenario, 5_000, 99, chunk=333).rows
+    assert one is not None and every is not None and chunked is not None
+    for name in one:
+        assert np.array_equal(one[name], every[name]), name
+        assert np.array_equal(one[name], chunked[name]), name
+    shifted = simulator.simulate(scenario, 1_000, 99, first=2_000).rows
+    assert shifted is not None
+    assert np.array_equal(shifted["steps_lost.attacker"], one["steps_lost.attacker"][2_000:3_000])
+
+
+@pytest.mark.parametrize("name", BUNDLED)
+def test_bundled_scenarios_run(name: str) -> None:
+    scenario = bundled(name)
+    assert scenario.ruleset == "blocks" and scenario.description and scenario.battles > 0
+    result = simulator.simulate(scenario, 2_000)
+    assert result.n == 2_000
+    assert {"win", "steps"} <= set(result.summary()["group"])
+
+
+# --- bad input --------------------------------------------------------------------------------
+
+
+def run_cli(args: list[str]) -> tuple[int, str]:
+    result = runner.invoke(app, args)
+    text = result.output
+    assert "Traceback" not in text
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    return result.exit_code, " ".join(text.split())
+
+
+def odds(attacker: str, defender: str, *sets: str) -> tuple[int, str]:
+    args = [
+        "odds",
+        "--ruleset",
+        "blocks",
+        "--attacker",
+        attacker,
+        "--defender",
+        defender,
+        "-n",
+        "100",
+    ]
+    for s in sets:
+        args += ["--set", s]
+    return run_cli(args)
+
+
+GOOD = """ruleset = "blocks"
+name = "t"
+
+[battle]
+castle_limit = 2
+siege = true
+
+[policy]
+storm = "round1"
+
+[[attacker.blocks]]
+name = "Saladin"
+rating = "A2"
+steps = 4
+
+[[defender.blocks]]
+name = "Reynald"
+rating = "B2"
+steps = 3
+at = "castle"
+"""
+
+
+def write(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    return str(path)
+
+
+def line_of(text: str, needle: str) -> int:
+    return next(i for i, line in enumerate(text.splitlines(), 1) if needle in line)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        ('rating = "A2"', 'rating = "D7"', ["rating 'D7'", "A, B or C", "1..6"]),
+        ("steps = 4", "steps = 5", ["attacker.blocks[0].steps", "5 is out of range", "1..4"]),
+        (
+            'at = "castle"',
+            'at = "reserve"\nround = 4',
+            ["defender.blocks[0].round", "reserve round 4", "round 2 or 3"],
+        ),
+        ('storm = "round1"', 'strom = "round1"', ["unknown key 'strom'", "did you mean 'storm'"]),
+        (
+            'storm = "round1"',
+            'storm = "when_stonger"',
+            ["policy.storm", "did you mean 'when_stronger'"],
+        ),
+        ('at = "castle"', 'at = "castel"', ["defender.blocks[0].at", "did you mean 'castle'"]),
+        (
+            "castle_limit = 2",
+            "castle_limt = 2",
+            ["unknown key 'castle_limt'", "did you mean 'castle_limit'"],
+        ),
+    ],
+)
+def test_bad_scenario_file(tmp_path: Path, old: str, new: str, expected: list[str]) -> None:
+    text = GOOD.replace(old, new, 1)
+    assert text != GOOD
+    code, message = run_cli(["validate", write(tmp_path, text)])
+    assert code == 2
+    assert f"bad.toml:{line_of(text, new.splitlines()[-1])}:" in message
+    for part in expected:
+        assert part in message, (part, message)
+
+
+def test_more_castle_blocks_than_the_limit_in_a_file(tmp_path: Path) -> None:
+    text = GOOD.replace("castle_limit = 2", "castle_limit = 1") + (
+        '\n[[defender.blocks]]\nname = "Pilgrims"\nrating = "C1"\nsteps = 2\nat = "castle"\n'
+    )
+    code, message = run_cli(["run", write(tmp_path, text), "-n", "10"])
+    assert code == 2
+    assert "2 blocks in the castle but it holds 1" in message and "castle_limit" in message
+    assert "defender.blocks" in message and "bad.toml:" in message
+
+
+@pytest.mark.parametrize(
+    ("attacker", "defender", "sets", "expected"),
+    [
+        ("D7:2", "B2:2", [], ["--attacker", "rating 'D7'", "A, B or C"]),
+        ("B2:5", "B2:2", [], ["attacker.blocks[0].steps", "5 is out of range", "1..4"]),
+        (
+            "B2:4",
+            "B3:3@castle, A2:2@castle",
+            ["castle_limit=1"],
+            ["2 blocks in the castle but it holds 1", "castle_limit"],
+        ),
+        ("B2:4", "B3:3@r4", [], ["defender.blocks[0].round", "reserve round 4", "round 2 or 3"]),
+        ("B2:4", "B3:3@castel", [], ["--defender", "'@castel'", "did you mean 'castle'"]),
+        ("B2:4", "B3:3", ["strom=round1"], ["strom", "did you mean 'storm'"]),
+        ("B2:4", "B3:3", ["storm=allways"], ["policy.storm", "'allways'", "round1"]),
+        ("B2:4", "B3:3 knigts", [], ["defender.blocks[0].traits", "did you mean 'knights'"]),
+        ("B2", "B3:3", [], ["--attacker", "RATING:STEPS"]),
+    ],
+)
+def test_bad_inline_query(
+    attacker: str, defender: str, sets: list[str], expected: list[str]
+) -> None:
+    code, message = odds(attacker, defender, *sets)
+    assert code == 2
+    for part in expected:
+        assert part in message, (part, message)
+
+
+def test_inline_query_runs_and_matches_the_file_format() -> None:
+    code, message = odds("B2:4, A3:3, C1:4@r2", "B3:3@castle, A2:2")
+    assert code == 0, message
+    scenario = inline("Richard B3:3/4 knights, A1:2@r3", "B2:2@castle", castle_limit="2")
+    attacker = scenario.model.attacker
+    assert [b.name for b in attacker] == ["Richard", "A1"]
+    assert attacker[0].max_steps == 4 and attacker[0].knights and attacker[1].arrives == 3
+    assert scenario.model.castle_limit == 2 and scenario.model.defender[0].at == "castle"

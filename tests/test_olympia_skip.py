@@ -1,0 +1,190 @@
+"""The kill-skipping kernel against the strike-by-strike kernel (issue 3).
+
+Both kernels run the same battles with different random numbers, so their outputs
+are two independent samples that must come from one distribution: every column is
+compared as a whole distribution (chi-square on a contingency table, values pooled
+into bins of at least 20 expected battles) and by its mean, at a family-wise level
+of 0.001 per scenario (Bonferroni over the columns and both tests).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import simulator
+from simulator.errors import BattleOddsError, Source
+from simulator.rulesets.olympia.model import Ratings
+from simulator.rulesets.olympia.prepare import OlympiaPrepared
+
+BATTLES = 30_000
+ALPHA = 0.001
+MIN_BIN = 20
+
+
+def binned_table(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """2 x K counts of the values of x and y, adjacent values merged until every bin
+    holds at least MIN_BIN battles of the two samples together."""
+    values, inverse = np.unique(np.concatenate([x, y]), return_inverse=True)
+    cx = np.bincount(inverse[: len(x)], minlength=len(values))
+    cy = np.bincount(inverse[len(x) :], minlength=len(values))
+    bins_x: list[int] = []
+    bins_y: list[int] = []
+    ax = ay = 0
+    for a, b in zip(cx, cy, strict=True):
+        ax += int(a)
+        ay += int(b)
+        if ax + ay >= MIN_BIN:
+            bins_x.append(ax)
+            bins_y.append(ay)
+            ax = ay = 0
+    if ax + ay and bins_x:
+        bins_x[-1] += ax
+        bins_y[-1] += ay
+    return np.array([bins_x, bins_y])
+
+
+def differing_columns(a: np.ndarray, b: np.ndarray, columns: dict[str, int]) -> list[str]:
+    tests = 2 * len(columns)
+    failures = []
+    for name, col in columns.items():
+        x, y = a[:, col], b[:, col]
+        table = binned_table(x, y)
+        if table.shape[1] >= 2:
+            p = stats.chi2_contingency(table).pvalue
+            if p < ALPHA / tests:
+                failures.append(f"{name}: distributions differ (chi-square p={p:.2g})")
+        elif np.unique(np.concatenate([x, y])).size > 1:
+            # Almost constant: compare how often the rare values occur.
+            rare = [[np.sum(x != x[0]), len(x)], [np.sum(y != x[0]), len(y)]]
+            p = stats.fisher_exact(rare).pvalue
+            if p < ALPHA / tests:
+                failures.append(f"{name}: rare values differ (p={p:.2g})")
+        if x.std() + y.std() > 0:
+            p = stats.ttest_ind(x, y, equal_var=True).pvalue
+            if p < ALPHA / tests:
+                failures.append(f"{name}: means {x.mean():.4g} vs {y.mean():.4g} (p={p:.2g})")
+    return failures
+
+
+SCENARIOS: dict[str, dict[str, Any]] = {
+    # The medium benchmark's shape: rear archers, a tower, knights and pikemen.
+    "tower": {
+        "attacker": "noble, 60 soldier, 12 archer@1",
+        "defender": "noble, 12 knight, 18 pikeman",
+        "structure": "tower:40",
+    },
+    # Several units (shielded nobles, leader last), blessed soldiers, swamp and rain.
+    "units": {
+        "attacker": "noble, 15 soldier, 6 blessed_soldier; noble(health=30), 4 knight",
+        "defender": "noble, 20 pikeman, 8 crossbowman@1; noble, 5 swordsman",
+        "terrain": "swamp",
+        "weather": "rain",
+    },
+    # Siege engines against a small structure that collapses in most battles, with
+    # peasants who do not strike when attacking under the alternating order.
+    "siege": {
+        "attacker": "noble, 25 soldier, 10 peasant, 2 catapult, 1 battering_ram",
+        "defender": "noble, 12 pikeman, 4 archer@1",
+        "structure": "tower:10:60",
+    },
+    # Fought to the last man on one side, broken before the first strike on the other.
+    "extremes": {
+        "attacker": "noble, 8 swordsman",
+        "defender": "noble, 6 soldier",
+        "attacker_break": 0,
+        "defender_break": 100,
+    },
+}
+
+
+@pytest.mark.parametrize("order", ["random", "alternating"])
+@pytest.mark.parametrize("name", list(SCENARIOS))
+def test_skip_and_strike_kernels_give_the_same_distributions(name: str, order: str) -> None:
+    spec = dict(SCENARIOS[name])
+    scenario = simulator.inline_scenario(
+        "olympia", spec.pop("attacker"), spec.pop("defender"), strike_order=order, **spec
+    )
+    prepared = OlympiaPrepared(scenario.model)
+    strike = prepared.run_matrix(11, 0, BATTLES, "strike")
+    skip = prepared.run_matrix(12, 0, BATTLES, "skip")
+    assert differing_columns(strike, skip, prepared.columns) == []
+
+
+def test_a_broken_skip_kernel_is_caught() -> None:
+    """The comparison has the power to see a small bias: one more strike per battle."""
+    scenario = simulator.inline_scenario("olympia", "noble, 15 soldier", "noble, 15 soldier")
+    prepared = OlympiaPrepared(scenario.model)
+    strike = prepared.run_matrix(11, 0, BATTLES, "strike")
+    skip = prepared.run_matrix(12, 0, BATTLES, "skip")
+    assert differing_columns(strike, skip, prepared.columns) == []
+    skip[:, prepared.columns["steps"]] += 1
+    assert any(f.startswith("steps") for f in differing_columns(strike, skip, prepared.columns))
+
+
+def test_a_stalemate_is_a_draw_in_both_kernels() -> None:
+    data = {
+        "ruleset": "olympia",
+        "units": {"scarecrow": {"attack": 0, "defense": 5}},
+        "attacker": {"units": [{"men": {"scarecrow": 3}}]},
+        "defender": {"units": [{"men": {"scarecrow": 2}}]},
+    }
+    # Nobles strike with 80 from the package table: make them as harmless as their men.
+    battle = replace(simulator.from_data(data, Source("stalemate")).model, noble=Ratings(0, 80, 0))
+    prepared = OlympiaPrepared(battle)
+    for kernel in ("strike", "skip"):
+        rows = prepared.run_matrix(3, 0, 100, kernel)
+        assert (rows[:, prepared.columns["winner"]] == 2).all()
+        assert (rows[:, prepared.columns["steps"]] == 0).all()
+
+
+def test_same_seed_same_battles_on_any_thread_count_and_chunking() -> None:
+    scenario = simulator.inline_scenario(
+        "olympia",
+        "noble, 200 soldier, 30 archer@1",
+        "noble, 50 knight",
+        structure="tower:20",
+        kernel="skip",
+    )
+    one = simulator.simulate(scenario, 3000, 5, threads=1, chunk=1000)
+    many = simulator.simulate(scenario, 3000, 5, chunk=3000)
+    assert one.kernel == many.kernel == "skip"
+    for column in one.rows or {}:
+        np.testing.assert_array_equal(one.rows[column], many.rows[column])  # type: ignore[index]
+
+
+def test_the_faster_kernel_is_chosen_and_can_be_forced() -> None:
+    # Both sides behind high defense: about 1% of strikes change anything.
+    sparse = simulator.inline_scenario(
+        "olympia",
+        "noble, 40 peasant",
+        "noble, 40 peasant",
+        terrain="ship",
+        attacker_structure="galley:250",
+        structure="roundship:250",
+    )
+    assert simulator.simulate(sparse, 200, 1).kernel == "skip"
+    # Soldiers against pikemen in a tower: the pikemen hit often enough (~18%) that
+    # drawing every strike is faster.
+    mixed = simulator.inline_scenario(
+        "olympia", "noble, 300 soldier", "noble, 100 pikeman", structure="tower:60"
+    )
+    assert simulator.simulate(mixed, 200, 1).kernel == "strike"
+    # Knights on soldiers: most strikes kill, drawing them one by one is cheaper.
+    dense = simulator.inline_scenario("olympia", "noble, 10 knight", "noble, 10 soldier")
+    assert simulator.simulate(dense, 200, 1).kernel == "strike"
+    forced = simulator.inline_scenario(
+        "olympia", "noble, 300 soldier", "noble, 200 pikeman", structure="tower:60", kernel="strike"
+    )
+    result = simulator.simulate(forced, 200, 1)
+    assert result.kernel == "strike"
+    assert result.to_dict()["kernel"] == "strike"
+
+
+def test_an_unknown_kernel_is_a_clear_error() -> None:
+    with pytest.raises(BattleOddsError, match=r"kernel.*(did you mean 'skip'|valid)"):
+        simulator.inline_scenario("olympia", "noble", "noble", kernel="skipp")
