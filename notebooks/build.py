@@ -110,10 +110,22 @@ def olympia_knight() -> nbformat.NotebookNode:
             "plots.comparison_panel(swamp).figure"
         ),
         new_markdown_cell(
-            "Reading: the knight's worth is not a constant. The pike wall's break point and "
-            "the terrain set the exchange rate, and in a swamp the knights lose most of their "
-            "edge. Weather matters only for missile troops, so rain and wind leave this "
-            "melee-only battle unchanged (the paired difference is exactly zero)."
+            "## Reading\n"
+            "What the numbers above say, worded from them (so the text follows the data when "
+            "the rules or the armies change):"
+        ),
+        new_code_cell(
+            "def effect(r):\n"
+            '    if r["low"] <= 0 <= r["high"]:\n'
+            '        return f"do not change measurably ({r[\'difference\']:+.2%})"\n'
+            '    return (f"change by {r[\'difference\']:+.1%} "\n'
+            '            f"(95%: {r[\'low\']:+.1%} to {r[\'high\']:+.1%})")\n'
+            "\n"
+            "lines = [f\"one knight is worth about {worth / KNIGHTS:.1f} soldiers here\"\n"
+            "         if worth else \"no soldier count up to 120 matches the knights\"]\n"
+            "for r in rows:\n"
+            '    lines.append(f"{r[\'conditions\']}: the knights\' odds {effect(r)}")\n'
+            'print("\\n".join(lines))'
         ),
     ]
     return new_notebook(

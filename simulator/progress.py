@@ -45,7 +45,9 @@ def progress_bar(
         TimeRemainingColumn(),
     )
     with Progress(*columns, console=console, transient=True) as bar:
-        task = bar.add_task(label, total=None)
+        # A long scenario name would squeeze the bar and the ETA out of an 80-column line.
+        short = label if len(label) <= 28 else label[:27] + "…"
+        task = bar.add_task(short, total=None)
 
         def update(done: int, total: int) -> None:
             bar.update(task, completed=done, total=total)
