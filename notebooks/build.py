@@ -553,7 +553,11 @@ def build() -> list[Path]:
     written = []
     for name, make in NOTEBOOKS.items():
         path = HERE / name
-        nbformat.write(make(), path)
+        notebook = make()
+        # Stable cell ids: a rebuild changes a notebook's file only where its cells changed.
+        for index, cell in enumerate(notebook.cells):
+            cell.id = f"{path.stem[:20]}-{index:02d}"
+        nbformat.write(notebook, path)
         written.append(path)
     return written
 
