@@ -93,12 +93,15 @@ def simulate_to_precision(
     keep_battles: bool | None = None,
     progress: Progress | None = None,
     executor: ChunkExecutor | None = None,
+    interruptible: bool = False,
 ) -> Result:
     """Add battles until every reported probability's 95% half-width is below ``precision``.
 
     Probabilities are the three outcomes and the ruleset's 0/1 extras. Stops at
     ``max_battles`` if the target is not reached by then; ``result.extra["precision"]``
     says which, with the widest half-width and the number of battles it took.
+    ``interruptible``: Ctrl-C ends the run after the chunk in progress, with a partial
+    result (as for :func:`simulate`).
     """
     if not 0 < precision < 0.5:
         raise BattleOddsError(
@@ -119,6 +122,8 @@ def simulate_to_precision(
             progress(done + sofar, max(target, done + sofar))
 
     while True:
+        if keep_battles is None and target > KEEP_ROWS_LIMIT:
+            keep, kept = False, []  # rows only by default for runs that stay small
         part = simulate(
             scenario,
             target - done,
@@ -129,13 +134,20 @@ def simulate_to_precision(
             first=done,
             progress=report,
             executor=executor,
+            interruptible=interruptible,
         )
         if keep and part.rows is not None:
             kept.append(part.rows)
-        result = part if result is None else replace(result, tally=result.tally.merge(part.tally))
+        result = (
+            part
+            if result is None
+            else replace(result, tally=result.tally.merge(part.tally), partial=part.partial)
+        )
         done = result.n
-        if keep_battles is None and done > KEEP_ROWS_LIMIT:
-            keep, kept = False, []
+        if result.partial:
+            keep, kept = False, []  # the rows would not be every battle of the tally
+            widest = widest_half_width(result.tally, result.flags)
+            break
         widest = widest_half_width(result.tally, result.flags)
         if widest < precision or done >= max_battles:
             break

@@ -115,5 +115,6 @@ def run_battles(
             max_battles=max_battles or DEFAULT_MAX_BATTLES,
             progress=progress,
             executor=executor,
+            interruptible=True,
             keep_battles=keep_battles,
         )

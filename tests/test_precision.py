@@ -82,3 +82,35 @@ def test_cli_run_and_odds_with_precision(tmp_path):
     assert "reached" in odds.output
     both = CliRunner().invoke(app, ["run", str(path), "--precision", "0.02", "-n", "10"])
     assert both.exit_code == 2 and "give one" in both.output
+
+
+def test_ctrl_c_during_a_precision_run_gives_a_partial_result() -> None:
+    import os
+    import signal
+
+    from simulator.precision import simulate_to_precision
+
+    scenario = simulator.load_scenario("scenarios/olympia/knights_vs_pikemen.toml")
+    interrupted = []
+
+    def press_ctrl_c(done: int, total: int) -> None:
+        if done >= 4_000 and not interrupted:
+            interrupted.append(done)
+            os.kill(os.getpid(), signal.SIGINT)
+
+    result = simulate_to_precision(
+        scenario, 0.0005, 1, chunk=2_000, progress=press_ctrl_c, interruptible=True
+    )
+    assert interrupted and result.partial
+    assert 4_000 <= result.n < 100_000 and result.rows is None
+    assert result.to_dict()["partial"] is True
+
+
+def test_a_precision_run_past_the_row_limit_keeps_no_rows() -> None:
+    from simulator.precision import simulate_to_precision
+    from simulator.runner import KEEP_ROWS_LIMIT
+
+    tiny = simulator.inline_scenario("olympia", "noble, 2 soldier", "noble, 2 soldier")
+    result = simulate_to_precision(tiny, 0.0002, 1, max_battles=KEEP_ROWS_LIMIT + 200_000)
+    assert result.n == KEEP_ROWS_LIMIT + 200_000
+    assert result.rows is None and not result.partial
