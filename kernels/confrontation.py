@@ -282,40 +282,24 @@ def act(
                 )
         return
     for k in range(answers):
-        if k % 2 == 0:
-            confront(
-                state,
-                units,
-                floats,
-                stacks,
-                distance,
-                params,
-                x,
-                defender,
-                integrity,
-                resolve2,
-                alive,
-                count,
-                stack_alive,
-                row,
-            )
-        else:
-            confront(
-                state,
-                units,
-                floats,
-                stacks,
-                distance,
-                params,
-                defender,
-                x,
-                integrity,
-                resolve2,
-                alive,
-                count,
-                stack_alive,
-                row,
-            )
+        # Even turns: the acting unit confronts the defender; odd turns: the answer.
+        striker, struck = (x, defender) if k % 2 == 0 else (defender, x)
+        confront(
+            state,
+            units,
+            floats,
+            stacks,
+            distance,
+            params,
+            striker,
+            struck,
+            integrity,
+            resolve2,
+            alive,
+            count,
+            stack_alive,
+            row,
+        )
         if alive[x] == 0 or alive[defender] == 0:
             return
 
