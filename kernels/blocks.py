@@ -261,42 +261,31 @@ def castle_round(state, blocks, params, steps, pos, mark, besieged, row):
             for b in range(n):
                 if blocks[b, B_SIDE] != side or blocks[b, B_INITIATIVE] != initiative:
                     continue
+                # The castle's blocks fire at the stormers; the stormers at the castle's
+                # blocks, which take two hits a step.
                 if side == besieged and pos[b] == CASTLE:
-                    if count_at(blocks, pos, 1 - side, STORM, STORM) == 0:
-                        return
-                    fire(
-                        state,
-                        blocks,
-                        params,
-                        steps,
-                        pos,
-                        mark,
-                        b,
-                        1 - side,
-                        STORM,
-                        STORM,
-                        False,
-                        False,
-                        row,
-                    )
+                    enemy, area, at_castle = 1 - side, STORM, False
                 elif side != besieged and pos[b] == STORM:
-                    if count_at(blocks, pos, besieged, CASTLE, CASTLE) == 0:
-                        return
-                    fire(
-                        state,
-                        blocks,
-                        params,
-                        steps,
-                        pos,
-                        mark,
-                        b,
-                        besieged,
-                        CASTLE,
-                        CASTLE,
-                        True,
-                        False,
-                        row,
-                    )
+                    enemy, area, at_castle = besieged, CASTLE, True
+                else:
+                    continue
+                if count_at(blocks, pos, enemy, area, area) == 0:
+                    return
+                fire(
+                    state,
+                    blocks,
+                    params,
+                    steps,
+                    pos,
+                    mark,
+                    b,
+                    enemy,
+                    area,
+                    area,
+                    at_castle,
+                    False,
+                    row,
+                )
 
 
 @jit
