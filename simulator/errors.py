@@ -13,6 +13,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from .locate import find_line
+
 
 class BattleOddsError(Exception):
     """Bad input: the message is for the user, not a traceback."""
@@ -44,13 +46,17 @@ class Source:
     def line_of(self, key: str, value: object = None) -> int | None:
         """Best-effort line of a dotted key (``attacker.units[1].men.knigt``) in the text.
 
-        TOML parsers keep no positions, so we follow the path through the file: each
-        part is looked for (as a ``[table]`` header or a ``key =``) after the line of
-        the part before, without leaving that part's table. A missing key points at
-        the deepest table that exists.
+        TOML parsers keep no positions. :func:`simulator.locate.find_line` follows the
+        whole path, list indices included; where it cannot (a key written in a form it
+        does not follow), each part is looked for by name (as a ``[table]`` header or a
+        ``key =``) after the line of the part before, without leaving that part's table.
+        A missing key points at the deepest table that exists.
         """
         if not self.text:
             return None
+        exact = find_line(self.text, key)
+        if exact is not None:
+            return exact
         lines = [line.split("#")[0] for line in self.text.splitlines()]
         parts = [p for p in re.split(r"[.\[\]]", key) if p and not p.isdigit()]
         found: int | None = None

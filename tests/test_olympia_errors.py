@@ -55,6 +55,11 @@ BAD_FILES = {
         'ruleset = "olympia"\n[battle]\nterain = "ship"\n[[attacker.units]]\n' + DEFENDER,
         [":3:", "unknown key 'terain'", "did you mean 'terrain'"],
     ),
+    "bad value in the third unit": (
+        'ruleset = "olympia"\n[[attacker.units]]\nnoble = { health = 50 }\n[[attacker.units]]\n'
+        "noble = { health = 50 }\n[[attacker.units]]\nnoble = { health = 0 }\n" + DEFENDER,
+        [":7:", "attacker.units[2].noble.health", "expected 1..100"],
+    ),
     "misspelt ruleset": ('ruleset = "olimpia"\n', [":1:", "did you mean 'olympia'"]),
     "unknown structure": (
         'ruleset = "olympia"\n[attacker]\nstructure = { kind = "towr", defense = 4 }\n'

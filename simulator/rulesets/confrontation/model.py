@@ -17,7 +17,6 @@ from typing import Any
 
 from ...errors import Source, did_you_mean
 from ...reader import Node
-from .locate import LocatedSource
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -190,7 +189,6 @@ def _types(custom: Node) -> dict[str, tuple[dict[str, Any], str]]:
 
 
 def validate(data: Mapping[str, Any], source: Source) -> Battle:
-    source = LocatedSource.of(source)
     top = Node(data, "", source)
     top.only(("battle", "attacker", "defender", "units", "script"))
     battle = top.child("battle", {})

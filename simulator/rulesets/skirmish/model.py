@@ -170,50 +170,12 @@ def unit_types(custom: Node, source: Source) -> dict[str, UnitType]:
     return types
 
 
-class _StackLines:
-    """Lines of the ``[[stacks]]`` blocks, so an error in stack k names its own line.
-
-    ``Source.line_of`` finds the first ``tile =`` of the file; with one block per
-    stack, the k-th header bounds the search instead.
-    """
-
-    def __init__(self, source: Source) -> None:
-        self.source = source
-        self.lines = source.text.splitlines() if source.path is not None else []
-        header = re.compile(r"^\s*\[\[\s*stacks\s*\]\]")
-        self.starts = [i for i, line in enumerate(self.lines) if header.match(line)]
-
-    def line(self, index: int, leaf: str, value: object = None) -> int | None:
-        if index >= len(self.starts):
-            return None
-        start = self.starts[index]
-        end = len(self.lines)
-        for i in range(start + 1, len(self.lines)):
-            if self.lines[i].lstrip().startswith("["):
-                end = i
-                break
-        needle = re.compile(rf"^\s*{re.escape(leaf)}\s*=")
-        hits = [i for i in range(start + 1, end) if needle.match(self.lines[i])]
-        if value is not None:
-            token = str(value)
-            for i in range(hits[0] if hits else start + 1, end):
-                if token in self.lines[i].split("#")[0]:
-                    return i + 1
-        return hits[0] + 1 if hits else start + 1
-
-    def fail(
-        self,
-        node: Node,
-        index: int,
-        leaf: str,
-        message: str,
-        value: object = None,
-        key: str | None = None,
-    ) -> BattleOddsError:
-        line = self.line(index, leaf, value)
-        if line is None:
-            return self.source.error(key or node.key(leaf), message, value)
-        return BattleOddsError(f"{self.source.label}:{line}: {key or node.key(leaf)}: {message}")
+def _stack_error(
+    node: Node, leaf: str, message: str, value: object = None, key: str | None = None
+) -> BattleOddsError:
+    """An error at ``leaf`` of a stack (or at ``key``, e.g. one of its units), pointing at
+    that stack's own line: ``Source.line_of`` follows list indices."""
+    return node.source.error(key or node.key(leaf), message, value)
 
 
 def _point_problem(value: Any) -> str | None:
@@ -256,13 +218,10 @@ def parse_unit_item(text: str) -> tuple[int, str, int | None] | None:
     return count, normalise_name(match["name"]), health
 
 
-def _units(
-    node: Node, index: int, lines: _StackLines, types: Mapping[str, UnitType]
-) -> tuple[Unit, ...]:
+def _units(node: Node, types: Mapping[str, UnitType]) -> tuple[Unit, ...]:
     if not node.has("units"):
-        raise lines.fail(
+        raise _stack_error(
             node,
-            index,
             "units",
             'is required: a list of unit types, e.g. ["cavalry", "2 swordsman"]',
         )
@@ -272,9 +231,8 @@ def _units(
         if isinstance(element.data, str):
             parsed = parse_unit_item(element.data)
             if parsed is None:
-                raise lines.fail(
+                raise _stack_error(
                     node,
-                    index,
                     "units",
                     f"cannot read '{element.data}': expected 'TYPE', 'N TYPE' or 'TYPE(health=H)'",
                     element.data,
@@ -287,9 +245,8 @@ def _units(
             count = element.integer("count", 1, lo=1, hi=MAX_STACK)
             health = element.integer("health") if element.has("health") else None
         if name not in types:
-            raise lines.fail(
+            raise _stack_error(
                 node,
-                index,
                 "units",
                 f"unknown unit type '{name}'" + did_you_mean(name, types),
                 name,
@@ -297,9 +254,8 @@ def _units(
             )
         kind = types[name]
         if health is not None and not 1 <= health <= kind.health:
-            raise lines.fail(
+            raise _stack_error(
                 node,
-                index,
                 "units",
                 f"health {health} is out of range: expected 1..{kind.health} (a {name}'s health)",
                 health,
@@ -307,11 +263,10 @@ def _units(
             )
         units.extend(Unit(name, kind.health if health is None else health) for _ in range(count))
     if not units:
-        raise lines.fail(node, index, "units", "an empty stack: expected 1 to 8 units")
+        raise _stack_error(node, "units", "an empty stack: expected 1 to 8 units")
     if len(units) > MAX_STACK:
-        raise lines.fail(
+        raise _stack_error(
             node,
-            index,
             "units",
             f"a stack holds at most {MAX_STACK} units, this one has {len(units)}",
         )
@@ -339,7 +294,6 @@ def validate(data: Mapping[str, Any], source: Source) -> Battle:
     expected_value = battle.choice("expected_value", EXPECTED_VALUES, "exact")
     types = unit_types(top.child("unit_types"), source)
 
-    lines = _StackLines(source)
     if not top.has("stacks") or not top.table()["stacks"]:
         raise top.fail(
             "is required: the stacks on the field ([[stacks]] with tile, owner, units)", "stacks"
@@ -349,12 +303,11 @@ def validate(data: Mapping[str, Any], source: Source) -> Battle:
         node.only(("tile", "owner", "units"))
         problem = _point_problem(node.table().get("tile"))
         if problem is not None:
-            raise lines.fail(node, index, "tile", problem)
+            raise _stack_error(node, "tile", problem)
         tile = _point(node, "tile")
         if tile not in tiles:
-            raise lines.fail(
+            raise _stack_error(
                 node,
-                index,
                 "tile",
                 f"{_show(tile)} is not the attacked tile "
                 f"{_show(attacked)} or one of its neighbours ("
@@ -362,9 +315,9 @@ def validate(data: Mapping[str, Any], source: Source) -> Battle:
                 + ")",
             )
         if not node.has("owner"):
-            raise lines.fail(node, index, "owner", "is required: the stack's owner (a name)")
+            raise _stack_error(node, "owner", "is required: the stack's owner (a name)")
         owner = node.text("owner")
-        stacks.append(Stack(index, tile, owner, _units(node, index, lines, types)))
+        stacks.append(Stack(index, tile, owner, _units(node, types)))
 
     owners = sorted({s.owner for s in stacks})
     on_attacking = [s for s in stacks if s.tile == attacking]

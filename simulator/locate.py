@@ -1,18 +1,15 @@
 """File lines of nested scenario keys (``attacker.stacks[1].units[2].integrity``).
 
-The shared :class:`~simulator.errors.Source` finds a key by its last name, which is
-ambiguous here: every unit has an ``integrity`` and every stack ``units``. This
-follows the whole path through ``[[array.of.tables]]`` headers, ``key = [...]``
-arrays (counting their elements) and one-line inline tables, so an error in the
-third unit of the second stack points at that unit's line.
+A key's last name is ambiguous in a scenario (every unit has an ``integrity``, every
+stack ``units``), so :meth:`simulator.errors.Source.line_of` follows the whole path
+through ``[[array.of.tables]]`` headers, ``key = [...]`` arrays (counting their
+elements) and one-line inline tables: an error in the third unit of the second stack
+points at that unit's line.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-
-from ...errors import Source
 
 _HEADER = re.compile(r"""^\s*(\[\[?)\s*([\w.\-\s"']+?)\s*\]\]?\s*(?:#.*)?$""")
 _PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
@@ -121,19 +118,3 @@ def find_line(text: str, path: str) -> int | None:
         element = _element_line(lines, row, lines[row].index("=") + 1, index)
         return row + 1 if element is None else element + 1
     return found
-
-
-@dataclass(frozen=True)
-class LocatedSource(Source):
-    """A :class:`Source` that follows whole key paths through the file."""
-
-    def line_of(self, key: str, value: object = None) -> int | None:
-        if self.text:
-            line = find_line(self.text, key)
-            if line is not None:
-                return line
-        return super().line_of(key, value)
-
-    @classmethod
-    def of(cls, source: Source) -> LocatedSource:
-        return cls(source.label, source.text, source.path)
