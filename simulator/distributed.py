@@ -113,11 +113,11 @@ class DaskChunks:
     def __call__(
         self, ruleset: str, canonical: str, seed: int, chunks: list[tuple[int, int]]
     ) -> Iterator[tuple[int, int, Tally]]:
-        import hashlib
-
         from distributed import as_completed
 
-        scenario_hash = hashlib.sha256(canonical.encode()).hexdigest()[:16]
+        from .scenario import content_hash
+
+        scenario_hash = content_hash(canonical)
         futures = {}
         for first, count in chunks:
             future = self.client.submit(

@@ -50,7 +50,7 @@ class Scenario:
     @property
     def hash(self) -> str:
         """A hash of the scenario's content (not its formatting or comments)."""
-        return hashlib.sha256(self.canonical.encode()).hexdigest()[:16]
+        return content_hash(self.canonical)
 
     @property
     def path(self) -> Path | None:
@@ -63,6 +63,11 @@ class Scenario:
             set_path(data, path, value)
         label = f"{self.source.label} with {', '.join(f'{k}={v}' for k, v in changes.items())}"
         return from_data(data, Source(label, "", None))
+
+
+def content_hash(canonical: str) -> str:
+    """The scenario hash of canonical scenario JSON (see ``Scenario.canonical``)."""
+    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
 def load_scenario(path: str | Path) -> Scenario:
