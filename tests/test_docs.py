@@ -3,6 +3,7 @@ and docs/*.md name exists in the repository, and no file points at material outs
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -123,16 +124,14 @@ def test_named_paths_exist(page: Path) -> None:
 
 
 def project_files() -> list[Path]:
-    files = []
-    for path in sorted(ROOT.rglob("*")):
-        relative = path.relative_to(ROOT).parts
-        if any(part in SKIPPED_DIRS or part.endswith(".egg-info") for part in relative):
-            continue
-        if relative[0] not in top_level_folders() and path.parent != ROOT:
-            continue  # a virtual environment or other folder that is not the project's
-        if path.is_file():
-            files.append(path)
-    return files
+    """Every file of the project: the top-level files and those under its folders, without
+    caches, build output or virtual environments (their folders are never entered)."""
+    files = [p for p in ROOT.iterdir() if p.is_file()]
+    for folder in top_level_folders():
+        for here, dirs, names in os.walk(ROOT / folder):
+            dirs[:] = [d for d in dirs if d not in SKIPPED_DIRS and not d.endswith(".egg-info")]
+            files.extend(Path(here) / name for name in names)
+    return sorted(files)
 
 
 def test_nothing_points_outside_the_repository() -> None:
