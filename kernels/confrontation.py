@@ -1,4 +1,4 @@
-"""Confrontation battles (spec/confrontation.md): stacks on hexes, turn by turn.
+"""Confrontation battles (docs/confrontation.md): stacks on hexes, turn by turn.
 
 Inputs are plain tables built by simulator/rulesets/confrontation/prepare.py:
 

@@ -1,4 +1,4 @@
-"""Skirmish battles, turn by turn (spec/skirmish.md, "A battle turn").
+"""Skirmish battles, turn by turn (docs/skirmish.md, "The rules as implemented").
 
 The field is a table of *participants* (one row per unit, in id order) with their
 side, ratings, abilities and starting health. Every participant in turn picks the

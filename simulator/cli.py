@@ -6,6 +6,7 @@ import functools
 import json as jsonlib
 import sys
 from collections.abc import Callable
+from importlib import metadata
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -30,6 +31,36 @@ app = typer.Typer(
 )
 out = Console()
 err = Console(stderr=True)
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        out.print(f"battle-odds {installed_version()}", highlight=False)
+        raise typer.Exit()
+
+
+def installed_version() -> str:
+    """The version in the installed package's metadata (the source's when not installed)."""
+    try:
+        return metadata.version("battle-odds")
+    except metadata.PackageNotFoundError:
+        from . import __version__
+
+        return __version__
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    # Options of the program itself; the eager --version callback does all the work.
+    return None
+
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -400,8 +431,9 @@ def render_regression(report: Any) -> None:
     )
 
 
-# Registers plot, compare and sweep on ``app`` (imported last: it imports from here).
-from . import cli_balance  # noqa: E402, F401
+# Registers plot, compare, sweep (cli_balance) and new (cli_new) on ``app`` (imported
+# last: they import from here).
+from . import cli_balance, cli_new  # noqa: E402, F401
 
 
 def main() -> None:

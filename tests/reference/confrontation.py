@@ -1,6 +1,6 @@
 """A slow, obviously-correct confrontation battle, one Python object per unit.
 
-Follows spec/confrontation.md paragraph by paragraph with Python's own random
+Follows docs/confrontation.md paragraph by paragraph with Python's own random
 numbers and works from the validated model (not the kernel's tables), so agreement
 with the Numba kernel in distribution checks the compilation to arrays as well as the
 kernel. Resolve is kept as a float (it moves in exact half points).

@@ -1,4 +1,4 @@
-"""Skirmish battles in plain Python, following spec/skirmish.md line by line.
+"""Skirmish battles in plain Python, following docs/skirmish.md line by line.
 
 Slow and obviously correct: objects, dicts and ``random.Random``. It reads only the
 validated scenario (tiles, stacks, owners, alliances, unit types) and derives the field,

@@ -1,4 +1,4 @@
-"""The ``age_of_gods`` ruleset (seeds/001, spec/age_of_gods.md): an opening volley,
+"""The ``age_of_gods`` ruleset (docs/age_of_gods.md): an opening volley,
 then rounds of special / missile / melee phases resolved simultaneously."""
 
 from __future__ import annotations

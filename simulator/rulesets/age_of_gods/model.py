@@ -1,4 +1,4 @@
-"""Age of Gods armies as validated, typed objects (spec/age_of_gods.md).
+"""Age of Gods armies as validated, typed objects (docs/age_of_gods.md).
 
 Armies, nobles, items, rows, structures, break points and weather are Olympia's, so
 their validation is Olympia's (``olympia.model``); this module adds the Age of Gods

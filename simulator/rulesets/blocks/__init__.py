@@ -1,4 +1,4 @@
-"""The ``blocks`` ruleset (seeds/002, spec/blocks.md): block-wargame field battles and sieges."""
+"""The ``blocks`` ruleset (docs/blocks.md): block-wargame field battles and sieges."""
 
 from __future__ import annotations
 

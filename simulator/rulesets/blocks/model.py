@@ -1,4 +1,4 @@
-"""Blocks battles as validated, typed objects (spec/blocks.md, "Blocks" and "Procedure")."""
+"""Blocks battles as validated, typed objects (docs/blocks.md)."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ RESERVE_ROUNDS = (2, 3)
 MAX_STEPS = 4
 MAX_TURNS = 100
 
-#: Player choices (spec/blocks.md, last paragraph of "Procedure"); the first of each is
+#: Player choices (docs/blocks.md, "Policies"); the first of each is
 #: the default, the conservative choice.
 POLICIES: dict[str, tuple[str, ...]] = {
     "withdraw": ("none", "fill", "when_weaker"),

@@ -1,4 +1,4 @@
-"""The ``confrontation`` ruleset (seeds/003, spec/confrontation.md)."""
+"""The ``confrontation`` ruleset (docs/confrontation.md)."""
 
 from __future__ import annotations
 

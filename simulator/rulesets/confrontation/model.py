@@ -1,4 +1,4 @@
-"""Confrontation scenarios as validated, typed objects (spec/confrontation.md).
+"""Confrontation scenarios as validated, typed objects (docs/confrontation.md).
 
 Stacks of up to three units stand on hex spaces (axial ``q, r``) for two sides; a
 script (or the simple policy) says who uses which ability on which space each turn.

@@ -1,4 +1,4 @@
-"""The ``olympia`` ruleset (seeds/000, spec/olympia.md)."""
+"""The ``olympia`` ruleset (docs/olympia.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Olympia armies as validated, typed objects (spec/olympia.md, "Armies")."""
+"""Olympia armies as validated, typed objects (docs/olympia.md, "Armies")."""
 
 from __future__ import annotations
 

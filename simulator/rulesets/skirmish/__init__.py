@@ -1,4 +1,4 @@
-"""The ``skirmish`` ruleset (seeds/004, spec/skirmish.md)."""
+"""The ``skirmish`` ruleset (docs/skirmish.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Skirmish fields as validated, typed objects (spec/skirmish.md, "Field and sides", "Units").
+"""Skirmish fields as validated, typed objects (docs/skirmish.md, "Scenario format").
 
 A scenario names the attacked tile, the tile of the attacking stack (a neighbour), the
 stacks on the seven tiles of the field with their owners, the alliances between owners,
