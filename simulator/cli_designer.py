@@ -87,7 +87,7 @@ def worth(
     )
     for column in (f"+{answer.in_}", "P % (interval)", "with X", "change", "verdict", "battles"):
         table.add_column(column, justify="right")
-    for row in answer.frame().to_dict("records"):
+    for row in answer.frame.to_dict("records"):
         table.add_row(
             str(row["n"]),
             _interval(row["p"], row["low"], row["high"]),
@@ -156,7 +156,7 @@ def sensitivity(
     )
     for column in ("number", "from", "down to", "change", "up to", "change "):
         table.add_column(column, justify="left" if column == "number" else "right")
-    frame = result.frame()
+    frame = result.frame
     for knob, rows in frame.groupby("knob", sort=False):
         by = {r["direction"]: r for r in rows.to_dict("records")}
         cells = [str(knob), f"{by['down']['from']:g}"]

@@ -367,7 +367,7 @@ def tornado_panel(result: Sensitivity, ax: Axes | None = None, top: int = 15) ->
     """The change in the win probability when each knob moves one step down (light bar)
     and up (dark bar), with the paired 95% intervals: the ``top`` knobs with the largest
     effect, the largest at the top."""
-    frame = result.frame()
+    frame = result.frame
     knobs = list(dict.fromkeys(frame["knob"]))[:top]
     ax = _axes(ax, 8.0, max(3.0, 0.45 * len(knobs) + 1.5))
     colour = COLOURS[result.side]

@@ -37,6 +37,7 @@ class Sensitivity:
     base: float
     rows: list[dict[str, Any]] = field(default_factory=list)
 
+    @property
     def frame(self) -> pd.DataFrame:
         """One row per knob and direction, the knobs sorted by their larger effect: the
         value moved from and to, P(side wins) after, the paired change with its 95%
@@ -62,7 +63,7 @@ class Sensitivity:
             "seed": self.seed,
             "battles": self.battles,
             "changes": [
-                {k: clean(v) for k, v in row.items()} for row in self.frame().to_dict("records")
+                {k: clean(v) for k, v in row.items()} for row in self.frame.to_dict("records")
             ],
         }
 

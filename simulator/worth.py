@@ -101,6 +101,7 @@ class Worth:
         """Battles fought in all, both variants of every probe counted."""
         return sum(2 * p.comparison.n for p in self.probes)
 
+    @property
     def frame(self) -> pd.DataFrame:
         """One row per probed n (ascending): P(side wins) with n men of Y and its interval
         at the search's z, P with X, the paired difference and its interval, the verdict,
@@ -136,7 +137,7 @@ class Worth:
         """The answer in words, with the probabilities that decide it."""
         count, kind = self.add
         x = men(count, kind)
-        rows = {int(r["n"]): r for r in self.frame().to_dict("records")}
+        rows = {int(r["n"]): r for r in self.frame.to_dict("records")}
         with_x = f"P {self.reference()[0]:.3f} with {'the ' + kind if count == 1 else x}"
 
         def at(n: int) -> str:
@@ -178,7 +179,7 @@ class Worth:
             "max": self.max_n,
             "battles": self.battles,
             "answer": self.sentence(),
-            "probes": self.frame().to_dict("records"),
+            "probes": self.frame.to_dict("records"),
         }
 
 

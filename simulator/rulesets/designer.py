@@ -127,5 +127,5 @@ def men_forces(model: Any) -> list[tuple[str, str, int]]:
 
 def rating_step(value: float, fraction: float, resolution: float) -> float:
     """``fraction`` of ``value`` rounded to the field's resolution, at least one step of it."""
-    steps = round(abs(value) * fraction / resolution)
+    steps = math.floor(abs(value) * fraction / resolution + 0.5)  # half up: 45 -> 4.5 -> 5
     return max(1, steps) * resolution
