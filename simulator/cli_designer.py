@@ -84,14 +84,15 @@ def worth(
         f"({answer.confidence:.0%} for the whole search), seed {answer.seed}",
         box=box.SIMPLE,
         title_justify="left",
+        pad_edge=False,
+        collapse_padding=True,
     )
-    for column in (f"+{answer.in_}", "P % (interval)", "with X", "change", "verdict", "battles"):
+    for column in (f"+{answer.in_}", "P % (interval)", "P - P with X", "verdict", "battles"):
         table.add_column(column, justify="right")
     for row in answer.frame.to_dict("records"):
         table.add_row(
             str(row["n"]),
             _interval(row["p"], row["low"], row["high"]),
-            f"{100 * row['p_with_x']:.1f}",
             _change(row["diff"], row["diff_low"], row["diff_high"]),
             row["verdict"],
             f"{row['battles']:,}",
@@ -153,8 +154,10 @@ def sensitivity(
         f"per step (paired 95% interval), {result.battles:,} battles each, seed {result.seed}",
         box=box.SIMPLE,
         title_justify="left",
+        pad_edge=False,
+        collapse_padding=True,
     )
-    for column in ("number", "from", "down to", "change", "up to", "change "):
+    for column in ("number", "now", "down", "change", "up", "change "):
         table.add_column(column, justify="left" if column == "number" else "right")
     frame = result.frame
     for knob, rows in frame.groupby("knob", sort=False):

@@ -20,6 +20,7 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from . import rulesets
 from .errors import BattleOddsError
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from .compare import Comparison
     from .sensitivity import Sensitivity
     from .sweep import Sweep, TargetSearch
+    from .worth import Worth
 
 #: File types ``save`` writes (by suffix).
 FORMATS = ("png", "svg", "pdf")
@@ -360,6 +362,41 @@ def comparison_panel(comparison: Comparison, ax: Axes | None = None) -> Axes:
     ax.set_xlabel(f"P(B) - P(A), 95% intervals, {comparison.n:,} battles")
     ax.set_title(f"{comparison.b.scenario.name} vs {comparison.a.scenario.name}")
     ax.legend(loc="best", fontsize="small")
+    return ax
+
+
+def worth_panel(worth: Worth, ax: Axes | None = None) -> Axes:
+    """The probes of a worth search: P(side wins) with n men of Y added, with intervals,
+    against P with X (dotted, its band shaded) and the answer (or the range) marked."""
+    ax = _axes(ax)
+    frame = worth.frame
+    p_x, low_x, high_x = worth.reference()
+    n, p = frame["n"].to_numpy(float), frame["p"].to_numpy()
+    colour = COLOURS[worth.side]
+    ax.axhspan(low_x, high_x, color="black", alpha=0.1, linewidth=0)
+    count, kind = worth.add
+    ax.axhline(p_x, color="black", linestyle=":", label=f"with {count} {kind}: {p_x:.3f}")
+    ax.errorbar(
+        n,
+        p,
+        yerr=np.vstack([p - frame["low"].to_numpy(), frame["high"].to_numpy() - p]),
+        fmt="o",
+        color=colour,
+        capsize=4,
+        label=f"with n {worth.in_} (intervals at z = {worth.z:.2f})",
+    )
+    if worth.n is not None:
+        ax.axvline(worth.n, color="green", linestyle="--", label=f"worth: {worth.n}")
+    elif worth.low is not None:
+        top = worth.max_n if worth.high is None else worth.high
+        ax.axvspan(worth.low - 0.5, top + 0.5, color="green", alpha=0.15, label="worth: in here")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel(f"n: men of type {worth.in_} added to the {worth.side}")
+    ax.set_ylabel(f"P({_label(worth.side)})")
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_title(f"{worth.scenario.name}: {count} {kind} in {worth.in_}")
+    ax.legend(loc="best", fontsize="small")
+    ax.grid(alpha=0.3)
     return ax
 
 

@@ -152,12 +152,16 @@ class Worth:
             shown = [with_x] + [at(n) for n in (self.n - 1, self.n) if n in rows]
             return f"{x} is worth {men(self.n, self.in_)} here ({', '.join(shown)})"
         top = self.max_n if self.high is None else self.high
-        noisy = [at(n) for n in sorted(rows) if self.low <= n <= top]
-        more = "" if self.high is not None else " or more (not sure up to --max)"
+        noisy = ", ".join([with_x, *(at(n) for n in sorted(rows) if self.low <= n <= top)])
+        battles = max(r["battles"] for r in rows.values())
+        if self.high is None:
+            return (
+                f"{x} is worth at least {men(self.low, self.in_)} here, not sure up to --max "
+                f"{self.max_n}: within noise from {self.low} on at {battles:,} battles ({noisy})"
+            )
         return (
-            f"{x} is worth {self.low} to {men(top, self.in_)}{more} here: within noise over "
-            f"that range at {max(r['battles'] for r in rows.values()):,} battles "
-            f"({', '.join([with_x, *noisy])}); more --max-battles would narrow it"
+            f"{x} is worth {self.low} to {men(top, self.in_)} here: within noise over that "
+            f"range at {battles:,} battles ({noisy}); more --max-battles may narrow it"
         )
 
     def to_dict(self) -> dict[str, Any]:
