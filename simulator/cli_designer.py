@@ -9,7 +9,7 @@ import json as jsonlib
 import math
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich import box
@@ -29,6 +29,17 @@ def _interval(p: float, low: float, high: float) -> str:
 
 def _change(d: float, low: float, high: float) -> str:
     return "-" if math.isnan(d) else f"{100 * d:+.1f} ({100 * low:+.1f}..{100 * high:+.1f})"
+
+
+def _print_json(data: dict[str, Any]) -> None:
+    sys.stdout.write(jsonlib.dumps(data, indent=2, allow_nan=False) + "\n")
+
+
+def _table(title: str) -> Table:
+    # Compact padding: the tables fit an 80-column terminal without wrapping.
+    return Table(
+        title=title, box=box.SIMPLE, title_justify="left", pad_edge=False, collapse_padding=True
+    )
 
 
 @app.command()
@@ -77,15 +88,11 @@ def worth(
             **limits,
         )
     if json:
-        sys.stdout.write(jsonlib.dumps(answer.to_dict(), indent=2, allow_nan=False) + "\n")
+        _print_json(answer.to_dict())
         return
-    table = Table(
-        title=f"{loaded.name}: P({side} wins) in %, intervals at z = {answer.z:.2f} "
-        f"({answer.confidence:.0%} for the whole search), seed {answer.seed}",
-        box=box.SIMPLE,
-        title_justify="left",
-        pad_edge=False,
-        collapse_padding=True,
+    table = _table(
+        f"{loaded.name}: P({side} wins) in %, intervals at z = {answer.z:.2f} "
+        f"({answer.confidence:.0%} for the whole search), seed {answer.seed}"
     )
     for column in (f"+{answer.in_}", "P % (interval)", "P - P with X", "verdict", "battles"):
         table.add_column(column, justify="right")
@@ -98,6 +105,8 @@ def worth(
             f"{row['battles']:,}",
         )
     out.print(table)
+    if answer.max_n < max_n:
+        out.print(f"(--max {max_n} lowered to {answer.max_n}: the room the {side} has left)")
     out.print(answer.sentence(), highlight=False)
 
 
@@ -147,15 +156,11 @@ def sensitivity(
     if output is not None:
         plots.save(plots.figure_of(plots.tornado_panel(result)), output, dpi)
     if json:
-        sys.stdout.write(jsonlib.dumps(result.to_dict(), indent=2, allow_nan=False) + "\n")
+        _print_json(result.to_dict())
         return
-    table = Table(
-        title=f"{loaded.name}: P({side} wins) = {100 * result.base:.2f}%; change in points "
-        f"per step (paired 95% interval), {result.battles:,} battles each, seed {result.seed}",
-        box=box.SIMPLE,
-        title_justify="left",
-        pad_edge=False,
-        collapse_padding=True,
+    table = _table(
+        f"{loaded.name}: P({side} wins) = {100 * result.base:.2f}%; change in points "
+        f"per step (paired 95% interval), {result.battles:,} battles each, seed {result.seed}"
     )
     for column in ("number", "now", "down", "change", "up", "change "):
         table.add_column(column, justify="left" if column == "number" else "right")

@@ -324,10 +324,17 @@ def target_panel(search: TargetSearch, ax: Axes | None = None) -> Axes:
             linestyle="--",
             label=f"smallest reaching: {search.value}",
         )
-    ax.set_xlabel(search.vary.path)
-    ax.set_ylabel(f"P({_label(search.outcome)})")
+    return _probability_axes(
+        ax, search.vary.path, search.outcome, f"{search.scenario.name}: target search"
+    )
+
+
+def _probability_axes(ax: Axes, xlabel: str, outcome: str, title: str) -> Axes:
+    """Labels, limits, legend and grid of a panel of P(outcome) against a value."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(f"P({_label(outcome)})")
     ax.set_ylim(-0.02, 1.02)
-    ax.set_title(f"{search.scenario.name}: target search")
+    ax.set_title(title)
     ax.legend(loc="best", fontsize="small")
     ax.grid(alpha=0.3)
     return ax
@@ -391,13 +398,12 @@ def worth_panel(worth: Worth, ax: Axes | None = None) -> Axes:
         top = worth.max_n if worth.high is None else worth.high
         ax.axvspan(worth.low - 0.5, top + 0.5, color="green", alpha=0.15, label="worth: in here")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_xlabel(f"n: men of type {worth.in_} added to the {worth.side}")
-    ax.set_ylabel(f"P({_label(worth.side)})")
-    ax.set_ylim(-0.02, 1.02)
-    ax.set_title(f"{worth.scenario.name}: {count} {kind} in {worth.in_}")
-    ax.legend(loc="best", fontsize="small")
-    ax.grid(alpha=0.3)
-    return ax
+    return _probability_axes(
+        ax,
+        f"n: men of type {worth.in_} added to the {worth.side}",
+        worth.side,
+        f"{worth.scenario.name}: {count} {kind} in {worth.in_}",
+    )
 
 
 def tornado_panel(result: Sensitivity, ax: Axes | None = None, top: int = 15) -> Axes:

@@ -102,6 +102,9 @@ def test_worth_beyond_a_stack_s_room_is_refused():
     run = invoke("worth", path, "--add", "6 cavalry", "--in", "swordsman")
     assert run.exit_code == 2
     assert "room for 5 more" in run.output
+    capped = invoke("worth", path, "--add", "1 cavalry", "--in", "swordsman", "--max", "9", *SMALL)
+    assert capped.exit_code == 0
+    assert "--max 9 lowered to 5" in " ".join(capped.output.split())
 
 
 def test_worth_says_when_more_never_reaches():
