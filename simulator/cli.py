@@ -431,9 +431,9 @@ def render_regression(report: Any) -> None:
     )
 
 
-# Registers plot, compare, sweep (cli_balance) and new (cli_new) on ``app`` (imported
-# last: they import from here).
-from . import cli_balance, cli_new  # noqa: E402, F401
+# Registers the commands of the other CLI modules on ``app`` (imported last: they import
+# from here): plot, compare, sweep (cli_balance); worth, sensitivity (cli_designer); new.
+from . import cli_balance, cli_designer, cli_new  # noqa: E402, F401
 
 
 def main() -> None:

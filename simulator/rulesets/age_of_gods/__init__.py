@@ -29,6 +29,8 @@ class AgeOfGods(Ruleset):
     def inline(self, query: InlineQuery) -> dict[str, Any]:
         return inline.scenario_data(query)
 
+    rating_fields = (("attack", 1.0), ("defense", 1.0), ("missile", 1.0))
+
     def units(self) -> pd.DataFrame:
         rows = []
         fighters = model.fighter_types(Node(None, "units", Source("package")), Source("package"))

@@ -9,7 +9,8 @@ import pandas as pd
 
 from ...errors import Source
 from ..base import InlineQuery, Ruleset
-from . import inline, model
+from ..designer import Knob
+from . import designer, inline, model
 from .prepare import BlocksPrepared
 
 
@@ -26,6 +27,15 @@ class Blocks(Ruleset):
 
     def inline(self, query: InlineQuery) -> dict[str, Any]:
         return inline.scenario_data(query)
+
+    def not_for_worth(self) -> str:
+        return designer.NOT_FOR_WORTH
+
+    def knobs(self, scenario: Any) -> list[Knob]:
+        return designer.knobs(scenario.data)
+
+    def with_knob(self, scenario: Any, knob: Knob, value: float) -> dict[str, Any]:
+        return designer.with_knob(scenario.data, knob, value)
 
     def units(self) -> pd.DataFrame:
         return model.unit_table()

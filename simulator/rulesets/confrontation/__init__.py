@@ -9,7 +9,7 @@ import pandas as pd
 
 from ...errors import Source
 from ..base import InlineQuery, Ruleset
-from . import inline, model
+from . import designer, inline, model
 from .prepare import ConfrontationPrepared
 
 
@@ -26,6 +26,18 @@ class Confrontation(Ruleset):
 
     def inline(self, query: InlineQuery) -> dict[str, Any]:
         return inline.scenario_data(query)
+
+    rating_fields = (("arms", 1.0), ("resolve", 0.5), ("integrity", 1.0))
+    positive_ratings = ("integrity",)
+
+    def forces(self, battle: model.Battle) -> list[tuple[str, str, int]]:
+        return designer.forces(battle)
+
+    def add_men(self, scenario: Any, side: str, kind: str, count: int) -> dict[str, Any]:
+        return designer.add_units(scenario.data, side, kind, count)
+
+    def room(self, scenario: Any, side: str) -> int:
+        return designer.room(scenario.data, side)
 
     def units(self) -> pd.DataFrame:
         rows = []

@@ -30,6 +30,8 @@ class Olympia(Ruleset):
     def sweep_path(self, data: Mapping[str, Any], path: str) -> str:
         return sweep.sweep_path(data, path)
 
+    rating_fields = (("attack", 1.0), ("defense", 1.0), ("missile", 1.0))
+
     def units(self) -> pd.DataFrame:
         rows = []
         for name, f in model.standard_fighters().items():

@@ -9,7 +9,7 @@ import pandas as pd
 
 from ...errors import Source
 from ..base import InlineQuery, Ruleset
-from . import inline, model
+from . import designer, inline, model
 from .prepare import SkirmishPrepared
 
 
@@ -26,6 +26,19 @@ class Skirmish(Ruleset):
 
     def inline(self, query: InlineQuery) -> dict[str, Any]:
         return inline.scenario_data(query)
+
+    rating_fields = (("attack", 1.0), ("defence", 1.0), ("damage", 1.0), ("health", 1.0))
+    positive_ratings = ("health",)
+    types_key = "unit_types"
+
+    def forces(self, battle: model.Battle) -> list[tuple[str, str, int]]:
+        return designer.forces(battle)
+
+    def add_men(self, scenario: Any, side: str, kind: str, count: int) -> dict[str, Any]:
+        return designer.add_units(scenario, side, kind, count)
+
+    def room(self, scenario: Any, side: str) -> int:
+        return designer.room(scenario.model, side)
 
     def units(self) -> pd.DataFrame:
         return pd.DataFrame(
