@@ -16,11 +16,18 @@ outside them is an error naming the file, line, key, value and allowed range.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
+from importlib import resources
 from typing import Any, Union
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised only on 3.10
+    import tomli as tomllib
 
 #: Kinds of value and how the docs call them.
 KINDS = {
@@ -153,7 +160,7 @@ def rows(entry: Entry, prefix: str = "") -> Iterator[tuple[str, Field]]:
     elif isinstance(entry, ListOf):
         yield from rows(entry.item, prefix + "[]")
     else:
-        seen: set[str] = set()
+        seen: set[tuple[str, str]] = set()
         for form in entry.forms:
             for path, f in rows(form, prefix):
                 if (path, f.kind) not in seen:
@@ -256,3 +263,9 @@ def _binary(step: float) -> bool:
     0.01 cannot: 0.07 / 0.01 is not a whole number in floats)."""
     denominator = Fraction(repr(step)).denominator
     return denominator & (denominator - 1) == 0
+
+
+def package_toml(package: str, name: str = "units.toml") -> dict[str, Any]:
+    """A TOML file shipped inside ``package`` (a ruleset's unit table)."""
+    text = resources.files(package).joinpath(name).read_text(encoding="utf-8")
+    return tomllib.loads(text)

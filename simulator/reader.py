@@ -133,7 +133,7 @@ class Node:
         ):
             raise self.fail(f"expected {field.doc}, two whole numbers, got {value!r}", name)
         for v in value:
-            if not field.lo <= v <= field.hi:  # type: ignore[operator]
+            if not field.lo <= v <= field.hi:
                 raise self.fail(
                     f"{v} is out of range: expected coordinates {_range(field.lo, field.hi)}",
                     name,
