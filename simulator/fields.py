@@ -37,7 +37,7 @@ KINDS = {
     "text": "string",
     "choice": "one of",
     "names": "list of names",
-    "point": "[x, y] whole numbers",
+    "point": "pair of whole numbers",
 }
 
 
@@ -128,15 +128,18 @@ def is_multiple(value: float, step: float) -> bool:
 
 def range_text(lo: float | None, hi: float | None) -> str:
     if lo is not None and hi is not None:
-        return f"{_show(lo)}..{_show(hi)}"
-    return f">= {_show(lo)}" if lo is not None else f"<= {_show(hi)}"
+        return f"{_grouped(lo)}..{_grouped(hi)}"
+    return f">= {_grouped(lo)}" if lo is not None else f"<= {_grouped(hi)}"
+
+
+def _grouped(value: Any) -> str:
+    """A bound as TOML may write it: ``1_000_000`` reads better than ``1000000``."""
+    return f"{value:_}" if isinstance(value, int) and abs(value) >= 10_000 else str(value)
 
 
 def _show(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, int) and abs(value) >= 10_000:
-        return f"{value:_}"
     if isinstance(value, str):
         return f'"{value}"'
     if isinstance(value, tuple):
@@ -178,7 +181,13 @@ def markdown_table(top: Table) -> str:
         "| key | type | allowed | default | meaning |",
         "|---|---|---|---|---|",
     ]
-    for path, f in rows(top):
+    listed = list(rows(top))
+    for path, f in listed:
+        side, _, rest = path.partition(".")
+        if side == "defender" and ("attacker." + rest, f) in listed:
+            continue  # written once, as attacker/defender.<rest>
+        if side == "attacker" and ("defender." + rest, f) in listed:
+            path = "attacker/defender." + rest
         if f.numeric:
             allowed = range_text(f.lo, f.hi)
             if f.step is not None:

@@ -9,7 +9,7 @@ import pandas as pd
 
 from ...errors import Source
 from ..base import InlineQuery, Ruleset
-from . import inline, model
+from . import inline, keys, model
 from .prepare import ConfrontationPrepared
 
 
@@ -17,6 +17,7 @@ class Confrontation(Ruleset):
     name = "confrontation"
     title = "Confrontation: strength, resolve and integrity, stacks on a hex map"
     step_unit = "turns"
+    scenario_keys = keys.SCENARIO
 
     def validate(self, data: Mapping[str, Any], source: Source) -> model.Battle:
         return model.validate(data, source)

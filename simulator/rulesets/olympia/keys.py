@@ -7,6 +7,8 @@ scenario a file can hold.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ...fields import Field, ListOf, OneOf, Table, package_toml
 
 TERRAINS = ("land", "swamp", "ship")
@@ -32,7 +34,11 @@ RATINGS = (
 
 
 def terrain_ratings(terrain: str) -> Table:
-    return Table(terrain, f"ratings on {terrain} terrain (default: the land ratings)", RATINGS)
+    own = tuple(
+        replace(f, doc=f"{f.doc} on {terrain} (default: the land one)", default=None)
+        for f in RATINGS
+    )
+    return Table(terrain, f"ratings on {terrain} terrain (default: the land ratings)", own)
 
 
 #: A fighter type's own keys, shared with age_of_gods.
