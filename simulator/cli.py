@@ -400,8 +400,8 @@ def render_regression(report: Any) -> None:
     )
 
 
-# Registers plot, compare and sweep on ``app`` (imported last: it imports from here).
-from . import cli_balance  # noqa: E402, F401
+# Registers plot, compare, sweep and schema on ``app`` (imported last: they import from here).
+from . import cli_balance, cli_schema  # noqa: E402, F401
 
 
 def main() -> None:

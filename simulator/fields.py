@@ -210,8 +210,10 @@ def markdown_table(top: Table) -> str:
 
 
 def json_schema(top: Table, title: str) -> dict[str, Any]:
-    """A JSON Schema (draft 2020-12) of scenario files described by ``top``."""
-    schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": title}
+    """A JSON Schema of scenario files described by ``top``."""
+    # Draft 7: the newest draft TOML language servers (taplo) read; the keywords used
+    # here mean the same in drafts 4 to 2020-12.
+    schema = {"$schema": "http://json-schema.org/draft-07/schema#", "title": title}
     schema.update(_schema(top))
     return schema
 

@@ -64,7 +64,10 @@ class Node:
         if value is None:
             raise self.fail("is required: expected a whole number", name)
         if isinstance(value, bool) or not isinstance(value, int):
-            raise self.fail(f"expected a whole number, got {_kind(value)} {value!r}", name, value)
+            within = f" in {_range(lo, hi)}" if lo is not None or hi is not None else ""
+            raise self.fail(
+                f"expected a whole number{within}, got {_kind(value)} {value!r}", name, value
+            )
         if (lo is not None and value < lo) or (hi is not None and value > hi):
             raise self.fail(f"{value} is out of range: expected {_range(lo, hi)}", name, value)
         return value
@@ -80,7 +83,8 @@ class Node:
         if value is None:
             raise self.fail("is required: expected a number", name)
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise self.fail(f"expected a number, got {_kind(value)} {value!r}", name, value)
+            within = f" in {_range(lo, hi)}" if lo is not None or hi is not None else ""
+            raise self.fail(f"expected a number{within}, got {_kind(value)} {value!r}", name, value)
         if not math.isfinite(value):
             # nan compares false with everything, so a range check alone lets it through.
             raise self.fail(

@@ -15,9 +15,9 @@ from scipy import stats
 from typer.testing import CliRunner
 
 import simulator
+from kernels import confrontation as kernel
 from simulator.cli import app
 from simulator.errors import BattleOddsError, Source
-from kernels import confrontation as kernel
 from simulator.rulesets.confrontation import model
 from simulator.rulesets.confrontation.model import hundredths
 from simulator.scenario import from_data
