@@ -211,8 +211,8 @@ def markdown_table(top: Table) -> str:
 
 def json_schema(top: Table, title: str) -> dict[str, Any]:
     """A JSON Schema of scenario files described by ``top``."""
-    # Draft 7: the newest draft TOML language servers (taplo) read; the keywords used
-    # here mean the same in drafts 4 to 2020-12.
+    # Draft 7, with only keywords that mean the same in draft 4 (what older taplo
+    # versions, the TOML language server, implement) and in later drafts.
     schema = {"$schema": "http://json-schema.org/draft-07/schema#", "title": title}
     schema.update(_schema(top))
     return schema

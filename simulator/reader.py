@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from .errors import BattleOddsError, Source, did_you_mean
-from .fields import Field, is_multiple, range_text
+from .fields import Field, Table, is_multiple, range_text
 
 
 class Node:
@@ -40,6 +40,14 @@ class Node:
         for name in self.table():
             if name not in allowed:
                 raise self.fail(f"unknown key '{name}'" + did_you_mean(name, allowed), name, name)
+
+    def check(self, table: Table) -> None:
+        """Only ``table``'s keys, and each value given checked against its field: for a
+        table whose values may never be used (a unit type no unit has)."""
+        self.only(table)
+        for entry in table.fields:
+            if isinstance(entry, Field) and self.has(entry.name):
+                self.read(entry)
 
     def has(self, name: str) -> bool:
         return name in self.table()

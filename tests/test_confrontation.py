@@ -106,6 +106,14 @@ def test_strength_is_exact_on_the_decimals_written() -> None:
     assert wrong_die >= 200, wrong_die  # 213 of the 93,600 combinations here
 
 
+def test_units_table_shows_strength_as_a_number() -> None:
+    result = runner.invoke(app, ["units", "--ruleset", "confrontation", "--json"])
+    assert result.exit_code == 0, result.output
+    rows_ = json.loads(result.stdout)
+    veteran = next(r for r in rows_ if r["type"] == "veteran")
+    assert veteran["strength"] == 7.5
+
+
 def test_strength_five_in_decimal_rolls_2d5() -> None:
     five = "unit(arms=1, a=0.1, resolve=3.5, b=1.4, integrity=1000)"
     zero = "unit(arms=0, resolve=0, integrity=1000)"

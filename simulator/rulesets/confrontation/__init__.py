@@ -41,8 +41,9 @@ class Confrontation(Ruleset):
                     "a": a,
                     "b": b,
                     "advantages": f.get("advantages", 0),
-                    "strength": model.strength(
-                        f["arms"], f["resolve"], a, b, f.get("advantages", 0)
+                    # Exact, shown as a float: strengths are multiples of 1/80,000.
+                    "strength": float(
+                        model.strength(f["arms"], f["resolve"], a, b, f.get("advantages", 0))
                     ),
                     "reach": "yes" if f.get("reach") else "",
                     "aerial": "yes" if f.get("aerial") else "",

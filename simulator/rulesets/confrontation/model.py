@@ -177,7 +177,7 @@ def _types(custom: Node) -> dict[str, tuple[dict[str, Any], str]]:
     merged = {name: (fields, f"(package) {name}") for name, fields in standard_types().items()}
     if custom.data is not None:
         for name, sub in custom.items():
-            sub.only(keys.TYPE)
+            sub.check(keys.TYPE)
             base = merged.get(name, ({}, ""))[0]
             merged[name] = ({**base, **dict(sub.table())}, sub.path)
     return merged

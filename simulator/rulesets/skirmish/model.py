@@ -17,7 +17,7 @@ from importlib import resources
 from typing import Any
 
 from ...errors import BattleOddsError, Source, did_you_mean
-from ...fields import Field
+from ...fields import Field, range_text
 from ...reader import Node
 from . import keys
 from .keys import EXPECTED_VALUES as EXPECTED_VALUES  # re-exported for the inline syntax
@@ -211,6 +211,17 @@ def _units(node: Node, types: Mapping[str, UnitType]) -> tuple[Unit, ...]:
                     key=element.path,
                 )
             count, name, health = parsed
+            counted = keys.UNIT_ENTRY["count"]
+            if not counted.lo <= count <= counted.hi:
+                # The same range as a {type, count} table: "0 giant" is no unit, not none.
+                raise _stack_error(
+                    node,
+                    "units",
+                    f"count {count} in '{element.data}' is out of range: expected "
+                    f"{range_text(counted.lo, counted.hi)}",
+                    element.data,
+                    key=element.path,
+                )
         else:
             element.only(keys.UNIT_ENTRY)
             name = element.read(keys.UNIT_ENTRY["type"])
