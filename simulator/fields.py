@@ -113,6 +113,12 @@ class OneOf:
 Entry = Union[Field, Table, ListOf, OneOf]  # noqa: UP007 - a runtime alias, used before 3.10
 
 
+def side_list(side: str, key: str, item: Table) -> Table:
+    """A side (``attacker``, ``defender``) that is one required, non-empty list."""
+    doc = f"the {side}'s {key}"
+    return Table(side, doc, (ListOf(key, doc, item, 1, required=True),), required=True)
+
+
 def decimal_of(value: float) -> Decimal:
     """The decimal a designer wrote for ``value``: TOML's ``0.1`` is the float nearest
     0.1, whose shortest repr is ``0.1`` again."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...fields import Field, ListOf, Table
+from ...fields import Field, Table, side_list
 
 TRAITS = ("knights", "harry")
 PLACES = ("field", "castle", "reserve")
@@ -69,12 +69,7 @@ BLOCK = Table(
 
 
 def side(name: str) -> Table:
-    return Table(
-        name,
-        f"the {name}'s blocks",
-        (ListOf("blocks", f"the {name}'s blocks", BLOCK, 1, required=True),),
-        required=True,
-    )
+    return side_list(name, "blocks", BLOCK)
 
 
 SCENARIO = Table("", "a blocks scenario", (BATTLE, POLICY, side("attacker"), side("defender")))

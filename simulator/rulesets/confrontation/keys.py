@@ -7,7 +7,7 @@ below 2**53 (see ``model.strength_units``).
 
 from __future__ import annotations
 
-from ...fields import Field, ListOf, OneOf, Table
+from ...fields import Field, ListOf, OneOf, Table, side_list
 
 ABILITIES = ("attack", "bombard", "strike")
 DAMAGE_RULES = ("2dN", "flat1")
@@ -166,12 +166,7 @@ TURN = Table("turn", "one scripted turn", (ListOf("actions", "the turn's actions
 
 
 def side(name: str) -> Table:
-    return Table(
-        name,
-        f"the {name}'s stacks",
-        (ListOf("stacks", f"the {name}'s stacks", STACK, 1, required=True),),
-        required=True,
-    )
+    return side_list(name, "stacks", STACK)
 
 
 SCENARIO = Table(
