@@ -432,8 +432,9 @@ def render_regression(report: Any) -> None:
 
 
 # Registers the commands of the other CLI modules on ``app`` (imported last: they import
-# from here): plot, compare, sweep (cli_balance); worth, sensitivity (cli_designer); new.
-from . import cli_balance, cli_designer, cli_new  # noqa: E402, F401
+# from here): plot, compare, sweep (cli_balance); worth, sensitivity (cli_designer); new;
+# schema.
+from . import cli_balance, cli_designer, cli_new, cli_schema  # noqa: E402, F401
 
 
 def main() -> None:

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import Source
+from ..fields import Table
 from . import designer
 from .designer import Knob
 
@@ -63,6 +64,9 @@ class Ruleset(ABC):
     title: str = ""
     #: What ``steps`` counts for this ruleset (strikes, rounds, turns).
     step_unit: str = "steps"
+    #: The ruleset's own scenario keys (its ``keys.SCENARIO``): what ``validate`` reads,
+    #: the docs' key table and the JSON Schema come from it.
+    scenario_keys: Table = Table("", "")
 
     @abstractmethod
     def validate(self, data: Mapping[str, Any], source: Source) -> Any:

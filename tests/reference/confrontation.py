@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
@@ -36,10 +37,13 @@ class Fighter:
     resolve: float
     alive: bool = True
 
-    def strength(self) -> float:
-        # Strength = ((arms x a) + (resolve x b)) x (1 + advantages / 4); never below 0.
+    def strength(self) -> Fraction:
+        # Strength = ((arms x a) + (resolve x b)) x (1 + advantages / 4); never below 0,
+        # exact on the decimals the scenario wrote (Fraction of each value's decimal text).
         u = self.unit
-        return max(0.0, (u.arms * u.a + self.resolve * u.b) * (1 + self.advantages / 4))
+        arms, a, b = (Fraction(repr(x)) for x in (u.arms, u.a, u.b))
+        resolve = Fraction(repr(self.resolve))
+        return max(Fraction(0), (arms * a + resolve * b) * (1 + Fraction(self.advantages, 4)))
 
 
 class ReferenceBattle:

@@ -11,7 +11,7 @@ import pandas as pd
 from ...errors import Source
 from ...reader import Node
 from ..base import InlineQuery, Ruleset
-from . import inline, model
+from . import inline, keys, model
 from .prepare import AgeOfGodsPrepared
 
 
@@ -19,6 +19,7 @@ class AgeOfGods(Ruleset):
     name = model.RULESET_NAME
     title = "Olympia: The Age of Gods: rounds of simultaneous special, missile and melee phases"
     step_unit = "rounds"
+    scenario_keys = keys.SCENARIO
 
     def validate(self, data: Mapping[str, Any], source: Source) -> model.Battle:
         return model.validate(data, source)

@@ -10,7 +10,7 @@ import pandas as pd
 from ...errors import Source
 from ..base import InlineQuery, Ruleset
 from ..designer import Knob
-from . import designer, inline, model
+from . import designer, inline, keys, model
 from .prepare import BlocksPrepared
 
 
@@ -18,6 +18,7 @@ class Blocks(Ruleset):
     name = "blocks"
     title = "Blocks: field battle, storm, sally and siege attrition in three combat rounds"
     step_unit = "phases (rounds 1-3, 4 = attrition)"
+    scenario_keys = keys.SCENARIO
 
     def validate(self, data: Mapping[str, Any], source: Source) -> model.Battle:
         return model.validate(data, source)

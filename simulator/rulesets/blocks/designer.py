@@ -7,7 +7,8 @@ import copy
 from typing import Any
 
 from ..designer import COUNT, RATING, Knob
-from .model import MAX_STEPS, SIDES
+from .keys import MAX_STEPS
+from .model import SIDES
 
 NOT_FOR_WORTH = (
     "worth does not apply to blocks: a block is one named piece with its own rating and "

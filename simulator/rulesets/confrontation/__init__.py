@@ -9,7 +9,7 @@ import pandas as pd
 
 from ...errors import Source
 from ..base import InlineQuery, Ruleset
-from . import designer, inline, model
+from . import designer, inline, keys, model
 from .prepare import ConfrontationPrepared
 
 
@@ -17,6 +17,7 @@ class Confrontation(Ruleset):
     name = "confrontation"
     title = "Confrontation: strength, resolve and integrity, stacks on a hex map"
     step_unit = "turns"
+    scenario_keys = keys.SCENARIO
 
     def validate(self, data: Mapping[str, Any], source: Source) -> model.Battle:
         return model.validate(data, source)
@@ -52,8 +53,9 @@ class Confrontation(Ruleset):
                     "a": a,
                     "b": b,
                     "advantages": f.get("advantages", 0),
-                    "strength": model.strength(
-                        f["arms"], f["resolve"], a, b, f.get("advantages", 0)
+                    # Exact, shown as a float: strengths are multiples of 1/80,000.
+                    "strength": float(
+                        model.strength(f["arms"], f["resolve"], a, b, f.get("advantages", 0))
                     ),
                     "reach": "yes" if f.get("reach") else "",
                     "aerial": "yes" if f.get("aerial") else "",

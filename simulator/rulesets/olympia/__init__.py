@@ -9,7 +9,7 @@ import pandas as pd
 
 from ...errors import Source
 from ..base import InlineQuery, Ruleset
-from . import inline, model, sweep
+from . import inline, keys, model, sweep
 from .prepare import OlympiaPrepared
 
 
@@ -17,6 +17,7 @@ class Olympia(Ruleset):
     name = "olympia"
     title = "Olympia (G2): one strike at a time until a side breaks"
     step_unit = "strikes"
+    scenario_keys = keys.SCENARIO
 
     def validate(self, data: Mapping[str, Any], source: Source) -> model.Battle:
         return model.validate(data, source)

@@ -9,7 +9,7 @@ import pandas as pd
 
 from ...errors import Source
 from ..base import InlineQuery, Ruleset
-from . import designer, inline, model
+from . import designer, inline, keys, model
 from .prepare import SkirmishPrepared
 
 
@@ -17,6 +17,7 @@ class Skirmish(Ruleset):
     name = "skirmish"
     title = "Skirmish: hex-tile battles, best expected move each turn, riposte"
     step_unit = "turns"
+    scenario_keys = keys.SCENARIO
 
     def validate(self, data: Mapping[str, Any], source: Source) -> model.Battle:
         return model.validate(data, source)
