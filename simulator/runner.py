@@ -33,6 +33,10 @@ from .stats import Tally
 #: outcome rows of a chunk stay a few tens of MB and Ctrl-C is answered within a second
 #: or so.
 DEFAULT_CHUNK = 1 << 17
+#: Most battles of one run (``--battles``, a scenario's ``battles``): 10**11 battles take
+#: days on one machine, and keep every tally's counts (and sums of outcome values up to
+#: 10**7 per battle) far inside int64 and the float64 exact-integer range.
+MAX_BATTLES = 10**11
 #: Per-battle rows are kept (``Result.battles``) up to this many battles unless asked.
 KEEP_ROWS_LIMIT = 1_000_000
 #: At most this many rows are kept even on request (about 250 MB of outcome columns).
@@ -135,6 +139,14 @@ class Checkpoint:
         )
 
 
+def check_run(battles: int, seed: int) -> None:
+    """A battle count and seed any kernel and tally can take."""
+    if not 1 <= battles <= MAX_BATTLES:
+        raise BattleOddsError(f"battles: {battles}: expected 1..{MAX_BATTLES:,}")
+    if not 0 <= seed < 2**63:
+        raise BattleOddsError(f"seed: {seed}: expected 0..2**63-1")
+
+
 def local_chunks(
     prepared: Any,
     seed: int,
@@ -173,10 +185,7 @@ def simulate(
     """
     battles = scenario.battles if battles is None else battles
     seed = scenario.seed if seed is None else seed
-    if battles < 1:
-        raise BattleOddsError(f"battles: {battles}: expected at least 1")
-    if not 0 <= seed < 2**63:
-        raise BattleOddsError(f"seed: {seed}: expected 0..2**63-1")
+    check_run(battles, seed)
     if chunk < 1:
         raise BattleOddsError(f"chunk: {chunk}: expected at least 1")
     keep = battles <= KEEP_ROWS_LIMIT if keep_battles is None else keep_battles
