@@ -9,6 +9,10 @@ sweeps, regression) is shared and sees only named integer outcome columns:
 * ``casualties.<side>.<type>``: men lost per unit type and side;
 * anything else: ruleset extras (``nobles_killed.defender``, ``castle_fallen``, ...).
   A 0/1 extra is reported as a probability.
+
+Every battle's work is bounded: a ruleset whose battles could go on for ever ends one
+still undecided after its turn limit as a draw, and reports it in the 0/1 extra
+``turn_limit`` (the summary says how many battles hit the limit).
 """
 
 from __future__ import annotations
@@ -22,6 +26,10 @@ import numpy as np
 import pandas as pd
 
 from ..errors import Source
+
+
+#: The 0/1 outcome column of a battle ended as a draw by its ruleset's turn limit.
+TURN_LIMIT = "turn_limit"
 
 
 @dataclass(frozen=True)

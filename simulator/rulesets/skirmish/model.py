@@ -33,6 +33,10 @@ CENTRE = 6
 UNIT_TYPE_KEYS = ("attack", "defence", "damage", "health", "abilities")
 MAX_RATING = 1000
 MAX_HEALTH = 1_000_000
+#: A battle still undecided after this many turns ends as a draw. Bundled battles last
+#: at most 16 turns; a turn of the largest field (56 participants) costs under a millisecond.
+DEFAULT_TURN_LIMIT = 1_000
+MAX_TURN_LIMIT = 100_000
 
 Point = tuple[int, int]
 
@@ -85,6 +89,8 @@ class Battle:
     participants: tuple[Participant, ...]
     #: Stacks on the field allied with both sides or neither (Stack.index).
     staying_out: tuple[int, ...]
+    #: Turns after which an undecided battle ends as a draw.
+    turn_limit: int = DEFAULT_TURN_LIMIT
 
 
 def neighbour(point: Point, direction: int) -> Point:
@@ -281,7 +287,7 @@ def validate(data: Mapping[str, Any], source: Source) -> Battle:
             "is required: a [battle] table with 'attacked' and 'attacking' tiles", "battle"
         )
     battle = top.child("battle")
-    battle.only(("attacked", "attacking", "tile_owner", "expected_value"))
+    battle.only(("attacked", "attacking", "tile_owner", "expected_value", "turn_limit"))
     attacked = _point(battle, "attacked")
     attacking = _point(battle, "attacking")
     tiles = field_tiles(attacked)
@@ -292,6 +298,7 @@ def validate(data: Mapping[str, Any], source: Source) -> Battle:
             "attacking",
         )
     expected_value = battle.choice("expected_value", EXPECTED_VALUES, "exact")
+    turn_limit = battle.integer("turn_limit", DEFAULT_TURN_LIMIT, lo=1, hi=MAX_TURN_LIMIT)
     types = unit_types(top.child("unit_types"), source)
 
     if not top.has("stacks") or not top.table()["stacks"]:
@@ -400,4 +407,5 @@ def validate(data: Mapping[str, Any], source: Source) -> Battle:
         expected_value=expected_value,
         participants=tuple(participants),
         staying_out=tuple(staying_out),
+        turn_limit=turn_limit,
     )
