@@ -27,7 +27,6 @@ import pandas as pd
 
 from ..errors import Source
 
-
 #: The 0/1 outcome column of a battle ended as a draw by its ruleset's turn limit.
 TURN_LIMIT = "turn_limit"
 
