@@ -4,6 +4,7 @@ terminal, one line on stderr in a pipe."""
 from __future__ import annotations
 
 import io
+import itertools
 from collections.abc import Iterator
 from typing import Any
 
@@ -31,7 +32,7 @@ def test_chunks_start_small_and_grow_to_the_chunk_size() -> None:
     sizes = [count for _, count in plan]
     assert sizes[:4] == [FIRST_CHUNK, 4 * FIRST_CHUNK, 16 * FIRST_CHUNK, 64 * FIRST_CHUNK]
     assert max(sizes) == 1 << 17 and sum(sizes) == 200_000
-    assert all(a + n == b for (a, n), (b, _) in zip(plan, plan[1:], strict=False))
+    assert all(a + n == b for (a, n), (b, _) in itertools.pairwise(plan))
     assert chunk_plan(0, 5, 3) == [(0, 3), (3, 2)]
 
 
