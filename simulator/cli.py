@@ -21,7 +21,7 @@ from .errors import BattleOddsError
 from .progress import run_battles
 from .rulesets import InlineQuery
 from .runner import DEFAULT_CHUNK, MAX_BATTLES
-from .scenario import from_data, load_scenario
+from .scenario import from_query, load_scenario
 
 out = Console()
 err = Console(stderr=True)
@@ -290,13 +290,8 @@ def odds(
         if not eq or not key.strip():
             raise BattleOddsError(f"--set '{pair}': expected KEY=VALUE")
         options[key.strip()] = value.strip()
-    rs = rulesets.get(ruleset, "--ruleset")
-    data = rs.inline(
-        InlineQuery(attacker, defender, {k: v for k, v in options.items() if v is not None})
-    )
-    from .errors import Source
-
-    scenario = from_data(data, Source("odds"))
+    query = InlineQuery(attacker, defender, {k: v for k, v in options.items() if v is not None})
+    scenario = from_query(ruleset, query)
     if exact:
         _show_exact(scenario, json)
         return

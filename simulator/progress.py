@@ -26,17 +26,24 @@ from .scenario import Scenario
 
 #: In a pipe, a run estimated to take longer than this (seconds) says so on stderr.
 ETA_NOTICE_SECONDS = 60.0
+#: The rate of battles is timed over at least this long (seconds) before it is trusted.
+TIMED_SECONDS = 0.5
 
 
 class Estimate:
     """Seconds left of a run, from its rate since the first piece of work reported.
 
     The first piece pays for loading or compiling the kernel, so the rate is timed from
-    its end: with small first chunks (``runner.FIRST_CHUNK``) the estimate comes within
-    seconds and sharpens with every chunk."""
+    its end, over at least ``min_span`` seconds (a few small chunks time one-off costs
+    more than battles): with small first chunks (``runner.FIRST_CHUNK``) the estimate
+    comes within a second or so, or after the second chunk of a slow scenario, and
+    sharpens with every chunk."""
 
-    def __init__(self, clock: Callable[[], float] = time.perf_counter) -> None:
+    def __init__(
+        self, clock: Callable[[], float] = time.perf_counter, min_span: float | None = None
+    ) -> None:
         self.clock = clock
+        self.min_span = TIMED_SECONDS if min_span is None else min_span
         self.updates = 0
         self.since: tuple[float, int] | None = None
 
@@ -51,7 +58,7 @@ class Estimate:
                 self.since = (now, done)
             return None
         start, start_done = self.since
-        if done <= start_done or now <= start:
+        if done <= start_done or now - start < self.min_span:
             return None
         return (total - done) * (now - start) / (done - start_done)
 

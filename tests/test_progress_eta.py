@@ -36,6 +36,15 @@ def test_chunks_start_small_and_grow_to_the_chunk_size() -> None:
     assert chunk_plan(0, 5, 3) == [(0, 3), (3, 2)]
 
 
+def test_estimate_waits_for_a_long_enough_timing() -> None:
+    """0.1 s of timing is not trusted (one-off costs); 0.6 s is: 100 battles in it."""
+    estimate = Estimate(ticking([0.0, 10.0, 10.1, 10.6]), min_span=0.5)
+    assert estimate.left(0, 1_000) is None
+    assert estimate.left(8, 1_000) is None
+    assert estimate.left(18, 1_000) is None
+    assert estimate.left(108, 1_000) == pytest.approx(892 * 0.6 / 100)
+
+
 def test_estimate_ignores_the_first_piece_of_work() -> None:
     """The first chunk took 10 s (compiling); 32 battles then took 1 s: 960 left, 30 s."""
     estimate = Estimate(ticking([0.0, 10.0, 11.0]))
@@ -105,9 +114,10 @@ def slow_scenario() -> simulator.Scenario:
 
 
 def test_slow_run_estimates_from_its_first_small_chunks(monkeypatch: Any) -> None:
-    """With the threshold lowered to 10 ms, a slow run in a pipe tells its time left after
+    """With the thresholds lowered to 10 ms, a slow run in a pipe tells its time left after
     the first two chunks (40 of 400 battles), long before its end."""
     monkeypatch.setattr(progress, "ETA_NOTICE_SECONDS", 0.01)
+    monkeypatch.setattr(progress, "TIMED_SECONDS", 0.01)
     console, text = pipe_console()
     result = run_battles(slow_scenario(), 400, 1, console=console)
     assert result.n == 400

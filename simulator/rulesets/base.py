@@ -17,6 +17,7 @@ still undecided after its turn limit as a draw, and reports it in the 0/1 extra
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -27,6 +28,8 @@ import pandas as pd
 
 from ..errors import Source
 
+#: ``[battle]`` keys that ``odds`` takes as options of their own (others: ``--set``).
+ODDS_OPTIONS = ("terrain", "weather", "strike_order")
 #: The 0/1 outcome column of a battle ended as a draw by its ruleset's turn limit.
 TURN_LIMIT = "turn_limit"
 
@@ -83,6 +86,28 @@ class Ruleset(ABC):
     @abstractmethod
     def units(self) -> pd.DataFrame:
         """The ruleset's unit types, one row each, for ``battle-odds units``."""
+
+    def inline_option(self, data: Mapping[str, Any], key: str) -> str | None:
+        """The ``odds`` option that put dotted ``key`` into ``data`` (built by
+        :meth:`inline`), for errors found by the validator. The default reads the key's
+        first parts: ``attacker.break_point`` came from ``--attacker-break``, the rest of
+        ``attacker...`` from ``--attacker``, ``battle.terrain`` from ``--terrain`` and
+        other ``battle.x`` / ``policy.x`` from ``--set x=...``."""
+        parts = [p for p in re.split(r"[.\[\]]", key) if p]
+        if len(parts) < 2:
+            return None
+        head, name = parts[0], parts[1]
+        if head in ("attacker", "defender"):
+            if name == "break_point":
+                return f"--{head}-break"
+            if name == "structure":
+                return "--structure" if head == "defender" else "--attacker-structure"
+            return f"--{head}"
+        if head == "battle" and name in ODDS_OPTIONS:
+            return "--" + name.replace("_", "-")
+        if head in ("battle", "policy"):
+            return f"--set {name}"
+        return None
 
     def sweep_path(self, data: Mapping[str, Any], path: str) -> str:
         """The scenario data path (for ``Scenario.with_changes``) a sweep's ``--vary PATH``

@@ -245,6 +245,15 @@ def _units(node: Node, types: Mapping[str, UnitType]) -> tuple[Unit, ...]:
                     key=element.path,
                 )
             count, name, health = parsed
+            if not 1 <= count <= MAX_STACK:
+                raise _stack_error(
+                    node,
+                    "units",
+                    f"count {count} is out of range: expected 1..{MAX_STACK} "
+                    f"(a stack holds at most {MAX_STACK} units)",
+                    element.data,
+                    key=element.path,
+                )
         else:
             element.only(("type", "count", "health"))
             name = element.text("type")
