@@ -40,8 +40,6 @@ __all__ = [
 
 def inline_scenario(ruleset: str, attacker: str, defender: str, **options: object) -> Scenario:
     """A scenario from one-line armies, as ``battle-odds odds`` builds it."""
-    from . import rulesets
-    from .errors import Source
+    from .scenario import from_query
 
-    data = rulesets.get(ruleset).inline(InlineQuery(attacker, defender, options))
-    return from_data(data, Source("odds"))
+    return from_query(ruleset, InlineQuery(attacker, defender, options))

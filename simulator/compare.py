@@ -24,7 +24,7 @@ import pandas as pd
 from . import rulesets
 from .errors import BattleOddsError
 from .results import Result
-from .runner import DEFAULT_CHUNK, Progress, thread_count
+from .runner import DEFAULT_CHUNK, Progress, check_run, thread_count
 from .scenario import Scenario
 from .stats import OUTCOMES, Z95, Tally
 
@@ -232,10 +232,7 @@ def compare(
     first battle, to continue a comparison (see :meth:`Comparison.merge`)."""
     battles = a.battles if battles is None else battles
     seed = a.seed if seed is None else seed
-    if battles < 1:
-        raise BattleOddsError(f"battles: {battles}: expected at least 1")
-    if not 0 <= seed < 2**63:
-        raise BattleOddsError(f"seed: {seed}: expected 0..2**63-1")
+    check_run(battles, seed)
     prepared_a = rulesets.get(a.ruleset).prepare(a.model)
     prepared_b = rulesets.get(b.ruleset).prepare(b.model)
     if prepared_a.kernel != prepared_b.kernel:

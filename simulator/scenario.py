@@ -121,6 +121,14 @@ def from_data(data: Mapping[str, Any], source: Source) -> Scenario:
     )
 
 
+def from_query(ruleset: str, query: rulesets.InlineQuery) -> Scenario:
+    """A scenario from one-line armies (``battle-odds odds``): the ruleset builds the data
+    a file would hold and the file's validator checks it, naming the option at fault."""
+    rs = rulesets.get(ruleset, "--ruleset")
+    data = rs.inline(query)
+    return from_data(data, Source("odds", option_of=lambda key: rs.inline_option(data, key)))
+
+
 _PATH_PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
 
 

@@ -100,7 +100,7 @@ BAD_INLINE = {
         ["--attacker", "cannot parse"],
     ),
     "no noble": (["--attacker", "20 soldier"], ["--attacker", "each unit begins with 'noble'"]),
-    "negative count": (["--attacker", "noble, -5 soldier"], ["negative"]),
+    "negative count": (["--attacker", "noble, -5 soldier"], ["--attacker", "-5 is out of range"]),
     "bad row": (["--attacker", "noble, 5 archer@back"], ["'@back'", "@rear"]),
     "bad noble option": (["--attacker", "noble(helth=5)"], ["helth", "did you mean 'health'"]),
     "empty army": (["--attacker", " "], ["--attacker", "empty army"]),

@@ -9,11 +9,16 @@ sweeps, regression) is shared and sees only named integer outcome columns:
 * ``casualties.<side>.<type>``: men lost per unit type and side;
 * anything else: ruleset extras (``nobles_killed.defender``, ``castle_fallen``, ...).
   A 0/1 extra is reported as a probability.
+
+Every battle's work is bounded: a ruleset whose battles could go on for ever ends one
+still undecided after its turn limit as a draw, and reports it in the 0/1 extra
+``turn_limit`` (the summary says how many battles hit the limit).
 """
 
 from __future__ import annotations
 
 import copy
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -26,6 +31,11 @@ from ..errors import Source
 from ..fields import Table
 from . import designer
 from .designer import Knob
+
+#: ``[battle]`` keys that ``odds`` takes as options of their own (others: ``--set``).
+ODDS_OPTIONS = ("terrain", "weather", "strike_order")
+#: The 0/1 outcome column of a battle ended as a draw by its ruleset's turn limit.
+TURN_LIMIT = "turn_limit"
 
 
 @dataclass(frozen=True)
@@ -83,6 +93,28 @@ class Ruleset(ABC):
     @abstractmethod
     def units(self) -> pd.DataFrame:
         """The ruleset's unit types, one row each, for ``battle-odds units``."""
+
+    def inline_option(self, data: Mapping[str, Any], key: str) -> str | None:
+        """The ``odds`` option that put dotted ``key`` into ``data`` (built by
+        :meth:`inline`), for errors found by the validator. The default reads the key's
+        first parts: ``attacker.break_point`` came from ``--attacker-break``, the rest of
+        ``attacker...`` from ``--attacker``, ``battle.terrain`` from ``--terrain`` and
+        other ``battle.x`` / ``policy.x`` from ``--set x=...``."""
+        parts = [p for p in re.split(r"[.\[\]]", key) if p]
+        if len(parts) < 2:
+            return None
+        head, name = parts[0], parts[1]
+        if head in ("attacker", "defender"):
+            if name == "break_point":
+                return f"--{head}-break"
+            if name == "structure":
+                return "--structure" if head == "defender" else "--attacker-structure"
+            return f"--{head}"
+        if head == "battle" and name in ODDS_OPTIONS:
+            return "--" + name.replace("_", "-")
+        if head in ("battle", "policy"):
+            return f"--set {name}"
+        return None
 
     def sweep_path(self, data: Mapping[str, Any], path: str) -> str:
         """The scenario data path (for ``Scenario.with_changes``) a sweep's ``--vary PATH``

@@ -224,6 +224,7 @@ def run(battle: Battle, battles: int, seed: int) -> dict[str, np.ndarray]:
         b = ReferenceBattle(battle, rng)
         winner, steps = b.play()
         row = {"winner": winner, "steps": steps}
+        row["turn_limit"] = int(winner == 2 and steps == battle.turns)
         for s, side in enumerate(SIDES):
             row[f"damage.{side}"] = b.damage[s]
         for f in b.fighters:

@@ -8,7 +8,7 @@ import numpy as np
 
 from kernels import confrontation as k
 
-from ..base import Prepared
+from ..base import TURN_LIMIT, Prepared
 from .model import ABILITIES, SIDES, Action, Battle, hundredths, unit_column
 
 _ABILITY = {"attack": k.ATTACK, "bombard": k.BOMBARD, "strike": k.STRIKE}
@@ -109,7 +109,9 @@ class ConfrontationPrepared(Prepared):
         self.arrays = compile_battle(battle)
         self.kernel = "turn"
         self.columns = self._columns()
-        self.flags = frozenset(c for c in self.columns if c.startswith("destroyed."))
+        self.flags = frozenset(
+            [TURN_LIMIT, *(c for c in self.columns if c.startswith("destroyed."))]
+        )
         notes = []
         if battle.min_damage_rule == "flat1":
             notes.append(
@@ -155,7 +157,10 @@ class ConfrontationPrepared(Prepared):
 
     def run(self, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
         out = self.run_matrix(seed, first, count)
-        return {name: out[:, col] for name, col in self.columns.items()}
+        columns = {name: out[:, col] for name, col in self.columns.items()}
+        # Only the last turn ends a battle undecided: every draw is one the limit ended.
+        columns[TURN_LIMIT] = (out[:, k.O_WINNER] == k.DRAW).astype(np.int64)
+        return columns
 
 
 __all__ = ["ABILITIES", "ConfrontationArrays", "ConfrontationPrepared", "compile_battle"]

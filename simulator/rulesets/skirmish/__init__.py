@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -40,6 +41,13 @@ class Skirmish(Ruleset):
 
     def room(self, scenario: Any, side: str) -> int:
         return designer.room(scenario.model, side)
+
+    def inline_option(self, data: Mapping[str, Any], key: str) -> str | None:
+        """``stacks[i]...`` came from the option of stack i's owner (see inline.OWNERS)."""
+        match = re.match(r"stacks\[(\d+)\]", key)
+        if match:
+            return f"--{data['stacks'][int(match[1])]['owner']}"
+        return super().inline_option(data, key)
 
     def units(self) -> pd.DataFrame:
         return pd.DataFrame(

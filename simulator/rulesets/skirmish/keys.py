@@ -10,6 +10,10 @@ MAX_STACK = 8
 MAX_RATING = 1000
 MAX_HEALTH = 1_000_000
 MAX_COORDINATE = 10_000
+#: A battle still undecided after this many turns ends as a draw. Bundled battles last
+#: at most 16 turns; a turn of the largest field (56 participants) costs under a millisecond.
+DEFAULT_TURN_LIMIT = 1_000
+MAX_TURN_LIMIT = 100_000
 
 
 def tile(name: str, doc: str, required: bool = False) -> Field:
@@ -72,6 +76,14 @@ BATTLE = Table(
             "how moves are valued",
             choices=EXPECTED_VALUES,
             default="exact",
+        ),
+        Field(
+            "turn_limit",
+            "int",
+            "turns after which an undecided battle ends as a draw",
+            lo=1,
+            hi=MAX_TURN_LIMIT,
+            default=DEFAULT_TURN_LIMIT,
         ),
     ),
     required=True,

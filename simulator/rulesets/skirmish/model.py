@@ -20,8 +20,8 @@ from ...errors import BattleOddsError, Source, did_you_mean
 from ...fields import Field, range_text
 from ...reader import Node
 from . import keys
+from .keys import DEFAULT_TURN_LIMIT, MAX_STACK
 from .keys import EXPECTED_VALUES as EXPECTED_VALUES  # re-exported for the inline syntax
-from .keys import MAX_STACK
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -84,6 +84,8 @@ class Battle:
     participants: tuple[Participant, ...]
     #: Stacks on the field allied with both sides or neither (Stack.index).
     staying_out: tuple[int, ...]
+    #: Turns after which an undecided battle ends as a draw.
+    turn_limit: int = DEFAULT_TURN_LIMIT
 
 
 def neighbour(point: Point, direction: int) -> Point:
@@ -218,7 +220,7 @@ def _units(node: Node, types: Mapping[str, UnitType]) -> tuple[Unit, ...]:
                     node,
                     "units",
                     f"count {count} in '{element.data}' is out of range: expected "
-                    f"{range_text(counted.lo, counted.hi)}",
+                    f"{range_text(counted.lo, counted.hi)} (a stack holds at most {MAX_STACK} units)",
                     element.data,
                     key=element.path,
                 )
@@ -275,6 +277,7 @@ def validate(data: Mapping[str, Any], source: Source) -> Battle:
             "attacking",
         )
     expected_value = battle.read(keys.BATTLE["expected_value"])
+    turn_limit = battle.read(keys.BATTLE["turn_limit"])
     types = unit_types(top.child("unit_types"), source)
 
     if not top.has("stacks") or not top.table()["stacks"]:
@@ -380,4 +383,5 @@ def validate(data: Mapping[str, Any], source: Source) -> Battle:
         expected_value=expected_value,
         participants=tuple(participants),
         staying_out=tuple(staying_out),
+        turn_limit=turn_limit,
     )
