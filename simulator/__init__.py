@@ -5,6 +5,7 @@
 >>> result = simulator.simulate(scenario, battles=10_000, seed=1)
 >>> result.summary()          # tidy pandas frame
 >>> result.battles            # one row per battle
+>>> simulator.matrix("olympia", budget=20).frame   # who beats whom at equal cost
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ __version__ = "0.1.0"
 
 from .errors import BattleOddsError
 from .exact import exact
+from .matrix import matrix
 from .results import Result
 from .rulesets import InlineQuery
 from .runner import simulate
@@ -28,6 +30,7 @@ __all__ = [
     "from_data",
     "inline_scenario",
     "load_scenario",
+    "matrix",
     "simulate",
 ]
 

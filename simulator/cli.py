@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json as jsonlib
+import math
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -297,8 +298,17 @@ def units(
             # Names must stay whole to be copied into a scenario; only notes may wrap.
             table.add_column(str(col), no_wrap=col != "notes")
         for row in frame.itertuples(index=False):
-            table.add_row(*("" if v is None else str(v) for v in row))
+            table.add_row(*(_unit_cell(v) for v in row))
         out.print(table)
+
+
+def _unit_cell(value: Any) -> str:
+    """A unit-table value as text: no cost is blank, a whole cost has no decimals."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
 
 
 @app.command()
@@ -400,8 +410,8 @@ def render_regression(report: Any) -> None:
     )
 
 
-# Registers plot, compare and sweep on ``app`` (imported last: it imports from here).
-from . import cli_balance  # noqa: E402, F401
+# Registers plot, compare, sweep and matrix on ``app`` (imported last: they import from here).
+from . import cli_balance, cli_matrix  # noqa: E402, F401
 
 
 def main() -> None:

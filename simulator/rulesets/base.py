@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import Source
+from ..errors import BattleOddsError, Source
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,14 @@ class InlineQuery:
     attacker: str
     defender: str
     options: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Army:
+    """``men`` men of one unit type (``battle-odds matrix``)."""
+
+    type: str
+    men: int
 
 
 class Prepared(ABC):
@@ -87,3 +95,21 @@ class Ruleset(ABC):
         ``BattleOddsError`` for a path that names nothing.
         """
         return path
+
+    def unit_costs(self) -> dict[str, float]:
+        """What one man of each unit type costs (the unit table's ``cost``), for
+        ``battle-odds matrix``; every type that can be fielded as an army of its own."""
+        raise BattleOddsError(
+            f"--ruleset {self.name}: its unit table has no unit types with costs, "
+            "so there is no matrix of types to fight"
+        )
+
+    def cannot_fight_alone(self) -> dict[str, str]:
+        """Unit types that an army of that type alone cannot fight with, and why."""
+        return {}
+
+    def one_type_battle(self, attacker: Army, defender: Army) -> dict[str, Any]:
+        """Scenario data: ``attacker.men`` men of one type against ``defender.men`` of
+        another, each side with the least the ruleset needs to field them (a leader, a
+        place on the map), in the ruleset's default conditions."""
+        raise BattleOddsError(f"--ruleset {self.name}: cannot field an army of one unit type")

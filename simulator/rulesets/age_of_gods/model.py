@@ -31,8 +31,17 @@ TERRAINS = ("land", "ship", "swamp", "forest", "mountain", "city")
 #: Men a noble fields under ``control_limits``; a defending noble fields this many more.
 CONTROL_LIMIT = 10
 CONTROL_LIMIT_DEFENDING_EXTRA = 20
-#: Keys of a fighter type that Olympia's reader checks (ratings, survive, rain).
-OLYMPIA_FIGHTER_KEYS = ("attack", "defense", "missile", "ship", "swamp", "survive", "rain_grounded")
+#: Keys of a fighter type that Olympia's reader checks (ratings, survive, rain, cost).
+OLYMPIA_FIGHTER_KEYS = (
+    "attack",
+    "defense",
+    "missile",
+    "ship",
+    "swamp",
+    "survive",
+    "rain_grounded",
+    "cost",
+)
 FIGHTER_KEYS = (*OLYMPIA_FIGHTER_KEYS, "mounted", "pike", "flee", "special")
 
 Ratings = olympia.Ratings

@@ -8,7 +8,7 @@ from typing import Any
 import pandas as pd
 
 from ...errors import Source
-from ..base import InlineQuery, Ruleset
+from ..base import Army, InlineQuery, Ruleset
 from . import inline, model
 from .prepare import BlocksPrepared
 
@@ -26,6 +26,18 @@ class Blocks(Ruleset):
 
     def inline(self, query: InlineQuery) -> dict[str, Any]:
         return inline.scenario_data(query)
+
+    def unit_costs(self) -> dict[str, float]:
+        return model.rating_costs()
+
+    def one_type_battle(self, attacker: Army, defender: Army) -> dict[str, Any]:
+        # A block of each rating at full strength, in a new battle in the open field.
+        return inline.scenario_data(
+            InlineQuery(
+                ", ".join([f"{attacker.type}:{model.MAX_STEPS}"] * attacker.men),
+                ", ".join([f"{defender.type}:{model.MAX_STEPS}"] * defender.men),
+            )
+        )
 
     def units(self) -> pd.DataFrame:
         return model.unit_table()

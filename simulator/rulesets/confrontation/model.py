@@ -15,6 +15,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from ...costs import read_cost
 from ...errors import Source, did_you_mean
 from ...reader import Node
 
@@ -182,7 +183,8 @@ def _types(custom: Node) -> dict[str, tuple[dict[str, Any], str]]:
     merged = {name: (fields, f"(package) {name}") for name, fields in standard_types().items()}
     if custom.data is not None:
         for name, sub in custom.items():
-            sub.only(TYPE_KEYS)
+            sub.only((*TYPE_KEYS, "cost"))
+            read_cost(sub)  # a unit has no cost of its own: only its type is priced
             base = merged.get(name, ({}, ""))[0]
             merged[name] = ({**base, **dict(sub.table())}, sub.path)
     return merged

@@ -9,6 +9,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from ...costs import DEFAULT_COST, read_cost
 from ...errors import Source, did_you_mean
 from ...reader import Node
 
@@ -32,6 +33,7 @@ FIGHTER_KEYS = (
     "survive",
     "rain_grounded",
     "noncombatant",
+    "cost",
 )
 
 
@@ -61,6 +63,7 @@ class FighterType:
     survive: float = 0.0
     rain_grounded: bool = False
     noncombatant: bool = False
+    cost: float = DEFAULT_COST
 
     def ratings(self, terrain: str, weather: tuple[str, ...]) -> Ratings:
         base = {"ship": self.ship, "swamp": self.swamp}.get(terrain) or self.land
@@ -181,6 +184,7 @@ def _fighter(name: str, node: Node) -> FighterType:
         survive=node.number("survive", 0.0, lo=0.0, hi=0.999999),
         rain_grounded=node.boolean("rain_grounded", False),
         noncombatant=node.boolean("noncombatant", False),
+        cost=read_cost(node),
         **extra,
     )
 

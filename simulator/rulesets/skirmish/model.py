@@ -16,6 +16,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from ...costs import DEFAULT_COST, read_cost
 from ...errors import BattleOddsError, Source, did_you_mean
 from ...reader import Node
 
@@ -30,7 +31,7 @@ SIDES = ("attacker", "defender")
 MAX_STACK = 8
 #: Direction of the attacked tile itself in the participant order (after neighbours 0..5).
 CENTRE = 6
-UNIT_TYPE_KEYS = ("attack", "defence", "damage", "health", "abilities")
+UNIT_TYPE_KEYS = ("attack", "defence", "damage", "health", "abilities", "cost")
 MAX_RATING = 1000
 MAX_HEALTH = 1_000_000
 
@@ -45,6 +46,7 @@ class UnitType:
     damage: int
     health: int
     abilities: tuple[str, ...]
+    cost: float = DEFAULT_COST
 
 
 @dataclass(frozen=True)
@@ -149,6 +151,7 @@ def _unit_type(name: str, node: Node) -> UnitType:
         damage=node.integer("damage", lo=0, hi=MAX_RATING),
         health=node.integer("health", lo=1, hi=MAX_HEALTH),
         abilities=node.choices("abilities", ABILITIES),
+        cost=read_cost(node),
     )
 
 

@@ -1,0 +1,51 @@
+"""What a unit costs: the ``cost`` of a unit type, read the same way from a ruleset's
+unit table, a scenario's unit definitions and a ``--costs`` file.
+
+None of the rule texts prices its units, so every type costs 1 per man unless a table
+says otherwise; ``battle-odds matrix`` spends a budget in these units.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from .errors import did_you_mean
+from .reader import Node
+from .scenario import read_toml
+
+#: What one man of a type costs when nothing says otherwise.
+DEFAULT_COST = 1.0
+
+
+def read_cost(node: Node, key: str = "cost", default: float | None = DEFAULT_COST) -> float:
+    """``node[key]`` as a cost: a finite number above 0."""
+    value = node.number(key, default)
+    if not (math.isfinite(value) and value > 0):
+        raise node.fail(f"{value} is not a cost: expected a finite number > 0", key, value)
+    return value
+
+
+def read_costs_file(path: str | Path, known: Iterable[str]) -> dict[str, float]:
+    """A ``--costs`` file: a TOML table ``type = cost`` over the ``known`` unit types."""
+    data, source = read_toml(Path(path), "costs file")
+    return costs_from(Node(data, "", source), known)
+
+
+def costs_from(node: Node, known: Iterable[str]) -> dict[str, float]:
+    """``{type: cost}`` from a table, every type one of ``known``."""
+    known = list(known)
+    costs = {}
+    for name, _ in node.items():
+        if name not in known:
+            raise node.fail(f"unknown unit type '{name}'" + did_you_mean(name, known), name, name)
+        costs[name] = read_cost(node, name, None)
+    return costs
+
+
+def given_costs(costs: Mapping[str, float], known: Iterable[str], where: str) -> dict[str, float]:
+    """Costs given from Python (``simulator.matrix(costs={...})``), checked as a file's."""
+    from .errors import Source
+
+    return costs_from(Node(dict(costs), "", Source(where)), known)
