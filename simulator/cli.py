@@ -296,7 +296,8 @@ def units(
         table = Table(title=f"{name} unit types", title_justify="left")
         for col in frame.columns:
             # Names must stay whole to be copied into a scenario; only notes may wrap.
-            table.add_column(str(col), no_wrap=col != "notes")
+            whole = max(len(str(col)), *(len(str(v)) for v in frame[col])) if col == "type" else 0
+            table.add_column(str(col), no_wrap=col != "notes", min_width=whole or None)
         for row in frame.itertuples(index=False):
             table.add_row(*(_unit_cell(v) for v in row))
         out.print(table)
