@@ -111,7 +111,7 @@ def _budget(text: str) -> float:
 
 
 #: Width of a compact cell (``100\u00b110``) and the space after it.
-_COMPACT = 7
+_COMPACT = 6
 
 
 def _table(result: Matrix) -> None:
@@ -135,9 +135,9 @@ def _table(result: Matrix) -> None:
             list(range(first, min(first + per_table, len(types))))
             for first in range(0, len(types), per_table)
         ]
-    for group in groups:
+    for number, group in enumerate(groups):
         table = Table(
-            title=title,
+            title=title if number == 0 else f"(continued: columns {group[0] + 1}-{group[-1] + 1})",
             box=box.SIMPLE_HEAVY,
             show_lines=wide,
             padding=(0, 1) if wide else (0, 0),
@@ -153,9 +153,15 @@ def _table(result: Matrix) -> None:
             table.add_row(f"{a}\n{men}" if wide else f"{i + 1} {a}", *cells)
         out.print(table)
     if not wide:
+        alike: dict[tuple[int, float], list[str]] = {}
+        for t in types:
+            alike.setdefault((result.men[t], result.costs[t]), []).append(t)
         out.print(
             "men a side: "
-            + ", ".join(f"{t} {result.men[t]} (cost {result.costs[t]:g})" for t in types),
+            + "; ".join(
+                f"{men} (cost {cost:g}): " + ("every type" if len(alike) == 1 else ", ".join(ts))
+                for (men, cost), ts in alike.items()
+            ),
             highlight=False,
         )
     for note in result.notes:

@@ -375,7 +375,8 @@ def matrix_panel(matrix: Matrix, ax: Axes | None = None) -> Axes:
     colorbar.set_label("P(attacker wins)")
     colorbar.set_ticks([0, 0.25, 0.5, 0.75, 1], labels=["0", "25%", "50%", "75%", "100%"])
     half = np.maximum(p - low, high - p)
-    small = "small" if n <= 12 else "x-small"
+    cell_font = "medium" if n <= 10 else "small" if n <= 14 else "x-small"
+    small = "medium" if n <= 10 else "small" if n <= 14 else "x-small"
     for (r, c), value in np.ndenumerate(p):
         ax.text(
             c,
@@ -383,7 +384,7 @@ def matrix_panel(matrix: Matrix, ax: Axes | None = None) -> Axes:
             f"{100 * value:.0f}%\n\u00b1{np.ceil(100 * half[r, c]):.0f}",
             ha="center",
             va="center",
-            fontsize=small,
+            fontsize=cell_font,
             linespacing=1.1,
             color="white" if abs(value - 0.5) > 0.3 else "black",
         )
