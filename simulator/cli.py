@@ -61,6 +61,9 @@ Precision = Annotated[
         "(e.g. 0.002), instead of --battles.",
     ),
 ]
+RulesetName = Annotated[
+    str, typer.Option("--ruleset", help="Rule system: " + ", ".join(rulesets.names()))
+]
 MaxBattles = Annotated[
     int | None,
     typer.Option("--max-battles", min=1, help="Cap of a --precision run (default 10,000,000)."),
@@ -162,9 +165,7 @@ def odds(
         ),
     ],
     defender: Annotated[str, typer.Option(help='Defending army, e.g. "noble, 30 pikeman".')],
-    ruleset: Annotated[
-        str, typer.Option(help="Rule system: " + ", ".join(rulesets.names()))
-    ] = "olympia",
+    ruleset: RulesetName = "olympia",
     terrain: Annotated[
         str | None,
         typer.Option(

@@ -15,8 +15,7 @@ import typer
 from rich import box
 from rich.table import Table
 
-from . import rulesets
-from .cli import Json, Threads, app, err, out, user_errors
+from .cli import Json, RulesetName, Scheduler, Threads, app, err, out, user_errors
 from .cli_balance import Dpi
 from .errors import BattleOddsError
 from .matrix import DEFAULT_BATTLES, Matrix, equal_cost_matrix
@@ -30,9 +29,7 @@ def matrix(
     budget: Annotated[
         str, typer.Option(help="What each army may spend, in the unit table's costs (e.g. 20).")
     ],
-    ruleset: Annotated[
-        str, typer.Option(help="Rule system: " + ", ".join(rulesets.names()))
-    ] = "olympia",
+    ruleset: RulesetName = "olympia",
     types: Annotated[
         str | None,
         typer.Option(
@@ -67,10 +64,7 @@ def matrix(
     dpi: Dpi = 100,
     json: Json = False,
     threads: Threads = None,
-    scheduler: Annotated[
-        str | None,
-        typer.Option(help="Run each pair's chunks on a Dask cluster: tcp://HOST:PORT or local:N."),
-    ] = None,
+    scheduler: Scheduler = None,
 ) -> None:
     """Who beats whom at equal cost: each pair of unit types, P(attacker wins) with 95%."""
     from .distributed import executor_for

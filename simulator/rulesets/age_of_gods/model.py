@@ -32,16 +32,7 @@ TERRAINS = ("land", "ship", "swamp", "forest", "mountain", "city")
 CONTROL_LIMIT = 10
 CONTROL_LIMIT_DEFENDING_EXTRA = 20
 #: Keys of a fighter type that Olympia's reader checks (ratings, survive, rain, cost).
-OLYMPIA_FIGHTER_KEYS = (
-    "attack",
-    "defense",
-    "missile",
-    "ship",
-    "swamp",
-    "survive",
-    "rain_grounded",
-    "cost",
-)
+OLYMPIA_FIGHTER_KEYS = tuple(k for k in olympia.FIGHTER_KEYS if k != "noncombatant")
 FIGHTER_KEYS = (*OLYMPIA_FIGHTER_KEYS, "mounted", "pike", "flee", "special")
 
 Ratings = olympia.Ratings
