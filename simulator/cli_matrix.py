@@ -70,6 +70,10 @@ def matrix(
     from .distributed import executor_for
 
     spend = _budget(budget)
+    if output is not None:
+        from . import plots
+
+        plots.image_target(output)
     with executor_for(scheduler) as executor, progress_bar(err, "matrix", "pairs") as progress:
         result = equal_cost_matrix(
             ruleset,
@@ -83,8 +87,6 @@ def matrix(
             executor=executor,
         )
     if output is not None:
-        from . import plots
-
         plots.save(plots.matrix_figure(result, dpi=dpi), output)
     if json:
         sys.stdout.write(jsonlib.dumps(result.to_dict(), indent=2, allow_nan=False) + "\n")

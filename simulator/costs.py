@@ -11,7 +11,7 @@ import math
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from .errors import did_you_mean
+from .errors import Source, did_you_mean
 from .reader import Node
 from .scenario import read_toml
 
@@ -46,6 +46,4 @@ def costs_from(node: Node, known: Iterable[str]) -> dict[str, float]:
 
 def given_costs(costs: Mapping[str, float], known: Iterable[str], where: str) -> dict[str, float]:
     """Costs given from Python (``simulator.matrix(costs={...})``), checked as a file's."""
-    from .errors import Source
-
     return costs_from(Node(dict(costs), "", Source(where)), known)

@@ -147,7 +147,7 @@ def equal_cost_matrix(
         raise BattleOddsError(f"--budget {budget!r}: expected a number")
     if not (math.isfinite(budget) and budget > 0):
         raise BattleOddsError(f"--budget {budget}: expected a finite number > 0")
-    if not battles >= 1:
+    if battles < 1:
         raise BattleOddsError(f"--battles {battles}: expected at least 1")
     chosen, notes = _types(rs, table, types)
     men = {t: _men(budget, table[t]) for t in chosen}

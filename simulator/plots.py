@@ -420,10 +420,9 @@ def matrix_figure(matrix: Matrix, dpi: float = 100) -> Figure:
     return figure
 
 
-def save(figure: Figure, path: str | Path, dpi: float | None = None) -> Path:
-    """Write ``figure`` to ``path`` (.png, .svg or .pdf) through a temporary file and a
-    rename in the same folder: the file is either the old one or the whole new one."""
-    path = Path(path)
+def image_target(path: Path) -> tuple[str, Path]:
+    """The image format (by suffix) and folder of an ``-o`` file, checked before any work
+    is done for it: a bad suffix or a missing folder is a user error."""
     fmt = path.suffix.lower().lstrip(".")
     if fmt not in FORMATS:
         raise BattleOddsError(
@@ -433,6 +432,14 @@ def save(figure: Figure, path: str | Path, dpi: float | None = None) -> Path:
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.is_dir():
         raise BattleOddsError(f"-o {path}: no such folder '{folder}'")
+    return fmt, folder
+
+
+def save(figure: Figure, path: str | Path, dpi: float | None = None) -> Path:
+    """Write ``figure`` to ``path`` (.png, .svg or .pdf) through a temporary file and a
+    rename in the same folder: the file is either the old one or the whole new one."""
+    path = Path(path)
+    fmt, folder = image_target(path)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
     # mkstemp makes the file private; give the plot the permissions a plain open() would.
     umask = os.umask(0)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import matplotlib.image
 import pytest
@@ -268,3 +269,14 @@ def test_bad_costs_files_are_one_line(tmp_path, text, expected):
     costs.write_text(text)
     line = one_error_line(invoke("--budget", "6", "--costs", str(costs), "-n", "5"))
     assert expected in line
+
+
+def test_a_bad_image_name_fails_before_any_battle(tmp_path, monkeypatch):
+    def no_battles(*args, **kwargs):
+        raise AssertionError("battles were run for an image that cannot be written")
+
+    # ``simulator.matrix`` is the function; its module is where ``simulate`` is looked up.
+    monkeypatch.setattr(sys.modules["simulator.matrix"], "simulate", no_battles)
+    line = one_error_line(invoke("--budget", "2", "-o", str(tmp_path / "m.gif")))
+    assert "unknown image type '.gif'" in line
+    assert list(tmp_path.iterdir()) == []
