@@ -7,6 +7,7 @@
 >>> result.battles            # one row per battle
 >>> simulator.worth(scenario, side="attacker", add="1 knight", in_="soldier").frame
 >>> simulator.sensitivity(scenario, battles=4_000).frame
+>>> simulator.matrix("olympia", budget=20).frame   # who beats whom at equal cost
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ __version__ = "0.1.0"
 
 from .errors import BattleOddsError
 from .exact import exact
+from .matrix import matrix
 from .results import Result
 from .rulesets import InlineQuery
 from .runner import simulate
@@ -32,6 +34,7 @@ __all__ = [
     "from_data",
     "inline_scenario",
     "load_scenario",
+    "matrix",
     "sensitivity",
     "simulate",
     "worth",

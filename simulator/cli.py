@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json as jsonlib
+import math
 import sys
 from collections.abc import Callable
 from importlib import metadata
@@ -153,6 +154,9 @@ Precision = Annotated[
         "(e.g. 0.002), instead of --battles.",
     ),
 ]
+RulesetName = Annotated[
+    str, typer.Option("--ruleset", help="Rule system: " + ", ".join(rulesets.names()))
+]
 MaxBattles = Annotated[
     int | None,
     typer.Option(
@@ -256,9 +260,7 @@ def odds(
         ),
     ],
     defender: Annotated[str, typer.Option(help='Defending army, e.g. "noble, 30 pikeman".')],
-    ruleset: Annotated[
-        str, typer.Option(help="Rule system: " + ", ".join(rulesets.names()))
-    ] = "olympia",
+    ruleset: RulesetName = "olympia",
     terrain: Annotated[
         str | None,
         typer.Option(
@@ -385,10 +387,20 @@ def units(
         table = Table(title=f"{name} unit types", title_justify="left")
         for col in frame.columns:
             # Names must stay whole to be copied into a scenario; only notes may wrap.
-            table.add_column(str(col), no_wrap=col != "notes")
+            whole = max(len(str(col)), *(len(str(v)) for v in frame[col])) if col == "type" else 0
+            table.add_column(str(col), no_wrap=col != "notes", min_width=whole or None)
         for row in frame.itertuples(index=False):
-            table.add_row(*("" if v is None else str(v) for v in row))
+            table.add_row(*(_unit_cell(v) for v in row))
         out.print(table)
+
+
+def _unit_cell(value: Any) -> str:
+    """A unit-table value as text: no cost is blank, a whole cost has no decimals."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
 
 
 @app.command()
@@ -491,9 +503,9 @@ def render_regression(report: Any) -> None:
 
 
 # Registers the commands of the other CLI modules on ``app`` (imported last: they import
-# from here): plot, compare, sweep (cli_balance); worth, sensitivity (cli_designer); new;
-# schema.
-from . import cli_balance, cli_designer, cli_new, cli_schema  # noqa: E402, F401
+# from here): plot, compare, sweep (cli_balance); worth, sensitivity (cli_designer); matrix;
+# new; schema.
+from . import cli_balance, cli_designer, cli_matrix, cli_new, cli_schema  # noqa: E402, F401
 
 
 def main() -> None:

@@ -29,6 +29,7 @@ from .stats import OUTCOMES
 
 if TYPE_CHECKING:
     from .compare import Comparison
+    from .matrix import Matrix
     from .sensitivity import Sensitivity
     from .sweep import Sweep, TargetSearch
     from .worth import Worth
@@ -462,6 +463,63 @@ def tornado_panel(result: Sensitivity, ax: Axes | None = None, top: int = 15) ->
     ax.legend(loc="lower right", fontsize="small")
     ax.grid(axis="x", alpha=0.3)
     return ax
+
+
+def matrix_panel(matrix: Matrix, ax: Axes | None = None) -> Axes:
+    """Who beats whom at equal cost: P(attacker wins) for each pair of unit types (rows
+    attack, columns defend) on a diverging scale centred at 1/2, each cell showing the
+    probability and its 95% interval's larger half-width, in points."""
+    n = len(matrix.types)
+    ax = _axes(ax, *_matrix_size(n))
+    p, low, high = (matrix.grid(c) for c in ("p", "low", "high"))
+    image = ax.imshow(p, cmap="RdBu_r", vmin=0, vmax=1, interpolation="nearest")
+    colorbar = ax.figure.colorbar(image, ax=ax, fraction=0.05, pad=0.02)
+    colorbar.set_label("P(attacker wins)")
+    colorbar.set_ticks([0, 0.25, 0.5, 0.75, 1], labels=["0", "25%", "50%", "75%", "100%"])
+    half = np.maximum(p - low, high - p)
+    cell_font = "medium" if n <= 10 else "small" if n <= 14 else "x-small"
+    small = "medium" if n <= 10 else "small" if n <= 14 else "x-small"
+    for (r, c), value in np.ndenumerate(p):
+        ax.text(
+            c,
+            r,
+            f"{100 * value:.0f}%\n\u00b1{np.ceil(100 * half[r, c]):.0f}",
+            ha="center",
+            va="center",
+            fontsize=cell_font,
+            linespacing=1.1,
+            color="white" if abs(value - 0.5) > 0.3 else "black",
+        )
+    labels = [f"{t} ({matrix.men[t]})" for t in matrix.types]
+    ax.set_xticks(np.arange(n), labels)
+    if n > 5:
+        ax.tick_params(axis="x", labelrotation=35)
+        for label in ax.get_xticklabels():
+            label.set_horizontalalignment("right")
+            label.set_rotation_mode("anchor")
+    ax.set_yticks(np.arange(n), labels)
+    ax.tick_params(labelsize=small)
+    ax.set_xlabel("defending army (men)")
+    ax.set_ylabel("attacking army (men)")
+    ax.set_title(
+        f"{matrix.ruleset}: who beats whom at equal cost (budget {matrix.budget:g})\n"
+        f"P(attacker wins) \u00b1 95% interval, {matrix.battles:,} battles a pair, "
+        f"seed {matrix.seed}",
+        fontsize="medium",
+    )
+    return ax
+
+
+def _matrix_size(types: int) -> tuple[float, float]:
+    """Inches for square cells of about 0.6 inch, the labels and the colour bar."""
+    return 2.9 + 0.6 * types, 2.1 + 0.55 * types
+
+
+def matrix_figure(matrix: Matrix, dpi: float = 100) -> Figure:
+    """The matrix heat map alone, sized to the number of types."""
+    figure = new_figure(*_matrix_size(len(matrix.types)), dpi)
+    matrix_panel(matrix, figure.add_subplot())
+    return figure
 
 
 def check_output(path: str | Path) -> tuple[Path, str, Path]:

@@ -73,14 +73,20 @@ def content_hash(canonical: str) -> str:
 
 def load_scenario(path: str | Path) -> Scenario:
     """Read, parse and validate a scenario file."""
-    path = Path(path)
+    data, source = read_toml(Path(path), "scenario file")
+    return from_data(data, source)
+
+
+def read_toml(path: Path, what: str) -> tuple[dict[str, Any], Source]:
+    """A TOML file's data and its source (for located errors); ``what`` names the kind
+    of file in the message when it is a folder."""
     label = str(path)
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise BattleOddsError(f"{label}: no such file") from None
     except IsADirectoryError:
-        raise BattleOddsError(f"{label}: is a directory, expected a .toml scenario file") from None
+        raise BattleOddsError(f"{label}: is a directory, expected a .toml {what}") from None
     except UnicodeDecodeError as exc:
         raise BattleOddsError(f"{label}: not UTF-8 text ({exc.reason})") from None
     except OSError as exc:
@@ -91,7 +97,7 @@ def load_scenario(path: str | Path) -> Scenario:
         raise BattleOddsError(
             f"{label}:{_toml_line(exc)}: malformed TOML: {_toml_reason(exc)}"
         ) from None
-    return from_data(data, Source(label, text, path))
+    return data, Source(label, text, path)
 
 
 def from_data(data: Mapping[str, Any], source: Source) -> Scenario:

@@ -11,9 +11,9 @@ import pkgutil
 from functools import cache
 
 from ..errors import BattleOddsError, did_you_mean
-from .base import InlineQuery, Prepared, Ruleset
+from .base import Army, InlineQuery, Prepared, Ruleset
 
-__all__ = ["InlineQuery", "Prepared", "Ruleset", "get", "names"]
+__all__ = ["Army", "InlineQuery", "Prepared", "Ruleset", "get", "names"]
 
 
 @cache

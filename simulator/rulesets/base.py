@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import Source
+from ..errors import BattleOddsError, Source
 from ..fields import Table
 from . import designer
 from .designer import Knob
@@ -45,6 +45,14 @@ class InlineQuery:
     attacker: str
     defender: str
     options: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Army:
+    """``men`` men of one unit type (``battle-odds matrix``)."""
+
+    type: str
+    men: int
 
 
 class Prepared(ABC):
@@ -200,3 +208,21 @@ class Ruleset(ABC):
     def not_for_worth(self) -> str | None:
         """Why ``worth`` does not apply to this ruleset (None: it does)."""
         return None
+
+    def unit_costs(self) -> dict[str, float]:
+        """What one man of each unit type costs (the unit table's ``cost``), for
+        ``battle-odds matrix``; every type that can be fielded as an army of its own."""
+        raise BattleOddsError(
+            f"--ruleset {self.name}: its unit table has no unit types with costs, "
+            "so there is no matrix of types to fight"
+        )
+
+    def cannot_fight_alone(self) -> dict[str, str]:
+        """Unit types that an army of that type alone cannot fight with, and why."""
+        return {}
+
+    def one_type_battle(self, attacker: Army, defender: Army) -> dict[str, Any]:
+        """Scenario data: ``attacker.men`` men of one type against ``defender.men`` of
+        another, each side with the least the ruleset needs to field them (a leader, a
+        place on the map), in the ruleset's default conditions."""
+        raise BattleOddsError(f"--ruleset {self.name}: cannot field an army of one unit type")

@@ -10,7 +10,7 @@ import pandas as pd
 
 from ...errors import Source
 from ...reader import Node
-from ..base import InlineQuery, Ruleset
+from ..base import Army, InlineQuery, Ruleset
 from . import inline, keys, model
 from .prepare import AgeOfGodsPrepared
 
@@ -32,9 +32,19 @@ class AgeOfGods(Ruleset):
 
     rating_fields = (("attack", 1.0), ("defense", 1.0), ("missile", 1.0))
 
+    def unit_costs(self) -> dict[str, float]:
+        return {name: f.cost for name, f in _package_fighters().items()}
+
+    def one_type_battle(self, attacker: Army, defender: Army) -> dict[str, Any]:
+        return inline.scenario_data(
+            InlineQuery(
+                f"noble, {attacker.men} {attacker.type}", f"noble, {defender.men} {defender.type}"
+            )
+        )
+
     def units(self) -> pd.DataFrame:
         rows = []
-        fighters = model.fighter_types(Node(None, "units", Source("package")), Source("package"))
+        fighters = _package_fighters()
         for name, f in fighters.items():
             notes = [
                 text
@@ -56,6 +66,7 @@ class AgeOfGods(Ruleset):
                     "missile": f.land.missile,
                     "ship": f"{f.ship.attack}/{f.ship.defense}" if f.ship else "",
                     "swamp": f"{f.swamp.attack}/{f.swamp.defense}" if f.swamp else "",
+                    "cost": f.cost,
                     "notes": ", ".join(notes),
                 }
             )
@@ -69,10 +80,15 @@ class AgeOfGods(Ruleset):
                 "missile": nb.missile,
                 "ship": "",
                 "swamp": "",
+                "cost": None,
                 "notes": "leaves the battle when hit, with a 1-100 wound",
             }
         )
         return pd.DataFrame(rows)
+
+
+def _package_fighters() -> dict[str, model.FighterType]:
+    return model.fighter_types(Node(None, "units", Source("package")), Source("package"))
 
 
 RULESET = AgeOfGods()

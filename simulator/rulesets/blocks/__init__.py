@@ -8,7 +8,7 @@ from typing import Any
 import pandas as pd
 
 from ...errors import Source
-from ..base import InlineQuery, Ruleset
+from ..base import Army, InlineQuery, Ruleset
 from ..designer import Knob
 from . import designer, inline, keys, model
 from .prepare import BlocksPrepared
@@ -37,6 +37,18 @@ class Blocks(Ruleset):
 
     def with_knob(self, scenario: Any, knob: Knob, value: float) -> dict[str, Any]:
         return designer.with_knob(scenario.data, knob, value)
+
+    def unit_costs(self) -> dict[str, float]:
+        return model.rating_costs()
+
+    def one_type_battle(self, attacker: Army, defender: Army) -> dict[str, Any]:
+        # A block of each rating at full strength, in a new battle in the open field.
+        return inline.scenario_data(
+            InlineQuery(
+                ", ".join([f"{attacker.type}:{keys.MAX_STEPS}"] * attacker.men),
+                ", ".join([f"{defender.type}:{keys.MAX_STEPS}"] * defender.men),
+            )
+        )
 
     def units(self) -> pd.DataFrame:
         return model.unit_table()

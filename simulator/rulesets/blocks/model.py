@@ -12,6 +12,7 @@ from typing import Any
 
 import pandas as pd
 
+from ...costs import read_cost
 from ...errors import Source
 from ...reader import Node
 from . import keys
@@ -230,10 +231,22 @@ def _table() -> dict[str, Any]:
     return tomllib.loads(text)
 
 
+def rating_costs() -> dict[str, float]:
+    """What a full-strength block of each rating costs (``[ratings]`` of the unit table)."""
+    source = Source("package")
+    return {
+        name: read_cost(Node(entry, f"(package) ratings.{name}", source))
+        for name, entry in _table()["ratings"].items()
+    }
+
+
 def unit_table() -> pd.DataFrame:
-    """What a rating letter, a trait and the castle mean, one row each."""
+    """What a rating letter, a trait and the castle mean, one row each, then the
+    ratings a block can have, with their costs."""
     rows = []
     for kind, entries in _table().items():
+        if kind == "ratings":
+            continue
         for name, entry in entries.items():
             rows.append(
                 {
@@ -241,7 +254,20 @@ def unit_table() -> pd.DataFrame:
                     "kind": kind.rstrip("s"),
                     "fires": entry.get("fires", ""),
                     "firepower": entry.get("firepower", ""),
+                    "cost": None,
                     "notes": entry.get("notes", ""),
                 }
             )
+    for name, cost in rating_costs().items():
+        letter, fire = parse_rating(name) or ("", 0)
+        rows.append(
+            {
+                "type": name,
+                "kind": "rating",
+                "fires": f"as {letter}",
+                "firepower": f"{fire}: each die <= {fire} hits",
+                "cost": cost,
+                "notes": f"a block of {keys.MAX_STEPS} steps, as `battle-odds matrix` fields it",
+            }
+        )
     return pd.DataFrame(rows)

@@ -7,8 +7,10 @@ from typing import Any
 
 import pandas as pd
 
+from ...costs import read_cost
 from ...errors import Source
-from ..base import InlineQuery, Ruleset
+from ...reader import Node
+from ..base import Army, InlineQuery, Ruleset
 from . import designer, inline, keys, model
 from .prepare import ConfrontationPrepared
 
@@ -40,8 +42,19 @@ class Confrontation(Ruleset):
     def room(self, scenario: Any, side: str) -> int:
         return designer.room(scenario.data, side)
 
+    def unit_costs(self) -> dict[str, float]:
+        source = Source("package")
+        return {
+            name: read_cost(Node(fields, f"(package) {name}", source))
+            for name, fields in model.standard_types().items()
+        }
+
+    def one_type_battle(self, attacker: Army, defender: Army) -> dict[str, Any]:
+        return inline.one_type_data(attacker, defender)
+
     def units(self) -> pd.DataFrame:
         rows = []
+        costs = self.unit_costs()
         for name, f in model.standard_types().items():
             a, b = f.get("a", 1.0), f.get("b", 0.5)
             rows.append(
@@ -61,6 +74,7 @@ class Confrontation(Ruleset):
                     "aerial": "yes" if f.get("aerial") else "",
                     "speed": f.get("speed", 0),
                     "abilities": ", ".join(f.get("abilities", model.ABILITIES)),
+                    "cost": costs[name],
                 }
             )
         return pd.DataFrame(rows)

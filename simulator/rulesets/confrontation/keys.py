@@ -7,6 +7,7 @@ below 2**53 (see ``model.strength_units``).
 
 from __future__ import annotations
 
+from ...costs import COST
 from ...fields import Field, ListOf, OneOf, Table, side_list
 
 ABILITIES = ("attack", "bombard", "strike")
@@ -19,43 +20,43 @@ MAX_TURNS = 10_000
 MAX_COORDINATE = 10_000
 MAX_ADVANTAGES = 100
 
+#: The values a unit type gives its units (a unit may set them too).
+UNIT_VALUES = (
+    Field("arms", "number", "arms (weapons), in hundredths", lo=0, hi=10_000, step=0.01),
+    Field(
+        "resolve",
+        "number",
+        "resolve at the start (moves in half points)",
+        lo=-1000,
+        hi=1000,
+        step=0.5,
+    ),
+    Field("integrity", "int", "hit points", lo=1, hi=1_000_000),
+    Field("a", "number", "weight of arms in strength", lo=0, hi=100, step=0.01, default=1.0),
+    Field("b", "number", "weight of resolve in strength", lo=0, hi=100, step=0.01, default=0.5),
+    Field(
+        "advantages",
+        "int",
+        "advantages: each adds a quarter to strength",
+        lo=-MAX_ADVANTAGES,
+        hi=MAX_ADVANTAGES,
+        default=0,
+    ),
+    Field("reach", "bool", "can strike an adjacent space's aerial units", default=False),
+    Field("aerial", "bool", "flies: may intercept within its speed", default=False),
+    Field("speed", "int", "spaces an aerial unit covers to intercept", lo=0, hi=1000, default=0),
+    Field(
+        "abilities",
+        "names",
+        "abilities it may use (default: all)",
+        choices=ABILITIES,
+        default=ABILITIES,
+    ),
+)
 TYPE = Table(
     "<type>",
     "a unit type: the package's type of that name with these values over it, or a new one",
-    (
-        Field("arms", "number", "arms (weapons), in hundredths", lo=0, hi=10_000, step=0.01),
-        Field(
-            "resolve",
-            "number",
-            "resolve at the start (moves in half points)",
-            lo=-1000,
-            hi=1000,
-            step=0.5,
-        ),
-        Field("integrity", "int", "hit points", lo=1, hi=1_000_000),
-        Field("a", "number", "weight of arms in strength", lo=0, hi=100, step=0.01, default=1.0),
-        Field("b", "number", "weight of resolve in strength", lo=0, hi=100, step=0.01, default=0.5),
-        Field(
-            "advantages",
-            "int",
-            "advantages: each adds a quarter to strength",
-            lo=-MAX_ADVANTAGES,
-            hi=MAX_ADVANTAGES,
-            default=0,
-        ),
-        Field("reach", "bool", "can strike an adjacent space's aerial units", default=False),
-        Field("aerial", "bool", "flies: may intercept within its speed", default=False),
-        Field(
-            "speed", "int", "spaces an aerial unit covers to intercept", lo=0, hi=1000, default=0
-        ),
-        Field(
-            "abilities",
-            "names",
-            "abilities it may use (default: all)",
-            choices=ABILITIES,
-            default=ABILITIES,
-        ),
-    ),
+    (*UNIT_VALUES, COST),
 )
 UNIT = Table(
     "unit",
@@ -63,7 +64,7 @@ UNIT = Table(
     (
         Field("type", "text", "a unit type (package or [units.<type>]) giving its values"),
         Field("name", "text", "its name in scripts and results (default: its type)"),
-        *TYPE.fields,
+        *UNIT_VALUES,
     ),
 )
 STACK = Table(

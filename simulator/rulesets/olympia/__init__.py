@@ -8,7 +8,8 @@ from typing import Any
 import pandas as pd
 
 from ...errors import Source
-from ..base import InlineQuery, Ruleset
+from ...reader import Node
+from ..base import Army, InlineQuery, Ruleset
 from . import inline, keys, model, sweep
 from .prepare import OlympiaPrepared
 
@@ -33,8 +34,22 @@ class Olympia(Ruleset):
 
     rating_fields = (("attack", 1.0), ("defense", 1.0), ("missile", 1.0))
 
+    def unit_costs(self) -> dict[str, float]:
+        return {name: f.cost for name, f in _package_fighters().items()}
+
+    def cannot_fight_alone(self) -> dict[str, str]:
+        return {name: "noncombatant" for name, f in _package_fighters().items() if f.noncombatant}
+
+    def one_type_battle(self, attacker: Army, defender: Army) -> dict[str, Any]:
+        return inline.scenario_data(
+            InlineQuery(
+                f"noble, {attacker.men} {attacker.type}", f"noble, {defender.men} {defender.type}"
+            )
+        )
+
     def units(self) -> pd.DataFrame:
         rows = []
+        costs = self.unit_costs()
         for name, f in model.standard_fighters().items():
             ship, swamp = f.get("ship", {}), f.get("swamp", {})
             rows.append(
@@ -48,6 +63,7 @@ class Olympia(Ruleset):
                     if ship
                     else "",
                     "swamp": f"{swamp['attack']}/{swamp['defense']}" if swamp else "",
+                    "cost": costs[name],
                     "notes": ", ".join(
                         n
                         for n, on in (
@@ -69,10 +85,15 @@ class Olympia(Ruleset):
                     "missile": e.get("missile", 0),
                     "ship": "",
                     "swamp": "",
+                    "cost": None,
                     "notes": "targets the structure only, 5-10 damage",
                 }
             )
         return pd.DataFrame(rows)
+
+
+def _package_fighters() -> dict[str, model.FighterType]:
+    return model._fighter_types(Node(None, "units", Source("package")), Source("package"))
 
 
 RULESET = Olympia()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ...costs import COST
 from ...fields import Field, ListOf, OneOf, Table, package_toml
 
 TERRAINS = ("land", "swamp", "ship")
@@ -55,6 +56,7 @@ FIGHTER_FIELDS = (
         default=0.0,
     ),
     Field("rain_grounded", "bool", "loses its missile rating in rain", default=False),
+    COST,
 )
 FIGHTER = Table(
     "<type>",

@@ -9,6 +9,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from ...costs import DEFAULT_COST
 from ...errors import Source, did_you_mean
 from ...reader import Node
 from . import keys
@@ -48,6 +49,7 @@ class FighterType:
     survive: float = 0.0
     rain_grounded: bool = False
     noncombatant: bool = False
+    cost: float = DEFAULT_COST
 
     def ratings(self, terrain: str, weather: tuple[str, ...]) -> Ratings:
         base = {"ship": self.ship, "swamp": self.swamp}.get(terrain) or self.land
@@ -169,6 +171,7 @@ def _fighter(name: str, node: Node) -> FighterType:
         survive=node.read(keys.FIGHTER["survive"]),
         rain_grounded=node.read(keys.FIGHTER["rain_grounded"]),
         noncombatant=node.read(keys.FIGHTER["noncombatant"]),
+        cost=node.read(keys.FIGHTER["cost"]),
         **extra,
     )
 

@@ -9,7 +9,8 @@ from typing import Any
 import pandas as pd
 
 from ...errors import Source
-from ..base import InlineQuery, Ruleset
+from ...reader import Node
+from ..base import Army, InlineQuery, Ruleset
 from . import designer, inline, keys, model
 from .prepare import SkirmishPrepared
 
@@ -49,20 +50,33 @@ class Skirmish(Ruleset):
             return f"--{data['stacks'][int(match[1])]['owner']}"
         return super().inline_option(data, key)
 
+    def unit_costs(self) -> dict[str, float]:
+        return {name: u.cost for name, u in _package_types().items()}
+
+    def one_type_battle(self, attacker: Army, defender: Army) -> dict[str, Any]:
+        return inline.scenario_data(
+            InlineQuery(inline.stacks_of(attacker), inline.stacks_of(defender))
+        )
+
     def units(self) -> pd.DataFrame:
         return pd.DataFrame(
             [
                 {
                     "type": name,
-                    "attack": u["attack"],
-                    "defence": u["defence"],
-                    "damage": u["damage"],
-                    "health": u["health"],
-                    "abilities": ", ".join(u["abilities"]),
+                    "attack": u.attack,
+                    "defence": u.defence,
+                    "damage": u.damage,
+                    "health": u.health,
+                    "abilities": ", ".join(u.abilities),
+                    "cost": u.cost,
                 }
-                for name, u in model.standard_unit_types().items()
+                for name, u in _package_types().items()
             ]
         )
+
+
+def _package_types() -> dict[str, model.UnitType]:
+    return model.unit_types(Node(None, "unit_types", Source("package")), Source("package"))
 
 
 RULESET = Skirmish()

@@ -15,8 +15,13 @@ import re
 from typing import Any
 
 from ...errors import BattleOddsError, did_you_mean
-from ..base import InlineQuery
-from .model import CENTRE, EXPECTED_VALUES, field_tiles
+from ..base import Army, InlineQuery
+from .model import (
+    CENTRE,
+    EXPECTED_VALUES,
+    MAX_STACK,
+    field_tiles,
+)
 
 ATTACKED = (2, 2)
 OWNERS = ("attacker", "defender")
@@ -50,6 +55,13 @@ def parse_stacks(text: str, option: str) -> list[tuple[int | None, list[str]]]:
             raise BattleOddsError(f'{where}: an empty stack: expected e.g. "2 swordsman, archer"')
         stacks.append((direction, items))
     return stacks
+
+
+def stacks_of(army: Army) -> str:
+    """``army`` as one side's line: full stacks of its type, then the rest."""
+    full, rest = divmod(army.men, MAX_STACK)
+    sizes = [MAX_STACK] * full + ([rest] if rest else [])
+    return "; ".join(f"{size} {army.type}" for size in sizes)
 
 
 def scenario_data(query: InlineQuery) -> dict[str, Any]:

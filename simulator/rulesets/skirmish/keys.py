@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...costs import COST
 from ...fields import Field, ListOf, OneOf, Table
 
 ABILITIES = ("strike", "archery", "charge", "healing")
@@ -29,6 +30,7 @@ UNIT_TYPE = Table(
         Field("damage", "int", "damage rating", lo=0, hi=MAX_RATING, required=True),
         Field("health", "int", "health at full strength", lo=1, hi=MAX_HEALTH, required=True),
         Field("abilities", "names", "its abilities", choices=ABILITIES, default=()),
+        COST,
     ),
 )
 UNIT_ENTRY = Table(

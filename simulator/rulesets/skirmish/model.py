@@ -16,6 +16,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from ...costs import DEFAULT_COST
 from ...errors import BattleOddsError, Source, did_you_mean
 from ...fields import Field, range_text
 from ...reader import Node
@@ -44,6 +45,7 @@ class UnitType:
     damage: int
     health: int
     abilities: tuple[str, ...]
+    cost: float = DEFAULT_COST
 
 
 @dataclass(frozen=True)
@@ -220,7 +222,8 @@ def _units(node: Node, types: Mapping[str, UnitType]) -> tuple[Unit, ...]:
                     node,
                     "units",
                     f"count {count} in '{element.data}' is out of range: expected "
-                    f"{range_text(counted.lo, counted.hi)} (a stack holds at most {MAX_STACK} units)",
+                    f"{range_text(counted.lo, counted.hi)} "
+                    f"(a stack holds at most {MAX_STACK} units)",
                     element.data,
                     key=element.path,
                 )
