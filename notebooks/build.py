@@ -588,8 +588,30 @@ knobs.frame[["knob", "direction", "from", "to", "p", "diff", "low", "high"]]"""
         new_code_cell("plots.tornado_panel(knobs).figure"),
         new_markdown_cell(
             "## 3. Who beats whom at equal cost?\n"
-            "<!-- MATRIX: the `battle-odds matrix` cell goes here (a cost matrix of the "
-            "ruleset's types, with its heat map). -->"
+            "Every fighter type against every other at the same budget. Olympia's rules price "
+            "no unit, so every man costs 1 and equal cost is 20 men a side (a designer with a "
+            'price list passes `costs={"knight": 3, ...}`). Rows attack and columns defend; each '
+            "cell is the attacker's chance with its 95% interval, every pair on the same battle "
+            "streams."
+        ),
+        new_code_cell(
+            """TYPES = ["soldier", "pikeman", "swordsman", "archer", "knight", "elite_guard"]
+at_cost = simulator.matrix("olympia", budget=20, types=TYPES,
+                           battles=max(BATTLES // 10, 200), seed=SEED)
+plots.matrix_figure(at_cost)"""
+        ),
+        new_code_cell(
+            """# A type's record against the others: how often it wins attacking, and how often it
+# is not beaten defending; a type whose whole row is above 1/2 (interval and all) dominates.
+pairs = at_cost.frame[at_cost.frame.attacker_type != at_cost.frame.defender_type]
+record = pd.DataFrame({
+    "attacking": pairs.groupby("attacker_type")["p"].mean(),
+    "defending": 1 - pairs.groupby("defender_type")["p"].mean(),
+})
+record["overall"] = record.mean(axis=1)
+dominating = [t for t, rows in pairs.groupby("attacker_type") if (rows["low"] > 0.5).all()]
+dominated = [t for t, rows in pairs.groupby("attacker_type") if (rows["high"] < 0.5).all()]
+record.sort_values("overall", ascending=False)"""
         ),
         new_markdown_cell("## Conclusions"),
         new_code_cell(
@@ -614,6 +636,21 @@ if noise:
     lines.append("- **Within noise** at this battle count: " + ", ".join(noise) + ".")
 else:
     lines.append("- Every step of every number moves the attacker's chance measurably.")
+best, worst = record["overall"].idxmax(), record["overall"].idxmin()
+
+
+def names(types, one, many):
+    return f"{', '.join(types)} {one if len(types) == 1 else many}"
+
+
+lines.append(
+    f"- **At equal cost** (20 men a side) {best} has the best record "
+    f"({record.loc[best, 'overall']:.0%} of its battles against the other types) and {worst} "
+    f"the worst ({record.loc[worst, 'overall']:.0%}); "
+    + (names(dominating, "beats", "beat") + " every other type attacking" if dominating
+       else "no type beats every other attacking")
+    + (", and " + names(dominated, "loses", "lose") + " to every other type." if dominated
+       else ", and no type loses to every other."))
 lines.append(
     f"- **A patch**: to move the attacker's chance most with one step, change "
     f"{strongest[0]}; to fine-tune it, change {list(dict.fromkeys(frame['knob']))[-1]}, "
