@@ -62,10 +62,18 @@ def worth(
     max_n: Annotated[
         int, typer.Option("--max", min=1, help="The most men of the --in type to try.")
     ] = 100,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output", "-o", dir_okay=False, help="Plot the probes to this .png, .svg or .pdf."
+        ),
+    ] = None,
+    dpi: Dpi = 100,
     json: Json = False,
     threads: Threads = None,
 ) -> None:
     """How many men of one type win as often as X added to a side (e.g. 1 knight)."""
+    from . import plots
     from .worth import worth as find_worth
 
     limits = {}
@@ -74,6 +82,8 @@ def worth(
     if max_battles is not None:
         limits["max_battles"] = max_battles
     loaded = load_scenario(scenario)
+    if output is not None:
+        plots.check_output(output)
     with progress_bar(err, "worth", "probes") as progress:
         answer = find_worth(
             loaded,
@@ -87,6 +97,8 @@ def worth(
             progress=progress,
             **limits,
         )
+    if output is not None:
+        plots.save(plots.figure_of(plots.worth_panel(answer)), output, dpi)
     if json:
         _print_json(answer.to_dict())
         return
@@ -108,6 +120,8 @@ def worth(
     if answer.max_n < max_n:
         out.print(f"(--max {max_n} lowered to {answer.max_n}: the room the {side} has left)")
     out.print(answer.sentence(), highlight=False)
+    if output is not None:
+        out.print(f"{output}: plot of the probes written", highlight=False)
 
 
 @app.command()

@@ -403,7 +403,7 @@ def worth_panel(worth: Worth, ax: Axes | None = None) -> Axes:
         ax,
         f"n: men of type {worth.in_} added to the {worth.side}",
         worth.side,
-        f"{worth.scenario.name}: {count} {kind} in {worth.in_}",
+        f"{worth.scenario.name}: what {count} {kind} is worth in {worth.in_}",
     )
 
 

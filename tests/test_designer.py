@@ -88,6 +88,7 @@ def test_worth_does_not_apply_to_blocks():
             "--side left: expected attacker or defender",
         ),
         (["--add", "1 knight", "--in", "soldier", "--confidence", "1.5"], "--confidence 1.5"),
+        (["--add", "1 knight", "--in", "soldier", "-o", "probes.gif"], "unknown image type '.gif'"),
     ],
 )
 def test_worth_bad_input_is_one_line_and_exit_2(args, expected):
@@ -95,6 +96,17 @@ def test_worth_bad_input_is_one_line_and_exit_2(args, expected):
     assert run.exit_code == 2, run.output
     assert expected in " ".join(run.output.split())
     assert "Traceback" not in run.output
+
+
+def test_worth_draws_its_probes(tmp_path):
+    path, add, in_, most = WORTH["olympia"]
+    picture = tmp_path / "probes.png"
+    run = invoke(
+        "worth", SCENARIOS / path, "--add", add, "--in", in_, "--max", most, *SMALL, "-o", picture
+    )
+    assert run.exit_code == 0, run.output
+    assert "plot of the probes written" in " ".join(run.output.split())
+    assert picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_worth_beyond_a_stack_s_room_is_refused():
