@@ -37,6 +37,13 @@ Output = Annotated[
     Path,
     typer.Option("--output", "-o", dir_okay=False, help="Image file to write: .png, .svg or .pdf."),
 ]
+#: ``-o`` of the commands whose answer is also a picture (worth, sensitivity, matrix).
+PlotOutput = Annotated[
+    Path | None,
+    typer.Option(
+        "--output", "-o", dir_okay=False, help="Also draw the answer's plot: .png, .svg or .pdf."
+    ),
+]
 Dpi = Annotated[int, typer.Option(min=20, max=1200, help="Resolution of a .png (dots per inch).")]
 Outcome = Annotated[str, typer.Option(help="Whose win probability: attacker, defender or draw.")]
 

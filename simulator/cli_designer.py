@@ -8,7 +8,6 @@ from __future__ import annotations
 import json as jsonlib
 import math
 import sys
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -16,7 +15,7 @@ from rich import box
 from rich.table import Table
 
 from .cli import Json, MaxBattles, ScenarioPath, Seed, Threads, app, err, out, user_errors
-from .cli_balance import Dpi
+from .cli_balance import Dpi, PlotOutput
 from .progress import progress_bar
 from .scenario import load_scenario
 
@@ -62,12 +61,7 @@ def worth(
     max_n: Annotated[
         int, typer.Option("--max", min=1, help="The most men of the --in type to try.")
     ] = 100,
-    output: Annotated[
-        Path | None,
-        typer.Option(
-            "--output", "-o", dir_okay=False, help="Plot the probes to this .png, .svg or .pdf."
-        ),
-    ] = None,
+    output: PlotOutput = None,
     dpi: Dpi = 100,
     json: Json = False,
     threads: Threads = None,
@@ -138,12 +132,7 @@ def sensitivity(
         float,
         typer.Option(help="Fraction of a rating to move it by (rounded as the rating requires)."),
     ] = 0.1,
-    output: Annotated[
-        Path | None,
-        typer.Option(
-            "--output", "-o", dir_okay=False, help="Tornado plot to this .png, .svg or .pdf."
-        ),
-    ] = None,
+    output: PlotOutput = None,
     dpi: Dpi = 100,
     json: Json = False,
     threads: Threads = None,

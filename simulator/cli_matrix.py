@@ -16,7 +16,7 @@ from rich import box
 from rich.table import Table
 
 from .cli import Json, RulesetName, Scheduler, Threads, app, err, out, user_errors
-from .cli_balance import Dpi
+from .cli_balance import Dpi, PlotOutput
 from .errors import BattleOddsError
 from .matrix import DEFAULT_BATTLES, Matrix, equal_cost_matrix
 from .progress import progress_bar
@@ -55,12 +55,7 @@ def matrix(
             "--seed", "-s", min=0, max=2**63 - 1, help="Random seed, the same for every pair."
         ),
     ] = DEFAULT_SEED,
-    output: Annotated[
-        Path | None,
-        typer.Option(
-            "--output", "-o", dir_okay=False, help="Also draw the heat map: .png, .svg or .pdf."
-        ),
-    ] = None,
+    output: PlotOutput = None,
     dpi: Dpi = 100,
     json: Json = False,
     threads: Threads = None,
