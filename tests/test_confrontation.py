@@ -516,6 +516,16 @@ def test_unknown_ability(tmp_path: Path) -> None:
             '{ type = "spearman", integrety = 3 }',
             ("bad.toml:15:", "unknown key 'integrety'", "did you mean 'integrity'"),
         ),
+        (
+            '{ type = "spearman" }',
+            '{ type = "spearman", name = 7 }',
+            ("bad.toml:15:", "units[0].name", "expected a string"),
+        ),
+        (
+            '{ type = "spearman" }',
+            '{ type = "spearman", name = "pike.1" }',
+            ("bad.toml:15:", "'pike.1' is not a name"),
+        ),
         ('by = "a1"', 'by = "a11"', ("bad.toml:19:", "unknown stack 'a11'", "did you mean 'a1'")),
         ('target = "d1"', 'target = "a1"', ("bad.toml:19:", "same side")),
         ("at = [1, 0]", "at = [0, 0]", ("bad.toml:14:", "already holds stack 'a1'")),

@@ -263,8 +263,10 @@ def _stack(
         )
     units = [_unit(u, types) for u in listed]
     # Unnamed units are called after their type, numbered where a type repeats.
-    explicit = [u.table().get("name") for u in listed]
-    base = [str(e) if e is not None else unit.type for e, unit in zip(explicit, units, strict=True)]
+    # A unit's name labels its result columns (destroyed.<side>.<stack>.<unit>): the same
+    # rule as a stack's name.
+    explicit = [_name(u, "name", "") if u.has("name") else None for u in listed]
+    base = [e if e is not None else unit.type for e, unit in zip(explicit, units, strict=True)]
     named: list[Unit] = []
     for i, unit in enumerate(units):
         label = base[i]
