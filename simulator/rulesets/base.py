@@ -16,12 +16,16 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
-from ..errors import Source
+from ..errors import BattleOddsError, Source
+
+if TYPE_CHECKING:
+    from ..exact import ExactResult
+    from ..scenario import Scenario
 
 
 @dataclass(frozen=True)
@@ -56,6 +60,9 @@ class Prepared(ABC):
 
 
 class Ruleset(ABC):
+    """A rule system: ``validate``, ``prepare``, ``inline`` and ``units`` are required,
+    the other methods are optional hooks with defaults (docs/writing-a-ruleset.md)."""
+
     name: str = ""
     title: str = ""
     #: What ``steps`` counts for this ruleset (strikes, rounds, turns).
@@ -87,3 +94,19 @@ class Ruleset(ABC):
         ``BattleOddsError`` for a path that names nothing.
         """
         return path
+
+    def exact(self, scenario: Scenario, max_states: int | None = None) -> ExactResult:
+        """Optional: exact probabilities and expectations of a small ``scenario``
+        (``battle-odds exact``, ``odds --exact``, :func:`simulator.exact`).
+
+        ``max_states`` (None: the ruleset's own limit) bounds the work; a scenario above
+        it raises ``BattleOddsError`` naming its size. The default has no solver."""
+        raise BattleOddsError(
+            f"{scenario.source.label}: no exact solver for the '{self.name}' ruleset; "
+            "use `battle-odds run`"
+        )
+
+    @property
+    def solvable(self) -> bool:
+        """Whether the ruleset overrides :meth:`exact`."""
+        return type(self).exact is not Ruleset.exact

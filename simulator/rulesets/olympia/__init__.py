@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -11,6 +11,10 @@ from ...errors import Source
 from ..base import InlineQuery, Ruleset
 from . import inline, model, sweep
 from .prepare import OlympiaPrepared
+
+if TYPE_CHECKING:
+    from ...exact import ExactResult
+    from ...scenario import Scenario
 
 
 class Olympia(Ruleset):
@@ -29,6 +33,13 @@ class Olympia(Ruleset):
 
     def sweep_path(self, data: Mapping[str, Any], path: str) -> str:
         return sweep.sweep_path(data, path)
+
+    def exact(self, scenario: Scenario, max_states: int | None = None) -> ExactResult:
+        from . import exact as solver  # the solver's kernel compiles only when asked for
+
+        if max_states is None:
+            return solver.exact(scenario)
+        return solver.exact(scenario, max_states=max_states)
 
     def units(self) -> pd.DataFrame:
         rows = []
