@@ -38,6 +38,7 @@ __all__ = [
     "available",
     "get",
     "names",
+    "problem",
     "problems",
 ]
 
@@ -153,6 +154,12 @@ def get(name: str, where: str = "ruleset") -> Ruleset:
     if isinstance(loaded, str):
         raise BattleOddsError(f"{where}: {loaded}")
     return loaded
+
+
+def problem(name: str) -> str | None:
+    """Why the registered ruleset ``name`` cannot be used, in one line, or None if it loads."""
+    loaded = _load(name)
+    return loaded if isinstance(loaded, str) else None
 
 
 def available() -> tuple[str, ...]:
