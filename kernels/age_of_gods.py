@@ -1,5 +1,5 @@
 """Age of Gods battles: an opening volley, then rounds of special / missile / melee
-phases, each resolved simultaneously (spec/age_of_gods.md, "Sequence").
+phases, each resolved simultaneously (docs/age_of_gods.md, "The rules, as implemented").
 
 The army is Olympia's group table (kernels/olympia.py) with a few more columns, so
 Olympia's helpers serve here unchanged: ``refresh`` finds the front rows, valid

@@ -152,12 +152,12 @@ def reproducibility(
         failures += [
             f"{how}: column {c} differs from one thread"
             for c in one
-            if not np.array_equal(one[c], rows.get(c))
+            if c not in rows or not np.array_equal(one[c], rows[c])
         ]
     failures += [
         f"battles {start}.. run alone: column {c} differs"
         for c in one
-        if not np.array_equal(one[c][start:], tail.get(c))
+        if c not in tail or not np.array_equal(one[c][start:], tail[c])
     ]
     return failures
 

@@ -72,7 +72,10 @@ BROKEN = {
         plugin("nounits", instantiate_without_units),
         "failed to import: TypeError: Can't instantiate abstract class NoUnits",
     ),
-    "class missing a method": (plugin("nounits", lambda: NoUnits), "NoUnits does not implement units"),
+    "class missing a method": (
+        plugin("nounits", lambda: NoUnits),
+        "NoUnits does not implement units",
+    ),
     "not a Ruleset": (plugin("dice", lambda: object()), "RULESET is object, not a Ruleset"),
     "module without RULESET": (
         plugin("dice", lambda: ModuleType("dice_plugin")),
@@ -111,7 +114,8 @@ def test_a_broken_plugin_is_named_in_one_line_and_breaks_nothing_else(
         rulesets.get(registration.name, "--ruleset")
     message = str(raised.value)
     assert "\n" not in message
-    assert message.startswith(f"--ruleset: plugin bad-plugin 1.0 (entry point '{registration.name} = ")
+    name = registration.name
+    assert message.startswith(f"--ruleset: plugin bad-plugin 1.0 (entry point '{name} = ")
     assert f"in {rulesets.GROUP})" in message and reason in message
     # Listed (it is installed), but the others load and run.
     assert registration.name in rulesets.names()
@@ -129,7 +133,8 @@ def test_the_command_line_names_the_broken_plugin(
     installed(registration)
     odds = runner.invoke(app, ["odds", "--ruleset", "dice", "--attacker", "3", "--defender", "2"])
     assert odds.exit_code == 2 and "Traceback" not in odds.output
-    assert odds.stderr.count("\n") == 1 and reason in odds.stderr and "bad-plugin 1.0" in odds.stderr
+    assert odds.stderr.count("\n") == 1 and reason in odds.stderr
+    assert "bad-plugin 1.0" in odds.stderr
     path = tmp_path / "dice.toml"
     path.write_text('ruleset = "dice"\n')
     validate = runner.invoke(app, ["validate", str(path)])

@@ -27,10 +27,11 @@ from types import ModuleType
 from typing import Any
 
 from ..errors import BattleOddsError, did_you_mean
-from .base import InlineQuery, Prepared, Ruleset
+from .base import Army, InlineQuery, Prepared, Ruleset
 
 __all__ = [
     "GROUP",
+    "Army",
     "InlineQuery",
     "Prepared",
     "Registration",
@@ -81,15 +82,14 @@ def entry_point_registrations() -> list[Registration]:
 def folder_registrations() -> list[Registration]:
     """The built-in rulesets, one subpackage of this package each."""
     return [
-        Registration(
-            m.name,
-            f"{_BUILTIN}{m.name}:RULESET",
-            "built-in folder",
-            lambda name=m.name: importlib.import_module(_BUILTIN + name),
-        )
+        Registration(m.name, f"{_BUILTIN}{m.name}:RULESET", "built-in folder", _importer(m.name))
         for m in pkgutil.iter_modules(__path__)
         if m.ispkg
     ]
+
+
+def _importer(name: str) -> Callable[[], ModuleType]:
+    return lambda: importlib.import_module(_BUILTIN + name)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """A slow, obviously-correct Age of Gods battle, one Python object per man.
 
-Follows spec/age_of_gods.md step by step with Python's own random numbers. It reads
+Follows docs/age_of_gods.md step by step with Python's own random numbers. It reads
 the validated model, not the kernel's group table, so agreement in distribution
 checks the kernel's bookkeeping (group table, shielding, caps, wasted hits, bands,
 phases) against a plain reading of the rules.

@@ -1,4 +1,4 @@
-"""The ``age_of_gods`` ruleset (seeds/001, spec/age_of_gods.md): an opening volley,
+"""The ``age_of_gods`` ruleset (docs/age_of_gods.md): an opening volley,
 then rounds of special / missile / melee phases resolved simultaneously."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import pandas as pd
 
 from ...errors import Source
 from ...reader import Node
-from ..base import InlineQuery, Ruleset
-from . import inline, model
+from ..base import Army, InlineQuery, Ruleset
+from . import inline, keys, model
 from .prepare import AgeOfGodsPrepared
 
 
@@ -19,6 +19,7 @@ class AgeOfGods(Ruleset):
     name = model.RULESET_NAME
     title = "Olympia: The Age of Gods: rounds of simultaneous special, missile and melee phases"
     step_unit = "rounds"
+    scenario_keys = keys.SCENARIO
 
     def validate(self, data: Mapping[str, Any], source: Source) -> model.Battle:
         return model.validate(data, source)
@@ -29,9 +30,21 @@ class AgeOfGods(Ruleset):
     def inline(self, query: InlineQuery) -> dict[str, Any]:
         return inline.scenario_data(query)
 
+    rating_fields = (("attack", 1.0), ("defense", 1.0), ("missile", 1.0))
+
+    def unit_costs(self) -> dict[str, float]:
+        return {name: f.cost for name, f in _package_fighters().items()}
+
+    def one_type_battle(self, attacker: Army, defender: Army) -> dict[str, Any]:
+        return inline.scenario_data(
+            InlineQuery(
+                f"noble, {attacker.men} {attacker.type}", f"noble, {defender.men} {defender.type}"
+            )
+        )
+
     def units(self) -> pd.DataFrame:
         rows = []
-        fighters = model.fighter_types(Node(None, "units", Source("package")), Source("package"))
+        fighters = _package_fighters()
         for name, f in fighters.items():
             notes = [
                 text
@@ -53,6 +66,7 @@ class AgeOfGods(Ruleset):
                     "missile": f.land.missile,
                     "ship": f"{f.ship.attack}/{f.ship.defense}" if f.ship else "",
                     "swamp": f"{f.swamp.attack}/{f.swamp.defense}" if f.swamp else "",
+                    "cost": f.cost,
                     "notes": ", ".join(notes),
                 }
             )
@@ -66,10 +80,15 @@ class AgeOfGods(Ruleset):
                 "missile": nb.missile,
                 "ship": "",
                 "swamp": "",
+                "cost": None,
                 "notes": "leaves the battle when hit, with a 1-100 wound",
             }
         )
         return pd.DataFrame(rows)
+
+
+def _package_fighters() -> dict[str, model.FighterType]:
+    return model.fighter_types(Node(None, "units", Source("package")), Source("package"))
 
 
 RULESET = AgeOfGods()

@@ -1,4 +1,4 @@
-"""The ``blocks`` ruleset (seeds/002, spec/blocks.md): block-wargame field battles and sieges."""
+"""The ``blocks`` ruleset (docs/blocks.md): block-wargame field battles and sieges."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ from typing import Any
 import pandas as pd
 
 from ...errors import Source
-from ..base import InlineQuery, Ruleset
-from . import inline, model
+from ..base import Army, InlineQuery, Ruleset
+from ..designer import Knob
+from . import designer, inline, keys, model
 from .prepare import BlocksPrepared
 
 
@@ -17,6 +18,7 @@ class Blocks(Ruleset):
     name = "blocks"
     title = "Blocks: field battle, storm, sally and siege attrition in three combat rounds"
     step_unit = "phases (rounds 1-3, 4 = attrition)"
+    scenario_keys = keys.SCENARIO
 
     def validate(self, data: Mapping[str, Any], source: Source) -> model.Battle:
         return model.validate(data, source)
@@ -26,6 +28,27 @@ class Blocks(Ruleset):
 
     def inline(self, query: InlineQuery) -> dict[str, Any]:
         return inline.scenario_data(query)
+
+    def not_for_worth(self) -> str:
+        return designer.NOT_FOR_WORTH
+
+    def knobs(self, scenario: Any) -> list[Knob]:
+        return designer.knobs(scenario.data)
+
+    def with_knob(self, scenario: Any, knob: Knob, value: float) -> dict[str, Any]:
+        return designer.with_knob(scenario.data, knob, value)
+
+    def unit_costs(self) -> dict[str, float]:
+        return model.rating_costs()
+
+    def one_type_battle(self, attacker: Army, defender: Army) -> dict[str, Any]:
+        # A block of each rating at full strength, in a new battle in the open field.
+        return inline.scenario_data(
+            InlineQuery(
+                ", ".join([f"{attacker.type}:{keys.MAX_STEPS}"] * attacker.men),
+                ", ".join([f"{defender.type}:{keys.MAX_STEPS}"] * defender.men),
+            )
+        )
 
     def units(self) -> pd.DataFrame:
         return model.unit_table()

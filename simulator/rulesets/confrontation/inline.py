@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...errors import BattleOddsError, did_you_mean
-from ..base import InlineQuery
+from ..base import Army, InlineQuery
 from .model import ABILITIES, MAX_STACK, TYPE_KEYS, UNTYPED, normalise_name, standard_types
 
 _ITEM = re.compile(
@@ -127,9 +127,10 @@ def parse_stack(text: str, option: str) -> list[dict[str, Any]]:
                 + did_you_mean(normalise_name(match["name"]), [*types, UNTYPED])
             )
         count = int(match["count"]) if match["count"] is not None else 1
-        if count < 1:
+        if not 1 <= count <= MAX_STACK:
             raise BattleOddsError(
-                f"{where}: the count {count} is not a number of units: expected 1 to 3"
+                f"{where}: the count {count} is out of range: expected 1..{MAX_STACK} "
+                f"(a stack holds at most {MAX_STACK} units)"
             )
         unit = _options(match["opts"], where)
         if name != UNTYPED:
@@ -206,3 +207,25 @@ def scenario_data(query: InlineQuery) -> dict[str, Any]:
     else:
         battle["policy"] = "simple"
     return data
+
+
+def one_type_data(attacker: Army, defender: Army) -> dict[str, Any]:
+    """Each army in full stacks side by side (a column of spaces ``q = 0`` for the
+    attacker, ``q = 1`` for the defender, so each stack faces an enemy one space away),
+    fighting under the simple policy for the default number of turns."""
+    sides = {}
+    for q, (side, army) in enumerate((("attacker", attacker), ("defender", defender))):
+        sizes = [MAX_STACK] * (army.men // MAX_STACK) + (
+            [army.men % MAX_STACK] if army.men % MAX_STACK else []
+        )
+        sides[side] = {
+            "stacks": [
+                {
+                    "name": f"{side[0]}{r + 1}",
+                    "at": [q, r],
+                    "units": [{"type": army.type}] * size,
+                }
+                for r, size in enumerate(sizes)
+            ]
+        }
+    return {"ruleset": "confrontation", "name": "odds", "battle": {"policy": "simple"}, **sides}

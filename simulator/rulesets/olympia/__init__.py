@@ -1,4 +1,4 @@
-"""The ``olympia`` ruleset (seeds/000, spec/olympia.md)."""
+"""The ``olympia`` ruleset (docs/olympia.md)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from ...errors import Source
-from ..base import InlineQuery, Ruleset
-from . import inline, model, sweep
+from ...reader import Node
+from ..base import Army, InlineQuery, Ruleset
+from . import inline, keys, model, sweep
 from .prepare import OlympiaPrepared
 
 if TYPE_CHECKING:
@@ -21,6 +22,7 @@ class Olympia(Ruleset):
     name = "olympia"
     title = "Olympia (G2): one strike at a time until a side breaks"
     step_unit = "strikes"
+    scenario_keys = keys.SCENARIO
 
     def validate(self, data: Mapping[str, Any], source: Source) -> model.Battle:
         return model.validate(data, source)
@@ -41,8 +43,24 @@ class Olympia(Ruleset):
             return solver.exact(scenario)
         return solver.exact(scenario, max_states=max_states)
 
+    rating_fields = (("attack", 1.0), ("defense", 1.0), ("missile", 1.0))
+
+    def unit_costs(self) -> dict[str, float]:
+        return {name: f.cost for name, f in _package_fighters().items()}
+
+    def cannot_fight_alone(self) -> dict[str, str]:
+        return {name: "noncombatant" for name, f in _package_fighters().items() if f.noncombatant}
+
+    def one_type_battle(self, attacker: Army, defender: Army) -> dict[str, Any]:
+        return inline.scenario_data(
+            InlineQuery(
+                f"noble, {attacker.men} {attacker.type}", f"noble, {defender.men} {defender.type}"
+            )
+        )
+
     def units(self) -> pd.DataFrame:
         rows = []
+        costs = self.unit_costs()
         for name, f in model.standard_fighters().items():
             ship, swamp = f.get("ship", {}), f.get("swamp", {})
             rows.append(
@@ -56,6 +74,7 @@ class Olympia(Ruleset):
                     if ship
                     else "",
                     "swamp": f"{swamp['attack']}/{swamp['defense']}" if swamp else "",
+                    "cost": costs[name],
                     "notes": ", ".join(
                         n
                         for n, on in (
@@ -77,10 +96,15 @@ class Olympia(Ruleset):
                     "missile": e.get("missile", 0),
                     "ship": "",
                     "swamp": "",
+                    "cost": None,
                     "notes": "targets the structure only, 5-10 damage",
                 }
             )
         return pd.DataFrame(rows)
+
+
+def _package_fighters() -> dict[str, model.FighterType]:
+    return model._fighter_types(Node(None, "units", Source("package")), Source("package"))
 
 
 RULESET = Olympia()
