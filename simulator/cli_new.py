@@ -1,13 +1,13 @@
 """``battle-odds new``: write a commented starter scenario for a ruleset.
 
-The starters are package data (``simulator/rulesets/<ruleset>/starter.toml``), each a
-complete scenario that validates and runs, with every common key shown and explained.
+The starters are package data (``simulator/rulesets/<ruleset>/starter.toml``; a plugin's
+beside its ruleset's module, see ``Ruleset.starter``), each a complete scenario that
+validates and runs, with every common key shown and explained.
 Registered on the one typer app by importing this module at the end of ``cli.py``.
 """
 
 from __future__ import annotations
 
-from importlib import resources
 from pathlib import Path
 from typing import Annotated
 
@@ -21,9 +21,7 @@ from .errors import BattleOddsError
 
 def starter_text(ruleset: str) -> str:
     """The starter scenario of ``ruleset`` (an unknown name is a user error)."""
-    name = rulesets.get(ruleset, "--ruleset").name
-    package = f"{rulesets.__name__}.{name}"
-    return resources.files(package).joinpath("starter.toml").read_text(encoding="utf-8")
+    return rulesets.get(ruleset, "--ruleset").starter()
 
 
 @app.command()

@@ -11,6 +11,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import numpy as np
+import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
@@ -18,7 +20,7 @@ import simulator
 from simulator import rulesets
 from simulator.cli import app
 from simulator.errors import BattleOddsError
-from simulator.rulesets import Registration, Ruleset
+from simulator.rulesets import Prepared, Registration, Ruleset
 from simulator.rulesets.olympia import RULESET as OLYMPIA
 
 runner = CliRunner()
@@ -183,3 +185,55 @@ def test_a_module_entry_point_and_a_ruleset_class_both_work(
         "in battle_odds.rulesets) is ignored: the name is a built-in ruleset's; rename the "
         "entry point",
     )
+
+
+class CoinPrepared(Prepared):
+    kernel = "coin"
+
+    def run(self, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
+        battle = np.arange(first, first + count, dtype=np.int64)
+        return {"winner": battle % 2, "steps": np.ones(count, np.int64)}
+
+
+class Coin(Ruleset):
+    """A plugin with the four required methods and none of the optional hooks."""
+
+    name = "coin"
+
+    def validate(self, data: Any, source: Any) -> Any:
+        return dict(data)
+
+    def prepare(self, model: Any) -> Prepared:
+        return CoinPrepared()
+
+    def inline(self, query: Any) -> dict[str, Any]:
+        return {"ruleset": "coin"}
+
+    def units(self) -> pd.DataFrame:
+        return pd.DataFrame([{"type": "man"}])
+
+
+def test_a_command_needing_a_hook_the_plugin_lacks_says_which(
+    installed: Callable[..., None], tmp_path: Path
+) -> None:
+    installed(plugin("coin", lambda: Coin(), "coin-plugin 1.0"))
+    path = tmp_path / "coin.toml"
+    path.write_text('ruleset = "coin"\nseed = 3\n', encoding="utf-8")
+    ran = runner.invoke(app, ["run", str(path), "-n", "100", "--json"])
+    assert ran.exit_code == 0, ran.output
+    file = str(path)
+    needs = {
+        "no exact solver for the 'coin' ruleset": ["exact", file],
+        "declares no scenario keys (Ruleset.scenario_keys)": ["schema", "--ruleset", "coin"],
+        "ships no starter scenario": ["new", str(tmp_path / "new.toml"), "--ruleset", "coin"],
+        "does not say where added men go (Ruleset.add_men)": [
+            *("worth", file, "--add", "1 man", "--in", "man"),
+        ],
+        "does not say what each side fields (Ruleset.forces)": ["sensitivity", file],
+        "no matrix of types to fight": ["matrix", "--ruleset", "coin", "--budget", "10"],
+    }
+    for reason, args in needs.items():
+        result = runner.invoke(app, args)
+        assert result.exit_code == 2, (args, result.output)
+        assert result.stderr.count("\n") == 1 and reason in result.stderr, (args, result.stderr)
+    assert not (tmp_path / "new.toml").exists()

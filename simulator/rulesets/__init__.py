@@ -37,6 +37,7 @@ __all__ = [
     "Registration",
     "Ruleset",
     "available",
+    "builtin_names",
     "get",
     "names",
     "problem",
@@ -143,6 +144,11 @@ def names() -> tuple[str, ...]:
     """Every registered ruleset name, broken plugins included (importing none of them)."""
     registry = _registry()
     return tuple(sorted({*registry.chosen, *registry.broken}))
+
+
+def builtin_names() -> tuple[str, ...]:
+    """The rulesets battle-odds ships (each with its docs page and bundled scenarios)."""
+    return tuple(n for n, reg in sorted(_registry().chosen.items()) if reg.builtin)
 
 
 def get(name: str, where: str = "ruleset") -> Ruleset:

@@ -22,7 +22,8 @@ from simulator.errors import BattleOddsError
 from simulator.exact import ExactResult
 from simulator.scenario import Scenario
 
-from .model import MOST_DICE, Battle
+from .keys import MOST_DICE
+from .model import Battle
 
 #: States (armies 0..A x 0..D) the solver accepts: 80 MB of probabilities.
 MAX_STATES = 10_000_000

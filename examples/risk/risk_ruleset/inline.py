@@ -9,7 +9,9 @@ from typing import Any
 from simulator.errors import BattleOddsError, did_you_mean
 from simulator.rulesets import InlineQuery
 
-from .model import BATTLE_KEYS
+from .keys import BATTLE
+
+BATTLE_KEYS = tuple(BATTLE)
 
 _ARMIES = re.compile(r"^\s*([+-]?\d+)\s*(armies|army)?\s*$")
 
@@ -32,9 +34,7 @@ def scenario_data(query: InlineQuery) -> dict[str, Any]:
         try:
             battle[key] = int(str(value))
         except ValueError:
-            raise BattleOddsError(
-                f"--set {key}={value}: expected a whole number of dice"
-            ) from None
+            raise BattleOddsError(f"--set {key}={value}: expected a whole number of dice") from None
     if battle:
         data["battle"] = battle
     return data

@@ -21,14 +21,16 @@ from typing import Any
 from simulator.errors import Source
 from simulator.reader import Node
 
-SIDES = ("attacker", "defender")
-DEFAULT_ATTACKER_DICE = 3
-DEFAULT_DEFENDER_DICE = 2
-#: Most dice either side may roll: the exact solver enumerates 6**(dice of both) rolls.
-MOST_DICE = 3
-#: Armies a side may bring: a battle takes about (attacker + defender) / 2 rounds.
-MOST_ARMIES = 1_000_000
-BATTLE_KEYS = ("attacker_dice", "defender_dice")
+from .keys import (
+    ARMIES,
+    ATTACKER_DICE,
+    BATTLE,
+    DEFAULT_ATTACKER_DICE,
+    DEFAULT_DEFENDER_DICE,
+    DEFENDER_DICE,
+    SCENARIO,
+    SIDES,
+)
 
 
 @dataclass(frozen=True)
@@ -44,20 +46,22 @@ class Battle:
 
 
 def validate(data: Mapping[str, Any], source: Source) -> Battle:
+    """Read ``data`` through the declared keys (keys.py): every error names the file,
+    line, key, value and what was expected."""
     top = Node(data, "", source)
-    top.only([*SIDES, "battle"])
+    top.only(SCENARIO)
     armies = []
     for side in SIDES:
         if not top.has(side):
             raise top.fail(f"is required: expected a [{side}] table with armies = N", side)
         node = top.child(side)
-        node.only(["armies"])
-        armies.append(node.integer("armies", lo=1, hi=MOST_ARMIES))
+        node.only(SCENARIO[side])
+        armies.append(node.read(ARMIES))
     battle = top.child("battle", {})
-    battle.only(BATTLE_KEYS)
+    battle.only(BATTLE)
     return Battle(
         attacker=armies[0],
         defender=armies[1],
-        attacker_dice=battle.integer("attacker_dice", DEFAULT_ATTACKER_DICE, lo=1, hi=MOST_DICE),
-        defender_dice=battle.integer("defender_dice", DEFAULT_DEFENDER_DICE, lo=1, hi=MOST_DICE),
+        attacker_dice=battle.read(ATTACKER_DICE),
+        defender_dice=battle.read(DEFENDER_DICE),
     )
