@@ -53,3 +53,30 @@ def new(
         highlight=False,
         soft_wrap=True,
     )
+
+
+@app.command(name="new-ruleset")
+@user_errors
+def new_ruleset(
+    name: Annotated[
+        str, typer.Argument(help="The ruleset's name: a lowercase Python identifier, e.g. dice.")
+    ],
+    path: Annotated[
+        Path,
+        typer.Option(
+            exists=True,
+            file_okay=False,
+            help="The folder to write the package folder NAME into.",
+        ),
+    ] = Path("."),
+) -> None:
+    """Write the skeleton of a ruleset package (installs, passes its tests, answers odds)."""
+    from .skeleton import write
+
+    folder = write(name, path)
+    out.print(
+        f"{folder}: ruleset package written; then: pip install -e {folder}, "
+        f"pytest {folder / 'tests'}, battle-odds odds --ruleset {name} --attacker 5 --defender 4",
+        highlight=False,
+        soft_wrap=True,
+    )

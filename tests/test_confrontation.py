@@ -328,9 +328,7 @@ def test_same_seed_same_battles_on_any_thread_count_and_chunking() -> None:
     # A different seed gives different battles.
     one = rows(scenario, 3000, seed=99)
     other = rows(scenario, 3000, seed=100)
-    assert not np.array_equal(
-        one["damage.defender"], other["damage.defender"]
-    )
+    assert not np.array_equal(one["damage.defender"], other["damage.defender"])
 
 
 # -- Bundled scenarios ---------------------------------------------------------------------------
