@@ -8,6 +8,14 @@ streams between battles practically impossible, which a bare SplitMix64 per batt
 
 The state is a ``uint64[4]`` array owned by the caller, so kernels allocate it once
 per block of battles rather than once per battle.
+
+This module is public: a ruleset written outside battle-odds draws its numbers with
+the functions in ``__all__``, from inside a kernel compiled with :func:`kernels.jit`
+(docs/writing-a-ruleset.md, "The randomness contract")::
+
+    state = new_state()                 # once per block of battles
+    seed_battle(state, seed, first + i) # before battle first + i
+    die = below(state, 6) + 1           # every number of that battle from its state
 """
 
 from __future__ import annotations
@@ -15,6 +23,8 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import jit
+
+__all__ = ["below", "chance", "new_state", "next_u64", "seed_battle", "uniform"]
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -30,6 +40,12 @@ def _splitmix64(x):
     z = (z ^ (z >> np.uint64(30))) * _MIX1
     z = (z ^ (z >> np.uint64(27))) * _MIX2
     return z ^ (z >> np.uint64(31))
+
+
+@jit(inline=True)
+def new_state():
+    """An unseeded stream state (``uint64[4]``), to be filled by :func:`seed_battle`."""
+    return np.empty(4, np.uint64)
 
 
 @jit
@@ -52,6 +68,7 @@ def _rotl(x, k):
 
 @jit(inline=True)
 def next_u64(state):
+    """The next 64 random bits of the stream (xoshiro256**), as a uint64."""
     s0 = state[0]
     s1 = state[1]
     s2 = state[2]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -34,3 +35,26 @@ def _mode_for(path: Path) -> int:
         umask = os.umask(0)
         os.umask(umask)
         return 0o666 & ~umask
+
+
+def write_folder_atomically(path: str | Path, files: dict[str, str]) -> None:
+    """Write a new folder ``path`` holding ``files`` (relative path -> text): built in a
+    temporary folder beside it, then renamed into place, so ``path`` appears whole or
+    not at all. Raises ``FileExistsError`` if ``path`` exists."""
+    path = Path(path)
+    temporary = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
+    try:
+        # mkdtemp creates the folder 0700; give it the mode of any new folder of the user.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o777 & ~umask)
+        for relative, text in files.items():
+            target = temporary / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            write_atomically(target, text)
+        if path.exists():
+            raise FileExistsError(path)
+        os.rename(temporary, path)
+    except BaseException:
+        shutil.rmtree(temporary, ignore_errors=True)
+        raise

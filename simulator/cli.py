@@ -303,7 +303,9 @@ def odds(
     exact: Annotated[
         bool,
         typer.Option(
-            "--exact", help="olympia: solve exactly instead of simulating (small battles)."
+            "--exact",
+            help="Solve exactly instead of simulating (small battles; rulesets with an "
+            "exact solver, e.g. olympia).",
         ),
     ] = False,
 ) -> None:
@@ -355,7 +357,7 @@ def _show_exact(scenario: Any, as_json: bool) -> None:
 @app.command(name="exact")
 @user_errors
 def exact_command(scenario: ScenarioPath, json: Json = False) -> None:
-    """Exact odds of a small olympia battle: probabilities and expectations, no sampling."""
+    """Exact odds of a small battle (rulesets with a solver): probabilities and expectations."""
     _show_exact(load_scenario(scenario), json)
 
 
@@ -378,7 +380,12 @@ def units(
     """List the unit types of each ruleset."""
     from rich.table import Table
 
-    names = [rulesets.get(ruleset, "--ruleset").name] if ruleset else list(rulesets.names())
+    if ruleset:
+        names = [rulesets.get(ruleset, "--ruleset").name]
+    else:
+        names = list(rulesets.available())
+        for problem in rulesets.problems():
+            err.print(f"warning: {escape(problem)}", highlight=False, soft_wrap=True)
     for name in names:
         frame = rulesets.get(name).units()
         if json:

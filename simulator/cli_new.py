@@ -1,13 +1,13 @@
 """``battle-odds new``: write a commented starter scenario for a ruleset.
 
-The starters are package data (``simulator/rulesets/<ruleset>/starter.toml``), each a
-complete scenario that validates and runs, with every common key shown and explained.
+The starters are package data (``simulator/rulesets/<ruleset>/starter.toml``; a plugin's
+beside its ruleset's module, see ``Ruleset.starter``), each a complete scenario that
+validates and runs, with every common key shown and explained.
 Registered on the one typer app by importing this module at the end of ``cli.py``.
 """
 
 from __future__ import annotations
 
-from importlib import resources
 from pathlib import Path
 from typing import Annotated
 
@@ -21,9 +21,7 @@ from .errors import BattleOddsError
 
 def starter_text(ruleset: str) -> str:
     """The starter scenario of ``ruleset`` (an unknown name is a user error)."""
-    name = rulesets.get(ruleset, "--ruleset").name
-    package = f"{rulesets.__name__}.{name}"
-    return resources.files(package).joinpath("starter.toml").read_text(encoding="utf-8")
+    return rulesets.get(ruleset, "--ruleset").starter()
 
 
 @app.command()
@@ -52,6 +50,33 @@ def new(
         raise BattleOddsError(f"{scenario}: cannot write ({exc.strerror})") from None
     out.print(
         f"{scenario}: {ruleset} starter written; edit it, then: battle-odds run {scenario}",
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
+@app.command(name="new-ruleset")
+@user_errors
+def new_ruleset(
+    name: Annotated[
+        str, typer.Argument(help="The ruleset's name: a lowercase Python identifier, e.g. dice.")
+    ],
+    path: Annotated[
+        Path,
+        typer.Option(
+            exists=True,
+            file_okay=False,
+            help="The folder to write the package folder NAME into.",
+        ),
+    ] = Path("."),
+) -> None:
+    """Write the skeleton of a ruleset package (installs, passes its tests, answers odds)."""
+    from .skeleton import write
+
+    folder = write(name, path)
+    out.print(
+        f"{folder}: ruleset package written; then: pip install -e {folder}, "
+        f"pytest {folder / 'tests'}, battle-odds odds --ruleset {name} --attacker 5 --defender 4",
         highlight=False,
         soft_wrap=True,
     )

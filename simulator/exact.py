@@ -1,38 +1,78 @@
 """Exact answers (``battle-odds exact``, ``simulator.exact``): for the rulesets that have
-them (olympia), probabilities and expectations solved rather than sampled."""
+a solver (:meth:`Ruleset.exact`), probabilities and expectations solved rather than sampled."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from . import rulesets
 from .errors import BattleOddsError
 from .scenario import Scenario
 
-#: Rulesets with an exact solver.
-SOLVABLE = ("olympia",)
+
+@dataclass
+class ExactResult:
+    """Exact probabilities and expectations for one scenario, from any ruleset's solver.
+
+    ``casualties`` and ``extras`` are keyed by outcome column (``casualties.attacker.army``);
+    ``flags`` names the extras that are probabilities (0/1 columns)."""
+
+    scenario: Any
+    win: dict[str, float]
+    expected_steps: float
+    casualties: dict[str, float]
+    extras: dict[str, float]
+    states: int
+    seconds: float
+    flags: frozenset[str] = field(default_factory=frozenset)
+
+    @property
+    def expected_strikes(self) -> float:
+        """Olympia's name for :attr:`expected_steps` (its steps are strikes)."""
+        return self.expected_steps
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form; ``win`` has the Monte Carlo result's shape, with a zero-width interval."""
+        return {
+            "scenario": self.scenario.name,
+            "scenario_hash": self.scenario.hash,
+            "ruleset": self.scenario.ruleset,
+            "method": "exact",
+            "win": {o: {"p": p, "low": p, "high": p} for o, p in self.win.items()},
+            "steps": {"all": {"mean": self.expected_steps}},
+            "casualties": {
+                name.removeprefix("casualties."): {"mean": v} for name, v in self.casualties.items()
+            },
+            "extras": {name: {"mean": v} for name, v in self.extras.items()},
+            "states": self.states,
+            "seconds": round(self.seconds, 3),
+        }
 
 
-def exact(scenario: Scenario, max_states: int | None = None) -> Any:
+def solvable() -> tuple[str, ...]:
+    """The rulesets with an exact solver (importing every ruleset)."""
+    return tuple(n for n in rulesets.available() if rulesets.get(n).solvable)
+
+
+def exact(scenario: Scenario, max_states: int | None = None) -> ExactResult:
     """Exact win / loss / draw probabilities, expected casualties per type, expected
     steps and the expectation of every other outcome, for a small battle.
 
     Raises :class:`BattleOddsError` for a ruleset without an exact solver and for a
     battle whose state space is too large (the message names its size)."""
-    if scenario.ruleset not in SOLVABLE:
+    ruleset = rulesets.get(scenario.ruleset)
+    if not ruleset.solvable:
         raise BattleOddsError(
             f"{scenario.source.label}: no exact solver for the "
-            f"'{scenario.ruleset}' ruleset (only {', '.join(SOLVABLE)}); "
+            f"'{scenario.ruleset}' ruleset (only {', '.join(solvable())}); "
             "use `battle-odds run`"
         )
-    from .rulesets.olympia import exact as olympia_exact
-
-    if max_states is None:
-        return olympia_exact.exact(scenario)
-    return olympia_exact.exact(scenario, max_states=max_states)
+    return ruleset.exact(scenario, max_states)
 
 
 def render_exact(answer: Any, console: Console) -> None:
@@ -50,7 +90,8 @@ def render_exact(answer: Any, console: Console) -> None:
     means = Table(title="Expected values", box=box.SIMPLE, title_justify="left")
     means.add_column("what")
     means.add_column("mean / probability", justify="right")
-    means.add_row("strikes until decided", f"{answer.expected_strikes:,.3f}")
+    step_unit = rulesets.get(answer.scenario.ruleset).step_unit
+    means.add_row(f"{step_unit} until decided", f"{answer.expected_steps:,.3f}")
     for name, v in answer.casualties.items():
         means.add_row(f"casualties {name.removeprefix('casualties.')}", f"{v:,.4f}")
     for name, v in answer.extras.items():

@@ -111,6 +111,9 @@ def from_data(data: Mapping[str, Any], source: Source) -> Scenario:
         raise top.fail(
             f"unknown ruleset '{name}'" + did_you_mean(name, rulesets.names()), "ruleset", name
         )
+    broken = rulesets.problem(name)
+    if broken:
+        raise top.fail(broken, "ruleset", name)
     ruleset = rulesets.get(name)
     specific = {k: v for k, v in table.items() if k not in COMMON_KEYS}
     model = ruleset.validate(specific, source)

@@ -33,9 +33,11 @@ _ADD = re.compile(r"^\s*(\d+)\s+([A-Za-z][\w .'-]*?)\s*$")
 
 
 def men(n: int, kind: str) -> str:
-    """``7 soldiers``, ``2 pikemen``, ``1 knight``."""
+    """``7 soldiers``, ``2 pikemen``, ``1 knight``, ``3 armies``."""
     if n == 1 or kind.endswith("s"):
         return f"{n} {kind}"
+    if kind.endswith("y") and kind[-2:-1] not in ("a", "e", "i", "o", "u"):
+        return f"{n} {kind[:-1]}ies"
     return f"{n} {kind[:-3]}men" if kind.endswith("man") else f"{n} {kind}s"
 
 

@@ -21,7 +21,12 @@ from simulator.cli import app
 from simulator.rulesets.age_of_gods.model import SIDES
 from simulator.rulesets.age_of_gods.prepare import AgeOfGodsPrepared
 from tests.reference import age_of_gods as reference
-from tests.stats_tests import interval_contains, same_distribution
+from tests.stats_tests import (
+    interval_contains,
+    reference_agreement,
+    reproducibility,
+    same_distribution,
+)
 
 RULESET = "age_of_gods"
 SCENARIOS = sorted((Path(__file__).parent.parent / "scenarios" / RULESET).glob("*.toml"))
@@ -375,10 +380,12 @@ def test_kernel_agrees_with_reference(case: str) -> None:
             {"dragon": DRAGON},
             terrain="swamp",
         )
-    kernel = rows_of(scenario, 50_000, seed=5)
-    slow = reference.simulate(scenario.model, 1_500, seed=6)
-    assert set(slow) == set(kernel)
-    assert same_distribution(kernel, slow) == []
+    assert (
+        reference_agreement(
+            scenario, reference.simulate, battles=50_000, reference_battles=1_500, seed=5
+        )
+        == []
+    )
 
 
 def test_agreement_check_detects_a_broken_rule() -> None:
@@ -395,23 +402,13 @@ def test_agreement_check_detects_a_broken_rule() -> None:
 
 
 def test_same_seed_same_battles_on_any_threads_and_chunks() -> None:
-    import numba
 
     scenario = custom(
         [("soldier", 10, 0), ("dragon", 2, 0), ("archer", 5, 1)],
         [("pikeman", 12, 0), ("peasant", 10, 0), ("archer", 4, 1)],
         {"dragon": DRAGON},
     )
-    one = simulator.simulate(scenario, 3_000, seed=21, threads=1).rows
-    full = simulator.simulate(
-        scenario, 3_000, seed=21, threads=numba.config.NUMBA_NUM_THREADS, chunk=1_000
-    ).rows
-    odd = simulator.simulate(scenario, 3_000, seed=21, chunk=77).rows
-    assert one is not None and full is not None and odd is not None
-    for name in one:
-        assert np.array_equal(one[name], full[name]) and np.array_equal(one[name], odd[name])
-    tail = simulator.simulate(scenario, 1_000, seed=21, first=2_000).rows
-    assert tail is not None and np.array_equal(tail["steps"], one["steps"][2_000:])
+    assert reproducibility(scenario, 3_000, seed=21) == []
 
 
 # --- bundled scenarios and the command line -------------------------------------------

@@ -22,7 +22,7 @@ from simulator.rulesets.confrontation import model
 from simulator.rulesets.confrontation.model import hundredths
 from simulator.scenario import from_data
 from tests.reference import confrontation as reference
-from tests.stats_tests import ALPHA, same_distribution
+from tests.stats_tests import ALPHA, reproducibility, same_distribution
 
 SCENARIOS = sorted((Path(__file__).parent.parent / "scenarios" / "confrontation").glob("*.toml"))
 SCENARIO = {p.stem: p for p in SCENARIOS}
@@ -322,23 +322,13 @@ def test_kernel_agrees_with_reference(path: Path, changes: dict[str, Any]) -> No
 
 
 def test_same_seed_same_battles_on_any_thread_count_and_chunking() -> None:
-    import numba
 
     scenario = simulator.load_scenario(SCENARIO["open_field"])
-    one = simulator.simulate(scenario, 3000, seed=99, threads=1).rows
-    every = simulator.simulate(
-        scenario, 3000, seed=99, threads=numba.config.NUMBA_NUM_THREADS, chunk=1000
-    ).rows
-    odd = simulator.simulate(scenario, 3000, seed=99, chunk=777).rows
-    assert one is not None and every is not None and odd is not None
-    for name in one:
-        assert np.array_equal(one[name], every[name]), name
-        assert np.array_equal(one[name], odd[name]), name
+    assert reproducibility(scenario, 3000, seed=99, chunks=(1000, 777)) == []
     # A different seed gives different battles.
-    other = simulator.simulate(scenario, 3000, seed=100).rows
-    assert other is not None and not np.array_equal(
-        one["damage.defender"], other["damage.defender"]
-    )
+    one = rows(scenario, 3000, seed=99)
+    other = rows(scenario, 3000, seed=100)
+    assert not np.array_equal(one["damage.defender"], other["damage.defender"])
 
 
 # -- Bundled scenarios ---------------------------------------------------------------------------

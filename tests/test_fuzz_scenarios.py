@@ -231,7 +231,7 @@ def watchdog() -> Any:
     faulthandler.cancel_dump_traceback_later()
 
 
-@pytest.mark.parametrize("ruleset", rulesets.names())
+@pytest.mark.parametrize("ruleset", rulesets.builtin_names())
 def test_mutated_scenarios_run_or_fail_cleanly(ruleset: str, tmp_path: Path) -> None:
     tally: Counter[str] = Counter()
     path = tmp_path / "mutant.toml"

@@ -25,6 +25,7 @@ from simulator.errors import BattleOddsError, Source
 from simulator.rulesets.olympia.exact import chain_size
 from simulator.rulesets.olympia.prepare import OlympiaPrepared
 from simulator.stats import wilson
+from simulator.testing import exact_within_intervals
 
 Z999 = float(stats.norm.ppf(0.9995))
 #: Battles per kernel per generated scenario: intervals of +-1.2% on a probability.
@@ -105,37 +106,11 @@ def scenario_of(data: dict[str, Any], order: str) -> simulator.Scenario:
 
 def assert_agrees(scenario: simulator.Scenario, kernel: str, seed: int) -> None:
     """The kernel's 99.9% intervals contain the exact probabilities and expectations."""
-    answer = simulator.exact(scenario)
     prepared = OlympiaPrepared(scenario.model)
-    rows = prepared.run_matrix(seed, 0, BATTLES, kernel)
-    columns = prepared.columns
-    winner = rows[:, columns["winner"]]
-    for code, outcome in enumerate(("attacker", "defender", "draw")):
-        hits = int((winner == code).sum())
-        _, lo, hi = wilson(hits, BATTLES, Z999)
-        assert lo <= answer.win[outcome] <= hi, (outcome, hits / BATTLES, answer.win, scenario.data)
-    means = {"steps": answer.expected_strikes, **answer.casualties, **answer.extras}
-    # Bonferroni over the columns: the whole family of means at 99.9%.
-    z_means = float(stats.norm.isf(0.0005 / len(means)))
-    for name, expected in means.items():
-        x = rows[:, columns[name]].astype(float)
-        if x.std() == 0:
-            # The same value in every battle: any other value has a chance under
-            # 6.9 / BATTLES (99.9%), and no column here moves by more than 100.
-            assert abs(expected - x[0]) <= 6.9 / BATTLES * 100, (
-                name,
-                x[0],
-                expected,
-                scenario.data,
-            )
-            continue
-        # A rare event seen once or twice says little about its own spread: take the
-        # larger of the sample variance and the variance the exact mean implies for a
-        # column of values 0..top (for 0/1 columns, exactly p (1 - p)).
-        top = max(1.0, float(x.max()))
-        variance = max(x.var(ddof=1), expected * (top - expected))
-        z = (x.mean() - expected) / math.sqrt(variance / BATTLES)
-        assert abs(z) < z_means, (name, x.mean(), expected, z, scenario.data)
+    matrix = prepared.run_matrix(seed, 0, BATTLES, kernel)
+    rows = {name: matrix[:, col] for name, col in prepared.columns.items()}
+    failures = exact_within_intervals(simulator.exact(scenario), rows)
+    assert failures == [], (failures, scenario.data)
 
 
 @settings(
@@ -354,5 +329,5 @@ def test_exact_answers_are_the_means_of_the_reference_simulator() -> None:
     _, lo, hi = wilson(wins, n, Z999)
     assert lo <= answer.win["attacker"] <= hi
     steps = np.asarray(columns["steps"], float)
-    z = (steps.mean() - answer.expected_strikes) / (steps.std(ddof=1) / math.sqrt(n))
+    z = (steps.mean() - answer.expected_steps) / (steps.std(ddof=1) / math.sqrt(n))
     assert abs(z) < Z999

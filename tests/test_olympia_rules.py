@@ -8,7 +8,7 @@ import pytest
 import simulator
 from simulator.rulesets.olympia.prepare import compile_battle
 from tests.reference import olympia as reference
-from tests.stats_tests import interval_contains, same_distribution
+from tests.stats_tests import interval_contains, reference_agreement, same_distribution
 
 
 def start_and_threshold(army: str) -> tuple[int, float]:
@@ -93,11 +93,12 @@ AGREEMENT = {
 def test_kernel_agrees_with_reference(case: str) -> None:
     attacker, defender, options = AGREEMENT[case]
     scenario = simulator.inline_scenario("olympia", attacker, defender, **options)
-    kernel = simulator.simulate(scenario, 100_000, seed=5).rows
-    assert kernel is not None
-    slow = reference.simulate(scenario.model, 1_500, seed=6)
-    assert set(slow) == set(kernel)
-    assert same_distribution(kernel, slow) == []
+    assert (
+        reference_agreement(
+            scenario, reference.simulate, battles=100_000, reference_battles=1_500, seed=5
+        )
+        == []
+    )
 
 
 def test_agreement_check_detects_a_broken_rule() -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import numba
 import numpy as np
 import pandas as pd
 import pytest
@@ -13,6 +12,7 @@ from typer.testing import CliRunner
 
 import simulator
 from simulator.cli import app
+from tests.stats_tests import reproducibility
 
 SCENARIOS = sorted(Path(__file__).parent.parent.glob("scenarios/olympia/*.toml"))
 runner = CliRunner()
@@ -23,23 +23,8 @@ def castle() -> simulator.Scenario:
     return simulator.load_scenario(Path("scenarios/olympia/castle_siege.toml"))
 
 
-def test_one_thread_and_all_threads_give_identical_battles(castle: simulator.Scenario) -> None:
-    assert numba.config.NUMBA_NUM_THREADS >= 2, "run the thread test on a machine with 2+ cores"
-    one = simulator.simulate(castle, 3_000, seed=9, threads=1).rows
-    every = simulator.simulate(castle, 3_000, seed=9, threads=numba.config.NUMBA_NUM_THREADS).rows
-    assert one is not None and every is not None
-    for column in one:
-        np.testing.assert_array_equal(one[column], every[column], err_msg=column)
-
-
-def test_chunking_and_offsets_do_not_change_battles(castle: simulator.Scenario) -> None:
-    whole = simulator.simulate(castle, 2_000, seed=9).rows
-    chunked = simulator.simulate(castle, 2_000, seed=9, chunk=333).rows
-    tail = simulator.simulate(castle, 500, seed=9, first=1_500).rows
-    assert whole is not None and chunked is not None and tail is not None
-    for column in whole:
-        np.testing.assert_array_equal(whole[column], chunked[column], err_msg=column)
-        np.testing.assert_array_equal(whole[column][1_500:], tail[column], err_msg=column)
+def test_same_battles_on_any_threads_chunking_and_offset(castle: simulator.Scenario) -> None:
+    assert reproducibility(castle, 3_000, seed=9, chunks=(333,)) == []
 
 
 def test_merged_statistics_equal_the_rows(castle: simulator.Scenario) -> None:

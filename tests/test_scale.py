@@ -22,7 +22,7 @@ from simulator.stats import Tally
 
 ROOT = Path(__file__).parent.parent
 FIRST_OF_EACH = sorted(
-    min((ROOT / "scenarios" / r).glob("*.toml")) for r in simulator.rulesets.names()
+    min((ROOT / "scenarios" / r).glob("*.toml")) for r in simulator.rulesets.builtin_names()
 )
 runner = CliRunner()
 

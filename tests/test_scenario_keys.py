@@ -28,7 +28,7 @@ SCENARIOS = sorted((ROOT / "scenarios").glob("**/*.toml"))
 runner = CliRunner()
 
 
-@pytest.mark.parametrize("name", rulesets.names())
+@pytest.mark.parametrize("name", rulesets.builtin_names())
 def test_docs_page_holds_the_generated_key_table(name: str) -> None:
     page = (ROOT / "docs" / f"{name}.md").read_text(encoding="utf-8")
     assert keys.docs_section(name) in page, (
@@ -154,7 +154,7 @@ def test_confrontation_non_finite_and_huge_values(
         assert part in message, (part, message)
 
 
-@pytest.mark.parametrize("name", rulesets.names())
+@pytest.mark.parametrize("name", rulesets.builtin_names())
 def test_non_finite_battles_or_seed_are_rejected_everywhere(tmp_path: Path, name: str) -> None:
     scenario = next(p for p in SCENARIOS if p.parent.name == name)
     for line, allowed in (("seed = nan", "0..9_223"), ("battles = inf", "1..1_000_000_000")):

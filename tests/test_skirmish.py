@@ -20,7 +20,7 @@ from simulator.rulesets.skirmish.model import field_tiles, neighbour
 from simulator.rulesets.skirmish.prepare import SkirmishPrepared
 from simulator.rulesets.skirmish.replay import move_log, replay
 from tests.reference import skirmish as reference
-from tests.stats_tests import ALPHA, same_distribution
+from tests.stats_tests import ALPHA, reproducibility, same_distribution, simulate_rows
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios" / "skirmish"
 #: |z| beyond this is a failure: a two-sided 99.9% level.
@@ -89,17 +89,10 @@ def test_kernel_agrees_with_reference(
 
 def test_same_seed_same_battles_on_any_threads_and_chunks() -> None:
     scenario = bundled("example_units")
-    one = simulator.simulate(scenario, 3_000, seed=9, threads=1).rows
-    every = simulator.simulate(scenario, 3_000, seed=9).rows
-    chunked = simulator.simulate(scenario, 3_000, seed=9, chunk=777).rows
-    tail = simulator.simulate(scenario, 1_000, seed=9, first=2_000, threads=1).rows
-    assert one is not None and every is not None and chunked is not None and tail is not None
-    for name in one:
-        assert np.array_equal(one[name], every[name]), name
-        assert np.array_equal(one[name], chunked[name]), name
-        assert np.array_equal(one[name][2_000:], tail[name]), name
-    other = simulator.simulate(scenario, 3_000, seed=10, threads=1).rows
-    assert other is not None and not np.array_equal(one["steps"], other["steps"])
+    assert reproducibility(scenario, 3_000, seed=9, chunks=(777,)) == []
+    one = simulate_rows(scenario, 3_000, seed=9)
+    other = simulate_rows(scenario, 3_000, seed=10)
+    assert not np.array_equal(one["steps"], other["steps"])
 
 
 # --- replay -----------------------------------------------------------------------------

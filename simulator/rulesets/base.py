@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import copy
 import re
+import sys
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -36,6 +38,11 @@ from .designer import Knob
 ODDS_OPTIONS = ("terrain", "weather", "strike_order")
 #: The 0/1 outcome column of a battle ended as a draw by its ruleset's turn limit.
 TURN_LIMIT = "turn_limit"
+SIDES = ("attacker", "defender")
+
+if TYPE_CHECKING:
+    from ..exact import ExactResult
+    from ..scenario import Scenario
 
 
 @dataclass(frozen=True)
@@ -78,6 +85,9 @@ class Prepared(ABC):
 
 
 class Ruleset(ABC):
+    """A rule system: ``validate``, ``prepare``, ``inline`` and ``units`` are required,
+    the other methods are optional hooks with defaults (docs/writing-a-ruleset.md)."""
+
     name: str = ""
     title: str = ""
     #: What ``steps`` counts for this ruleset (strikes, rounds, turns).
@@ -124,6 +134,19 @@ class Ruleset(ABC):
             return f"--set {name}"
         return None
 
+    def starter(self) -> str:
+        """The commented starter scenario ``battle-odds new`` writes: by default the
+        ``starter.toml`` beside the module that defines the ruleset's class."""
+        module = sys.modules[type(self).__module__]
+        path = Path(module.__file__ or "").parent / "starter.toml"
+        try:
+            return path.read_text(encoding="utf-8")
+        except OSError:
+            raise BattleOddsError(
+                f"--ruleset {self.name}: the ruleset ships no starter scenario "
+                f"(starter.toml beside {module.__name__}, or Ruleset.starter)"
+            ) from None
+
     def sweep_path(self, data: Mapping[str, Any], path: str) -> str:
         """The scenario data path (for ``Scenario.with_changes``) a sweep's ``--vary PATH``
         names in scenario ``data``.
@@ -160,13 +183,24 @@ class Ruleset(ABC):
         return {f: float(merged[f]) for f, _ in self.rating_fields if f in merged}
 
     def forces(self, model: Any) -> list[tuple[str, str, int]]:
-        """(side, unit type, how many) for every type a side fields."""
+        """(side, unit type, how many) for every type a side fields. The default reads
+        models whose sides hold ``units`` of typed ``men`` (olympia's shape)."""
+        if not all(hasattr(getattr(model, side, None), "units") for side in SIDES):
+            raise BattleOddsError(
+                f"--ruleset {self.name}: its models have no attacker.units / defender.units "
+                "and the ruleset does not say what each side fields (Ruleset.forces)"
+            )
         return designer.men_forces(model)
 
     def add_men(self, scenario: Any, side: str, kind: str, count: int) -> dict[str, Any]:
         """Scenario data with ``count`` men of ``kind`` added to ``side`` where the ruleset
         puts reinforcements (taken away for a negative count). The default adds them to
         the side's first unit holding the type, else its first unit."""
+        if not isinstance((scenario.data.get(side) or {}).get("units"), list):
+            raise BattleOddsError(
+                f"--ruleset {self.name}: its scenarios have no [[{side}.units]] and the "
+                "ruleset does not say where added men go (Ruleset.add_men)"
+            )
         return designer.change_men(scenario.data, side, kind, count)
 
     def room(self, scenario: Any, side: str) -> int | None:
@@ -226,3 +260,19 @@ class Ruleset(ABC):
         another, each side with the least the ruleset needs to field them (a leader, a
         place on the map), in the ruleset's default conditions."""
         raise BattleOddsError(f"--ruleset {self.name}: cannot field an army of one unit type")
+
+    def exact(self, scenario: Scenario, max_states: int | None = None) -> ExactResult:
+        """Optional: exact probabilities and expectations of a small ``scenario``
+        (``battle-odds exact``, ``odds --exact``, :func:`simulator.exact`).
+
+        ``max_states`` (None: the ruleset's own limit) bounds the work; a scenario above
+        it raises ``BattleOddsError`` naming its size. The default has no solver."""
+        raise BattleOddsError(
+            f"{scenario.source.label}: no exact solver for the '{self.name}' ruleset; "
+            "use `battle-odds run`"
+        )
+
+    @property
+    def solvable(self) -> bool:
+        """Whether the ruleset overrides :meth:`exact`."""
+        return type(self).exact is not Ruleset.exact

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..errors import BattleOddsError
 from ..fields import Field, Table, json_schema, markdown_table
 
 DEFAULT_BATTLES = 100_000
@@ -42,7 +43,13 @@ def file_format(name: str) -> Table:
     """Every key of ruleset ``name``'s scenario files."""
     from . import get
 
-    return scenario_format(name, get(name).scenario_keys)
+    ruleset = get(name, "--ruleset")
+    if not ruleset.scenario_keys.fields:
+        raise BattleOddsError(
+            f"--ruleset {name}: the ruleset declares no scenario keys (Ruleset.scenario_keys), "
+            "so there is no file format to describe"
+        )
+    return scenario_format(name, ruleset.scenario_keys)
 
 
 def schema(name: str) -> dict[str, Any]:
@@ -66,10 +73,10 @@ def docs_section(name: str) -> str:
 def update_docs(docs: Path) -> list[Path]:
     """Rewrite the generated key section of each ruleset's page in ``docs`` (appending
     it at the end where there is none yet); returns the pages changed."""
-    from . import names
+    from . import builtin_names
 
     changed = []
-    for name in names():
+    for name in builtin_names():
         page = docs / f"{name}.md"
         text = page.read_text(encoding="utf-8") if page.exists() else ""
         if DOCS_BEGIN in text:

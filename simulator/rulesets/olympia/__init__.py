@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -12,6 +12,10 @@ from ...reader import Node
 from ..base import Army, InlineQuery, Ruleset
 from . import inline, keys, model, sweep
 from .prepare import OlympiaPrepared
+
+if TYPE_CHECKING:
+    from ...exact import ExactResult
+    from ...scenario import Scenario
 
 
 class Olympia(Ruleset):
@@ -31,6 +35,13 @@ class Olympia(Ruleset):
 
     def sweep_path(self, data: Mapping[str, Any], path: str) -> str:
         return sweep.sweep_path(data, path)
+
+    def exact(self, scenario: Scenario, max_states: int | None = None) -> ExactResult:
+        from . import exact as solver  # the solver's kernel compiles only when asked for
+
+        if max_states is None:
+            return solver.exact(scenario)
+        return solver.exact(scenario, max_states=max_states)
 
     rating_fields = (("attack", 1.0), ("defense", 1.0), ("missile", 1.0))
 

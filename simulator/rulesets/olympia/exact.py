@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -20,6 +20,7 @@ from kernels import olympia as k
 from kernels import olympia_exact as kx
 
 from ...errors import BattleOddsError
+from ...exact import ExactResult
 from .model import SIDES, Battle
 from .prepare import OlympiaArrays, OlympiaPrepared, compile_battle
 
@@ -39,37 +40,6 @@ class ChainSize:
     @property
     def states(self) -> int:
         return self.men * self.structures * self.budgets
-
-
-@dataclass
-class ExactResult:
-    """Exact probabilities and expectations for one scenario."""
-
-    scenario: Any
-    win: dict[str, float]
-    expected_strikes: float
-    casualties: dict[str, float]
-    extras: dict[str, float]
-    states: int
-    seconds: float
-    flags: frozenset[str] = field(default_factory=frozenset)
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form; ``win`` has the Monte Carlo result's shape, with a zero-width interval."""
-        return {
-            "scenario": self.scenario.name,
-            "scenario_hash": self.scenario.hash,
-            "ruleset": self.scenario.ruleset,
-            "method": "exact",
-            "win": {o: {"p": p, "low": p, "high": p} for o, p in self.win.items()},
-            "steps": {"all": {"mean": self.expected_strikes}},
-            "casualties": {
-                name.removeprefix("casualties."): {"mean": v} for name, v in self.casualties.items()
-            },
-            "extras": {name: {"mean": v} for name, v in self.extras.items()},
-            "states": self.states,
-            "seconds": round(self.seconds, 3),
-        }
 
 
 def _chain_size(battle: Battle, arrays: OlympiaArrays) -> ChainSize:
@@ -198,7 +168,7 @@ def exact(scenario: Any, max_states: int = MAX_STATES) -> ExactResult:
     return ExactResult(
         scenario=scenario,
         win=win,
-        expected_strikes=float(res[kx.R_STRIKES]),
+        expected_steps=float(res[kx.R_STRIKES]),
         casualties=casualties,
         extras=extras,
         states=size.states,
