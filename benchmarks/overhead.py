@@ -1,0 +1,128 @@
+"""What the statistics cost on top of the kernel: ``python benchmarks/overhead.py``.
+
+``simulator.simulate`` runs the ruleset's kernel chunk by chunk and tallies each
+chunk's outcome columns into mergeable histograms. This script times, in one run and
+on the same battles, the bare kernel (``Prepared.run`` over the same chunks) against
+``simulate``, on the Olympia battle "noble, 100 soldier" against "noble, 20 knight"
+and on benchmarks/scenarios/medium.toml. The measurements alternate (kernel, simulate,
+simulate, kernel, ...) so that a change in the machine's load falls on both.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import simulator  # noqa: E402
+from benchmarks.common import command_line, load_average, markdown_table  # noqa: E402
+from simulator import rulesets  # noqa: E402
+from simulator.runner import DEFAULT_CHUNK  # noqa: E402
+
+#: Target of issue 15: simulate costs at most this much more than the bare kernel.
+OVERHEAD_LIMIT = 0.10
+SEED = 11
+
+
+def scenarios() -> dict[str, simulator.Scenario]:
+    return {
+        "olympia: noble, 100 soldier vs noble, 20 knight": simulator.inline_scenario(
+            "olympia", "noble, 100 soldier", "noble, 20 knight"
+        ),
+        "medium.toml": simulator.load_scenario(ROOT / "benchmarks" / "scenarios" / "medium.toml"),
+    }
+
+
+def seconds_of(scenario: simulator.Scenario, battles: int, repeats: int) -> dict[str, float]:
+    """Seconds of the bare kernel and of ``simulate`` on the same battles, each run
+    ``repeats`` times, alternately."""
+    prepared = rulesets.get(scenario.ruleset).prepare(scenario.model)
+    chunks = [(f, min(DEFAULT_CHUNK, battles - f)) for f in range(0, battles, DEFAULT_CHUNK)]
+
+    def bare() -> None:
+        for first, count in chunks:
+            prepared.run(SEED, first, count)
+
+    def whole() -> None:
+        simulator.simulate(scenario, battles, SEED, keep_battles=False)
+
+    # Compile (or load the cache) before timing.
+    prepared.run(SEED, 0, 64)
+    simulator.simulate(scenario, 64, SEED, keep_battles=False)
+    seconds = {"kernel": 0.0, "simulate": 0.0}
+    for r in range(repeats):
+        order = [("kernel", bare), ("simulate", whole)]
+        for what, run in order if r % 2 == 0 else order[::-1]:
+            started = time.perf_counter()
+            run()
+            seconds[what] += time.perf_counter() - started
+    return seconds
+
+
+def overhead(battles: int = 2_000_000, repeats: int = 2) -> pd.DataFrame:
+    """One row per scenario: battles/s of the bare kernel and of ``simulate`` on the same
+    ``battles`` battles (each timed ``repeats`` times, alternately), and the overhead."""
+    rows = []
+    for name, scenario in scenarios().items():
+        seconds = seconds_of(scenario, battles, repeats)
+        rows.append(
+            {
+                "scenario": name,
+                "kernel": rulesets.get(scenario.ruleset).prepare(scenario.model).kernel,
+                "battles": battles,
+                "repeats": repeats,
+                "seed": SEED,
+                "kernel_battles_per_s": battles * repeats / seconds["kernel"],
+                "simulate_battles_per_s": battles * repeats / seconds["simulate"],
+                "overhead": seconds["simulate"] / seconds["kernel"] - 1,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def report(table: pd.DataFrame) -> list[str]:
+    lines = markdown_table(
+        ["scenario", "kernel", "bare kernel (battles/s)", "simulate (battles/s)", "overhead"],
+        [
+            [
+                row.scenario,
+                row.kernel,
+                f"{row.kernel_battles_per_s:,.0f}",
+                f"{row.simulate_battles_per_s:,.0f}",
+                f"{row.overhead:+.1%}",
+            ]
+            for row in table.itertuples()
+        ],
+    )
+    worst = table["overhead"].max()
+    verdict = "met" if worst <= OVERHEAD_LIMIT else "NOT met"
+    return [
+        f"`{command_line()}`: {table['battles'].iloc[0]:,} battles x "
+        f"{table['repeats'].iloc[0]} per measurement, all threads, load average "
+        f"{load_average()}",
+        "",
+        *lines,
+        "",
+        f"- simulate over bare kernel: at most {worst:+.1%} "
+        f"(target at most +{OVERHEAD_LIMIT:.0%}): {verdict}",
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--battles", type=int, default=2_000_000, help="battles per measurement")
+    parser.add_argument("--repeats", type=int, default=2, help="measurements of each, alternated")
+    parser.add_argument("--quick", action="store_true", help="a few thousand battles (a smoke run)")
+    args = parser.parse_args()
+    battles, repeats = (5_000, 1) if args.quick else (args.battles, args.repeats)
+    print("\n".join(report(overhead(battles, repeats))))
+
+
+if __name__ == "__main__":
+    main()
