@@ -365,7 +365,7 @@ def finish(blocks, pos, steps_value, siege_goes_on, row):
         row[O_FLAGS + F_ATTACKER_WON_FIELD] = 1
 
 
-@jit(inline=True)
+@jit(counted=False)
 def one_battle(state, blocks, params, steps, pos, mark, row):
     n = blocks.shape[0]
     row[:] = 0
