@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from kernels.tally import NARROW
 from simulator.stats import OUTCOMES, Histogram, Tally
 
 INT64 = np.iinfo(np.int64)
@@ -37,9 +38,11 @@ def numpy_tally(outcomes: dict[str, np.ndarray]) -> dict[str, object]:
     }
 
 
-#: Small values, values near the int64 limits, and mixtures of both (huge spreads).
+#: Small values, values around the first pass's table (NARROW), values near the int64
+#: limits, and mixtures of them (huge spreads).
 integers = st.one_of(
     st.integers(-5, 40),
+    st.integers(NARROW - 3, NARROW + 3),
     st.integers(INT64.min, INT64.min + 3),
     st.integers(INT64.max - 3, INT64.max),
     st.integers(-(10**12), 10**12),
