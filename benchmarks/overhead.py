@@ -30,6 +30,8 @@ from simulator.runner import DEFAULT_CHUNK, chunk_plan  # noqa: E402
 #: Target of issue 15: simulate costs at most this much more than the bare kernel.
 OVERHEAD_LIMIT = 0.10
 SEED = 11
+#: Battles and repeats of a smoke run (``--quick``).
+QUICK = (5_000, 1)
 
 
 def scenarios() -> dict[str, simulator.Scenario]:
@@ -116,13 +118,18 @@ def report(table: pd.DataFrame) -> list[str]:
     ]
 
 
+def section(quick: bool) -> list[str]:
+    """The report of a full run, or of a smoke run on a few thousand battles."""
+    return report(overhead(*QUICK) if quick else overhead())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--battles", type=int, default=500_000, help="battles per measurement")
     parser.add_argument("--repeats", type=int, default=7, help="runs of each, alternated")
     parser.add_argument("--quick", action="store_true", help="a few thousand battles (a smoke run)")
     args = parser.parse_args()
-    battles, repeats = (5_000, 1) if args.quick else (args.battles, args.repeats)
+    battles, repeats = QUICK if args.quick else (args.battles, args.repeats)
     print("\n".join(report(overhead(battles, repeats))))
 
 
