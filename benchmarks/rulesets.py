@@ -1,8 +1,9 @@
 """Every ruleset's kernel against its pure-Python reference: ``python benchmarks/rulesets.py``.
 
 For one bundled scenario of each ruleset (scenarios/<ruleset>/), in one run: battles
-per second of the kernel (``Prepared.run``, all threads, compile excluded) and of the
-ruleset's pure-Python reference (tests/reference/<ruleset>.py), and their ratio.
+per second of the kernel (``Prepared.run``, all threads, compile excluded, in the chunks
+``simulate`` would use, so that a run's outcome rows are as many as in real use) and of
+the ruleset's pure-Python reference (tests/reference/<ruleset>.py), and their ratio.
 ``--quick`` runs each for a fraction of a second (a smoke run, used by the tests).
 """
 
@@ -22,6 +23,7 @@ sys.path.insert(0, str(ROOT))
 import simulator  # noqa: E402
 from benchmarks.common import command_line, load_average, markdown_table  # noqa: E402
 from simulator import rulesets  # noqa: E402
+from simulator.runner import DEFAULT_CHUNK, chunk_plan  # noqa: E402
 from tests.reference import age_of_gods, blocks, confrontation, skirmish  # noqa: E402
 
 #: Target of issue 15: each kernel runs at least this many times its reference's rate.
@@ -52,6 +54,13 @@ def rate(run: Callable[[int], object], budget: float) -> float:
         count *= 2 if seconds > budget / 8 else 8
 
 
+def in_chunks(prepared: rulesets.Prepared, battles: int) -> None:
+    """``battles`` battles through the kernel, chunk by chunk as ``simulate`` runs them
+    (one call for all would fill, and page in, one outcome matrix of millions of rows)."""
+    for first, count in chunk_plan(0, battles, DEFAULT_CHUNK):
+        prepared.run(SEED, first, count)
+
+
 def measure(budget: float = BUDGET) -> pd.DataFrame:
     """One row per ruleset: kernel and reference battles/s on one bundled scenario."""
     rows = []
@@ -60,7 +69,7 @@ def measure(budget: float = BUDGET) -> pd.DataFrame:
         scenario = simulator.load_scenario(path)
         prepared = rulesets.get(name).prepare(scenario.model)
         prepared.run(SEED, 0, 1)  # compile, or load the cache, before timing
-        kernel = rate(lambda n, p=prepared: p.run(SEED, 0, n), budget)
+        kernel = rate(lambda n, p=prepared: in_chunks(p, n), budget)
         python = rate(lambda n, m=scenario.model, r=reference: r(m, n, SEED), budget)
         rows.append(
             {
