@@ -1,16 +1,20 @@
 """The ruleset and statistics-overhead tables, printed and kept in docs/benchmarks.md.
 
-``benchmarks/run.py`` calls :func:`print_and_write` last; the tables go into the notes
-part of docs/benchmarks.md (which run.py keeps), between markers, replacing the tables
-of the previous run.
+    python benchmarks/more_tables.py [--quick] [--write]
+
+``benchmarks/run.py`` calls :func:`print_and_write` last, with its own options; the
+tables go into the notes part of docs/benchmarks.md (which run.py keeps), between
+markers, replacing the tables of the previous run.
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+DOC = ROOT / "docs" / "benchmarks.md"
 sys.path.insert(0, str(ROOT))
 
 from benchmarks import overhead, rulesets  # noqa: E402
@@ -49,3 +53,15 @@ def print_and_write(quick: bool, doc: Path | None) -> None:
     if doc is not None:
         write_atomically(doc, with_tables(doc.read_text() if doc.exists() else "", lines))
         print(f"wrote the ruleset and overhead tables into {doc}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a short smoke run")
+    parser.add_argument("--write", action="store_true", help=f"put the tables into {DOC}")
+    args = parser.parse_args()
+    print_and_write(args.quick, DOC if args.write else None)
+
+
+if __name__ == "__main__":
+    main()

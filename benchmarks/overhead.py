@@ -8,6 +8,11 @@ and on benchmarks/scenarios/medium.toml. The bare kernel runs the very chunks
 ``simulate`` runs (``runner.chunk_plan``). The measurements alternate (kernel, simulate,
 simulate, kernel, ...) and each keeps its fastest of ``--repeats``: on a shared machine
 the other load only ever adds time, so the fastest run is the closest to the cost.
+
+Runs seconds apart still differ by 10-20% on a shared machine, as much as the target,
+so ``simulate``'s own kernel calls are also timed (its ruleset's ``prepare`` is wrapped
+for the measurement): "in-run" is ``simulate``'s time over the time its kernel calls
+took, in the same runs, and the target is judged on it.
 """
 
 from __future__ import annotations
@@ -16,6 +21,8 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import Any
+from unittest import mock
 
 import pandas as pd
 
@@ -43,10 +50,30 @@ def scenarios() -> dict[str, simulator.Scenario]:
     }
 
 
+class TimedKernel:
+    """A prepared scenario whose kernel calls add up their seconds."""
+
+    def __init__(self, prepared: rulesets.Prepared) -> None:
+        self.prepared = prepared
+        self.seconds = 0.0
+
+    def run(self, seed: int, first: int, count: int) -> dict[str, Any]:
+        started = time.perf_counter()
+        outcomes = self.prepared.run(seed, first, count)
+        self.seconds += time.perf_counter() - started
+        return outcomes
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.prepared, name)
+
+
 def seconds_of(scenario: simulator.Scenario, battles: int, repeats: int) -> dict[str, float]:
     """The fastest of ``repeats`` runs of the bare kernel and of ``simulate`` on the
-    same battles, run alternately (seconds)."""
-    prepared = rulesets.get(scenario.ruleset).prepare(scenario.model)
+    same battles, run alternately, and the sums of ``simulate``'s time and of its kernel
+    calls' time over all its runs (seconds)."""
+    ruleset = rulesets.get(scenario.ruleset)
+    prepared = ruleset.prepare(scenario.model)
+    timed = TimedKernel(prepared)
     chunks = chunk_plan(0, battles, DEFAULT_CHUNK)
 
     def bare() -> None:
@@ -54,18 +81,23 @@ def seconds_of(scenario: simulator.Scenario, battles: int, repeats: int) -> dict
             prepared.run(SEED, first, count)
 
     def whole() -> None:
-        simulator.simulate(scenario, battles, SEED, keep_battles=False)
+        with mock.patch.object(ruleset, "prepare", lambda model: timed):
+            simulator.simulate(scenario, battles, SEED, keep_battles=False)
 
     # Compile (or load the cache) before timing.
     prepared.run(SEED, 0, 64)
     simulator.simulate(scenario, 64, SEED, keep_battles=False)
-    seconds = {"kernel": float("inf"), "simulate": float("inf")}
+    seconds = {"kernel": float("inf"), "simulate": float("inf"), "simulate_sum": 0.0}
     for r in range(repeats):
         order = [("kernel", bare), ("simulate", whole)]
         for what, run in order if r % 2 == 0 else order[::-1]:
             started = time.perf_counter()
             run()
-            seconds[what] = min(seconds[what], time.perf_counter() - started)
+            took = time.perf_counter() - started
+            seconds[what] = min(seconds[what], took)
+            if what == "simulate":
+                seconds["simulate_sum"] += took
+    seconds["kernel_in_simulate_sum"] = timed.seconds
     return seconds
 
 
@@ -85,6 +117,7 @@ def overhead(battles: int = 500_000, repeats: int = 7) -> pd.DataFrame:
                 "kernel_battles_per_s": battles / seconds["kernel"],
                 "simulate_battles_per_s": battles / seconds["simulate"],
                 "overhead": seconds["simulate"] / seconds["kernel"] - 1,
+                "in_run_overhead": seconds["simulate_sum"] / seconds["kernel_in_simulate_sum"] - 1,
             }
         )
     return pd.DataFrame(rows)
@@ -92,7 +125,14 @@ def overhead(battles: int = 500_000, repeats: int = 7) -> pd.DataFrame:
 
 def report(table: pd.DataFrame) -> list[str]:
     lines = markdown_table(
-        ["scenario", "kernel", "bare kernel (battles/s)", "simulate (battles/s)", "overhead"],
+        [
+            "scenario",
+            "kernel",
+            "bare kernel (battles/s)",
+            "simulate (battles/s)",
+            "overhead (fastest runs)",
+            "overhead (in-run)",
+        ],
         [
             [
                 row.scenario,
@@ -100,11 +140,12 @@ def report(table: pd.DataFrame) -> list[str]:
                 f"{row.kernel_battles_per_s:,.0f}",
                 f"{row.simulate_battles_per_s:,.0f}",
                 f"{row.overhead:+.1%}",
+                f"{row.in_run_overhead:+.1%}",
             ]
             for row in table.itertuples()
         ],
     )
-    worst = table["overhead"].max()
+    worst = table["in_run_overhead"].max()
     verdict = "met" if worst <= OVERHEAD_LIMIT else "NOT met"
     return [
         f"`{command_line()}`: {table['battles'].iloc[0]:,} battles, fastest of "
@@ -113,8 +154,10 @@ def report(table: pd.DataFrame) -> list[str]:
         "",
         *lines,
         "",
-        f"- simulate over bare kernel: at most {worst:+.1%} "
-        f"(target at most +{OVERHEAD_LIMIT:.0%}): {verdict}",
+        f"- simulate over bare kernel: at most {worst:+.1%} in-run "
+        f"(target at most +{OVERHEAD_LIMIT:.0%}): {verdict}; the fastest runs, "
+        f"{table['overhead'].min():+.1%} to {table['overhead'].max():+.1%}, differ by the "
+        "machine's other load as much as by the statistics",
     ]
 
 
