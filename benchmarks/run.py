@@ -38,6 +38,7 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 
 import simulator  # noqa: E402
+from benchmarks import more_tables  # noqa: E402
 from simulator.rulesets.olympia.prepare import OlympiaPrepared  # noqa: E402
 from tests.reference import olympia as reference  # noqa: E402
 
@@ -259,6 +260,7 @@ def main() -> None:
         notes = existing.split("<!-- notes -->", 1)[1] if "<!-- notes -->" in existing else "\n"
         DOC.write_text("\n".join(text) + "\n<!-- notes -->" + notes)
         print(f"wrote {DOC}")
+    more_tables.print_and_write(args.quick, DOC if args.write else None)
 
 
 if __name__ == "__main__":

@@ -55,7 +55,7 @@ N_PER_SIDE = 13
 BLOCK = ol.BLOCK
 
 
-@jit
+@jit(counted=False)
 def survey(
     groups,
     cnt,
@@ -95,7 +95,7 @@ def survey(
     strike_caps(ts, pool_total, standing, missile_cap, melee_cap)
 
 
-@jit
+@jit(counted=False)
 def strike_caps(ts, pool_total, standing, missile_cap, melee_cap):
     """Each side's missile and melee caps from its own and the enemy's *defenders*:
     what a missile or melee strike can target (front-row men and unshielded nobles,
@@ -139,7 +139,7 @@ def strike(
             hit[target] += 1
 
 
-@jit
+@jit(counted=False)
 def ranged_or_melee(
     state, groups, sides, cnt, hit, sdef, standing, pending, t, ts, front, ready, s, phase, cap
 ):
@@ -183,7 +183,7 @@ def ranged_or_melee(
     return strikes
 
 
-@jit
+@jit(counted=False)
 def special_attacks(state, groups, sides, cnt, hit, sdef, standing, pending, pool, pool_total):
     """Every special attacker strikes its number of targets, sides in random order."""
     first = below(state, 2)
@@ -216,7 +216,7 @@ def special_attacks(state, groups, sides, cnt, hit, sdef, standing, pending, poo
     return strikes
 
 
-@jit
+@jit(counted=False)
 def apply_losses(
     state,
     groups,
@@ -294,7 +294,7 @@ def apply_losses(
         pending[s] = 0
 
 
-@jit
+@jit(counted=False)
 def verdict(value, alive, sides):
     """The winner if the break rule ends the battle now, else -1."""
     lost_a = ol.is_broken(value, alive, sides, ATTACKER)
@@ -308,7 +308,7 @@ def verdict(value, alive, sides):
     return -1
 
 
-@jit
+@jit(counted=False)
 def _phased_battle(
     state,
     groups,

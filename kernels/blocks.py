@@ -88,7 +88,7 @@ def n_columns(n_blocks: int) -> int:
     return O_BLOCKS + 2 * n_blocks
 
 
-@jit
+@jit(inline=True)
 def count_at(blocks, pos, side, place_a, place_b):
     n = 0
     for b in range(blocks.shape[0]):
@@ -97,7 +97,7 @@ def count_at(blocks, pos, side, place_a, place_b):
     return n
 
 
-@jit
+@jit(inline=True)
 def steps_at(blocks, steps, pos, side, place_a, place_b):
     total = 0
     for b in range(blocks.shape[0]):
@@ -106,7 +106,7 @@ def steps_at(blocks, steps, pos, side, place_a, place_b):
     return total
 
 
-@jit
+@jit(inline=True)
 def present(blocks, pos, side):
     """A side is still in the battle while it has a block anywhere in the area or on the road."""
     for b in range(blocks.shape[0]):  # noqa: SIM110 - a plain loop is what Numba compiles best
@@ -115,14 +115,14 @@ def present(blocks, pos, side):
     return False
 
 
-@jit
+@jit(inline=True)
 def move_all(blocks, pos, side, source, target):
     for b in range(blocks.shape[0]):
         if pos[b] == source and (side == NO_SIDE or blocks[b, B_SIDE] == side):
             pos[b] = target
 
 
-@jit
+@jit(inline=True)
 def lose_step(blocks, steps, pos, b, row):
     s = blocks[b, B_SIDE]
     steps[b] -= 1
@@ -135,7 +135,7 @@ def lose_step(blocks, steps, pos, b, row):
         row[O_TOTALS + 2 * X_BLOCKS_ELIMINATED + s] += 1
 
 
-@jit
+@jit(inline=True)
 def choose_target(state, blocks, steps, pos, mark, enemy, place_a, place_b, castle, tie_break):
     """The enemy block the next hit goes to, or -1 when there is none."""
     n = blocks.shape[0]
@@ -169,7 +169,7 @@ def choose_target(state, blocks, steps, pos, mark, enemy, place_a, place_b, cast
     return first
 
 
-@jit
+@jit(inline=True)
 def fire(
     state, blocks, params, steps, pos, mark, b, enemy, place_a, place_b, castle, charging, row
 ):
@@ -202,7 +202,7 @@ def fire(
             lose_step(blocks, steps, pos, b, row)
 
 
-@jit
+@jit(inline=True)
 def field_round(state, blocks, params, steps, pos, mark, attacker, combat_round, row):
     """Every block in the field (and sallying) fires once: defender A, attacker A, ..."""
     n = blocks.shape[0]
@@ -251,7 +251,7 @@ def field_round(state, blocks, params, steps, pos, mark, attacker, combat_round,
                     row[O_FLAGS + F_ATTACKER_RETREATED + side] = 1
 
 
-@jit
+@jit(inline=True)
 def castle_round(state, blocks, params, steps, pos, mark, besieged, row):
     """Stormers against the castle's blocks; the besieged side defends and fires first."""
     n = blocks.shape[0]
@@ -288,7 +288,7 @@ def castle_round(state, blocks, params, steps, pos, mark, besieged, row):
                 )
 
 
-@jit
+@jit(inline=True)
 def try_storm(blocks, params, steps, pos, besieged, combat_round):
     """Continue a storm, or declare one if the policy says so. Returns whether to storm.
     Stormers join strongest first (listed order on ties) up to the castle limit."""
@@ -322,7 +322,7 @@ def try_storm(blocks, params, steps, pos, besieged, combat_round):
     return declared
 
 
-@jit
+@jit(inline=True)
 def sally_wanted(blocks, params, steps, pos, besieged):
     """The besieged sally when what they would put in the field outnumbers the enemy's field."""
     if (
@@ -337,7 +337,7 @@ def sally_wanted(blocks, params, steps, pos, besieged):
     return theirs > 0 and ours > theirs
 
 
-@jit
+@jit(inline=True)
 def contested(blocks, pos):
     return (
         count_at(blocks, pos, ATTACKER, FIELD, SALLY) > 0
@@ -345,7 +345,7 @@ def contested(blocks, pos):
     )
 
 
-@jit
+@jit(inline=True)
 def finish(blocks, pos, steps_value, siege_goes_on, row):
     a = present(blocks, pos, ATTACKER)
     d = present(blocks, pos, DEFENDER)
@@ -365,7 +365,7 @@ def finish(blocks, pos, steps_value, siege_goes_on, row):
         row[O_FLAGS + F_ATTACKER_WON_FIELD] = 1
 
 
-@jit
+@jit(counted=False)
 def one_battle(state, blocks, params, steps, pos, mark, row):
     n = blocks.shape[0]
     row[:] = 0

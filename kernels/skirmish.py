@@ -188,7 +188,7 @@ def _apply(table, health, healer_ready, row, log, n_moves, turn, i, j, move, eff
     return n_moves + 1
 
 
-@jit
+@jit(counted=False)
 def one_battle(state, table, expected, mode, turn_limit, row, health, healer_ready, log):
     """Fight one battle into ``row``; moves go to ``log`` while it has room. A battle
     still undecided after ``turn_limit`` turns ends there as a draw.

@@ -14,8 +14,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from kernels import tally as tally_kernel
+
 Z95 = 1.959963984540054
 OUTCOMES = ("attacker", "defender", "draw")
+#: A histogram is counted densely when its values span at most the rows plus this.
+DENSE_MARGIN = 4096
 
 
 def wilson(successes: int, n: int, z: float = Z95) -> tuple[float, float, float]:
@@ -39,16 +43,8 @@ class Histogram:
 
     @classmethod
     def of(cls, data: np.ndarray) -> Histogram:
-        data = np.asarray(data, dtype=np.int64)
-        if data.size == 0:
-            return cls()
-        lo, hi = int(data.min()), int(data.max())
-        if hi - lo <= 4 * data.size + 4096:
-            counts = np.bincount(data - lo, minlength=hi - lo + 1)
-            nonzero = np.flatnonzero(counts)
-            return cls(nonzero.astype(np.int64) + lo, counts[nonzero].astype(np.int64))
-        values, counts = np.unique(data, return_counts=True)
-        return cls(values.astype(np.int64), counts.astype(np.int64))
+        column = np.ascontiguousarray(data, dtype=np.int64).reshape(-1, 1)
+        return histograms(column, [(0, -1, 0)])[0]
 
     def merge(self, other: Histogram) -> Histogram:
         if other.n == 0:
@@ -119,18 +115,40 @@ class Tally:
 
     @classmethod
     def of(cls, outcomes: Mapping[str, np.ndarray]) -> Tally:
-        winner = np.asarray(outcomes["winner"])
-        steps = np.asarray(outcomes["steps"])
-        tally = cls(
-            battles=int(winner.size), wins=np.bincount(winner, minlength=3).astype(np.int64)
-        )
-        tally.steps_by_outcome = [Histogram.of(steps[winner == k]) for k in range(3)]
-        tally.columns = {
-            name: Histogram.of(values)
-            for name, values in outcomes.items()
-            if name not in ("winner", "steps")
+        groups: dict[int, tuple[np.ndarray, list[tuple[str, int]]]] = {}
+        for name, values in outcomes.items():
+            matrix, column = _matrix_column(np.asarray(values))
+            groups.setdefault(id(matrix), (matrix, []))[1].append((name, column))
+        where = {
+            name: (key, column) for key, (_, named) in groups.items() for name, column in named
         }
-        return tally
+        if where["winner"][0] != where["steps"][0]:
+            both = np.column_stack([outcomes["winner"], outcomes["steps"]]).astype(np.int64)
+            groups[id(both)] = (both, [("winner", 0), ("steps", 1)])
+            where["winner"], where["steps"] = (id(both), 0), (id(both), 1)
+        found: dict[str, Histogram] = {}
+        steps_by_outcome: list[Histogram] = []
+        for key, (matrix, named) in groups.items():
+            names = [name for name, _ in named if name != "steps"]
+            slots = [(column, -1, 0) for name, column in named if name != "steps"]
+            if key == where["winner"][0]:
+                winner, steps = where["winner"][1], where["steps"][1]
+                slots += [(steps, winner, k) for k in range(len(OUTCOMES))]
+            made = histograms(matrix, slots)
+            found.update(zip(names, made, strict=False))
+            if key == where["winner"][0]:
+                steps_by_outcome = made[len(names) :]
+        wins = found.pop("winner")
+        if wins.n and (wins.values[0] < 0 or wins.values[-1] >= len(OUTCOMES)):
+            raise ValueError(f"winner: values {wins.values.tolist()}, expected 0, 1 or 2")
+        counts = np.zeros(len(OUTCOMES), np.int64)
+        counts[wins.values] = wins.counts
+        return cls(
+            battles=wins.n,
+            wins=counts,
+            steps_by_outcome=steps_by_outcome,
+            columns={name: found[name] for name in outcomes if name in found},
+        )
 
     def merge(self, other: Tally) -> Tally:
         if other.battles == 0:
@@ -186,3 +204,55 @@ class Tally:
         """The widest half-width of the three outcome intervals (for precision targets)."""
         widths = [(hi - lo) / 2 for _, lo, hi in (self.win(o) for o in OUTCOMES)]
         return max(widths)
+
+
+def _matrix_column(values: np.ndarray) -> tuple[np.ndarray, int]:
+    """The 2-D int64 matrix ``values`` is a column of, and which column.
+
+    Rulesets return their outcomes as column views of the kernel's output matrix;
+    tallying that matrix in place reads it once instead of once per column. Any other
+    array becomes a one-column matrix of its own.
+    """
+    base = values.base
+    if (
+        values.ndim == 1
+        and values.dtype == np.int64
+        and isinstance(base, np.ndarray)
+        and base.ndim == 2
+        and base.dtype == np.int64
+        and base.flags.c_contiguous
+        and base.shape[0] == values.shape[0]
+        and values.strides[0] == base.strides[0]
+    ):
+        column, misaligned = divmod(values.ctypes.data - base.ctypes.data, base.itemsize)
+        if not misaligned and 0 <= column < base.shape[1]:
+            return base, column
+    return np.ascontiguousarray(values, dtype=np.int64).reshape(-1, 1), 0
+
+
+def histograms(matrix: np.ndarray, slots: list[tuple[int, int, int]]) -> list[Histogram]:
+    """One histogram per slot ``(column, filter column or -1, key)`` of a C-contiguous
+    int64 matrix: the values of ``column`` on the rows whose filter column equals ``key``.
+
+    One jitted pass over the rows counts every slot of modest spread; a slot whose
+    values spread wider than the rows (plus a margin) is counted by sorting instead.
+    """
+    if not slots:
+        return []
+    columns, filters, keys = (np.array(part, np.int64) for part in zip(*slots, strict=True))
+    seen, lo, offsets, counts = tally_kernel.slot_histograms(
+        matrix, columns, filters, keys, matrix.shape[0] + DENSE_MARGIN
+    )
+    made = []
+    for s, (column, where, key) in enumerate(slots):
+        if seen[s] == 0:
+            made.append(Histogram())
+        elif offsets[s + 1] > offsets[s]:
+            dense = counts[offsets[s] : offsets[s + 1]]
+            present = np.flatnonzero(dense)
+            made.append(Histogram(present.astype(np.int64) + lo[s], dense[present]))
+        else:
+            data = matrix[:, column] if where < 0 else matrix[matrix[:, where] == key, column]
+            values, value_counts = np.unique(data, return_counts=True)
+            made.append(Histogram(values.astype(np.int64), value_counts.astype(np.int64)))
+    return made

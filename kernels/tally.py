@@ -1,0 +1,97 @@
+"""Integer histograms of outcome columns, in one pass over a chunk's outcome matrix.
+
+The kernels write a chunk's outcomes as one row-major matrix (a row per battle), so
+walking it row by row reads each cache line once for all columns together, where a
+numpy pass per column (min, max, bincount) reads the whole matrix again per column.
+Almost every outcome is a small count (a winner, a number of rounds, of casualties), so
+the first pass counts values 0 .. NARROW - 1 straight into a small table; only a
+column holding some other value is read again, for its range and then its counts.
+
+A *slot* is one histogram: the values of column ``columns[s]``, on the rows whose
+column ``filters[s]`` equals ``keys[s]`` (every row when ``filters[s]`` is -1). The
+steps of the battles each side won are three slots of one column.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._jit import jit
+
+INT64_MAX = np.iinfo(np.int64).max
+INT64_MIN = np.iinfo(np.int64).min
+#: Values 0 .. NARROW - 1 are counted in the first pass (a table of NARROW per slot).
+NARROW = 1024
+
+
+@jit(inline=True)
+def _counts_row(matrix, i, filters, keys, s):
+    return filters[s] < 0 or matrix[i, filters[s]] == keys[s]
+
+
+@jit
+def slot_histograms(
+    matrix: np.ndarray, columns: np.ndarray, filters: np.ndarray, keys: np.ndarray, limit: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per slot: ``seen`` rows, smallest value ``lo`` and the slot's dense counts
+    ``counts[offsets[s]:offsets[s + 1]]`` of values ``lo, lo + 1, ...``.
+
+    A slot whose values spread over more than ``limit + 1`` integers gets no counts
+    (``offsets[s] == offsets[s + 1]`` while ``seen[s] > 0``): the caller counts it by
+    sorting, so memory stays bounded whatever the values.
+    """
+    rows = matrix.shape[0]
+    slots = columns.size
+    narrow = np.zeros((slots, NARROW), np.int64)
+    wide = np.zeros(slots, np.bool_)
+    for i in range(rows):
+        for s in range(slots):
+            if _counts_row(matrix, i, filters, keys, s):
+                value = matrix[i, columns[s]]
+                if 0 <= value < NARROW:
+                    narrow[s, value] += 1
+                else:
+                    wide[s] = True
+    seen = np.zeros(slots, np.int64)
+    lo = np.zeros(slots, np.int64)
+    hi = np.full(slots, NARROW - 1, np.int64)
+    if wide.any():
+        # A wide slot's range, from a second pass over its rows only.
+        for s in range(slots):
+            if wide[s]:
+                lo[s] = INT64_MAX
+                hi[s] = INT64_MIN
+        for i in range(rows):
+            for s in range(slots):
+                if wide[s] and _counts_row(matrix, i, filters, keys, s):
+                    value = matrix[i, columns[s]]
+                    seen[s] += 1
+                    lo[s] = min(lo[s], value)
+                    hi[s] = max(hi[s], value)
+    offsets = np.zeros(slots + 1, np.int64)
+    for s in range(slots):
+        if not wide[s]:
+            seen[s] = narrow[s].sum()
+        # hi - lo overflows only when the signs differ; lo + limit cannot then.
+        same_sign = lo[s] >= 0 or hi[s] < 0
+        fits = hi[s] - lo[s] <= limit if same_sign else hi[s] <= lo[s] + limit
+        dense = seen[s] > 0 and (fits or not wide[s])
+        offsets[s + 1] = offsets[s] + (hi[s] - lo[s] + 1 if dense else 0)
+    counts = np.zeros(offsets[slots], np.int64)
+    dense_wide = False
+    for s in range(slots):
+        if offsets[s + 1] > offsets[s]:
+            if wide[s]:
+                dense_wide = True
+            else:
+                counts[offsets[s] : offsets[s + 1]] = narrow[s]
+    if dense_wide:
+        for i in range(rows):
+            for s in range(slots):
+                if (
+                    wide[s]
+                    and offsets[s + 1] > offsets[s]
+                    and _counts_row(matrix, i, filters, keys, s)
+                ):
+                    counts[offsets[s] + matrix[i, columns[s]] - lo[s]] += 1
+    return seen, lo, offsets, counts

@@ -1,0 +1,67 @@
+"""The ruleset and overhead benchmarks run end to end (smoke runs: speed is asserted in
+the benchmark itself, never here)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchmarks import more_tables
+
+ROOT = Path(__file__).resolve().parent.parent
+RULESETS = ("age_of_gods", "blocks", "confrontation", "skirmish")
+
+
+def run_script(name: str) -> str:
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / name), "--quick"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def rates(line: str) -> list[float]:
+    return [float(x.strip().replace(",", "").rstrip("x%")) for x in line.split("|")[3:-1]]
+
+
+def test_ruleset_benchmark_measures_every_ruleset_against_its_reference() -> None:
+    out = run_script("rulesets.py")
+    rows = {line.split("|")[1].strip(): line for line in out.splitlines() if line.startswith("| ")}
+    for ruleset in RULESETS:
+        python, kernel, ratio = rates(rows[ruleset])
+        assert python > 0 and kernel > 0
+        # The ratio column is the kernel's rate over the reference's, rounded.
+        assert ratio == pytest.approx(kernel / python, rel=0.01, abs=1)
+    assert re.search(r"slowest against its reference: \w+, [\d,]+x .*: (met|NOT met)", out)
+
+
+def test_overhead_benchmark_compares_simulate_with_the_bare_kernel() -> None:
+    out = run_script("overhead.py")
+    rows = [line for line in out.splitlines() if line.startswith("| ") and "---" not in line]
+    assert [r.split("|")[1].strip() for r in rows[1:]] == [
+        "olympia: noble, 100 soldier vs noble, 20 knight",
+        "medium.toml",
+    ]
+    for row in rows[1:]:
+        kernel, simulate, overhead, in_run = rates(row)
+        assert kernel > 0 and simulate > 0 and in_run > -100
+        assert overhead == pytest.approx(100 * (kernel / simulate - 1), abs=0.1)
+    verdict = r"simulate over bare kernel: at most [+-][\d.]+% in-run .*: (met|NOT met)"
+    assert re.search(verdict, out)
+
+
+def test_the_tables_replace_their_own_block_and_keep_the_rest() -> None:
+    notes = "# Benchmarks\n\nsome notes\n"
+    first = more_tables.with_tables(notes, ["| a |", "| 1 |"])
+    second = more_tables.with_tables(first + "\nlater notes\n", ["| a |", "| 2 |"])
+    assert first.startswith(notes.rstrip("\n")) and "| 1 |" in first
+    assert second.count(more_tables.BEGIN) == 1 and second.count(more_tables.END) == 1
+    assert "| 1 |" not in second and "| 2 |" in second
+    assert second.startswith(notes.rstrip("\n")) and second.endswith("later notes\n")

@@ -1,0 +1,131 @@
+"""The jitted tally equals the plain numpy computation it replaced, on any integers."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from kernels.tally import NARROW
+from simulator.stats import OUTCOMES, Histogram, Tally
+
+INT64 = np.iinfo(np.int64)
+
+
+def numpy_histogram(data: np.ndarray) -> tuple[list[int], list[int]]:
+    """Distinct values and their counts, the way numpy counts them."""
+    values, counts = np.unique(np.asarray(data, np.int64), return_counts=True)
+    return values.tolist(), counts.tolist()
+
+
+def numpy_tally(outcomes: dict[str, np.ndarray]) -> dict[str, object]:
+    """``Tally.to_dict()`` of ``outcomes`` computed column by column with numpy."""
+    winner, steps = outcomes["winner"], outcomes["steps"]
+    by_outcome = [numpy_histogram(steps[winner == k]) for k in range(len(OUTCOMES))]
+    return {
+        "battles": int(winner.size),
+        "wins": np.bincount(winner, minlength=len(OUTCOMES)).tolist(),
+        "steps_by_outcome": [{"values": v, "counts": c} for v, c in by_outcome],
+        "columns": {
+            name: dict(zip(("values", "counts"), numpy_histogram(values), strict=True))
+            for name, values in outcomes.items()
+            if name not in ("winner", "steps")
+        },
+    }
+
+
+#: Small values, values around the first pass's table (NARROW), values near the int64
+#: limits, and mixtures of them (huge spreads).
+integers = st.one_of(
+    st.integers(-5, 40),
+    st.integers(NARROW - 3, NARROW + 3),
+    st.integers(INT64.min, INT64.min + 3),
+    st.integers(INT64.max - 3, INT64.max),
+    st.integers(-(10**12), 10**12),
+)
+
+
+@st.composite
+def outcome_matrices(draw: st.DrawFn, extra: int | None = None) -> np.ndarray:
+    rows = draw(st.integers(0, 300))
+    extra = draw(st.integers(0, 5)) if extra is None else extra
+    winner = draw(hnp.arrays(np.int64, rows, elements=st.integers(0, 2)))
+    rest = draw(hnp.arrays(np.int64, (rows, 1 + extra), elements=integers))
+    return np.column_stack([winner, rest])
+
+
+def as_outcomes(matrix: np.ndarray) -> dict[str, np.ndarray]:
+    """Column views of one row-major matrix, as the rulesets return them."""
+    names = ["winner", "steps"] + [f"extra.{c}" for c in range(matrix.shape[1] - 2)]
+    return {name: matrix[:, c] for c, name in enumerate(names)}
+
+
+@settings(max_examples=300, deadline=None)
+@given(hnp.arrays(np.int64, st.integers(0, 400), elements=integers))
+def test_histogram_equals_numpy(data: np.ndarray) -> None:
+    h = Histogram.of(data)
+    assert (h.values.tolist(), h.counts.tolist()) == numpy_histogram(data)
+    assert h.values.dtype == np.int64 and h.counts.dtype == np.int64
+
+
+@settings(max_examples=200, deadline=None)
+@given(outcome_matrices())
+def test_tally_of_column_views_equals_numpy(matrix: np.ndarray) -> None:
+    outcomes = as_outcomes(matrix)
+    assert json.dumps(Tally.of(outcomes).to_dict()) == json.dumps(numpy_tally(outcomes))
+
+
+@settings(max_examples=100, deadline=None)
+@given(outcome_matrices(), st.data())
+def test_tally_of_separate_and_mixed_arrays_equals_numpy(
+    matrix: np.ndarray, data: st.DataObject
+) -> None:
+    # Some columns copied out of the matrix (derived columns), winner and steps
+    # possibly apart: the tally must not depend on how the columns are stored.
+    outcomes = as_outcomes(matrix)
+    copied = data.draw(st.sets(st.sampled_from(sorted(outcomes))))
+    mixed = {name: v.copy() if name in copied else v for name, v in outcomes.items()}
+    assert json.dumps(Tally.of(mixed).to_dict()) == json.dumps(numpy_tally(outcomes))
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    st.integers(0, 3).flatmap(
+        lambda extra: st.lists(outcome_matrices(extra), min_size=1, max_size=4)
+    )
+)
+def test_merged_chunks_equal_the_whole_in_any_order(chunks: list[np.ndarray]) -> None:
+    whole = json.dumps(numpy_tally(as_outcomes(np.concatenate(chunks))))
+    for order in (chunks, chunks[::-1]):
+        merged = Tally()
+        for chunk in order:
+            merged = merged.merge(Tally.of(as_outcomes(chunk)))
+        if merged.battles:
+            assert json.dumps(merged.to_dict()) == whole
+
+
+def test_empty_chunk_tallies_to_nothing() -> None:
+    outcomes = as_outcomes(np.zeros((0, 4), np.int64))
+    tally = Tally.of(outcomes)
+    assert json.dumps(tally.to_dict()) == json.dumps(numpy_tally(outcomes))
+    assert tally.battles == 0 and tally.steps.n == 0
+
+
+def test_a_spread_wider_than_the_chunk_is_counted_exactly() -> None:
+    rng = np.random.default_rng(7)
+    matrix = np.column_stack(
+        [rng.integers(0, 3, 1000), rng.integers(-(10**9), 10**9, (1000, 2))]
+    ).astype(np.int64)
+    matrix[:5, 2] = [INT64.min, INT64.max, INT64.min, 0, -1]
+    outcomes = as_outcomes(matrix)
+    assert json.dumps(Tally.of(outcomes).to_dict()) == json.dumps(numpy_tally(outcomes))
+
+
+def test_a_winner_outside_the_three_outcomes_is_refused() -> None:
+    matrix = np.array([[0, 3], [3, 4]], np.int64)
+    with pytest.raises(ValueError, match="winner"):
+        Tally.of(as_outcomes(matrix))
