@@ -2,7 +2,7 @@
 
     python benchmarks/scale.py [--battles N]
 
-Prints a Markdown table (the figures in README's "Scale" section). Compile time is
+Prints a Markdown table (the figures in docs/scale.md). Compile time is
 excluded: every configuration runs a small warm-up first.
 """
 

@@ -1,5 +1,5 @@
 """Age of Gods battles: an opening volley, then rounds of special / missile / melee
-phases, each resolved simultaneously (spec/age_of_gods.md, "Sequence").
+phases, each resolved simultaneously (docs/age_of_gods.md, "The rules, as implemented").
 
 The army is Olympia's group table (kernels/olympia.py) with a few more columns, so
 Olympia's helpers serve here unchanged: ``refresh`` finds the front rows, valid
@@ -40,7 +40,7 @@ QUARTERS = 4
 VOLLEY, SPECIAL, MISSILE, MELEE, STALEMATE = range(5)
 PHASES = ("volley", "special", "missile", "melee", "stalemate")
 ATTACKER, DEFENDER, DRAW = ol.ATTACKER, ol.DEFENDER, ol.DRAW
-MELEE_CAP_PER_FRONT_MAN = 4
+MELEE_STRIKES_PER_DEFENDER = 4
 
 # Outcome row: Olympia's winner, steps and extras, then the deciding phase, then the
 # casualty and fled columns named by the group table.
@@ -49,9 +49,9 @@ O_COLUMNS = O_PHASE + 1
 
 # Rows of the per-side scratch: Olympia's value, alive, structure defense, damage and
 # standing, refresh()'s striker and target totals and its two scratch rows, then the
-# structure hits pending in this phase, the men in the front row(s) and the size of
-# the special attacks' target pool.
-N_PER_SIDE = 12
+# structure hits pending in this phase, the size of the special attacks' target pool
+# and the side's missile and melee caps for this phase.
+N_PER_SIDE = 13
 BLOCK = ol.BLOCK
 
 
@@ -71,20 +71,18 @@ def survey(
     front,
     pool,
     pool_total,
-    front_men,
+    missile_cap,
+    melee_cap,
 ):
     """Targets at the start of a phase: ``t`` / ``ts`` for missile and melee (front row
     and the structure), ``pool`` / ``pool_total`` for special attacks (every man in any
-    row and every unshielded noble), and ``front_men`` per side for the caps."""
+    row and every unshielded noble), and each side's caps for the phase."""
     ol.refresh(
         groups, cnt, sides, standing, ol.RANDOM, unit_men, rating, w, t, ws, ts, others, front
     )
-    front_men[:] = 0
     pool_total[:] = 0
     for g in range(groups.shape[0]):
         s = groups[g, ol.G_SIDE]
-        if groups[g, ol.G_ROW] <= front[s]:
-            front_men[s] += cnt[g]
         pool[g] = 0
         if cnt[g] > 0:
             if groups[g, ol.G_KIND] == ol.MAN:
@@ -94,6 +92,28 @@ def survey(
             ):
                 pool[g] = 1
         pool_total[s] += pool[g]
+    strike_caps(ts, pool_total, standing, missile_cap, melee_cap)
+
+
+@jit
+def strike_caps(ts, pool_total, standing, missile_cap, melee_cap):
+    """Each side's missile and melee caps from its own and the enemy's *defenders*:
+    what a missile or melee strike can target (front-row men and unshielded nobles,
+    and a standing structure as one).
+
+    ``ts`` counts a side's missile and melee targets (front row and a standing
+    structure), ``pool_total`` its men and unshielded nobles in every row (the
+    structure not included). A side shoots at most as many missiles as it has
+    defenders, and makes at most 4 melee strikes per enemy defender; an enemy with
+    more targets behind its front than in it is counted as half of all its targets
+    (rounded down) instead, so that hiding men in rear rows does not save them from
+    melee."""
+    for s in range(2):
+        front = ts[s]
+        every = pool_total[s] + standing[s]
+        defenders = every // 2 if every - front > front else front
+        missile_cap[s] = front
+        melee_cap[1 - s] = MELEE_STRIKES_PER_DEFENDER * defenders
 
 
 @jit(inline=True)
@@ -308,9 +328,8 @@ def _phased_battle(
     ready,
     per_side,
 ):
-    (value, alive, sdef, sdmg, standing, ws, ts, others, front, pending, front_men, pool_total) = (
-        per_side
-    )
+    value, alive, sdef, sdmg, standing, ws, ts, others, front = per_side[:9]
+    pending, pool_total, missile_cap, melee_cap = per_side[9:]
     ol.battle_start(groups, sides, cnt, health, value, alive, sdef, sdmg, standing, row)
     survey(
         groups,
@@ -327,7 +346,8 @@ def _phased_battle(
         front,
         pool,
         pool_total,
-        front_men,
+        missile_cap,
+        melee_cap,
     )
     ranged_or_melee(
         state,
@@ -344,7 +364,7 @@ def _phased_battle(
         ready,
         DEFENDER,
         MISSILE,
-        front_men[DEFENDER],
+        missile_cap[DEFENDER],
     )
     apply_losses(
         state,
@@ -388,7 +408,8 @@ def _phased_battle(
                 front,
                 pool,
                 pool_total,
-                front_men,
+                missile_cap,
+                melee_cap,
             )
             if phase == SPECIAL:
                 strikes += special_attacks(
@@ -396,9 +417,7 @@ def _phased_battle(
                 )
             else:
                 for s in range(2):
-                    cap = front_men[s]
-                    if phase == MELEE:
-                        cap = MELEE_CAP_PER_FRONT_MAN * front_men[1 - s]
+                    cap = missile_cap[s] if phase == MISSILE else melee_cap[s]
                     strikes += ranged_or_melee(
                         state,
                         groups,

@@ -1,4 +1,4 @@
-"""Blocks battles and sieges, one die at a time (spec/blocks.md).
+"""Blocks battles and sieges, one die at a time (docs/blocks.md, "The rules as simulated").
 
 The battle is a table of blocks (attacker's first, then the defender's, each in the
 order the scenario lists them) and a vector of parameters and policies; the kernel

@@ -1,4 +1,4 @@
-"""Confrontation battles (spec/confrontation.md): stacks on hexes, turn by turn.
+"""Confrontation battles (docs/confrontation.md): stacks on hexes, turn by turn.
 
 Inputs are plain tables built by simulator/rulesets/confrontation/prepare.py:
 
@@ -10,6 +10,9 @@ Inputs are plain tables built by simulator/rulesets/confrontation/prepare.py:
 * ``params`` int64 [N_PARAMS].
 
 Resolve moves in half points, so it is kept doubled (``resolve2``) as an integer.
+Arms, a and b arrive in hundredths (whole numbers, exact in float64), so a strength
+is a whole number of ``1 / STRENGTH_SCALE`` and the die's faces come out of integer
+arithmetic: what the scenario writes in decimal is what decides the die.
 One output row per battle, columns as ``O_*`` and ``column_*`` below say.
 """
 
@@ -41,6 +44,10 @@ ATTACKER, DEFENDER, DRAW = 0, 1, 2
 
 O_WINNER, O_STEPS, O_DAMAGE = 0, 1, 2  # O_DAMAGE + side: damage rolled against the side
 O_UNITS = 4  # then per unit: destroyed (0/1), integrity left, resolve2; then casualties
+#: Strength units per strength point: hundredths of arms times hundredths of a (or
+#: hundredths of b times halves of resolve, scaled to match), times quarters of
+#: (1 + advantages / 4).
+STRENGTH_SCALE = 100 * 100 * 2 * 4
 #: Battles per parallel work item: scratch arrays are allocated once per block.
 BLOCK = 64
 
@@ -63,15 +70,18 @@ def first_casualty_column(n_units: int) -> int:
 
 @jit(inline=True)
 def strength(units, floats, resolve2, u):
-    s = (floats[u, F_ARMS] * floats[u, F_A] + (resolve2[u] / 2.0) * floats[u, F_B]) * (
-        1.0 + units[u, U_ADVANTAGES] / 4.0
-    )
-    return s if s > 0.0 else 0.0
+    """((arms x a) + (resolve x b)) x (1 + advantages / 4), never below 0, in
+    ``1 / STRENGTH_SCALE``: exact, because every factor is a whole number here."""
+    arms_a = np.int64(floats[u, F_ARMS]) * np.int64(floats[u, F_A]) * 2
+    resolve_b = resolve2[u] * np.int64(floats[u, F_B]) * 100
+    s = (arms_a + resolve_b) * (4 + units[u, U_ADVANTAGES])
+    return s if s > 0 else np.int64(0)
 
 
 @jit(inline=True)
 def faces(attacker, defender):
-    n = np.int64(np.floor(attacker - defender))
+    """N of 2dN: the strength difference rounded down, at least 1."""
+    n = (attacker - defender) // STRENGTH_SCALE
     return n if n > 1 else np.int64(1)
 
 
@@ -138,7 +148,7 @@ def confront(
 def strongest(units, floats, resolve2, alive, first, end):
     """The highest-strength living unit of units ``first .. end-1`` (ties: the first)."""
     best = -1
-    best_strength = 0.0
+    best_strength = np.int64(0)
     for v in range(first, end):
         if alive[v] == 1:
             s = strength(units, floats, resolve2, v)
@@ -203,7 +213,7 @@ def interceptor_of(units, floats, stacks, distance, resolve2, alive, target):
     """Reach in the target space, or aerial units of its side within their speed."""
     side = stacks[target, S_SIDE]
     best = -1
-    best_strength = 0.0
+    best_strength = np.int64(0)
     for v in range(units.shape[0]):
         if alive[v] == 0 or units[v, U_SIDE] != side:
             continue

@@ -1,4 +1,4 @@
-"""Olympia battles, one strike at a time (spec/olympia.md, "One strike").
+"""Olympia battles, one strike at a time (docs/olympia.md, "One strike").
 
 The army is a table of *groups*: men of one type in one unit and row (split where a
 structure's capacity ends), one noble, or the siege engines of one kind. Kernels take
@@ -237,7 +237,7 @@ def defense_of(groups, sdef, standing, e, target):
 @jit(inline=True)
 def take_prisoners(state, groups, cnt, health, alive, winner, row):
     """The winner takes each surviving noble of the loser with chance
-    clamp(25 W / L, 25, 75) percent (spec/olympia.md, "After the battle")."""
+    clamp(25 W / L, 25, 75) percent (docs/olympia.md, "After the battle")."""
     loser = 1 - winner
     percent = 75
     if alive[loser] > 0:

@@ -1,4 +1,4 @@
-"""Skirmish battles, turn by turn (spec/skirmish.md, "A battle turn").
+"""Skirmish battles, turn by turn (docs/skirmish.md, "The rules as implemented").
 
 The field is a table of *participants* (one row per unit, in id order) with their
 side, ratings, abilities and starting health. Every participant in turn picks the
@@ -50,11 +50,12 @@ SAMPLES = 5
 # Expected-value modes.
 EXACT, SAMPLED5 = 0, 1
 
-# Columns of the outcome row: winner, turns, then per side and move type the health that
-# side's moves removed (for healing: restored), then each participant's health left,
-# then one casualty column per (side, unit type) as the table's P_CASUALTY_COLUMN says.
-O_WINNER, O_STEPS = 0, 1
-O_EFFECT = 2
+# Columns of the outcome row: winner, turns, whether the turn limit ended the battle
+# (0/1), then per side and move type the health that side's moves removed (for healing:
+# restored), then each participant's health left, then one casualty column per
+# (side, unit type) as the table's P_CASUALTY_COLUMN says.
+O_WINNER, O_STEPS, O_TURN_LIMIT = 0, 1, 2
+O_EFFECT = 3
 O_HEALTH = O_EFFECT + 2 * N_MOVE_TYPES
 
 # Columns of a move log row.
@@ -188,8 +189,9 @@ def _apply(table, health, healer_ready, row, log, n_moves, turn, i, j, move, eff
 
 
 @jit
-def one_battle(state, table, expected, mode, row, health, healer_ready, log):
-    """Fight one battle into ``row``; moves go to ``log`` while it has room.
+def one_battle(state, table, expected, mode, turn_limit, row, health, healer_ready, log):
+    """Fight one battle into ``row``; moves go to ``log`` while it has room. A battle
+    still undecided after ``turn_limit`` turns ends there as a draw.
 
     Returns the number of moves made (which may exceed ``log``'s length: the caller
     then replays with a longer log; the stream, hence the battle, is the same)."""
@@ -264,6 +266,10 @@ def one_battle(state, table, expected, mode, row, health, healer_ready, log):
         if stale >= STALE_TURNS:
             row[O_WINNER] = DRAW
             break
+        if turn >= turn_limit:
+            row[O_WINNER] = DRAW
+            row[O_TURN_LIMIT] = 1
+            break
     row[O_STEPS] = turn
     for p in range(n):
         row[O_HEALTH + p] = health[p]
@@ -273,7 +279,7 @@ def one_battle(state, table, expected, mode, row, health, healer_ready, log):
 
 
 @jit(parallel=True)
-def skirmish_battles(table, mode, seed, first, out):
+def skirmish_battles(table, mode, turn_limit, seed, first, out):
     """Battles ``first .. first + len(out) - 1`` of run ``seed``."""
     n = out.shape[0]
     n_participants = table.shape[0]
@@ -285,11 +291,13 @@ def skirmish_battles(table, mode, seed, first, out):
         no_log = np.empty((0, N_LOG_FIELDS), np.int64)
         for i in range(block * BLOCK, min(n, (block + 1) * BLOCK)):
             seed_battle(state, seed, first + i)
-            one_battle(state, table, expected, mode, out[i], health, healer_ready, no_log)
+            one_battle(
+                state, table, expected, mode, turn_limit, out[i], health, healer_ready, no_log
+            )
 
 
 @jit
-def skirmish_replay(table, mode, seed, battle, row, log):
+def skirmish_replay(table, mode, turn_limit, seed, battle, row, log):
     """Battle ``battle`` of run ``seed`` (its own stream, as in ``skirmish_battles``),
     with its moves in ``log``; returns the number of moves made."""
     state = np.empty(4, np.uint64)
@@ -297,7 +305,8 @@ def skirmish_replay(table, mode, seed, battle, row, log):
     health = np.empty(n_participants, np.int64)
     healer_ready = np.empty(n_participants, np.int64)
     seed_battle(state, seed, battle)
-    return one_battle(state, table, expected_table(table), mode, row, health, healer_ready, log)
+    expected = expected_table(table)
+    return one_battle(state, table, expected, mode, turn_limit, row, health, healer_ready, log)
 
 
 @jit

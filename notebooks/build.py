@@ -542,10 +542,98 @@ display(Markdown("\\n".join(lines)))"""
     )
 
 
+def balance_pass() -> nbformat.NotebookNode:
+    cells = [
+        new_markdown_cell(
+            "# A balance pass (olympia)\n\n"
+            "The bundled battle `scenarios/olympia/knights_vs_pikemen.toml`: a noble leads ten "
+            "knights and twenty soldiers against a noble with forty pikemen. A balance pass asks "
+            "three questions of it: what is a knight worth here, which number moves the battle "
+            "most, and who beats whom at equal cost. Every number below is computed by the "
+            "package, and the conclusions at the end are worded from those numbers."
+        ),
+        new_code_cell(SETUP + STUDY_IMPORTS),
+        new_code_cell(
+            """scenario = simulator.load_scenario("../scenarios/olympia/knights_vs_pikemen.toml")
+result = simulator.simulate(scenario, BATTLES, SEED)
+p_attacker, low_attacker, high_attacker = result.win("attacker")
+result.summary().head(6)"""
+        ),
+        new_code_cell("plots.report_figure(result, width=11, height=7)"),
+        new_markdown_cell(
+            "## 1. What is a knight worth?\n"
+            "The smallest number of soldiers that, added to the attacker instead of one more "
+            "knight, wins at least as often. Each probe is a paired comparison on common random "
+            "numbers, run until it is sure which side of the knight it is on (or until the "
+            "battle cap, when the answer is a range)."
+        ),
+        new_code_cell(
+            """knight = simulator.worth(scenario, side="attacker", add="1 knight", in_="soldier",
+                         seed=SEED, first_battles=max(BATTLES // 4, 200),
+                         max_battles=max(BATTLES * 8, 1000), max_n=30)
+print(knight.sentence())
+knight.frame"""
+        ),
+        new_code_cell("plots.worth_panel(knight).figure"),
+        new_markdown_cell(
+            "## 2. Which number matters?\n"
+            "Each count and each rating of the types present, one step down and one step up "
+            "(one man; 10% of a rating), each against the battle as it stands on common random "
+            "numbers. The tornado plot puts the largest effect at the top."
+        ),
+        new_code_cell(
+            """knobs = simulator.sensitivity(scenario, BATTLES, SEED)
+knobs.frame[["knob", "direction", "from", "to", "p", "diff", "low", "high"]]"""
+        ),
+        new_code_cell("plots.tornado_panel(knobs).figure"),
+        new_markdown_cell(
+            "## 3. Who beats whom at equal cost?\n"
+            "<!-- MATRIX: the `battle-odds matrix` cell goes here (a cost matrix of the "
+            "ruleset's types, with its heat map). -->"
+        ),
+        new_markdown_cell("## Conclusions"),
+        new_code_cell(
+            """frame = knobs.frame.dropna(subset=["diff"])
+clear = frame[(frame["low"] > 0) | (frame["high"] < 0)]
+noise = sorted(set(frame["knob"]) - set(clear["knob"]))
+
+
+def step(row):
+    return (f"{row['knob']} {row['from']:g} -> {row['to']:g}: {100 * row['diff']:+.1f} points "
+            f"({100 * row['low']:+.1f} to {100 * row['high']:+.1f})")
+
+
+strongest = list(dict.fromkeys(frame["knob"]))[:3]
+lines = [f"- **As it stands** the attacker wins {p_attacker:.1%} "
+         f"(95%: {low_attacker:.1%} to {high_attacker:.1%}, {result.n:,} battles)."]
+lines.append(f"- **Worth**: {knight.sentence()}.")
+lines.append("- **The knobs to turn** (largest effect first): " + "; ".join(
+    step(frame[(frame.knob == k)].loc[frame[frame.knob == k]["diff"].abs().idxmax()])
+    for k in strongest) + ".")
+if noise:
+    lines.append("- **Within noise** at this battle count: " + ", ".join(noise) + ".")
+else:
+    lines.append("- Every step of every number moves the attacker's chance measurably.")
+lines.append(
+    f"- **A patch**: to move the attacker's chance most with one step, change "
+    f"{strongest[0]}; to fine-tune it, change {list(dict.fromkeys(frame['knob']))[-1]}, "
+    "the number with the smallest effect.")
+display(Markdown("\\n".join(lines)))"""
+        ),
+    ]
+    return new_notebook(
+        cells=cells,
+        metadata={
+            "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}
+        },
+    )
+
+
 NOTEBOOKS = {
     "olympia_knight_worth.ipynb": olympia_knight,
     "age_of_gods_pikemen.ipynb": age_of_gods_pikemen,
     "blocks_siege.ipynb": blocks_siege,
+    "balance_pass.ipynb": balance_pass,
 }
 
 

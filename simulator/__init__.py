@@ -5,6 +5,8 @@
 >>> result = simulator.simulate(scenario, battles=10_000, seed=1)
 >>> result.summary()          # tidy pandas frame
 >>> result.battles            # one row per battle
+>>> simulator.worth(scenario, side="attacker", add="1 knight", in_="soldier").frame
+>>> simulator.sensitivity(scenario, battles=4_000).frame
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from .results import Result
 from .rulesets import InlineQuery
 from .runner import simulate
 from .scenario import Scenario, from_data, load_scenario
+from .sensitivity import sensitivity
+from .worth import worth
 
 __all__ = [
     "BattleOddsError",
@@ -28,14 +32,14 @@ __all__ = [
     "from_data",
     "inline_scenario",
     "load_scenario",
+    "sensitivity",
     "simulate",
+    "worth",
 ]
 
 
 def inline_scenario(ruleset: str, attacker: str, defender: str, **options: object) -> Scenario:
     """A scenario from one-line armies, as ``battle-odds odds`` builds it."""
-    from . import rulesets
-    from .errors import Source
+    from .scenario import from_query
 
-    data = rulesets.get(ruleset).inline(InlineQuery(attacker, defender, options))
-    return from_data(data, Source("odds"))
+    return from_query(ruleset, InlineQuery(attacker, defender, options))

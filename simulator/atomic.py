@@ -14,6 +14,9 @@ def write_atomically(path: str | Path, data: str | bytes) -> None:
     payload = data.encode() if isinstance(data, str) else data
     fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
     try:
+        # mkstemp creates the file 0600; the result should have the mode any new file of
+        # the user gets (an existing file keeps its own), as a plain open() would give.
+        os.fchmod(fd, _mode_for(path))
         with os.fdopen(fd, "wb") as handle:
             handle.write(payload)
             handle.flush()
@@ -22,3 +25,12 @@ def write_atomically(path: str | Path, data: str | bytes) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def _mode_for(path: Path) -> int:
+    try:
+        return path.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask

@@ -6,30 +6,117 @@ import functools
 import json as jsonlib
 import sys
 from collections.abc import Callable
+from importlib import metadata
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
+import typer.core
 from rich.console import Console
 from rich.markup import escape
+from typer.core import TyperGroup
 
 from . import report, rulesets
 from .atomic import write_atomically
 from .errors import BattleOddsError
 from .progress import run_battles
 from .rulesets import InlineQuery
-from .runner import DEFAULT_CHUNK
-from .scenario import from_data, load_scenario
+from .runner import DEFAULT_CHUNK, MAX_BATTLES
+from .scenario import from_query, load_scenario
+
+out = Console()
+err = Console(stderr=True)
+
+# typer parses with click, or (from 0.25) with its own copy of it: take the exceptions
+# from whichever its group class uses.
+_click: Any = getattr(typer.core, "_click", None) or typer.core.click  # type: ignore[attr-defined]
+ClickException = _click.exceptions.ClickException
+UsageError = _click.exceptions.UsageError
+NoArgsIsHelpError = getattr(_click.exceptions, "NoArgsIsHelpError", ())
+
+
+def print_error(message: str) -> None:
+    """``error: ...`` on stderr, on one line whatever the message holds."""
+    # The message may hold TOML like [[attacker.units]]: it is text, not markup.
+    line = " ".join(message.split())
+    err.print(f"[bold red]error:[/bold red] {escape(line)}", highlight=False, soft_wrap=True)
+
+
+class OneLineErrors(TyperGroup):
+    """Usage errors (an option out of range, a missing file, an unknown option) get
+    the same one line and exit status 2 as every other bad input, instead of click's
+    boxed usage message."""
+
+    def main(  # type: ignore[override]
+        self,
+        args: Any = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        try:
+            code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except NoArgsIsHelpError as exc:
+            if not standalone_mode:
+                raise
+            sys.stdout.write(exc.ctx.get_help() + "\n" if exc.ctx else str(exc))
+            sys.exit(0)
+        except ClickException as exc:
+            if not standalone_mode:
+                raise
+            where = exc.ctx.command_path if getattr(exc, "ctx", None) else "battle-odds"
+            print_error(f"{exc.format_message()} (see '{where} --help')")
+            sys.exit(2 if isinstance(exc, UsageError) else exc.exit_code)
+        except typer.Abort:
+            if not standalone_mode:
+                raise
+            err.print("aborted", highlight=False)
+            sys.exit(1)
+        if not standalone_mode:
+            return code
+        # Commands return None; an explicit typer.Exit(n) comes back as n.
+        sys.exit(code if isinstance(code, int) else 0)
+
 
 app = typer.Typer(
     name="battle-odds",
     help="Monte Carlo battle odds: win probabilities with intervals, break timing, casualties.",
+    cls=OneLineErrors,
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-out = Console()
-err = Console(stderr=True)
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        out.print(f"battle-odds {installed_version()}", highlight=False)
+        raise typer.Exit()
+
+
+def installed_version() -> str:
+    """The version in the installed package's metadata (the source's when not installed)."""
+    try:
+        return metadata.version("battle-odds")
+    except metadata.PackageNotFoundError:
+        from . import __version__
+
+        return __version__
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    # Options of the program itself; the eager --version callback does all the work.
+    return None
+
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -38,7 +125,13 @@ ScenarioPath = Annotated[
 ]
 Battles = Annotated[
     int | None,
-    typer.Option("--battles", "-n", min=1, help="Number of battles (default: the scenario's)."),
+    typer.Option(
+        "--battles",
+        "-n",
+        min=1,
+        max=MAX_BATTLES,
+        help=f"Number of battles, 1..{MAX_BATTLES:,} (default: the scenario's).",
+    ),
 ]
 Seed = Annotated[
     int | None,
@@ -62,7 +155,12 @@ Precision = Annotated[
 ]
 MaxBattles = Annotated[
     int | None,
-    typer.Option("--max-battles", min=1, help="Cap of a --precision run (default 10,000,000)."),
+    typer.Option(
+        "--max-battles",
+        min=1,
+        max=MAX_BATTLES,
+        help="Cap of a --precision run (default 10,000,000).",
+    ),
 ]
 
 
@@ -74,10 +172,7 @@ def user_errors(command: F) -> F:
         try:
             return command(*args, **kwargs)
         except BattleOddsError as exc:
-            # The message may hold TOML like [[attacker.units]]: it is text, not markup.
-            err.print(
-                f"[bold red]error:[/bold red] {escape(str(exc))}", highlight=False, soft_wrap=True
-            )
+            print_error(str(exc))
             raise typer.Exit(2) from None
 
     return wrapper  # type: ignore[return-value]
@@ -226,13 +321,8 @@ def odds(
         if not eq or not key.strip():
             raise BattleOddsError(f"--set '{pair}': expected KEY=VALUE")
         options[key.strip()] = value.strip()
-    rs = rulesets.get(ruleset, "--ruleset")
-    data = rs.inline(
-        InlineQuery(attacker, defender, {k: v for k, v in options.items() if v is not None})
-    )
-    from .errors import Source
-
-    scenario = from_data(data, Source("odds"))
+    query = InlineQuery(attacker, defender, {k: v for k, v in options.items() if v is not None})
+    scenario = from_query(ruleset, query)
     if exact:
         _show_exact(scenario, json)
         return
@@ -334,7 +424,9 @@ def regress(
     ] = False,
     battles: Annotated[
         int | None,
-        typer.Option("--battles", "-n", min=1, help="With --update: battles per scenario."),
+        typer.Option(
+            "--battles", "-n", min=1, max=MAX_BATTLES, help="With --update: battles per scenario."
+        ),
     ] = None,
     level: Annotated[
         float | None,
@@ -358,9 +450,7 @@ def regress(
             return
         report = regression.check(paths, regression.read_baseline(baseline), baseline)
     except BattleOddsError as exc:
-        err.print(
-            f"[bold red]error:[/bold red] {escape(str(exc))}", highlight=False, soft_wrap=True
-        )
+        print_error(str(exc))
         raise typer.Exit(2) from None
     if junit is not None:
         write_atomically(junit, report.junit())
@@ -400,8 +490,10 @@ def render_regression(report: Any) -> None:
     )
 
 
-# Registers plot, compare and sweep on ``app`` (imported last: it imports from here).
-from . import cli_balance  # noqa: E402, F401
+# Registers the commands of the other CLI modules on ``app`` (imported last: they import
+# from here): plot, compare, sweep (cli_balance); worth, sensitivity (cli_designer); new;
+# schema.
+from . import cli_balance, cli_designer, cli_new, cli_schema  # noqa: E402, F401
 
 
 def main() -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -24,7 +24,7 @@ import pandas as pd
 from . import rulesets
 from .errors import BattleOddsError
 from .results import Result
-from .runner import DEFAULT_CHUNK, Progress, thread_count
+from .runner import DEFAULT_CHUNK, Progress, check_run, thread_count
 from .scenario import Scenario
 from .stats import OUTCOMES, Z95, Tally
 
@@ -70,8 +70,23 @@ class Comparison:
     def n(self) -> int:
         return int(self.joint.sum())
 
-    def win(self, outcome: str = "attacker") -> Difference:
-        """P_B - P_A of ``outcome`` with its paired 95% interval.
+    def merge(self, other: Comparison) -> Comparison:
+        """This comparison and ``other`` (later battles of the same seed) as one."""
+        sums = {k: PairedSums(v.n, v.total, v.squares) for k, v in self.sums.items()}
+        for name, s in other.sums.items():
+            mine = sums.setdefault(name, PairedSums())
+            mine.n, mine.total = mine.n + s.n, mine.total + s.total
+            mine.squares += s.squares
+        return Comparison(
+            a=replace(self.a, tally=self.a.tally.merge(other.a.tally)),
+            b=replace(self.b, tally=self.b.tally.merge(other.b.tally)),
+            joint=self.joint + other.joint,
+            sums=sums,
+            seconds=self.seconds + other.seconds,
+        )
+
+    def win(self, outcome: str = "attacker", z: float = Z95) -> Difference:
+        """P_B - P_A of ``outcome`` with its paired 95% interval (``z``: another level).
 
         The interval is Agresti and Min's (2005) adjusted Wald interval for paired
         proportions (half a battle added to each cell of the 2x2 table): it keeps its
@@ -86,7 +101,7 @@ class Comparison:
         adj_n = n + 2
         adj_b, adj_a = (only_b + 0.5) / adj_n, (only_a + 0.5) / adj_n
         centre = adj_b - adj_a
-        half = Z95 * math.sqrt(max(adj_b + adj_a - centre * centre, 0.0) / adj_n)
+        half = z * math.sqrt(max(adj_b + adj_a - centre * centre, 0.0) / adj_n)
         return Difference(
             p_a, p_b, (only_b - only_a) / n, max(-1.0, centre - half), min(1.0, centre + half)
         )
@@ -210,15 +225,14 @@ def compare(
     threads: int | None = None,
     chunk: int = DEFAULT_CHUNK,
     progress: Progress | None = None,
+    first: int = 0,
 ) -> Comparison:
     """Run ``a`` and ``b`` on common random numbers: battle i of both uses stream i of
-    ``seed``. Battles and seed default to A's scenario file."""
+    ``seed``. Battles and seed default to A's scenario file. ``first``: the index of the
+    first battle, to continue a comparison (see :meth:`Comparison.merge`)."""
     battles = a.battles if battles is None else battles
     seed = a.seed if seed is None else seed
-    if battles < 1:
-        raise BattleOddsError(f"battles: {battles}: expected at least 1")
-    if not 0 <= seed < 2**63:
-        raise BattleOddsError(f"seed: {seed}: expected 0..2**63-1")
+    check_run(battles, seed)
     prepared_a = rulesets.get(a.ruleset).prepare(a.model)
     prepared_b = rulesets.get(b.ruleset).prepare(b.model)
     if prepared_a.kernel != prepared_b.kernel:
@@ -233,8 +247,8 @@ def compare(
         done = 0
         while done < battles:
             count = min(chunk, battles - done)
-            out_a = prepared_a.run(seed, done, count)
-            out_b = prepared_b.run(seed, done, count)
+            out_a = prepared_a.run(seed, first + done, count)
+            out_b = prepared_b.run(seed, first + done, count)
             tally_a = tally_a.merge(Tally.of(out_a))
             tally_b = tally_b.merge(Tally.of(out_b))
             joint += np.bincount(3 * out_a["winner"] + out_b["winner"], minlength=9).reshape(3, 3)

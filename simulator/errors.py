@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,6 +42,9 @@ class Source:
     label: str
     text: str = ""
     path: Path | None = None
+    #: For data built from command-line options (``odds``): the option a dotted key came
+    #: from, so that its errors name the option.
+    option_of: Callable[[str], str | None] | None = None
 
     def line_of(self, key: str, value: object = None) -> int | None:
         """Best-effort line of a dotted key (``attacker.units[1].men.knigt``) in the text.
@@ -87,4 +90,7 @@ class Source:
         """An error at ``key`` (a dotted path like ``attacker.units[1].men``)."""
         line = self.line_of(key, value) if self.path is not None else None
         where = f"{self.label}:{line}" if line else self.label
+        option = self.option_of(key) if self.option_of is not None else None
+        if option:
+            where = option
         return BattleOddsError(f"{where}: {key}: {message}")

@@ -20,6 +20,7 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from . import rulesets
 from .errors import BattleOddsError
@@ -28,7 +29,9 @@ from .stats import OUTCOMES
 
 if TYPE_CHECKING:
     from .compare import Comparison
+    from .sensitivity import Sensitivity
     from .sweep import Sweep, TargetSearch
+    from .worth import Worth
 
 #: File types ``save`` writes (by suffix).
 FORMATS = ("png", "svg", "pdf")
@@ -321,10 +324,17 @@ def target_panel(search: TargetSearch, ax: Axes | None = None) -> Axes:
             linestyle="--",
             label=f"smallest reaching: {search.value}",
         )
-    ax.set_xlabel(search.vary.path)
-    ax.set_ylabel(f"P({_label(search.outcome)})")
+    return _probability_axes(
+        ax, search.vary.path, search.outcome, f"{search.scenario.name}: target search"
+    )
+
+
+def _probability_axes(ax: Axes, xlabel: str, outcome: str, title: str) -> Axes:
+    """Labels, limits, legend and grid of a panel of P(outcome) against a value."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(f"P({_label(outcome)})")
     ax.set_ylim(-0.02, 1.02)
-    ax.set_title(f"{search.scenario.name}: target search")
+    ax.set_title(title)
     ax.legend(loc="best", fontsize="small")
     ax.grid(alpha=0.3)
     return ax
@@ -362,9 +372,101 @@ def comparison_panel(comparison: Comparison, ax: Axes | None = None) -> Axes:
     return ax
 
 
-def save(figure: Figure, path: str | Path, dpi: float | None = None) -> Path:
-    """Write ``figure`` to ``path`` (.png, .svg or .pdf) through a temporary file and a
-    rename in the same folder: the file is either the old one or the whole new one."""
+def worth_panel(worth: Worth, ax: Axes | None = None) -> Axes:
+    """The probes of a worth search: P(side wins) with n men of Y added, with intervals,
+    against P with X (dotted, its band shaded) and the answer (or the range) marked."""
+    ax = _axes(ax)
+    frame = worth.frame
+    p_x, low_x, high_x = worth.reference()
+    n, p = frame["n"].to_numpy(float), frame["p"].to_numpy()
+    colour = COLOURS[worth.side]
+    ax.axhspan(low_x, high_x, color="black", alpha=0.1, linewidth=0)
+    count, kind = worth.add
+    ax.axhline(p_x, color="black", linestyle=":", label=f"with {count} {kind}: {p_x:.3f}")
+    ax.errorbar(
+        n,
+        p,
+        yerr=np.vstack([p - frame["low"].to_numpy(), frame["high"].to_numpy() - p]),
+        fmt="o",
+        color=colour,
+        capsize=4,
+        label=f"with n {worth.in_} (intervals at z = {worth.z:.2f})",
+    )
+    if worth.n is not None:
+        ax.axvline(worth.n, color="green", linestyle="--", label=f"worth: {worth.n}")
+    elif worth.low is not None:
+        top = worth.max_n if worth.high is None else worth.high
+        ax.axvspan(worth.low - 0.5, top + 0.5, color="green", alpha=0.15, label="worth: in here")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    return _probability_axes(
+        ax,
+        f"n: men of type {worth.in_} added to the {worth.side}",
+        worth.side,
+        f"{worth.scenario.name}: {count} {kind} in {worth.in_}",
+    )
+
+
+def tornado_panel(result: Sensitivity, ax: Axes | None = None, top: int = 15) -> Axes:
+    """The change in the win probability when each knob moves one step down (light bar)
+    and up (dark bar), with the paired 95% intervals: the ``top`` knobs with the largest
+    effect, the largest at the top."""
+    frame = result.frame
+    knobs = list(dict.fromkeys(frame["knob"]))[:top]
+    ax = _axes(ax, 8.0, max(3.0, 0.45 * len(knobs) + 1.5))
+    colour = COLOURS[result.side]
+    rows = np.arange(len(knobs))
+    for direction, offset, alpha in (("down", -0.2, 0.45), ("up", 0.2, 1.0)):
+        part = frame[frame["direction"] == direction].set_index("knob").reindex(knobs)
+        diff = part["diff"].to_numpy(dtype=float)
+        low, high = part["low"].to_numpy(float), part["high"].to_numpy(float)
+        ax.barh(
+            rows + offset,
+            np.nan_to_num(diff),
+            height=0.4,
+            xerr=np.nan_to_num(np.vstack([diff - low, high - diff])),
+            color=colour,
+            alpha=alpha,
+            capsize=3,
+            error_kw={"elinewidth": 1.0, "alpha": 1.0},
+            label=f"one step {direction}",
+        )
+        # The value stepped to, just past the end of the interval.
+        for row, (value, lo, hi, to) in enumerate(zip(diff, low, high, part["to"], strict=True)):
+            right = np.isnan(value) or value >= 0
+            ax.annotate(
+                "n/a" if np.isnan(value) else f"{to:g}",
+                (0 if np.isnan(value) else hi if right else lo, row + offset),
+                xytext=(5 if right else -5, 0),
+                textcoords="offset points",
+                ha="left" if right else "right",
+                va="center",
+                fontsize="x-small",
+                color="#444444",
+            )
+    values = frame.drop_duplicates("knob").set_index("knob")["from"]
+    ax.set_yticks(rows, [f"{k} ({values[k]:g})" for k in knobs])
+    ax.invert_yaxis()
+    ax.axvline(0, color="black", linewidth=0.8)
+    reach = np.nanmax(np.abs(frame[["low", "high"]].to_numpy(float))) if len(frame) else 0.0
+    reach = 1.0 if not np.isfinite(reach) or reach == 0 else reach
+    ax.set_xlim(-1.25 * reach, 1.25 * reach)
+    ax.set_xlabel(
+        f"change in P({_label(result.side)}), paired 95% intervals (labels: the value stepped to)"
+    )
+    ax.set_title(
+        f"{result.scenario.name}: which number matters\n"
+        f"P({_label(result.side)}) = {result.base:.3f}, {result.battles:,} battles per change, "
+        f"seed {result.seed}",
+        fontsize="medium",
+    )
+    ax.legend(loc="lower right", fontsize="small")
+    ax.grid(axis="x", alpha=0.3)
+    return ax
+
+
+def check_output(path: str | Path) -> tuple[Path, str, Path]:
+    """The image path, its format and its folder; a bad suffix or a missing folder is an
+    error (checked before a long run as well as when saving)."""
     path = Path(path)
     fmt = path.suffix.lower().lstrip(".")
     if fmt not in FORMATS:
@@ -375,6 +477,13 @@ def save(figure: Figure, path: str | Path, dpi: float | None = None) -> Path:
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.is_dir():
         raise BattleOddsError(f"-o {path}: no such folder '{folder}'")
+    return path, fmt, folder
+
+
+def save(figure: Figure, path: str | Path, dpi: float | None = None) -> Path:
+    """Write ``figure`` to ``path`` (.png, .svg or .pdf) through a temporary file and a
+    rename in the same folder: the file is either the old one or the whole new one."""
+    path, fmt, folder = check_output(path)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
     # mkstemp makes the file private; give the plot the permissions a plain open() would.
     umask = os.umask(0)

@@ -16,7 +16,14 @@ import numpy as np
 
 from .errors import BattleOddsError
 from .results import Result
-from .runner import DEFAULT_CHUNK, KEEP_ROWS_LIMIT, ChunkExecutor, Progress, simulate
+from .runner import (
+    DEFAULT_CHUNK,
+    KEEP_ROWS_LIMIT,
+    MAX_BATTLES,
+    ChunkExecutor,
+    Progress,
+    simulate,
+)
 from .scenario import Scenario
 from .stats import OUTCOMES, Z95, Histogram, Tally, wilson
 
@@ -107,8 +114,8 @@ def simulate_to_precision(
         raise BattleOddsError(
             f"--precision {precision}: expected a half-width between 0 and 0.5, e.g. 0.002"
         )
-    if max_battles < 1:
-        raise BattleOddsError(f"--max-battles {max_battles}: expected at least 1")
+    if not 1 <= max_battles <= MAX_BATTLES:
+        raise BattleOddsError(f"--max-battles {max_battles}: expected 1..{MAX_BATTLES:,}")
     seed = scenario.seed if seed is None else seed
     started = time.perf_counter()
     result: Result | None = None

@@ -8,10 +8,12 @@ worst kind of wrong answer.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from .errors import BattleOddsError, Source, did_you_mean
+from .fields import Field, Table, is_multiple, range_text
 
 
 class Node:
@@ -39,6 +41,14 @@ class Node:
             if name not in allowed:
                 raise self.fail(f"unknown key '{name}'" + did_you_mean(name, allowed), name, name)
 
+    def check(self, table: Table) -> None:
+        """Only ``table``'s keys, and each value given checked against its field: for a
+        table whose values may never be used (a unit type no unit has)."""
+        self.only(table)
+        for entry in table.fields:
+            if isinstance(entry, Field) and self.has(entry.name):
+                self.read(entry)
+
     def has(self, name: str) -> bool:
         return name in self.table()
 
@@ -62,7 +72,10 @@ class Node:
         if value is None:
             raise self.fail("is required: expected a whole number", name)
         if isinstance(value, bool) or not isinstance(value, int):
-            raise self.fail(f"expected a whole number, got {_kind(value)} {value!r}", name, value)
+            within = f" in {_range(lo, hi)}" if lo is not None or hi is not None else ""
+            raise self.fail(
+                f"expected a whole number{within}, got {_kind(value)} {value!r}", name, value
+            )
         if (lo is not None and value < lo) or (hi is not None and value > hi):
             raise self.fail(f"{value} is out of range: expected {_range(lo, hi)}", name, value)
         return value
@@ -78,10 +91,67 @@ class Node:
         if value is None:
             raise self.fail("is required: expected a number", name)
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise self.fail(f"expected a number, got {_kind(value)} {value!r}", name, value)
+            within = f" in {_range(lo, hi)}" if lo is not None or hi is not None else ""
+            raise self.fail(f"expected a number{within}, got {_kind(value)} {value!r}", name, value)
+        if not math.isfinite(value):
+            # nan compares false with everything, so a range check alone lets it through.
+            raise self.fail(
+                f"{value} is not a finite number: expected {_range(lo, hi)}", name, value
+            )
         if (lo is not None and value < lo) or (hi is not None and value > hi):
             raise self.fail(f"{value} is out of range: expected {_range(lo, hi)}", name, value)
         return float(value)
+
+    def read(self, field: Field, name: str | None = None) -> Any:
+        """The value of ``field`` (at key ``name``, for a table's other keys), checked
+        against its declaration: kind, range, step, choices; its default if absent."""
+        name = name or field.name
+        kind = field.kind
+        if kind == "int":
+            lo = None if field.lo is None else int(field.lo)
+            hi = None if field.hi is None else int(field.hi)
+            return self.integer(name, field.default, lo=lo, hi=hi)
+        if kind == "number":
+            value = self.number(name, field.default, lo=field.lo, hi=field.hi)
+            if field.step is not None and not is_multiple(
+                self.table().get(name, value), field.step
+            ):
+                raise self.fail(
+                    f"{self.table().get(name)} is not a multiple of {field.step}: expected "
+                    f"{_range(field.lo, field.hi)} in steps of {field.step}",
+                    name,
+                    self.table().get(name),
+                )
+            return value
+        if kind == "bool":
+            return self.boolean(name, bool(field.default))
+        if kind == "text":
+            return self.text(name, field.default)
+        if kind == "choice":
+            return self.choice(name, field.choices, field.default)
+        if kind == "names":
+            return self.choices(name, field.choices)
+        return self.point(name, field)
+
+    def point(self, name: str, field: Field) -> tuple[int, int]:
+        """Two whole numbers ``[x, y]`` inside the field's range."""
+        value = self.table().get(name)
+        if value is None:
+            raise self.fail(f"is required: expected {field.doc}", name)
+        if (
+            not isinstance(value, list)
+            or len(value) != 2
+            or not all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+        ):
+            raise self.fail(f"expected {field.doc}, two whole numbers, got {value!r}", name)
+        for v in value:
+            if not field.lo <= v <= field.hi:
+                raise self.fail(
+                    f"{v} is out of range: expected coordinates {_range(field.lo, field.hi)}",
+                    name,
+                    v,
+                )
+        return value[0], value[1]
 
     def boolean(self, name: str, default: bool = False) -> bool:
         value = self.table().get(name, default)
@@ -129,9 +199,7 @@ class Node:
 
 
 def _range(lo: float | None, hi: float | None) -> str:
-    if lo is not None and hi is not None:
-        return f"{lo}..{hi}"
-    return f">= {lo}" if lo is not None else f"<= {hi}"
+    return range_text(lo, hi)
 
 
 def _kind(value: Any) -> str:

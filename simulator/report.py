@@ -103,3 +103,10 @@ def render(result: Result, console: Console) -> None:
     console.print("  ".join(f"[bold]{k}[/bold] {v}" for k, v in info.items()))
     for note in result.notes:
         console.print(f"[yellow]note:[/yellow] {note}")
+    if result.turn_limit_battles:
+        console.print(
+            f"[yellow]note:[/yellow] {result.turn_limit_battles:,} of {result.n:,} battles "
+            f"({_pct(result.turn_limit_battles / result.n)}) reached the turn limit undecided "
+            "and count as draws",
+            highlight=False,
+        )

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from . import __version__
+from .rulesets.base import TURN_LIMIT
 from .stats import OUTCOMES, Histogram, Tally, wilson
 
 if TYPE_CHECKING:
@@ -57,6 +58,12 @@ class Result:
             frame["winner"].to_numpy(), categories=pd.Index(OUTCOMES)
         )
         return frame
+
+    @property
+    def turn_limit_battles(self) -> int | None:
+        """How many battles the ruleset's turn limit ended as draws (None: no such limit)."""
+        h = self.tally.columns.get(TURN_LIMIT)
+        return None if h is None else int(h.counts[h.values == 1].sum())
 
     def summary_rows(self) -> list[SummaryRow]:
         """The reported numbers, one record each (what tables, JSON and CI read)."""
@@ -112,6 +119,7 @@ class Result:
             "steps": section("steps"),
             "casualties": section("casualties"),
             "extras": section("extra"),
+            "turn_limit_battles": self.turn_limit_battles,
             "notes": list(self.notes),
             "seconds": round(self.seconds, 3),
             **self.extra,

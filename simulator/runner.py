@@ -33,13 +33,21 @@ from .stats import Tally
 #: outcome rows of a chunk stay a few tens of MB and Ctrl-C is answered within a second
 #: or so.
 DEFAULT_CHUNK = 1 << 17
+#: A run's first chunks are small and grow fourfold up to the chunk size: the first pays
+#: for loading (or compiling) the kernel and the next ones time the battles within
+#: seconds, even when one battle takes a second, so that the time left is known early.
+FIRST_CHUNK = 8
+#: Most battles of one run (``--battles``, a scenario's ``battles``): 10**11 battles take
+#: days on one machine, and keep every tally's counts (and sums of outcome values up to
+#: 10**7 per battle) far inside int64 and the float64 exact-integer range.
+MAX_BATTLES = 10**11
 #: Per-battle rows are kept (``Result.battles``) up to this many battles unless asked.
 KEEP_ROWS_LIMIT = 1_000_000
 #: At most this many rows are kept even on request (about 250 MB of outcome columns).
 MAX_KEPT_ROWS = 2_000_000
 #: A checkpoint is written at most this often (seconds), and when the run stops.
 CHECKPOINT_EVERY = 2.0
-CHECKPOINT_FORMAT = "battle-odds checkpoint 1"
+CHECKPOINT_FORMAT = "battle-odds checkpoint 2"
 
 Progress = Callable[[int, int], None]
 #: (ruleset, canonical scenario data, seed, chunks) -> (first, count, tally) as they finish.
@@ -135,6 +143,27 @@ class Checkpoint:
         )
 
 
+def check_run(battles: int, seed: int) -> None:
+    """A battle count and seed any kernel and tally can take."""
+    if not 1 <= battles <= MAX_BATTLES:
+        raise BattleOddsError(f"battles: {battles}: expected 1..{MAX_BATTLES:,}")
+    if not 0 <= seed < 2**63:
+        raise BattleOddsError(f"seed: {seed}: expected 0..2**63-1")
+
+
+def chunk_plan(first: int, battles: int, chunk: int) -> list[tuple[int, int]]:
+    """``(first battle, count)`` of each chunk of a run, FIRST_CHUNK growing to ``chunk``."""
+    plan = []
+    offset = 0
+    size = min(FIRST_CHUNK, chunk)
+    while offset < battles:
+        count = min(size, battles - offset)
+        plan.append((first + offset, count))
+        offset += count
+        size = min(chunk, 4 * size)
+    return plan
+
+
 def local_chunks(
     prepared: Any,
     seed: int,
@@ -173,10 +202,7 @@ def simulate(
     """
     battles = scenario.battles if battles is None else battles
     seed = scenario.seed if seed is None else seed
-    if battles < 1:
-        raise BattleOddsError(f"battles: {battles}: expected at least 1")
-    if not 0 <= seed < 2**63:
-        raise BattleOddsError(f"seed: {seed}: expected 0..2**63-1")
+    check_run(battles, seed)
     if chunk < 1:
         raise BattleOddsError(f"chunk: {chunk}: expected at least 1")
     keep = battles <= KEEP_ROWS_LIMIT if keep_battles is None else keep_battles
@@ -194,7 +220,7 @@ def simulate(
                 "are not checkpointed with --checkpoint; drop one of them"
             )
     prepared = rulesets.get(scenario.ruleset).prepare(scenario.model)
-    chunks = [(first + offset, min(chunk, battles - offset)) for offset in range(0, battles, chunk)]
+    chunks = chunk_plan(first, battles, chunk)
     state = None
     if checkpoint is not None:
         state = Checkpoint.open(
@@ -206,6 +232,7 @@ def simulate(
                 "first": first,
                 "battles": battles,
                 "chunk": chunk,
+                "first_chunk": FIRST_CHUNK,
             },
         )
         chunks = [c for c in chunks if c[0] not in state.done]

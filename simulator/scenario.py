@@ -15,6 +15,7 @@ from typing import Any
 from . import rulesets
 from .errors import BattleOddsError, Source, did_you_mean
 from .reader import Node
+from .rulesets import keys
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -22,9 +23,9 @@ else:  # pragma: no cover - exercised only on 3.10
     import tomli as tomllib
 
 #: Keys every scenario may have, whatever its ruleset.
-COMMON_KEYS = ("ruleset", "name", "description", "battles", "seed")
-DEFAULT_BATTLES = 100_000
-DEFAULT_SEED = 20261121
+COMMON_KEYS = tuple(f.name for f in keys.COMMON)
+DEFAULT_BATTLES = keys.DEFAULT_BATTLES
+DEFAULT_SEED = keys.DEFAULT_SEED
 
 
 @dataclass(frozen=True)
@@ -111,13 +112,21 @@ def from_data(data: Mapping[str, Any], source: Source) -> Scenario:
     return Scenario(
         ruleset=name,
         name=top.text("name", default_name),
-        description=top.text("description", ""),
-        battles=top.integer("battles", DEFAULT_BATTLES, lo=1),
-        seed=top.integer("seed", DEFAULT_SEED, lo=0, hi=2**63 - 1),
+        description=top.read(keys.DESCRIPTION),
+        battles=top.read(keys.BATTLES),
+        seed=top.read(keys.SEED),
         data=dict(data),
         model=model,
         source=source,
     )
+
+
+def from_query(ruleset: str, query: rulesets.InlineQuery) -> Scenario:
+    """A scenario from one-line armies (``battle-odds odds``): the ruleset builds the data
+    a file would hold and the file's validator checks it, naming the option at fault."""
+    rs = rulesets.get(ruleset, "--ruleset")
+    data = rs.inline(query)
+    return from_data(data, Source("odds", option_of=lambda key: rs.inline_option(data, key)))
 
 
 _PATH_PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]")

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import product
 from statistics import NormalDist
-from typing import Any
+from typing import Any, TypeVar
 
 import pandas as pd
 
@@ -29,6 +29,8 @@ from .scenario import Scenario
 from .stats import OUTCOMES, wilson
 
 Value = int | float | str | bool
+T = TypeVar("T")
+V = TypeVar("V")
 #: ``progress(points_done, points_total)``.
 PointProgress = Callable[[int, int], None]
 
@@ -327,36 +329,32 @@ def find_target(
         )
     values = sorted(set(found.values))
     seed = scenario.seed if seed is None else seed
-    probes_at_most = math.ceil(math.log2(max(len(values), 2))) + 2
-    looks_at_most = math.floor(math.log2(max_battles / first_battles)) + 2
-    alpha = (1 - confidence) / (probes_at_most * looks_at_most)
-    z = NormalDist().inv_cdf(1 - alpha / 2)
+    probes_at_most = bisection_probes(len(values))
+    z = look_z(confidence, probes_at_most, first_battles, max_battles)
     k = OUTCOMES.index(outcome)
     search = TargetSearch(scenario, found, outcome, target, None, z=z)
 
     def probe(value: Value) -> bool:
         at = point(scenario, (found,), (value,))
-        result: Result | None = None
-        wanted = first_battles
-        while True:
-            done = 0 if result is None else result.n
-            part = simulate(
-                at,
-                wanted - done,
-                seed,
-                threads=threads,
-                keep_battles=False,
-                first=done,
-                executor=executor,
+
+        def run(done: int, count: int) -> Result:
+            return simulate(
+                at, count, seed, threads=threads, keep_battles=False, first=done, executor=executor
             )
-            result = (
-                part if result is None else replace(result, tally=result.tally.merge(part.tally))
-            )
-            p, low, high = wilson(int(result.tally.wins[k]), result.n, z)
-            sure = low >= target or high < target
-            if sure or result.n >= max_battles:
-                break
-            wanted = min(max_battles, 2 * result.n)
+
+        def decided(result: Result) -> bool:
+            _, low, high = wilson(int(result.tally.wins[k]), result.n, z)
+            return low >= target or high < target
+
+        result, sure = run_until_sure(
+            run,
+            lambda r, part: replace(r, tally=r.tally.merge(part.tally)),
+            lambda r: r.n,
+            decided,
+            first_battles,
+            max_battles,
+        )
+        p, low, _ = wilson(int(result.tally.wins[k]), result.n, z)
         result.extra["outcome"] = outcome
         reaches = low >= target if sure else p >= target
         search.probes.append(Probe(value, result, reaches, sure))
@@ -364,17 +362,57 @@ def find_target(
             progress(len(search.probes), probes_at_most)
         return reaches
 
-    if not probe(values[-1]):
-        return search
-    if len(values) == 1 or probe(values[0]):
-        search.value = values[0]
-        return search
+    search.value = smallest_reaching(values, probe)
+    return search
+
+
+def bisection_probes(values: int) -> int:
+    """The most probes :func:`smallest_reaching` makes over this many values."""
+    return math.ceil(math.log2(max(values, 2))) + 2
+
+
+def look_z(confidence: float, probes: int, first_battles: int, max_battles: int) -> float:
+    """The z of each look of a sequential search: Bonferroni over every look (the battles
+    doubling from ``first_battles`` to ``max_battles``) of every probe, so that the whole
+    search places every probe on the right side at ``confidence``."""
+    looks = math.floor(math.log2(max_battles / first_battles)) + 2
+    alpha = (1 - confidence) / (probes * looks)
+    return NormalDist().inv_cdf(1 - alpha / 2)
+
+
+def run_until_sure(
+    run: Callable[[int, int], T],
+    merge: Callable[[T, T], T],
+    battles: Callable[[T], int],
+    decided: Callable[[T], bool],
+    first_battles: int,
+    max_battles: int,
+) -> tuple[T, bool]:
+    """``run(done, count)`` more battles (continuing the indices), doubling them from
+    ``first_battles`` until ``decided`` or ``max_battles``; the result and whether it was
+    decided."""
+    result = run(0, first_battles)
+    while True:
+        if decided(result):
+            return result, True
+        if battles(result) >= max_battles:
+            return result, False
+        done = battles(result)
+        result = merge(result, run(done, min(max_battles, 2 * done) - done))
+
+
+def smallest_reaching(values: Sequence[V], reaches: Callable[[V], bool]) -> V | None:
+    """Bisection for the first of the sorted ``values`` that ``reaches`` (assumed
+    monotone: once a value reaches, every larger one does); None if the last does not."""
+    if not reaches(values[-1]):
+        return None
+    if len(values) == 1 or reaches(values[0]):
+        return values[0]
     below, above = 0, len(values) - 1
     while above - below > 1:
         middle = (below + above) // 2
-        if probe(values[middle]):
+        if reaches(values[middle]):
             above = middle
         else:
             below = middle
-    search.value = values[above]
-    return search
+    return values[above]

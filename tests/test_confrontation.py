@@ -4,6 +4,8 @@ reference, determinism, bundled scenarios and bad input."""
 from __future__ import annotations
 
 import json
+import math
+from itertools import product
 from pathlib import Path
 from typing import Any
 
@@ -13,9 +15,11 @@ from scipy import stats
 from typer.testing import CliRunner
 
 import simulator
+from kernels import confrontation as kernel
 from simulator.cli import app
 from simulator.errors import BattleOddsError, Source
 from simulator.rulesets.confrontation import model
+from simulator.rulesets.confrontation.model import hundredths
 from simulator.scenario import from_data
 from tests.reference import confrontation as reference
 from tests.stats_tests import ALPHA, same_distribution
@@ -71,6 +75,53 @@ def test_strength_of_worked_examples_by_hand() -> None:
     assert model.strength(2, 3, 0.5, 1.5, 0) == 5.5
     assert model.strength(1, -4, 1, 0.5, 0) == 0.0
     assert model.strength(4, 2, 1, 0.5, -5) == 0.0
+
+
+#: a and b from 0.1 to 2.0 as a TOML file gives them (the float nearest each decimal).
+TENTHS = [float(f"{i / 10:.1f}") for i in range(1, 21)]
+
+
+def test_strength_is_exact_on_the_decimals_written() -> None:
+    # 1 x 0.1 + 3.5 x 1.4 is 5 in decimal and 4.999999999999999 in binary floating point,
+    # which would roll 2d4 instead of 2d5.
+    assert 1 * 0.1 + 3.5 * 1.4 < 5
+    assert model.strength(1, 3.5, 0.1, 1.4, 0) == 5
+    assert model.dice_faces(model.strength(1, 3.5, 0.1, 1.4, 0), 0) == 5
+    # The whole class: the kernel's integer strength is the model's exact one, and the
+    # float formula's die differs on many of these combinations.
+    combos = list(product(TENTHS, TENTHS, (0, 1, 2, 3, 5, 7), range(-4, 9), (-1, 0, 2)))
+    units = np.zeros((len(combos), kernel.N_UNIT_FIELDS), np.int64)
+    floats = np.zeros((len(combos), kernel.N_FLOAT_FIELDS), np.float64)
+    resolve2 = np.zeros(len(combos), np.int64)
+    wrong_die = 0
+    for u, (a, b, arms, half_points, advantages) in enumerate(combos):
+        resolve = half_points / 2
+        units[u, kernel.U_ADVANTAGES] = advantages
+        floats[u] = [hundredths(arms), hundredths(a), hundredths(b)]
+        resolve2[u] = half_points
+        exact = model.strength(arms, resolve, a, b, advantages)
+        assert kernel.strength(units, floats, resolve2, u) == exact * kernel.STRENGTH_SCALE
+        binary = max(0.0, (arms * a + resolve * b) * (1 + advantages / 4))
+        wrong_die += math.floor(binary) != math.floor(exact)
+    assert wrong_die >= 200, wrong_die  # 213 of the 93,600 combinations here
+
+
+def test_units_table_shows_strength_as_a_number() -> None:
+    result = runner.invoke(app, ["units", "--ruleset", "confrontation", "--json"])
+    assert result.exit_code == 0, result.output
+    rows_ = json.loads(result.stdout)
+    veteran = next(r for r in rows_ if r["type"] == "veteran")
+    assert veteran["strength"] == 7.5
+
+
+def test_strength_five_in_decimal_rolls_2d5() -> None:
+    five = "unit(arms=1, a=0.1, resolve=3.5, b=1.4, integrity=1000)"
+    zero = "unit(arms=0, resolve=0, integrity=1000)"
+    out = rows(odds(five, zero, ability="bombard"), 20_000, seed=14)
+    assert out["damage.defender"].max() == 10
+    assert fits(out["damage.defender"], two_dice_pmf(5)) > ALPHA
+    ref = reference.run(odds(five, zero, ability="bombard").model, 2000, seed=14)
+    assert fits(ref["damage.defender"], two_dice_pmf(5)) > ALPHA
 
 
 def test_one_confrontation_is_two_uniform_dice() -> None:

@@ -29,7 +29,7 @@ BAD_FILES = {
     ),
     "negative count": (
         'ruleset = "olympia"\n[[attacker.units]]\nmen = { knight = -3 }\n' + DEFENDER,
-        [":3:", "men.knight", "-3", "expected >= 0"],
+        [":3:", "men.knight", "-3", "expected 0..100_000"],
     ),
     "break point 150": (
         'ruleset = "olympia"\n[attacker]\nbreak_point = 150\n[[attacker.units]]\n'
@@ -100,7 +100,7 @@ BAD_INLINE = {
         ["--attacker", "cannot parse"],
     ),
     "no noble": (["--attacker", "20 soldier"], ["--attacker", "each unit begins with 'noble'"]),
-    "negative count": (["--attacker", "noble, -5 soldier"], ["negative"]),
+    "negative count": (["--attacker", "noble, -5 soldier"], ["--attacker", "-5 is out of range"]),
     "bad row": (["--attacker", "noble, 5 archer@back"], ["'@back'", "@rear"]),
     "bad noble option": (["--attacker", "noble(helth=5)"], ["helth", "did you mean 'health'"]),
     "empty army": (["--attacker", " "], ["--attacker", "empty army"]),

@@ -243,3 +243,25 @@ def test_holm_controls_the_family() -> None:
         (False, 0.05 / 2),
     ]
     assert [r for r, _ in regress.holm([0.01, 0.02, 0.03], 0.1)] == [True, True, True]
+
+
+def test_written_files_get_the_usual_mode(tmp_path):
+    """An output file gets the mode a plain open() would give it, not mkstemp's 0600,
+    and a rewritten file keeps its mode."""
+    import os
+
+    from simulator.atomic import write_atomically
+
+    umask = os.umask(0o022)
+    try:
+        fresh = tmp_path / "fresh.toml"
+        write_atomically(fresh, "x = 1\n")
+        assert fresh.stat().st_mode & 0o777 == 0o644
+        kept = tmp_path / "kept.toml"
+        kept.write_text("x = 0\n")
+        kept.chmod(0o640)
+        write_atomically(kept, "x = 2\n")
+        assert kept.stat().st_mode & 0o777 == 0o640
+        assert kept.read_text() == "x = 2\n"
+    finally:
+        os.umask(umask)

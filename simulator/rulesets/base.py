@@ -9,10 +9,16 @@ sweeps, regression) is shared and sees only named integer outcome columns:
 * ``casualties.<side>.<type>``: men lost per unit type and side;
 * anything else: ruleset extras (``nobles_killed.defender``, ``castle_fallen``, ...).
   A 0/1 extra is reported as a probability.
+
+Every battle's work is bounded: a ruleset whose battles could go on for ever ends one
+still undecided after its turn limit as a draw, and reports it in the 0/1 extra
+``turn_limit`` (the summary says how many battles hit the limit).
 """
 
 from __future__ import annotations
 
+import copy
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -22,6 +28,14 @@ import numpy as np
 import pandas as pd
 
 from ..errors import Source
+from ..fields import Table
+from . import designer
+from .designer import Knob
+
+#: ``[battle]`` keys that ``odds`` takes as options of their own (others: ``--set``).
+ODDS_OPTIONS = ("terrain", "weather", "strike_order")
+#: The 0/1 outcome column of a battle ended as a draw by its ruleset's turn limit.
+TURN_LIMIT = "turn_limit"
 
 
 @dataclass(frozen=True)
@@ -60,6 +74,9 @@ class Ruleset(ABC):
     title: str = ""
     #: What ``steps`` counts for this ruleset (strikes, rounds, turns).
     step_unit: str = "steps"
+    #: The ruleset's own scenario keys (its ``keys.SCENARIO``): what ``validate`` reads,
+    #: the docs' key table and the JSON Schema come from it.
+    scenario_keys: Table = Table("", "")
 
     @abstractmethod
     def validate(self, data: Mapping[str, Any], source: Source) -> Any:
@@ -77,6 +94,28 @@ class Ruleset(ABC):
     def units(self) -> pd.DataFrame:
         """The ruleset's unit types, one row each, for ``battle-odds units``."""
 
+    def inline_option(self, data: Mapping[str, Any], key: str) -> str | None:
+        """The ``odds`` option that put dotted ``key`` into ``data`` (built by
+        :meth:`inline`), for errors found by the validator. The default reads the key's
+        first parts: ``attacker.break_point`` came from ``--attacker-break``, the rest of
+        ``attacker...`` from ``--attacker``, ``battle.terrain`` from ``--terrain`` and
+        other ``battle.x`` / ``policy.x`` from ``--set x=...``."""
+        parts = [p for p in re.split(r"[.\[\]]", key) if p]
+        if len(parts) < 2:
+            return None
+        head, name = parts[0], parts[1]
+        if head in ("attacker", "defender"):
+            if name == "break_point":
+                return f"--{head}-break"
+            if name == "structure":
+                return "--structure" if head == "defender" else "--attacker-structure"
+            return f"--{head}"
+        if head == "battle" and name in ODDS_OPTIONS:
+            return "--" + name.replace("_", "-")
+        if head in ("battle", "policy"):
+            return f"--set {name}"
+        return None
+
     def sweep_path(self, data: Mapping[str, Any], path: str) -> str:
         """The scenario data path (for ``Scenario.with_changes``) a sweep's ``--vary PATH``
         names in scenario ``data``.
@@ -87,3 +126,77 @@ class Ruleset(ABC):
         ``BattleOddsError`` for a path that names nothing.
         """
         return path
+
+    # The designer's questions (``worth``, ``sensitivity``): see ``rulesets.designer``.
+
+    #: Rating fields of a unit type that ``sensitivity`` turns, each with its resolution.
+    rating_fields: tuple[tuple[str, float], ...] = ()
+    #: Ratings that stay at least 1 (hit points): the rest may go down to 0.
+    positive_ratings: tuple[str, ...] = ()
+    #: The scenario table that changes a unit type or defines a new one.
+    types_key: str = "units"
+
+    def unit_types(self, data: Mapping[str, Any]) -> list[str]:
+        """Names of the unit types a scenario with ``data`` may field."""
+        frame = self.units()
+        if "kind" in frame:
+            frame = frame[frame["kind"] == "fighter"]
+        own = [t for t in data.get(self.types_key) or {} if t not in set(frame["type"])]
+        return [*frame["type"], *own]
+
+    def type_ratings(self, data: Mapping[str, Any], kind: str) -> dict[str, float]:
+        """The ``rating_fields`` of unit type ``kind``: the ruleset's, under the scenario's."""
+        frame = self.units()
+        rows = frame[frame["type"] == kind].to_dict("records")
+        merged = {**(rows[0] if rows else {}), **((data.get(self.types_key) or {}).get(kind) or {})}
+        return {f: float(merged[f]) for f, _ in self.rating_fields if f in merged}
+
+    def forces(self, model: Any) -> list[tuple[str, str, int]]:
+        """(side, unit type, how many) for every type a side fields."""
+        return designer.men_forces(model)
+
+    def add_men(self, scenario: Any, side: str, kind: str, count: int) -> dict[str, Any]:
+        """Scenario data with ``count`` men of ``kind`` added to ``side`` where the ruleset
+        puts reinforcements (taken away for a negative count). The default adds them to
+        the side's first unit holding the type, else its first unit."""
+        return designer.change_men(scenario.data, side, kind, count)
+
+    def room(self, scenario: Any, side: str) -> int | None:
+        """How many men ``add_men`` can still add to ``side`` (None: no limit)."""
+        return None
+
+    def knobs(self, scenario: Any) -> list[Knob]:
+        """Every count of a type on each side, then every rating of the types present."""
+        forces = self.forces(scenario.model)
+        knobs = [Knob(designer.COUNT, side, kind, "count", n) for side, kind, n in forces]
+        for kind in dict.fromkeys(kind for _, kind, _ in forces):
+            for name, value in self.type_ratings(scenario.data, kind).items():
+                if value == 0:
+                    continue  # a rating the type does not use (no missile): nothing to turn
+                knobs.append(
+                    Knob(
+                        designer.RATING,
+                        None,
+                        kind,
+                        name,
+                        value,
+                        resolution=dict(self.rating_fields)[name],
+                        lowest=1.0 if name in self.positive_ratings else 0.0,
+                    )
+                )
+        return knobs
+
+    def with_knob(self, scenario: Any, knob: Knob, value: float) -> dict[str, Any]:
+        """Scenario data with ``knob`` set to ``value``."""
+        if knob.kind == designer.COUNT:
+            assert knob.side is not None
+            return self.add_men(scenario, knob.side, knob.subject, round(value - knob.value))
+        data = copy.deepcopy(dict(scenario.data))
+        types = data.setdefault(self.types_key, {})
+        number = int(value) if float(value).is_integer() else value
+        types.setdefault(knob.subject, {})[knob.field] = number
+        return data
+
+    def not_for_worth(self) -> str | None:
+        """Why ``worth`` does not apply to this ruleset (None: it does)."""
+        return None

@@ -1,6 +1,6 @@
 """A slow, obviously-correct Age of Gods battle, one Python object per man.
 
-Follows spec/age_of_gods.md step by step with Python's own random numbers. It reads
+Follows docs/age_of_gods.md step by step with Python's own random numbers. It reads
 the validated model, not the kernel's group table, so agreement in distribution
 checks the kernel's bookkeeping (group table, shielding, caps, wasted hits, bands,
 phases) against a plain reading of the rules.
@@ -189,18 +189,32 @@ class Fight:
         return pool
 
     # --- phases ---------------------------------------------------------------------
-    def shoot_or_fight(self, s: int, phase: str) -> int:
+    def caps(self, s: int) -> tuple[int, int]:
+        """Side ``s``'s missile and melee caps. Defenders are what a strike of the
+        phase can target: a side shoots at most one missile per defender of its own
+        and strikes at most 4 times per enemy defender in melee; an enemy with more
+        targetable men behind its front than in it counts half of all its targetable
+        men (rounded down), structure included, so men hidden behind a thin front
+        still draw melee strikes."""
         e = 1 - s
-        front_men = [len([m for m in self.present(x) if self.in_front(m)]) for x in (0, 1)]
+        defenders = len(self.front_pool(e))
+        structure = self.structures[e]
+        every = len(self.targetable(e)) + int(structure is not None and structure.standing)
+        if every - defenders > defenders:
+            defenders = every // 2
+        return len(self.front_pool(s)), 4 * defenders
+
+    def shoot_or_fight(self, s: int, phase: str) -> int:
+        missile_cap, melee_cap = self.caps(s)
         if phase == "missile":
             strikers = [m for m in self.present(s) if not self.in_front(m) and m.missile > 0]
-            cap = front_men[s]
+            cap = missile_cap
         else:
             strikers = [m for m in self.present(s) if self.in_front(m) and m.attack > 0]
-            cap = 4 * front_men[e]
+            cap = melee_cap
         self.rng.shuffle(strikers)
         strikers = strikers[:cap]
-        pool = self.front_pool(e)
+        pool = self.front_pool(1 - s)
         for m in strikers:
             if phase == "missile":
                 self.strike(4 * m.missile, m.mounted, pool)

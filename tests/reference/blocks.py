@@ -1,4 +1,4 @@
-"""Slow, plain-Python blocks battles that follow spec/blocks.md line by line.
+"""Slow, plain-Python blocks battles that follow docs/blocks.md line by line.
 
 Everything is an object with a name; randomness is ``random.Random(seed)``. It returns
 the same outcome columns as the kernel, so the two can be compared in distribution.

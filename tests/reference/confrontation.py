@@ -1,6 +1,6 @@
 """A slow, obviously-correct confrontation battle, one Python object per unit.
 
-Follows spec/confrontation.md paragraph by paragraph with Python's own random
+Follows docs/confrontation.md paragraph by paragraph with Python's own random
 numbers and works from the validated model (not the kernel's tables), so agreement
 with the Numba kernel in distribution checks the compilation to arrays as well as the
 kernel. Resolve is kept as a float (it moves in exact half points).
@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
@@ -36,10 +37,13 @@ class Fighter:
     resolve: float
     alive: bool = True
 
-    def strength(self) -> float:
-        # Strength = ((arms x a) + (resolve x b)) x (1 + advantages / 4); never below 0.
+    def strength(self) -> Fraction:
+        # Strength = ((arms x a) + (resolve x b)) x (1 + advantages / 4); never below 0,
+        # exact on the decimals the scenario wrote (Fraction of each value's decimal text).
         u = self.unit
-        return max(0.0, (u.arms * u.a + self.resolve * u.b) * (1 + self.advantages / 4))
+        arms, a, b = (Fraction(repr(x)) for x in (u.arms, u.a, u.b))
+        resolve = Fraction(repr(self.resolve))
+        return max(Fraction(0), (arms * a + resolve * b) * (1 + Fraction(self.advantages, 4)))
 
 
 class ReferenceBattle:
@@ -220,6 +224,7 @@ def run(battle: Battle, battles: int, seed: int) -> dict[str, np.ndarray]:
         b = ReferenceBattle(battle, rng)
         winner, steps = b.play()
         row = {"winner": winner, "steps": steps}
+        row["turn_limit"] = int(winner == 2 and steps == battle.turns)
         for s, side in enumerate(SIDES):
             row[f"damage.{side}"] = b.damage[s]
         for f in b.fighters:

@@ -1,6 +1,6 @@
 """A slow, obviously-correct Olympia battle, one Python object per man.
 
-Follows spec/olympia.md step by step, with Python's own random numbers, so that
+Follows docs/olympia.md step by step, with Python's own random numbers, so that
 agreement with the Numba kernel (in distribution) checks the kernel's bookkeeping
 (group tables, incremental weights, shielding) against a plain reading of the rules.
 """

@@ -1,4 +1,4 @@
-"""Skirmish battles in plain Python, following spec/skirmish.md line by line.
+"""Skirmish battles in plain Python, following docs/skirmish.md line by line.
 
 Slow and obviously correct: objects, dicts and ``random.Random``. It reads only the
 validated scenario (tiles, stacks, owners, alliances, unit types) and derives the field,
@@ -93,7 +93,11 @@ def exact_expected_damage(attack: int, defence: int, damage: int) -> float:
 
 
 class Fight:
-    def __init__(self, fighters: list[Fighter], rng: random.Random, sampled: bool) -> None:
+    def __init__(
+        self, fighters: list[Fighter], rng: random.Random, sampled: bool, turn_limit: int
+    ) -> None:
+        self.turn_limit = turn_limit
+        self.hit_turn_limit = False
         self.p = fighters
         self.rng = rng
         self.sampled = sampled
@@ -185,6 +189,9 @@ class Fight:
                 return 0
             if unchanged >= 3:
                 return 2
+            if self.turn >= self.turn_limit:
+                self.hit_turn_limit = True
+                return 2
 
 
 Log = list[tuple[int, int, str, int]]
@@ -192,8 +199,9 @@ Log = list[tuple[int, int, str, int]]
 
 def fight(battle: Battle, rng: random.Random) -> tuple[dict[str, int], Log]:
     fighters = participants(battle)
-    f = Fight(fighters, rng, battle.expected_value == "sampled5")
+    f = Fight(fighters, rng, battle.expected_value == "sampled5", battle.turn_limit)
     row = {"winner": f.run(), "steps": f.turn}
+    row["turn_limit"] = int(f.hit_turn_limit)
     for s, side in enumerate(SIDES):
         for move in ("strike", "archery", "charge", "riposte"):
             row[f"damage.{side}.{move}"] = f.effect[s, move]

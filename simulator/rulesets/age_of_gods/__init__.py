@@ -1,4 +1,4 @@
-"""The ``age_of_gods`` ruleset (seeds/001, spec/age_of_gods.md): an opening volley,
+"""The ``age_of_gods`` ruleset (docs/age_of_gods.md): an opening volley,
 then rounds of special / missile / melee phases resolved simultaneously."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pandas as pd
 from ...errors import Source
 from ...reader import Node
 from ..base import InlineQuery, Ruleset
-from . import inline, model
+from . import inline, keys, model
 from .prepare import AgeOfGodsPrepared
 
 
@@ -19,6 +19,7 @@ class AgeOfGods(Ruleset):
     name = model.RULESET_NAME
     title = "Olympia: The Age of Gods: rounds of simultaneous special, missile and melee phases"
     step_unit = "rounds"
+    scenario_keys = keys.SCENARIO
 
     def validate(self, data: Mapping[str, Any], source: Source) -> model.Battle:
         return model.validate(data, source)
@@ -28,6 +29,8 @@ class AgeOfGods(Ruleset):
 
     def inline(self, query: InlineQuery) -> dict[str, Any]:
         return inline.scenario_data(query)
+
+    rating_fields = (("attack", 1.0), ("defense", 1.0), ("missile", 1.0))
 
     def units(self) -> pd.DataFrame:
         rows = []

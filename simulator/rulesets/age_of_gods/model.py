@@ -1,4 +1,4 @@
-"""Age of Gods armies as validated, typed objects (spec/age_of_gods.md).
+"""Age of Gods armies as validated, typed objects (docs/age_of_gods.md).
 
 Armies, nobles, items, rows, structures, break points and weather are Olympia's, so
 their validation is Olympia's (``olympia.model``); this module adds the Age of Gods
@@ -17,7 +17,9 @@ from typing import Any
 
 from ...errors import Source
 from ...reader import Node
+from ..olympia import keys as olympia_keys
 from ..olympia import model as olympia
+from . import keys
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -26,14 +28,14 @@ else:  # pragma: no cover
 
 RULESET_NAME = "age_of_gods"
 SIDES = olympia.SIDES
-WEATHERS = olympia.WEATHERS
-TERRAINS = ("land", "ship", "swamp", "forest", "mountain", "city")
+
+
 #: Men a noble fields under ``control_limits``; a defending noble fields this many more.
 CONTROL_LIMIT = 10
 CONTROL_LIMIT_DEFENDING_EXTRA = 20
 #: Keys of a fighter type that Olympia's reader checks (ratings, survive, rain).
-OLYMPIA_FIGHTER_KEYS = ("attack", "defense", "missile", "ship", "swamp", "survive", "rain_grounded")
-FIGHTER_KEYS = (*OLYMPIA_FIGHTER_KEYS, "mounted", "pike", "flee", "special")
+OLYMPIA_FIGHTER_KEYS = tuple(f.name for f in olympia_keys.FIGHTER_FIELDS)
+FIGHTER_KEYS = tuple(keys.FIGHTER)
 
 Ratings = olympia.Ratings
 
@@ -137,21 +139,19 @@ class _KnownUnits(Mapping[str, Any]):
 
 
 def _fighter(name: str, node: Node) -> FighterType:
-    node.only(FIGHTER_KEYS)
+    node.only(keys.FIGHTER)
     shared = {k: v for k, v in node.table().items() if k in OLYMPIA_FIGHTER_KEYS}
     base = olympia._fighter(name, Node(shared, node.path, node.source))
     special = None
     if node.has("special"):
         sp = node.child("special")
-        sp.only(("name", "strength", "targets"))
-        special = Special(
-            sp.text("name"), sp.integer("strength", lo=1), sp.integer("targets", 1, lo=1)
-        )
+        sp.only(keys.SPECIAL)
+        special = Special(*(sp.read(keys.SPECIAL[k]) for k in ("name", "strength", "targets")))
     return FighterType(
         **{f.name: getattr(base, f.name) for f in fields(olympia.FighterType)},
-        mounted=node.boolean("mounted", False),
-        pike=node.boolean("pike", False),
-        flee=node.number("flee", 0.0, lo=0.0, hi=1.0),
+        mounted=node.read(keys.FIGHTER["mounted"]),
+        pike=node.read(keys.FIGHTER["pike"]),
+        flee=node.read(keys.FIGHTER["flee"]),
         special=special,
     )
 
@@ -186,12 +186,12 @@ def noble_in_battle(battle: Battle, noble: olympia.Noble) -> Ratings:
 
 def validate(data: Mapping[str, Any], source: Source) -> Battle:
     top = Node(data, "", source)
-    top.only(("battle", "attacker", "defender", "units"))
+    top.only(keys.SCENARIO)
     battle = top.child("battle", {})
-    battle.only(("terrain", "weather", "control_limits"))
-    terrain = battle.choice("terrain", TERRAINS, "land")
-    weather = battle.choices("weather", WEATHERS)
-    control_limits = battle.boolean("control_limits", False)
+    battle.only(keys.BATTLE)
+    terrain = battle.read(keys.BATTLE["terrain"])
+    weather = battle.read(keys.BATTLE["weather"])
+    control_limits = battle.read(keys.BATTLE["control_limits"])
     fighters = fighter_types(top.child("units"), source)
     known = _KnownUnits(fighters)
     capacity = dict(_table()["structures"])

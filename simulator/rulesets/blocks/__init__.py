@@ -1,4 +1,4 @@
-"""The ``blocks`` ruleset (seeds/002, spec/blocks.md): block-wargame field battles and sieges."""
+"""The ``blocks`` ruleset (docs/blocks.md): block-wargame field battles and sieges."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import pandas as pd
 
 from ...errors import Source
 from ..base import InlineQuery, Ruleset
-from . import inline, model
+from ..designer import Knob
+from . import designer, inline, keys, model
 from .prepare import BlocksPrepared
 
 
@@ -17,6 +18,7 @@ class Blocks(Ruleset):
     name = "blocks"
     title = "Blocks: field battle, storm, sally and siege attrition in three combat rounds"
     step_unit = "phases (rounds 1-3, 4 = attrition)"
+    scenario_keys = keys.SCENARIO
 
     def validate(self, data: Mapping[str, Any], source: Source) -> model.Battle:
         return model.validate(data, source)
@@ -26,6 +28,15 @@ class Blocks(Ruleset):
 
     def inline(self, query: InlineQuery) -> dict[str, Any]:
         return inline.scenario_data(query)
+
+    def not_for_worth(self) -> str:
+        return designer.NOT_FOR_WORTH
+
+    def knobs(self, scenario: Any) -> list[Knob]:
+        return designer.knobs(scenario.data)
+
+    def with_knob(self, scenario: Any, knob: Knob, value: float) -> dict[str, Any]:
+        return designer.with_knob(scenario.data, knob, value)
 
     def units(self) -> pd.DataFrame:
         return model.unit_table()

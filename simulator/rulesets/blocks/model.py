@@ -1,11 +1,11 @@
-"""Blocks battles as validated, typed objects (spec/blocks.md, "Blocks" and "Procedure")."""
+"""Blocks battles as validated, typed objects (docs/blocks.md)."""
 
 from __future__ import annotations
 
 import re
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -14,6 +14,8 @@ import pandas as pd
 
 from ...errors import Source
 from ...reader import Node
+from . import keys
+from .keys import POLICIES, RESERVE_ROUNDS
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -22,24 +24,8 @@ else:  # pragma: no cover
 
 SIDES = ("attacker", "defender")
 INITIATIVES = "ABC"
-TRAITS = ("knights", "harry")
-PLACES = ("field", "castle", "reserve")
-RESERVE_ROUNDS = (2, 3)
-MAX_STEPS = 4
-MAX_TURNS = 100
-
-#: Player choices (spec/blocks.md, last paragraph of "Procedure"); the first of each is
-#: the default, the conservative choice.
-POLICIES: dict[str, tuple[str, ...]] = {
-    "withdraw": ("none", "fill", "when_weaker"),
-    "storm": ("never", "round1", "when_stronger"),
-    "sally": ("never", "when_stronger"),
-    "charge": ("never", "always"),
-    "retreat": ("never", "when_weaker"),
-    "tie_break": ("random", "listed"),
-}
-BATTLE_KEYS = ("castle_limit", "attrition", "siege", "turns")
-BLOCK_KEYS = ("name", "rating", "steps", "max_steps", "traits", "at", "round")
+BATTLE_KEYS = tuple(keys.BATTLE)
+BLOCK_KEYS = tuple(keys.BLOCK)
 
 _RATING = re.compile(r"^([A-Za-z])(\d+)$")
 
@@ -99,19 +85,17 @@ def parse_rating(text: str) -> tuple[str, int] | None:
 
 def validate(data: Mapping[str, Any], source: Source) -> Battle:
     top = Node(data, "", source)
-    top.only(("battle", "policy", *SIDES))
+    top.only(keys.SCENARIO)
     battle = top.child("battle", {})
-    battle.only(BATTLE_KEYS)
-    castle_limit = battle.integer("castle_limit", 0, lo=0, hi=20)
-    attrition = battle.integer("attrition", 3, lo=0, hi=6)
-    siege = battle.boolean("siege", False)
-    turns = battle.integer("turns", 1, lo=1, hi=MAX_TURNS)
+    battle.only(keys.BATTLE)
+    castle_limit = battle.read(keys.BATTLE["castle_limit"])
+    attrition = battle.read(keys.BATTLE["attrition"])
+    siege = battle.read(keys.BATTLE["siege"])
+    turns = battle.read(keys.BATTLE["turns"])
 
     policy = top.child("policy", {})
-    policy.only(POLICIES)
-    policies = Policies(
-        **{key: policy.choice(key, choices, choices[0]) for key, choices in POLICIES.items()}
-    )
+    policy.only(keys.POLICY)
+    policies = Policies(**{key: policy.read(keys.POLICY[key]) for key in POLICIES})
 
     sides = []
     for side_name in SIDES:
@@ -121,7 +105,7 @@ def validate(data: Mapping[str, Any], source: Source) -> Battle:
                 side_name,
             )
         node = top.child(side_name)
-        node.only(("blocks",))
+        node.only(keys.side(side_name))
         if not node.has("blocks") or not node.table()["blocks"]:
             raise node.fail(
                 "no blocks: expected at least one [[" + side_name + ".blocks]] entry", "blocks"
@@ -185,11 +169,11 @@ def validate(data: Mapping[str, Any], source: Source) -> Battle:
 
 
 def _block(node: Node, number: int) -> Block:
-    node.only(BLOCK_KEYS)
+    node.only(keys.BLOCK)
     name = node.text("name", f"block{number}").strip()
     if not name:
         raise node.fail("an empty block name", "name")
-    rating_text = node.text("rating")
+    rating_text = node.read(keys.BLOCK["rating"])
     rating = parse_rating(rating_text)
     if rating is None:
         raise node.fail(
@@ -198,8 +182,8 @@ def _block(node: Node, number: int) -> Block:
             "rating",
             rating_text,
         )
-    steps = node.integer("steps", lo=1, hi=MAX_STEPS)
-    max_steps = node.integer("max_steps", steps, lo=1, hi=MAX_STEPS)
+    steps = node.read(keys.BLOCK["steps"])
+    max_steps = node.read(replace(keys.BLOCK["max_steps"], default=steps))
     if steps > max_steps:
         raise node.fail(
             f"{steps} steps but max_steps is {max_steps}: a block cannot have more "
@@ -207,8 +191,8 @@ def _block(node: Node, number: int) -> Block:
             "steps",
             steps,
         )
-    traits = node.choices("traits", TRAITS)
-    at = node.choice("at", PLACES, "field")
+    traits = node.read(keys.BLOCK["traits"])
+    at = node.read(keys.BLOCK["at"])
     arrives = 1
     if at == "reserve":
         if not node.has("round"):

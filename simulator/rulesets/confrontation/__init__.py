@@ -1,4 +1,4 @@
-"""The ``confrontation`` ruleset (seeds/003, spec/confrontation.md)."""
+"""The ``confrontation`` ruleset (docs/confrontation.md)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pandas as pd
 
 from ...errors import Source
 from ..base import InlineQuery, Ruleset
-from . import inline, model
+from . import designer, inline, keys, model
 from .prepare import ConfrontationPrepared
 
 
@@ -17,6 +17,7 @@ class Confrontation(Ruleset):
     name = "confrontation"
     title = "Confrontation: strength, resolve and integrity, stacks on a hex map"
     step_unit = "turns"
+    scenario_keys = keys.SCENARIO
 
     def validate(self, data: Mapping[str, Any], source: Source) -> model.Battle:
         return model.validate(data, source)
@@ -26,6 +27,18 @@ class Confrontation(Ruleset):
 
     def inline(self, query: InlineQuery) -> dict[str, Any]:
         return inline.scenario_data(query)
+
+    rating_fields = (("arms", 1.0), ("resolve", 0.5), ("integrity", 1.0))
+    positive_ratings = ("integrity",)
+
+    def forces(self, battle: model.Battle) -> list[tuple[str, str, int]]:
+        return designer.forces(battle)
+
+    def add_men(self, scenario: Any, side: str, kind: str, count: int) -> dict[str, Any]:
+        return designer.add_units(scenario.data, side, kind, count)
+
+    def room(self, scenario: Any, side: str) -> int:
+        return designer.room(scenario.data, side)
 
     def units(self) -> pd.DataFrame:
         rows = []
@@ -40,8 +53,9 @@ class Confrontation(Ruleset):
                     "a": a,
                     "b": b,
                     "advantages": f.get("advantages", 0),
-                    "strength": model.strength(
-                        f["arms"], f["resolve"], a, b, f.get("advantages", 0)
+                    # Exact, shown as a float: strengths are multiples of 1/80,000.
+                    "strength": float(
+                        model.strength(f["arms"], f["resolve"], a, b, f.get("advantages", 0))
                     ),
                     "reach": "yes" if f.get("reach") else "",
                     "aerial": "yes" if f.get("aerial") else "",

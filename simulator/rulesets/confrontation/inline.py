@@ -127,9 +127,10 @@ def parse_stack(text: str, option: str) -> list[dict[str, Any]]:
                 + did_you_mean(normalise_name(match["name"]), [*types, UNTYPED])
             )
         count = int(match["count"]) if match["count"] is not None else 1
-        if count < 1:
+        if not 1 <= count <= MAX_STACK:
             raise BattleOddsError(
-                f"{where}: the count {count} is not a number of units: expected 1 to 3"
+                f"{where}: the count {count} is out of range: expected 1..{MAX_STACK} "
+                f"(a stack holds at most {MAX_STACK} units)"
             )
         unit = _options(match["opts"], where)
         if name != UNTYPED:

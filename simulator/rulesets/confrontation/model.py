@@ -1,4 +1,4 @@
-"""Confrontation scenarios as validated, typed objects (spec/confrontation.md).
+"""Confrontation scenarios as validated, typed objects (docs/confrontation.md).
 
 Stacks of up to three units stand on hex spaces (axial ``q, r``) for two sides; a
 script (or the simple policy) says who uses which ability on which space each turn.
@@ -11,12 +11,16 @@ import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from fractions import Fraction
 from functools import cache
 from importlib import resources
 from typing import Any
 
 from ...errors import Source, did_you_mean
+from ...fields import decimal_of
 from ...reader import Node
+from . import keys
+from .keys import ABILITIES, MAX_STACK, POLICIES
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -24,40 +28,31 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 SIDES = ("attacker", "defender")
-ABILITIES = ("attack", "bombard", "strike")
-DAMAGE_RULES = ("2dN", "flat1")
-POLICIES = ("script", "simple")
-AFTER_SCRIPT = ("repeat_last", "cycle", "stop")
-ORDERS = ("sides", "alternate")
-TYPE_KEYS = (
-    "arms",
-    "resolve",
-    "integrity",
-    "a",
-    "b",
-    "advantages",
-    "reach",
-    "aerial",
-    "speed",
-    "abilities",
-)
-UNIT_KEYS = ("type", "name", *TYPE_KEYS)
-STACK_KEYS = ("name", "at", "advantages", "units")
-BATTLE_KEYS = ("turns", "nearby", "min_damage_rule", "policy", "after_script", "order")
-MAX_STACK = 3
-MAX_TURNS = 10_000
+TYPE_KEYS = tuple(keys.TYPE)
+UNIT_KEYS = tuple(keys.UNIT)
+STACK_KEYS = tuple(keys.STACK)
+BATTLE_KEYS = tuple(keys.BATTLE)
 UNTYPED = "unit"
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]*$")
 
 
-def strength(arms: float, resolve: float, a: float, b: float, advantages: int) -> float:
-    """((arms x a) + (resolve x b)) x (1 + advantages / 4), never below 0."""
-    return max(0.0, (arms * a + resolve * b) * (1 + advantages / 4))
+def strength(arms: float, resolve: float, a: float, b: float, advantages: int) -> Fraction:
+    """((arms x a) + (resolve x b)) x (1 + advantages / 4), never below 0, computed
+    exactly on the decimals as written: ``arms = 1, a = 0.1, resolve = 3.5, b = 1.4`` is
+    5, not the 4.999999999999999 of binary floating point (the kernel agrees: it works
+    in whole hundredths, see ``hundredths``)."""
+    arms_, resolve_, a_, b_ = (Fraction(decimal_of(x)) for x in (arms, resolve, a, b))
+    return max(Fraction(0), (arms_ * a_ + resolve_ * b_) * (1 + Fraction(advantages, 4)))
 
 
-def dice_faces(attacker: float, defender: float) -> int:
+def dice_faces(attacker: Fraction | float, defender: Fraction | float) -> int:
     """N of the 2dN damage roll: the strength difference rounded down, at least 1."""
     return max(1, math.floor(attacker - defender))
+
+
+def hundredths(value: float) -> int:
+    """``value`` (validated to two decimals at most) as a whole number of hundredths."""
+    return int(decimal_of(value) * 100)
 
 
 @dataclass(frozen=True)
@@ -182,7 +177,7 @@ def _types(custom: Node) -> dict[str, tuple[dict[str, Any], str]]:
     merged = {name: (fields, f"(package) {name}") for name, fields in standard_types().items()}
     if custom.data is not None:
         for name, sub in custom.items():
-            sub.only(TYPE_KEYS)
+            sub.check(keys.TYPE)
             base = merged.get(name, ({}, ""))[0]
             merged[name] = ({**base, **dict(sub.table())}, sub.path)
     return merged
@@ -190,9 +185,9 @@ def _types(custom: Node) -> dict[str, tuple[dict[str, Any], str]]:
 
 def validate(data: Mapping[str, Any], source: Source) -> Battle:
     top = Node(data, "", source)
-    top.only(("battle", "attacker", "defender", "units", "script"))
+    top.only(keys.SCENARIO)
     battle = top.child("battle", {})
-    battle.only(BATTLE_KEYS)
+    battle.only(keys.BATTLE)
     types = _types(top.child("units"))
 
     stacks: list[Stack] = []
@@ -202,7 +197,7 @@ def validate(data: Mapping[str, Any], source: Source) -> Battle:
                 f"is required: the {side_name}'s stacks ([[{side_name}.stacks]])", side_name
             )
         side = top.child(side_name)
-        side.only(("stacks",))
+        side.only(keys.side(side_name))
         if not side.has("stacks") or not side.table()["stacks"]:
             raise side.fail(
                 "no stacks: expected at least one [[" + side_name + ".stacks]]", "stacks"
@@ -229,12 +224,12 @@ def validate(data: Mapping[str, Any], source: Source) -> Battle:
     return Battle(
         stacks=tuple(stacks),
         script=script,
-        turns=battle.integer("turns", 10, lo=1, hi=MAX_TURNS),
-        nearby=battle.integer("nearby", 1, lo=0),
-        min_damage_rule=battle.choice("min_damage_rule", DAMAGE_RULES, "2dN"),
+        turns=battle.read(keys.BATTLE["turns"]),
+        nearby=battle.read(keys.BATTLE["nearby"]),
+        min_damage_rule=battle.read(keys.BATTLE["min_damage_rule"]),
         policy=policy,
-        after_script=battle.choice("after_script", AFTER_SCRIPT, "repeat_last"),
-        order=battle.choice("order", ORDERS, "sides"),
+        after_script=battle.read(keys.BATTLE["after_script"]),
+        order=battle.read(keys.BATTLE["order"]),
     )
 
 
@@ -253,7 +248,7 @@ def _name(node: Node, key: str, default: str) -> str:
 def _stack(
     node: Node, side: int, default_name: str, types: Mapping[str, tuple[dict[str, Any], str]]
 ) -> Stack:
-    node.only(STACK_KEYS)
+    node.only(keys.STACK)
     name = _name(node, "name", default_name)
     if not node.has("units"):
         raise node.fail("no units: a stack holds one to three units", "units")
@@ -278,29 +273,19 @@ def _stack(
         if any(label == other.name for other in named):
             raise listed[i].fail(f"two units named '{label}' in stack '{name}'", "name", label)
         named.append(replace(unit, name=label))
-    q, r = _place(node)
+    q, r = node.read(keys.STACK["at"])
     return Stack(
-        name=name, side=side, q=q, r=r, units=tuple(named), advantages=node.integer("advantages", 0)
+        name=name,
+        side=side,
+        q=q,
+        r=r,
+        units=tuple(named),
+        advantages=node.read(keys.STACK["advantages"]),
     )
 
 
-def _place(node: Node) -> tuple[int, int]:
-    if not node.has("at"):
-        raise node.fail("is required: the stack's hex space as [q, r] (axial coordinates)", "at")
-    at = node.table()["at"]
-    if (
-        not isinstance(at, list)
-        or len(at) != 2
-        or not all(isinstance(x, int) and not isinstance(x, bool) for x in at)
-    ):
-        raise node.fail(
-            f"expected [q, r], two whole numbers (axial hex coordinates), got {at!r}", "at"
-        )
-    return at[0], at[1]
-
-
 def _unit(node: Node, types: Mapping[str, tuple[dict[str, Any], str]]) -> Unit:
-    node.only(UNIT_KEYS)
+    node.only(keys.UNIT)
     fields: dict[str, Any] = {}
     type_name = UNTYPED
     if node.has("type"):
@@ -322,12 +307,7 @@ def _unit(node: Node, types: Mapping[str, tuple[dict[str, Any], str]]) -> Unit:
         if not merged.has(key):
             via = f" (type '{type_name}' does not give it)" if type_name != UNTYPED else ""
             raise node.fail(f"a unit with no {key}{via}: expected {key} = {what}", key)
-    resolve = merged.number("resolve")
-    if resolve * 2 != int(resolve * 2):
-        raise merged.fail(
-            f"{resolve} is not a multiple of 0.5 (resolve moves in half points)", "resolve", resolve
-        )
-    abilities = merged.choices("abilities", ABILITIES) if merged.has("abilities") else ABILITIES
+    abilities = merged.read(keys.TYPE["abilities"]) if merged.has("abilities") else ABILITIES
     if not abilities:
         raise merged.fail(
             "an empty list: a unit needs at least one of " + ", ".join(ABILITIES), "abilities"
@@ -335,15 +315,15 @@ def _unit(node: Node, types: Mapping[str, tuple[dict[str, Any], str]]) -> Unit:
     return Unit(
         name="",
         type=type_name,
-        arms=merged.number("arms", lo=0),
-        resolve=resolve,
-        integrity=merged.integer("integrity", lo=1),
-        a=merged.number("a", 1.0, lo=0),
-        b=merged.number("b", 0.5, lo=0),
-        advantages=merged.integer("advantages", 0),
-        reach=merged.boolean("reach", False),
-        aerial=merged.boolean("aerial", False),
-        speed=merged.integer("speed", 0, lo=0),
+        arms=merged.read(keys.TYPE["arms"]),
+        resolve=merged.read(keys.TYPE["resolve"]),
+        integrity=merged.read(keys.TYPE["integrity"]),
+        a=merged.read(keys.TYPE["a"]),
+        b=merged.read(keys.TYPE["b"]),
+        advantages=merged.read(keys.TYPE["advantages"]),
+        reach=merged.read(keys.TYPE["reach"]),
+        aerial=merged.read(keys.TYPE["aerial"]),
+        speed=merged.read(keys.TYPE["speed"]),
         abilities=tuple(a for a in ABILITIES if a in abilities),
     )
 
@@ -380,7 +360,7 @@ def _script(node: Node, stacks: list[Stack]) -> tuple[tuple[Action, ...], ...]:
         raise node.fail("an empty script: expected [[script]] tables, one per turn")
     script = []
     for turn in turns:
-        turn.only(("actions",))
+        turn.only(keys.TURN)
         actions: list[Action] = []
         if turn.has("actions"):
             for action in turn.child("actions").elements():
@@ -392,8 +372,8 @@ def _script(node: Node, stacks: list[Stack]) -> tuple[tuple[Action, ...], ...]:
 def _action(
     node: Node, stacks: list[Stack], by_name: Mapping[str, int], at: Mapping[tuple[int, int], int]
 ) -> Action:
-    node.only(("by", "ability", "target"))
-    by = node.text("by")
+    node.only(keys.ACTION)
+    by = node.read(keys.ACTION["by"])
     stack_name, _, unit_name = by.partition(".")
     if stack_name not in by_name:
         raise node.fail(
@@ -413,7 +393,7 @@ def _action(
         unit = names.index(unit_name)
     ability = None
     if node.has("ability"):
-        ability = node.choice("ability", ABILITIES)
+        ability = node.read(keys.ACTION["ability"])
         acting = stack.units if unit is None else (stack.units[unit],)
         for u in acting:
             if ability not in u.abilities:

@@ -8,8 +8,8 @@ import numpy as np
 
 from kernels import confrontation as k
 
-from ..base import Prepared
-from .model import ABILITIES, SIDES, Action, Battle, unit_column
+from ..base import TURN_LIMIT, Prepared
+from .model import ABILITIES, SIDES, Action, Battle, hundredths, unit_column
 
 _ABILITY = {"attack": k.ATTACK, "bombard": k.BOMBARD, "strike": k.STRIKE}
 
@@ -17,7 +17,7 @@ _ABILITY = {"attack": k.ATTACK, "bombard": k.BOMBARD, "strike": k.STRIKE}
 @dataclass
 class ConfrontationArrays:
     units: np.ndarray  # int64 [U, N_UNIT_FIELDS]
-    floats: np.ndarray  # float64 [U, N_FLOAT_FIELDS]
+    floats: np.ndarray  # float64 [U, N_FLOAT_FIELDS]: arms, a, b in whole hundredths
     stacks: np.ndarray  # int64 [S, N_STACK_FIELDS]
     distance: np.ndarray  # int64 [S, S]
     actions: np.ndarray  # int64 [A, N_ACTION_FIELDS]
@@ -58,7 +58,7 @@ def compile_battle(battle: Battle) -> ConfrontationArrays:
                     casualty_names.index(name),
                 ]
             )
-            float_rows.append([unit.arms, unit.a, unit.b])
+            float_rows.append([hundredths(unit.arms), hundredths(unit.a), hundredths(unit.b)])
         stack_rows.append([stack.side, first_unit[-1], len(unit_rows)])
     units = np.array(unit_rows, np.int64).reshape(-1, k.N_UNIT_FIELDS)
     units[:, k.U_CASUALTY] += k.first_casualty_column(units.shape[0])
@@ -109,7 +109,9 @@ class ConfrontationPrepared(Prepared):
         self.arrays = compile_battle(battle)
         self.kernel = "turn"
         self.columns = self._columns()
-        self.flags = frozenset(c for c in self.columns if c.startswith("destroyed."))
+        self.flags = frozenset(
+            [TURN_LIMIT, *(c for c in self.columns if c.startswith("destroyed."))]
+        )
         notes = []
         if battle.min_damage_rule == "flat1":
             notes.append(
@@ -155,7 +157,10 @@ class ConfrontationPrepared(Prepared):
 
     def run(self, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
         out = self.run_matrix(seed, first, count)
-        return {name: out[:, col] for name, col in self.columns.items()}
+        columns = {name: out[:, col] for name, col in self.columns.items()}
+        # Only the last turn ends a battle undecided: every draw is one the limit ended.
+        columns[TURN_LIMIT] = (out[:, k.O_WINNER] == k.DRAW).astype(np.int64)
+        return columns
 
 
 __all__ = ["ABILITIES", "ConfrontationArrays", "ConfrontationPrepared", "compile_battle"]

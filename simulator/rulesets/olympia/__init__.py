@@ -1,4 +1,4 @@
-"""The ``olympia`` ruleset (seeds/000, spec/olympia.md)."""
+"""The ``olympia`` ruleset (docs/olympia.md)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pandas as pd
 
 from ...errors import Source
 from ..base import InlineQuery, Ruleset
-from . import inline, model, sweep
+from . import inline, keys, model, sweep
 from .prepare import OlympiaPrepared
 
 
@@ -17,6 +17,7 @@ class Olympia(Ruleset):
     name = "olympia"
     title = "Olympia (G2): one strike at a time until a side breaks"
     step_unit = "strikes"
+    scenario_keys = keys.SCENARIO
 
     def validate(self, data: Mapping[str, Any], source: Source) -> model.Battle:
         return model.validate(data, source)
@@ -29,6 +30,8 @@ class Olympia(Ruleset):
 
     def sweep_path(self, data: Mapping[str, Any], path: str) -> str:
         return sweep.sweep_path(data, path)
+
+    rating_fields = (("attack", 1.0), ("defense", 1.0), ("missile", 1.0))
 
     def units(self) -> pd.DataFrame:
         rows = []

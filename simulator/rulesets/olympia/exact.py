@@ -1,4 +1,4 @@
-"""Exact answers for small Olympia battles (issue 3, spec/olympia.md "Exact solutions").
+"""Exact answers for small Olympia battles (docs/exact.md).
 
 ``exact(scenario)`` solves the Markov chain of the strike kernel (kernels/olympia.py):
 win / loss / draw probabilities, expected strikes, expected casualties per type and

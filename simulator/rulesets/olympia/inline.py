@@ -4,7 +4,7 @@
 separated by ``;`` and items by ``,``; each unit begins with ``noble`` (options in
 parentheses), ``N type`` adds N men, ``@K`` (or ``@rear``) puts them in rear row K.
 ``N catapult`` brings siege engines. The result is the same data a TOML file holds,
-so one validator serves both.
+so one validator checks every value of both (counts, rows, noble options).
 """
 
 from __future__ import annotations
@@ -61,8 +61,8 @@ def _row(word: str | None, where: str) -> int:
         return 0
     if word == "rear":
         return 1
-    if word.isdigit() and int(word) <= 9:
-        return int(word)
+    if word.isdigit():
+        return int(word)  # the validator checks the range, as for a file
     raise BattleOddsError(f"{where}: row '@{word}' is not a row: expected @0..@9, @front or @rear")
 
 
@@ -109,8 +109,6 @@ def parse_army(
                 )
             if count is None:
                 raise BattleOddsError(f"{at}: expected a count before '{name}', e.g. '10 {name}'")
-            if int(count) < 0:
-                raise BattleOddsError(f"{at}: the count {count} is negative: expected 0 or more")
             if opts is not None:
                 raise BattleOddsError(f"{at}: only a noble takes options in parentheses")
             engine = resolve_name(name, engines)

@@ -1,4 +1,4 @@
-"""Olympia armies as validated, typed objects (spec/olympia.md, "Armies")."""
+"""Olympia armies as validated, typed objects (docs/olympia.md, "Armies")."""
 
 from __future__ import annotations
 
@@ -11,28 +11,15 @@ from typing import Any
 
 from ...errors import Source, did_you_mean
 from ...reader import Node
+from . import keys
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
 
-TERRAINS = ("land", "swamp", "ship")
-WEATHERS = ("wind", "rain")
-STRIKE_ORDERS = ("random", "alternating")
-#: Kernels (see prepare.py): ``auto`` picks the faster one for the battle.
-KERNEL_CHOICES = ("auto", "strike", "skip")
 SIDES = ("attacker", "defender")
-FIGHTER_KEYS = (
-    "attack",
-    "defense",
-    "missile",
-    "ship",
-    "swamp",
-    "survive",
-    "rain_grounded",
-    "noncombatant",
-)
+FIGHTER_KEYS = tuple(keys.FIGHTER)
 
 
 @dataclass(frozen=True)
@@ -158,29 +145,30 @@ def normalise_name(name: str) -> str:
 
 
 def _ratings(node: Node, default: Ratings | None = None) -> Ratings:
-    d = default or Ratings(0, 0, 0)
-    return Ratings(
-        attack=node.integer("attack", d.attack if default else None, lo=0),
-        defense=node.integer("defense", d.defense if default else None, lo=0),
-        missile=node.integer("missile", d.missile, lo=0),
-    )
+    """Attack, defense and missile; a terrain's ratings default to the land ones."""
+    values = {}
+    for f in keys.RATINGS:
+        if default is not None:
+            f = replace(f, default=getattr(default, f.name))
+        values[f.name] = node.read(f)
+    return Ratings(**values)
 
 
 def _fighter(name: str, node: Node) -> FighterType:
-    node.only(FIGHTER_KEYS)
+    node.only(keys.FIGHTER)
     land = _ratings(node)
     extra = {}
     for terrain in ("ship", "swamp"):
         if node.has(terrain):
             sub = node.child(terrain)
-            sub.only(("attack", "defense", "missile"))
+            sub.only(keys.FIGHTER[terrain])
             extra[terrain] = _ratings(sub, land)
     return FighterType(
         name=name,
         land=land,
-        survive=node.number("survive", 0.0, lo=0.0, hi=0.999999),
-        rain_grounded=node.boolean("rain_grounded", False),
-        noncombatant=node.boolean("noncombatant", False),
+        survive=node.read(keys.FIGHTER["survive"]),
+        rain_grounded=node.read(keys.FIGHTER["rain_grounded"]),
+        noncombatant=node.read(keys.FIGHTER["noncombatant"]),
         **extra,
     )
 
@@ -204,13 +192,13 @@ def _fighter_types(custom: Node, source: Source) -> dict[str, FighterType]:
 
 def validate(data: Mapping[str, Any], source: Source) -> Battle:
     top = Node(data, "", source)
-    top.only(("battle", "attacker", "defender", "units"))
+    top.only(keys.SCENARIO)
     battle = top.child("battle", {})
-    battle.only(("terrain", "weather", "strike_order", "kernel"))
-    terrain = battle.choice("terrain", TERRAINS, "land")
-    weather = battle.choices("weather", WEATHERS)
-    strike_order = battle.choice("strike_order", STRIKE_ORDERS, "random")
-    kernel = battle.choice("kernel", KERNEL_CHOICES, "auto")
+    battle.only(keys.BATTLE)
+    terrain = battle.read(keys.BATTLE["terrain"])
+    weather = battle.read(keys.BATTLE["weather"])
+    strike_order = battle.read(keys.BATTLE["strike_order"])
+    kernel = battle.read(keys.BATTLE["kernel"])
 
     fighters = _fighter_types(top.child("units"), source)
     engine_table = standard_engines()
@@ -249,7 +237,7 @@ def _side(
     capacity: Mapping[str, int],
     terrain: str,
 ) -> Side:
-    node.only(("units", "break_point", "structure", "siege_engines"))
+    node.only(keys.side(node.path))
     if not node.has("units") or not node.table()["units"]:
         raise node.fail(
             "an empty side: expected at least one [[units]] entry (a noble and his men)", "units"
@@ -267,11 +255,11 @@ def _side(
     structure = None
     if node.has("structure"):
         st = node.child("structure")
-        st.only(("kind", "defense", "damage"))
+        st.only(keys.STRUCTURE)
         structure = Structure(
-            kind=st.choice("kind", tuple(capacity)),
-            defense=st.integer("defense", lo=0),
-            damage=st.integer("damage", 0, lo=0, hi=99),
+            kind=st.read(replace(keys.STRUCTURE["kind"], choices=tuple(capacity))),
+            defense=st.read(keys.STRUCTURE["defense"]),
+            damage=st.read(keys.STRUCTURE["damage"]),
         )
 
     engine_list: list[tuple[str, int]] = []
@@ -282,7 +270,7 @@ def _side(
                 raise eng.fail(
                     f"unknown siege engine '{name}'" + did_you_mean(name, engines), name, name
                 )
-            count = eng.integer(name, lo=0)
+            count = eng.read(keys.ENGINE_COUNT, name)
             if count and terrain == "ship":
                 raise eng.fail(
                     'siege engines are not used in combat at sea (terrain = "ship")', name, name
@@ -291,28 +279,28 @@ def _side(
                 engine_list.append((name, count))
     return Side(
         units=units,
-        break_point=node.integer("break_point", 50, lo=0, hi=100),
+        break_point=node.read(keys.side(node.path)["break_point"]),
         structure=structure,
         engines=tuple(engine_list),
     )
 
 
 def _unit(node: Node, fighters: Mapping[str, FighterType]) -> Unit:
-    node.only(("noble", "men", "behind"))
-    behind = node.integer("behind", 0, lo=0, hi=9)
+    node.only(keys.UNIT)
+    behind = node.read(keys.BEHIND)
     noble = Noble()
     if node.has("noble"):
         nb = node.child("noble")
-        nb.only(("health", "attack", "defense", "missile", "items"))
-        bonus = {k: nb.integer(k, 0, lo=0) for k in ("attack", "defense", "missile")}
+        nb.only(keys.NOBLE)
+        bonus = {k: nb.read(keys.NOBLE[k]) for k in ("attack", "defense", "missile")}
         if nb.has("items"):
             for item in nb.child("items").elements():
-                item.only(("name", "attack", "defense", "missile"))
-                item.text("name", "item")
+                item.only(keys.ITEM)
+                item.read(keys.ITEM["name"])
                 for k in bonus:  # only the best item per category is wielded
-                    bonus[k] = max(bonus[k], item.integer(k, 0, lo=0))
+                    bonus[k] = max(bonus[k], item.read(keys.ITEM[k]))
         noble = Noble(
-            nb.integer("health", 100, lo=1, hi=100),
+            nb.read(keys.NOBLE["health"]),
             bonus["attack"],
             bonus["defense"],
             bonus["missile"],
@@ -323,18 +311,18 @@ def _unit(node: Node, fighters: Mapping[str, FighterType]) -> Unit:
         entries: list[tuple[str, int, int, Node]] = []
         if isinstance(raw.data, list):
             for m in raw.elements():
-                m.only(("type", "count", "behind"))
+                m.only(keys.MEN_ENTRY)
                 entries.append(
                     (
-                        m.text("type"),
-                        m.integer("count", lo=0),
-                        m.integer("behind", behind, lo=0, hi=9),
+                        m.read(keys.MEN_ENTRY["type"]),
+                        m.read(keys.MEN_ENTRY["count"]),
+                        m.read(replace(keys.MEN_ENTRY["behind"], default=behind)),
                         m,
                     )
                 )
         else:
             for name, _ in raw.items():
-                entries.append((name, raw.integer(name, lo=0), behind, raw))
+                entries.append((name, raw.read(keys.MEN_COUNT, name), behind, raw))
         for name, count, row, where in entries:
             if name not in fighters:
                 raise where.fail(

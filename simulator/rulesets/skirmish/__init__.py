@@ -1,7 +1,8 @@
-"""The ``skirmish`` ruleset (seeds/004, spec/skirmish.md)."""
+"""The ``skirmish`` ruleset (docs/skirmish.md)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -9,7 +10,7 @@ import pandas as pd
 
 from ...errors import Source
 from ..base import InlineQuery, Ruleset
-from . import inline, model
+from . import designer, inline, keys, model
 from .prepare import SkirmishPrepared
 
 
@@ -17,6 +18,7 @@ class Skirmish(Ruleset):
     name = "skirmish"
     title = "Skirmish: hex-tile battles, best expected move each turn, riposte"
     step_unit = "turns"
+    scenario_keys = keys.SCENARIO
 
     def validate(self, data: Mapping[str, Any], source: Source) -> model.Battle:
         return model.validate(data, source)
@@ -26,6 +28,26 @@ class Skirmish(Ruleset):
 
     def inline(self, query: InlineQuery) -> dict[str, Any]:
         return inline.scenario_data(query)
+
+    rating_fields = (("attack", 1.0), ("defence", 1.0), ("damage", 1.0), ("health", 1.0))
+    positive_ratings = ("health",)
+    types_key = "unit_types"
+
+    def forces(self, battle: model.Battle) -> list[tuple[str, str, int]]:
+        return designer.forces(battle)
+
+    def add_men(self, scenario: Any, side: str, kind: str, count: int) -> dict[str, Any]:
+        return designer.add_units(scenario, side, kind, count)
+
+    def room(self, scenario: Any, side: str) -> int:
+        return designer.room(scenario.model, side)
+
+    def inline_option(self, data: Mapping[str, Any], key: str) -> str | None:
+        """``stacks[i]...`` came from the option of stack i's owner (see inline.OWNERS)."""
+        match = re.match(r"stacks\[(\d+)\]", key)
+        if match:
+            return f"--{data['stacks'][int(match[1])]['owner']}"
+        return super().inline_option(data, key)
 
     def units(self) -> pd.DataFrame:
         return pd.DataFrame(

@@ -16,14 +16,7 @@ from typing import Any
 
 from ...errors import BattleOddsError, did_you_mean
 from ..base import InlineQuery
-from .model import (
-    CENTRE,
-    EXPECTED_VALUES,
-    MAX_STACK,
-    field_tiles,
-    parse_unit_item,
-    standard_unit_types,
-)
+from .model import CENTRE, EXPECTED_VALUES, field_tiles
 
 ATTACKED = (2, 2)
 OWNERS = ("attacker", "defender")
@@ -46,7 +39,6 @@ def parse_stacks(text: str, option: str) -> list[tuple[int | None, list[str]]]:
     """``(direction or None, unit items)`` per stack."""
     if not text.strip():
         raise BattleOddsError(f'{option}: an empty side: expected e.g. "cavalry, 2 swordsman"')
-    types = standard_unit_types()
     stacks = []
     for number, stack_text in enumerate(text.split(";"), 1):
         where = f"{option}: stack {number} '{stack_text.strip()}'"
@@ -56,24 +48,6 @@ def parse_stacks(text: str, option: str) -> list[tuple[int | None, list[str]]]:
         items = [i.strip() for i in body.split(",") if i.strip()]
         if not items:
             raise BattleOddsError(f'{where}: an empty stack: expected e.g. "2 swordsman, archer"')
-        size = 0
-        for item in items:
-            parsed = parse_unit_item(item)
-            if parsed is None:
-                raise BattleOddsError(
-                    f"{option}: unit '{item}': cannot read it: expected 'TYPE', "
-                    "'N TYPE' or 'TYPE(health=H)'"
-                )
-            if parsed[1] not in types:
-                raise BattleOddsError(
-                    f"{option}: unit '{item}': unknown unit type '{parsed[1]}'"
-                    + did_you_mean(parsed[1], types)
-                )
-            size += parsed[0]
-        if size > MAX_STACK:
-            raise BattleOddsError(
-                f"{where}: a stack holds at most {MAX_STACK} units, this one has {size}"
-            )
         stacks.append((direction, items))
     return stacks
 

@@ -1,4 +1,4 @@
-"""Skirmish fields as validated, typed objects (spec/skirmish.md, "Field and sides", "Units").
+"""Skirmish fields as validated, typed objects (docs/skirmish.md, "Scenario format").
 
 A scenario names the attacked tile, the tile of the attacking stack (a neighbour), the
 stacks on the seven tiles of the field with their owners, the alliances between owners,
@@ -17,22 +17,21 @@ from importlib import resources
 from typing import Any
 
 from ...errors import BattleOddsError, Source, did_you_mean
+from ...fields import Field, range_text
 from ...reader import Node
+from . import keys
+from .keys import DEFAULT_TURN_LIMIT, MAX_STACK
+from .keys import EXPECTED_VALUES as EXPECTED_VALUES  # re-exported for the inline syntax
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
 
-ABILITIES = ("strike", "archery", "charge", "healing")
-EXPECTED_VALUES = ("exact", "sampled5")
 SIDES = ("attacker", "defender")
-MAX_STACK = 8
 #: Direction of the attacked tile itself in the participant order (after neighbours 0..5).
 CENTRE = 6
-UNIT_TYPE_KEYS = ("attack", "defence", "damage", "health", "abilities")
-MAX_RATING = 1000
-MAX_HEALTH = 1_000_000
+UNIT_TYPE_KEYS = tuple(keys.UNIT_TYPE)
 
 Point = tuple[int, int]
 
@@ -85,6 +84,8 @@ class Battle:
     participants: tuple[Participant, ...]
     #: Stacks on the field allied with both sides or neither (Stack.index).
     staying_out: tuple[int, ...]
+    #: Turns after which an undecided battle ends as a draw.
+    turn_limit: int = DEFAULT_TURN_LIMIT
 
 
 def neighbour(point: Point, direction: int) -> Point:
@@ -141,15 +142,8 @@ def normalise_name(name: str) -> str:
 
 
 def _unit_type(name: str, node: Node) -> UnitType:
-    node.only(UNIT_TYPE_KEYS)
-    return UnitType(
-        name=name,
-        attack=node.integer("attack", lo=0, hi=MAX_RATING),
-        defence=node.integer("defence", lo=0, hi=MAX_RATING),
-        damage=node.integer("damage", lo=0, hi=MAX_RATING),
-        health=node.integer("health", lo=1, hi=MAX_HEALTH),
-        abilities=node.choices("abilities", ABILITIES),
-    )
+    node.only(keys.UNIT_TYPE)
+    return UnitType(name, *(node.read(f) for f in keys.UNIT_TYPE.fields if isinstance(f, Field)))
 
 
 def unit_types(custom: Node, source: Source) -> dict[str, UnitType]:
@@ -176,26 +170,6 @@ def _stack_error(
     """An error at ``leaf`` of a stack (or at ``key``, e.g. one of its units), pointing at
     that stack's own line: ``Source.line_of`` follows list indices."""
     return node.source.error(key or node.key(leaf), message, value)
-
-
-def _point_problem(value: Any) -> str | None:
-    if value is None:
-        return "is required: expected a tile as [x, y]"
-    if (
-        not isinstance(value, list)
-        or len(value) != 2
-        or not all(isinstance(v, int) and not isinstance(v, bool) for v in value)
-    ):
-        return f"expected a tile as [x, y] (two whole numbers), got {value!r}"
-    return None
-
-
-def _point(node: Node, name: str) -> Point:
-    value = node.table().get(name)
-    problem = _point_problem(value)
-    if problem is not None or value is None:
-        raise node.fail(problem or "is required", name)
-    return (value[0], value[1])
 
 
 def _show(point: Point) -> str:
@@ -239,11 +213,22 @@ def _units(node: Node, types: Mapping[str, UnitType]) -> tuple[Unit, ...]:
                     key=element.path,
                 )
             count, name, health = parsed
+            counted = keys.UNIT_ENTRY["count"]
+            if not counted.lo <= count <= counted.hi:
+                # The same range as a {type, count} table: "0 giant" is no unit, not none.
+                raise _stack_error(
+                    node,
+                    "units",
+                    f"count {count} in '{element.data}' is out of range: expected "
+                    f"{range_text(counted.lo, counted.hi)} (a stack holds at most {MAX_STACK} units)",
+                    element.data,
+                    key=element.path,
+                )
         else:
-            element.only(("type", "count", "health"))
-            name = element.text("type")
-            count = element.integer("count", 1, lo=1, hi=MAX_STACK)
-            health = element.integer("health") if element.has("health") else None
+            element.only(keys.UNIT_ENTRY)
+            name = element.read(keys.UNIT_ENTRY["type"])
+            count = element.read(keys.UNIT_ENTRY["count"])
+            health = element.read(keys.UNIT_ENTRY["health"]) if element.has("health") else None
         if name not in types:
             raise _stack_error(
                 node,
@@ -275,15 +260,15 @@ def _units(node: Node, types: Mapping[str, UnitType]) -> tuple[Unit, ...]:
 
 def validate(data: Mapping[str, Any], source: Source) -> Battle:
     top = Node(data, "", source)
-    top.only(("battle", "stacks", "unit_types", "alliances"))
+    top.only(keys.SCENARIO)
     if not top.has("battle"):
         raise top.fail(
             "is required: a [battle] table with 'attacked' and 'attacking' tiles", "battle"
         )
     battle = top.child("battle")
-    battle.only(("attacked", "attacking", "tile_owner", "expected_value"))
-    attacked = _point(battle, "attacked")
-    attacking = _point(battle, "attacking")
+    battle.only(keys.BATTLE)
+    attacked = battle.read(keys.BATTLE["attacked"])
+    attacking = battle.read(keys.BATTLE["attacking"])
     tiles = field_tiles(attacked)
     if attacking not in tiles[:CENTRE]:
         raise battle.fail(
@@ -291,7 +276,8 @@ def validate(data: Mapping[str, Any], source: Source) -> Battle:
             f"{_show(attacked)}: expected one of " + ", ".join(_show(t) for t in tiles[:CENTRE]),
             "attacking",
         )
-    expected_value = battle.choice("expected_value", EXPECTED_VALUES, "exact")
+    expected_value = battle.read(keys.BATTLE["expected_value"])
+    turn_limit = battle.read(keys.BATTLE["turn_limit"])
     types = unit_types(top.child("unit_types"), source)
 
     if not top.has("stacks") or not top.table()["stacks"]:
@@ -300,11 +286,8 @@ def validate(data: Mapping[str, Any], source: Source) -> Battle:
         )
     stacks: list[Stack] = []
     for index, node in enumerate(top.child("stacks").elements()):
-        node.only(("tile", "owner", "units"))
-        problem = _point_problem(node.table().get("tile"))
-        if problem is not None:
-            raise _stack_error(node, "tile", problem)
-        tile = _point(node, "tile")
+        node.only(keys.STACK)
+        tile = node.read(keys.STACK["tile"])
         if tile not in tiles:
             raise _stack_error(
                 node,
@@ -400,4 +383,5 @@ def validate(data: Mapping[str, Any], source: Source) -> Battle:
         expected_value=expected_value,
         participants=tuple(participants),
         staying_out=tuple(staying_out),
+        turn_limit=turn_limit,
     )

@@ -8,7 +8,7 @@ import numpy as np
 
 from kernels import skirmish as k
 
-from ..base import Prepared
+from ..base import TURN_LIMIT, Prepared
 from .model import SIDES, Battle, Participant
 
 #: Move types whose health removed is reported as ``damage.<side>.<move>``.
@@ -65,6 +65,7 @@ class SkirmishPrepared(Prepared):
         self.table, self.casualty_names = participant_table(battle)
         self.mode = k.EXACT if battle.expected_value == "exact" else k.SAMPLED5
         self.kernel = f"turns ({battle.expected_value} expected values)"
+        self.flags = frozenset({TURN_LIMIT})
         notes = []
         if battle.staying_out:
             owners = sorted({battle.stacks[i].owner for i in battle.staying_out})
@@ -78,7 +79,7 @@ class SkirmishPrepared(Prepared):
 
     def _columns(self) -> dict[str, int]:
         """Outcome columns worth reporting for this battle, name -> index in the row."""
-        columns = {"winner": k.O_WINNER, "steps": k.O_STEPS}
+        columns = {"winner": k.O_WINNER, "steps": k.O_STEPS, TURN_LIMIT: k.O_TURN_LIMIT}
         ability: dict[str, list[set[int]]] = {m: [set(), set()] for m in k.MOVE_TYPES}
         for p in self.battle.participants:
             for a in p.unit.abilities:
@@ -106,7 +107,9 @@ class SkirmishPrepared(Prepared):
     def run_matrix(self, seed: int, first: int, count: int) -> np.ndarray:
         out = np.zeros((count, self.n_columns), np.int64)
         if count:
-            k.skirmish_battles(self.table, self.mode, np.uint64(seed), first, out)
+            k.skirmish_battles(
+                self.table, self.mode, self.battle.turn_limit, np.uint64(seed), first, out
+            )
         return out
 
     def run(self, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
@@ -124,7 +127,11 @@ class SkirmishPrepared(Prepared):
         while True:
             row = np.zeros(self.n_columns, np.int64)
             log = np.zeros((room, k.N_LOG_FIELDS), np.int64)
-            made = int(k.skirmish_replay(self.table, self.mode, np.uint64(seed), battle, row, log))
+            made = int(
+                k.skirmish_replay(
+                    self.table, self.mode, self.battle.turn_limit, np.uint64(seed), battle, row, log
+                )
+            )
             if made <= room:
                 break
             room = made

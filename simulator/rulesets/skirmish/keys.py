@@ -1,0 +1,104 @@
+"""The skirmish scenario format: every key, its kind, range and default."""
+
+from __future__ import annotations
+
+from ...fields import Field, ListOf, OneOf, Table
+
+ABILITIES = ("strike", "archery", "charge", "healing")
+EXPECTED_VALUES = ("exact", "sampled5")
+MAX_STACK = 8
+MAX_RATING = 1000
+MAX_HEALTH = 1_000_000
+MAX_COORDINATE = 10_000
+#: A battle still undecided after this many turns ends as a draw. Bundled battles last
+#: at most 16 turns; a turn of the largest field (56 participants) costs under a millisecond.
+DEFAULT_TURN_LIMIT = 1_000
+MAX_TURN_LIMIT = 100_000
+
+
+def tile(name: str, doc: str, required: bool = False) -> Field:
+    return Field(name, "point", doc, lo=-MAX_COORDINATE, hi=MAX_COORDINATE, required=required)
+
+
+UNIT_TYPE = Table(
+    "<type>",
+    "a unit type: the package's type of that name with these values over it, or a new one",
+    (
+        Field("attack", "int", "attack rating", lo=0, hi=MAX_RATING, required=True),
+        Field("defence", "int", "defence rating", lo=0, hi=MAX_RATING, required=True),
+        Field("damage", "int", "damage rating", lo=0, hi=MAX_RATING, required=True),
+        Field("health", "int", "health at full strength", lo=1, hi=MAX_HEALTH, required=True),
+        Field("abilities", "names", "its abilities", choices=ABILITIES, default=()),
+    ),
+)
+UNIT_ENTRY = Table(
+    "unit",
+    "units of one type",
+    (
+        Field("type", "text", "the unit type", required=True),
+        Field("count", "int", "how many", lo=1, hi=MAX_STACK, default=1),
+        Field("health", "int", "health at the start (default: the type's)", lo=1, hi=MAX_HEALTH),
+    ),
+)
+UNITS = ListOf(
+    "units",
+    "the stack's units",
+    OneOf(
+        "units",
+        "a unit",
+        (
+            Field("units", "text", "'TYPE', 'N TYPE' or 'TYPE(health=H)'"),
+            UNIT_ENTRY,
+        ),
+    ),
+    1,
+    required=True,
+)
+STACK = Table(
+    "stack",
+    "a stack on one of the seven tiles of the field",
+    (
+        tile("tile", "the stack's tile as [x, y]", required=True),
+        Field("owner", "text", "the stack's owner", required=True),
+        UNITS,
+    ),
+)
+BATTLE = Table(
+    "battle",
+    "the attacked tile and the attacking stack's tile",
+    (
+        tile("attacked", "the attacked tile as [x, y]", required=True),
+        tile("attacking", "the attacking stack's tile as [x, y] (a neighbour)", required=True),
+        Field("tile_owner", "text", "the attacked tile's owner (default: its stack's)"),
+        Field(
+            "expected_value",
+            "choice",
+            "how moves are valued",
+            choices=EXPECTED_VALUES,
+            default="exact",
+        ),
+        Field(
+            "turn_limit",
+            "int",
+            "turns after which an undecided battle ends as a draw",
+            lo=1,
+            hi=MAX_TURN_LIMIT,
+            default=DEFAULT_TURN_LIMIT,
+        ),
+    ),
+    required=True,
+)
+SCENARIO = Table(
+    "",
+    "a skirmish scenario",
+    (
+        BATTLE,
+        ListOf("stacks", "the stacks on the field", STACK, 1, required=True),
+        Table("unit_types", "unit types of this scenario", other=UNIT_TYPE),
+        ListOf(
+            "alliances",
+            "groups of owners allied with each other",
+            ListOf("alliance", "owners allied with each other", Field("owner", "text", "an owner")),
+        ),
+    ),
+)

@@ -1,0 +1,169 @@
+"""Bad command-line options of every command: one line naming the option, exit status 2.
+
+Usage errors found by the option parser (out of range, unknown option, missing or
+directory SCENARIO) and errors found later (unknown ``--set`` key, too many threads)
+must look alike: ``error: ...`` on one line, never click's boxed usage text, never a
+traceback. No case here runs a battle: every one fails before the first chunk.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from simulator.cli import app
+from simulator.runner import MAX_BATTLES
+
+SCENARIO = "scenarios/olympia/knights_vs_pikemen.toml"
+SKIRMISH = "scenarios/skirmish/cavalry_charge.toml"
+ODDS = ["odds", "--ruleset", "olympia", "--attacker", "noble, 5 knight", "--defender", "noble"]
+
+#: Each command with a valid invocation the bad option is appended to.
+COMMANDS = {
+    "run": ["run", SCENARIO],
+    "odds": ODDS,
+    "compare": ["compare", SCENARIO, SCENARIO],
+    "sweep": ["sweep", SCENARIO, "--vary", "attacker.knight=1..2"],
+    "plot": ["plot", SCENARIO, "-o", "unused.png"],
+}
+#: Bad values of options every command above takes, and the option the error must name.
+COMMON_BAD = [
+    (["--battles", "0"], "--battles"),
+    (["--battles", "-5"], "--battles"),
+    (["--battles", str(10**13)], "--battles"),
+    (["--battles", "many"], "--battles"),
+    (["--seed", "-1"], "--seed"),
+    (["--seed", str(2**70)], "--seed"),
+    (["--bogus-option", "1"], "--bogus-option"),
+]
+#: Bad options of one command.
+SPECIFIC_BAD = [
+    ("run", ["--threads", "0"], "--threads"),
+    ("run", ["--threads", "100000"], "--threads"),
+    ("run", ["--chunk", "0"], "--chunk"),
+    ("run", ["--precision", "0.01", "--max-battles", "0"], "--max-battles"),
+    ("run", ["--precision", "nan"], "--precision"),
+    ("odds", ["--threads", "0"], "--threads"),
+    ("odds", ["--set", "bogus=1"], "bogus"),
+    ("odds", ["--set", "novalue"], "--set"),
+    ("odds", ["--attacker-break", "101"], "--attacker-break"),
+    ("odds", ["--ruleset", "olympa"], "--ruleset"),
+    ("compare", ["--threads", "0"], "--threads"),
+    ("sweep", ["--vary", "attacker.knight=5..1"], "attacker.knight"),
+    ("plot", ["--dpi", "0"], "--dpi"),
+]
+#: Commands taking a SCENARIO file as their first argument.
+FILE_COMMANDS = {
+    "run": ["run"],
+    "compare": ["compare", SCENARIO],
+    "sweep": ["sweep", "--vary", "attacker.knight=1..2"],
+    "plot": ["plot", "-o", "unused.png"],
+    "exact": ["exact"],
+    "validate": ["validate"],
+    "replay": ["replay"],
+}
+
+
+def invoke(args: list[str]) -> tuple[int, str]:
+    result = CliRunner().invoke(app, args)
+    return result.exit_code, result.output
+
+
+def with_scenario(command: str, scenario: str) -> list[str]:
+    prefix = FILE_COMMANDS[command]
+    return [*prefix[:1], scenario, *prefix[1:]]
+
+
+def assert_one_line_error(args: list[str], names: str) -> None:
+    code, output = invoke(args)
+    lines = output.strip().splitlines()
+    assert code == 2, (args, code, output)
+    assert len(lines) == 1, (args, output)
+    assert lines[0].startswith("error: "), (args, output)
+    assert names in lines[0], (args, output)
+    assert "Traceback" not in output
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+@pytest.mark.parametrize(("bad", "names"), COMMON_BAD)
+def test_bad_common_option_is_one_line(command: str, bad: list[str], names: str) -> None:
+    assert_one_line_error(COMMANDS[command] + bad, names)
+
+
+@pytest.mark.parametrize(("command", "bad", "names"), SPECIFIC_BAD)
+def test_bad_specific_option_is_one_line(command: str, bad: list[str], names: str) -> None:
+    assert_one_line_error(COMMANDS[command] + bad, names)
+
+
+@pytest.mark.parametrize("command", sorted(FILE_COMMANDS))
+def test_directory_as_scenario_is_one_line(command: str, tmp_path: Path) -> None:
+    assert_one_line_error(with_scenario(command, str(tmp_path)), "scenario")
+
+
+@pytest.mark.parametrize("command", sorted(FILE_COMMANDS))
+def test_missing_scenario_file_is_one_line(command: str, tmp_path: Path) -> None:
+    assert_one_line_error(with_scenario(command, str(tmp_path / "gone.toml")), "gone.toml")
+
+
+@pytest.mark.parametrize("command", sorted(FILE_COMMANDS))
+def test_binary_scenario_file_is_one_line(command: str, tmp_path: Path) -> None:
+    junk = tmp_path / "junk.toml"
+    junk.write_bytes(b"\xff\xfe\x00battle")
+    assert_one_line_error(with_scenario(command, str(junk)), "junk.toml")
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root reads any file")
+def test_unreadable_scenario_file_is_one_line(tmp_path: Path) -> None:
+    locked = tmp_path / "locked.toml"
+    locked.write_text(Path(SCENARIO).read_text())
+    locked.chmod(0)
+    assert_one_line_error(["run", str(locked)], "locked.toml")
+
+
+def test_replay_bad_battle_index() -> None:
+    assert_one_line_error(["replay", SKIRMISH, "--battle", "-1"], "--battle")
+
+
+def test_regress_bad_options(tmp_path: Path) -> None:
+    baseline = str(tmp_path / "b.toml")
+    assert_one_line_error(
+        ["regress", "scenarios/skirmish", "--baseline", baseline, "--update", "--battles", "0"],
+        "--battles",
+    )
+    assert_one_line_error(
+        ["regress", "scenarios/skirmish", "--baseline", baseline, "--level", "2"], "--level"
+    )
+    assert_one_line_error(["regress", "scenarios/skirmish", "--baseline", "scenarios"], "scenarios")
+
+
+#: The first rejected value above each option's range (--chunk has none: a chunk is
+#: never larger than the run).
+TOO_HIGH = {"--battles": MAX_BATTLES + 1, "--seed": 2**63, "--threads": 100_000, "--chunk": None}
+
+
+@st.composite
+def bad_option_values(draw: st.DrawFn) -> tuple[str, str]:
+    option = draw(st.sampled_from(sorted(TOO_HIGH)))
+    lowest = 0 if option == "--seed" else 1
+    candidates = [
+        st.integers(max_value=lowest - 1),
+        st.sampled_from(["", "nan", "inf", "1e3", "ten", "0x10", "1.5"]),
+    ]
+    high = TOO_HIGH[option]
+    if high is not None:
+        candidates.append(st.integers(min_value=high))
+    return option, str(draw(st.one_of(candidates)))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(bad=bad_option_values())
+def test_bad_option_values_never_run(bad: tuple[str, str]) -> None:
+    """No value outside an option's range, and nothing that is not a whole number, gets
+    past ``run``'s options: exit 2 with one line naming the option."""
+    option, value = bad
+    assert_one_line_error(["run", SCENARIO, option, value], option)
