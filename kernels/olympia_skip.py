@@ -18,19 +18,23 @@ battle until a structure changes: rows, shielding or a structure's defense) and
 * ``e``'s structure, hit by a man: ``Y[e] / ts[e]`` with ``Y[e] = sum_i w[i] a_i / (a_i + sdef_e)``;
 * ``e``'s structure, hit by an engine (5..10 points): ``Z[e]``, the same sum over engines.
 
-``S[e] = sum_j t[j] (1 - survive[j]) H[j]`` is kept alongside. A death that leaves its
-group standing (almost every change) updates ``H`` and ``S`` with one multiply-add per
-target group of the other side, through a list of those groups; no division (``1 / n``
-comes from a table), no allocation, and no helper that takes arrays in that path
-(Numba cannot prune the reference counting of arrays passed to inlined helpers that
-branch, and those atomic operations cost more than the update). Anything else (a group
-emptied, a noble out, an engine lost, a structure's defense worn down) recomputes the
-strikers, targets and chances from the group table. Every battle starts from one
-opening position computed once per call.
+Each target group's share ``rate[j] = t[j] (1 - survive[j]) H[j]`` and their sum
+``S[e]`` are kept alongside. A death that leaves its group standing (almost every
+change) updates them with one multiply-add per target group of the other side, through
+a list of those groups; no division (``1 / n`` comes from a table), no allocation, and
+no helper that takes arrays in that path (Numba cannot prune the reference counting of
+arrays passed to inlined helpers that branch, and those atomic operations cost more
+than the update). Anything else (a group emptied, a noble out, an engine lost, a
+structure's defense worn down) recomputes the strikers, targets and chances from the
+group table. Every battle starts from one opening
+position computed once per call.
 
-Under ``random`` order a strike is by side ``s`` with chance ``ws[s] / (ws0 + ws1)``;
-under ``alternating`` order the sides follow the budgets, walked in runs of
-alternating pairs and single-side tails, each skipped with one geometric draw.
+Under ``random`` order one uniform number decides both the strikes until the next
+change and which change it is when changes are common (strike by strike: the strike
+that changes something is uniform below the chance of a change, so it also picks the
+change), and a geometric draw plus one uniform when they are rare. Under
+``alternating`` order the sides follow the budgets, walked in runs of alternating
+pairs and single-side tails, each skipped with one geometric draw.
 """
 
 from __future__ import annotations
@@ -57,7 +61,6 @@ from .olympia import (
     G_VALUE,
     MAN,
     N_PER_SIDE,
-    O_CASUALTIES,
     RANDOM,
     REFRESH,
     S_BREAK,
@@ -115,16 +118,18 @@ def failures(state, p):
 
 
 @jit
-def rebuild(groups, survive, sdef, standing, rating, w, t, phit, sphit, hsum, acc, tl, nt):
-    """Hit chances of every striker on every target, the sums they add up to, and the
-    list of each side's target groups (``tl[e, :nt[e]]``). Runs at a change of
-    strikers, targets or a structure's defense: not on the per-death path."""
+def rebuild(groups, keep, sdef, standing, rating, w, t, phit, sphit, hsum, rate, acc, tl, nt):
+    """Hit chances of every striker on every target, the sums they add up to (``rate[j]``:
+    group ``j``'s share of the changes at its side, ``t[j] keep[j] H[j]``), and the list
+    of each side's target groups (``tl[e, :nt[e]]``). Runs at a change of strikers,
+    targets or a structure's defense: not on the per-death path."""
     n = groups.shape[0]
     acc[:] = 0.0
     nt[0] = 0
     nt[1] = 0
     for j in range(n):
         hsum[j] = 0.0
+        rate[j] = 0.0
         if t[j] > 0:
             e = groups[j, G_SIDE]
             tl[e, nt[e]] = j
@@ -150,7 +155,8 @@ def rebuild(groups, survive, sdef, standing, rating, w, t, phit, sphit, hsum, ac
     for e in range(2):
         for m in range(nt[e]):
             j = tl[e, m]
-            acc[F_S, e] += t[j] * (1.0 - survive[j]) * hsum[j]
+            rate[j] = t[j] * keep[j] * hsum[j]
+            acc[F_S, e] += rate[j]
 
 
 @jit(inline=True)
@@ -201,35 +207,130 @@ def next_alternating(state, budget, ws, q0, q1, turn):
 
 
 @jit
-def _opening(groups, survive, sides, order, cnt, health, unit_men, rating, w, t, per_side,
-             phit, sphit, hsum, acc, tl, nt, row):
+def _opening(
+    groups,
+    keep,
+    sides,
+    order,
+    cnt,
+    health,
+    unit_men,
+    rating,
+    w,
+    t,
+    per_side,
+    phit,
+    sphit,
+    hsum,
+    rate,
+    acc,
+    tl,
+    nt,
+    row,
+):
     """The position before the first strike, the same for every battle."""
     value, alive, sdef, sdmg, standing, ws, ts, _budget, others, front = per_side
     battle_start(groups, sides, cnt, health, value, alive, sdef, sdmg, standing, row)
     refresh(groups, cnt, sides, standing, order, unit_men, rating, w, t, ws, ts, others, front)
-    rebuild(groups, survive, sdef, standing, rating, w, t, phit, sphit, hsum, acc, tl, nt)
+    rebuild(groups, keep, sdef, standing, rating, w, t, phit, sphit, hsum, rate, acc, tl, nt)
+
+
+@jit(inline=True)
+def _other_change(
+    state,
+    groups,
+    keep,
+    no_survive,
+    sides,
+    order,
+    row,
+    cnt,
+    health,
+    unit_men,
+    rating,
+    w,
+    t,
+    per_side,
+    phit,
+    sphit,
+    hsum,
+    rate,
+    acc,
+    tl,
+    nt,
+    striker,
+    e,
+    target,
+):
+    """Any change but a man dying in a group that stands: a group emptied, a noble out,
+    an engine lost, a structure hit. Returns whether the chances were recomputed.
+    (Inlined: measured against a call, which costs more than it saves in code size.)"""
+    value, alive, sdef, sdmg, standing, ws, ts, _budget, others, front = per_side
+    old_def = sdef[e]
+    # The survive roll is in the chance already: the hit is a kill.
+    change = strike_effect(
+        state,
+        groups,
+        no_survive,
+        cnt,
+        health,
+        value,
+        alive,
+        sdef,
+        sdmg,
+        standing,
+        striker,
+        e,
+        target,
+        row,
+    )
+    if change == REFRESH:
+        refresh(groups, cnt, sides, standing, order, unit_men, rating, w, t, ws, ts, others, front)
+    if change == UNCHANGED and sdef[e] == old_def:
+        return False
+    rebuild(groups, keep, sdef, standing, rating, w, t, phit, sphit, hsum, rate, acc, tl, nt)
+    return True
 
 
 @jit(inline=True)
 def _skip_battle(
-    state, groups, survive, keep, no_survive, sides, order, inv, row, cnt, health, unit_men,
-    rating, w, t, per_side, phit, sphit, hsum, acc, tl, nt
+    state,
+    groups,
+    keep,
+    no_survive,
+    sides,
+    order,
+    inv,
+    row,
+    cnt,
+    health,
+    unit_men,
+    rating,
+    w,
+    t,
+    per_side,
+    phit,
+    sphit,
+    hsum,
+    rate,
+    acc,
+    tl,
+    nt,
 ):
     """One battle from the opening position already in the scratch arrays; returns
     whether the chances were recomputed (the caller then restores them)."""
-    value, alive, sdef, sdmg, standing, ws, ts, budget, others, front = per_side
+    value, alive, _sdef, _sdmg, _standing, ws, ts, budget, _others, _front = per_side
     rebuilt = False
     limit0 = sides[0, S_START] * sides[0, S_BREAK]
     limit1 = sides[1, S_START] * sides[1, S_BREAK]
     # Broken before any strike: the strike kernel still strikes once, then stops.
-    once = (
-        alive[0] == 0 or value[0] * 100 <= limit0 or alive[1] == 0 or value[1] * 100 <= limit1
-    )
+    once = alive[0] == 0 or value[0] * 100 <= limit0 or alive[1] == 0 or value[1] * 100 <= limit1
     turn = ATTACKER
     steps = 0
     s0, s1, s2, s3 = state[0], state[1], state[2], state[3]
     while True:
-        if ws[0] + ws[1] == 0:
+        strikers = ws[0] + ws[1]
+        if strikers == 0:
             break  # nobody can strike: a stalemate, reported as a draw
         # Changes per strike of the side striking at e, times that side's strikers.
         c_at1 = (acc[F_S, 1] + acc[F_Y, 1]) * inv[ts[1]] + acc[F_Z, 1]
@@ -241,37 +342,37 @@ def _skip_battle(
             state[0], state[1], state[2], state[3] = s0, s1, s2, s3
             steps = 1
             if order == RANDOM:
-                x = uniform(state) * (ws[0] + ws[1])
-                e = DEFENDER if x < c_at1 else (ATTACKER if x < total else -1)
+                r = uniform(state) * strikers  # past total: the one strike missed
             else:
                 first = ATTACKER if ws[0] > 0 else DEFENDER
-                c = c_at1 if first == ATTACKER else c_at0
-                e = 1 - first if uniform(state) * ws[first] < c else -1
-            r = uniform(state) * (c_at1 if e == DEFENDER else c_at0)
+                r = uniform(state) * ws[first]
+                if first == ATTACKER:
+                    r = r if r < c_at1 else total
+                else:
+                    r = r + c_at1 if r < c_at0 else total
             s0, s1, s2, s3 = state[0], state[1], state[2], state[3]
         elif order == RANDOM:
-            # The strikes until the next change, then which change: the random state
-            # stays in registers here, the path of nearly every change.
-            p = total * inv[ws[0] + ws[1]]
+            # The strikes until the next change, then which change, from as few random
+            # numbers as possible; the random state stays in registers on this path.
+            p = total * inv[strikers]
             if p > BERNOULLI_ABOVE:
-                # u < p for u = x / 2**53 is x < ceil(p 2**53): integer compares only.
+                # Strike by strike: a strike changes something when u < p, u = x / 2**53,
+                # that is x < ceil(p 2**53). Given that, u * strikers is uniform below
+                # total: the same number picks the change.
                 below_p = np.uint64(math.ceil(p * TWO_53))
                 s0, s1, s2, s3, x = _step(s0, s1, s2, s3)
-                while x >= below_p:
-                    steps += 1
-                    s0, s1, s2, s3, x = _step(s0, s1, s2, s3)
                 steps += 1
+                while x >= below_p:
+                    s0, s1, s2, s3, x = _step(s0, s1, s2, s3)
+                    steps += 1
+                r = np.int64(x) * (strikers / TWO_53)
             else:
                 s0, s1, s2, s3, x = _step(s0, s1, s2, s3)
                 u = np.int64(x) * (1.0 / TWO_53)
                 f = math.floor(math.log(1.0 - u) / math.log1p(-p))
                 steps += (NEVER if f >= NEVER else np.int64(f)) + 1
-            s0, s1, s2, s3, x = _step(s0, s1, s2, s3)
-            r = np.int64(x) * (1.0 / TWO_53) * total
-            e = DEFENDER
-            if r >= c_at1:
-                r -= c_at1
-                e = ATTACKER
+                s0, s1, s2, s3, x = _step(s0, s1, s2, s3)
+                r = np.int64(x) * (1.0 / TWO_53) * total
         else:
             q0 = c_at1 * inv[ws[0]]
             q1 = c_at0 * inv[ws[1]]
@@ -280,13 +381,16 @@ def _skip_battle(
             steps += taken
             if s < 0:
                 break
-            e = 1 - s
-            r = uniform(state) * (c_at1 if e == DEFENDER else c_at0)
+            r = uniform(state) * (c_at1 if s == ATTACKER else c_at0)
+            if s == DEFENDER:
+                r += c_at1
             s0, s1, s2, s3 = state[0], state[1], state[2], state[3]
-        if e < 0:
-            pass  # the one strike of a broken side missed
-        else:
-            # Which change at side e: r is uniform below e's chance.
+        # r is uniform below total: the changes at the defender come first.
+        if r < total:
+            e = DEFENDER
+            if r >= c_at1:
+                r -= c_at1
+                e = ATTACKER
             s = 1 - e
             target = -2  # -1: e's structure
             striker = -1
@@ -301,7 +405,7 @@ def _skip_battle(
                 last = -1
                 for m in range(nt[e]):
                     j = tl[e, m]
-                    x = t[j] * keep[j] * hsum[j]
+                    x = rate[j]
                     if x > 0.0:
                         last = j
                         if r < x:
@@ -312,43 +416,60 @@ def _skip_battle(
                     # The structure, or rounding left r past the end: the last change.
                     target = -1 if acc[F_Y, e] > 0.0 else last
             if target >= 0 and groups[target, G_KIND] == MAN and cnt[target] > 1:
-                # A man dies and his group stands: the chances lose his share.
+                # A man dies and his group stands: the chances lose his share, a few
+                # multiply-adds, written out here (no call, no division).
                 cnt[target] -= 1
                 row[groups[target, G_COLUMN]] += 1
                 value[e] -= groups[target, G_VALUE]
                 alive[e] -= 1
-                acc[F_S, e] -= keep[target] * hsum[target]
+                share = keep[target] * hsum[target]
+                rate[target] -= share
+                acc[F_S, e] -= share
                 t[target] -= 1
                 ts[e] -= 1
                 if w[target] > 0:
                     w[target] -= 1
                     ws[e] -= 1
+                    lost = 0.0
                     for m in range(nt[s]):
                         k = tl[s, m]
                         p = phit[target, k]
                         hsum[k] -= p
-                        acc[F_S, s] -= t[k] * keep[k] * p
+                        d = t[k] * keep[k] * p
+                        rate[k] -= d
+                        lost += d
+                    acc[F_S, s] -= lost
                     acc[F_Y, s] -= sphit[target]
             else:
-                old_def = sdef[e]
-                # The survive roll is in the chance already: the hit is a kill.
                 state[0], state[1], state[2], state[3] = s0, s1, s2, s3
-                change = strike_effect(
-                    state, groups, no_survive, cnt, health, value, alive, sdef, sdmg,
-                    standing, striker, e, target, row,
-                )
-                s0, s1, s2, s3 = state[0], state[1], state[2], state[3]
-                if change == REFRESH:
-                    refresh(
-                        groups, cnt, sides, standing, order, unit_men, rating, w, t, ws, ts,
-                        others, front,
-                    )
-                if change != UNCHANGED or sdef[e] != old_def:
-                    rebuild(
-                        groups, survive, sdef, standing, rating, w, t, phit, sphit, hsum, acc,
-                        tl, nt,
-                    )
+                if _other_change(
+                    state,
+                    groups,
+                    keep,
+                    no_survive,
+                    sides,
+                    order,
+                    row,
+                    cnt,
+                    health,
+                    unit_men,
+                    rating,
+                    w,
+                    t,
+                    per_side,
+                    phit,
+                    sphit,
+                    hsum,
+                    rate,
+                    acc,
+                    tl,
+                    nt,
+                    striker,
+                    e,
+                    target,
+                ):
                     rebuilt = True
+                s0, s1, s2, s3 = state[0], state[1], state[2], state[3]
         lost_a = alive[0] == 0 or value[0] * 100 <= limit0
         lost_d = alive[1] == 0 or value[1] * 100 <= limit1
         if lost_a or lost_d:
@@ -368,7 +489,9 @@ def skip_battles(groups, survive, sides, order, seed, first, out):
     n_groups = groups.shape[0]
     n_units = groups[:, G_UNIT].max() + 1
     no_survive = np.zeros(n_groups)
-    keep = 1.0 - survive
+    keep = np.empty(n_groups)
+    for g in range(n_groups):
+        keep[g] = 1.0 - survive[g]
     # 1 / n for every count of strikers or targets a battle can have.
     inv = np.zeros(groups[:, G_COUNT].sum() + 2)
     for m in range(1, inv.shape[0]):
@@ -383,13 +506,31 @@ def skip_battles(groups, survive, sides, order, seed, first, out):
     phit0 = np.zeros((n_groups, n_groups))
     sphit0 = np.zeros(n_groups)
     hsum0 = np.zeros(n_groups)
+    rate0 = np.zeros(n_groups)
     acc0 = np.zeros((3, 2))
     tl0 = np.zeros((2, n_groups), np.int64)
     nt0 = np.zeros(2, np.int64)
     row0 = np.zeros(out.shape[1], np.int64)
     _opening(
-        groups, survive, sides, order, cnt0, health0, np.zeros(n_units, np.int64), rating0,
-        w0, t0, per_side0, phit0, sphit0, hsum0, acc0, tl0, nt0, row0,
+        groups,
+        keep,
+        sides,
+        order,
+        cnt0,
+        health0,
+        np.zeros(n_units, np.int64),
+        rating0,
+        w0,
+        t0,
+        per_side0,
+        phit0,
+        sphit0,
+        hsum0,
+        rate0,
+        acc0,
+        tl0,
+        nt0,
+        row0,
     )
     for block in prange((n + BLOCK - 1) // BLOCK):
         state = np.empty(4, np.uint64)
@@ -403,6 +544,7 @@ def skip_battles(groups, survive, sides, order, seed, first, out):
         phit = phit0.copy()
         sphit = np.empty(n_groups)
         hsum = np.empty(n_groups)
+        rate = np.empty(n_groups)
         acc = np.empty((3, 2))
         tl = tl0.copy()
         nt = np.empty(2, np.int64)
@@ -414,6 +556,7 @@ def skip_battles(groups, survive, sides, order, seed, first, out):
                 w[g] = w0[g]
                 t[g] = t0[g]
                 hsum[g] = hsum0[g]
+                rate[g] = rate0[g]
             for s in range(2):
                 for f in range(N_PER_SIDE):
                     per_side[f, s] = per_side0[f, s]
@@ -430,31 +573,26 @@ def skip_battles(groups, survive, sides, order, seed, first, out):
                 phit[:] = phit0
                 tl[:] = tl0
             rebuilt = _skip_battle(
-                state, groups, survive, keep, no_survive, sides, order, inv, out[i], cnt,
-                health, unit_men, rating, w, t, per_side, phit, sphit, hsum, acc, tl, nt,
+                state,
+                groups,
+                keep,
+                no_survive,
+                sides,
+                order,
+                inv,
+                out[i],
+                cnt,
+                health,
+                unit_men,
+                rating,
+                w,
+                t,
+                per_side,
+                phit,
+                sphit,
+                hsum,
+                rate,
+                acc,
+                tl,
+                nt,
             )
-
-
-@jit
-def opening_change_chance(groups, survive, sides, order):
-    """Chance that a strike changes anything in the battle's opening position."""
-    n_groups = groups.shape[0]
-    per_side = np.zeros((N_PER_SIDE, 2), np.int64)
-    acc = np.zeros((3, 2))
-    _opening(
-        groups, survive, sides, order, np.empty(n_groups, np.int64),
-        np.empty(n_groups, np.int64), np.zeros(groups[:, G_UNIT].max() + 1, np.int64),
-        np.empty(n_groups, np.int64), np.empty(n_groups, np.int64),
-        np.empty(n_groups, np.int64), per_side, np.zeros((n_groups, n_groups)),
-        np.zeros(n_groups), np.zeros(n_groups), acc, np.zeros((2, n_groups), np.int64),
-        np.zeros(2, np.int64), np.zeros(O_CASUALTIES + n_groups, np.int64),
-    )
-    ws, ts = per_side[5], per_side[6]
-    if ws[0] + ws[1] == 0:
-        return 1.0
-    c = 0.0
-    for e in range(2):
-        if ts[e] > 0:
-            c += (acc[F_S, e] + acc[F_Y, e]) / ts[e]
-        c += acc[F_Z, e]
-    return c / (ws[0] + ws[1])
