@@ -84,10 +84,7 @@ def _battle(sides, seed, b, attack, defense, value, alive, total, men, left, row
         e = 1 - s
         # The noble (slot 0) is shielded while any of his men stands.
         x, u = _uniform(x)
-        if men[e] > 0:
-            target = 1 + int(u * men[e])
-        else:
-            target = 0
+        target = 1 + int(u * men[e]) if men[e] > 0 else 0
         strikes += 1
         a = attack[s, striker]
         x, u = _uniform(x)
