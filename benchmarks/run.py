@@ -89,23 +89,29 @@ class Budget:
         return cls(2.0, ODDS_BATTLES, (10, 100, 1_000, 10_000, 100_000), 2.0)
 
 
-def rate(run: Callable[[int], object], first: int, budget: float) -> float:
-    """Battles per second of ``run(count)``: ``count`` grows from ``first`` until one run
-    takes a third of ``budget`` seconds, then the fastest of three runs of that count
-    (the machine is shared: the fastest is the one least slowed by others)."""
-    count = first
-    while True:
-        started = time.perf_counter()
-        run(count)
-        seconds = time.perf_counter() - started
-        if seconds >= budget / 3 or count >= 1 << 30:
-            break
-        count *= 2 if seconds > budget / 24 else 8
-    for _ in range(2):
-        started = time.perf_counter()
-        run(count)
-        seconds = min(seconds, time.perf_counter() - started)
-    return count / seconds
+def rates(runs: dict[str, Callable[[int], object]], first: int, budget: float) -> dict[str, float]:
+    """Battles per second of each ``run(count)``. Each count grows from ``first`` until
+    one run takes a quarter of ``budget`` seconds; then three rounds run them in turn,
+    and each keeps its fastest run (the machine is shared: the fastest is the one least
+    slowed by others, and taking turns exposes all of them to the same load)."""
+    counts = {}
+    seconds = {}
+    for name, run in runs.items():
+        count = first
+        while True:
+            started = time.perf_counter()
+            run(count)
+            took = time.perf_counter() - started
+            if took >= budget / 4 or count >= 1 << 30:
+                break
+            count *= 2 if took > budget / 32 else 8
+        counts[name], seconds[name] = count, took
+    for _ in range(3):
+        for name, run in runs.items():
+            started = time.perf_counter()
+            run(counts[name])
+            seconds[name] = min(seconds[name], time.perf_counter() - started)
+    return {name: counts[name] / seconds[name] for name in runs}
 
 
 def load_average() -> str:
@@ -120,12 +126,12 @@ def verdict(name: str, value: float, target: float, unit: str = "") -> str:
     return f"- {name}: {value:,.2f}{unit} (target {target:,.2f}{unit}): {met}"
 
 
-def kernel_rates(prepared: OlympiaPrepared, budget: float) -> dict[str, float]:
-    rates = {}
+def kernel_rates(prepared: OlympiaPrepared, budget: float, first: int = 64) -> dict[str, float]:
+    runs: dict[str, Callable[[int], object]] = {}
     for kernel in KERNELS:
         prepared.run_matrix(1, 0, 1, kernel)  # compile or load, untimed
-        rates[kernel] = rate(lambda n, k=kernel: prepared.run_matrix(7, 0, n, k), 64, budget)
-    return rates
+        runs[kernel] = lambda n, k=kernel: prepared.run_matrix(7, 0, n, k)
+    return rates(runs, first, budget)
 
 
 def odds_command() -> list[str]:
@@ -159,7 +165,13 @@ def timed_odds(battles: int) -> tuple[float, dict[str, object]]:
 def yardstick(budget: Budget) -> Section:
     """The plain per-strike kernel against the product, on the yardstick battle."""
     baseline.run(64)  # compile or load, untimed
-    base = rate(baseline.run, 1 << 12, budget.kernel)
+    prepared = OlympiaPrepared(simulator.inline_scenario("olympia", ATTACKER, DEFENDER).model)
+    prepared.run_matrix(1, 0, 1, "skip")
+    kernel = rates(
+        {"baseline": baseline.run, "skip": lambda n: prepared.run_matrix(7, 0, n, "skip")},
+        1 << 12,
+        budget.kernel,
+    )
     exact = float(
         simulator.exact(simulator.inline_scenario("olympia", ATTACKER, DEFENDER)).win["attacker"]
     )
@@ -167,21 +179,29 @@ def yardstick(budget: Budget) -> Section:
     startup, _ = timed_odds(1)
     seconds, answer = timed_odds(budget.odds_battles)
     odds = budget.odds_battles / seconds
+    # The baseline again, after: the faster of its two rates makes the ratio a lower bound.
+    after = rates({"baseline": baseline.run}, 1 << 12, budget.kernel)["baseline"]
+    base = max(kernel["baseline"], after)
     win = answer["win"]["attacker"]  # type: ignore[index]
     p = float(win["p"])
     tolerance = Z_999 * math.sqrt(exact * (1 - exact) / budget.odds_battles)
     right = abs(p - exact) <= tolerance
-    command = " ".join(f'"{a}"' if " " in a else a for a in odds_command()[1:])
+    command = " ".join(f'"{a}"' if " " in a else a for a in odds_command()[3:])
     lines = [
         f'"{ATTACKER}" against "{DEFENDER}" (olympia, random order), exact attacker win '
         f"chance {exact:.6f}.",
         "",
         "| what | battles/s | vs plain kernel |",
         "|---|---:|---:|",
-        f"| plain per-strike Numba kernel (benchmarks/baseline.py) | {base:,.0f} | 1.00x |",
+        f"| plain per-strike Numba kernel (benchmarks/baseline.py) | {kernel['baseline']:,.0f} "
+        "| 1.00x |",
+        f"| olympia's skip kernel alone (`run_matrix`, timed in turn with the plain kernel) "
+        f"| {kernel['skip']:,.0f} | {kernel['skip'] / kernel['baseline']:.2f}x |",
         f"| `battle-odds {command} --battles {budget.odds_battles} --json`, whole process "
         f"({seconds:.1f} s, kernel `{answer['kernel']}`) | {odds:,.0f} | {odds / base:.2f}x |",
         "",
+        f"The whole process is compared with the faster of the plain kernel's rates before "
+        f"it and after it ({after:,.0f}/s after). "
         f"Start-up of that command (`--battles 1`, cache warm): {startup:.2f} s. Its answer: "
         f"attacker wins {p:.6f} ({win['low']:.6f} - {win['high']:.6f}), "
         f"{abs(p - exact):.1e} from the exact {exact:.6f}, "
@@ -263,12 +283,7 @@ def scaling(budget: Budget) -> Section:
         half = men // 2
         army = f"noble, {half} soldier, {men - half - half // 5} pikeman, {half // 5} archer@1"
         prepared = OlympiaPrepared(simulator.inline_scenario("olympia", army, army).model)
-        seconds = {}
-        for kernel in KERNELS:
-            prepared.run_matrix(9, 0, 1, kernel)
-            seconds[kernel] = 1 / rate(
-                lambda n, k=kernel, p=prepared: p.run_matrix(9, 0, n, k), 2, budget.scaling
-            )
+        seconds = {k: 1 / r for k, r in kernel_rates(prepared, budget.scaling, 2).items()}
         out = prepared.run_matrix(9, 0, 4 if men >= 10_000 else 200, "skip")
         steps = float(out[:, prepared.columns["steps"]].mean())
         changes = float(

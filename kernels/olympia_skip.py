@@ -26,15 +26,12 @@ no helper that takes arrays in that path (Numba cannot prune the reference count
 arrays passed to inlined helpers that branch, and those atomic operations cost more
 than the update). Anything else (a group emptied, a noble out, an engine lost, a
 structure's defense worn down) recomputes the strikers, targets and chances from the
-group table. Every battle starts from one opening
-position computed once per call.
+group table. Every battle starts from one opening position computed once per call.
 
-Under ``random`` order one uniform number decides both the strikes until the next
-change and which change it is when changes are common (strike by strike: the strike
-that changes something is uniform below the chance of a change, so it also picks the
-change), and a geometric draw plus one uniform when they are rare. Under
-``alternating`` order the sides follow the budgets, walked in runs of alternating
-pairs and single-side tails, each skipped with one geometric draw.
+Under ``random`` order each change costs two uniform numbers: one for the strikes
+until it (a geometric draw, by inversion) and one for which change it is. Under
+``alternating`` order the sides follow the budgets, walked in runs of alternating pairs
+and single-side tails, each skipped with one geometric draw.
 """
 
 from __future__ import annotations
@@ -75,13 +72,10 @@ from .rng import seed_battle, uniform
 
 #: Failures before the first success when there is none to expect: larger than any budget.
 NEVER = 1 << 62
-#: Above this chance of success, trials are drawn one by one (expected 1/p uniforms of a
-#: few ns each) rather than by inverting the geometric distribution (two logarithms and
-#: a division, about as much as ten uniforms on this machine).
-BERNOULLI_ABOVE = 0.1
 #: Rows of the per-side float scratch: S (men), Y (structure by men), Z (by engines).
 F_S, F_Y, F_Z = 0, 1, 2
-TWO_53 = 9007199254740992.0
+#: A 53-bit integer times this is a uniform number in [0, 1).
+UNIT = 1.0 / 9007199254740992.0
 
 
 @jit(inline=True)
@@ -108,11 +102,6 @@ def failures(state, p):
         return 0
     if p <= 0.0:
         return NEVER
-    if p > BERNOULLI_ABOVE:
-        f = 0
-        while uniform(state) >= p:
-            f += 1
-        return f
     x = math.floor(math.log(1.0 - uniform(state)) / math.log1p(-p))
     return NEVER if x >= NEVER else np.int64(x)
 
@@ -352,27 +341,15 @@ def _skip_battle(
                     r = r + c_at1 if r < c_at0 else total
             s0, s1, s2, s3 = state[0], state[1], state[2], state[3]
         elif order == RANDOM:
-            # The strikes until the next change, then which change, from as few random
-            # numbers as possible; the random state stays in registers on this path.
-            p = total * inv[strikers]
-            if p > BERNOULLI_ABOVE:
-                # Strike by strike: a strike changes something when u < p, u = x / 2**53,
-                # that is x < ceil(p 2**53). Given that, u * strikers is uniform below
-                # total: the same number picks the change.
-                below_p = np.uint64(math.ceil(p * TWO_53))
-                s0, s1, s2, s3, x = _step(s0, s1, s2, s3)
-                steps += 1
-                while x >= below_p:
-                    s0, s1, s2, s3, x = _step(s0, s1, s2, s3)
-                    steps += 1
-                r = np.int64(x) * (strikers / TWO_53)
-            else:
-                s0, s1, s2, s3, x = _step(s0, s1, s2, s3)
-                u = np.int64(x) * (1.0 / TWO_53)
-                f = math.floor(math.log(1.0 - u) / math.log1p(-p))
-                steps += (NEVER if f >= NEVER else np.int64(f)) + 1
-                s0, s1, s2, s3, x = _step(s0, s1, s2, s3)
-                r = np.int64(x) * (1.0 / TWO_53) * total
+            # The strikes until the next change (geometric, by inversion: two logarithms
+            # cost less than drawing strikes one by one, whose loop exit the processor
+            # cannot predict), then which change, the random state in registers.
+            p = min(total * inv[strikers], 1.0)
+            s0, s1, s2, s3, x = _step(s0, s1, s2, s3)
+            f = math.floor(math.log(1.0 - np.int64(x) * UNIT) / math.log1p(-p))
+            steps += (NEVER if f >= NEVER else np.int64(f)) + 1
+            s0, s1, s2, s3, x = _step(s0, s1, s2, s3)
+            r = np.int64(x) * UNIT * total
         else:
             q0 = c_at1 * inv[ws[0]]
             q1 = c_at0 * inv[ws[1]]
