@@ -347,7 +347,7 @@ def _skip_battle(
             p = min(total * inv[strikers], 1.0)
             s0, s1, s2, s3, x = _step(s0, s1, s2, s3)
             f = math.floor(math.log(1.0 - np.int64(x) * UNIT) / math.log1p(-p))
-            steps += (NEVER if f >= NEVER else np.int64(f)) + 1
+            steps += min(f, NEVER) + 1
             s0, s1, s2, s3, x = _step(s0, s1, s2, s3)
             r = np.int64(x) * UNIT * total
         else:
