@@ -74,8 +74,8 @@ class Section:
 
 @dataclass(frozen=True)
 class Budget:
-    """How long each measurement runs (seconds), and how many battles the odds command
-    and the scaling table go to."""
+    """Seconds per kernel measurement, battles of the odds command, and the men per side
+    and seconds per measurement of the scaling table."""
 
     kernel: float
     odds_battles: int
