@@ -1,66 +1,118 @@
-"""Olympia throughput benchmarks (issue 3): ``python benchmarks/run.py [--quick] [--write]``.
+"""Benchmarks: ``python benchmarks/run.py [--quick] [--write [PATH]]``.
 
-Measures, in one run:
+Measures, in one run, on all threads, every kernel compiled (or loaded from Numba's
+cache) by an untimed first call:
 
-* battles per second on the small / medium / large scenarios of benchmarks/scenarios/
-  for the pure-Python reference (tests/reference/olympia.py), the strike kernel and the
-  kill-skipping kernel, all threads; compile time measured separately (the kernels are
-  compiled into a fresh, empty Numba cache first), and the ratio to the reference;
-* a scaling table: seconds per battle against men per side, 10 .. 100,000;
-* the cold start of ``battle-odds run`` on the medium scenario (10,000 battles): first
-  with an empty Numba cache (compiles), then a second time (loads the cache).
+* the yardstick: a plain per-strike Numba kernel (benchmarks/baseline.py) of "noble, 100
+  soldier" against "noble, 20 knight", and ``battle-odds odds`` of that battle for
+  20,000,000 battles as a whole process (start-up, cache load and statistics included,
+  after a first run that warms the cache); its answer is checked against the exact
+  solver's;
+* olympia's two kernels, ``strike`` and ``skip``, on the benchmark scenarios
+  (benchmarks/scenarios/), that battle and the bundled olympia scenarios, with the
+  kernel ``auto`` picks;
+* a scaling table: seconds per battle against men per side, 10 .. 100,000.
 
-``--write`` puts the tables, the command and the machine's load into docs/benchmarks.md.
-The machine is shared: the load average is printed with the results, read it with them.
+Every rate is battles per second over at least a time budget (doubling the count until
+a run lasts that long). The machine is shared: compare the figures of one run, not
+absolute rates across runs; the load average is printed with them. ``--quick`` runs the
+same code with small budgets and counts (seconds, for the test suite). ``--write`` puts
+the tables into docs/benchmarks.md (or PATH), keeping the notes below its
+``<!-- notes -->`` line.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = ROOT / "benchmarks" / "scenarios"
+BUNDLED = ROOT / "scenarios" / "olympia"
 DOC = ROOT / "docs" / "benchmarks.md"
-
-# Compile into an empty cache so that compile time is measured, not a cache load.
-_CACHE = tempfile.mkdtemp(prefix="battle-odds-bench-cache-")
-os.environ["NUMBA_CACHE_DIR"] = _CACHE
+NOTES = "<!-- notes -->"
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
+import baseline  # noqa: E402
+import numba  # noqa: E402
 import numpy as np  # noqa: E402
 
 import simulator  # noqa: E402
 from benchmarks import more_tables  # noqa: E402
-from simulator.rulesets.olympia.prepare import OlympiaPrepared  # noqa: E402
-from tests.reference import olympia as reference  # noqa: E402
+from simulator.atomic import write_atomically  # noqa: E402
+from simulator.rulesets.olympia.prepare import KERNELS, OlympiaPrepared  # noqa: E402
 
-KERNELS = ("strike", "skip")
-#: Targets of issue 3 (2-core machine).
-MEDIUM_VS_REFERENCE = 300
-MEDIUM_BATTLES_PER_S = 1_000_000
+#: The yardstick battle and the command a user would type for it.
+ATTACKER, DEFENDER = "noble, 100 soldier", "noble, 20 knight"
+ODDS_BATTLES, ODDS_BATTLES_QUICK = 20_000_000, 200_000
+#: Targets of issue 15 (2 cores).
+ODDS_VS_BASELINE, ODDS_VS_BASELINE_AIM = 1.5, 3.0
+MEDIUM_BATTLES_PER_S = 500_000
 LARGE_BATTLES_PER_S = 5_000
-COLD_START_LIMIT_S = 2.0
+#: ``auto`` may pick a kernel at most this much slower than the faster one.
+AUTO_SLACK = 0.10
+#: Two-sided z of the 99.9% interval the sampled answer must hold the exact one in.
+Z_999 = 3.29
 
 
-def rate(run: Callable[[int], object], first: int, budget: float) -> tuple[float, int]:
-    """Battles per second of ``run(count)``, doubling ``count`` until a run takes
-    ``budget`` seconds (at least one battle)."""
-    count = first
-    while True:
-        started = time.perf_counter()
-        run(count)
-        seconds = time.perf_counter() - started
-        if seconds >= budget or count >= 1 << 26:
-            return count / seconds, count
-        count *= 2 if seconds > budget / 8 else 8
+@dataclass
+class Section:
+    """One part of the report: a heading, its Markdown lines, and target verdicts."""
+
+    title: str
+    lines: list[str]
+    verdicts: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Seconds per kernel measurement, battles of the odds command, and the men per side
+    and seconds per measurement of the scaling table."""
+
+    kernel: float
+    odds_battles: int
+    scaling_sizes: tuple[int, ...]
+    scaling: float
+
+    @classmethod
+    def of(cls, quick: bool) -> Budget:
+        if quick:
+            return cls(0.05, ODDS_BATTLES_QUICK, (10, 100), 0.05)
+        return cls(2.0, ODDS_BATTLES, (10, 100, 1_000, 10_000, 100_000), 2.0)
+
+
+def rates(runs: dict[str, Callable[[int], object]], first: int, budget: float) -> dict[str, float]:
+    """Battles per second of each ``run(count)``. Each count grows from ``first`` until
+    one run takes a quarter of ``budget`` seconds; then three rounds run them in turn,
+    and each keeps its fastest run (the machine is shared: the fastest is the one least
+    slowed by others, and taking turns exposes all of them to the same load)."""
+    counts = {}
+    seconds = {}
+    for name, run in runs.items():
+        count = first
+        while True:
+            started = time.perf_counter()
+            run(count)
+            took = time.perf_counter() - started
+            if took >= budget / 4 or count >= 1 << 30:
+                break
+            count *= 2 if took > budget / 32 else 8
+        counts[name], seconds[name] = count, took
+    for _ in range(3):
+        for name, run in runs.items():
+            started = time.perf_counter()
+            run(counts[name])
+            seconds[name] = min(seconds[name], time.perf_counter() - started)
+    return {name: counts[name] / seconds[name] for name in runs}
 
 
 def load_average() -> str:
@@ -70,72 +122,169 @@ def load_average() -> str:
         return "unknown"
 
 
-def throughput(quick: bool, python_large: bool) -> tuple[list[str], dict[str, dict[str, float]]]:
-    budget = 1.0 if quick else 3.0
-    ref_budget = 2.0 if quick else 10.0
-    rows = [
-        "| scenario | men (att. / def.) | pure Python | strike kernel | skip kernel "
-        "| auto picks | best / Python | compile strike | compile skip |",
-        "|---|---|---:|---:|---:|---|---:|---:|---:|",
+def verdict(name: str, value: float, target: float, unit: str = "") -> str:
+    met = "met" if value >= target else f"NOT met, {target / value:.2f}x short"
+    return f"- {name}: {value:,.2f}{unit} (target {target:,.2f}{unit}): {met}"
+
+
+def kernel_rates(prepared: OlympiaPrepared, budget: float, first: int = 64) -> dict[str, float]:
+    runs: dict[str, Callable[[int], object]] = {}
+    for kernel in KERNELS:
+        prepared.run_matrix(1, 0, 1, kernel)  # compile or load, untimed
+        runs[kernel] = lambda n, k=kernel: prepared.run_matrix(7, 0, n, k)
+    return rates(runs, first, budget)
+
+
+def odds_command() -> list[str]:
+    # `battle-odds` is `python -m simulator`; run from the repository, this interpreter
+    # runs this checkout's package whichever `battle-odds` is first on PATH.
+    return [
+        sys.executable,
+        "-m",
+        "simulator",
+        "odds",
+        "--attacker",
+        ATTACKER,
+        "--defender",
+        DEFENDER,
     ]
-    found: dict[str, dict[str, float]] = {}
-    for name in ("small", "medium", "large"):
-        scenario = simulator.load_scenario(SCENARIOS / f"{name}.toml")
-        battle = scenario.model
-        prepared = OlympiaPrepared(battle)
+
+
+def timed_odds(battles: int) -> tuple[float, dict[str, object]]:
+    """Wall seconds of ``battle-odds odds ... --battles N --json`` and its answer."""
+    started = time.perf_counter()
+    done = subprocess.run(
+        [*odds_command(), "--battles", str(battles), "--json"],
+        check=True,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    return time.perf_counter() - started, json.loads(done.stdout)
+
+
+def yardstick(budget: Budget) -> Section:
+    """The plain per-strike kernel against the product, on the yardstick battle."""
+    baseline.run(64)  # compile or load, untimed
+    prepared = OlympiaPrepared(simulator.inline_scenario("olympia", ATTACKER, DEFENDER).model)
+    prepared.run_matrix(1, 0, 1, "skip")
+    kernel = rates(
+        {"baseline": baseline.run, "skip": lambda n: prepared.run_matrix(7, 0, n, "skip")},
+        1 << 12,
+        budget.kernel,
+    )
+    exact = float(
+        simulator.exact(simulator.inline_scenario("olympia", ATTACKER, DEFENDER)).win["attacker"]
+    )
+    timed_odds(1_000)  # warms the cache
+    startup, _ = timed_odds(1)
+    seconds, answer = timed_odds(budget.odds_battles)
+    odds = budget.odds_battles / seconds
+    # The baseline again, after: the faster of its two rates makes the ratio a lower bound.
+    after = rates({"baseline": baseline.run}, 1 << 12, budget.kernel)["baseline"]
+    base = max(kernel["baseline"], after)
+    win = answer["win"]["attacker"]  # type: ignore[index]
+    p = float(win["p"])
+    tolerance = Z_999 * math.sqrt(exact * (1 - exact) / budget.odds_battles)
+    right = abs(p - exact) <= tolerance
+    command = " ".join(f'"{a}"' if " " in a else a for a in odds_command()[3:])
+    lines = [
+        f'"{ATTACKER}" against "{DEFENDER}" (olympia, random order), exact attacker win '
+        f"chance {exact:.6f}.",
+        "",
+        "| what | battles/s | vs plain kernel |",
+        "|---|---:|---:|",
+        f"| plain per-strike Numba kernel (benchmarks/baseline.py) | {kernel['baseline']:,.0f} "
+        "| 1.00x |",
+        f"| olympia's skip kernel alone (`run_matrix`, timed in turn with the plain kernel) "
+        f"| {kernel['skip']:,.0f} | {kernel['skip'] / kernel['baseline']:.2f}x |",
+        f"| `battle-odds {command} --battles {budget.odds_battles} --json`, whole process "
+        f"({seconds:.1f} s, kernel `{answer['kernel']}`) | {odds:,.0f} | {odds / base:.2f}x |",
+        "",
+        f"The whole process is compared with the faster of the plain kernel's rates before "
+        f"it and after it ({after:,.0f}/s after). "
+        f"Start-up of that command (`--battles 1`, cache warm): {startup:.2f} s. Its answer: "
+        f"attacker wins {p:.6f} ({win['low']:.6f} - {win['high']:.6f}), "
+        f"{abs(p - exact):.1e} from the exact {exact:.6f}, "
+        + ("inside" if right else "OUTSIDE")
+        + f" the 99.9% sampling tolerance {tolerance:.1e}.",
+    ]
+    verdicts = [
+        verdict("odds as a process against the plain kernel", odds / base, ODDS_VS_BASELINE, "x")
+        + f" (aim {ODDS_VS_BASELINE_AIM:.0f}x)",
+        f"- odds answer within the 99.9% tolerance of the exact {exact:.6f}: "
+        + ("met" if right else "NOT met"),
+    ]
+    return Section("The yardstick: a plain per-strike kernel", lines, verdicts)
+
+
+def olympia_battles() -> list[tuple[str, str, simulator.Scenario]]:
+    """(table name, men, scenario) of every battle the kernels are timed on."""
+    found = []
+    for path in (SCENARIOS / f"{n}.toml" for n in ("small", "medium", "large")):
+        found.append((f"benchmark {path.stem}", simulator.load_scenario(path)))
+    found.append(("yardstick", simulator.inline_scenario("olympia", ATTACKER, DEFENDER)))
+    for path in sorted(BUNDLED.glob("*.toml")):
+        found.append((f"scenarios/olympia/{path.name}", simulator.load_scenario(path)))
+    battles = []
+    for name, scenario in found:
         men = [
             sum(m.count for u in side.units for m in u.men) + len(side.units)
-            for side in battle.sides
+            for side in scenario.model.sides
         ]
-        compile_s = {}
-        for kernel in KERNELS:
-            started = time.perf_counter()
-            prepared.run_matrix(1, 0, 1, kernel)
-            compile_s[kernel] = time.perf_counter() - started
-        speeds = {}
-        for kernel in KERNELS:
-            speeds[kernel], _ = rate(
-                lambda n, k=kernel, p=prepared: p.run_matrix(7, 0, n, k), 64, budget
-            )
-        if name == "large" and not python_large:
-            # One pure-Python battle of 19,000 men takes minutes: off unless asked for.
-            speeds["python"] = float("nan")
-        else:
-            speeds["python"], _ = rate(
-                lambda n, b=battle: reference.simulate(b, n, 7), 1, ref_budget
-            )
-        best = max(speeds["strike"], speeds["skip"])
-        found[name] = {**speeds, "best": best, **{f"compile_{k}": v for k, v in compile_s.items()}}
-        ratio = best / speeds["python"] if speeds["python"] == speeds["python"] else float("nan")
-        rows.append(
-            f"| {name} | {men[0]:,} / {men[1]:,} | {speeds['python']:,.1f} "
-            f"| {speeds['strike']:,.0f} | {speeds['skip']:,.0f} | {prepared.kernel} "
-            f"| {ratio:,.0f}x "
-            f"| {compile_s['strike']:.1f} s | {compile_s['skip']:.1f} s |"
-        )
-        print(rows[-1], flush=True)
-    return rows, found
+        battles.append((name, f"{men[0]:,} / {men[1]:,}", scenario))
+    return battles
 
 
-def scaling(quick: bool) -> list[str]:
-    rows = [
-        "| men per side | strike kernel (s/battle) | skip kernel (s/battle) "
-        "| strikes per battle | changes per battle |",
-        "|---:|---:|---:|---:|---:|",
+def kernels(budget: Budget) -> Section:
+    """olympia's two kernels on each battle, and whether ``auto`` picks the faster."""
+    lines = [
+        "| battle | men (att. / def.) | strike | skip | auto picks | picked / faster |",
+        "|---|---|---:|---:|---|---:|",
     ]
-    sizes = (10, 100, 1_000, 10_000, 100_000)
-    for men in sizes:
+    verdicts = []
+    found: dict[str, float] = {}
+    slow_picks = []
+    for name, men, scenario in olympia_battles():
+        prepared = OlympiaPrepared(scenario.model)
+        rates = kernel_rates(prepared, budget.kernel)
+        picked = rates[prepared.kernel] / max(rates.values())
+        if picked < 1 - AUTO_SLACK:
+            slow_picks.append(name)
+        found[name] = rates["skip"]
+        lines.append(
+            f"| {name} | {men} | {rates['strike']:,.0f} | {rates['skip']:,.0f} "
+            f"| {prepared.kernel} | {picked:.2f} |"
+        )
+        print(lines[-1], flush=True)
+    verdicts.append(
+        verdict("medium, skip kernel", found["benchmark medium"], MEDIUM_BATTLES_PER_S, " /s")
+    )
+    verdicts.append(
+        verdict("large, skip kernel", found["benchmark large"], LARGE_BATTLES_PER_S, " /s")
+    )
+    verdicts.append(
+        f"- auto picks a kernel at most {AUTO_SLACK:.0%} slower than the faster, on every "
+        "battle: " + ("met" if not slow_picks else "NOT met on " + ", ".join(slow_picks))
+    )
+    return Section("olympia kernels, battles per second", lines, verdicts)
+
+
+def scaling(budget: Budget) -> Section:
+    """Seconds per battle against men per side, with strikes and changes per battle."""
+    lines = [
+        "Each side: a noble, half soldiers, the rest pikemen with a fifth as many archers "
+        "in the rear.",
+        "",
+        "| men per side | strike (s/battle) | skip (s/battle) | strikes per battle "
+        "| changes per battle | skip, ns per change |",
+        "|---:|---:|---:|---:|---:|---:|",
+    ]
+    for men in budget.scaling_sizes:
         half = men // 2
         army = f"noble, {half} soldier, {men - half - half // 5} pikeman, {half // 5} archer@1"
-        scenario = simulator.inline_scenario("olympia", army, army)
-        prepared = OlympiaPrepared(scenario.model)
-        cells = []
-        steps = 0.0
-        for kernel in KERNELS:
-            speed, _ = rate(
-                lambda n, k=kernel, p=prepared: p.run_matrix(9, 0, n, k), 2, 0.5 if quick else 2.0
-            )
-            cells.append(f"{1 / speed:.3g}")
+        prepared = OlympiaPrepared(simulator.inline_scenario("olympia", army, army).model)
+        seconds = {k: 1 / r for k, r in kernel_rates(prepared, budget.scaling, 2).items()}
         out = prepared.run_matrix(9, 0, 4 if men >= 10_000 else 200, "skip")
         steps = float(out[:, prepared.columns["steps"]].mean())
         changes = float(
@@ -145,122 +294,64 @@ def scaling(quick: bool) -> list[str]:
                 if n.startswith(("casualties.", "nobles_wounded", "nobles_killed"))
             )
         )
-        rows.append(f"| {men:,} | {cells[0]} | {cells[1]} | {steps:,.0f} | {changes:,.0f} |")
-        print(rows[-1], flush=True)
-    return rows
+        lines.append(
+            f"| {men:,} | {seconds['strike']:.3g} | {seconds['skip']:.3g} | {steps:,.0f} "
+            f"| {changes:,.0f} | {seconds['skip'] / changes * 1e9:,.0f} |"
+        )
+        print(lines[-1], flush=True)
+    return Section("Scaling: seconds per battle against men per side", lines)
 
 
-def cold_start() -> tuple[list[str], float, float]:
-    exe = shutil.which("battle-odds") or f"{sys.executable} -m simulator.cli"
-    cache = tempfile.mkdtemp(prefix="battle-odds-cold-")
-    env = {**os.environ, "NUMBA_CACHE_DIR": cache}
-    command = [*exe.split(), "run", str(SCENARIOS / "medium.toml"), "-n", "10000", "--json"]
-    times = []
-    for _ in range(2):
-        started = time.perf_counter()
-        subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL)
-        times.append(time.perf_counter() - started)
-    shutil.rmtree(cache, ignore_errors=True)
-    rows = [
-        "| `battle-odds run benchmarks/scenarios/medium.toml -n 10000` | wall time |",
-        "|---|---:|",
-        f"| first run (empty Numba cache: compiles) | {times[0]:.1f} s |",
-        f"| second run (cache) | {times[1]:.1f} s |",
+def report(sections: Sequence[Section], header: str, command: str) -> str:
+    text = [
+        "# Benchmarks",
+        "",
+        f"Produced by `{command}` on {time.strftime('%Y-%m-%d')}.",
+        "",
+        f"Machine: {header}; load average after: {load_average()}.",
+        "",
     ]
-    for r in rows[2:]:
-        print(r, flush=True)
-    return rows, times[0], times[1]
+    for section in sections:
+        text += [f"## {section.title}", "", *section.lines, ""]
+    text += ["## Targets", "", *(v for s in sections for v in s.verdicts), ""]
+    return "\n".join(text)
 
 
-def verdicts(found: dict[str, dict[str, float]], second: float) -> list[str]:
-    med, large = found["medium"], found["large"]
-    lines = []
-    ratio = med["best"] / med["python"]
-    lines.append(
-        f"- medium vs pure Python: {ratio:,.0f}x (target {MEDIUM_VS_REFERENCE}x): "
-        + ("met" if ratio >= MEDIUM_VS_REFERENCE else "NOT met")
-    )
-    lines.append(
-        f"- medium: {med['best']:,.0f} battles/s (target {MEDIUM_BATTLES_PER_S:,}): "
-        + (
-            "met"
-            if med["best"] >= MEDIUM_BATTLES_PER_S
-            else f"NOT met, {MEDIUM_BATTLES_PER_S / med['best']:.1f}x short"
-        )
-    )
-    lines.append(
-        f"- large: {large['best']:,.0f} battles/s (target {LARGE_BATTLES_PER_S:,}): "
-        + (
-            "met"
-            if large["best"] >= LARGE_BATTLES_PER_S
-            else f"NOT met, {LARGE_BATTLES_PER_S / large['best']:.1f}x short"
-        )
-    )
-    lines.append(
-        f"- cold start, second run: {second:.1f} s "
-        f"(target under {COLD_START_LIMIT_S:.0f} s): "
-        + ("met" if second < COLD_START_LIMIT_S else "NOT met")
-    )
-    return lines
-
-
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> list[Section]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="Shorter timings.")
-    parser.add_argument("--write", action="store_true", help=f"Write the results to {DOC}.")
-    parser.add_argument("--skip-cold", action="store_true", help="Do not measure the cold start.")
+    parser.add_argument("--quick", action="store_true", help="Small budgets: seconds.")
     parser.add_argument(
-        "--python-large",
-        action="store_true",
-        help="Also time the pure-Python reference on the large scenario (slow).",
+        "--write",
+        nargs="?",
+        const=DOC,
+        type=Path,
+        metavar="PATH",
+        help=f"Write the tables to PATH (default {DOC.relative_to(ROOT)}).",
     )
-    args = parser.parse_args()
-    import numba
-
+    args = parser.parse_args(argv)
+    budget = Budget.of(args.quick)
     header = (
         f"{os.cpu_count()} cores, Numba {numba.__version__} with {numba.get_num_threads()} "
         f"threads, NumPy {np.__version__}, Python {sys.version.split()[0]}; "
         f"load average before: {load_average()}"
     )
     print(header, flush=True)
-    table, found = throughput(args.quick, args.python_large)
-    scale = scaling(args.quick)
-    cold, _first, second = ([], float("nan"), float("nan")) if args.skip_cold else cold_start()
-    verdict = verdicts(found, second)
-    for line in verdict:
+    sections = [yardstick(budget)]
+    print("\n".join(sections[-1].lines), flush=True)
+    sections.append(kernels(budget))
+    sections.append(scaling(budget))
+    for line in (v for s in sections for v in s.verdicts):
         print(line)
-    print(f"load average after: {load_average()}")
-    shutil.rmtree(_CACHE, ignore_errors=True)
-    if args.write:
-        command = "python benchmarks/run.py " + " ".join(sys.argv[1:])
-        text = [
-            "# Olympia benchmarks",
-            "",
-            f"Produced by `{command.strip()}` on {time.strftime('%Y-%m-%d')}.",
-            "",
-            f"Machine: {header}; after: {load_average()}.",
-            "",
-            "## Battles per second (all threads; compile time excluded, shown apart)",
-            "",
-            *table,
-            "",
-            "## Scaling: seconds per battle against men per side",
-            "",
-            "Each side: a noble, half soldiers, the rest pikemen with a fifth as many archers in "
-            "the rear.",
-            "",
-            *scale,
-            "",
-        ]
-        if cold:
-            text += ["## Cold start", "", *cold, ""]
-        text += ["## Targets", "", *verdict, ""]
-        DOC.parent.mkdir(exist_ok=True)
-        existing = DOC.read_text() if DOC.exists() else ""
-        notes = existing.split("<!-- notes -->", 1)[1] if "<!-- notes -->" in existing else "\n"
-        DOC.write_text("\n".join(text) + "\n<!-- notes -->" + notes)
-        print(f"wrote {DOC}")
-    more_tables.print_and_write(args.quick, DOC if args.write else None)
+    if args.write is not None:
+        command = "python benchmarks/run.py" + (" --quick" if args.quick else "") + " --write"
+        path: Path = args.write
+        existing = path.read_text() if path.exists() else ""
+        notes = existing.split(NOTES, 1)[1] if NOTES in existing else "\n"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomically(path, report(sections, header, command) + NOTES + notes)
+        print(f"wrote {path}")
+    more_tables.print_and_write(args.quick, args.write)
+    return sections
 
 
 if __name__ == "__main__":

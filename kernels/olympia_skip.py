@@ -5,20 +5,33 @@ strike kernel (kernels/olympia.py) are independent trials with a fixed chance of
 change, so this kernel draws the number of strikes until the next change
 (geometric) and then which change it is, in proportion to its chance. The outcome
 of every strike is the same random process, so every output column has the same
-distribution as the strike kernel's; only the random numbers used differ.
+distribution as the strike kernel's; only the random numbers used differ. (The break
+check after every strike can only change its answer at a change, so skipping the
+misses is exact.)
 
-Chances per striking side ``s`` (``e`` the other side), with ``H[j]`` the summed
-hit chances of ``s``'s men on target group ``j`` (``sum_i w[i] a_i / (a_i + d_j)``):
+Chances per target side ``e`` (``s`` the striking side), with ``p[i, j] = a_i / (a_i + d_j)``
+the hit chance of a man of striker group ``i`` on target group ``j`` (a constant of the
+battle until a structure changes: rows, shielding or a structure's defense) and
+``H[j] = sum_i w[i] p[i, j]`` over ``s``'s strikers:
 
 * group ``j`` loses one: ``t[j] (1 - survive[j]) H[j] / ts[e]`` (per ``ws[s]`` strikes);
-* ``e``'s structure, hit by a man: ``sum_i w[i] a_i / (a_i + sdef_e) / ts[e]``;
-* ``e``'s structure, hit by an engine (5..10 points): ``sum_engines w[i] a_i / (a_i + sdef_e)``.
+* ``e``'s structure, hit by a man: ``Y[e] / ts[e]`` with ``Y[e] = sum_i w[i] a_i / (a_i + sdef_e)``;
+* ``e``'s structure, hit by an engine (5..10 points): ``Z[e]``, the same sum over engines.
 
-A death that leaves its group standing updates these sums in O(groups); anything
-else (a group emptied, a noble out, a structure hit) rebuilds them in O(groups^2).
-Under ``random`` order a strike is by side ``s`` with chance ``ws[s] / (ws0 + ws1)``;
-under ``alternating`` order the sides follow the budgets, walked in runs of
-alternating pairs and single-side tails, each skipped with one geometric draw.
+Each target group's share ``rate[j] = t[j] (1 - survive[j]) H[j]`` and their sum
+``S[e]`` are kept alongside. A death that leaves its group standing (almost every
+change) updates them with one multiply-add per target group of the other side, through
+a list of those groups; no division (``1 / n`` comes from a table), no allocation, and
+no helper that takes arrays in that path (Numba cannot prune the reference counting of
+arrays passed to inlined helpers that branch, and those atomic operations cost more
+than the update). Anything else (a group emptied, a noble out, an engine lost, a
+structure's defense worn down) recomputes the strikers, targets and chances from the
+group table. Every battle starts from one opening position computed once per call.
+
+Under ``random`` order each change costs two uniform numbers: one for the strikes
+until it (a geometric draw, by inversion) and one for which change it is. Under
+``alternating`` order the sides follow the budgets, walked in runs of alternating pairs
+and single-side tails, each skipped with one geometric draw.
 """
 
 from __future__ import annotations
@@ -35,20 +48,23 @@ from .olympia import (
     DEFENDER,
     DRAW,
     ENGINE,
+    G_COLUMN,
+    G_COUNT,
     G_DEF,
     G_KIND,
     G_PROTECTED,
     G_SIDE,
     G_UNIT,
+    G_VALUE,
+    MAN,
     N_PER_SIDE,
-    O_CASUALTIES,
-    ONE_LESS,
     RANDOM,
     REFRESH,
+    S_BREAK,
+    S_START,
+    UNCHANGED,
     battle_start,
     finish,
-    is_broken,
-    one_less,
     refresh,
     strike_effect,
 )
@@ -56,11 +72,27 @@ from .rng import seed_battle, uniform
 
 #: Failures before the first success when there is none to expect: larger than any budget.
 NEVER = 1 << 62
-#: Above this chance of success, trials are drawn one by one (expected 1/p draws) rather
-#: than by inverting the geometric distribution.
-BERNOULLI_ABOVE = 0.25
-#: Rows of the per-side float scratch: SX (targets), YN (structure by men), Z (by engines).
-F_SX, F_YN, F_Z = 0, 1, 2
+#: Rows of the per-side float scratch: S (men), Y (structure by men), Z (by engines).
+F_S, F_Y, F_Z = 0, 1, 2
+#: A 53-bit integer times this is a uniform number in [0, 1).
+UNIT = 1.0 / 9007199254740992.0
+
+
+@jit(inline=True)
+def _step(s0, s1, s2, s3):
+    """kernels/rng.py's next_u64 on a state held in four locals (registers, not memory):
+    ``(s0, s1, s2, s3, 53-bit integer)``."""
+    result = (((s1 * np.uint64(5)) << np.uint64(7)) | ((s1 * np.uint64(5)) >> np.uint64(57))) * (
+        np.uint64(9)
+    )
+    t = s1 << np.uint64(17)
+    s2 ^= s0
+    s3 ^= s1
+    s1 ^= s2
+    s0 ^= s3
+    s2 ^= t
+    s3 = (s3 << np.uint64(45)) | (s3 >> np.uint64(19))
+    return s0, s1, s2, s3, result >> np.uint64(11)
 
 
 @jit(inline=True)
@@ -70,21 +102,27 @@ def failures(state, p):
         return 0
     if p <= 0.0:
         return NEVER
-    if p > BERNOULLI_ABOVE:
-        # A few trials cost less than two logarithms.
-        f = 0
-        while uniform(state) >= p:
-            f += 1
-        return f
     x = math.floor(math.log(1.0 - uniform(state)) / math.log1p(-p))
     return NEVER if x >= NEVER else np.int64(x)
 
 
-@jit(inline=True)
-def rebuild(groups, survive, sdef, standing, rating, w, t, phit, sphit, hsum, acc):
-    """Hit chances of every striker on every target, and the sums they add up to."""
+@jit
+def rebuild(groups, keep, sdef, standing, rating, w, t, phit, sphit, hsum, rate, acc, tl, nt):
+    """Hit chances of every striker on every target, the sums they add up to (``rate[j]``:
+    group ``j``'s share of the changes at its side, ``t[j] keep[j] H[j]``), and the list
+    of each side's target groups (``tl[e, :nt[e]]``). Runs at a change of strikers,
+    targets or a structure's defense: not on the per-death path."""
     n = groups.shape[0]
     acc[:] = 0.0
+    nt[0] = 0
+    nt[1] = 0
+    for j in range(n):
+        hsum[j] = 0.0
+        rate[j] = 0.0
+        if t[j] > 0:
+            e = groups[j, G_SIDE]
+            tl[e, nt[e]] = j
+            nt[e] += 1
     for i in range(n):
         sphit[i] = 0.0
         if w[i] == 0:
@@ -93,148 +131,21 @@ def rebuild(groups, survive, sdef, standing, rating, w, t, phit, sphit, hsum, ac
         a = rating[i]
         if standing[e] == 1:
             sphit[i] = a / (a + sdef[e])
-            if groups[i, G_KIND] == ENGINE:
-                acc[F_Z, e] += w[i] * sphit[i]
-            else:
-                acc[F_YN, e] += w[i] * sphit[i]
+            acc[F_Z if groups[i, G_KIND] == ENGINE else F_Y, e] += w[i] * sphit[i]
         if groups[i, G_KIND] == ENGINE:
             continue  # engines strike only the structure
-        for j in range(n):
-            if groups[j, G_SIDE] == e and t[j] > 0:
-                d = groups[j, G_DEF] + (
-                    sdef[e] if groups[j, G_PROTECTED] == 1 and standing[e] == 1 else 0
-                )
-                phit[i, j] = a / (a + d)
-    for j in range(n):
-        hsum[j] = 0.0
-        if t[j] == 0:
-            continue
-        e = groups[j, G_SIDE]
-        for i in range(n):
-            if groups[i, G_SIDE] != e and w[i] > 0 and groups[i, G_KIND] != ENGINE:
-                hsum[j] += w[i] * phit[i, j]
-        acc[F_SX, e] += t[j] * (1.0 - survive[j]) * hsum[j]
-
-
-@jit(inline=True)
-def lose_one(groups, survive, j, e, w, t, ws, ts, phit, sphit, hsum, standing, acc):
-    """A man of group ``j`` (side ``e``) died and his group still stands."""
-    if t[j] > 0:
-        acc[F_SX, e] -= (1.0 - survive[j]) * hsum[j]
-    if w[j] > 0:
-        s = 1 - e
-        for k in range(groups.shape[0]):
-            if groups[k, G_SIDE] == s and t[k] > 0:
-                hsum[k] -= phit[j, k]
-                acc[F_SX, s] -= t[k] * (1.0 - survive[k]) * phit[j, k]
-        if standing[s] == 1:
-            acc[F_YN, s] -= sphit[j]
-    one_less(j, e, w, t, ws, ts)
-
-
-@jit(inline=True)
-def side_chance(acc, ts, e):
-    """Changes per strike of the side striking at ``e``, times that side's strikers."""
-    if ts[e] == 0:
-        return acc[F_Z, e]
-    return (acc[F_SX, e] + acc[F_YN, e]) / ts[e] + acc[F_Z, e]
-
-
-@jit(inline=True)
-def pick_change(state, groups, survive, t, ts, hsum, acc, w, e):
-    """Which change a strike at side ``e`` makes, given that it makes one.
-
-    Returns ``(target, striker)``: target a group, or -1 for ``e``'s structure;
-    striker an engine group when an engine hit the structure, else -1."""
-    total = side_chance(acc, ts, e)
-    r = uniform(state) * total
-    last = -2
-    inv_ts = 1.0 / ts[e] if ts[e] > 0 else 0.0
-    for j in range(groups.shape[0]):
-        if groups[j, G_SIDE] == e and t[j] > 0:
-            x = t[j] * (1.0 - survive[j]) * hsum[j] * inv_ts
-            if x > 0.0:
-                last = j
-                if r < x:
-                    return j, -1
-                r -= x
-    x = acc[F_YN, e] * inv_ts
-    if x > 0.0:
-        last = -1
-        if r < x:
-            return -1, -1
-        r -= x
-    if acc[F_Z, e] > 0.0:
-        last = -3
-    if last == -3:
-        # An engine of the striking side; all engines do the same 5..10 points.
-        for i in range(groups.shape[0]):
-            if groups[i, G_SIDE] != e and groups[i, G_KIND] == ENGINE and w[i] > 0:
-                return -1, i
-    # Rounding left r past the end: the last change with a positive chance.
-    return max(last, -1), -1
-
-
-@jit(inline=True)
-def apply_change(
-    state,
-    groups,
-    survive,
-    no_survive,
-    sides,
-    order,
-    row,
-    cnt,
-    health,
-    unit_men,
-    rating,
-    w,
-    t,
-    value,
-    alive,
-    sdef,
-    sdmg,
-    standing,
-    ws,
-    ts,
-    others,
-    front,
-    phit,
-    sphit,
-    hsum,
-    acc,
-    s,
-):
-    """Side ``s`` strikes and, as given, changes something: which change, and its effect.
-    (The per-side rows come one by one: slicing them here would cost a view per change.)"""
-    e = 1 - s
-    target, striker = pick_change(state, groups, survive, t, ts, hsum, acc, w, e)
-    # The survive roll is already in the chance of the change: the hit is a kill.
-    change = strike_effect(
-        state,
-        groups,
-        no_survive,
-        cnt,
-        health,
-        value,
-        alive,
-        sdef,
-        sdmg,
-        standing,
-        striker,
-        e,
-        target,
-        row,
-    )
-    if change == ONE_LESS:
-        lose_one(groups, survive, target, e, w, t, ws, ts, phit, sphit, hsum, standing, acc)
-    else:
-        if change == REFRESH:
-            refresh(
-                groups, cnt, sides, standing, order, unit_men, rating, w, t, ws, ts, others, front
+        for m in range(nt[e]):
+            j = tl[e, m]
+            d = groups[j, G_DEF] + (
+                sdef[e] if groups[j, G_PROTECTED] == 1 and standing[e] == 1 else 0
             )
-        # A structure hit changes its defense, and with it every protected man's.
-        rebuild(groups, survive, sdef, standing, rating, w, t, phit, sphit, hsum, acc)
+            phit[i, j] = a / (a + d)
+            hsum[j] += w[i] * phit[i, j]
+    for e in range(2):
+        for m in range(nt[e]):
+            j = tl[e, m]
+            rate[j] = t[j] * keep[j] * hsum[j]
+            acc[F_S, e] += rate[j]
 
 
 @jit(inline=True)
@@ -285,10 +196,39 @@ def next_alternating(state, budget, ws, q0, q1, turn):
 
 
 @jit
-def _skip_battle(
+def _opening(
+    groups,
+    keep,
+    sides,
+    order,
+    cnt,
+    health,
+    unit_men,
+    rating,
+    w,
+    t,
+    per_side,
+    phit,
+    sphit,
+    hsum,
+    rate,
+    acc,
+    tl,
+    nt,
+    row,
+):
+    """The position before the first strike, the same for every battle."""
+    value, alive, sdef, sdmg, standing, ws, ts, _budget, others, front = per_side
+    battle_start(groups, sides, cnt, health, value, alive, sdef, sdmg, standing, row)
+    refresh(groups, cnt, sides, standing, order, unit_men, rating, w, t, ws, ts, others, front)
+    rebuild(groups, keep, sdef, standing, rating, w, t, phit, sphit, hsum, rate, acc, tl, nt)
+
+
+@jit(inline=True)
+def _other_change(
     state,
     groups,
-    survive,
+    keep,
     no_survive,
     sides,
     order,
@@ -303,86 +243,220 @@ def _skip_battle(
     phit,
     sphit,
     hsum,
+    rate,
     acc,
+    tl,
+    nt,
+    striker,
+    e,
+    target,
 ):
-    value, alive, sdef, sdmg, standing, ws, ts, budget, others, front = per_side
-    battle_start(groups, sides, cnt, health, value, alive, sdef, sdmg, standing, row)
-    refresh(groups, cnt, sides, standing, order, unit_men, rating, w, t, ws, ts, others, front)
-    rebuild(groups, survive, sdef, standing, rating, w, t, phit, sphit, hsum, acc)
+    """Any change but a man dying in a group that stands: a group emptied, a noble out,
+    an engine lost, a structure hit. Returns whether the chances were recomputed.
+    (Inlined: measured against a call, which costs more than it saves in code size.)"""
+    value, alive, sdef, sdmg, standing, ws, ts, _budget, others, front = per_side
+    old_def = sdef[e]
+    # The survive roll is in the chance already: the hit is a kill.
+    change = strike_effect(
+        state,
+        groups,
+        no_survive,
+        cnt,
+        health,
+        value,
+        alive,
+        sdef,
+        sdmg,
+        standing,
+        striker,
+        e,
+        target,
+        row,
+    )
+    if change == REFRESH:
+        refresh(groups, cnt, sides, standing, order, unit_men, rating, w, t, ws, ts, others, front)
+    if change == UNCHANGED and sdef[e] == old_def:
+        return False
+    rebuild(groups, keep, sdef, standing, rating, w, t, phit, sphit, hsum, rate, acc, tl, nt)
+    return True
+
+
+@jit(inline=True)
+def _skip_battle(
+    state,
+    groups,
+    keep,
+    no_survive,
+    sides,
+    order,
+    inv,
+    row,
+    cnt,
+    health,
+    unit_men,
+    rating,
+    w,
+    t,
+    per_side,
+    phit,
+    sphit,
+    hsum,
+    rate,
+    acc,
+    tl,
+    nt,
+):
+    """One battle from the opening position already in the scratch arrays; returns
+    whether the chances were recomputed (the caller then restores them)."""
+    value, alive, _sdef, _sdmg, _standing, ws, ts, budget, _others, _front = per_side
+    rebuilt = False
+    limit0 = sides[0, S_START] * sides[0, S_BREAK]
+    limit1 = sides[1, S_START] * sides[1, S_BREAK]
     # Broken before any strike: the strike kernel still strikes once, then stops.
-    once = is_broken(value, alive, sides, ATTACKER) or is_broken(value, alive, sides, DEFENDER)
+    once = alive[0] == 0 or value[0] * 100 <= limit0 or alive[1] == 0 or value[1] * 100 <= limit1
     turn = ATTACKER
     steps = 0
+    s0, s1, s2, s3 = state[0], state[1], state[2], state[3]
     while True:
-        # Side s's strikes change something with chance c_s / ws[s] each.
-        c0 = side_chance(acc, ts, DEFENDER) if ws[0] > 0 else 0.0
-        c1 = side_chance(acc, ts, ATTACKER) if ws[1] > 0 else 0.0
-        if ws[0] + ws[1] == 0:
+        strikers = ws[0] + ws[1]
+        if strikers == 0:
             break  # nobody can strike: a stalemate, reported as a draw
-        if c0 + c1 <= 0.0:
-            # Sums kept by subtraction can only drift this low if they are (nearly) zero:
-            # recompute them; strikers that can change nothing would strike forever.
-            rebuild(groups, survive, sdef, standing, rating, w, t, phit, sphit, hsum, acc)
-            c0 = side_chance(acc, ts, DEFENDER) if ws[0] > 0 else 0.0
-            c1 = side_chance(acc, ts, ATTACKER) if ws[1] > 0 else 0.0
-            if c0 + c1 <= 0.0:
-                break
+        # Changes per strike of the side striking at e, times that side's strikers.
+        c_at1 = (acc[F_S, 1] + acc[F_Y, 1]) * inv[ts[1]] + acc[F_Z, 1]
+        c_at0 = (acc[F_S, 0] + acc[F_Y, 0]) * inv[ts[0]] + acc[F_Z, 0]
+        total = c_at0 + c_at1
+        if not total > 0.0:
+            break  # strikers who can change nothing would strike forever
         if once:
+            state[0], state[1], state[2], state[3] = s0, s1, s2, s3
             steps = 1
             if order == RANDOM:
-                x = uniform(state) * (ws[0] + ws[1])
-                s = ATTACKER if x < c0 else (DEFENDER if x < c0 + c1 else -1)
+                r = uniform(state) * strikers  # past total: the one strike missed
             else:
                 first = ATTACKER if ws[0] > 0 else DEFENDER
-                s = first if uniform(state) * ws[first] < (c0 if first == 0 else c1) else -1
+                r = uniform(state) * ws[first]
+                if first == ATTACKER:
+                    r = r if r < c_at1 else total
+                else:
+                    r = r + c_at1 if r < c_at0 else total
+            s0, s1, s2, s3 = state[0], state[1], state[2], state[3]
         elif order == RANDOM:
-            total = ws[0] + ws[1]
-            steps += failures(state, (c0 + c1) / total) + 1
-            s = ATTACKER if uniform(state) * (c0 + c1) < c0 else DEFENDER
+            # The strikes until the next change (geometric, by inversion: two logarithms
+            # cost less than drawing strikes one by one, whose loop exit the processor
+            # cannot predict), then which change, the random state in registers.
+            p = min(total * inv[strikers], 1.0)
+            s0, s1, s2, s3, x = _step(s0, s1, s2, s3)
+            f = math.floor(math.log(1.0 - np.int64(x) * UNIT) / math.log1p(-p))
+            steps += min(f, NEVER) + 1
+            s0, s1, s2, s3, x = _step(s0, s1, s2, s3)
+            r = np.int64(x) * UNIT * total
         else:
-            q0 = c0 / ws[0] if ws[0] > 0 else 0.0
-            q1 = c1 / ws[1] if ws[1] > 0 else 0.0
+            q0 = c_at1 * inv[ws[0]]
+            q1 = c_at0 * inv[ws[1]]
+            state[0], state[1], state[2], state[3] = s0, s1, s2, s3
             taken, s, turn = next_alternating(state, budget, ws, q0, q1, turn)
             steps += taken
             if s < 0:
                 break
-        if s >= 0:
-            apply_change(
-                state,
-                groups,
-                survive,
-                no_survive,
-                sides,
-                order,
-                row,
-                cnt,
-                health,
-                unit_men,
-                rating,
-                w,
-                t,
-                value,
-                alive,
-                sdef,
-                sdmg,
-                standing,
-                ws,
-                ts,
-                others,
-                front,
-                phit,
-                sphit,
-                hsum,
-                acc,
-                s,
-            )
-        lost_a = is_broken(value, alive, sides, ATTACKER)
-        lost_d = is_broken(value, alive, sides, DEFENDER)
+            r = uniform(state) * (c_at1 if s == ATTACKER else c_at0)
+            if s == DEFENDER:
+                r += c_at1
+            s0, s1, s2, s3 = state[0], state[1], state[2], state[3]
+        # r is uniform below total: the changes at the defender come first.
+        if r < total:
+            e = DEFENDER
+            if r >= c_at1:
+                r -= c_at1
+                e = ATTACKER
+            s = 1 - e
+            target = -2  # -1: e's structure
+            striker = -1
+            if r < acc[F_Z, e]:
+                target = -1  # an engine hit the structure: all engines do 5..10 points
+                for i in range(groups.shape[0]):
+                    if groups[i, G_SIDE] == s and groups[i, G_KIND] == ENGINE and w[i] > 0:
+                        striker = i
+                        break
+            else:
+                r = (r - acc[F_Z, e]) * ts[e]
+                last = -1
+                for m in range(nt[e]):
+                    j = tl[e, m]
+                    x = rate[j]
+                    if x > 0.0:
+                        last = j
+                        if r < x:
+                            target = j
+                            break
+                        r -= x
+                if target == -2:
+                    # The structure, or rounding left r past the end: the last change.
+                    target = -1 if acc[F_Y, e] > 0.0 else last
+            if target >= 0 and groups[target, G_KIND] == MAN and cnt[target] > 1:
+                # A man dies and his group stands: the chances lose his share, a few
+                # multiply-adds, written out here (no call, no division).
+                cnt[target] -= 1
+                row[groups[target, G_COLUMN]] += 1
+                value[e] -= groups[target, G_VALUE]
+                alive[e] -= 1
+                share = keep[target] * hsum[target]
+                rate[target] -= share
+                acc[F_S, e] -= share
+                t[target] -= 1
+                ts[e] -= 1
+                if w[target] > 0:
+                    w[target] -= 1
+                    ws[e] -= 1
+                    lost = 0.0
+                    for m in range(nt[s]):
+                        k = tl[s, m]
+                        p = phit[target, k]
+                        hsum[k] -= p
+                        d = t[k] * keep[k] * p
+                        rate[k] -= d
+                        lost += d
+                    acc[F_S, s] -= lost
+                    acc[F_Y, s] -= sphit[target]
+            else:
+                state[0], state[1], state[2], state[3] = s0, s1, s2, s3
+                if _other_change(
+                    state,
+                    groups,
+                    keep,
+                    no_survive,
+                    sides,
+                    order,
+                    row,
+                    cnt,
+                    health,
+                    unit_men,
+                    rating,
+                    w,
+                    t,
+                    per_side,
+                    phit,
+                    sphit,
+                    hsum,
+                    rate,
+                    acc,
+                    tl,
+                    nt,
+                    striker,
+                    e,
+                    target,
+                ):
+                    rebuilt = True
+                s0, s1, s2, s3 = state[0], state[1], state[2], state[3]
+        lost_a = alive[0] == 0 or value[0] * 100 <= limit0
+        lost_d = alive[1] == 0 or value[1] * 100 <= limit1
         if lost_a or lost_d:
             winner = DRAW if lost_a and lost_d else (DEFENDER if lost_a else ATTACKER)
+            state[0], state[1], state[2], state[3] = s0, s1, s2, s3
             finish(state, groups, cnt, health, alive, winner, steps, row)
-            return
+            return rebuilt
+    state[0], state[1], state[2], state[3] = s0, s1, s2, s3
     finish(state, groups, cnt, health, alive, DRAW, steps, row)
+    return rebuilt
 
 
 @jit(parallel=True)
@@ -392,6 +466,49 @@ def skip_battles(groups, survive, sides, order, seed, first, out):
     n_groups = groups.shape[0]
     n_units = groups[:, G_UNIT].max() + 1
     no_survive = np.zeros(n_groups)
+    keep = np.empty(n_groups)
+    for g in range(n_groups):
+        keep[g] = 1.0 - survive[g]
+    # 1 / n for every count of strikers or targets a battle can have.
+    inv = np.zeros(groups[:, G_COUNT].sum() + 2)
+    for m in range(1, inv.shape[0]):
+        inv[m] = 1.0 / m
+    # The opening position, copied into every battle.
+    cnt0 = np.empty(n_groups, np.int64)
+    health0 = np.empty(n_groups, np.int64)
+    rating0 = np.empty(n_groups, np.int64)
+    w0 = np.empty(n_groups, np.int64)
+    t0 = np.empty(n_groups, np.int64)
+    per_side0 = np.zeros((N_PER_SIDE, 2), np.int64)
+    phit0 = np.zeros((n_groups, n_groups))
+    sphit0 = np.zeros(n_groups)
+    hsum0 = np.zeros(n_groups)
+    rate0 = np.zeros(n_groups)
+    acc0 = np.zeros((3, 2))
+    tl0 = np.zeros((2, n_groups), np.int64)
+    nt0 = np.zeros(2, np.int64)
+    row0 = np.zeros(out.shape[1], np.int64)
+    _opening(
+        groups,
+        keep,
+        sides,
+        order,
+        cnt0,
+        health0,
+        np.zeros(n_units, np.int64),
+        rating0,
+        w0,
+        t0,
+        per_side0,
+        phit0,
+        sphit0,
+        hsum0,
+        rate0,
+        acc0,
+        tl0,
+        nt0,
+        row0,
+    )
     for block in prange((n + BLOCK - 1) // BLOCK):
         state = np.empty(4, np.uint64)
         cnt = np.empty(n_groups, np.int64)
@@ -400,21 +517,46 @@ def skip_battles(groups, survive, sides, order, seed, first, out):
         rating = np.empty(n_groups, np.int64)
         w = np.empty(n_groups, np.int64)
         t = np.empty(n_groups, np.int64)
-        per_side = np.zeros((N_PER_SIDE, 2), np.int64)
-        phit = np.zeros((n_groups, n_groups))
-        sphit = np.zeros(n_groups)
-        hsum = np.zeros(n_groups)
-        acc = np.zeros((3, 2))
+        per_side = np.empty((N_PER_SIDE, 2), np.int64)
+        phit = phit0.copy()
+        sphit = np.empty(n_groups)
+        hsum = np.empty(n_groups)
+        rate = np.empty(n_groups)
+        acc = np.empty((3, 2))
+        tl = tl0.copy()
+        nt = np.empty(2, np.int64)
+        rebuilt = True
         for i in range(block * BLOCK, min(n, (block + 1) * BLOCK)):
             seed_battle(state, seed, first + i)
-            per_side[:] = 0
-            _skip_battle(
+            for g in range(n_groups):
+                cnt[g] = cnt0[g]
+                w[g] = w0[g]
+                t[g] = t0[g]
+                hsum[g] = hsum0[g]
+                rate[g] = rate0[g]
+            for s in range(2):
+                for f in range(N_PER_SIDE):
+                    per_side[f, s] = per_side0[f, s]
+                for f in range(3):
+                    acc[f, s] = acc0[f, s]
+            for c in range(out.shape[1]):
+                out[i, c] = row0[c]
+            if rebuilt:
+                # Only a recomputation changes these: restore them when one ran.
+                health[:] = health0
+                rating[:] = rating0
+                sphit[:] = sphit0
+                nt[:] = nt0
+                phit[:] = phit0
+                tl[:] = tl0
+            rebuilt = _skip_battle(
                 state,
                 groups,
-                survive,
+                keep,
                 no_survive,
                 sides,
                 order,
+                inv,
                 out[i],
                 cnt,
                 health,
@@ -426,33 +568,8 @@ def skip_battles(groups, survive, sides, order, seed, first, out):
                 phit,
                 sphit,
                 hsum,
+                rate,
                 acc,
+                tl,
+                nt,
             )
-
-
-@jit
-def opening_change_chance(groups, survive, sides, order):
-    """Chance that a strike changes anything in the battle's opening position (for
-    choosing a kernel): the skip kernel pays per change, the strike kernel per strike."""
-    n_groups = groups.shape[0]
-    cnt = np.empty(n_groups, np.int64)
-    health = np.empty(n_groups, np.int64)
-    unit_men = np.zeros(groups[:, G_UNIT].max() + 1, np.int64)
-    rating = np.empty(n_groups, np.int64)
-    w = np.empty(n_groups, np.int64)
-    t = np.empty(n_groups, np.int64)
-    per_side = np.zeros((N_PER_SIDE, 2), np.int64)
-    value, alive, sdef, sdmg, standing, ws, ts, _budget, others, front = per_side
-    row = np.zeros(O_CASUALTIES + n_groups, np.int64)
-    battle_start(groups, sides, cnt, health, value, alive, sdef, sdmg, standing, row)
-    refresh(groups, cnt, sides, standing, order, unit_men, rating, w, t, ws, ts, others, front)
-    phit = np.zeros((n_groups, n_groups))
-    sphit = np.zeros(n_groups)
-    hsum = np.zeros(n_groups)
-    acc = np.zeros((3, 2))
-    rebuild(groups, survive, sdef, standing, rating, w, t, phit, sphit, hsum, acc)
-    if ws[0] + ws[1] == 0:
-        return 1.0
-    c0 = side_chance(acc, ts, DEFENDER) if ws[0] > 0 else 0.0
-    c1 = side_chance(acc, ts, ATTACKER) if ws[1] > 0 else 0.0
-    return (c0 + c1) / (ws[0] + ws[1])

@@ -1,5 +1,7 @@
-"""The ruleset and overhead benchmarks run end to end (smoke runs: speed is asserted in
-the benchmark itself, never here)."""
+"""The benchmarks run end to end: ``benchmarks/run.py --quick`` runs every measurement with
+small budgets and writes the report, keeping the notes below its marker; the ruleset and
+overhead scripts run on their own. (Speed itself is asserted in the benchmark's report,
+never in a timed test.)"""
 
 from __future__ import annotations
 
@@ -65,3 +67,30 @@ def test_the_tables_replace_their_own_block_and_keep_the_rest() -> None:
     assert second.count(more_tables.BEGIN) == 1 and second.count(more_tables.END) == 1
     assert "| 1 |" not in second and "| 2 |" in second
     assert second.startswith(notes.rstrip("\n")) and second.endswith("later notes\n")
+
+
+def test_quick_benchmark_writes_every_table_and_keeps_the_notes(tmp_path: Path) -> None:
+    doc = tmp_path / "benchmarks.md"
+    doc.write_text("old tables\n<!-- notes -->\n\n## Notes kept\n")
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "run.py"), "--quick", "--write", str(doc)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    text = doc.read_text()
+    assert "old tables" not in text
+    # The notes are kept; the other rulesets' tables (benchmarks/more_tables.py) follow.
+    assert "<!-- notes -->\n\n## Notes kept\n" in text
+    assert text.count(more_tables.BEGIN) == 1 and "| skirmish |" in text
+    assert "Produced by `python benchmarks/run.py --quick --write`" in text
+    for heading in ("The yardstick", "olympia kernels", "Scaling", "Targets"):
+        assert f"## {heading}" in text
+    # The odds process ran on the skip kernel and its answer held the exact one.
+    assert "kernel `skip`" in text
+    assert "inside the 99.9% sampling tolerance" in text
+    assert "- odds answer within the 99.9% tolerance of the exact 0.999781: met" in text
+    for battle in ("benchmark small", "benchmark medium", "benchmark large", "yardstick"):
+        assert f"| {battle} |" in text
+    assert "| 100 |" in text  # a scaling row

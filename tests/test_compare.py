@@ -128,7 +128,9 @@ def test_scenarios_whose_kernels_differ_are_paired_on_the_reference_kernel() -> 
     base = ("noble, 40 peasant", "noble, 40 peasant")
     walls = {"terrain": "ship", "attacker_structure": "galley:250"}
     sparse = simulator.inline_scenario("olympia", *base, **walls, structure="roundship:250")
-    dense = simulator.inline_scenario("olympia", *base, **walls, structure="roundship:0")
+    dense = simulator.inline_scenario(
+        "olympia", *base, **walls, structure="roundship:0", kernel="strike"
+    )
     assert simulator.simulate(sparse, 10, 1).kernel != simulator.simulate(dense, 10, 1).kernel
     result = compare(sparse, sparse.with_changes({"battle.kernel": "strike"}), 2_000, 3)
     assert result.a.kernel == result.b.kernel == "strike"

@@ -16,13 +16,11 @@ from .model import SIDES, Battle, Ratings, weathered
 #: next change and which change it is (kernels/olympia_skip.py): the same distribution
 #: of every outcome, at a cost that grows with the kills rather than the strikes.
 KERNELS = ("strike", "skip")
-#: ``auto`` picks ``skip`` when a strike changes something less often than this: above
-#: it, drawing the geometric gap and the change costs more than drawing the strikes.
-#: Measured on one thread, 40 peasants a side in ships whose defense sets the rate: at
-#: 4.8% strike 23.6k vs skip 21.1k battles/s, at 3.0% 11.6k vs 20.2k, at 1.0% 6.4k vs
-#: 20.1k; at 16-23% (soldiers against pikemen in a castle) strike is 4-5x faster.
-SKIP_BELOW_CHANCE = 0.04
-
+#: What ``auto`` runs. ``skip`` is the faster on every battle measured, from a noble a
+#: side to 19,000 men, with kills on half the strikes or on one in a hundred
+#: (benchmarks/run.py prints both kernels and this pick on each scenario): a kill costs
+#: it about what a strike costs ``strike``, and there are never more kills than strikes.
+AUTO_KERNEL = "skip"
 
 @dataclass
 class OlympiaArrays:
@@ -159,24 +157,16 @@ def compile_battle(battle: Battle) -> OlympiaArrays:
     )
 
 
-def choose_kernel(arrays: OlympiaArrays, wanted: str = "auto") -> str:
-    """The kernel to run: ``wanted`` unless it is ``auto``, then the faster one for the
-    battle's opening: ``skip`` when few strikes change anything."""
-    if wanted != "auto":
-        return wanted
-    chance = float(
-        olympia_skip.opening_change_chance(
-            arrays.groups, arrays.survive, arrays.sides, arrays.order
-        )
-    )
-    return "skip" if chance < SKIP_BELOW_CHANCE else "strike"
+def choose_kernel(wanted: str = "auto") -> str:
+    """The kernel to run: ``wanted`` unless it is ``auto``."""
+    return AUTO_KERNEL if wanted == "auto" else wanted
 
 
 class OlympiaPrepared(Prepared):
     def __init__(self, battle: Battle) -> None:
         self.battle = battle
         self.arrays = compile_battle(battle)
-        self.kernel = choose_kernel(self.arrays, battle.kernel)
+        self.kernel = choose_kernel(battle.kernel)
         self.notes = battle.notes
         self.columns = self._columns()
         self.flags = frozenset(
