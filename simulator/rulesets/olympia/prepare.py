@@ -22,6 +22,7 @@ KERNELS = ("strike", "skip")
 #: it about what a strike costs ``strike``, and there are never more kills than strikes.
 AUTO_KERNEL = "skip"
 
+
 @dataclass
 class OlympiaArrays:
     groups: np.ndarray  # int64 [G, N_GROUP_FIELDS]
