@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import re
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import lru_cache
@@ -118,6 +119,10 @@ class DaskChunks:
         from .scenario import content_hash
 
         scenario_hash = content_hash(canonical)
+        # Keys name the run too: the chunks of two runs of one scenario and seed (a warm-up
+        # and the run, a notebook cell run twice) are alike, and cancelling the first run's
+        # futures at its end would cancel the second's under the same key.
+        run = uuid.uuid4().hex[:8]
         futures = {}
         for first, count in chunks:
             future = self.client.submit(
@@ -128,7 +133,7 @@ class DaskChunks:
                 first,
                 count,
                 self.threads,
-                key=f"battle-odds-{scenario_hash}-{seed}-{first}-{count}",
+                key=f"battle-odds-{scenario_hash}-{seed}-{first}-{count}-{run}",
                 retries=RETRIES,
                 pure=False,
             )

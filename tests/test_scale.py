@@ -75,6 +75,17 @@ def test_dask_path_equals_local_path(dask_client: object) -> None:
         assert same_tally(local.tally, remote.tally)
 
 
+def test_the_same_run_twice_on_one_cluster(dask_client: object) -> None:
+    """Two runs of one scenario and seed share their first chunks (8, 32, ... battles);
+    the first run's clean-up must not cancel the second's."""
+    scenario = simulator.load_scenario(ROOT / "scenarios/olympia/knights_vs_pikemen.toml")
+    runs = [
+        simulator.simulate(scenario, 3_000, seed=1, chunk=1_000, executor=DaskChunks(dask_client))
+        for _ in range(3)
+    ]
+    assert all(same_tally(runs[0].tally, run.tally) for run in runs[1:])
+
+
 def test_a_lost_worker_changes_nothing(dask_client: object) -> None:
     scenario = simulator.load_scenario(ROOT / "scenarios/olympia/castle_siege.toml").with_changes(
         {"battle.kernel": "strike"}
