@@ -90,6 +90,11 @@ app = typer.Typer(
 )
 
 
+def print_json(data: dict[str, Any]) -> None:
+    """A command's ``--json`` answer: indented, and never the non-standard NaN."""
+    sys.stdout.write(jsonlib.dumps(data, indent=2, allow_nan=False) + "\n")
+
+
 def _print_version(value: bool) -> None:
     if value:
         out.print(f"battle-odds {installed_version()}", highlight=False)
@@ -349,7 +354,7 @@ def _show_exact(scenario: Any, as_json: bool) -> None:
 
     answer = solve(scenario)
     if as_json:
-        sys.stdout.write(jsonlib.dumps(answer.to_dict(), indent=2, allow_nan=False) + "\n")
+        print_json(answer.to_dict())
     else:
         render_exact(answer, out)
 

@@ -26,6 +26,7 @@ from .cli import (
     app,
     err,
     out,
+    print_json,
     user_errors,
 )
 from .errors import BattleOddsError
@@ -119,7 +120,7 @@ def compare(
 
         plots.save(plots.figure_of(plots.comparison_panel(comparison)), output)
     if json:
-        sys.stdout.write(jsonlib.dumps(comparison.to_dict(), indent=2, allow_nan=False) + "\n")
+        print_json(comparison.to_dict())
         return
     table = Table(
         title=f"B - A on common random numbers: {comparison.n:,} battles, seed {comparison.a.seed}",

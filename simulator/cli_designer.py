@@ -5,16 +5,27 @@ Registered on the one typer app by importing this module at the end of ``cli.py`
 
 from __future__ import annotations
 
-import json as jsonlib
 import math
-import sys
+from collections.abc import Callable
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich import box
 from rich.table import Table
 
-from .cli import Json, MaxBattles, ScenarioPath, Seed, Threads, app, err, out, user_errors
+from .cli import (
+    Json,
+    MaxBattles,
+    ScenarioPath,
+    Seed,
+    Threads,
+    app,
+    err,
+    out,
+    print_json,
+    user_errors,
+)
 from .cli_balance import Dpi, PlotOutput
 from .progress import progress_bar
 from .scenario import load_scenario
@@ -30,8 +41,18 @@ def _change(d: float, low: float, high: float) -> str:
     return "-" if math.isnan(d) else f"{100 * d:+.1f} ({100 * low:+.1f}..{100 * high:+.1f})"
 
 
-def _print_json(data: dict[str, Any]) -> None:
-    sys.stdout.write(jsonlib.dumps(data, indent=2, allow_nan=False) + "\n")
+def _plot_and_json(
+    answer: Any, panel: Callable[[Any], Any], output: Path | None, dpi: int, json: bool
+) -> bool:
+    """Draw ``panel(answer)`` to ``output`` when asked, and print the ``--json`` answer when
+    asked; True when that was the answer (no table follows)."""
+    from . import plots
+
+    if output is not None:
+        plots.save(plots.figure_of(panel(answer)), output, dpi)
+    if json:
+        print_json(answer.to_dict())
+    return json
 
 
 def _table(title: str) -> Table:
@@ -91,10 +112,7 @@ def worth(
             progress=progress,
             **limits,
         )
-    if output is not None:
-        plots.save(plots.figure_of(plots.worth_panel(answer)), output, dpi)
-    if json:
-        _print_json(answer.to_dict())
+    if _plot_and_json(answer, plots.worth_panel, output, dpi, json):
         return
     table = _table(
         f"{loaded.name}: P({side} wins) in %, intervals at z = {answer.z:.2f} "
@@ -156,10 +174,7 @@ def sensitivity(
             threads=threads,
             progress=progress,
         )
-    if output is not None:
-        plots.save(plots.figure_of(plots.tornado_panel(result)), output, dpi)
-    if json:
-        _print_json(result.to_dict())
+    if _plot_and_json(result, plots.tornado_panel, output, dpi, json):
         return
     table = _table(
         f"{loaded.name}: P({side} wins) = {100 * result.base:.2f}%; change in points "

@@ -5,9 +5,7 @@ Registered on the one typer app by importing this module at the end of ``cli.py`
 
 from __future__ import annotations
 
-import json as jsonlib
 import math
-import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -15,7 +13,7 @@ import typer
 from rich import box
 from rich.table import Table
 
-from .cli import Json, RulesetName, Scheduler, Threads, app, err, out, user_errors
+from .cli import Json, RulesetName, Scheduler, Threads, app, err, out, print_json, user_errors
 from .cli_balance import Dpi, PlotOutput
 from .errors import BattleOddsError
 from .matrix import DEFAULT_BATTLES, Matrix, equal_cost_matrix
@@ -84,7 +82,7 @@ def matrix(
     if output is not None:
         plots.save(plots.matrix_figure(result, dpi=dpi), output)
     if json:
-        sys.stdout.write(jsonlib.dumps(result.to_dict(), indent=2, allow_nan=False) + "\n")
+        print_json(result.to_dict())
         return
     _table(result)
     if output is not None:
