@@ -35,7 +35,6 @@ CONTROL_LIMIT = 10
 CONTROL_LIMIT_DEFENDING_EXTRA = 20
 #: Keys of a fighter type that Olympia's reader checks (ratings, survive, rain).
 OLYMPIA_FIGHTER_KEYS = tuple(f.name for f in olympia_keys.FIGHTER_FIELDS)
-FIGHTER_KEYS = tuple(keys.FIGHTER)
 
 Ratings = olympia.Ratings
 

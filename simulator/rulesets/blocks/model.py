@@ -26,7 +26,6 @@ else:  # pragma: no cover
 SIDES = ("attacker", "defender")
 INITIATIVES = "ABC"
 BATTLE_KEYS = tuple(keys.BATTLE)
-BLOCK_KEYS = tuple(keys.BLOCK)
 
 _RATING = re.compile(r"^([A-Za-z])(\d+)$")
 

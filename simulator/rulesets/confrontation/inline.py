@@ -17,7 +17,7 @@ from typing import Any
 
 from ...errors import BattleOddsError, did_you_mean
 from ..base import Army, InlineQuery
-from .model import ABILITIES, MAX_STACK, TYPE_KEYS, UNTYPED, normalise_name, standard_types
+from .model import ABILITIES, MAX_STACK, UNIT_VALUE_KEYS, UNTYPED, normalise_name, standard_types
 
 _ITEM = re.compile(
     r"^(?:(?P<count>[+-]?\d+)\s+)?(?P<name>[A-Za-z][\w .'-]*?)\s*"
@@ -96,11 +96,11 @@ def _options(opts: str | None, where: str) -> dict[str, Any]:
         if not eq and key in FLAGS:
             unit[key] = True
             continue
-        if not eq or key not in (*TYPE_KEYS, "name"):
+        if not eq or key not in (*UNIT_VALUE_KEYS, "name"):
             raise BattleOddsError(
                 f"{where}: option '{pair}': expected key=value with key one of "
-                f"{', '.join((*TYPE_KEYS, 'name'))}, or a bare flag "
-                f"{' / '.join(FLAGS)}" + did_you_mean(key, (*TYPE_KEYS, "name"))
+                f"{', '.join((*UNIT_VALUE_KEYS, 'name'))}, or a bare flag "
+                f"{' / '.join(FLAGS)}" + did_you_mean(key, (*UNIT_VALUE_KEYS, "name"))
             )
         unit[key] = [a.strip() for a in value.split("|")] if key == "abilities" else _value(value)
     return unit

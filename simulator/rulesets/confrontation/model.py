@@ -28,10 +28,9 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 SIDES = ("attacker", "defender")
-TYPE_KEYS = tuple(keys.TYPE)
-UNIT_KEYS = tuple(keys.UNIT)
-STACK_KEYS = tuple(keys.STACK)
-BATTLE_KEYS = tuple(keys.BATTLE)
+#: The values a unit may set for itself (a one-line army's ``type(key=value)`` options);
+#: a type's cost is the type's alone.
+UNIT_VALUE_KEYS = tuple(f.name for f in keys.UNIT_VALUES)
 UNTYPED = "unit"
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]*$")
 

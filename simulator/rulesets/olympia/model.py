@@ -20,7 +20,6 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 SIDES = ("attacker", "defender")
-FIGHTER_KEYS = tuple(keys.FIGHTER)
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,6 @@ else:  # pragma: no cover
 SIDES = ("attacker", "defender")
 #: Direction of the attacked tile itself in the participant order (after neighbours 0..5).
 CENTRE = 6
-UNIT_TYPE_KEYS = tuple(keys.UNIT_TYPE)
 
 Point = tuple[int, int]
 
