@@ -81,14 +81,15 @@ NEVER = 1 << 62
 F_S, F_Y, F_Z = 0, 1, 2
 #: A 53-bit integer times this is a uniform number in [0, 1).
 UNIT = 1.0 / 9007199254740992.0
-#: From these chances of a change per strike, a geometric draw is counted against the
-#: first 8 (16) powers of the chance of a miss, and needs the logarithms only in the
-#: last 0.7**8 = 6% (0.9**16 = 19%) of draws: two logarithms were a third of the time
-#: on the large benchmark battle. (Counting 16 costs a few percent more there; 8 from
-#: 0.2 lost more on the yardstick battle, whose chance of a change wanders around 0.2,
-#: than it saved.)
-SEARCH_8 = 0.3
-SEARCH_16 = 0.1
+#: From this chance of a change per strike, a geometric draw is counted against the first
+#: eight powers of the chance of a miss, and needs the logarithms only in the last
+#: 0.7**8 = 6% of draws: two logarithms were a third of the time on the large benchmark
+#: battle. Below it the logarithms are faster (counting 16 powers from 0.1, or 8 from
+#: 0.2, cost the yardstick battle, whose chance wanders between 0.13 and 0.24, 8-15%).
+SEARCH_FROM = 0.3
+#: Target lists up to this long are scanned until the pick is found; longer ones are
+#: counted without a branch (4% slower with one group a side, a fifth faster on large).
+SCAN_UP_TO = 2
 
 
 @jit(inline=True)
@@ -109,40 +110,26 @@ def _step(s0, s1, s2, s3):
 
 
 @jit(inline=True)
-def _at_or_under_powers(v, b, q, q2, q3, q4):
-    """How many of ``b q, b q**2, .., b q**8`` are at least ``v``: eight comparisons, no
-    branch."""
-    return np.int64(
-        (v <= b * q)
-        + (v <= b * q2)
-        + (v <= b * q3)
-        + (v <= b * q4)
-        + (v <= b * q4 * q)
-        + (v <= b * q4 * q2)
-        + (v <= b * q4 * q3)
-        + (v <= b * q4 * q4)
-    )
-
-
-@jit(inline=True)
 def geometric(v, p):
     """Failures before the first success in trials of chance ``p``, from ``v`` uniform in
     (0, 1]: the number of ``k >= 1`` with ``v <= (1 - p) ** k`` (the inverse of
-    P(f >= k) = (1 - p) ** k). Unless ``p`` is small or ``v`` falls in the tail, counted
-    against the first 8 powers of ``1 - p`` (16 for ``p`` under SEARCH_8), without a
-    branch or a logarithm; otherwise by the logarithms."""
-    if p >= SEARCH_16:
+    P(f >= k) = (1 - p) ** k). For ``p`` of at least SEARCH_FROM and all but the last
+    ``(1 - p) ** 8`` of ``v``, counted against the powers (no branch, no logarithm);
+    otherwise by the logarithms."""
+    if p >= SEARCH_FROM:
         q = 1.0 - p
         q2 = q * q
         q3 = q2 * q
         q4 = q2 * q2
-        q8 = q4 * q4
-        if p >= SEARCH_8:
-            if v > q8:
-                return _at_or_under_powers(v, 1.0, q, q2, q3, q4)
-        elif v > q8 * q8:
-            return _at_or_under_powers(v, 1.0, q, q2, q3, q4) + _at_or_under_powers(
-                v, q8, q, q2, q3, q4
+        if v > q4 * q4:
+            return np.int64(
+                (v <= q)
+                + (v <= q2)
+                + (v <= q3)
+                + (v <= q4)
+                + (v <= q4 * q)
+                + (v <= q4 * q2)
+                + (v <= q4 * q3)
             )
     f = math.floor(math.log(v) / math.log1p(-p))
     return NEVER if f >= NEVER else np.int64(f)
@@ -440,23 +427,39 @@ def _skip_battle(
                         break
             else:
                 r = (r - acc[F_Z, e]) * ts[e]
-                # The first group whose running sum of shares passes r, counted without
-                # a branch (where a scan leaves is what the processor cannot predict).
-                passed = 0
-                running = 0.0
-                for m in range(nt[2]):
-                    j = np.uint64(tl[e, m])  # unsigned: no negative-index check
-                    running += t[j] * krate[j]
-                    passed += r >= running
-                if passed < nt[e]:
-                    target = tl[e, passed]
-                elif acc[F_Y, e] > 0.0:
-                    target = -1
-                else:
-                    # Rounding left r past the end: the last group with a share.
+                if nt[2] <= SCAN_UP_TO:
+                    last = -1
                     for m in range(nt[e]):
-                        if t[tl[e, m]] * krate[tl[e, m]] > 0.0:
-                            target = tl[e, m]
+                        j = tl[e, m]
+                        x = t[j] * krate[j]
+                        if x > 0.0:
+                            last = j
+                            if r < x:
+                                target = j
+                                break
+                            r -= x
+                    if target == -2:
+                        # The structure, or rounding left r past the end: the last change.
+                        target = -1 if acc[F_Y, e] > 0.0 else last
+                else:
+                    # The first group whose running sum of shares passes r, counted
+                    # without a branch: where a scan of a long list leaves is what the
+                    # processor cannot predict.
+                    passed = 0
+                    running = 0.0
+                    for m in range(nt[2]):
+                        j = np.uint64(tl[e, m])  # unsigned: no negative-index check
+                        running += t[j] * krate[j]
+                        passed += r >= running
+                    if passed < nt[e]:
+                        target = tl[e, passed]
+                    elif acc[F_Y, e] > 0.0:
+                        target = -1
+                    else:
+                        # Rounding left r past the end: the last group with a share.
+                        for m in range(nt[e]):
+                            if t[tl[e, m]] * krate[tl[e, m]] > 0.0:
+                                target = tl[e, m]
             if target >= 0 and groups[target, G_KIND] == MAN and cnt[target] > 1:
                 # A man dies and his group stands: the chances lose his share, a few
                 # multiply-adds, written out here (no call, no division).

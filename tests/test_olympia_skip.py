@@ -9,6 +9,7 @@ of 0.001 per scenario (Bonferroni over the columns and both tests).
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from typing import Any
 
@@ -17,6 +18,7 @@ import pytest
 from scipy import stats
 
 import simulator
+from kernels import olympia_skip
 from simulator.errors import BattleOddsError, Source
 from simulator.rulesets.olympia.model import Ratings
 from simulator.rulesets.olympia.prepare import OlympiaPrepared
@@ -179,3 +181,27 @@ def test_auto_runs_the_skip_kernel_and_either_can_be_forced() -> None:
 def test_an_unknown_kernel_is_a_clear_error() -> None:
     with pytest.raises(BattleOddsError, match=r"kernel.*(did you mean 'skip'|valid)"):
         simulator.inline_scenario("olympia", "noble", "noble", kernel="skipp")
+
+
+def inverse_of_the_geometric(v: float, p: float) -> tuple[int, float]:
+    """Failures before the first success, chance ``p``, by inversion from ``v`` in (0, 1],
+    and how far ``v`` lies from the nearest boundary ``(1 - p) ** k`` (relative): there
+    the two ways of rounding may disagree."""
+    if p >= 1.0:
+        return 0, 1.0
+    f = math.floor(math.log(v) / math.log1p(-p))
+    near = min(abs(v / (1.0 - p) ** k - 1.0) for k in (f, f + 1) if k >= 1) if f >= 0 else 1.0
+    return f, near
+
+
+@pytest.mark.parametrize("p", [0.01, 0.1, 0.13, 0.2, 0.29, 0.3, 0.45, 0.7, 0.95, 1.0])
+def test_the_geometric_draw_is_the_inverse_of_its_distribution(p: float) -> None:
+    """The skip kernel counts a geometric draw against the powers of ``1 - p`` where it
+    can, and takes logarithms elsewhere: both must give the number of ``k >= 1`` with
+    ``v <= (1 - p) ** k``, including in the tails the powers do not reach."""
+    rng = np.random.default_rng(15)
+    draws = np.concatenate([1.0 - rng.random(20_000), [1.0, 0.5, 1e-300, 2.0**-53]])
+    for v in draws:
+        expected, near = inverse_of_the_geometric(float(v), p)
+        got = olympia_skip.geometric(float(v), p)
+        assert got == expected or near < 1e-12, (v, p, got, expected)
