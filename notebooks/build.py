@@ -117,14 +117,14 @@ def olympia_knight() -> nbformat.NotebookNode:
         new_code_cell(
             "def effect(r):\n"
             '    if r["low"] <= 0 <= r["high"]:\n'
-            '        return f"do not change measurably ({r[\'difference\']:+.2%})"\n'
-            '    return (f"change by {r[\'difference\']:+.1%} "\n'
-            '            f"(95%: {r[\'low\']:+.1%} to {r[\'high\']:+.1%})")\n'
+            "        return f\"do not change measurably ({r['difference']:+.2%})\"\n"
+            "    return (f\"change by {r['difference']:+.1%} \"\n"
+            "            f\"(95%: {r['low']:+.1%} to {r['high']:+.1%})\")\n"
             "\n"
-            "lines = [f\"one knight is worth about {worth / KNIGHTS:.1f} soldiers here\"\n"
-            "         if worth else \"no soldier count up to 120 matches the knights\"]\n"
+            'lines = [f"one knight is worth about {worth / KNIGHTS:.1f} soldiers here"\n'
+            '         if worth else "no soldier count up to 120 matches the knights"]\n'
             "for r in rows:\n"
-            '    lines.append(f"{r[\'conditions\']}: the knights\' odds {effect(r)}")\n'
+            "    lines.append(f\"{r['conditions']}: the knights' odds {effect(r)}\")\n"
             'print("\\n".join(lines))'
         ),
     ]
