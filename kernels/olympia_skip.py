@@ -146,11 +146,12 @@ def failures(state, p):
 
 
 @jit
-def rebuild(groups, keep, sdef, standing, rating, w, t, pkill, sphit, krate, acc, tl, nt):
+def rebuild(groups, keep, sdef, standing, rating, w, t, pkill, sphit, krate, acc, tl, nt, tf):
     """Kill chances of every striker on every target (``pkill[i, j]``: a strike of a man
     of group ``i`` at a man of group ``j`` kills him), the rate each target man dies at
     (``krate[j] = sum_i w[i] pkill[i, j]``, so group ``j``'s share of the changes at its
-    side is ``t[j] krate[j]``), and the list of each side's target groups
+    side is ``t[j] krate[j]``; ``tf`` holds ``t`` as floats, so the per-change loops
+    convert no integers), and the list of each side's target groups
     (``tl[e, :nt[e]]``). Runs at a change of strikers, targets or a structure's defense:
     not on the per-death path."""
     n = groups.shape[0]
@@ -159,6 +160,7 @@ def rebuild(groups, keep, sdef, standing, rating, w, t, pkill, sphit, krate, acc
     nt[1] = 0
     for j in range(n):
         krate[j] = 0.0
+        tf[j] = t[j]
         if t[j] > 0:
             e = groups[j, G_SIDE]
             tl[e, nt[e]] = j
@@ -190,6 +192,7 @@ def rebuild(groups, keep, sdef, standing, rating, w, t, pkill, sphit, krate, acc
     nt[2] = max(nt[0], nt[1])
     krate[n] = 0.0
     t[n] = 0
+    tf[n] = 0.0
     for e in range(2):
         for m in range(nt[e], nt[2]):
             tl[e, m] = n
@@ -261,13 +264,14 @@ def _opening(
     acc,
     tl,
     nt,
+    tf,
     row,
 ):
     """The position before the first strike, the same for every battle."""
     value, alive, sdef, sdmg, standing, ws, ts, _budget, others, front = per_side
     battle_start(groups, sides, cnt, health, value, alive, sdef, sdmg, standing, row)
     refresh(groups, cnt, sides, standing, order, unit_men, rating, w, t, ws, ts, others, front)
-    rebuild(groups, keep, sdef, standing, rating, w, t, pkill, sphit, krate, acc, tl, nt)
+    rebuild(groups, keep, sdef, standing, rating, w, t, pkill, sphit, krate, acc, tl, nt, tf)
 
 
 @jit(inline=True)
@@ -292,6 +296,7 @@ def _other_change(
     acc,
     tl,
     nt,
+    tf,
     striker,
     e,
     target,
@@ -322,7 +327,7 @@ def _other_change(
         refresh(groups, cnt, sides, standing, order, unit_men, rating, w, t, ws, ts, others, front)
     if change == UNCHANGED and sdef[e] == old_def:
         return False
-    rebuild(groups, keep, sdef, standing, rating, w, t, pkill, sphit, krate, acc, tl, nt)
+    rebuild(groups, keep, sdef, standing, rating, w, t, pkill, sphit, krate, acc, tl, nt, tf)
     return True
 
 
@@ -354,6 +359,7 @@ def _skip_battle(
     acc,
     tl,
     nt,
+    tf,
 ):
     """One battle from the opening position already in the scratch arrays; returns
     whether the chances were recomputed (the caller then restores them)."""
@@ -431,7 +437,7 @@ def _skip_battle(
                     last = -1
                     for m in range(nt[e]):
                         j = tl[e, m]
-                        x = t[j] * krate[j]
+                        x = tf[j] * krate[j]
                         if x > 0.0:
                             last = j
                             if r < x:
@@ -449,7 +455,7 @@ def _skip_battle(
                     running = 0.0
                     for m in range(nt[2]):
                         j = np.uint64(tl[e, m])  # unsigned: no negative-index check
-                        running += t[j] * krate[j]
+                        running += tf[j] * krate[j]
                         passed += r >= running
                     if passed < nt[e]:
                         target = tl[e, passed]
@@ -458,7 +464,7 @@ def _skip_battle(
                     else:
                         # Rounding left r past the end: the last group with a share.
                         for m in range(nt[e]):
-                            if t[tl[e, m]] * krate[tl[e, m]] > 0.0:
+                            if tf[tl[e, m]] * krate[tl[e, m]] > 0.0:
                                 target = tl[e, m]
             if target >= 0 and groups[target, G_KIND] == MAN and cnt[target] > 1:
                 # A man dies and his group stands: the chances lose his share, a few
@@ -469,6 +475,7 @@ def _skip_battle(
                 alive[e] -= 1
                 acc[F_S, e] -= krate[target]
                 t[target] -= 1
+                tf[target] -= 1.0
                 ts[e] -= 1
                 if w[target] > 0:
                     w[target] -= 1
@@ -478,7 +485,7 @@ def _skip_battle(
                         k = np.uint64(tl[s, m])
                         p = pkill[target, k]
                         krate[k] -= p
-                        lost += t[k] * p
+                        lost += tf[k] * p
                     acc[F_S, s] -= lost
                     acc[F_Y, s] -= sphit[target]
             else:
@@ -504,6 +511,7 @@ def _skip_battle(
                     acc,
                     tl,
                     nt,
+                    tf,
                     striker,
                     e,
                     target,
@@ -546,6 +554,7 @@ def skip_battles(groups, survive, sides, order, seed, first, out):
     pkill0 = np.zeros((n_groups, n_groups))
     sphit0 = np.zeros(n_groups)
     krate0 = np.zeros(n_groups + 1)
+    tf0 = np.zeros(n_groups + 1)
     acc0 = np.zeros((3, 2))
     tl0 = np.zeros((2, n_groups), np.int64)
     nt0 = np.zeros(3, np.int64)
@@ -568,6 +577,7 @@ def skip_battles(groups, survive, sides, order, seed, first, out):
         acc0,
         tl0,
         nt0,
+        tf0,
         row0,
     )
     for block in prange((n + BLOCK - 1) // BLOCK):
@@ -582,6 +592,7 @@ def skip_battles(groups, survive, sides, order, seed, first, out):
         pkill = pkill0.copy()
         sphit = np.empty(n_groups)
         krate = np.zeros(n_groups + 1)
+        tf = np.zeros(n_groups + 1)
         acc = np.empty((3, 2))
         tl = tl0.copy()
         nt = np.empty(3, np.int64)
@@ -593,6 +604,7 @@ def skip_battles(groups, survive, sides, order, seed, first, out):
                 w[g] = w0[g]
                 t[g] = t0[g]
                 krate[g] = krate0[g]
+                tf[g] = tf0[g]
             for s in range(2):
                 for f in range(N_PER_SIDE):
                     per_side[f, s] = per_side0[f, s]
@@ -630,4 +642,5 @@ def skip_battles(groups, survive, sides, order, seed, first, out):
                 acc,
                 tl,
                 nt,
+                tf,
             )
