@@ -345,6 +345,8 @@ def _skip_battle(
     sides,
     order,
     inv,
+    man_column,
+    man_value,
     row,
     cnt,
     health,
@@ -466,12 +468,12 @@ def _skip_battle(
                         for m in range(nt[e]):
                             if tf[tl[e, m]] * krate[tl[e, m]] > 0.0:
                                 target = tl[e, m]
-            if target >= 0 and groups[target, G_KIND] == MAN and cnt[target] > 1:
+            if target >= 0 and man_column[target] >= 0 and cnt[target] > 1:
                 # A man dies and his group stands: the chances lose his share, a few
                 # multiply-adds, written out here (no call, no division).
                 cnt[target] -= 1
-                row[groups[target, G_COLUMN]] += 1
-                value[e] -= groups[target, G_VALUE]
+                row[man_column[target]] += 1
+                value[e] -= man_value[target]
                 alive[e] -= 1
                 acc[F_S, e] -= krate[target]
                 t[target] -= 1
@@ -540,6 +542,13 @@ def skip_battles(groups, survive, sides, order, seed, first, out):
     keep = np.empty(n_groups)
     for g in range(n_groups):
         keep[g] = 1.0 - survive[g]
+    # Each man's casualty column (-1: not a man) and value, beside each other for the
+    # per-death path.
+    man_column = np.empty(n_groups, np.int64)
+    man_value = np.empty(n_groups, np.int64)
+    for g in range(n_groups):
+        man_column[g] = groups[g, G_COLUMN] if groups[g, G_KIND] == MAN else -1
+        man_value[g] = groups[g, G_VALUE]
     # 1 / n for every count of strikers or targets a battle can have.
     inv = np.zeros(groups[:, G_COUNT].sum() + 2)
     for m in range(1, inv.shape[0]):
@@ -628,6 +637,8 @@ def skip_battles(groups, survive, sides, order, seed, first, out):
                 sides,
                 order,
                 inv,
+                man_column,
+                man_value,
                 out[i],
                 cnt,
                 health,
