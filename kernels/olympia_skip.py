@@ -26,7 +26,8 @@ division (``1 / n`` comes from a table), no allocation, and no helper that takes
 in that path (Numba cannot prune the reference counting of arrays passed to inlined
 helpers that branch, and those atomic operations cost more than the update). Which
 change comes next is counted, not searched for: the running sum of shares against the
-draw, over lists padded to one length, so no branch depends on the draw. Anything else
+draw, over lists padded to one length, so no branch depends on the draw (lists of one or
+two groups are scanned). Anything else
 (a group emptied, a noble out, an engine lost, a structure's defense worn down)
 recomputes the strikers, targets and chances from the group table. Every battle starts
 from one opening position computed once per call.
@@ -34,9 +35,8 @@ from one opening position computed once per call.
 Under ``random`` order each change costs two uniform numbers: one for the strikes
 until it (a geometric draw, by inversion: counted against the powers of the chance of a
 miss when that chance is small enough, by logarithms otherwise) and one for which
-change it is. Under
-``alternating`` order the sides follow the budgets, walked in runs of alternating pairs
-and single-side tails, each skipped with one geometric draw.
+change it is. Under ``alternating`` order the sides follow the budgets, walked in runs of
+alternating pairs and single-side tails, each skipped with one geometric draw.
 """
 
 from __future__ import annotations
@@ -398,9 +398,10 @@ def _skip_battle(
                     r = r + c_at1 if r < c_at0 else total
             s0, s1, s2, s3 = state[0], state[1], state[2], state[3]
         elif order == RANDOM:
-            # The strikes until the next change (geometric, by inversion: two logarithms
-            # cost less than drawing strikes one by one, whose loop exit the processor
-            # cannot predict), then which change, the random state in registers.
+            # The strikes until the next change (geometric, by inversion: counting against
+            # powers or two logarithms cost less than drawing strikes one by one, whose
+            # loop exit the processor cannot predict), then which change, the random state
+            # in registers.
             p = min(total * inv[strikers], 1.0)
             s0, s1, s2, s3, x = _step(s0, s1, s2, s3)
             steps += geometric(1.0 - np.int64(x) * UNIT, p) + 1
