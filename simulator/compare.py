@@ -16,10 +16,9 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from . import rulesets
 from .errors import BattleOddsError
@@ -27,6 +26,9 @@ from .results import Result
 from .runner import DEFAULT_CHUNK, Progress, check_run, thread_count
 from .scenario import Scenario
 from .stats import OUTCOMES, Z95, Tally
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclass(frozen=True)
@@ -141,6 +143,8 @@ class Comparison:
     def summary(self) -> pd.DataFrame:
         """One row per compared number: A, B, B - A and its paired 95% interval; for the
         outcomes also the interval independent runs would have given."""
+        import pandas as pd
+
         rows = []
         for outcome in OUTCOMES:
             paired, independent = self.win(outcome), self.win_independent(outcome)

@@ -13,10 +13,9 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from . import rulesets
 from .costs import given_costs, read_costs_file
@@ -25,6 +24,9 @@ from .results import Result
 from .rulesets import Army
 from .runner import ChunkExecutor, simulate
 from .scenario import DEFAULT_SEED, Scenario, from_data
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: Battles per cell unless told: about +-2 points of interval at p = 0.5.
 DEFAULT_BATTLES = 2_000
@@ -74,6 +76,8 @@ class Matrix:
     @property
     def frame(self) -> pd.DataFrame:
         """One tidy row per ordered pair, with the parameters that reproduce it."""
+        import pandas as pd
+
         rows = []
         for cell in self.cells:
             p, low, high = cell.win

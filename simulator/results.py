@@ -7,13 +7,14 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from . import __version__
 from .rulesets.base import TURN_LIMIT
 from .stats import OUTCOMES, Histogram, Tally, wilson
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from .scenario import Scenario
 
 QUANTILES = (0.1, 0.5, 0.9)
@@ -45,6 +46,8 @@ class Result:
     @property
     def battles(self) -> pd.DataFrame:
         """One row per battle (Mesa style: with the seed and scenario, ready for pandas)."""
+        import pandas as pd
+
         if self.rows is None:
             raise ValueError(
                 "per-battle rows were not kept for this run "
@@ -89,6 +92,8 @@ class Result:
         probability or mean; ``low`` / ``high`` the 95% interval (Wilson for
         probabilities, normal for means); ``q10`` / ``q50`` / ``q90`` the quantiles.
         """
+        import pandas as pd
+
         return pd.DataFrame([asdict(r) for r in self.summary_rows()])
 
     def to_dict(self) -> dict[str, Any]:

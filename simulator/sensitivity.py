@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from . import rulesets
 from .compare import compare
@@ -23,6 +21,9 @@ from .scenario import Scenario, from_data
 from .stats import Z95
 from .sweep import PointProgress
 from .worth import check_side
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 DEFAULT_BATTLES = 20_000
 
@@ -42,6 +43,8 @@ class Sensitivity:
         """One row per knob and direction, the knobs sorted by their larger effect: the
         value moved from and to, P(side wins) after, the paired change with its 95%
         interval, the battles and seed; ``note`` says why a direction was not run."""
+        import pandas as pd
+
         frame = pd.DataFrame(self.rows)
         if frame.empty:
             return frame

@@ -16,9 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import product
 from statistics import NormalDist
-from typing import Any, TypeVar
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import rulesets
 from .errors import BattleOddsError
@@ -27,6 +25,9 @@ from .results import Result
 from .runner import ChunkExecutor, simulate
 from .scenario import Scenario
 from .stats import OUTCOMES, wilson
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 Value = int | float | str | bool
 T = TypeVar("T")
@@ -138,6 +139,8 @@ class Sweep:
     def frame(self) -> pd.DataFrame:
         """One row per point: the varied values, P(outcome) with its 95% interval
         (``p``, ``low``, ``high``), each outcome's probability, mean steps and battles."""
+        import pandas as pd
+
         rows = []
         for values, result in zip(self.points, self.results, strict=True):
             row: dict[str, Any] = {
@@ -257,6 +260,8 @@ class TargetSearch:
         return all(p.sure for p in self.probes)
 
     def frame(self) -> pd.DataFrame:
+        import pandas as pd
+
         rows = []
         for probe in self.probes:
             p, low, high = wilson(

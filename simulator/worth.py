@@ -15,9 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from . import rulesets
 from .compare import Comparison, compare
@@ -26,6 +24,9 @@ from .rulesets.designer import resolve_type
 from .scenario import Scenario, from_data
 from .stats import wilson
 from .sweep import PointProgress, bisection_probes, look_z, run_until_sure, smallest_reaching
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 SIDES = ("attacker", "defender")
 REACHES, BELOW, NOISE = "reaches", "below", "within noise"
@@ -108,6 +109,8 @@ class Worth:
         """One row per probed n (ascending): P(side wins) with n men of Y and its interval
         at the search's z, P with X, the paired difference and its interval, the verdict,
         the battles and the seed."""
+        import pandas as pd
+
         rows = []
         for probe in sorted(self.probes, key=lambda p: p.n):
             c = probe.comparison

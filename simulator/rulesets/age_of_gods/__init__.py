@@ -4,15 +4,16 @@ then rounds of special / missile / melee phases resolved simultaneously."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from ...errors import Source
 from ...reader import Node
 from ..base import Army, InlineQuery, Ruleset
 from . import inline, keys, model
 from .prepare import AgeOfGodsPrepared
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 class AgeOfGods(Ruleset):
@@ -43,6 +44,8 @@ class AgeOfGods(Ruleset):
         )
 
     def units(self) -> pd.DataFrame:
+        import pandas as pd
+
         rows = []
         fighters = _package_fighters()
         for name, f in fighters.items():

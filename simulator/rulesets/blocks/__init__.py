@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from ...errors import Source
 from ..base import Army, InlineQuery, Ruleset
 from ..designer import Knob
 from . import designer, inline, keys, model
 from .prepare import BlocksPrepared
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 class Blocks(Ruleset):

@@ -8,15 +8,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from functools import cache
 from importlib import resources
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from ...costs import read_cost
 from ...errors import Source
 from ...reader import Node
 from . import keys
 from .keys import POLICIES, RESERVE_ROUNDS
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -242,6 +243,8 @@ def rating_costs() -> dict[str, float]:
 def unit_table() -> pd.DataFrame:
     """What a rating letter, a trait and the castle mean, one row each, then the
     ratings a block can have, with their costs."""
+    import pandas as pd
+
     rows = []
     for kind, entries in _table().items():
         if kind == "ratings":

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from ...costs import read_cost
 from ...errors import Source
@@ -13,6 +11,9 @@ from ...reader import Node
 from ..base import Army, InlineQuery, Ruleset
 from . import designer, inline, keys, model
 from .prepare import ConfrontationPrepared
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 class Confrontation(Ruleset):
@@ -53,6 +54,8 @@ class Confrontation(Ruleset):
         return inline.one_type_data(attacker, defender)
 
     def units(self) -> pd.DataFrame:
+        import pandas as pd
+
         rows = []
         costs = self.unit_costs()
         for name, f in model.standard_types().items():

@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-
 from ...errors import Source
 from ...reader import Node
 from ..base import Army, InlineQuery, Ruleset
@@ -14,6 +12,8 @@ from . import inline, keys, model, sweep
 from .prepare import OlympiaPrepared
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from ...exact import ExactResult
     from ...scenario import Scenario
 
@@ -59,6 +59,8 @@ class Olympia(Ruleset):
         )
 
     def units(self) -> pd.DataFrame:
+        import pandas as pd
+
         rows = []
         costs = self.unit_costs()
         for name, f in model.standard_fighters().items():

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from ...errors import Source
 from ...reader import Node
 from ..base import Army, InlineQuery, Ruleset
 from . import designer, inline, keys, model
 from .prepare import SkirmishPrepared
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 class Skirmish(Ruleset):
@@ -59,6 +60,8 @@ class Skirmish(Ruleset):
         )
 
     def units(self) -> pd.DataFrame:
+        import pandas as pd
+
         return pd.DataFrame(
             [
                 {
