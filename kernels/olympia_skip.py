@@ -19,18 +19,29 @@ structure changes: rows, shielding or a structure's defense) and
 * ``e``'s structure, hit by a man: ``Y[e] / ts[e]`` with ``Y[e] = sum_i w[i] a_i / (a_i + sdef_e)``;
 * ``e``'s structure, hit by an engine (5..10 points): ``Z[e]``, the same sum over engines.
 
+Groups of men alike in everything but their unit (five units of soldiers, say) have the
+same chances, so these sums are kept per *kind* (``kind_table``), at the kind's first
+group, and the lists below are lists of kinds: the large benchmark battle's 13 and 7
+target groups are 4 and 5 kinds. Which group of the kind a death came from matters
+only when a group may empty (its unit's noble comes into reach, its row may clear), so
+it is drawn only then: each kind counts down the deaths it can take before any of its
+groups could be empty (its ``room``), and when that is used up the deaths since its
+counts were last exact are shared out among its groups, a multivariate hypergeometric
+draw (``settle``): the men of a kind are alike, so which of them died is a draw without
+replacement. A kind of one group (every kind, when no two units share a type) draws
+nothing there: such battles run on the same random numbers as before kinds existed.
+
 ``krate`` and the per-side sum ``S[e] = sum_j t[j] krate[j]`` are kept up to date. A death
-that leaves its group standing (almost every change) updates them with one
-multiply-add per target group of the other side, through a list of those groups; no
+that leaves room in its kind (almost every change) updates them with one
+multiply-add per target kind of the other side, through a list of those kinds; no
 division (``1 / n`` comes from a table), no allocation, and no helper that takes arrays
 in that path (Numba cannot prune the reference counting of arrays passed to inlined
 helpers that branch, and those atomic operations cost more than the update). Which
 change comes next is counted, not searched for: the running sum of shares against the
 draw, over lists padded to one length, so no branch depends on the draw (lists of one or
-two groups are scanned). Anything else
-(a group emptied, a noble out, an engine lost, a structure's defense worn down)
-recomputes the strikers, targets and chances from the group table. Every battle starts
-from one opening position computed once per call.
+two kinds are scanned). Anything else (a kind's room used up, a noble out, an engine
+lost, a structure's defense worn down) recomputes the strikers, targets and chances from
+the group table. Every battle starts from one opening position computed once per call.
 
 Under ``random`` order each change costs two uniform numbers: one for the strikes
 until it (a geometric draw, by inversion: counted against the powers of the chance of a
@@ -64,7 +75,6 @@ from .olympia import (
     MAN,
     N_PER_SIDE,
     RANDOM,
-    REFRESH,
     S_BREAK,
     S_START,
     UNCHANGED,
@@ -73,7 +83,7 @@ from .olympia import (
     refresh,
     strike_effect,
 )
-from .rng import seed_battle, uniform
+from .rng import below, seed_battle, uniform
 
 #: Failures before the first success when there is none to expect: larger than any budget.
 NEVER = 1 << 62
@@ -90,6 +100,12 @@ SEARCH_FROM = 0.3
 #: Target lists up to this long are scanned until the pick is found; longer ones are
 #: counted without a branch (4% slower with one group a side, a fifth faster on large).
 SCAN_UP_TO = 2
+#: Rows of the kind table: each group's kind (its first group), where the kind's groups
+#: start in the member row, how many there are, and the groups listed kind by kind.
+K_REP, K_START, K_SIZE, K_MEMBER = 0, 1, 2, 3
+#: Rows of the per-battle room of each kind: the deaths it can still take before any of
+#: its groups could be empty, and that room when its groups' counts were last exact.
+R_LEFT, R_SETTLED = 0, 1
 
 
 @jit(inline=True)
@@ -143,6 +159,119 @@ def failures(state, p):
     if p <= 0.0:
         return NEVER
     return geometric(1.0 - uniform(state), p)
+
+
+@jit(inline=True)
+def hypergeometric(state, n, good, total):
+    """Good ones among ``n`` drawn without replacement from ``total``, ``good`` of them
+    good: the support walked outwards from the mode (mode, mode + 1, mode - 1, ...) until
+    the probabilities passed exceed one uniform number, which is exact for any order of
+    the walk and takes about two standard deviations of steps."""
+    bad = total - good
+    lo = max(0, n - bad)
+    hi = min(n, good)
+    if lo == hi:
+        return lo
+    mode = min(max((n + 1) * (good + 1) // (total + 2), lo), hi)
+    p_mode = math.exp(
+        math.lgamma(good + 1.0)
+        - math.lgamma(mode + 1.0)
+        - math.lgamma(good - mode + 1.0)
+        + math.lgamma(bad + 1.0)
+        - math.lgamma(n - mode + 1.0)
+        - math.lgamma(bad - n + mode + 1.0)
+        - math.lgamma(total + 1.0)
+        + math.lgamma(n + 1.0)
+        + math.lgamma(total - n + 1.0)
+    )
+    u = uniform(state) - p_mode
+    up = mode
+    down = mode
+    p_up = p_mode
+    p_down = p_mode
+    while u >= 0.0:
+        if up == hi and down == lo:
+            return mode  # rounding left u past the whole support
+        if up < hi:
+            p_up *= (good - up) * (n - up) / ((up + 1.0) * (bad - n + up + 1.0))
+            up += 1
+            u -= p_up
+            if u < 0.0:
+                return up
+        if down > lo:
+            p_down *= down * (bad - n + down) / ((good - down + 1.0) * (n - down + 1.0))
+            down -= 1
+            u -= p_down
+            if u < 0.0:
+                return down
+    return mode
+
+
+@jit(counted=False)
+def settle(state, cnt, kinds, room, k):
+    """Kind ``k``'s deaths since its groups' counts were last exact, shared out among
+    its groups, and the group of the death at hand, drawn in proportion to their men;
+    the kind's room is then counted after that death.
+
+    Between two such moments the men of a kind are alike for every chance, so which
+    group each death came from was a draw without replacement from the kind's men: its
+    counts are a multivariate hypergeometric draw, one group at a time. A kind of one
+    group draws nothing."""
+    start = kinds[K_START, k]
+    size = kinds[K_SIZE, k]
+    deaths = room[R_SETTLED, k] - room[R_LEFT, k]
+    men = 0
+    for m in range(start, start + size):
+        men += cnt[kinds[K_MEMBER, m]]
+    for m in range(start, start + size):
+        g = kinds[K_MEMBER, m]
+        share = deaths if m == start + size - 1 else hypergeometric(state, deaths, cnt[g], men)
+        men -= cnt[g]
+        cnt[g] -= share
+        deaths -= share
+    group = kinds[K_MEMBER, start]
+    if size > 1:
+        men = 0
+        for m in range(start, start + size):
+            men += cnt[kinds[K_MEMBER, m]]
+        r = below(state, men)
+        for m in range(start, start + size):
+            group = kinds[K_MEMBER, m]
+            if r < cnt[group]:
+                break
+            r -= cnt[group]
+    fewest = 0
+    for m in range(start, start + size):
+        g = kinds[K_MEMBER, m]
+        men = cnt[g] - (g == group)
+        if men > 0 and (fewest == 0 or men < fewest):
+            fewest = men
+    room[R_LEFT, k] = max(fewest - 1, 0)
+    room[R_SETTLED, k] = room[R_LEFT, k]
+    return group
+
+
+@jit(inline=True)
+def gather_kinds(groups, kinds, room, w, t, ws, ts):
+    """Each kind's strikers and targets counted at its first group, less its deaths
+    not yet shared out among its groups (whose counts ``refresh`` read)."""
+    for g in range(groups.shape[0]):
+        k = kinds[K_REP, g]
+        if k != g:
+            t[k] += t[g]
+            w[k] += w[g]
+            t[g] = 0
+            w[g] = 0
+    for k in range(groups.shape[0]):
+        deaths = room[R_SETTLED, k] - room[R_LEFT, k]
+        if kinds[K_REP, k] == k and deaths > 0:
+            s = groups[k, G_SIDE]
+            if t[k] > 0:
+                t[k] -= deaths
+                ts[s] -= deaths
+            if w[k] > 0:
+                w[k] -= deaths
+                ws[s] -= deaths
 
 
 @jit
@@ -266,11 +395,23 @@ def _opening(
     nt,
     tf,
     row,
+    kinds,
+    room,
 ):
     """The position before the first strike, the same for every battle."""
     value, alive, sdef, sdmg, standing, ws, ts, _budget, others, front = per_side
     battle_start(groups, sides, cnt, health, value, alive, sdef, sdmg, standing, row)
+    for k in range(groups.shape[0]):
+        room[R_LEFT, k] = 0
+        room[R_SETTLED, k] = 0
+        if kinds[K_REP, k] == k:
+            fewest = cnt[k]
+            for m in range(kinds[K_START, k], kinds[K_START, k] + kinds[K_SIZE, k]):
+                fewest = min(fewest, cnt[kinds[K_MEMBER, m]])
+            room[R_LEFT, k] = max(fewest - 1, 0)
+            room[R_SETTLED, k] = room[R_LEFT, k]
     refresh(groups, cnt, sides, standing, order, unit_men, rating, w, t, ws, ts, others, front)
+    gather_kinds(groups, kinds, room, w, t, ws, ts)
     rebuild(groups, keep, sdef, standing, rating, w, t, pkill, sphit, krate, acc, tl, nt, tf)
 
 
@@ -297,13 +438,16 @@ def _other_change(
     tl,
     nt,
     tf,
+    kinds,
+    room,
     striker,
     e,
     target,
 ):
-    """Any change but a man dying in a group that stands: a group emptied, a noble out,
-    an engine lost, a structure hit. Returns whether the chances were recomputed.
-    (Inlined: measured against a call, which costs more than it saves in code size.)"""
+    """Any change but a man dying in a kind with room: a group emptied or a kind's
+    room used up, a noble out, an engine lost, a structure hit. Returns whether the
+    chances were recomputed. (Inlined: measured against a call, which costs more than it
+    saves in code size.)"""
     value, alive, sdef, sdmg, standing, ws, ts, _budget, others, front = per_side
     old_def = sdef[e]
     # The survive roll is in the chance already: the hit is a kill.
@@ -323,10 +467,12 @@ def _other_change(
         target,
         row,
     )
-    if change == REFRESH:
-        refresh(groups, cnt, sides, standing, order, unit_men, rating, w, t, ws, ts, others, front)
     if change == UNCHANGED and sdef[e] == old_def:
         return False
+    # Counted afresh from the groups whatever moved: the per-death path keeps the
+    # weights per kind, and ``gather_kinds`` turns the groups' weights into those.
+    refresh(groups, cnt, sides, standing, order, unit_men, rating, w, t, ws, ts, others, front)
+    gather_kinds(groups, kinds, room, w, t, ws, ts)
     rebuild(groups, keep, sdef, standing, rating, w, t, pkill, sphit, krate, acc, tl, nt, tf)
     return True
 
@@ -362,9 +508,12 @@ def _skip_battle(
     tl,
     nt,
     tf,
+    kinds,
+    room,
 ):
     """One battle from the opening position already in the scratch arrays; returns
     whether the chances were recomputed (the caller then restores them)."""
+    left = room[R_LEFT]
     value, alive, _sdef, _sdmg, _standing, ws, ts, budget, _others, _front = per_side
     rebuilt = False
     limit0 = sides[0, S_START] * sides[0, S_BREAK]
@@ -469,10 +618,11 @@ def _skip_battle(
                         for m in range(nt[e]):
                             if tf[tl[e, m]] * krate[tl[e, m]] > 0.0:
                                 target = tl[e, m]
-            if target >= 0 and man_column[target] >= 0 and cnt[target] > 1:
-                # A man dies and his group stands: the chances lose his share, a few
-                # multiply-adds, written out here (no call, no division).
-                cnt[target] -= 1
+            if target >= 0 and man_column[target] >= 0 and left[target] > 0:
+                # A man dies and no group of his kind can have emptied: the chances lose
+                # his share, a few multiply-adds, written out here (no call, no division).
+                # Which group of the kind he was in is drawn later, when it matters.
+                left[target] -= 1
                 row[man_column[target]] += 1
                 value[e] -= man_value[target]
                 alive[e] -= 1
@@ -493,6 +643,8 @@ def _skip_battle(
                     acc[F_Y, s] -= sphit[target]
             else:
                 state[0], state[1], state[2], state[3] = s0, s1, s2, s3
+                if target >= 0 and man_column[target] >= 0:
+                    target = settle(state, cnt, kinds, room, target)
                 if _other_change(
                     state,
                     groups,
@@ -515,6 +667,8 @@ def _skip_battle(
                     tl,
                     nt,
                     tf,
+                    kinds,
+                    room,
                     striker,
                     e,
                     target,
@@ -531,6 +685,42 @@ def _skip_battle(
     state[0], state[1], state[2], state[3] = s0, s1, s2, s3
     finish(state, groups, cnt, health, alive, DRAW, steps, row)
     return rebuilt
+
+
+@jit
+def kind_table(groups, survive):
+    """Groups of men alike in everything but their unit (side, row, ratings, defense,
+    value, protection, casualty column, survival) are one kind: the chances of the
+    per-death path are kept per kind, at its first group. Nobles and engines are kinds of
+    their own. Rows as K_REP, K_START, K_SIZE and K_MEMBER say."""
+    n = groups.shape[0]
+    kinds = np.zeros((4, n), np.int64)
+    for g in range(n):
+        kinds[K_REP, g] = g
+        if groups[g, G_KIND] != MAN:
+            continue
+        for h in range(g):
+            if kinds[K_REP, h] != h or groups[h, G_KIND] != MAN or survive[h] != survive[g]:
+                continue
+            alike = True
+            for f in range(groups.shape[1]):
+                if f != G_UNIT and f != G_COUNT and groups[h, f] != groups[g, f]:
+                    alike = False
+            if alike:
+                kinds[K_REP, g] = h
+                break
+    for g in range(n):
+        kinds[K_SIZE, kinds[K_REP, g]] += 1
+    start = 0
+    for k in range(n):
+        kinds[K_START, k] = start
+        start += kinds[K_SIZE, k]
+    placed = np.zeros(n, np.int64)
+    for g in range(n):
+        k = kinds[K_REP, g]
+        kinds[K_MEMBER, kinds[K_START, k] + placed[k]] = g
+        placed[k] += 1
+    return kinds
 
 
 @jit(parallel=True)
@@ -569,6 +759,8 @@ def skip_battles(groups, survive, sides, order, seed, first, out):
     tl0 = np.zeros((2, n_groups), np.int64)
     nt0 = np.zeros(3, np.int64)
     row0 = np.zeros(out.shape[1], np.int64)
+    kinds = kind_table(groups, survive)
+    room0 = np.zeros((2, n_groups), np.int64)
     _opening(
         groups,
         keep,
@@ -589,6 +781,8 @@ def skip_battles(groups, survive, sides, order, seed, first, out):
         nt0,
         tf0,
         row0,
+        kinds,
+        room0,
     )
     for block in prange((n + BLOCK - 1) // BLOCK):
         state = np.empty(4, np.uint64)
@@ -606,11 +800,13 @@ def skip_battles(groups, survive, sides, order, seed, first, out):
         acc = np.empty((3, 2))
         tl = tl0.copy()
         nt = np.empty(3, np.int64)
+        room = np.empty((2, n_groups), np.int64)
+        left = room[R_LEFT]
         rebuilt = True
         for i in range(block * BLOCK, min(n, (block + 1) * BLOCK)):
             seed_battle(state, seed, first + i)
             for g in range(n_groups):
-                cnt[g] = cnt0[g]
+                left[g] = room0[R_LEFT, g]
                 w[g] = w0[g]
                 t[g] = t0[g]
                 krate[g] = krate0[g]
@@ -623,7 +819,10 @@ def skip_battles(groups, survive, sides, order, seed, first, out):
             for c in range(out.shape[1]):
                 out[i, c] = row0[c]
             if rebuilt:
-                # Only a recomputation changes these: restore them when one ran.
+                # Only a recomputation changes these (the groups' counts too: the
+                # per-death path counts a kind's room): restore them when one ran.
+                cnt[:] = cnt0
+                room[R_SETTLED] = room0[R_SETTLED]
                 health[:] = health0
                 rating[:] = rating0
                 sphit[:] = sphit0
@@ -655,4 +854,6 @@ def skip_battles(groups, survive, sides, order, seed, first, out):
                 tl,
                 nt,
                 tf,
+                kinds,
+                room,
             )

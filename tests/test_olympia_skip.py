@@ -19,6 +19,8 @@ from scipy import stats
 
 import simulator
 from kernels import olympia_skip
+from kernels.olympia import G_KIND, G_ROW, G_SIDE, MAN, NOBLE
+from kernels.rng import new_state, seed_battle
 from simulator.errors import BattleOddsError, Source
 from simulator.rulesets.olympia.model import Ratings
 from simulator.rulesets.olympia.prepare import OlympiaPrepared
@@ -93,6 +95,15 @@ SCENARIOS: dict[str, dict[str, Any]] = {
         "attacker": "noble, 25 soldier, 10 peasant, 2 catapult, 1 battering_ram",
         "defender": "noble, 12 pikeman, 4 archer@1",
         "structure": "tower:10:60",
+    },
+    # Units with men alike (the same types in the same rows), merged into kinds by the
+    # skip kernel: groups empty and nobles come into reach unit by unit, so which unit
+    # each death came from, drawn when it matters, shows in the nobles' columns.
+    "kinds": {
+        "attacker": "noble, 6 soldier, 3 archer@1; noble, 4 soldier, 2 archer@1; noble, 5 soldier",
+        "defender": "noble, 7 pikeman, 2 knight; noble, 4 pikeman, 3 knight; noble, 2 knight",
+        "attacker_break": 10,
+        "defender_break": 10,
     },
     # Fought to the last man on one side, broken before the first strike on the other.
     "extremes": {
@@ -205,3 +216,73 @@ def test_the_geometric_draw_is_the_inverse_of_its_distribution(p: float) -> None
         expected, near = inverse_of_the_geometric(float(v), p)
         got = olympia_skip.geometric(float(v), p)
         assert got == expected or near < 1e-12, (v, p, got, expected)
+
+
+@pytest.mark.parametrize(
+    ("drawn", "good", "total"),
+    [(5, 3, 10), (40, 12, 50), (60, 70, 100), (700, 1000, 4400), (999, 1200, 4400), (3, 1, 2000)],
+)
+def test_the_hypergeometric_draw_has_its_distribution(drawn: int, good: int, total: int) -> None:
+    """The skip kernel shares a kind's deaths out among its groups with this draw: its
+    counts must follow the exact probabilities C(good, x) C(total - good, drawn - x) /
+    C(total, drawn) (chi-square, bins of at least 20 expected draws). With replacement
+    (a binomial) or the mean alone would fail here."""
+    state = new_state()
+    seed_battle(state, np.uint64(22), 0)
+    draws = np.array(
+        [olympia_skip.hypergeometric(state, drawn, good, total) for _ in range(20_000)]
+    )
+    support = np.arange(max(0, drawn - (total - good)), min(drawn, good) + 1)
+    exact = stats.hypergeom(total, good, drawn).pmf(support)
+    assert draws.min() >= support[0] and draws.max() <= support[-1]
+    observed = np.bincount(draws - support[0], minlength=len(support)).astype(float)
+    expected = exact * len(draws)
+    bins_o, bins_e, o, e = [], [], 0.0, 0.0
+    for ob, ex in zip(observed, expected, strict=True):
+        o, e = o + ob, e + ex
+        if e >= MIN_BIN:
+            bins_o.append(o)
+            bins_e.append(e)
+            o = e = 0.0
+    bins_o[-1] += o
+    bins_e[-1] += e
+    assert stats.chisquare(bins_o, bins_e).pvalue > ALPHA
+
+
+@pytest.mark.parametrize(
+    ("drawn", "good", "total", "only"), [(0, 5, 9, 0), (4, 0, 9, 0), (4, 9, 9, 4), (9, 5, 9, 5)]
+)
+def test_the_hypergeometric_draw_where_one_count_is_possible(
+    drawn: int, good: int, total: int, only: int
+) -> None:
+    state = new_state()
+    seed_battle(state, np.uint64(2), 0)
+    assert olympia_skip.hypergeometric(state, drawn, good, total) == only
+
+
+def test_groups_alike_but_for_their_unit_are_one_kind() -> None:
+    scenario = simulator.inline_scenario(
+        "olympia",
+        "noble, 6 soldier, 3 archer@1; noble, 4 soldier, 2 archer@1; noble, 5 soldier",
+        "noble, 600 pikeman",
+        structure="castle:60",
+    )
+    arrays = OlympiaPrepared(scenario.model).arrays
+    groups = arrays.groups
+    kinds = olympia_skip.kind_table(groups, arrays.survive)
+    rep = kinds[olympia_skip.K_REP]
+    soldiers = np.flatnonzero(
+        (groups[:, G_SIDE] == 0) & (groups[:, G_KIND] == MAN) & (groups[:, G_ROW] == 0)
+    )
+    archers = np.flatnonzero((groups[:, G_SIDE] == 0) & (groups[:, G_ROW] == 1))
+    nobles = np.flatnonzero(groups[:, G_KIND] == NOBLE)
+    assert len(soldiers) == 3 and len(archers) == 2 and len(nobles) == 4
+    assert (rep[soldiers] == soldiers[0]).all() and (rep[archers] == archers[0]).all()
+    assert (rep[nobles] == nobles).all()  # every noble a kind of his own
+    # The castle protects the first 500 defenders: its pikemen split into two kinds.
+    pikemen = np.flatnonzero((groups[:, G_SIDE] == 1) & (groups[:, G_KIND] == MAN))
+    assert len(set(rep[pikemen])) == len(pikemen) == 2
+    for k in np.flatnonzero(rep == np.arange(len(rep))):
+        start, size = kinds[olympia_skip.K_START, k], kinds[olympia_skip.K_SIZE, k]
+        members = kinds[olympia_skip.K_MEMBER, start : start + size]
+        assert sorted(members) == sorted(np.flatnonzero(rep == k))
