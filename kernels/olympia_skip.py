@@ -255,16 +255,17 @@ def settle(state, cnt, kinds, room, k):
 def gather_kinds(groups, kinds, room, w, t, ws, ts):
     """Each kind's strikers and targets counted at its first group, less its deaths
     not yet shared out among its groups (whose counts ``refresh`` read)."""
-    for g in range(groups.shape[0]):
+    # Backwards: a kind's first group comes before its others, which are then added in.
+    for g in range(groups.shape[0] - 1, -1, -1):
         k = kinds[K_REP, g]
         if k != g:
             t[k] += t[g]
             w[k] += w[g]
             t[g] = 0
             w[g] = 0
-    for k in range(groups.shape[0]):
+            continue
         deaths = room[R_SETTLED, k] - room[R_LEFT, k]
-        if kinds[K_REP, k] == k and deaths > 0:
+        if deaths > 0:
             s = groups[k, G_SIDE]
             if t[k] > 0:
                 t[k] -= deaths
@@ -469,10 +470,12 @@ def _other_change(
     )
     if change == UNCHANGED and sdef[e] == old_def:
         return False
-    # Counted afresh from the groups whatever moved: the per-death path keeps the
-    # weights per kind, and ``gather_kinds`` turns the groups' weights into those.
-    refresh(groups, cnt, sides, standing, order, unit_men, rating, w, t, ws, ts, others, front)
-    gather_kinds(groups, kinds, room, w, t, ws, ts)
+    if change != UNCHANGED:
+        # Counted afresh from the groups: ``gather_kinds`` turns their weights into the
+        # kinds' the per-death path keeps. (A structure's defense worn down moves no
+        # weight: the kinds' are still exact.)
+        refresh(groups, cnt, sides, standing, order, unit_men, rating, w, t, ws, ts, others, front)
+        gather_kinds(groups, kinds, room, w, t, ws, ts)
     rebuild(groups, keep, sdef, standing, rating, w, t, pkill, sphit, krate, acc, tl, nt, tf)
     return True
 
@@ -644,7 +647,12 @@ def _skip_battle(
             else:
                 state[0], state[1], state[2], state[3] = s0, s1, s2, s3
                 if target >= 0 and man_column[target] >= 0:
-                    target = settle(state, cnt, kinds, room, target)
+                    if kinds[K_SIZE, target] > 1:
+                        target = settle(state, cnt, kinds, room, target)
+                    else:
+                        # A kind of one group with one man left: nothing to draw.
+                        cnt[target] -= room[R_SETTLED, target]
+                        room[R_SETTLED, target] = 0
                 if _other_change(
                     state,
                     groups,
