@@ -28,7 +28,9 @@ it is drawn only then: each kind counts down the deaths it can take before any o
 groups could be empty (its ``room``), and when that is used up the deaths since its
 counts were last exact are shared out among its groups, a multivariate hypergeometric
 draw (``settle``): the men of a kind are alike, so which of them died is a draw without
-replacement. A kind of one group (every kind, when no two units share a type) draws
+replacement. If the group drawn for the death at hand still stands, that death goes the
+per-death way like any other (the large battle settles about 15 times in 11,000 changes,
+and recomputing the chances each time cost a tenth of its time). A kind of one group (every kind, when no two units share a type) draws
 nothing there: such battles run on the same random numbers as before kinds existed.
 
 ``krate`` and the per-side sum ``S[e] = sum_j t[j] krate[j]`` are kept up to date. A death
@@ -621,11 +623,29 @@ def _skip_battle(
                         for m in range(nt[e]):
                             if tf[tl[e, m]] * krate[tl[e, m]] > 0.0:
                                 target = tl[e, m]
-            if target >= 0 and man_column[target] >= 0 and left[target] > 0:
-                # A man dies and no group of his kind can have emptied: the chances lose
-                # his share, a few multiply-adds, written out here (no call, no division).
-                # Which group of the kind he was in is drawn later, when it matters.
-                left[target] -= 1
+            group = target  # the group that loses a man, once drawn from the kind
+            stands = False
+            if target >= 0 and man_column[target] >= 0:
+                if left[target] > 0:
+                    # No group of his kind can empty: which one he was in is drawn later,
+                    # when it matters.
+                    left[target] -= 1
+                    stands = True
+                else:
+                    state[0], state[1], state[2], state[3] = s0, s1, s2, s3
+                    if kinds[K_SIZE, target] > 1:
+                        group = settle(state, cnt, kinds, room, target)
+                    else:
+                        # A kind of one group with one man left: nothing to draw.
+                        cnt[target] -= room[R_SETTLED, target]
+                        room[R_SETTLED, target] = 0
+                    s0, s1, s2, s3 = state[0], state[1], state[2], state[3]
+                    if cnt[group] > 1:
+                        cnt[group] -= 1
+                        stands = True
+            if stands:
+                # A man dies and his group stands: the chances lose his share, a few
+                # multiply-adds, written out here (no call, no division).
                 row[man_column[target]] += 1
                 value[e] -= man_value[target]
                 alive[e] -= 1
@@ -646,13 +666,6 @@ def _skip_battle(
                     acc[F_Y, s] -= sphit[target]
             else:
                 state[0], state[1], state[2], state[3] = s0, s1, s2, s3
-                if target >= 0 and man_column[target] >= 0:
-                    if kinds[K_SIZE, target] > 1:
-                        target = settle(state, cnt, kinds, room, target)
-                    else:
-                        # A kind of one group with one man left: nothing to draw.
-                        cnt[target] -= room[R_SETTLED, target]
-                        room[R_SETTLED, target] = 0
                 if _other_change(
                     state,
                     groups,
@@ -679,7 +692,7 @@ def _skip_battle(
                     room,
                     striker,
                     e,
-                    target,
+                    group,
                 ):
                     rebuilt = True
                 s0, s1, s2, s3 = state[0], state[1], state[2], state[3]
