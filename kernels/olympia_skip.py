@@ -30,8 +30,9 @@ counts were last exact are shared out among its groups, a multivariate hypergeom
 draw (``settle``): the men of a kind are alike, so which of them died is a draw without
 replacement. If the group drawn for the death at hand still stands, that death goes the
 per-death way like any other (the large battle settles about 15 times in 11,000 changes,
-and recomputing the chances each time cost a tenth of its time). A kind of one group (every kind, when no two units share a type) draws
-nothing there: such battles run on the same random numbers as before kinds existed.
+and recomputing the chances each time cost a tenth of its time). A kind of one group
+(every kind, when no two units share a type) draws nothing there: such battles run on
+the same random numbers as before kinds existed.
 
 ``krate`` and the per-side sum ``S[e] = sum_j t[j] krate[j]`` are kept up to date. A death
 that leaves room in its kind (almost every change) updates them with one
@@ -103,8 +104,14 @@ SEARCH_FROM = 0.3
 #: counted without a branch (4% slower with one group a side, a fifth faster on large).
 SCAN_UP_TO = 2
 #: Rows of the kind table: each group's kind (its first group), where the kind's groups
-#: start in the member row, how many there are, and the groups listed kind by kind.
-K_REP, K_START, K_SIZE, K_MEMBER = 0, 1, 2, 3
+#: start in the member row, how many there are, and the groups listed kind by kind; and,
+#: for the per-death path, each group's casualty column (-1: not men) and value (in this
+#: table rather than arrays of their own: each array handed to the per-battle call is
+#: seven or nine more words passed, 2% of the yardstick battle).
+K_REP, K_START, K_SIZE, K_MEMBER, K_COLUMN, K_VALUE = range(6)
+#: Rows of the per-battle float scratch of each target kind: its per-man death rate
+#: ``krate`` and its men ``tf`` (one array for the same reason).
+P_RATE, P_MEN = 0, 1
 #: Rows of the per-battle room of each kind: the deaths it can still take before any of
 #: its groups could be empty, and that room when its groups' counts were last exact.
 R_LEFT, R_SETTLED = 0, 1
@@ -496,8 +503,6 @@ def _skip_battle(
     sides,
     order,
     inv,
-    man_column,
-    man_value,
     row,
     cnt,
     health,
@@ -508,17 +513,20 @@ def _skip_battle(
     per_side,
     pkill,
     sphit,
-    krate,
+    rates,
     acc,
     tl,
     nt,
-    tf,
     kinds,
     room,
 ):
     """One battle from the opening position already in the scratch arrays; returns
     whether the chances were recomputed (the caller then restores them)."""
+    krate = rates[P_RATE]
+    tf = rates[P_MEN]
     left = room[R_LEFT]
+    man_column = kinds[K_COLUMN]
+    man_value = kinds[K_VALUE]
     value, alive, _sdef, _sdmg, _standing, ws, ts, budget, _others, _front = per_side
     rebuilt = False
     limit0 = sides[0, S_START] * sides[0, S_BREAK]
@@ -713,9 +721,9 @@ def kind_table(groups, survive):
     """Groups of men alike in everything but their unit (side, row, ratings, defense,
     value, protection, casualty column, survival) are one kind: the chances of the
     per-death path are kept per kind, at its first group. Nobles and engines are kinds of
-    their own. Rows as K_REP, K_START, K_SIZE and K_MEMBER say."""
+    their own. Rows as the K_ constants say."""
     n = groups.shape[0]
-    kinds = np.zeros((4, n), np.int64)
+    kinds = np.zeros((6, n), np.int64)
     for g in range(n):
         kinds[K_REP, g] = g
         if groups[g, G_KIND] != MAN:
@@ -732,6 +740,8 @@ def kind_table(groups, survive):
                 break
     for g in range(n):
         kinds[K_SIZE, kinds[K_REP, g]] += 1
+        kinds[K_COLUMN, g] = groups[g, G_COLUMN] if groups[g, G_KIND] == MAN else -1
+        kinds[K_VALUE, g] = groups[g, G_VALUE]
     start = 0
     for k in range(n):
         kinds[K_START, k] = start
@@ -754,13 +764,6 @@ def skip_battles(groups, survive, sides, order, seed, first, out):
     keep = np.empty(n_groups)
     for g in range(n_groups):
         keep[g] = 1.0 - survive[g]
-    # Each man's casualty column (-1: not a man) and value, beside each other for the
-    # per-death path.
-    man_column = np.empty(n_groups, np.int64)
-    man_value = np.empty(n_groups, np.int64)
-    for g in range(n_groups):
-        man_column[g] = groups[g, G_COLUMN] if groups[g, G_KIND] == MAN else -1
-        man_value[g] = groups[g, G_VALUE]
     # 1 / n for every count of strikers or targets a battle can have.
     inv = np.zeros(groups[:, G_COUNT].sum() + 2)
     for m in range(1, inv.shape[0]):
@@ -816,8 +819,9 @@ def skip_battles(groups, survive, sides, order, seed, first, out):
         per_side = np.empty((N_PER_SIDE, 2), np.int64)
         pkill = pkill0.copy()
         sphit = np.empty(n_groups)
-        krate = np.zeros(n_groups + 1)
-        tf = np.zeros(n_groups + 1)
+        rates = np.zeros((2, n_groups + 1))
+        krate = rates[P_RATE]
+        tf = rates[P_MEN]
         acc = np.empty((3, 2))
         tl = tl0.copy()
         nt = np.empty(3, np.int64)
@@ -858,8 +862,6 @@ def skip_battles(groups, survive, sides, order, seed, first, out):
                 sides,
                 order,
                 inv,
-                man_column,
-                man_value,
                 out[i],
                 cnt,
                 health,
@@ -870,11 +872,10 @@ def skip_battles(groups, survive, sides, order, seed, first, out):
                 per_side,
                 pkill,
                 sphit,
-                krate,
+                rates,
                 acc,
                 tl,
                 nt,
-                tf,
                 kinds,
                 room,
             )
