@@ -521,14 +521,14 @@ def _skip_battle(
     room,
 ):
     """One battle from the opening position already in the scratch arrays; returns
-    whether the chances were recomputed (the caller then restores them)."""
+    whether the groups' counts or the chances moved (the caller then restores them)."""
     krate = rates[P_RATE]
     tf = rates[P_MEN]
     left = room[R_LEFT]
     man_column = kinds[K_COLUMN]
     man_value = kinds[K_VALUE]
     value, alive, _sdef, _sdmg, _standing, ws, ts, budget, _others, _front = per_side
-    rebuilt = False
+    dirty = False
     limit0 = sides[0, S_START] * sides[0, S_BREAK]
     limit1 = sides[1, S_START] * sides[1, S_BREAK]
     # Broken before any strike: the strike kernel still strikes once, then stops.
@@ -648,6 +648,8 @@ def _skip_battle(
                         cnt[target] -= room[R_SETTLED, target]
                         room[R_SETTLED, target] = 0
                     s0, s1, s2, s3 = state[0], state[1], state[2], state[3]
+                    # The groups' counts moved: the next battle must restore them.
+                    dirty = True
                     if cnt[group] > 1:
                         cnt[group] -= 1
                         stands = True
@@ -702,7 +704,7 @@ def _skip_battle(
                     e,
                     group,
                 ):
-                    rebuilt = True
+                    dirty = True
                 s0, s1, s2, s3 = state[0], state[1], state[2], state[3]
         lost_a = alive[0] == 0 or value[0] * 100 <= limit0
         lost_d = alive[1] == 0 or value[1] * 100 <= limit1
@@ -710,10 +712,10 @@ def _skip_battle(
             winner = DRAW if lost_a and lost_d else (DEFENDER if lost_a else ATTACKER)
             state[0], state[1], state[2], state[3] = s0, s1, s2, s3
             finish(state, groups, cnt, health, alive, winner, steps, row)
-            return rebuilt
+            return dirty
     state[0], state[1], state[2], state[3] = s0, s1, s2, s3
     finish(state, groups, cnt, health, alive, DRAW, steps, row)
-    return rebuilt
+    return dirty
 
 
 @jit
@@ -827,7 +829,7 @@ def skip_battles(groups, survive, sides, order, seed, first, out):
         nt = np.empty(3, np.int64)
         room = np.empty((2, n_groups), np.int64)
         left = room[R_LEFT]
-        rebuilt = True
+        dirty = True
         for i in range(block * BLOCK, min(n, (block + 1) * BLOCK)):
             seed_battle(state, seed, first + i)
             for g in range(n_groups):
@@ -843,9 +845,10 @@ def skip_battles(groups, survive, sides, order, seed, first, out):
                     acc[f, s] = acc0[f, s]
             for c in range(out.shape[1]):
                 out[i, c] = row0[c]
-            if rebuilt:
-                # Only a recomputation changes these (the groups' counts too: the
-                # per-death path counts a kind's room): restore them when one ran.
+            if dirty:
+                # Only a recomputation or a kind's deaths shared out among its groups
+                # changes these (the per-death path counts a kind's room, not its
+                # groups' men): restore them when one ran.
                 cnt[:] = cnt0
                 room[R_SETTLED] = room0[R_SETTLED]
                 health[:] = health0
@@ -854,7 +857,7 @@ def skip_battles(groups, survive, sides, order, seed, first, out):
                 nt[:] = nt0
                 pkill[:] = pkill0
                 tl[:] = tl0
-            rebuilt = _skip_battle(
+            dirty = _skip_battle(
                 state,
                 groups,
                 keep,

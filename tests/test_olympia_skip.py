@@ -155,13 +155,22 @@ def test_a_stalemate_is_a_draw_in_both_kernels() -> None:
         assert (rows[:, prepared.columns["steps"]] == 0).all()
 
 
-def test_same_seed_same_battles_on_any_thread_count_and_chunking() -> None:
+@pytest.mark.parametrize(
+    ("attacker", "defender"),
+    [
+        ("noble, 200 soldier, 30 archer@1", "noble, 50 knight"),
+        # Units sharing types: kinds whose deaths are shared out among their groups.
+        (
+            "noble, 60 soldier; noble, 40 soldier; noble, 30 soldier",
+            "noble, 20 knight; noble, 15 knight",
+        ),
+    ],
+)
+def test_same_seed_same_battles_on_any_thread_count_and_chunking(
+    attacker: str, defender: str
+) -> None:
     scenario = simulator.inline_scenario(
-        "olympia",
-        "noble, 200 soldier, 30 archer@1",
-        "noble, 50 knight",
-        structure="tower:20",
-        kernel="skip",
+        "olympia", attacker, defender, structure="tower:20", kernel="skip"
     )
     one = simulator.simulate(scenario, 3000, 5, threads=1, chunk=1000)
     many = simulator.simulate(scenario, 3000, 5, chunk=3000)
