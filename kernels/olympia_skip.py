@@ -29,8 +29,8 @@ groups could be empty (its ``room``), and when that is used up the deaths since 
 counts were last exact are shared out among its groups, a multivariate hypergeometric
 draw (``settle``): the men of a kind are alike, so which of them died is a draw without
 replacement. If the group drawn for the death at hand still stands, that death goes the
-per-death way like any other (the large battle settles about 15 times in 11,000 changes,
-and recomputing the chances each time cost a tenth of its time). A kind of one group
+per-death way like any other, with no recomputation (the large battle settles about 15
+times in 11,000 changes). A kind of one group
 (every kind, when no two units share a type) draws nothing there: such battles run on
 the same random numbers as before kinds existed.
 
