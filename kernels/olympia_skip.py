@@ -216,6 +216,20 @@ def hypergeometric(state, n, good, total):
     return mode
 
 
+@jit(inline=True)
+def kind_room(cnt, kinds, k, dying):
+    """The deaths kind ``k`` can take before any of its groups could be empty: its
+    smallest standing group's men less one (``dying``: a group about to lose a man, or
+    -1)."""
+    fewest = 0
+    for m in range(kinds[K_START, k], kinds[K_START, k] + kinds[K_SIZE, k]):
+        g = kinds[K_MEMBER, m]
+        men = cnt[g] - (g == dying)
+        if men > 0 and (fewest == 0 or men < fewest):
+            fewest = men
+    return max(fewest - 1, 0)
+
+
 @jit(counted=False)
 def settle(state, cnt, kinds, room, k):
     """Kind ``k``'s deaths since its groups' counts were last exact, shared out among
@@ -232,6 +246,7 @@ def settle(state, cnt, kinds, room, k):
     men = 0
     for m in range(start, start + size):
         men += cnt[kinds[K_MEMBER, m]]
+    standing = men - deaths  # the kind's men once its deaths are shared out
     for m in range(start, start + size):
         g = kinds[K_MEMBER, m]
         share = deaths if m == start + size - 1 else hypergeometric(state, deaths, cnt[g], men)
@@ -240,22 +255,13 @@ def settle(state, cnt, kinds, room, k):
         deaths -= share
     group = kinds[K_MEMBER, start]
     if size > 1:
-        men = 0
-        for m in range(start, start + size):
-            men += cnt[kinds[K_MEMBER, m]]
-        r = below(state, men)
+        r = below(state, standing)
         for m in range(start, start + size):
             group = kinds[K_MEMBER, m]
             if r < cnt[group]:
                 break
             r -= cnt[group]
-    fewest = 0
-    for m in range(start, start + size):
-        g = kinds[K_MEMBER, m]
-        men = cnt[g] - (g == group)
-        if men > 0 and (fewest == 0 or men < fewest):
-            fewest = men
-    room[R_LEFT, k] = max(fewest - 1, 0)
+    room[R_LEFT, k] = kind_room(cnt, kinds, k, group)
     room[R_SETTLED, k] = room[R_LEFT, k]
     return group
 
@@ -412,14 +418,8 @@ def _opening(
     value, alive, sdef, sdmg, standing, ws, ts, _budget, others, front = per_side
     battle_start(groups, sides, cnt, health, value, alive, sdef, sdmg, standing, row)
     for k in range(groups.shape[0]):
-        room[R_LEFT, k] = 0
-        room[R_SETTLED, k] = 0
-        if kinds[K_REP, k] == k:
-            fewest = cnt[k]
-            for m in range(kinds[K_START, k], kinds[K_START, k] + kinds[K_SIZE, k]):
-                fewest = min(fewest, cnt[kinds[K_MEMBER, m]])
-            room[R_LEFT, k] = max(fewest - 1, 0)
-            room[R_SETTLED, k] = room[R_LEFT, k]
+        room[R_LEFT, k] = kind_room(cnt, kinds, k, -1) if kinds[K_REP, k] == k else 0
+        room[R_SETTLED, k] = room[R_LEFT, k]
     refresh(groups, cnt, sides, standing, order, unit_men, rating, w, t, ws, ts, others, front)
     gather_kinds(groups, kinds, room, w, t, ws, ts)
     rebuild(groups, keep, sdef, standing, rating, w, t, pkill, sphit, krate, acc, tl, nt, tf)
@@ -641,12 +641,7 @@ def _skip_battle(
                     stands = True
                 else:
                     state[0], state[1], state[2], state[3] = s0, s1, s2, s3
-                    if kinds[K_SIZE, target] > 1:
-                        group = settle(state, cnt, kinds, room, target)
-                    else:
-                        # A kind of one group with one man left: nothing to draw.
-                        cnt[target] -= room[R_SETTLED, target]
-                        room[R_SETTLED, target] = 0
+                    group = settle(state, cnt, kinds, room, target)
                     s0, s1, s2, s3 = state[0], state[1], state[2], state[3]
                     # The groups' counts moved: the next battle must restore them.
                     dirty = True
