@@ -1,6 +1,7 @@
-"""Skirmish under both readings, ``rules = "text"`` and ``"engine"``: kernel against the
-reference, determinism, a hand-exact check of each difference, and the setting carried
-by ``odds``, ``replay``, ``worth`` and ``sensitivity``."""
+"""Skirmish under both readings, ``rules = "text"`` and ``"engine"``: determinism, the
+defaults and sides, a hand-exact check of each difference, and the setting carried by
+``odds``, ``replay``, ``worth`` and ``sensitivity`` (kernel against the reference for
+both readings: tests/test_skirmish.py)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from simulator.rulesets.skirmish.replay import replay
 from simulator.scenario import Scenario, from_data
 from simulator.worth import reinforced
 from tests.reference import skirmish as reference
-from tests.stats_tests import ALPHA, reproducibility, same_distribution
+from tests.stats_tests import ALPHA, reproducibility
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios" / "skirmish"
 #: |z| beyond this is a failure: a two-sided 99.9% level.
@@ -81,37 +82,7 @@ def assert_follows(values: np.ndarray, law: np.ndarray) -> None:
     assert stats.chisquare(observed[keep], expected[keep]).pvalue > ALPHA, (observed, expected)
 
 
-# --- kernel against the pure-Python reference, engine rules --------------------------------
-
-ENGINE_AGREEMENT = [
-    ("cavalry_charge", "engine", None, 40_000, 4_000),
-    ("archers_and_healer", "engine", None, 40_000, 4_000),
-    ("three_way_field", "engine", None, 40_000, 3_000),
-    ("example_units_engine", None, None, 20_000, 2_000),
-    ("cavalry_charge", "engine", "exact", 40_000, 4_000),
-]
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize(
-    ("name", "rules", "expected_value", "battles", "reference_battles"),
-    ENGINE_AGREEMENT,
-    ids=["cavalry_charge", "archers_and_healer", "three_way_field", "example_units", "exact"],
-)
-def test_engine_rules_kernel_agrees_with_reference(
-    name: str, rules: str | None, expected_value: str | None, battles: int, reference_battles: int
-) -> None:
-    scenario = bundled(name) if rules is None else under(bundled(name), rules)
-    if expected_value is not None:
-        scenario = scenario.with_changes({"battle.expected_value": expected_value})
-    assert scenario.model.rules == "engine"
-    rows = simulator.simulate(scenario, battles, seed=103).rows
-    assert rows is not None
-    expected = reference.run(scenario.model, seed=204, count=reference_battles)
-    assert set(rows) <= set(expected)
-    silent = set(expected) - set(rows)
-    assert all(not expected[c].any() for c in silent), silent
-    assert same_distribution(rows, expected) == []
+# --- determinism (agreement with the reference: tests/test_skirmish.py) ---------------
 
 
 def test_engine_rules_same_battles_on_any_threads() -> None:
