@@ -5,8 +5,9 @@ side, ratings, abilities and starting health. Every participant in turn picks th
 move and target with the best expected value x repeats, makes it ``repeats`` times
 (re-checking viability), and a struck unit that lives and has ``strike`` ripostes
 after each strike. The same function runs a battle for the statistics (no log) and
-for a replay (with a log), so a replayed battle is the one ``run`` simulates.
-Nothing here knows about TOML, names or objects.
+for a replay (with a log), so a replayed battle is the one ``run`` simulates. Where the
+rule text and the released engine's code part, an int switch in ``params`` picks the
+reading. Nothing here knows about TOML, names or objects.
 """
 
 from __future__ import annotations
@@ -49,6 +50,16 @@ SAMPLES = 5
 
 # Expected-value modes.
 EXACT, SAMPLED5 = 0, 1
+
+# The battle's rule switches, one int each in the ``params`` array the kernels take (data,
+# so both readings share one compiled signature). 0 is the rule text's reading, 1 the
+# released engine's code (docs/skirmish.md, "Rule text and released engine").
+PARAM_EXPECTED_VALUE = 0  # EXACT or SAMPLED5
+PARAM_TURN_LIMIT = 1  # turns after which an undecided battle ends as a draw
+PARAM_RIPOSTE_DAMAGE = 2  # riposte's damage range: 0 damage - 1, 1 attack - 1
+PARAM_CHARGE_DAMAGE = 3  # charge's damage range: 0 the unit's damage, 1 its attack
+PARAM_STALEMATE_START = 4  # turn 1's totals compared with: 0 the starting health, 1 zero
+N_PARAMS = 5
 
 # Columns of the outcome row: winner, turns, whether the turn limit ended the battle
 # (0/1), then per side and move type the health that side's moves removed (for healing:
@@ -154,15 +165,21 @@ def _value(state, table, expected, mode, health, i, j, move):
 
 
 @jit(inline=True)
-def _effect(state, table, i, j, move):
+def _effect(state, table, params, i, j, move):
     """The generated effect of a move: damage rolled, or the healing offered."""
     if move == HEALING:
         return HEALING_AMOUNT
     attack = table[i, P_ATTACK]
     damage = table[i, P_DAMAGE]
     if move == CHARGE:
+        # The rules: attack + 2 with the unit's damage; the engine rolls its attack as damage.
+        if params[PARAM_CHARGE_DAMAGE] == 1:
+            damage = attack
         attack += CHARGE_BONUS
     elif move == RIPOSTE:
+        # The rules: attack - 1 and damage - 1; the engine: attack - 1 for both.
+        if params[PARAM_RIPOSTE_DAMAGE] == 1:
+            damage = attack
         attack -= RIPOSTE_PENALTY
         damage -= RIPOSTE_PENALTY
     return damage_roll(state, attack, table[j, P_DEFENCE], damage)
@@ -189,24 +206,30 @@ def _apply(table, health, healer_ready, row, log, n_moves, turn, i, j, move, eff
 
 
 @jit(counted=False)
-def one_battle(state, table, expected, mode, turn_limit, row, health, healer_ready, log):
-    """Fight one battle into ``row``; moves go to ``log`` while it has room. A battle
-    still undecided after ``turn_limit`` turns ends there as a draw.
+def one_battle(state, table, expected, params, row, health, healer_ready, log):
+    """Fight one battle into ``row`` under the rule switches ``params``; moves go to
+    ``log`` while it has room. A battle still undecided after ``params[PARAM_TURN_LIMIT]``
+    turns ends there as a draw.
 
     Returns the number of moves made (which may exceed ``log``'s length: the caller
     then replays with a longer log; the stream, hence the battle, is the same)."""
     n = table.shape[0]
+    mode = params[PARAM_EXPECTED_VALUE]
+    turn_limit = params[PARAM_TURN_LIMIT]
     row[:] = 0
     for p in range(n):
         health[p] = table[p, P_HEALTH]
         healer_ready[p] = table[p, P_HEALING]
     last0 = 0
     last1 = 0
-    for p in range(n):
-        if table[p, P_SIDE] == ATTACKER:
-            last0 += health[p]
-        else:
-            last1 += health[p]
+    if params[PARAM_STALEMATE_START] == 0:
+        # The rules: turn 1 changes nothing if the totals are the starting ones. The
+        # engine starts from 0 instead, so turn 1 always counts as a change.
+        for p in range(n):
+            if table[p, P_SIDE] == ATTACKER:
+                last0 += health[p]
+            else:
+                last1 += health[p]
     n_moves = 0
     stale = 0
     turn = 0
@@ -234,12 +257,12 @@ def one_battle(state, table, expected, mode, turn_limit, row, health, healer_rea
             for _ in range(REPEATS[best_move]):
                 if not _viable(table, health, healer_ready, turn, i, j, best_move):
                     break
-                effect = _effect(state, table, i, j, best_move)
+                effect = _effect(state, table, params, i, j, best_move)
                 n_moves = _apply(
                     table, health, healer_ready, row, log, n_moves, turn, i, j, best_move, effect
                 )
                 if best_move == STRIKE and health[j] > 0 and table[j, P_STRIKE] == 1:
-                    effect = _effect(state, table, j, i, RIPOSTE)
+                    effect = _effect(state, table, params, j, i, RIPOSTE)
                     n_moves = _apply(
                         table, health, healer_ready, row, log, n_moves, turn, j, i, RIPOSTE, effect
                     )
@@ -279,8 +302,8 @@ def one_battle(state, table, expected, mode, turn_limit, row, health, healer_rea
 
 
 @jit(parallel=True)
-def skirmish_battles(table, mode, turn_limit, seed, first, out):
-    """Battles ``first .. first + len(out) - 1`` of run ``seed``."""
+def skirmish_battles(table, params, seed, first, out):
+    """Battles ``first .. first + len(out) - 1`` of run ``seed`` under ``params``."""
     n = out.shape[0]
     n_participants = table.shape[0]
     expected = expected_table(table)
@@ -291,13 +314,11 @@ def skirmish_battles(table, mode, turn_limit, seed, first, out):
         no_log = np.empty((0, N_LOG_FIELDS), np.int64)
         for i in range(block * BLOCK, min(n, (block + 1) * BLOCK)):
             seed_battle(state, seed, first + i)
-            one_battle(
-                state, table, expected, mode, turn_limit, out[i], health, healer_ready, no_log
-            )
+            one_battle(state, table, expected, params, out[i], health, healer_ready, no_log)
 
 
 @jit
-def skirmish_replay(table, mode, turn_limit, seed, battle, row, log):
+def skirmish_replay(table, params, seed, battle, row, log):
     """Battle ``battle`` of run ``seed`` (its own stream, as in ``skirmish_battles``),
     with its moves in ``log``; returns the number of moves made."""
     state = np.empty(4, np.uint64)
@@ -306,7 +327,7 @@ def skirmish_replay(table, mode, turn_limit, seed, battle, row, log):
     healer_ready = np.empty(n_participants, np.int64)
     seed_battle(state, seed, battle)
     expected = expected_table(table)
-    return one_battle(state, table, expected, mode, turn_limit, row, health, healer_ready, log)
+    return one_battle(state, table, expected, params, row, health, healer_ready, log)
 
 
 @jit

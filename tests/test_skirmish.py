@@ -44,18 +44,26 @@ def cli(*args: str) -> tuple[int, str]:
 
 # --- kernel against the pure-Python reference ------------------------------------------
 
+ENGINE = {"battle.rules": "engine"}
+#: (bundled scenario or None, inline armies or None, changes to the scenario, battles,
+#: reference battles): both readings of the rules, both ways of valuing moves.
 AGREEMENT = [
-    ("cavalry_charge", None, 40_000, 4_000),
-    ("archers_and_healer", None, 40_000, 4_000),
-    ("three_way_field", None, 40_000, 3_000),
-    ("example_units", None, 20_000, 2_000),
-    (None, ("cavalry, priest", "unicorn, 2 swordsman"), 40_000, 3_000),
+    ("cavalry_charge", None, {}, 40_000, 4_000),
+    ("archers_and_healer", None, {}, 40_000, 4_000),
+    ("three_way_field", None, {}, 40_000, 3_000),
+    ("example_units", None, {}, 20_000, 2_000),
+    (None, ("cavalry, priest", "unicorn, 2 swordsman"), {}, 40_000, 3_000),
+    ("cavalry_charge", None, ENGINE, 40_000, 4_000),
+    ("archers_and_healer", None, ENGINE, 40_000, 4_000),
+    ("three_way_field", None, ENGINE, 40_000, 3_000),
+    ("example_units_engine", None, {}, 20_000, 2_000),
+    ("cavalry_charge", None, {**ENGINE, "battle.expected_value": "exact"}, 40_000, 4_000),
 ]
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    ("name", "armies", "battles", "reference_battles"),
+    ("name", "armies", "changes", "battles", "reference_battles"),
     AGREEMENT,
     ids=[
         "cavalry_charge",
@@ -63,16 +71,27 @@ AGREEMENT = [
         "three_way_field",
         "example_units",
         "inline_sampled5",
+        "engine-cavalry_charge",
+        "engine-archers_and_healer",
+        "engine-three_way_field",
+        "engine-example_units",
+        "engine-exact-cavalry_charge",
     ],
 )
 def test_kernel_agrees_with_reference(
-    name: str | None, armies: tuple[str, str] | None, battles: int, reference_battles: int
+    name: str | None,
+    armies: tuple[str, str] | None,
+    changes: dict[str, str],
+    battles: int,
+    reference_battles: int,
 ) -> None:
     if name is not None:
         scenario = bundled(name)
     else:
         assert armies is not None
         scenario = simulator.inline_scenario("skirmish", *armies, expected_value="sampled5")
+    if changes:
+        scenario = scenario.with_changes(changes)
     rows = simulator.simulate(scenario, battles, seed=101).rows
     assert rows is not None
     expected = reference.run(scenario.model, seed=202, count=reference_battles)

@@ -1,9 +1,11 @@
 """Skirmish battles in plain Python, following docs/skirmish.md line by line.
 
 Slow and obviously correct: objects, dicts and ``random.Random``. It reads only the
-validated scenario (tiles, stacks, owners, alliances, unit types) and derives the field,
-the sides and the participant ids itself, so it checks the compiler too. Returns the
-same outcome columns as the kernel (``SkirmishPrepared.run``).
+validated scenario (tiles, stacks, owners, alliances, unit types, the rules and how moves
+are valued) and derives the field, the sides and the participant ids itself, so it checks
+the compiler too. Both readings are here: ``rules = "text"`` as the rule text words it,
+``"engine"`` as the released engine's code plays it (docs/skirmish.md, "Rule text and
+released engine"). Returns the same outcome columns as the kernel (``SkirmishPrepared.run``).
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ def participants(battle: Battle) -> list[Fighter]:
 
     attacker = next(s.owner for s in battle.stacks if s.tile == battle.attacking)
     defender = battle.defender_owner
+    engine = battle.rules == "engine"
     # "the six neighbour tiles in direction order 0..5, then the attacked tile;
     #  within a tile, stack order, then unit order"
     order = [*neighbours(*battle.attacked), battle.attacked]
@@ -56,7 +59,11 @@ def participants(battle: Battle) -> list[Fighter]:
         for stack in battle.stacks:
             if stack.tile != tile:
                 continue
-            a, d = allied(stack.owner, attacker), allied(stack.owner, defender)
+            if engine:
+                # The engine's set-up: the attacking stack's owner attacks, anyone else defends.
+                a, d = stack.owner == attacker, stack.owner != attacker
+            else:
+                a, d = allied(stack.owner, attacker), allied(stack.owner, defender)
             if a == d:
                 continue  # allied with both or neither: stays out
             for unit in stack.units:
@@ -94,8 +101,14 @@ def exact_expected_damage(attack: int, defence: int, damage: int) -> float:
 
 class Fight:
     def __init__(
-        self, fighters: list[Fighter], rng: random.Random, sampled: bool, turn_limit: int
+        self,
+        fighters: list[Fighter],
+        rng: random.Random,
+        sampled: bool,
+        turn_limit: int,
+        engine: bool = False,
     ) -> None:
+        self.engine = engine
         self.turn_limit = turn_limit
         self.hit_turn_limit = False
         self.p = fighters
@@ -137,9 +150,11 @@ class Fight:
         else:
             attack, damage = me.attack, me.damage
             if move == "charge":
-                attack += 2
+                # text: "adds +2 to attack"; engine: and rolls its attack as the damage
+                attack, damage = attack + 2, (me.attack if self.engine else damage)
             if move == "riposte":
-                attack, damage = attack - 1, damage - 1
+                # text: "attack and damage scores reduced by 1"; engine: attack - 1 for both
+                attack, damage = attack - 1, (attack if self.engine else damage) - 1
             effect = damage_roll(self.rng, attack, target.defence, damage)
             before = target.health
             target.health = max(target.health - effect, 0)
@@ -171,7 +186,8 @@ class Fight:
         )
 
     def run(self) -> int:
-        last = self.totals()
+        # The engine's last totals start at 0, so turn 1 always counts as a change.
+        last = (0, 0) if self.engine else self.totals()
         unchanged = 0
         while True:
             for me in self.p:
@@ -199,7 +215,13 @@ Log = list[tuple[int, int, str, int]]
 
 def fight(battle: Battle, rng: random.Random) -> tuple[dict[str, int], Log]:
     fighters = participants(battle)
-    f = Fight(fighters, rng, battle.expected_value == "sampled5", battle.turn_limit)
+    f = Fight(
+        fighters,
+        rng,
+        battle.expected_value == "sampled5",
+        battle.turn_limit,
+        engine=battle.rules == "engine",
+    )
     row = {"winner": f.run(), "steps": f.turn}
     row["turn_limit"] = int(f.hit_turn_limit)
     for s, side in enumerate(SIDES):

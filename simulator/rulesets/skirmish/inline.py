@@ -20,12 +20,13 @@ from .model import (
     CENTRE,
     EXPECTED_VALUES,
     MAX_STACK,
+    RULES,
     field_tiles,
 )
 
 ATTACKED = (2, 2)
 OWNERS = ("attacker", "defender")
-OPTIONS = ("expected_value",)
+OPTIONS = ("rules", "expected_value")
 _PLACE = re.compile(r"@\s*(\w+)\s*$")
 
 
@@ -103,13 +104,14 @@ def scenario_data(query: InlineQuery) -> dict[str, Any]:
         "attacking": list(tiles[placed[0][0]]),
         "tile_owner": "defender",
     }
-    if "expected_value" in query.options:
-        value = str(query.options["expected_value"])
-        if value not in EXPECTED_VALUES:
-            raise BattleOddsError(
-                f"--set expected_value={value}: expected one of "
-                + ", ".join(EXPECTED_VALUES)
-                + did_you_mean(value, EXPECTED_VALUES)
-            )
-        battle["expected_value"] = value
+    for key, valid in (("rules", RULES), ("expected_value", EXPECTED_VALUES)):
+        if key in query.options:
+            value = str(query.options[key])
+            if value not in valid:
+                raise BattleOddsError(
+                    f"--set {key}={value}: expected one of "
+                    + ", ".join(valid)
+                    + did_you_mean(value, valid)
+                )
+            battle[key] = value
     return {"ruleset": "skirmish", "name": "odds", "battle": battle, "stacks": stacks}

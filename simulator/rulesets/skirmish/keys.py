@@ -7,6 +7,10 @@ from ..keys import COST
 
 ABILITIES = ("strike", "archery", "charge", "healing")
 EXPECTED_VALUES = ("exact", "sampled5")
+#: Whose reading of the combat: the rule text's (default) or the released engine's code.
+RULES = ("text", "engine")
+#: How moves are valued when ``expected_value`` is not given, per reading.
+DEFAULT_EXPECTED_VALUE = {"text": "exact", "engine": "sampled5"}
 MAX_STACK = 8
 MAX_RATING = 1000
 MAX_HEALTH = 1_000_000
@@ -73,11 +77,17 @@ BATTLE = Table(
         tile("attacking", "the attacking stack's tile as [x, y] (a neighbour)", required=True),
         Field("tile_owner", "text", "the attacked tile's owner (default: its stack's)"),
         Field(
+            "rules",
+            "choice",
+            "whose reading of the combat: the rule text or the released engine's code",
+            choices=RULES,
+            default="text",
+        ),
+        Field(
             "expected_value",
             "choice",
-            "how moves are valued",
+            "how moves are valued (default: exact under text rules, sampled5 under engine)",
             choices=EXPECTED_VALUES,
-            default="exact",
         ),
         Field(
             "turn_limit",

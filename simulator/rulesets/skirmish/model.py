@@ -21,8 +21,9 @@ from ...input.fields import Field, range_text
 from ...input.reader import Node
 from ..keys import DEFAULT_COST
 from . import keys
-from .keys import DEFAULT_TURN_LIMIT, MAX_STACK
+from .keys import DEFAULT_EXPECTED_VALUE, DEFAULT_TURN_LIMIT, MAX_STACK
 from .keys import EXPECTED_VALUES as EXPECTED_VALUES  # re-exported for the inline syntax
+from .keys import RULES as RULES  # re-exported for the inline syntax
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -87,6 +88,11 @@ class Battle:
     staying_out: tuple[int, ...]
     #: Turns after which an undecided battle ends as a draw.
     turn_limit: int = DEFAULT_TURN_LIMIT
+    #: "text" (the rule text's reading) or "engine" (the released engine's code).
+    rules: str = "text"
+    #: Owners whose stacks fight on another side than the rule text would seat them
+    #: (or at all): under the engine's rules every stack not the attacker's defends.
+    reseated: tuple[str, ...] = ()
 
 
 def neighbour(point: Point, direction: int) -> Point:
@@ -118,9 +124,18 @@ def allied(a: str, b: str, alliances: tuple[frozenset[str], ...]) -> bool:
 
 
 def side_of(
-    owner: str, attacker: str, defender: str, alliances: tuple[frozenset[str], ...]
+    owner: str,
+    attacker: str,
+    defender: str,
+    alliances: tuple[frozenset[str], ...],
+    rules: str = "text",
 ) -> int | None:
-    """0 attacking, 1 defending, None: allied with both sides or neither, stays out."""
+    """0 attacking, 1 defending, None: allied with both sides or neither, stays out.
+
+    Under the engine's rules sides go by owner alone, as its code sets them up: the
+    attacking stack's owner attacks, every other owner on the field defends."""
+    if rules == "engine":
+        return 0 if owner == attacker else 1
     with_attacker = allied(owner, attacker, alliances)
     with_defender = allied(owner, defender, alliances)
     if with_attacker != with_defender:
@@ -278,7 +293,12 @@ def validate(data: Mapping[str, Any], source: Source) -> Battle:
             f"{_show(attacked)}: expected one of " + ", ".join(_show(t) for t in tiles[:CENTRE]),
             "attacking",
         )
-    expected_value = battle.read(keys.BATTLE["expected_value"])
+    rules = battle.read(keys.BATTLE["rules"])
+    expected_value = (
+        battle.read(keys.BATTLE["expected_value"])
+        if battle.has("expected_value")
+        else DEFAULT_EXPECTED_VALUE[rules]
+    )
     turn_limit = battle.read(keys.BATTLE["turn_limit"])
     types = unit_types(top.child("unit_types"), source)
 
@@ -348,11 +368,14 @@ def validate(data: Mapping[str, Any], source: Source) -> Battle:
 
     participants: list[Participant] = []
     staying_out: list[int] = []
+    reseated: list[str] = []
     for direction, tile in enumerate(tiles):
         for stack in stacks:
             if stack.tile != tile:
                 continue
-            side = side_of(stack.owner, attacker_owner, defender_owner, alliance_groups)
+            side = side_of(stack.owner, attacker_owner, defender_owner, alliance_groups, rules)
+            if side != side_of(stack.owner, attacker_owner, defender_owner, alliance_groups):
+                reseated.append(stack.owner)
             if side is None:
                 staying_out.append(stack.index)
                 continue
@@ -386,4 +409,6 @@ def validate(data: Mapping[str, Any], source: Source) -> Battle:
         participants=tuple(participants),
         staying_out=tuple(staying_out),
         turn_limit=turn_limit,
+        rules=rules,
+        reseated=tuple(sorted(set(reseated))),
     )

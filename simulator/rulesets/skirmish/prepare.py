@@ -55,6 +55,18 @@ def participant_table(battle: Battle) -> tuple[np.ndarray, list[str]]:
     return table, casualty_names
 
 
+def rule_params(battle: Battle) -> np.ndarray:
+    """The kernel's rule switches for ``battle`` (kernels/skirmish.py, ``PARAM_*``)."""
+    params = np.zeros(k.N_PARAMS, np.int64)
+    params[k.PARAM_EXPECTED_VALUE] = k.EXACT if battle.expected_value == "exact" else k.SAMPLED5
+    params[k.PARAM_TURN_LIMIT] = battle.turn_limit
+    engine = int(battle.rules == "engine")
+    params[k.PARAM_RIPOSTE_DAMAGE] = engine
+    params[k.PARAM_CHARGE_DAMAGE] = engine
+    params[k.PARAM_STALEMATE_START] = engine
+    return params
+
+
 def health_column(p: Participant) -> str:
     return f"health_left.{SIDES[p.side]}.{p.id}.{p.unit.name}"
 
@@ -63,10 +75,16 @@ class SkirmishPrepared(Prepared):
     def __init__(self, battle: Battle) -> None:
         self.battle = battle
         self.table, self.casualty_names = participant_table(battle)
-        self.mode = k.EXACT if battle.expected_value == "exact" else k.SAMPLED5
-        self.kernel = f"turns ({battle.expected_value} expected values)"
+        self.params = rule_params(battle)
+        self.kernel = f"turns ({battle.rules} rules, {battle.expected_value} expected values)"
         self.flags = frozenset({TURN_LIMIT})
         notes = []
+        if battle.reseated:
+            notes.append(
+                "under the engine's rules sides go by owner alone: the stacks of "
+                f"{', '.join(battle.reseated)} defend (the rule text's alliances would "
+                "seat them otherwise)"
+            )
         if battle.staying_out:
             owners = sorted({battle.stacks[i].owner for i in battle.staying_out})
             notes.append(
@@ -107,9 +125,7 @@ class SkirmishPrepared(Prepared):
     def run_matrix(self, seed: int, first: int, count: int) -> np.ndarray:
         out = np.zeros((count, self.n_columns), np.int64)
         if count:
-            k.skirmish_battles(
-                self.table, self.mode, self.battle.turn_limit, np.uint64(seed), first, out
-            )
+            k.skirmish_battles(self.table, self.params, np.uint64(seed), first, out)
         return out
 
     def run(self, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
@@ -128,9 +144,7 @@ class SkirmishPrepared(Prepared):
             row = np.zeros(self.n_columns, np.int64)
             log = np.zeros((room, k.N_LOG_FIELDS), np.int64)
             made = int(
-                k.skirmish_replay(
-                    self.table, self.mode, self.battle.turn_limit, np.uint64(seed), battle, row, log
-                )
+                k.skirmish_replay(self.table, self.params, np.uint64(seed), battle, row, log)
             )
             if made <= room:
                 break

@@ -38,6 +38,7 @@ class Replay:
         out = [
             f"{self.scenario.name}: battle {self.battle} of seed {self.seed}: "
             f"{OUTCOMES[self.outcome['winner']]} after {self.outcome['steps']} turn(s)",
+            f"rules: {model.rules} (expected values: {model.expected_value})",
             "participants:",
         ]
         health = {p.id: p.health for p in model.participants}
@@ -79,6 +80,8 @@ class Replay:
             "scenario": self.scenario.name,
             "seed": self.seed,
             "battle": self.battle,
+            "rules": self.prepared.battle.rules,
+            "expected_value": self.prepared.battle.expected_value,
             "outcome": self.outcome,
             "moves": [list(m.as_tuple()) for m in self.moves],
             "turns": [m.turn for m in self.moves],
