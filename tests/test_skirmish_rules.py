@@ -20,8 +20,8 @@ from simulator.cli import app
 from simulator.errors import Source
 from simulator.rulesets import get
 from simulator.rulesets.skirmish.replay import replay
-from simulator.scenario import Scenario, from_data
-from simulator.worth import reinforced
+from simulator.scenario.scenario import Scenario, from_data
+from simulator.studies.worth import reinforced
 from tests.reference import skirmish as reference
 from tests.stats_tests import ALPHA, reproducibility
 
