@@ -8,12 +8,14 @@
 >>> simulator.worth(scenario, side="attacker", add="1 knight", in_="soldier").frame
 >>> simulator.sensitivity(scenario, battles=4_000).frame
 >>> simulator.matrix("olympia", budget=20).frame   # who beats whom at equal cost
+>>> simulator.best(scenario, budget=24, types="soldier,knight").frontier  # what to bring
 """
 
 from __future__ import annotations
 
 __version__ = "0.1.0"
 
+from .best_army import best
 from .errors import BattleOddsError
 from .exact import exact
 from .matrix import matrix
@@ -30,6 +32,7 @@ __all__ = [
     "Result",
     "Scenario",
     "__version__",
+    "best",
     "exact",
     "from_data",
     "inline_scenario",

@@ -67,7 +67,9 @@ class Offer:
 
 
 def side_costs(
-    ruleset: rulesets.Ruleset, data: Mapping[str, Any], costs: Mapping[str, float] | str | Path | None
+    ruleset: rulesets.Ruleset,
+    data: Mapping[str, Any],
+    costs: Mapping[str, float] | str | Path | None,
 ) -> dict[str, float]:
     """What a man of each type costs: the unit table, under the scenario's own unit
     definitions (a ``cost`` key), under ``costs`` (a mapping or a ``--costs`` file)."""
@@ -91,7 +93,7 @@ def parse_caps(text: str | Mapping[str, int] | None, types: Sequence[str]) -> di
     if text is None:
         return {}
     if isinstance(text, Mapping):
-        pairs = [(str(k), v) for k, v in text.items()]
+        pairs: list[tuple[str, Any]] = [(str(k), v) for k, v in text.items()]
     else:
         pairs = []
         for item in (p.strip() for p in text.split(",")):
@@ -104,7 +106,7 @@ def parse_caps(text: str | Mapping[str, int] | None, types: Sequence[str]) -> di
                 raise BattleOddsError(
                     f"--max {name.strip()}={value.strip()}: expected a whole number of men"
                 ) from None
-    caps = {}
+    caps: dict[str, int] = {}
     for name, value in pairs:
         if name not in types:
             raise BattleOddsError(
@@ -191,25 +193,37 @@ def all_armies(offer: Offer) -> Iterator[Army]:
 
 
 def neighbours(offer: Offer, army: Army) -> list[Army]:
-    """Armies one move away: a man added or taken away, one man or half of a type's men
-    swapped for another type (half: so that a search crosses a large army in a few
-    steps). Only armies of the offer, each once, in a fixed order."""
+    """Armies one move away: a man added or taken away; one man, or half of a type's men,
+    exchanged for as many men of another type, or for all the men of it the money left
+    buys (so that a knight may become two soldiers, and a search crosses a large army in
+    a few steps). Only armies of the offer, each once, in a fixed order."""
     found: dict[Army, None] = {}
     k = len(army)
     for i in range(k):
         for delta in (1, -1):
-            moved = list(army)
-            moved[i] += delta
-            found[tuple(moved)] = None
+            found[_moved(army, {i: delta})] = None
         for j in range(k):
             if i == j or army[i] == 0:
                 continue
             for size in dict.fromkeys((1, (army[i] + 1) // 2)):
-                moved = list(army)
-                moved[i] -= size
-                moved[j] += size
-                found[tuple(moved)] = None
+                fewer = _moved(army, {i: -size})
+                found[_moved(fewer, {j: size})] = None
+                found[_moved(fewer, {j: _most(offer, fewer, j)})] = None
     return [a for a in found if a != army and offer.fits(a)]
+
+
+def _moved(army: Army, changes: Mapping[int, int]) -> Army:
+    return tuple(n + changes.get(i, 0) for i, n in enumerate(army))
+
+
+def _most(offer: Offer, army: Army, j: int) -> int:
+    """The most men of type j that can join ``army`` within the offer."""
+    units = offer.units
+    left = offer.purse - sum(n * u for n, u in zip(army, units, strict=True))
+    most = min(offer.caps[j] - army[j], left // units[j])
+    if offer.room is not None:
+        most = min(most, offer.room - sum(army))
+    return max(most, 0)
 
 
 def starts(offer: Offer, seed: int, random_starts: int) -> list[Army]:

@@ -359,8 +359,9 @@ class BestArmy:
     def sentence(self) -> str:
         """The answer in words."""
         found = (
-            "" if self.exhaustive else f"best found among {self.evaluated:,} evaluated of "
-            f"{self.candidates:,}: "
+            ""
+            if self.exhaustive
+            else f"best found among {self.evaluated:,} evaluated of {self.candidates:,}: "
         )
         if self.chosen is None:
             assert self.target is not None
@@ -378,8 +379,8 @@ class BestArmy:
             tail = f"every other army{' of its cost' if self.target else ''} is surely worse"
         else:
             tail = (
-                f"{others} other{'s' if others > 1 else ''} within {self.within:.3g} could not "
-                f"be told apart from it at {self._percent()}"
+                f"{others} other{'s' if others > 1 else ''} could not be told apart from it at "
+                f"{self._percent()}, none better by more than {self.within:.3g}"
             )
         if self.undecided:
             tail += (
@@ -407,7 +408,10 @@ class BestArmy:
         )
         level = f"With probability at least {self._percent()}"
         if self.target is None:
-            return f"{level}, no army {pool} wins more often than the chosen one by more than {self.within:.3g}."
+            return (
+                f"{level}, no army {pool} wins more often than the chosen one by more than "
+                f"{self.within:.3g}."
+            )
         if self.chosen is None:
             return (
                 f"{level}, no army {pool} still undecided aside, wins with P "
@@ -480,14 +484,18 @@ def best(
     ruleset = rulesets.get(scenario.ruleset)
     why_not = ruleset.not_for_worth()
     if why_not is not None:
-        raise BattleOddsError(f"best does not apply to {ruleset.name}: " + why_not.split(": ", 1)[-1])
+        raise BattleOddsError(
+            f"best does not apply to {ruleset.name}: " + why_not.split(": ", 1)[-1]
+        )
     check_side(side)
     if target is not None and not 0 < target < 1:
         raise BattleOddsError(f"--target {target}: expected a probability between 0 and 1")
     if not 0 < confidence < 1:
         raise BattleOddsError(f"--confidence {confidence}: expected a probability, e.g. 0.95")
     if not 0 < tolerance < 1:
-        raise BattleOddsError(f"--tolerance {tolerance}: expected a probability above 0, e.g. 0.005")
+        raise BattleOddsError(
+            f"--tolerance {tolerance}: expected a probability above 0, e.g. 0.005"
+        )
     if battles < 1 or max_battles < battles:
         raise BattleOddsError(
             f"--battles {battles} / --max-battles {max_battles}: expected "
@@ -502,9 +510,7 @@ def best(
     exhaustive = candidates <= exhaustive_limit
     with thread_count(threads):  # checks --threads
         workers = numba.get_num_threads()
-    evaluate = ArmyBattles(
-        scenario, side, offer, seed, workers, getattr(executor, "client", None)
-    )
+    evaluate = ArmyBattles(scenario, side, offer, seed, workers, getattr(executor, "client", None))
     try:
         if exhaustive:
             pool = _register_all(evaluate, all_armies(offer))
@@ -518,10 +524,11 @@ def best(
             on_look=progress,
         )
         if target is None:
-            choice: Choice | TargetChoice = choose_best(race, confidence, tolerance)
+            best_choice = choose_best(race, confidence, tolerance)
             status = {x: "worse" for x in pool if x not in race.alive}
-            status.update(dict.fromkeys(choice.tied, "tied"))
-            status[choice.chosen] = "chosen"
+            status.update(dict.fromkeys(best_choice.tied, "tied"))
+            status[best_choice.chosen] = "chosen"
+            choice: Choice | TargetChoice = best_choice
         else:
             costs_of = {x: offer.cost(evaluate.armies[x]) for x in pool}
             choice = choose_cheapest(race, costs_of, target, confidence, tolerance)

@@ -136,10 +136,10 @@ class Race:
             position = {column: i for i, column in enumerate(wanted)}
             # Counts are exact in float32 below 2**24 battles a look.
             exact = np.float32 if count < 2**24 else np.float64
-            won = np.unpackbits(packed[:, wanted], axis=0, count=count).astype(exact)
+            won: np.ndarray = np.unpackbits(packed[:, wanted], axis=0, count=count).astype(exact)
             rows = won[:, [position[where[y]] for y in ys]]
             columns = won[:, [position[where[x]] for x in xs]]
-            total += rows.T @ columns
+            total += np.matmul(rows.T, columns)
         return total
 
     def lower(self, ys: Sequence[int], xs: Sequence[int], a: float) -> np.ndarray:
@@ -181,8 +181,8 @@ def drop_surely_worse(race: Race, group: Sequence[int], a: float) -> None:
     if len(group) < 2:
         return
     leaders = race.ranked(group)[:LEADERS]
-    bounds = race.lower(leaders, list(group), a)
-    race.drop([x for x, beaten in zip(group, (bounds > 0).any(axis=0), strict=True) if beaten])
+    beaten: np.ndarray = np.asarray((race.lower(leaders, list(group), a) > 0).any(axis=0))
+    race.drop([x for i, x in enumerate(group) if beaten[i]])
 
 
 def upper_gap(race: Race, leader: int, others: Sequence[int], a: float) -> float:
