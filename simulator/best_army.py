@@ -407,21 +407,23 @@ class BestArmy:
             f"{self.candidates:,}: an army never evaluated may be better)"
         )
         level = f"With probability at least {self._percent()}"
+        by_more = "" if self.within == 0 else f" by more than {self.within:.3g}"
+        aside = (
+            f" ({len(self.undecided):,} armies undecided at --max-battles aside)"
+            if self.undecided
+            else ""
+        )
         if self.target is None:
-            return (
-                f"{level}, no army {pool} wins more often than the chosen one by more than "
-                f"{self.within:.3g}."
-            )
+            return f"{level}, no army {pool} wins more often than the chosen one{by_more}."
         if self.chosen is None:
             return (
-                f"{level}, no army {pool} still undecided aside, wins with P "
-                f"{self.target:g} + {self.tolerance:g} or more."
+                f"{level}, no army {pool} wins with P {self.target + self.tolerance:g} or "
+                f"more{aside}."
             )
         return (
             f"{level}: the chosen army wins with P {self.target:g} or more; no cheaper army "
-            f"{pool} wins with P {self.target + self.tolerance:g} or more"
-            + (" (the undecided ones aside)" if self.undecided else "")
-            + f"; and none of its cost wins more often than it by more than {self.within:.3g}."
+            f"{pool} wins with P {self.target + self.tolerance:g} or more{aside}; and no army "
+            f"of its cost wins more often than it{by_more}."
         )
 
     def to_dict(self) -> dict[str, Any]:
