@@ -9,30 +9,37 @@
 >>> simulator.sensitivity(scenario, battles=4_000).frame
 >>> simulator.matrix("olympia", budget=20).frame   # who beats whom at equal cost
 >>> simulator.best(scenario, budget=24, types="soldier,knight").frontier  # what to bring
+
+The package's layers, top to bottom, are its sub-packages (docs/architecture.md): ``cli``,
+``report``, ``studies``, ``running``, ``results``, ``scenario``, ``rulesets``, ``input``,
+and the ground (``errors``, ``locate``, ``atomic``, ``version``).
 """
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
-from .best_army import best
 from .errors import BattleOddsError
-from .exact import exact
-from .matrix import matrix
-from .results import Result
-from .rulesets import InlineQuery
-from .runner import simulate
-from .scenario import Scenario, from_data, load_scenario
-from .sensitivity import sensitivity
-from .worth import worth
+from .results.result import Result
+from .rulesets import ExactResult, InlineQuery
+from .running.runner import simulate
+from .scenario.scenario import Scenario, from_data, from_query, load_scenario
+from .studies.best import best
+from .studies.compare import compare
+from .studies.exact import exact
+from .studies.matrix import matrix
+from .studies.sensitivity import sensitivity
+from .studies.sweep import sweep
+from .studies.worth import worth
+from .version import __version__
 
 __all__ = [
     "BattleOddsError",
+    "ExactResult",
     "InlineQuery",
     "Result",
     "Scenario",
     "__version__",
     "best",
+    "compare",
     "exact",
     "from_data",
     "inline_scenario",
@@ -40,12 +47,11 @@ __all__ = [
     "matrix",
     "sensitivity",
     "simulate",
+    "sweep",
     "worth",
 ]
 
 
 def inline_scenario(ruleset: str, attacker: str, defender: str, **options: object) -> Scenario:
     """A scenario from one-line armies, as ``battle-odds odds`` builds it."""
-    from .scenario import from_query
-
     return from_query(ruleset, InlineQuery(attacker, defender, options))

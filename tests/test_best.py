@@ -14,9 +14,10 @@ import pytest
 from typer.testing import CliRunner
 
 import simulator
-from simulator.armies import Offer, all_armies, count_armies, neighbours
 from simulator.cli import app
-from simulator.racing import paired_lower
+from simulator.studies import best as best_study
+from simulator.studies.armies import Offer, all_armies, count_armies, neighbours
+from simulator.studies.racing import paired_lower
 
 TYPES = ("soldier", "pikeman", "swordsman", "knight")
 COSTS = {"soldier": 1, "pikeman": 1.5, "swordsman": 2, "knight": 3}
@@ -51,7 +52,7 @@ def exact_odds() -> dict[tuple[int, ...], tuple[float, float]]:
     return odds
 
 
-def _key(answer: simulator.best_army.BestArmy, army: dict[str, int]) -> tuple[int, ...]:
+def _key(answer: best_study.BestArmy, army: dict[str, int]) -> tuple[int, ...]:
     return tuple(army.get(t, 0) for t in TYPES)
 
 
@@ -127,7 +128,7 @@ def test_the_search_climbs_from_a_poor_start(exact_odds, monkeypatch):
     # One start, a lone soldier (P 0.06), more than one move from the best army (P 0.59):
     # the answer is only right if the climb moves from army to army towards it.
     start = (1, 0, 0, 0)
-    monkeypatch.setattr(simulator.best_army, "starts", lambda offer, seed, count: [start])
+    monkeypatch.setattr(best_study, "starts", lambda offer, seed, count: [start])
     answer = simulator.best(
         _scenario(), budget=BUDGET, types=TYPES, costs=COSTS, exhaustive_limit=1, **QUICK
     )
