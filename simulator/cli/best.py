@@ -92,8 +92,8 @@ def best(
     threads: Threads = None,
     scheduler: Scheduler = None,
 ) -> None:
-    """What should I bring? The army within a budget likeliest to win (or the cheapest
-    that reaches --target), with a guarantee, and the best army at every cost."""
+    """What should I bring? The likeliest army to win within a budget (or the cheapest to
+    reach --target), with a guarantee, and the best army found at every cost."""
     from ..running.distributed import executor_for
     from ..studies.best import best as find_best
 
