@@ -18,7 +18,6 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -97,6 +96,8 @@ class ArmyBattles:
         self.number: dict[Army, int] = {}
         self._scenarios: dict[Army, Scenario] = {(0,) * len(offer.types): scenario}
         self._prepared: dict[int, Any] = {}
+        from concurrent.futures import ThreadPoolExecutor
+
         self._pool = (
             ThreadPoolExecutor(workers, initializer=numba.set_num_threads, initargs=(1,))
             if workers > 1 and client is None

@@ -37,7 +37,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.special import betaincinv
 
 #: ``wins_of(armies, first battle, count)``: a ``count x len(armies)`` bool array, True
 #: where the army's side won that battle.
@@ -57,6 +56,9 @@ def looks(first: int, most: int) -> list[int]:
 
 def clopper_pearson_lower(k: np.ndarray, n: np.ndarray, a: float) -> np.ndarray:
     """Exact one-sided lower bound at level ``a`` for k successes in n trials (0: none)."""
+    # Imported here: scipy.special is a tenth of a second of every command's start-up.
+    from scipy.special import betaincinv
+
     k, n = np.asarray(k, float), np.asarray(n, float)
     safe = np.where(k > 0, k, 1.0), np.where(k > 0, n - k + 1, 1.0)
     return np.where(k > 0, betaincinv(*safe, a), 0.0)
@@ -64,6 +66,8 @@ def clopper_pearson_lower(k: np.ndarray, n: np.ndarray, a: float) -> np.ndarray:
 
 def clopper_pearson_upper(k: np.ndarray, n: np.ndarray, a: float) -> np.ndarray:
     """Exact one-sided upper bound at level ``a`` for k successes in n trials."""
+    from scipy.special import betaincinv
+
     k, n = np.asarray(k, float), np.asarray(n, float)
     safe = np.where(k < n, k + 1, 1.0), np.where(k < n, n - k, 1.0)
     return np.where(k < n, betaincinv(*safe, 1 - a), 1.0)
