@@ -6,7 +6,6 @@ Registered on the one typer app by importing this module at the end of ``cli.py`
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -17,6 +16,7 @@ from ..running.progress import progress_bar
 from ..scenario.scenario import load_scenario
 from .app import app
 from .options import (
+    CostsFile,
     Dpi,
     Json,
     PlotOutput,
@@ -51,15 +51,7 @@ def best(
             "(default: every type that can fight alone)."
         ),
     ] = None,
-    costs: Annotated[
-        Path | None,
-        typer.Option(
-            exists=True,
-            dir_okay=False,
-            readable=True,
-            help="TOML file of `type = cost` lines over the unit table's and scenario's costs.",
-        ),
-    ] = None,
+    costs: CostsFile = None,
     caps: Annotated[
         str | None,
         typer.Option("--max", help="The most men of some types, e.g. knight=8,archer=4."),
