@@ -245,7 +245,8 @@ def choose_cheapest(
         race.drop(dearer)
         status.update(dict.fromkeys(dearer, "dearer"))
         group = [x for x in race.alive if costs[x] == cost]
-        drop_surely_worse(race, group, a)
+        # Only an army that reaches the target drops another: one always stays to choose.
+        drop_surely_worse(race, group, a, [x for x in group if x in reaching])
         status.update({x: "worse" for x in group if x not in race.alive})
         group = [x for x in group if x in race.alive]
         cheaper = [x for x in race.alive if costs[x] < cost]

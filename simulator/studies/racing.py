@@ -180,11 +180,16 @@ def choose_best(race: Race, confidence: float, tolerance: float) -> Choice:
             return Choice(leader, others, within, within <= tolerance)
 
 
-def drop_surely_worse(race: Race, group: Sequence[int], a: float) -> None:
-    """Drop the armies of ``group`` surely worse than one of its leaders."""
+def drop_surely_worse(
+    race: Race, group: Sequence[int], a: float, among: Sequence[int] | None = None
+) -> None:
+    """Drop the armies of ``group`` surely worse than one of its leaders (the armies of
+    ``among``, default ``group``, with the most wins)."""
     if len(group) < 2:
         return
-    leaders = race.ranked(group)[:LEADERS]
+    leaders = race.ranked(group if among is None else among)[:LEADERS]
+    if not leaders:
+        return
     beaten: np.ndarray = np.asarray((race.lower(leaders, list(group), a) > 0).any(axis=0))
     race.drop([x for i, x in enumerate(group) if beaten[i]])
 
