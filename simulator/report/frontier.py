@@ -10,7 +10,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator, PercentFormatter
 
-from .plots import COLOURS, new_figure
+from .figures import COLOURS, new_figure
 
 if TYPE_CHECKING:
     from ..studies.best import BestArmy

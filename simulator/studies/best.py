@@ -29,7 +29,8 @@ import numpy as np
 from .. import rulesets
 from ..errors import BattleOddsError, Source
 from ..results.stats import OUTCOMES, wilson
-from ..running.runner import check_run, thread_count
+from ..running.plan import check_run
+from ..running.runner import thread_count
 from ..scenario.scenario import Scenario
 from .armies import Army, Offer, all_armies, count_armies, make_offer, neighbours, starts
 from .racing import (
