@@ -17,7 +17,8 @@ import simulator
 from simulator.cli import app
 from simulator.studies import best as best_study
 from simulator.studies.armies import Offer, all_armies, count_armies, neighbours
-from simulator.studies.racing import paired_lower
+from simulator.studies.best import choose_cheapest
+from simulator.studies.racing import Race, choose_best, looks, paired_lower
 
 TYPES = ("soldier", "pikeman", "swordsman", "knight")
 COSTS = {"soldier": 1, "pikeman": 1.5, "swordsman": 2, "knight": 3}
@@ -195,6 +196,67 @@ def test_paired_lower_bound_is_wrong_at_most_at_its_level(n, only_y, only_x):
 
 def _log(p: float) -> float:
     return math.log(p) if p > 0 else -1e300
+
+
+def _synthetic(p: np.ndarray, coupling: float, rng: np.random.Generator):
+    """Armies with known P: each battle's luck is shared by all armies with chance
+    ``coupling`` (common random numbers), else the army's own."""
+
+    def wins_of(ids: list[int], first: int, count: int) -> np.ndarray:
+        shared = rng.random((count, 1))
+        own = rng.random((count, len(p)))
+        luck = np.where(rng.random((count, len(p))) < coupling, shared, own)
+        return (luck < p)[:, ids]
+
+    return wins_of
+
+
+#: Races of the whole-procedure checks, and the chance each may fail.
+RACES, LEVEL = 300, 0.4
+
+
+def _at_most(failures: int) -> None:
+    from scipy.stats import binom
+
+    assert failures <= binom.ppf(0.999, RACES, LEVEL)
+
+
+def test_a_race_keeps_its_guarantee_on_armies_of_known_p():
+    """The guarantee as stated (no army better than the chosen one by more than
+    ``within``) fails in at most 1 - confidence of the races: here armies 0.005 to 0.02
+    apart, a tolerance of 0.005, and a battle cap that often stops the race first."""
+    rng = np.random.default_rng(28)
+    p = np.array([0.5, 0.495, 0.49, 0.49, 0.485, 0.48, 0.48, 0.47, 0.46, 0.45])
+    failures = 0
+    for _ in range(RACES):
+        race = Race(list(range(len(p))), _synthetic(p, 0.7, rng), looks(200, 12_800))
+        choice = choose_best(race, 1 - LEVEL, 0.005)
+        failures += p.max() - p[choice.chosen] > choice.within + 1e-12
+    _at_most(failures)
+
+
+def test_a_target_race_keeps_its_guarantee_on_armies_of_known_p():
+    rng = np.random.default_rng(29)
+    p = np.array([0.30, 0.38, 0.41, 0.42, 0.40, 0.47, 0.45, 0.55, 0.60])
+    costs = dict(enumerate([1, 2, 2, 3, 3, 3, 4, 4, 5]))
+    target, tolerance = 0.4, 0.02
+    failures = 0
+    for _ in range(RACES):
+        race = Race(list(costs), _synthetic(p, 0.7, rng), looks(200, 12_800))
+        choice = choose_cheapest(race, costs, target, 1 - LEVEL, tolerance)
+        decided = [x for x in costs if x not in choice.undecided]
+        if choice.chosen is None:
+            wrong = any(p[x] >= target + tolerance for x in decided)
+        else:
+            c = costs[choice.chosen]
+            wrong = (
+                p[choice.chosen] < target
+                or any(p[x] >= target + tolerance for x in decided if costs[x] < c)
+                or max(p[x] for x in costs if costs[x] == c) - p[choice.chosen]
+                > choice.within + 1e-12
+            )
+        failures += wrong
+    _at_most(failures)
 
 
 def test_paired_lower_bound_is_not_vacuous():
