@@ -88,11 +88,15 @@ def frontier_panel(answer: BestArmy, ax: Axes | None = None) -> Axes:
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel(f"what the army added to the {side} costs (budget {answer.offer.budget:g})")
     ax.set_ylabel(f"chance the {side} wins")
-    searched = "" if answer.exhaustive else f", {answer.evaluated:,} of {answer.candidates:,} tried"
+    searched = (
+        ""
+        if answer.exhaustive
+        else f" ({answer.evaluated:,} of {answer.candidates:,} armies tried)"
+    )
     ax.set_title(
         f"{answer.scenario.name}: what should the {side} bring?{searched}", fontsize="medium"
     )
-    ax.legend(loc="upper left", fontsize="small")
+    ax.legend(loc="best", fontsize="small")
     ax.grid(alpha=0.3)
     return ax
 
