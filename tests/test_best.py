@@ -17,8 +17,7 @@ import simulator
 from simulator.cli import app
 from simulator.studies import best as best_study
 from simulator.studies.armies import Offer, all_armies, count_armies, neighbours
-from simulator.studies.best import choose_cheapest
-from simulator.studies.racing import Race, choose_best, looks, paired_lower
+from simulator.studies.racing import Race, choose_best, choose_cheapest, looks, paired_lower
 
 TYPES = ("soldier", "pikeman", "swordsman", "knight")
 COSTS = {"soldier": 1, "pikeman": 1.5, "swordsman": 2, "knight": 3}
@@ -150,6 +149,19 @@ def test_same_seed_same_answer_on_one_and_two_threads():
         for threads in (1, 2)
     ]
     assert answers[0] == answers[1]
+
+
+def test_dask_runs_the_batches_to_the_same_answer():
+    pytest.importorskip("distributed")
+    from simulator.running.distributed import executor_for
+
+    scenario = _scenario()
+    local = simulator.best(scenario, budget=BUDGET, types=TYPES, costs=COSTS, **QUICK)
+    with executor_for("local:2") as executor:
+        on_cluster = simulator.best(
+            scenario, budget=BUDGET, types=TYPES, costs=COSTS, executor=executor, **QUICK
+        )
+    assert on_cluster.to_dict() == local.to_dict()
 
 
 def test_frames_of_the_frontier_and_of_every_army():

@@ -33,7 +33,8 @@ exact one-sided sign test (McNemar's) rejects at a/2, so dropping is as quick as
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -199,3 +200,68 @@ def upper_gap(race: Race, leader: int, others: Sequence[int], a: float) -> float
     if not others:
         return 0.0
     return float(max(0.0, -race.lower([leader], list(others), a).min()))
+
+
+@dataclass
+class TargetChoice:
+    """What the target race chose: the army (None: none surely reaches), and how sure."""
+
+    chosen: int | None
+    tied: list[int]
+    within: float
+    sure: bool
+    #: Armies cheaper than the chosen one still undecided at the battle cap.
+    undecided: list[int]
+    status: dict[int, str]
+
+
+def choose_cheapest(
+    race: Race, costs: Mapping[int, float], target: float, confidence: float, tolerance: float
+) -> TargetChoice:
+    """Race to the cheapest army that surely reaches ``target``.
+
+    Half of 1 - confidence bounds every army's P (an exact Clopper-Pearson interval at
+    each look, Bonferroni over armies and looks): an army reaches when its lower bound is
+    at least the target, falls short when its upper bound is below target + tolerance.
+    The other half bounds the paired differences within each cost, as in
+    :func:`choose_best` (the comparisons with each cost's best army are at most
+    one per army). On both: the chosen army's P >= target, no cheaper army's P >= target
+    + tolerance, and no army of its cost beats it by more than ``within``."""
+    a = (1 - confidence) / 2 / (len(race.alive) * len(race.schedule))
+    reaching: set[int] = set()
+    status: dict[int, str] = {}
+    while True:
+        race.look()
+        wins = np.array([race.wins[x] for x in race.alive], float)
+        n = np.full_like(wins, race.n)
+        low = clopper_pearson_lower(wins, n, a / 2)
+        high = clopper_pearson_upper(wins, n, a / 2)
+        short = []
+        for army, lo, hi in zip(race.alive, low, high, strict=True):
+            if lo >= target:
+                reaching.add(army)
+            elif hi < target + tolerance:
+                short.append(army)
+                status[army] = "below target"
+        race.drop(short)
+        cost = min((costs[x] for x in reaching), default=math.inf)
+        dearer = [x for x in race.alive if costs[x] > cost]
+        race.drop(dearer)
+        status.update(dict.fromkeys(dearer, "dearer"))
+        group = [x for x in race.alive if costs[x] == cost]
+        # Only an army that reaches the target drops another: one always stays to choose.
+        drop_surely_worse(race, group, a, [x for x in group if x in reaching])
+        status.update({x: "worse" for x in group if x not in race.alive})
+        group = [x for x in group if x in race.alive]
+        cheaper = [x for x in race.alive if costs[x] < cost]
+        ranked = [x for x in race.ranked(group) if x in reaching]
+        chosen = ranked[0] if ranked else None
+        tied = [x for x in group if x != chosen]
+        within = 0.0 if chosen is None else upper_gap(race, chosen, tied, a)
+        settled = not cheaper and (chosen is None or within <= tolerance)
+        if settled or race.done:
+            status.update(dict.fromkeys(cheaper, "undecided"))
+            status.update(dict.fromkeys(tied, "tied"))
+            if chosen is not None:
+                status[chosen] = "chosen"
+            return TargetChoice(chosen, tied, within, settled, cheaper, status)
