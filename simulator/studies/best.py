@@ -32,6 +32,7 @@ from ..scenario.scenario import Scenario
 from .armies import Army, Offer, all_armies, count_armies, make_offer, neighbours, starts
 from .army_battles import ArmyBattles
 from .racing import Choice, Race, TargetChoice, choose_best, choose_cheapest, looks
+from .sweep import check_looks
 from .worth import check_side
 
 if TYPE_CHECKING:
@@ -54,7 +55,7 @@ STEP_LOOKS = 16
 #: The final race of a search fights battles from this index on: fresh luck, so that
 #: its guarantee holds whatever the search saw.
 FRESH_BATTLES = 2**40
-#: ``progress(done, total)`` over looks of the final race (or steps of the search).
+#: ``progress(looks done, looks at most)`` of the race that chooses.
 Progress = Callable[[int, int], None]
 
 
@@ -296,11 +297,7 @@ def best(
         raise BattleOddsError(
             f"--tolerance {tolerance}: expected a probability above 0, e.g. 0.005"
         )
-    if battles < 1 or max_battles < battles:
-        raise BattleOddsError(
-            f"--battles {battles} / --max-battles {max_battles}: expected "
-            "1 <= battles <= max battles"
-        )
+    check_looks(battles, max_battles)
     seed = scenario.seed if seed is None else seed
     check_run(max_battles, seed)
     offer, notes = make_offer(
