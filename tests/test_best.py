@@ -52,7 +52,7 @@ def exact_odds() -> dict[tuple[int, ...], tuple[float, float]]:
     return odds
 
 
-def _key(answer: best_study.BestArmy, army: dict[str, int]) -> tuple[int, ...]:
+def _key(answer: best_study.BestArmy | None, army: dict[str, int]) -> tuple[int, ...]:
     return tuple(army.get(t, 0) for t in TYPES)
 
 
@@ -381,6 +381,16 @@ def test_cli_json_has_the_documented_keys(files):
     assert set(data["best"]["win"]) == {"p", "low", "high"}
     assert data["candidates"] == 64 and data["exhaustive"] is True and data["seed"] == 5
     assert [f["cost"] for f in data["frontier"]] == sorted({f["cost"] for f in data["frontier"]})
+
+
+def test_cli_target_answers_the_cheapest_army(files, exact_odds):
+    result = _run(*_quick(*files), "--target", "0.45", "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    cheapest = min(c for c, p in exact_odds.values() if p >= 0.45 + TOLERANCE)
+    assert data["target"] == 0.45 and data["best"]["cost"] <= cheapest
+    assert exact_odds[_key(None, data["best"]["army"])][1] >= 0.45
+    assert "the cheapest army that surely reaches P 0.45" in data["answer"]
 
 
 @pytest.mark.parametrize(
