@@ -548,11 +548,14 @@ def balance_pass() -> nbformat.NotebookNode:
             "# A balance pass (olympia)\n\n"
             "The bundled battle `scenarios/olympia/knights_vs_pikemen.toml`: a noble leads ten "
             "knights and twenty soldiers against a noble with forty pikemen. A balance pass asks "
-            "three questions of it: what is a knight worth here, which number moves the battle "
-            "most, and who beats whom at equal cost. Every number below is computed by the "
+            "four questions of it: what is a knight worth here, which number moves the battle "
+            "most, who beats whom at equal cost, and what the attacker should add with twelve "
+            "more men. Every number below is computed by the "
             "package, and the conclusions at the end are worded from those numbers."
         ),
-        new_code_cell(SETUP + STUDY_IMPORTS),
+        new_code_cell(
+            SETUP + STUDY_IMPORTS + "\nfrom simulator.report.frontier import frontier_panel"
+        ),
         new_code_cell(
             """scenario = simulator.load_scenario("../scenarios/olympia/knights_vs_pikemen.toml")
 result = simulator.simulate(scenario, BATTLES, SEED)
@@ -613,6 +616,23 @@ dominating = [t for t, rows in pairs.groupby("attacker_type") if (rows["low"] > 
 dominated = [t for t, rows in pairs.groupby("attacker_type") if (rows["high"] < 0.5).all()]
 record.sort_values("overall", ascending=False)"""
         ),
+        new_markdown_cell(
+            "## 4. What should the attacker bring?\n"
+            "Twelve more men for the attacker, of soldiers, archers, swordsmen and knights, at "
+            "most four of them knights: every such army (1,490 of them) races on the same "
+            "battles, the armies surely worse drop out, and the answer comes with its "
+            "guarantee. The frontier is the best army found at each cost: where the next man "
+            "is worth the money, and where he stops being worth much."
+        ),
+        new_code_cell(
+            """bring = simulator.best(scenario, budget=12, types="soldier,archer,swordsman,knight",
+                      caps={"knight": 4}, seed=SEED, battles=max(BATTLES // 10, 200),
+                      max_battles=max(BATTLES * 4, 1000), tolerance=0.01)
+print(bring.sentence())
+print(bring.guarantee())
+bring.frontier[["cost", "army", "p", "low", "high", "battles"]]"""
+        ),
+        new_code_cell("frontier_panel(bring).figure"),
         new_markdown_cell("## Conclusions"),
         new_code_cell(
             """frame = knobs.frame.dropna(subset=["diff"])
@@ -651,6 +671,7 @@ lines.append(
        else "no type beats every other attacking")
     + (", and " + names(dominated, "loses", "lose") + " to every other type." if dominated
        else ", and no type loses to every other."))
+lines.append(f"- **What to add** (twelve men, at most four knights): {bring.sentence()}.")
 lines.append(
     f"- **A patch**: to move the attacker's chance most with one step, change "
     f"{strongest[0]}; to fine-tune it, change {list(dict.fromkeys(frame['knob']))[-1]}, "

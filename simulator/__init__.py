@@ -8,6 +8,7 @@
 >>> simulator.worth(scenario, side="attacker", add="1 knight", in_="soldier").frame
 >>> simulator.sensitivity(scenario, battles=4_000).frame
 >>> simulator.matrix("olympia", budget=20).frame   # who beats whom at equal cost
+>>> simulator.best(scenario, budget=24, types="soldier,knight").frontier  # what to bring
 
 The package's layers, top to bottom, are its sub-packages (docs/architecture.md): ``cli``,
 ``report``, ``studies``, ``running``, ``results``, ``scenario``, ``rulesets``, ``input``,
@@ -21,6 +22,7 @@ from .results.result import Result
 from .rulesets import ExactResult, InlineQuery
 from .running.runner import simulate
 from .scenario.scenario import Scenario, from_data, from_query, load_scenario
+from .studies.best import best
 from .studies.compare import compare
 from .studies.exact import exact
 from .studies.matrix import matrix
@@ -36,6 +38,7 @@ __all__ = [
     "Result",
     "Scenario",
     "__version__",
+    "best",
     "compare",
     "exact",
     "from_data",

@@ -6,7 +6,6 @@ Registered on the one typer app by importing this module at the end of ``cli.py`
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -19,6 +18,7 @@ from ..scenario.scenario import DEFAULT_SEED
 from ..studies.matrix import DEFAULT_BATTLES, Matrix, equal_cost_matrix
 from .app import app
 from .options import (
+    CostsFile,
     Dpi,
     Json,
     PlotOutput,
@@ -46,15 +46,7 @@ def matrix(
             "(default: every type that can fight alone)."
         ),
     ] = None,
-    costs: Annotated[
-        Path | None,
-        typer.Option(
-            exists=True,
-            dir_okay=False,
-            readable=True,
-            help="TOML file of `type = cost` lines overriding the unit table's costs.",
-        ),
-    ] = None,
+    costs: CostsFile = None,
     battles: Annotated[
         int, typer.Option("--battles", "-n", min=1, help="Battles per pair of types.")
     ] = DEFAULT_BATTLES,

@@ -113,3 +113,13 @@ PlotOutput = Annotated[
     ),
 ]
 Dpi = Annotated[int, typer.Option(min=20, max=1200, help="Resolution of a .png (dots per inch).")]
+#: ``--costs`` of the commands that spend a budget (matrix, best).
+CostsFile = Annotated[
+    Path | None,
+    typer.Option(
+        exists=True,
+        dir_okay=False,
+        readable=True,
+        help="TOML file of `type = cost` lines overriding the unit table's costs.",
+    ),
+]

@@ -328,11 +328,7 @@ def find_target(
             f"--target needs numbers to search: --vary {found.path} has "
             f"{', '.join(map(str, found.values))}"
         )
-    if first_battles < 1 or max_battles < first_battles:
-        raise BattleOddsError(
-            f"--battles {first_battles} / --max-battles {max_battles}: expected "
-            "1 <= battles <= max battles"
-        )
+    check_looks(first_battles, max_battles)
     values = sorted(set(found.values))
     seed = scenario.seed if seed is None else seed
     probes_at_most = bisection_probes(len(values))
@@ -375,6 +371,15 @@ def find_target(
 def bisection_probes(values: int) -> int:
     """The most probes :func:`smallest_reaching` makes over this many values."""
     return math.ceil(math.log2(max(values, 2))) + 2
+
+
+def check_looks(first_battles: int, max_battles: int) -> None:
+    """Battles of a sequential search's first look and its cap, as the options give them."""
+    if first_battles < 1 or max_battles < first_battles:
+        raise BattleOddsError(
+            f"--battles {first_battles} / --max-battles {max_battles}: expected "
+            "1 <= battles <= max battles"
+        )
 
 
 def look_z(confidence: float, probes: int, first_battles: int, max_battles: int) -> float:

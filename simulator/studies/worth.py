@@ -23,7 +23,14 @@ from ..results.stats import wilson
 from ..rulesets.designer import resolve_type
 from ..scenario.scenario import Scenario, from_data
 from .compare import Comparison, compare
-from .sweep import PointProgress, bisection_probes, look_z, run_until_sure, smallest_reaching
+from .sweep import (
+    PointProgress,
+    bisection_probes,
+    check_looks,
+    look_z,
+    run_until_sure,
+    smallest_reaching,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -221,11 +228,7 @@ def worth(
         raise BattleOddsError(f"--confidence {confidence}: expected a probability, e.g. 0.95")
     if max_n < 1:
         raise BattleOddsError(f"--max {max_n}: expected at least 1")
-    if first_battles < 1 or max_battles < first_battles:
-        raise BattleOddsError(
-            f"--battles {first_battles} / --max-battles {max_battles}: expected "
-            "1 <= battles <= max battles"
-        )
+    check_looks(first_battles, max_battles)
     room = ruleset.room(scenario, side)
     if room is not None:
         if count > room:
