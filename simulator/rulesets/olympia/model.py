@@ -218,7 +218,7 @@ def validate(data: Mapping[str, Any], source: Source) -> Battle:
                 side_name,
             )
         sides.append(_side(top.child(side_name), fighters, engines, capacity, terrain))
-    return Battle(
+    made = Battle(
         attacker=sides[0],
         defender=sides[1],
         fighters=fighters,
@@ -230,6 +230,13 @@ def validate(data: Mapping[str, Any], source: Source) -> Battle:
         strike_order=strike_order,
         kernel=kernel,
     )
+    if kernel == "chain":
+        from .prepare import chain_refusal, compile_battle  # prepare imports this module
+
+        refusal = chain_refusal(compile_battle(made))
+        if refusal is not None:
+            raise battle.fail(f"{refusal}; use \"skip\" or \"auto\"", "kernel", kernel)
+    return made
 
 
 def _side(
