@@ -28,6 +28,8 @@ NARROW = 1024
 #: blocks, enough to spread over the cores without the tables outgrowing the counting.
 MAX_BLOCKS = 8
 ROWS_PER_BLOCK = 8192
+#: Rows counted together, slot by slot: 2,048 rows of 16 columns are 256 kB.
+SWEEP = 2048
 
 
 @jit(inline=True)
@@ -48,14 +50,30 @@ def _narrow_counts(
     narrow_by_block = np.zeros((blocks, slots, NARROW), np.int64)
     wide_by_block = np.zeros((blocks, slots), np.bool_)
     for b in prange(blocks):
-        for i in range(b * rows // blocks, (b + 1) * rows // blocks):
+        # One flat table per block, slot s at s * NARROW, counted a slot at a time over
+        # runs of SWEEP rows (in the cache by the first slot's pass): a row at a time,
+        # every slot in turn, cost three times as much (67 against 22 ns a row of the
+        # yardstick battle's 16 columns, one thread).
+        table = narrow_by_block[b].reshape(slots * NARROW)
+        end = (b + 1) * rows // blocks
+        for run in range(b * rows // blocks, end, SWEEP):
+            stop = min(run + SWEEP, end)
             for s in range(slots):
-                if _counts_row(matrix, i, filters, keys, s):
-                    value = matrix[i, columns[s]]
-                    if 0 <= value < NARROW:
-                        narrow_by_block[b, s, value] += 1
-                    else:
-                        wide_by_block[b, s] = True
+                column = columns[s]
+                base = s * NARROW
+                where = filters[s]
+                key = keys[s]
+                wide = False
+                for i in range(run, stop):
+                    if where < 0 or matrix[i, where] == key:
+                        value = matrix[i, column]
+                        # Unsigned: one comparison for 0 <= value < NARROW.
+                        if np.uint64(value) < np.uint64(NARROW):
+                            table[base + value] += 1
+                        else:
+                            wide = True
+                if wide:
+                    wide_by_block[b, s] = True
     narrow = narrow_by_block[0].copy()
     wide = wide_by_block[0].copy()
     for b in range(1, blocks):
