@@ -37,6 +37,7 @@ fixed number of entries with no branch on the draw):
 
 from __future__ import annotations
 
+import heapq
 import math
 
 import numpy as np
@@ -146,13 +147,13 @@ def failures(state, scale):
 
 
 @jit
-def chain_table(groups, survive, sides, radix, stride, sradix, sstride, n_states):
-    """The table of the chain of a ``random``-order battle (module docstring), built in
-    one sweep of the exact solver's state space from the opening down: every change
-    lowers the index, so a position is reached (marked by a predecessor) before the
-    sweep gets to it. Returns ``(code, ends, scale, p_change, cum, to, width, once)``
+def chain_table(groups, survive, sides, radix, stride, sradix, sstride, max_rows):
+    """The table of the chain of a ``random``-order battle (module docstring): the
+    positions reachable from the opening, from the largest index of the exact solver's
+    state space down. Returns ``(code, ends, scale, p_change, cum, to, width, once)``
     with ``once`` the winner of a battle whose opening is already broken and whose one
-    strike changes nothing (-1 otherwise)."""
+    strike changes nothing (-1 otherwise). A chain of more than ``max_rows`` positions
+    is given up at that point: ``width`` 0 and no rows."""
     n_groups = groups.shape[0]
     cnt = np.empty(n_groups, np.int64)
     unit_men = np.zeros(n_groups + 1, np.int64)
@@ -168,10 +169,12 @@ def chain_table(groups, survive, sides, radix, stride, sradix, sstride, n_states
     n_ev = np.zeros(2, np.int64)
     q = np.zeros(2)
     start = opening(groups, stride, sradix, sstride)
-    # Positions reached so far; their rows are numbered in the order the sweep meets them.
-    reached = np.zeros(start + 1, np.bool_)
-    reached[start] = True
-    row_of = np.full(start + 1, -1, np.int64)
+    # Positions reached and not yet given a row, largest index first (a heap of negated
+    # indices): every change lowers the index, so when a position comes off the heap all
+    # that lead to it have been seen. Only reachable positions are touched, however
+    # large the space (break points cut it short).
+    pending = [-start]
+    row_of = {start: np.int64(-1)}
     capacity = 1024
     code = np.empty(capacity, np.int64)
     ends = np.empty(capacity, np.int64)
@@ -183,9 +186,11 @@ def chain_table(groups, survive, sides, radix, stride, sradix, sstride, n_states
     n = 0
     width = 1
     once = -1
-    for index in range(start, -1, -1):
-        if not reached[index]:
-            continue
+    while len(pending) > 0:
+        index = -heapq.heappop(pending)
+        if n == max_rows:
+            empty = np.zeros(0, np.int64)
+            return empty, empty, np.zeros(0), np.zeros(0), np.zeros(0), empty, 0, -1
         if n == capacity:
             capacity *= 2
             code = _grown(code, capacity)
@@ -249,7 +254,9 @@ def chain_table(groups, survive, sides, radix, stride, sradix, sstride, n_states
                             edge_to[e] = to
                             edge_p[e] = share
                             e += 1
-                        reached[to] = True
+                        if to not in row_of:
+                            row_of[to] = -1
+                            heapq.heappush(pending, -to)
         edge_start[n + 1] = e
         width = max(width, e - e0)
         n += 1

@@ -235,7 +235,7 @@ def validate(data: Mapping[str, Any], source: Source) -> Battle:
 
         refusal = chain_refusal(compile_battle(made))
         if refusal is not None:
-            raise battle.fail(f"{refusal}; use \"skip\" or \"auto\"", "kernel", kernel)
+            raise battle.fail(f'{refusal}; use "skip" or "auto"', "kernel", kernel)
     return made
 
 

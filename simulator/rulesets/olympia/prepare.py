@@ -12,7 +12,7 @@ from kernels import olympia_chain, olympia_skip
 from ...errors import BattleOddsError
 from ..base import Prepared
 from .model import SIDES, Battle, Ratings, weathered
-from .space import Layout, layout
+from .space import Layout, layout, positions, reachable_bound
 
 #: ``strike`` draws every strike (the reference); ``skip`` draws the strikes until the
 #: next change and which change it is (kernels/olympia_skip.py); ``chain`` does the same
@@ -25,15 +25,16 @@ KERNELS = ("strike", "skip", "chain")
 #: a side to 19,000 men (benchmarks/run.py prints every kernel and the pick on each
 #: scenario): a kill costs it about what a strike costs ``strike``.
 AUTO_KERNEL = "skip"
-#: The chain kernel's budget. Its table is built by a sweep of the exact solver's state
-#: space, which holds 9 bytes per position while it runs (reached or not, and the row of
-#: each): at most this many positions (9 MB, and a sweep of a few tens of ms) ...
+#: The chain kernel's budget. Its table holds the positions a battle can reach (break
+#: points cut the exact solver's space short: 707 of its 8,484 positions on "noble, 100
+#: soldier" against "noble, 20 knight", 3,651 of 37,884 on knights_vs_pikemen, 18,630 of
+#: 227,304 on knights_in_swamp). ``auto`` runs it when a cheap bound on those positions
+#: (space.reachable_bound: 2,832, 16,128 and 133,056 there) is at most this many, so a
+#: table is never built only to be given up; the build, a few microseconds a position,
+#: stops past this many rows ...
 CHAIN_MAX_POSITIONS = 1_000_000
-#: ... and the table (32 bytes per reachable position and 16 per change it can make) at
-#: most this many bytes. Break points cut the chain short, so tables are far smaller than
-#: the space: 707 rows of 8,484 positions on "noble, 100 soldier" against "noble, 20
-#: knight", 3,651 of 37,884 on knights_vs_pikemen, 18,630 (1.8 MB) of 227,304 on
-#: knights_in_swamp.
+#: ... and the table (32 bytes per position and 16 per change it can make) is kept when
+#: it is at most this many bytes.
 CHAIN_MAX_BYTES = 64 << 20
 
 
@@ -204,11 +205,13 @@ def chain_refusal(arrays: OlympiaArrays) -> str | None:
     """Why the chain kernel cannot run this battle within its budget, or None."""
     if arrays.order != k.RANDOM:
         return "the chain kernel runs the random strike order only"
-    positions = layout(arrays).states
-    if positions > CHAIN_MAX_POSITIONS:
+    if positions(arrays) >= 1 << 62:
+        return "its positions do not fit 64-bit indices"
+    bound = reachable_bound(arrays)
+    if bound > CHAIN_MAX_POSITIONS:
         return (
-            f"its state space has {positions:,} positions, over the chain kernel's "
-            f"limit of {CHAIN_MAX_POSITIONS:,}"
+            f"it can reach up to {bound:,} positions, over the chain kernel's limit of "
+            f"{CHAIN_MAX_POSITIONS:,}"
         )
     return None
 
@@ -227,10 +230,10 @@ def build_chain(arrays: OlympiaArrays) -> ChainTable | None:
         space.stride,
         space.sradix,
         space.sstride,
-        space.states,
+        CHAIN_MAX_POSITIONS,
     )
     table = ChainTable(space, code, ends, scale, p_change, cum, to, int(width), int(once))
-    return table if table.nbytes <= CHAIN_MAX_BYTES else None
+    return table if table.width > 0 and table.nbytes <= CHAIN_MAX_BYTES else None
 
 
 class OlympiaPrepared(Prepared):

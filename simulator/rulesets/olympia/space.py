@@ -94,12 +94,14 @@ def budget_radix(arrays: OlympiaArrays) -> np.ndarray:
 
 
 def layout(arrays: OlympiaArrays) -> Layout:
+    """The digits of a battle whose space fits int64 indices (the caller checks)."""
     groups = arrays.groups
     radix = groups[:, k.G_COUNT] + 1
     stride = np.ones(len(groups), np.int64)
-    for g in range(1, len(groups)):
-        stride[g] = stride[g - 1] * radix[g - 1]
-    men = int(stride[-1] * radix[-1]) if len(groups) else 1
+    men = 1
+    for g in range(len(groups)):
+        stride[g] = men
+        men *= int(radix[g])
     sradix = np.ones(2, np.int64)
     for s in range(2):
         if arrays.sides[s, k.S_HAS_STRUCTURE]:
@@ -107,3 +109,38 @@ def layout(arrays: OlympiaArrays) -> Layout:
     sstride = np.array([men, men * sradix[0]], np.int64)
     budgets = budget_radix(arrays) if arrays.order == k.ALTERNATING else np.ones(2, np.int64)
     return Layout(radix, stride, sradix, sstride, budgets, men * int(sradix[0] * sradix[1]))
+
+
+def positions(arrays: OlympiaArrays) -> int:
+    """Positions of the exact solver's space without the alternating budgets (exact)."""
+    count = 1
+    for g in range(arrays.groups.shape[0]):
+        count *= int(arrays.groups[g, k.G_COUNT]) + 1
+    for s in range(2):
+        if arrays.sides[s, k.S_HAS_STRUCTURE]:
+            count *= structure_points(arrays, s) + 1
+    return count
+
+
+def reachable_bound(arrays: OlympiaArrays) -> int:
+    """An upper bound on the positions a battle can reach, cheap to compute: a side
+    stops at its break point, so while it fights on it has lost less than its starting
+    value less the break threshold, and a group of men worth ``v`` each can have lost
+    at most that over ``v`` of them, plus the one whose death ends the battle. (The
+    exact solver's space counts every count of every group.)"""
+    groups, sides = arrays.groups, arrays.sides
+    bound = 1
+    for g in range(groups.shape[0]):
+        s = int(groups[g, k.G_SIDE])
+        count = int(groups[g, k.G_COUNT])
+        value = int(groups[g, k.G_VALUE])
+        start = int(sides[s, k.S_START])
+        # Largest value lost with the side still standing: (start - lost) * 100 > start * break.
+        lost = start - (start * int(sides[s, k.S_BREAK])) // 100 - 1
+        if value > 0 and lost >= 0:
+            count = min(count, lost // value + 1)
+        bound *= count + 1
+    for s in range(2):
+        if sides[s, k.S_HAS_STRUCTURE]:
+            bound *= structure_points(arrays, s) + 1
+    return bound
