@@ -187,7 +187,7 @@ def test_auto_runs_the_skip_kernel_beyond_the_chain_budget_and_either_can_be_for
     battles = {
         "sparse": ("noble, 40 peasant", "noble, 40 peasant", {"structure": "roundship:250"}),
         "mixed": ("noble, 300 soldier", "noble, 100 pikeman", {"structure": "tower:60"}),
-        "dense": ("noble, 200 knight", "noble, 200 soldier", {}),
+        "dense": ("noble, 2000 knight", "noble, 2000 soldier", {}),
     }
     for attacker, defender, options in battles.values():
         scenario = simulator.inline_scenario("olympia", attacker, defender, **options)
