@@ -6,8 +6,9 @@ The yardstick battle ("noble, 100 soldier" against "noble, 20 knight"), per kern
 (``skip`` and ``chain``): the start-up of ``battle-odds odds ... --battles 1`` (a fresh
 process, cache warm; its user + system time), the chain table's build, the kernel and
 the tally per battle on a chunk of the runner's size, and what those add up to for N
-battles. CPU time on one thread, fastest of several runs, so that the shared machine's
-other load moves the figures less than wall time would; the processor is printed.
+battles, beside the plain per-strike kernel's (benchmarks/baseline.py). CPU time on one
+thread, fastest of several runs, so that the shared machine's other load moves the
+figures less than wall time would; the processor is printed.
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
+import baseline  # noqa: E402
 import numba  # noqa: E402
 
 import simulator  # noqa: E402
@@ -84,6 +87,12 @@ def main() -> None:
             f"{kernel:8} {start:10.2f} {build * 1e3:9.2f} {per_battle * 1e9:10.0f} "
             f"{tally * 1e9:9.0f} {total:13.2f}"
         )
+    baseline.run(64)
+    plain = cpu(lambda: baseline.run(chunk)) / chunk
+    print(
+        f"plain kernel (benchmarks/baseline.py): {plain * 1e9:.0f} ns a battle, "
+        f"{args.battles * plain:.2f} CPU s for {args.battles:,} battles"
+    )
 
 
 if __name__ == "__main__":
