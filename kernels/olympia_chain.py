@@ -55,7 +55,6 @@ from .olympia import (
     G_LEADER,
     G_SIDE,
     MAN,
-    N_PER_SIDE,
     NOBLE,
     RANDOM,
     S_HAS_STRUCTURE,
@@ -72,12 +71,12 @@ from .olympia import (
     is_broken,
 )
 from .olympia_exact import (
-    ENGINE_POINTS,
     ONCE,
     PLAYS,
     decode,
     opening,
     position,
+    position_scratch,
     side_status,
     structure_of,
 )
@@ -154,20 +153,10 @@ def chain_table(groups, survive, sides, radix, stride, sradix, sstride, max_rows
     with ``once`` the winner of a battle whose opening is already broken and whose one
     strike changes nothing (-1 otherwise). A chain of more than ``max_rows`` positions
     is given up at that point: ``width`` 0 and no rows."""
-    n_groups = groups.shape[0]
-    cnt = np.empty(n_groups, np.int64)
-    unit_men = np.zeros(n_groups + 1, np.int64)
-    rating = np.empty(n_groups, np.int64)
-    w = np.empty(n_groups, np.int64)
-    t = np.empty(n_groups, np.int64)
-    per_side = np.zeros((N_PER_SIDE, 2), np.int64)
-    value, alive, _sdef, _sdmg, _standing, ws, _ts, _budget, _others, _front = per_side
-    remaining = np.empty(2, np.int64)
-    n_events = n_groups + 2 + 2 * ENGINE_POINTS
-    succ = np.empty((2, n_events), np.int64)
-    prob = np.empty((2, n_events))
-    n_ev = np.zeros(2, np.int64)
-    q = np.zeros(2)
+    scratch = position_scratch(groups.shape[0])
+    _cnt, _remaining, _unit_men, _rating, _w, _t, per_side, succ, prob, n_ev, q = scratch
+    value, alive, ws = per_side[0], per_side[1], per_side[5]
+    space = (radix, stride, sradix, sstride)
     start = opening(groups, stride, sradix, sstride)
     # Positions reached and not yet given a row, largest index first (a heap of negated
     # indices): every change lowers the index, so when a position comes off the heap all
@@ -199,29 +188,7 @@ def chain_table(groups, survive, sides, radix, stride, sradix, sstride, max_rows
             edge_start = _grown(edge_start, capacity + 1)
         row_of[index] = n
         code[n] = index
-        status = position(
-            index,
-            start,
-            groups,
-            survive,
-            sides,
-            RANDOM,
-            radix,
-            stride,
-            sradix,
-            sstride,
-            cnt,
-            remaining,
-            unit_men,
-            rating,
-            w,
-            t,
-            per_side,
-            succ,
-            prob,
-            n_ev,
-            q,
-        )
+        status = position(index, start, groups, survive, sides, RANDOM, space, scratch)
         e0 = edge_start[n]
         e = e0
         ends[n] = -1

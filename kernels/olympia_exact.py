@@ -226,36 +226,37 @@ ONCE, PLAYS = 3, 4
 
 
 @jit
-def position(
-    index,
-    start,
-    groups,
-    survive,
-    sides,
-    order,
-    radix,
-    stride,
-    sradix,
-    sstride,
-    cnt,
-    remaining,
-    unit_men,
-    rating,
-    w,
-    t,
-    per_side,
-    succ,
-    prob,
-    n_ev,
-    q,
-):
+def position_scratch(n_groups):
+    """The arrays :func:`position` fills: ``(cnt, remaining, unit_men, rating, w, t,
+    per_side, succ, prob, n_ev, q)``."""
+    n_events = n_groups + 2 + 2 * ENGINE_POINTS
+    return (
+        np.zeros(n_groups, np.int64),
+        np.zeros(2, np.int64),
+        np.zeros(n_groups + 1, np.int64),
+        np.zeros(n_groups, np.int64),
+        np.zeros(n_groups, np.int64),
+        np.zeros(n_groups, np.int64),
+        np.zeros((N_PER_SIDE, 2), np.int64),
+        np.zeros((2, n_events), np.int64),
+        np.zeros((2, n_events)),
+        np.zeros(2, np.int64),
+        np.zeros(2),
+    )
+
+
+@jit
+def position(index, start, groups, survive, sides, order, space, scratch):
     """State ``index`` of the chain decoded into ``cnt`` / ``remaining`` and classified:
     the winner if the battle is over there (a side broken, unless it is the opening
     ``start``; nobody able to strike: a draw), else ONCE or PLAYS with the changes each
     side's strike can make in ``succ[s, :n_ev[s]]`` / ``prob[s, ...]`` (per strike of
-    that side; ``q[s]`` their sum) and the strikers in ``per_side``'s row of ``ws``.
-    The one reading of a position that the exact solver and the chain walk's table
-    (kernels/olympia_chain.py) share."""
+    that side; ``q[s]`` their sum) and the strikers in ``per_side``'s row of ``ws``
+    (``scratch`` from :func:`position_scratch`; ``space``: ``(radix, stride, sradix,
+    sstride)``, the digits of an index). The one reading of a position that the exact
+    solver and the chain walk's table (kernels/olympia_chain.py) share."""
+    radix, stride, sradix, sstride = space
+    cnt, remaining, unit_men, rating, w, t, per_side, succ, prob, n_ev, q = scratch
     value, alive, sdef, sdmg, standing, ws, ts, _budget, others, front = per_side
     decode(index, groups, radix, stride, sides, sradix, sstride, cnt, remaining)
     for s in range(2):
@@ -322,20 +323,11 @@ def solve_chain(
     alternating = order == ALTERNATING
     configs = budget_radix[0] * budget_radix[1] * 2 if alternating else 1
     mass = np.zeros(n_states * configs)
-    cnt = np.empty(n_groups, np.int64)
-    unit_men = np.zeros(groups.shape[0] + 1, np.int64)
-    rating = np.empty(n_groups, np.int64)
-    w = np.empty(n_groups, np.int64)
-    t = np.empty(n_groups, np.int64)
-    per_side = np.zeros((N_PER_SIDE, 2), np.int64)
+    scratch = position_scratch(n_groups)
+    cnt, remaining, _unit_men, _rating, _w, _t, per_side, succ, prob, n_ev, q = scratch
     alive = per_side[1]
     ws = per_side[5]
-    remaining = np.empty(2, np.int64)
-    n_events = n_groups + 2 + 2 * ENGINE_POINTS
-    succ = np.empty((2, n_events), np.int64)
-    prob = np.empty((2, n_events))
-    n_ev = np.zeros(2, np.int64)
-    q = np.zeros(2)
+    space = (radix, stride, sradix, sstride)
     # Grid of the budgets inside one state (alternating), walked between changes.
     grid = np.zeros(configs)
 
@@ -351,29 +343,7 @@ def solve_chain(
             here += mass[base + c]
         if here == 0.0:
             continue
-        status = position(
-            index,
-            start,
-            groups,
-            survive,
-            sides,
-            order,
-            radix,
-            stride,
-            sradix,
-            sstride,
-            cnt,
-            remaining,
-            unit_men,
-            rating,
-            w,
-            t,
-            per_side,
-            succ,
-            prob,
-            n_ev,
-            q,
-        )
+        status = position(index, start, groups, survive, sides, order, space, scratch)
         if status <= DRAW:
             settle(groups, sides, cnt, remaining, alive, status, here, res)
             continue

@@ -13,7 +13,6 @@ exact distributions.
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,9 +23,8 @@ from scipy import stats
 import simulator
 from kernels import olympia_chain
 from kernels.rng import new_state, seed_battle
-from simulator.errors import BattleOddsError, Source
+from simulator.errors import BattleOddsError
 from simulator.rulesets.olympia import prepare
-from simulator.rulesets.olympia.model import Ratings
 from simulator.rulesets.olympia.prepare import OlympiaPrepared, chain_refusal
 from simulator.testing import ALPHA, exact_within_intervals, reproducibility
 
@@ -210,20 +208,6 @@ def test_the_chain_kernel_named_where_it_cannot_run_is_a_clear_error(
         simulator.inline_scenario(
             "olympia", "noble, 60 soldier", "noble, 40 pikeman", kernel="chain", **options
         )
-
-
-def test_a_stalemate_is_a_draw_without_strikes() -> None:
-    data = {
-        "ruleset": "olympia",
-        "units": {"scarecrow": {"attack": 0, "defense": 5}},
-        "attacker": {"units": [{"men": {"scarecrow": 3}}]},
-        "defender": {"units": [{"men": {"scarecrow": 2}}]},
-    }
-    battle = replace(simulator.from_data(data, Source("stalemate")).model, noble=Ratings(0, 80, 0))
-    prepared = OlympiaPrepared(battle)
-    rows = prepared.run_matrix(3, 0, 100, "chain")
-    assert (rows[:, prepared.columns["winner"]] == 2).all()
-    assert (rows[:, prepared.columns["steps"]] == 0).all()
 
 
 def test_the_table_rows_are_distributions() -> None:

@@ -139,7 +139,7 @@ def test_a_broken_skip_kernel_is_caught() -> None:
     assert any(f.startswith("steps") for f in differing_columns(strike, skip, prepared.columns))
 
 
-def test_a_stalemate_is_a_draw_in_both_kernels() -> None:
+def test_a_stalemate_is_a_draw_without_strikes_in_every_kernel() -> None:
     data = {
         "ruleset": "olympia",
         "units": {"scarecrow": {"attack": 0, "defense": 5}},
@@ -149,7 +149,7 @@ def test_a_stalemate_is_a_draw_in_both_kernels() -> None:
     # Nobles strike with 80 from the package table: make them as harmless as their men.
     battle = replace(simulator.from_data(data, Source("stalemate")).model, noble=Ratings(0, 80, 0))
     prepared = OlympiaPrepared(battle)
-    for kernel in ("strike", "skip"):
+    for kernel in ("strike", "skip", "chain"):
         rows = prepared.run_matrix(3, 0, 100, kernel)
         assert (rows[:, prepared.columns["winner"]] == 2).all()
         assert (rows[:, prepared.columns["steps"]] == 0).all()

@@ -272,6 +272,10 @@ class OlympiaPrepared(Prepared):
             self._kernel = choose_kernel("auto", self.chain_table())
         return self._kernel
 
+    @kernel.setter
+    def kernel(self, name: str) -> None:
+        self._kernel = name
+
     def chain_table(self) -> ChainTable | None:
         """The chain kernel's table, built on first use and kept (None: over budget)."""
         if not self._chain_built:
@@ -280,7 +284,7 @@ class OlympiaPrepared(Prepared):
         return self._chain
 
     def use_reference_kernel(self) -> None:
-        self._kernel = "strike"
+        self.kernel = "strike"
 
     def run_matrix(
         self, seed: int, first: int, count: int, kernel: str | None = None
