@@ -1,8 +1,10 @@
-"""Helpers shared by the benchmark scripts: the machine's load and the run's command."""
+"""Helpers shared by the benchmark scripts: the processor, the machine's load and the run's
+command."""
 
 from __future__ import annotations
 
 import os
+import platform
 import shlex
 import sys
 
@@ -13,6 +15,18 @@ def load_average() -> str:
         return ", ".join(f"{x:.2f}" for x in os.getloadavg())
     except OSError:
         return "unknown"
+
+
+def processor() -> str:
+    """The processor's model name (``lscpu``'s "Model name"), which every figure depends on."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as info:
+            for line in info:
+                if line.lower().startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown processor"
 
 
 def command_line() -> str:

@@ -30,7 +30,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import simulator  # noqa: E402
-from benchmarks.common import command_line, load_average, markdown_table  # noqa: E402
+from benchmarks.common import (  # noqa: E402
+    command_line,
+    load_average,
+    markdown_table,
+    processor,
+)
 from simulator import rulesets  # noqa: E402
 from simulator.running.runner import DEFAULT_CHUNK, chunk_plan  # noqa: E402
 
@@ -149,7 +154,7 @@ def report(table: pd.DataFrame) -> list[str]:
     verdict = "met" if worst <= OVERHEAD_LIMIT else "NOT met"
     return [
         f"`{command_line()}`: {table['battles'].iloc[0]:,} battles, fastest of "
-        f"{table['repeats'].iloc[0]} alternate runs each, all threads, load average "
+        f"{table['repeats'].iloc[0]} alternate runs each, all threads, {processor()}, load average "
         f"{load_average()}",
         "",
         *lines,

@@ -21,7 +21,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import simulator  # noqa: E402
-from benchmarks.common import command_line, load_average, markdown_table  # noqa: E402
+from benchmarks.common import (  # noqa: E402
+    command_line,
+    load_average,
+    markdown_table,
+    processor,
+)
 from simulator import rulesets  # noqa: E402
 from simulator.running.runner import DEFAULT_CHUNK, chunk_plan  # noqa: E402
 from tests.reference import age_of_gods, blocks, confrontation, skirmish  # noqa: E402
@@ -87,7 +92,8 @@ def measure(budget: float = BUDGET) -> pd.DataFrame:
 def report(table: pd.DataFrame) -> list[str]:
     worst = table.loc[table["ratio"].idxmin()]
     return [
-        f"`{command_line()}`: all threads, compile excluded, load average {load_average()}",
+        f"`{command_line()}`: all threads, compile excluded, {processor()}, "
+        f"load average {load_average()}",
         "",
         *markdown_table(
             [

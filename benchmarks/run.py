@@ -8,17 +8,20 @@ cache) by an untimed first call:
   20,000,000 battles as a whole process (start-up, cache load and statistics included,
   after a first run that warms the cache); its answer is checked against the exact
   solver's;
-* olympia's two kernels, ``strike`` and ``skip``, on the benchmark scenarios
-  (benchmarks/scenarios/), that battle and the bundled olympia scenarios, with the
-  kernel ``auto`` picks;
+* olympia's kernels, ``strike``, ``skip`` and ``chain`` (where its table fits), on the
+  benchmark scenarios (benchmarks/scenarios/), that battle and the bundled olympia
+  scenarios, with the kernel ``auto`` picks;
+* ``battle-odds run`` of knights_vs_pikemen for 100,000 battles as a whole process, as
+  ``auto`` runs it (the chain kernel, its table built in the process) and on the skip
+  kernel;
 * a scaling table: seconds per battle against men per side, 10 .. 100,000.
 
 Every rate is battles per second over at least a time budget (doubling the count until
 a run lasts that long). The machine is shared: compare the figures of one run, not
-absolute rates across runs; the load average is printed with them. ``--quick`` runs the
-same code with small budgets and counts (seconds, for the test suite). ``--write`` puts
-the tables into docs/benchmarks.md (or PATH), keeping the notes below its
-``<!-- notes -->`` line.
+absolute rates across runs; the processor and the load average are printed with them.
+``--quick`` runs the same code with small budgets and counts (seconds, for the test
+suite). ``--write`` puts the tables into docs/benchmarks.md (or PATH), keeping the notes
+below its ``<!-- notes -->`` line.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import math
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -48,16 +52,22 @@ import numpy as np  # noqa: E402
 
 import simulator  # noqa: E402
 from benchmarks import more_tables  # noqa: E402
+from benchmarks.common import processor  # noqa: E402
 from simulator.atomic import write_atomically  # noqa: E402
 from simulator.rulesets.olympia.prepare import KERNELS, OlympiaPrepared  # noqa: E402
 
 #: The yardstick battle and the command a user would type for it.
 ATTACKER, DEFENDER = "noble, 100 soldier", "noble, 20 knight"
 ODDS_BATTLES, ODDS_BATTLES_QUICK = 20_000_000, 200_000
-#: Targets of issue 15 (2 cores).
-ODDS_VS_BASELINE, ODDS_VS_BASELINE_AIM = 1.5, 3.0
+#: Targets of issues 15 and 27 (2 cores).
+ODDS_VS_BASELINE, ODDS_VS_BASELINE_AIM = 2.0, 3.0
 MEDIUM_BATTLES_PER_S = 500_000
 LARGE_BATTLES_PER_S = 5_000
+#: The chain kernel against the skip kernel on knights_vs_pikemen, in one run.
+CHAIN_VS_SKIP = 2.0
+#: The whole-process run of that scenario, and its battles.
+WHOLE_RUN = BUNDLED / "knights_vs_pikemen.toml"
+WHOLE_RUN_BATTLES, WHOLE_RUN_BATTLES_QUICK = 100_000, 10_000
 #: ``auto`` may pick a kernel at most this much slower than the faster one.
 AUTO_SLACK = 0.10
 #: Two-sided z of the 99.9% interval the sampled answer must hold the exact one in.
@@ -128,8 +138,12 @@ def verdict(name: str, value: float, target: float, unit: str = "") -> str:
 
 
 def kernel_rates(prepared: OlympiaPrepared, budget: float, first: int = 64) -> dict[str, float]:
+    """Battles per second of every kernel that can run the battle (``chain`` only where
+    its table fits the budget)."""
     runs: dict[str, Callable[[int], object]] = {}
     for kernel in KERNELS:
+        if kernel == "chain" and prepared.chain_table() is None:
+            continue
         prepared.run_matrix(1, 0, 1, kernel)  # compile or load, untimed
         runs[kernel] = lambda n, k=kernel: prepared.run_matrix(7, 0, n, k)
     return rates(runs, first, budget)
@@ -167,12 +181,11 @@ def yardstick(budget: Budget) -> Section:
     """The plain per-strike kernel against the product, on the yardstick battle."""
     baseline.run(64)  # compile or load, untimed
     prepared = OlympiaPrepared(simulator.inline_scenario("olympia", ATTACKER, DEFENDER).model)
-    prepared.run_matrix(1, 0, 1, "skip")
-    kernel = rates(
-        {"baseline": baseline.run, "skip": lambda n: prepared.run_matrix(7, 0, n, "skip")},
-        1 << 12,
-        budget.kernel,
-    )
+    runs: dict[str, Callable[[int], object]] = {"baseline": baseline.run}
+    for name in ("skip", "chain"):
+        prepared.run_matrix(1, 0, 1, name)
+        runs[name] = lambda n, name=name: prepared.run_matrix(7, 0, n, name)
+    kernel = rates(runs, 1 << 12, budget.kernel)
     exact = float(
         simulator.exact(simulator.inline_scenario("olympia", ATTACKER, DEFENDER)).win["attacker"]
     )
@@ -198,11 +211,13 @@ def yardstick(budget: Budget) -> Section:
         "| 1.00x |",
         f"| olympia's skip kernel alone (`run_matrix`, timed in turn with the plain kernel) "
         f"| {kernel['skip']:,.0f} | {kernel['skip'] / kernel['baseline']:.2f}x |",
+        f"| olympia's chain kernel alone (`run_matrix`, the same) "
+        f"| {kernel['chain']:,.0f} | {kernel['chain'] / kernel['baseline']:.2f}x |",
         f"| `battle-odds {command} --battles {budget.odds_battles} --json`, whole process "
         f"({seconds:.1f} s, kernel `{answer['kernel']}`) | {odds:,.0f} | {odds / base:.2f}x |",
         "",
-        f"The whole process is compared with the faster of the plain kernel's rates before "
-        f"it and after it ({after:,.0f}/s after). "
+        f"Processor: {processor()}. The whole process is compared with the faster of the "
+        f"plain kernel's rates before it and after it ({after:,.0f}/s after). "
         f"Start-up of that command (`--battles 1`, cache warm): {startup:.2f} s. Its answer: "
         f"attacker wins {p:.6f} ({win['low']:.6f} - {win['high']:.6f}), "
         f"{abs(p - exact):.1e} from the exact {exact:.6f}, "
@@ -239,11 +254,15 @@ def olympia_battles() -> list[tuple[str, str, simulator.Scenario]]:
 def kernels(budget: Budget) -> Section:
     """olympia's two kernels on each battle, and whether ``auto`` picks the faster."""
     lines = [
-        "| battle | men (att. / def.) | strike | skip | auto picks | picked / faster |",
-        "|---|---|---:|---:|---|---:|",
+        f"Processor: {processor()}. Chain: the table's kernel, where its table fits the budget "
+        "(simulator/rulesets/olympia/prepare.py); its table is built once per scenario, "
+        "before the timing.",
+        "",
+        "| battle | men (att. / def.) | strike | skip | chain | auto picks | picked / faster |",
+        "|---|---|---:|---:|---:|---|---:|",
     ]
     verdicts = []
-    found: dict[str, float] = {}
+    found: dict[str, dict[str, float]] = {}
     slow_picks = []
     for name, men, scenario in olympia_battles():
         prepared = OlympiaPrepared(scenario.model)
@@ -251,18 +270,28 @@ def kernels(budget: Budget) -> Section:
         picked = rates[prepared.kernel] / max(rates.values())
         if picked < 1 - AUTO_SLACK:
             slow_picks.append(name)
-        found[name] = rates["skip"]
+        found[name] = rates
+        chain = f"{rates['chain']:,.0f}" if "chain" in rates else "-"
         lines.append(
-            f"| {name} | {men} | {rates['strike']:,.0f} | {rates['skip']:,.0f} "
+            f"| {name} | {men} | {rates['strike']:,.0f} | {rates['skip']:,.0f} | {chain} "
             f"| {prepared.kernel} | {picked:.2f} |"
         )
         print(lines[-1], flush=True)
     verdicts.append(
-        verdict("medium, skip kernel", found["benchmark medium"], MEDIUM_BATTLES_PER_S, " /s")
+        verdict(
+            "medium, skip kernel", found["benchmark medium"]["skip"], MEDIUM_BATTLES_PER_S, " /s"
+        )
     )
     verdicts.append(
-        verdict("large, skip kernel", found["benchmark large"], LARGE_BATTLES_PER_S, " /s")
+        verdict("large, skip kernel", found["benchmark large"]["skip"], LARGE_BATTLES_PER_S, " /s")
     )
+    knights = found[f"scenarios/olympia/{WHOLE_RUN.name}"]
+    verdicts.append(
+        verdict(
+            "knights_vs_pikemen, chain kernel against skip", knights["chain"] / knights["skip"],
+            CHAIN_VS_SKIP, "x",
+        )
+    )  # fmt: skip
     verdicts.append(
         f"- auto picks a kernel at most {AUTO_SLACK:.0%} slower than the faster, on every "
         "battle: " + ("met" if not slow_picks else "NOT met on " + ", ".join(slow_picks))
@@ -302,6 +331,51 @@ def scaling(budget: Budget) -> Section:
     return Section("Scaling: seconds per battle against men per side", lines)
 
 
+def whole_run(budget: Budget) -> Section:
+    """``battle-odds run`` of knights_vs_pikemen as a whole process: as ``auto`` runs it
+    (the chain kernel, its table built in the process) against the skip kernel (a copy
+    of the scenario naming it), in turn, three rounds, the fastest of each."""
+    battles = WHOLE_RUN_BATTLES_QUICK if budget.kernel < 1 else WHOLE_RUN_BATTLES
+    text = WHOLE_RUN.read_text()
+    with tempfile.TemporaryDirectory() as folder:
+        skip = Path(folder) / WHOLE_RUN.name
+        skip.write_text(text.replace("[battle]\n", '[battle]\nkernel = "skip"\n', 1))
+        files = {"auto": WHOLE_RUN, "skip": skip}
+        seconds = {name: math.inf for name in files}
+        kernel = {}
+        for round_ in range(4):  # the first round warms the cache and is not counted
+            for name, path in files.items():
+                command = [sys.executable, "-m", "simulator", "run", str(path)]
+                started = time.perf_counter()
+                done = subprocess.run(
+                    [*command, "--battles", str(battles), "--json"],
+                    check=True,
+                    cwd=ROOT,
+                    capture_output=True,
+                    text=True,
+                )
+                took = time.perf_counter() - started
+                kernel[name] = json.loads(done.stdout)["kernel"]
+                if round_ > 0:
+                    seconds[name] = min(seconds[name], took)
+    ratio = seconds["skip"] / seconds["auto"]
+    lines = [
+        f"Processor: {processor()}. `battle-odds run scenarios/olympia/{WHOLE_RUN.name} "
+        f"--battles {battles} --json`, the fastest of three runs each, in turn:",
+        "",
+        "| kernel | seconds, whole process | skip / this |",
+        "|---|---:|---:|",
+        f"| auto (`{kernel['auto']}`, its table built in the process) | {seconds['auto']:.2f} "
+        f"| {ratio:.2f}x |",
+        f"| skip | {seconds['skip']:.2f} | 1.00x |",
+    ]
+    verdicts = [
+        f"- knights_vs_pikemen, {battles:,}-battle run as a whole process, auto not slower "
+        f"than the skip kernel: {ratio:.2f}x: " + ("met" if ratio >= 1.0 else "NOT met")
+    ]
+    return Section("A whole run of knights_vs_pikemen", lines, verdicts)
+
+
 def report(sections: Sequence[Section], header: str, command: str) -> str:
     text = [
         "# Benchmarks",
@@ -331,14 +405,17 @@ def main(argv: Sequence[str] | None = None) -> list[Section]:
     args = parser.parse_args(argv)
     budget = Budget.of(args.quick)
     header = (
-        f"{os.cpu_count()} cores, Numba {numba.__version__} with {numba.get_num_threads()} "
-        f"threads, NumPy {np.__version__}, Python {sys.version.split()[0]}; "
+        f"{processor()}, {os.cpu_count()} cores, Numba {numba.__version__} with "
+        f"{numba.get_num_threads()} threads, NumPy {np.__version__}, "
+        f"Python {sys.version.split()[0]}; "
         f"load average before: {load_average()}"
     )
     print(header, flush=True)
     sections = [yardstick(budget)]
     print("\n".join(sections[-1].lines), flush=True)
     sections.append(kernels(budget))
+    sections.append(whole_run(budget))
+    print("\n".join(sections[-1].lines), flush=True)
     sections.append(scaling(budget))
     for line in (v for s in sections for v in s.verdicts):
         print(line)

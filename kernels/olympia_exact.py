@@ -219,6 +219,95 @@ def settle(groups, sides, cnt, remaining, alive, winner, mass, res):
                     row[extra(loser, X_LEADER_CAPTURED)] += p
 
 
+#: What :func:`position` finds, beside a winner (ATTACKER, DEFENDER, DRAW) when the
+#: battle is over there: the opening position of a side already broken (one strike, then
+#: the end), or a position that fights on.
+ONCE, PLAYS = 3, 4
+
+
+@jit
+def position_scratch(n_groups):
+    """The arrays :func:`position` fills: ``(cnt, remaining, unit_men, rating, w, t,
+    per_side, succ, prob, n_ev, q)``."""
+    n_events = n_groups + 2 + 2 * ENGINE_POINTS
+    return (
+        np.zeros(n_groups, np.int64),
+        np.zeros(2, np.int64),
+        np.zeros(n_groups + 1, np.int64),
+        np.zeros(n_groups, np.int64),
+        np.zeros(n_groups, np.int64),
+        np.zeros(n_groups, np.int64),
+        np.zeros((N_PER_SIDE, 2), np.int64),
+        np.zeros((2, n_events), np.int64),
+        np.zeros((2, n_events)),
+        np.zeros(2, np.int64),
+        np.zeros(2),
+    )
+
+
+@jit
+def position(index, start, groups, survive, sides, order, space, scratch):
+    """State ``index`` of the chain decoded into ``cnt`` / ``remaining`` and classified:
+    the winner if the battle is over there (a side broken, unless it is the opening
+    ``start``; nobody able to strike: a draw), else ONCE or PLAYS with the changes each
+    side's strike can make in ``succ[s, :n_ev[s]]`` / ``prob[s, ...]`` (per strike of
+    that side; ``q[s]`` their sum) and the strikers in ``per_side``'s row of ``ws``
+    (``scratch`` from :func:`position_scratch`; ``space``: ``(radix, stride, sradix,
+    sstride)``, the digits of an index). The one reading of a position that the exact
+    solver and the chain walk's table (kernels/olympia_chain.py) share."""
+    radix, stride, sradix, sstride = space
+    cnt, remaining, unit_men, rating, w, t, per_side, succ, prob, n_ev, q = scratch
+    value, alive, sdef, sdmg, standing, ws, ts, _budget, others, front = per_side
+    decode(index, groups, radix, stride, sides, sradix, sstride, cnt, remaining)
+    for s in range(2):
+        sdef[s], sdmg[s], standing[s] = structure_of(sides, remaining[s], s)
+    side_status(groups, sides, cnt, value, alive)
+    lost_a = is_broken(value, alive, sides, ATTACKER)
+    lost_d = is_broken(value, alive, sides, DEFENDER)
+    first = index == start
+    if (lost_a or lost_d) and not first:
+        return DRAW if lost_a and lost_d else (DEFENDER if lost_a else ATTACKER)
+    refresh(groups, cnt, sides, standing, order, unit_men, rating, w, t, ws, ts, others, front)
+    for s in range(2):
+        n_ev[s] = strike_events(
+            groups,
+            survive,
+            rating,
+            w,
+            t,
+            ts,
+            ws,
+            sdef,
+            standing,
+            remaining,
+            sstride,
+            stride,
+            index,
+            s,
+            succ[s],
+            prob[s],
+        )
+        q[s] = 0.0
+        for k in range(n_ev[s]):
+            q[s] += prob[s, k]
+    if ws[0] + ws[1] == 0:
+        return DRAW  # nobody can strike: a stalemate, reported as a draw
+    if first and (lost_a or lost_d):
+        return ONCE  # broken before the first strike: the kernel strikes once, then checks
+    return PLAYS
+
+
+@jit
+def opening(groups, stride, sradix, sstride):
+    """The index of the opening position: every group full, every structure whole."""
+    start = 0
+    for g in range(groups.shape[0]):
+        start += groups[g, G_COUNT] * stride[g]
+    for s in range(2):
+        start += (sradix[s] - 1) * sstride[s]
+    return start
+
+
 @jit
 def solve_chain(
     groups, survive, sides, order, radix, stride, sradix, sstride, budget_radix, n_states, res
@@ -234,27 +323,15 @@ def solve_chain(
     alternating = order == ALTERNATING
     configs = budget_radix[0] * budget_radix[1] * 2 if alternating else 1
     mass = np.zeros(n_states * configs)
-    cnt = np.empty(n_groups, np.int64)
-    unit_men = np.zeros(groups.shape[0] + 1, np.int64)
-    rating = np.empty(n_groups, np.int64)
-    w = np.empty(n_groups, np.int64)
-    t = np.empty(n_groups, np.int64)
-    per_side = np.zeros((N_PER_SIDE, 2), np.int64)
-    value, alive, sdef, sdmg, standing, ws, ts, _budget, others, front = per_side
-    remaining = np.empty(2, np.int64)
-    n_events = n_groups + 2 + 2 * ENGINE_POINTS
-    succ = np.empty((2, n_events), np.int64)
-    prob = np.empty((2, n_events))
-    n_ev = np.zeros(2, np.int64)
-    q = np.zeros(2)
+    scratch = position_scratch(n_groups)
+    cnt, remaining, _unit_men, _rating, _w, _t, per_side, succ, prob, n_ev, q = scratch
+    alive = per_side[1]
+    ws = per_side[5]
+    space = (radix, stride, sradix, sstride)
     # Grid of the budgets inside one state (alternating), walked between changes.
     grid = np.zeros(configs)
 
-    start = 0
-    for g in range(n_groups):
-        start += groups[g, G_COUNT] * stride[g]
-    for s in range(2):
-        start += (sradix[s] - 1) * sstride[s]
+    start = opening(groups, stride, sradix, sstride)
     # Budgets start empty with the attacker to strike: the first loop resets them.
     mass[start * configs] = 1.0
     res[:] = 0.0
@@ -266,46 +343,11 @@ def solve_chain(
             here += mass[base + c]
         if here == 0.0:
             continue
-        decode(index, groups, radix, stride, sides, sradix, sstride, cnt, remaining)
-        for s in range(2):
-            sdef[s], sdmg[s], standing[s] = structure_of(sides, remaining[s], s)
-        side_status(groups, sides, cnt, value, alive)
-        lost_a = is_broken(value, alive, sides, ATTACKER)
-        lost_d = is_broken(value, alive, sides, DEFENDER)
-        first = index == start
-        if (lost_a or lost_d) and not first:
-            winner = DRAW if lost_a and lost_d else (DEFENDER if lost_a else ATTACKER)
-            settle(groups, sides, cnt, remaining, alive, winner, here, res)
+        status = position(index, start, groups, survive, sides, order, space, scratch)
+        if status <= DRAW:
+            settle(groups, sides, cnt, remaining, alive, status, here, res)
             continue
-        refresh(groups, cnt, sides, standing, order, unit_men, rating, w, t, ws, ts, others, front)
-        for s in range(2):
-            n_ev[s] = strike_events(
-                groups,
-                survive,
-                rating,
-                w,
-                t,
-                ts,
-                ws,
-                sdef,
-                standing,
-                remaining,
-                sstride,
-                stride,
-                index,
-                s,
-                succ[s],
-                prob[s],
-            )
-            q[s] = 0.0
-            for k in range(n_ev[s]):
-                q[s] += prob[s, k]
-        if ws[0] + ws[1] == 0:
-            # Nobody can strike: a stalemate, reported as a draw.
-            settle(groups, sides, cnt, remaining, alive, DRAW, here, res)
-            continue
-        if first and (lost_a or lost_d):
-            # Broken before the first strike: the kernel strikes once, then checks.
+        if status == ONCE:
             _first_strike_only(
                 groups,
                 sides,

@@ -85,10 +85,12 @@ def test_quick_benchmark_writes_every_table_and_keeps_the_notes(tmp_path: Path) 
     assert "<!-- notes -->\n\n## Notes kept\n" in text
     assert text.count(more_tables.BEGIN) == 1 and "| skirmish |" in text
     assert "Produced by `python benchmarks/run.py --quick --write`" in text
-    for heading in ("The yardstick", "olympia kernels", "Scaling", "Targets"):
+    for heading in ("The yardstick", "olympia kernels", "A whole run of", "Scaling", "Targets"):
         assert f"## {heading}" in text
-    # The odds process ran on the skip kernel and its answer held the exact one.
-    assert "kernel `skip`" in text
+    # Every table names the processor its figures were measured on.
+    assert text.count("Processor: ") >= 3
+    # The odds process ran on the chain kernel and its answer held the exact one.
+    assert "kernel `chain`" in text
     assert "inside the 99.9% sampling tolerance" in text
     assert "- odds answer within the 99.9% tolerance of the exact 0.999781: met" in text
     for battle in ("benchmark small", "benchmark medium", "benchmark large", "yardstick"):

@@ -139,7 +139,7 @@ def test_a_broken_skip_kernel_is_caught() -> None:
     assert any(f.startswith("steps") for f in differing_columns(strike, skip, prepared.columns))
 
 
-def test_a_stalemate_is_a_draw_in_both_kernels() -> None:
+def test_a_stalemate_is_a_draw_without_strikes_in_every_kernel() -> None:
     data = {
         "ruleset": "olympia",
         "units": {"scarecrow": {"attack": 0, "defense": 5}},
@@ -149,7 +149,7 @@ def test_a_stalemate_is_a_draw_in_both_kernels() -> None:
     # Nobles strike with 80 from the package table: make them as harmless as their men.
     battle = replace(simulator.from_data(data, Source("stalemate")).model, noble=Ratings(0, 80, 0))
     prepared = OlympiaPrepared(battle)
-    for kernel in ("strike", "skip"):
+    for kernel in ("strike", "skip", "chain"):
         rows = prepared.run_matrix(3, 0, 100, kernel)
         assert (rows[:, prepared.columns["winner"]] == 2).all()
         assert (rows[:, prepared.columns["steps"]] == 0).all()
@@ -179,13 +179,15 @@ def test_same_seed_same_battles_on_any_thread_count_and_chunking(
         np.testing.assert_array_equal(one.rows[column], many.rows[column])  # type: ignore[index]
 
 
-def test_auto_runs_the_skip_kernel_and_either_can_be_forced() -> None:
-    """``auto`` runs ``skip``, the faster on every scenario benchmarks/run.py measures
-    (kills on one strike in a hundred or on half of them); either can be forced."""
+def test_auto_runs_the_skip_kernel_beyond_the_chain_budget_and_either_can_be_forced() -> None:
+    """``auto`` runs ``skip`` on battles whose chain is over the chain kernel's budget
+    (tests/test_olympia_chain.py checks the other side of it): the faster there on every
+    scenario benchmarks/run.py measures (kills on one strike in a hundred or on half of
+    them); either can be forced."""
     battles = {
         "sparse": ("noble, 40 peasant", "noble, 40 peasant", {"structure": "roundship:250"}),
         "mixed": ("noble, 300 soldier", "noble, 100 pikeman", {"structure": "tower:60"}),
-        "dense": ("noble, 10 knight", "noble, 10 soldier", {}),
+        "dense": ("noble, 2000 knight", "noble, 2000 soldier", {}),
     }
     for attacker, defender, options in battles.values():
         scenario = simulator.inline_scenario("olympia", attacker, defender, **options)

@@ -9,7 +9,7 @@ from ...errors import Source
 from ...input.reader import Node
 from ..base import Army, InlineQuery, Ruleset
 from . import inline, keys, model, sweep
-from .prepare import OlympiaPrepared
+from .prepare import OlympiaPrepared, chain_refusal, compile_battle
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -25,7 +25,15 @@ class Olympia(Ruleset):
     scenario_keys = keys.SCENARIO
 
     def validate(self, data: Mapping[str, Any], source: Source) -> model.Battle:
-        return model.validate(data, source)
+        battle = model.validate(data, source)
+        if battle.kernel == "chain":
+            # Whether the chain kernel can run needs the compiled battle, which the model
+            # (below prepare) cannot build.
+            refusal = chain_refusal(compile_battle(battle))
+            if refusal is not None:
+                node = Node(data, "", source).child("battle", {})
+                raise node.fail(f'{refusal}; use "skip" or "auto"', "kernel", battle.kernel)
+        return battle
 
     def prepare(self, battle: model.Battle) -> OlympiaPrepared:
         return OlympiaPrepared(battle)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -21,72 +20,17 @@ from kernels import olympia_exact as kx
 
 from ...errors import BattleOddsError
 from ..exact import ExactResult
-from .model import SIDES, Battle
-from .prepare import OlympiaArrays, OlympiaPrepared, compile_battle
+from .model import Battle
+from .prepare import OlympiaPrepared, compile_battle
+from .space import ChainSize, layout, size_of
 
 #: States (of the full mixed-radix space) the solver accepts: about 80 MB of floats.
 MAX_STATES = 10_000_000
 
 
-@dataclass(frozen=True)
-class ChainSize:
-    """The state space of a battle's chain, factor by factor."""
-
-    men: int
-    structures: int
-    budgets: int
-    factors: tuple[tuple[str, int], ...]
-
-    @property
-    def states(self) -> int:
-        return self.men * self.structures * self.budgets
-
-
-def _chain_size(battle: Battle, arrays: OlympiaArrays) -> ChainSize:
-    groups = arrays.groups
-    men = 1
-    for g in range(groups.shape[0]):
-        men *= int(groups[g, k.G_COUNT]) + 1
-    structures = 1
-    factors: list[tuple[str, int]] = [("men, nobles and engines", men)]
-    for s, side in enumerate(battle.sides):
-        if side.structure is not None:
-            points = _structure_points(arrays, s) + 1
-            structures *= points
-            factors.append((f"the {SIDES[s]}'s {side.structure.kind} (defense and damage)", points))
-    budgets = 1
-    if arrays.order == k.ALTERNATING:
-        radix = _budget_radix(arrays)
-        budgets = int(radix[0] * radix[1] * 2)
-        factors.append(("the alternating strike order's budgets", budgets))
-    return ChainSize(men, structures, budgets, tuple(factors))
-
-
-def _structure_points(arrays: OlympiaArrays, s: int) -> int:
-    sides = arrays.sides
-    return int(sides[s, k.S_STRUCTURE_DEF] + k.COLLAPSE_DAMAGE - sides[s, k.S_STRUCTURE_DMG])
-
-
-def _budget_radix(arrays: OlympiaArrays) -> np.ndarray:
-    """One more than the most strikes a side can ever have in a cycle (alternating)."""
-    groups, sides = arrays.groups, arrays.sides
-    most = [0, 0]
-    for g in range(groups.shape[0]):
-        s = int(groups[g, k.G_SIDE])
-        if groups[g, k.G_KIND] == k.ENGINE:
-            can = groups[g, k.G_FRONT] > 0 and sides[1 - s, k.S_HAS_STRUCTURE] == 1
-        else:
-            can = max(groups[g, k.G_FRONT], groups[g, k.G_REAR]) > 0
-            if s == k.ATTACKER and groups[g, k.G_NONCOMBATANT] == 1:
-                can = False
-        if can:
-            most[s] += int(groups[g, k.G_COUNT])
-    return np.array([most[0] + 1, most[1] + 1], np.int64)
-
-
 def chain_size(battle: Battle) -> ChainSize:
     """How many states the exact solver would need for ``battle``."""
-    return _chain_size(battle, compile_battle(battle))
+    return size_of(battle, compile_battle(battle))
 
 
 def exact(scenario: Any, max_states: int = MAX_STATES) -> ExactResult:
@@ -103,7 +47,7 @@ def exact(scenario: Any, max_states: int = MAX_STATES) -> ExactResult:
     battle: Battle = scenario.model
     started = time.perf_counter()
     arrays = compile_battle(battle)
-    size = _chain_size(battle, arrays)
+    size = size_of(battle, arrays)
     if size.states > max_states:
         parts = " x ".join(f"{n:,} ({what})" for what, n in size.factors)
         because = ""
@@ -119,29 +63,19 @@ def exact(scenario: Any, max_states: int = MAX_STATES) -> ExactResult:
             "(Monte Carlo) instead"
         )
 
-    groups = arrays.groups
-    radix = groups[:, k.G_COUNT] + 1
-    stride = np.ones(len(groups), np.int64)
-    for g in range(1, len(groups)):
-        stride[g] = stride[g - 1] * radix[g - 1]
-    sradix = np.ones(2, np.int64)
-    for s in range(2):
-        if arrays.sides[s, k.S_HAS_STRUCTURE]:
-            sradix[s] = _structure_points(arrays, s) + 1
-    sstride = np.array([size.men, size.men * sradix[0]], np.int64)
-    budget_radix = _budget_radix(arrays) if arrays.order == k.ALTERNATING else np.ones(2, np.int64)
+    space = layout(arrays)
     res = np.zeros(2 + arrays.n_columns)
     stuck = kx.solve_chain(
-        groups,
+        arrays.groups,
         arrays.survive,
         arrays.sides,
         arrays.order,
-        radix,
-        stride,
-        sradix,
-        sstride,
-        budget_radix,
-        size.men * size.structures,
+        space.radix,
+        space.stride,
+        space.sradix,
+        space.sstride,
+        space.budget_radix,
+        space.states,
         res,
     )
     if stuck:

@@ -16,7 +16,7 @@ TERRAINS = ("land", "swamp", "ship")
 WEATHERS = ("wind", "rain")
 STRIKE_ORDERS = ("random", "alternating")
 #: Kernels (see prepare.py): ``auto`` picks the faster one for the battle.
-KERNEL_CHOICES = ("auto", "strike", "skip")
+KERNEL_CHOICES = ("auto", "strike", "skip", "chain")
 STRUCTURES = tuple(package_toml(__package__)["structures"])
 MAX_RATING = 10_000
 MAX_MEN = 100_000

@@ -7,20 +7,35 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kernels import olympia as k
-from kernels import olympia_skip
+from kernels import olympia_chain, olympia_skip
 
+from ...errors import BattleOddsError
 from ..base import Prepared
 from .model import SIDES, Battle, Ratings, weathered
+from .space import Layout, layout, positions, reachable_bound
 
 #: ``strike`` draws every strike (the reference); ``skip`` draws the strikes until the
-#: next change and which change it is (kernels/olympia_skip.py): the same distribution
-#: of every outcome, at a cost that grows with the kills rather than the strikes.
-KERNELS = ("strike", "skip")
-#: What ``auto`` runs. ``skip`` is the faster on every battle measured, from a noble a
-#: side to 19,000 men, with kills on half the strikes or on one in a hundred
-#: (benchmarks/run.py prints both kernels and this pick on each scenario): a kill costs
-#: it about what a strike costs ``strike``, and there are never more kills than strikes.
+#: next change and which change it is (kernels/olympia_skip.py); ``chain`` does the same
+#: through a table of the battle's Markov chain computed once (kernels/olympia_chain.py):
+#: the same distribution of every outcome, at a cost that grows with the kills rather
+#: than the strikes, and for ``chain`` without recomputing any chance.
+KERNELS = ("strike", "skip", "chain")
+#: What ``auto`` runs when the chain's table is over budget or the order is
+#: ``alternating``: ``skip``, faster than ``strike`` on every battle measured, from a noble
+#: a side to 19,000 men (benchmarks/run.py prints every kernel and the pick on each
+#: scenario): a kill costs it about what a strike costs ``strike``.
 AUTO_KERNEL = "skip"
+#: The chain kernel's budget. Its table holds the positions a battle can reach (break
+#: points cut the exact solver's space short: 707 of its 8,484 positions on "noble, 100
+#: soldier" against "noble, 20 knight", 3,651 of 37,884 on knights_vs_pikemen, 18,630 of
+#: 227,304 on knights_in_swamp). ``auto`` runs it when a cheap bound on those positions
+#: (space.reachable_bound: 2,832, 16,128 and 133,056 there) is at most this many, so a
+#: table is never built only to be given up; the build, a few microseconds a position,
+#: stops past this many rows ...
+CHAIN_MAX_POSITIONS = 1_000_000
+#: ... and the table (32 bytes per position and 16 per change it can make) is kept when
+#: it is at most this many bytes.
+CHAIN_MAX_BYTES = 64 << 20
 
 
 @dataclass
@@ -158,16 +173,77 @@ def compile_battle(battle: Battle) -> OlympiaArrays:
     )
 
 
-def choose_kernel(wanted: str = "auto") -> str:
-    """The kernel to run: ``wanted`` unless it is ``auto``."""
-    return AUTO_KERNEL if wanted == "auto" else wanted
+def choose_kernel(wanted: str = "auto", table: ChainTable | None = None) -> str:
+    """The kernel to run: ``wanted`` unless it is ``auto``; then ``chain`` when the
+    battle's chain ``table`` fits the budget, ``skip`` beyond it."""
+    if wanted != "auto":
+        return wanted
+    return "chain" if table is not None else AUTO_KERNEL
+
+
+@dataclass(frozen=True)
+class ChainTable:
+    """A battle's chain as the chain kernel walks it (kernels/olympia_chain.py)."""
+
+    space: Layout
+    code: np.ndarray
+    ends: np.ndarray
+    scale: np.ndarray
+    p_change: np.ndarray
+    cum: np.ndarray
+    to: np.ndarray
+    width: int
+    once: int
+
+    @property
+    def nbytes(self) -> int:
+        parts = (self.code, self.ends, self.scale, self.p_change, self.cum, self.to)
+        return sum(a.nbytes for a in parts)
+
+
+def chain_refusal(arrays: OlympiaArrays) -> str | None:
+    """Why the chain kernel cannot run this battle within its budget, or None."""
+    if arrays.order != k.RANDOM:
+        return "the chain kernel runs the random strike order only"
+    if positions(arrays) >= 1 << 62:
+        return "its positions do not fit 64-bit indices"
+    bound = reachable_bound(arrays)
+    if bound > CHAIN_MAX_POSITIONS:
+        return (
+            f"it can reach up to {bound:,} positions, over the chain kernel's limit of "
+            f"{CHAIN_MAX_POSITIONS:,}"
+        )
+    return None
+
+
+def build_chain(arrays: OlympiaArrays) -> ChainTable | None:
+    """The battle's chain table, or None when it is over budget (chain_refusal, or a
+    table of more than CHAIN_MAX_BYTES)."""
+    if chain_refusal(arrays) is not None:
+        return None
+    space = layout(arrays)
+    code, ends, scale, p_change, cum, to, width, once = olympia_chain.chain_table(
+        arrays.groups,
+        arrays.survive,
+        arrays.sides,
+        space.radix,
+        space.stride,
+        space.sradix,
+        space.sstride,
+        CHAIN_MAX_POSITIONS,
+    )
+    table = ChainTable(space, code, ends, scale, p_change, cum, to, int(width), int(once))
+    return table if table.width > 0 and table.nbytes <= CHAIN_MAX_BYTES else None
 
 
 class OlympiaPrepared(Prepared):
     def __init__(self, battle: Battle) -> None:
         self.battle = battle
         self.arrays = compile_battle(battle)
-        self.kernel = choose_kernel(battle.kernel)
+        # ``auto`` is settled on first use (kernel below): it builds the chain's table.
+        self._kernel = None if battle.kernel == "auto" else battle.kernel
+        self._chain: ChainTable | None = None
+        self._chain_built = False
         self.notes = battle.notes
         self.columns = self._columns()
         self.flags = frozenset(
@@ -189,6 +265,24 @@ class OlympiaPrepared(Prepared):
             columns[name] = k.O_CASUALTIES + i
         return columns
 
+    @property
+    def kernel(self) -> str:
+        """The kernel that runs this battle (``auto`` settled)."""
+        if self._kernel is None:
+            self._kernel = choose_kernel("auto", self.chain_table())
+        return self._kernel
+
+    @kernel.setter
+    def kernel(self, name: str) -> None:
+        self._kernel = name
+
+    def chain_table(self) -> ChainTable | None:
+        """The chain kernel's table, built on first use and kept (None: over budget)."""
+        if not self._chain_built:
+            self._chain = build_chain(self.arrays)
+            self._chain_built = True
+        return self._chain
+
     def use_reference_kernel(self) -> None:
         self.kernel = "strike"
 
@@ -197,9 +291,30 @@ class OlympiaPrepared(Prepared):
     ) -> np.ndarray:
         a = self.arrays
         out = np.zeros((count, a.n_columns), np.int64)
-        if count:
-            skip = (kernel or self.kernel) == "skip"
-            run = olympia_skip.skip_battles if skip else k.strike_battles
+        if not count:
+            return out
+        chosen = kernel or self.kernel
+        if chosen == "chain":
+            table = self.chain_table()
+            if table is None:
+                raise BattleOddsError(
+                    f'kernel = "chain": {chain_refusal(a) or "its table is over budget"}; '
+                    'use "skip" or "auto"'
+                )
+            space = table.space
+            olympia_chain.chain_battles(
+                a.groups,
+                a.sides,
+                (space.radix, space.stride, space.sradix, space.sstride),
+                (table.code, table.ends, table.scale, table.cum, table.to),
+                table.once,
+                float(table.p_change[0]),
+                np.uint64(seed),
+                first,
+                out,
+            )
+        else:
+            run = olympia_skip.skip_battles if chosen == "skip" else k.strike_battles
             run(a.groups, a.survive, a.sides, a.order, np.uint64(seed), first, out)
         return out
 

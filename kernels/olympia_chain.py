@@ -1,0 +1,353 @@
+"""Olympia battles walked through a table of the battle's Markov chain (random order).
+
+A battle whose chain is small (the exact solver's state space, kernels/olympia_exact.py)
+is cheaper to walk than to simulate: the table holds, for every position a battle can
+reach, its chance of a change per strike and the cumulative chances of the positions
+that change leads to, computed once per scenario by the exact solver's own reading of a
+position (:func:`~kernels.olympia_exact.position`). A battle then costs, per change, one
+draw for the strikes until it (geometric) and one for which change it is, and a pass
+over the final position to fill its outcome row: no chances recomputed, no
+bookkeeping of strikers and targets.
+
+Every outcome column follows from the final position and the strikes, or from draws
+the strike kernel makes about things the chain does not keep: a noble's wound (1..100
+from his health, killed at 0) decides killed or wounded, and prisoners are taken after
+the battle, so both are drawn at the end, from the same distributions. The strikes are
+always drawn (the outcome row has them), so the geometric draw is on every change. It
+inverts an exponential draw: the failures before the first success at chance ``p`` are
+``floor(E / -log(1 - p))`` for ``E`` exponential (P(f >= k) = P(E >= -k log(1 - p)) =
+(1 - p) ** k), and ``E`` comes from a ziggurat (one random number and a table look-up
+almost always) rather than a logarithm. The table stores ``1 / -log(1 - p)``.
+
+Only the ``random`` strike order: under ``alternating`` order the strikes between two
+changes follow the sides' budgets, which are not geometric (the skip kernel runs it).
+
+Table layout (one row per reachable position, the opening first; rows padded to one
+width ``L``, the most changes any position has, so that the pick is a count over a
+fixed number of entries with no branch on the draw):
+
+* ``code[x]``: the position's index in the exact solver's mixed-radix space, decoded
+  at the end of a battle into the groups' counts and the structures' points;
+* ``ends[x]``: the winner (ATTACKER, DEFENDER, DRAW) where a battle ends, -1 where it
+  goes on;
+* ``scale[x]``: ``1 / -log(1 - p)`` with ``p`` its chance of a change per strike;
+* ``cum[x * L + j]``, ``j < L - 1``: the cumulative chances of its changes (2.0 past
+  its last, never reached), ``to[x * L + j]`` the positions they lead to.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+
+import numpy as np
+from numba import prange
+
+from ._jit import jit
+from .olympia import (
+    BLOCK,
+    DRAW,
+    ENGINE,
+    G_COLUMN,
+    G_COUNT,
+    G_HEALTH,
+    G_KIND,
+    G_LEADER,
+    G_SIDE,
+    MAN,
+    NOBLE,
+    RANDOM,
+    S_HAS_STRUCTURE,
+    X_COLLAPSED,
+    X_ENGINES_LOST,
+    X_KILLED,
+    X_LEADER_KILLED,
+    X_LEADER_WOUNDED,
+    X_STRUCTURE_DEF,
+    X_STRUCTURE_DMG,
+    X_WOUNDED,
+    extra,
+    finish,
+    is_broken,
+)
+from .olympia_exact import (
+    ONCE,
+    PLAYS,
+    decode,
+    opening,
+    position,
+    position_scratch,
+    side_status,
+    structure_of,
+)
+from .rng import below, next_u64, seed_battle, uniform
+
+#: Calls of at most this many battles run on one thread: the runner's first chunks are
+#: small, and on a busy machine a parallel region waits for every thread of its team to be
+#: scheduled (25-35 ms a call of 8 to 2,048 battles at a load of 12 on 2 cores, against
+#: 0.2 ms of walking for 512 of the yardstick battles).
+SERIAL_UP_TO = 512
+#: Padding of a row's cumulative chances: a uniform number in [0, 1) never reaches it.
+PAST = 2.0
+#: Failures before the first success when there is none to expect.
+NEVER = 1 << 62
+#: The exponential ziggurat of Marsaglia and Tsang (2000), 256 layers, on 53-bit
+#: magnitudes: a draw is ``j * WE[i]`` for a layer ``i`` (8 random bits) and a magnitude
+#: ``j`` (53 other bits), accepted at once when ``j < KE[i]`` (about 99% of draws).
+ZIGGURAT_R = 7.697117470131487
+_ZIGGURAT_V = 3.949659822581572e-3
+_M53 = 9007199254740992.0
+
+
+def _ziggurat_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    ke = np.zeros(256, np.int64)
+    we = np.zeros(256)
+    fe = np.zeros(256)
+    de = ZIGGURAT_R
+    te = de
+    q = _ZIGGURAT_V / math.exp(-de)
+    ke[0] = int((de / q) * _M53)
+    ke[1] = 0
+    we[0] = q / _M53
+    we[255] = de / _M53
+    fe[0] = 1.0
+    fe[255] = math.exp(-de)
+    for i in range(254, 0, -1):
+        de = -math.log(_ZIGGURAT_V / de + math.exp(-de))
+        ke[i + 1] = int((de / te) * _M53)
+        te = de
+        fe[i] = math.exp(-de)
+        we[i] = de / _M53
+    return ke, we, fe
+
+
+KE, WE, FE = _ziggurat_tables()
+
+
+@jit(inline=True)
+def exponential(state):
+    """An exponential number of mean 1 (the ziggurat above; its rare slow path takes
+    more numbers from the stream, and a logarithm in the tail past ZIGGURAT_R)."""
+    while True:
+        bits = next_u64(state)
+        i = np.int64(bits & np.uint64(255))
+        j = np.int64(bits >> np.uint64(11))
+        x = j * WE[i]
+        if j < KE[i]:
+            return x
+        if i == 0:
+            # The tail past R is R plus an exponential (memoryless).
+            return ZIGGURAT_R - math.log(1.0 - uniform(state))
+        if FE[i] + uniform(state) * (FE[i - 1] - FE[i]) < math.exp(-x):
+            return x
+
+
+@jit(inline=True)
+def failures(state, scale):
+    """Failures before the first success at the chance ``p`` whose
+    ``scale = 1 / -log(1 - p)`` is given (0 when ``p`` is 1)."""
+    f = math.floor(exponential(state) * scale)
+    return NEVER if f >= NEVER else np.int64(f)
+
+
+@jit
+def chain_table(groups, survive, sides, radix, stride, sradix, sstride, max_rows):
+    """The table of the chain of a ``random``-order battle (module docstring): the
+    positions reachable from the opening, from the largest index of the exact solver's
+    state space down. Returns ``(code, ends, scale, p_change, cum, to, width, once)``
+    with ``once`` the winner of a battle whose opening is already broken and whose one
+    strike changes nothing (-1 otherwise). A chain of more than ``max_rows`` positions
+    is given up at that point: ``width`` 0 and no rows."""
+    scratch = position_scratch(groups.shape[0])
+    _cnt, _remaining, _unit_men, _rating, _w, _t, per_side, succ, prob, n_ev, q = scratch
+    value, alive, ws = per_side[0], per_side[1], per_side[5]
+    space = (radix, stride, sradix, sstride)
+    start = opening(groups, stride, sradix, sstride)
+    # Positions reached and not yet given a row, largest index first (a heap of negated
+    # indices): every change lowers the index, so when a position comes off the heap all
+    # that lead to it have been seen. Only reachable positions are touched, however
+    # large the space (break points cut it short).
+    pending = [-start]
+    row_of = {start: np.int64(-1)}
+    capacity = 1024
+    code = np.empty(capacity, np.int64)
+    ends = np.empty(capacity, np.int64)
+    p_change = np.empty(capacity)
+    # Each row's changes, (successor index, chance) with rows of variable length first.
+    edge_start = np.zeros(capacity + 1, np.int64)
+    edge_to = np.empty(capacity * 4, np.int64)
+    edge_p = np.empty(capacity * 4)
+    n = 0
+    width = 1
+    once = -1
+    while len(pending) > 0:
+        index = -heapq.heappop(pending)
+        if n == max_rows:
+            empty = np.zeros(0, np.int64)
+            return empty, empty, np.zeros(0), np.zeros(0), np.zeros(0), empty, 0, -1
+        if n == capacity:
+            capacity *= 2
+            code = _grown(code, capacity)
+            ends = _grown(ends, capacity)
+            p_change = _grown(p_change, capacity)
+            edge_start = _grown(edge_start, capacity + 1)
+        row_of[index] = n
+        code[n] = index
+        status = position(index, start, groups, survive, sides, RANDOM, space, scratch)
+        e0 = edge_start[n]
+        e = e0
+        ends[n] = -1
+        p_change[n] = 0.0
+        if status == ONCE:
+            lost_a = is_broken(value, alive, sides, 0)
+            lost_d = is_broken(value, alive, sides, 1)
+            once = DRAW if lost_a and lost_d else (1 if lost_a else 0)
+        if status < ONCE:
+            ends[n] = status
+        else:
+            total = ws[0] + ws[1]
+            p = (ws[0] * q[0] + ws[1] * q[1]) / total
+            if not p > 0.0 and status == PLAYS:
+                # Strikers who can change nothing: the skip kernel's draw (the strike
+                # kernel would strike forever).
+                ends[n] = DRAW
+            elif p > 0.0:
+                p_change[n] = p
+                for s in range(2):
+                    for k in range(n_ev[s]):
+                        if e + 1 > edge_to.shape[0]:
+                            edge_to = _grown(edge_to, 2 * edge_to.shape[0])
+                            edge_p = _grown(edge_p, 2 * edge_p.shape[0])
+                        to = succ[s, k]
+                        share = ws[s] * prob[s, k] / (total * p)
+                        if e > e0 and edge_to[e - 1] == to:
+                            edge_p[e - 1] += share  # an engine's points past what is left
+                        else:
+                            edge_to[e] = to
+                            edge_p[e] = share
+                            e += 1
+                        if to not in row_of:
+                            row_of[to] = -1
+                            heapq.heappush(pending, -to)
+        edge_start[n + 1] = e
+        width = max(width, e - e0)
+        n += 1
+    # Padded rows, successors as row numbers.
+    scale = np.zeros(n)
+    cum = np.full(n * width, PAST)
+    to_row = np.zeros(n * width, np.int64)
+    for x in range(n):
+        p = p_change[x]
+        scale[x] = 0.0 if p >= 1.0 else 1.0 / -math.log1p(-p)
+        running = 0.0
+        for j in range(edge_start[x + 1] - edge_start[x]):
+            e = edge_start[x] + j
+            to_row[x * width + j] = row_of[edge_to[e]]
+            running += edge_p[e]
+            if e + 1 < edge_start[x + 1]:
+                cum[x * width + j] = running
+    return code[:n].copy(), ends[:n].copy(), scale, p_change[:n].copy(), cum, to_row, width, once
+
+
+@jit
+def _grown(a, size):
+    b = np.empty(size, a.dtype)
+    b[: a.shape[0]] = a
+    return b
+
+
+@jit(inline=True)
+def settle_row(
+    state, groups, sides, radix, stride, sradix, sstride, code, winner, steps, scratch, row
+):
+    """Fill ``row`` from the final position ``code``: casualties, engines and
+    structures from the position, nobles' wounds and prisoners drawn (``scratch``: rows
+    cnt, health, and per side remaining, value, alive)."""
+    cnt = scratch[0]
+    health = scratch[1]
+    remaining = scratch[2, :2]
+    value = scratch[3, :2]
+    alive = scratch[4, :2]
+    decode(code, groups, radix, stride, sides, sradix, sstride, cnt, remaining)
+    side_status(groups, sides, cnt, value, alive)
+    for g in range(groups.shape[0]):
+        s = groups[g, G_SIDE]
+        lost = groups[g, G_COUNT] - cnt[g]
+        kind = groups[g, G_KIND]
+        health[g] = groups[g, G_HEALTH]
+        if kind == MAN:
+            row[groups[g, G_COLUMN]] += lost
+        elif kind == ENGINE:
+            row[extra(s, X_ENGINES_LOST)] += lost
+        elif kind == NOBLE and lost == 1:
+            health[g] -= 1 + below(state, 100)
+            killed = health[g] <= 0
+            row[extra(s, X_KILLED if killed else X_WOUNDED)] += 1
+            if groups[g, G_LEADER] == 1:
+                row[extra(s, X_LEADER_KILLED if killed else X_LEADER_WOUNDED)] = 1
+    for s in range(2):
+        if sides[s, S_HAS_STRUCTURE] == 1:
+            sdef, sdmg, standing = structure_of(sides, remaining[s], s)
+            row[extra(s, X_STRUCTURE_DEF)] = sdef
+            row[extra(s, X_STRUCTURE_DMG)] = sdmg
+            row[extra(s, X_COLLAPSED)] = 1 - standing
+    finish(state, groups, cnt, health, alive, winner, steps, row)
+
+
+@jit(parallel=True)
+def chain_battles(groups, sides, space, table, once, p_open, seed, first, out):
+    """Battles ``first .. first + len(out) - 1`` of run ``seed``, walked through the
+    table of :func:`chain_table`: ``space`` the digits of its positions ``(radix,
+    stride, sradix, sstride)``, ``table`` its rows ``(code, ends, scale, cum, to)``
+    (row 0 the opening; ``p_open`` its chance of a change, used when ``once`` says the
+    opening is already broken). Up to SERIAL_UP_TO battles run on the calling thread."""
+    n = out.shape[0]
+    if n <= SERIAL_UP_TO:
+        _walk(groups, sides, space, table, once, p_open, seed, first, out, 0, n)
+        return
+    for block in prange((n + BLOCK - 1) // BLOCK):
+        lo = block * BLOCK
+        _walk(groups, sides, space, table, once, p_open, seed, first, out, lo, min(n, lo + BLOCK))
+
+
+@jit
+def _walk(groups, sides, space, table, once, p_open, seed, first, out, lo, hi):
+    """Battles ``first + lo .. first + hi - 1`` into ``out[lo:hi]``."""
+    radix, stride, sradix, sstride = space
+    code, ends, scale, cum, to = table
+    width = cum.shape[0] // ends.shape[0]
+    state = np.empty(4, np.uint64)
+    scratch = np.empty((5, max(groups.shape[0], 2)), np.int64)
+    for i in range(lo, hi):
+        seed_battle(state, seed, first + i)
+        row = out[i]
+        row[:] = 0
+        x = 0
+        steps = 0
+        if once >= 0:
+            # Broken before the first strike: one strike, a change with its chance.
+            steps = 1
+            if uniform(state) < p_open:
+                x = _pick(state, cum, to, width, 0)
+            winner = ends[x] if x != 0 else once
+        else:
+            while ends[x] < 0:
+                steps += failures(state, scale[x]) + 1
+                x = _pick(state, cum, to, width, x)
+            winner = ends[x]
+        settle_row(
+            state, groups, sides, radix, stride, sradix, sstride, code[x], winner, steps,
+            scratch, row,
+        )  # fmt: skip
+
+
+@jit(inline=True)
+def _pick(state, cum, to, width, x):
+    """The position row ``x``'s change leads to: the count of its cumulative chances a
+    uniform number passes, over the padded row (no branch on the draw)."""
+    u = uniform(state)
+    base = x * width
+    passed = 0
+    for j in range(width - 1):
+        passed += u >= cum[base + j]
+    return to[base + passed]
