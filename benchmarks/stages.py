@@ -30,9 +30,9 @@ import numba  # noqa: E402
 
 import simulator  # noqa: E402
 from benchmarks.common import load_average, processor  # noqa: E402
+from simulator.results.stats import Tally  # noqa: E402
 from simulator.rulesets.olympia.prepare import OlympiaPrepared, build_chain  # noqa: E402
 from simulator.running.plan import DEFAULT_CHUNK  # noqa: E402
-from simulator.results.stats import Tally  # noqa: E402
 
 ATTACKER, DEFENDER = "noble, 100 soldier", "noble, 20 knight"
 
