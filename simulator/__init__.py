@@ -8,6 +8,8 @@
 >>> simulator.worth(scenario, side="attacker", add="1 knight", in_="soldier").frame
 >>> simulator.sensitivity(scenario, battles=4_000).frame
 >>> simulator.matrix("olympia", budget=20).frame   # who beats whom at equal cost
+>>> simulator.prices("olympia", budgets=[10, 20, 40]).frame   # a fair price list
+>>> simulator.meta("olympia", budget=20, costs="costs.toml").frame   # what players build
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ __version__ = "0.1.0"
 from .errors import BattleOddsError
 from .exact import exact
 from .matrix import matrix
+from .meta import meta
+from .prices import prices
 from .results import Result
 from .rulesets import InlineQuery
 from .runner import simulate
@@ -35,6 +39,8 @@ __all__ = [
     "inline_scenario",
     "load_scenario",
     "matrix",
+    "meta",
+    "prices",
     "sensitivity",
     "simulate",
     "worth",

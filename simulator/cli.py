@@ -518,6 +518,7 @@ def render_regression(report: Any) -> None:
 # from here): plot, compare, sweep (cli_balance); worth, sensitivity (cli_designer); matrix;
 # new; schema.
 from . import cli_balance, cli_designer, cli_matrix, cli_new, cli_schema  # noqa: E402, F401
+from . import cli_prices  # noqa: E402, F401  (prices, meta)
 
 
 def main() -> None:

@@ -22,7 +22,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 from . import rulesets
 from .errors import BattleOddsError, Source
@@ -60,6 +59,8 @@ class Estimate:
 
 def block_z(confidence: float) -> float:
     """Student's t quantile for a two-sided ``confidence`` interval from BATCHES blocks."""
+    from scipy import stats  # at use: scipy takes a while to import
+
     return float(stats.t.ppf(0.5 + confidence / 2, BATCHES - 1))
 
 
@@ -119,7 +120,9 @@ class CellBank:
         defender_won = np.add.reduceat((winner == 1).astype(np.int64), self.starts)
         return (attacker_won - defender_won) / self.sizes
 
-    def side_score(self, me: str, my_men: float, other: str, other_men: float, role: str) -> np.ndarray:
+    def side_score(
+        self, me: str, my_men: float, other: str, other_men: float, role: str
+    ) -> np.ndarray:
         """Per block: P(``me`` wins) - P(``other`` wins), ``me`` in ``role``, at counts
         that need not be whole (bilinear between the neighbouring whole counts)."""
         total = np.zeros(BATCHES)

@@ -39,8 +39,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from scipy.optimize import brentq
-
 from . import rulesets
 from .costs import MAX_COST, MIN_COST, given_costs, read_costs_file
 from .errors import BattleOddsError, did_you_mean
@@ -154,9 +152,7 @@ class Prices:
         """One row per type, other type, budget and role: the break-even price."""
         import pandas as pd
 
-        rows = [
-            {"type": t, **q.to_dict()} for t, p in self.prices.items() for q in p.pairwise
-        ]
+        rows = [{"type": t, **q.to_dict()} for t, p in self.prices.items() for q in p.pairwise]
         return pd.DataFrame(rows)
 
     def costs(self) -> dict[str, float]:
@@ -376,10 +372,14 @@ class _Search:
                     raise BattleOddsError(self._out_of_reach(kind, sign))
                 return math.exp(edge)
             previous = here
-            here = min(here + math.log(step), edge) if sign > 0 else max(here - math.log(step), edge)
+            here = (
+                min(here + math.log(step), edge) if sign > 0 else max(here - math.log(step), edge)
+            )
             value = f(here)
         if value == 0:
             return math.exp(here)
+        from scipy.optimize import brentq
+
         low, high = sorted((previous, here))
         return math.exp(brentq(f, low, high, xtol=1e-6))
 
