@@ -516,9 +516,8 @@ def render_regression(report: Any) -> None:
 
 # Registers the commands of the other CLI modules on ``app`` (imported last: they import
 # from here): plot, compare, sweep (cli_balance); worth, sensitivity (cli_designer); matrix;
-# new; schema.
-from . import cli_balance, cli_designer, cli_matrix, cli_new, cli_schema  # noqa: E402, F401
-from . import cli_prices  # noqa: E402, F401  (prices, meta)
+# new; schema; prices, meta (cli_prices).
+from . import cli_balance, cli_designer, cli_matrix, cli_new, cli_prices, cli_schema  # noqa: E402, F401
 
 
 def main() -> None:

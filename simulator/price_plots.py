@@ -99,11 +99,11 @@ def prices_panel(prices: Prices, ax: Axes | None = None) -> Axes:
     return ax
 
 
-def _budget_colours(n: int) -> list[tuple[float, ...]]:
+def _budget_colours(n: int) -> list[tuple[float, float, float, float]]:
     from matplotlib import colormaps
 
     cmap = colormaps["viridis"]
-    return [cmap(0.15 + 0.7 * i / max(n - 1, 1)) for i in range(n)]
+    return [tuple(cmap(0.15 + 0.7 * i / max(n - 1, 1))) for i in range(n)]  # type: ignore[misc]
 
 
 def _prices_size(types: int) -> tuple[float, float]:
@@ -140,7 +140,11 @@ def meta_panel(meta: Meta, ax: Axes | None = None) -> Axes:
         if meta.types[i] in meta.dominated_by:
             note += f"; dominated by {meta.dominated_by[meta.types[i]]}"
         ax.text(
-            max(meta.weights[i], meta.support[i]) + 0.01, row, note, va="center", fontsize="small"
+            max(meta.weights[i], meta.support[i]) + 0.01,
+            float(row),
+            note,
+            va="center",
+            fontsize="small",
         )
     labels = []
     for i in order:

@@ -39,6 +39,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from . import rulesets
 from .costs import MAX_COST, MIN_COST, given_costs, read_costs_file
 from .errors import BattleOddsError, did_you_mean
@@ -331,7 +333,7 @@ class _Search:
             for b in self.budgets
             for role in ROLES
         ]
-        return self.bank.estimate(sum(blocks) / len(blocks))
+        return self.bank.estimate(np.mean(blocks, axis=0))
 
     def solve(self) -> tuple[bool, int, float]:
         """Gauss-Seidel sweeps; (converged, sweeps, last relative change)."""
@@ -378,7 +380,7 @@ class _Search:
             value = f(here)
         if value == 0:
             return math.exp(here)
-        from scipy.optimize import brentq
+        from scipy.optimize import brentq  # at use: scipy takes a while to import
 
         low, high = sorted((previous, here))
         return math.exp(brentq(f, low, high, xtol=1e-6))

@@ -5,11 +5,16 @@ from __future__ import annotations
 
 import importlib
 import json
-import tomllib
+import sys
 
 import numpy as np
 import pytest
 from typer.testing import CliRunner
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
 
 import simulator
 from simulator.cli import app
