@@ -147,7 +147,8 @@ def _prices_table(result: Prices) -> None:
     out.print(table)
     out.print(
         ("converged" if result.converged else "NOT CONVERGED")
-        + f" after {result.sweeps} sweeps ({result.cells:,} pairs of counts fought); "
+        + f" after {result.sweeps} sweeps and {result.evaluations} evaluations of the whole "
+        f"system ({result.cells:,} pairs of counts fought); "
         "a type whose break-even prices spread widely is a counter-pick, not a mispriced unit",
         highlight=False,
     )

@@ -54,8 +54,10 @@ if TYPE_CHECKING:
 DEFAULT_BUDGETS = (10.0, 20.0, 40.0)
 #: Battles per pair of counts: about +-3 points on one matchup, far less on a type's average.
 DEFAULT_BATTLES = 1_000
-#: A sweep that moves no price by more than this (relative) ends the search.
-TOLERANCE = 1e-3
+#: The search ends when the prices are this close (relative) to the root ...
+TOLERANCE = 1e-4
+#: ... and every type's score is this close to 0 (far inside its noise).
+SCORE_TOLERANCE = 1e-4
 MAX_SWEEPS = 15
 #: The most men of one type a search fields (a price below budget / MAX_MEN is not sought).
 MAX_MEN = 400
@@ -120,9 +122,11 @@ class Prices:
     confidence: float
     prices: dict[str, TypePrice]
     converged: bool
+    #: Sweeps of type-by-type roots, and evaluations of the whole system (Newton steps).
     sweeps: int
-    #: The largest relative price change of the last sweep.
-    change: float
+    evaluations: int
+    #: The largest |score| of a type at the prices found (0 when solved).
+    residual: float
     #: Pairs of counts fought (each ``battles`` battles).
     cells: int
     notes: list[str] = field(default_factory=list)
@@ -183,7 +187,8 @@ class Prices:
             "confidence": self.confidence,
             "converged": self.converged,
             "sweeps": self.sweeps,
-            "change": self.change,
+            "evaluations": self.evaluations,
+            "residual": self.residual,
             "cells": self.cells,
             "prices": {
                 t: {
@@ -254,7 +259,7 @@ def fair_prices(
         )
     bank = CellBank(rs.name, battles, seed, threads=threads, progress=progress)
     search = _Search(bank, chosen, spend, base, start)
-    converged, sweeps, change = search.solve()
+    converged, sweeps, evaluations, residual = search.solve()
     z = block_z(confidence)
     answer = {t: search.price_of(t, z) for t in chosen}
     notes = [
@@ -264,8 +269,9 @@ def fair_prices(
     ]
     if not converged:
         notes.append(
-            f"not converged: after {sweeps} sweeps a price still moved by {100 * change:.2g}% "
-            f"(tolerance {100 * TOLERANCE:g}%); the prices are the last sweep's"
+            f"not converged: after {sweeps} sweeps and {evaluations} Newton evaluations a "
+            f"type's score is still {residual:.2g} from 0 (tolerance {SCORE_TOLERANCE:g}); "
+            "the prices are the last step's"
         )
     return Prices(
         ruleset=rs.name,
@@ -278,7 +284,8 @@ def fair_prices(
         prices=answer,
         converged=converged,
         sweeps=sweeps,
-        change=change,
+        evaluations=evaluations,
+        residual=residual,
         cells=bank.cells,
         notes=notes,
     )
@@ -335,26 +342,61 @@ class _Search:
         ]
         return self.bank.estimate(np.mean(blocks, axis=0))
 
-    def solve(self) -> tuple[bool, int, float]:
-        """Gauss-Seidel sweeps; (converged, sweeps, last relative change)."""
+    def solve(self) -> tuple[bool, int, int, float]:
+        """(converged, sweeps, evaluations of the whole system, largest |score| left)."""
+        # One sweep of bracketed roots, type by type: a start near the answer, and a
+        # type out of the budgets' reach is found here, as an error.
+        self._sweep(1.5, 1.0)
+        free = [t for t in self.types if t != self.base]
+        start = np.log([self.prices[t] for t in free])
+        # The types' prices pull on each other (each score averages over all the others'
+        # prices), so sweeps creep along their common direction; a damped Newton step on
+        # the whole system (MINPACK's hybrid method: a trust region, so steps are
+        # damped) does not. The cells are kept, so the system is the same function at
+        # every step.
+        from scipy.optimize import root
+
+        solved = root(self._residual, start, method="hybr", options={"xtol": TOLERANCE / 10})
+        left = np.abs(self._residual(solved.x))
+        evaluations = int(solved.nfev) + 1
+        if solved.success and left.max() <= SCORE_TOLERANCE:
+            return True, 1, evaluations, float(left.max())
+        # Where the trust region stalls (a kink between whole counts), fall back to damped
+        # sweeps from the best point found.
+        self._residual(solved.x if left.max() < np.abs(self._residual(start)).max() else start)
         damping, last = 1.0, math.inf
-        change = math.inf
-        for sweep in range(1, MAX_SWEEPS + 1):
-            change = 0.0
-            for kind in self.types:
-                if kind == self.base:
-                    continue
-                old = self.prices[kind]
-                root = self._root(kind, old, 0.0, 1.5 if sweep == 1 else 1.1, strict=True)
-                new = old ** (1 - damping) * root**damping
-                self.prices[kind] = new
-                change = max(change, abs(math.log(new / old)))
-            if change < TOLERANCE:
-                return True, sweep, change
+        for sweep in range(2, MAX_SWEEPS + 1):
+            change = self._sweep(1.1, damping)
+            left = np.abs(self._residual(np.log([self.prices[t] for t in free])))
+            if change < TOLERANCE and left.max() <= SCORE_TOLERANCE:
+                return True, sweep, evaluations, float(left.max())
             if change > last:
                 damping = max(damping / 2, 0.125)
             last = change
-        return False, MAX_SWEEPS, change
+        return False, MAX_SWEEPS, evaluations, float(left.max())
+
+    def _sweep(self, step: float, damping: float) -> float:
+        """Each type's price to the root of its own equation, the others held (a damped
+        step towards it); the largest relative change."""
+        change = 0.0
+        for kind in self.types:
+            if kind == self.base:
+                continue
+            old = self.prices[kind]
+            target = self._root(kind, old, 0.0, step, strict=True)
+            new = old ** (1 - damping) * target**damping
+            self.prices[kind] = new
+            change = max(change, abs(math.log(new / old)))
+        return change
+
+    def _residual(self, log_prices: np.ndarray) -> np.ndarray:
+        """Every type's score but the base's at these prices (held inside the search's
+        reach), which become the search's prices."""
+        free = [t for t in self.types if t != self.base]
+        edges = math.log(self.lowest), math.log(self.highest)
+        for kind, value in zip(free, log_prices, strict=True):
+            self.prices[kind] = math.exp(min(max(float(value), edges[0]), edges[1]))
+        return np.array([self.score(kind, self.prices[kind]).value for kind in free])
 
     def _root(self, kind: str, start: float, z: float, step: float, strict: bool) -> float:
         """The price at which ``kind``'s score (+ ``z`` errors) is 0, from ``start``.
