@@ -10,30 +10,37 @@
 >>> simulator.matrix("olympia", budget=20).frame   # who beats whom at equal cost
 >>> simulator.prices("olympia", budgets=[10, 20, 40]).frame   # a fair price list
 >>> simulator.meta("olympia", budget=20, costs="costs.toml").frame   # what players build
+
+The package's layers, top to bottom, are its sub-packages (docs/architecture.md): ``cli``,
+``report``, ``studies``, ``running``, ``results``, ``scenario``, ``rulesets``, ``input``,
+and the ground (``errors``, ``locate``, ``atomic``, ``version``).
 """
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
 from .errors import BattleOddsError
-from .exact import exact
-from .matrix import matrix
-from .meta import meta
-from .prices import prices
-from .results import Result
-from .rulesets import InlineQuery
-from .runner import simulate
-from .scenario import Scenario, from_data, load_scenario
-from .sensitivity import sensitivity
-from .worth import worth
+from .results.result import Result
+from .rulesets import ExactResult, InlineQuery
+from .running.runner import simulate
+from .scenario.scenario import Scenario, from_data, from_query, load_scenario
+from .studies.compare import compare
+from .studies.exact import exact
+from .studies.matrix import matrix
+from .studies.meta import meta
+from .studies.prices import prices
+from .studies.sensitivity import sensitivity
+from .studies.sweep import sweep
+from .studies.worth import worth
+from .version import __version__
 
 __all__ = [
     "BattleOddsError",
+    "ExactResult",
     "InlineQuery",
     "Result",
     "Scenario",
     "__version__",
+    "compare",
     "exact",
     "from_data",
     "inline_scenario",
@@ -43,12 +50,11 @@ __all__ = [
     "prices",
     "sensitivity",
     "simulate",
+    "sweep",
     "worth",
 ]
 
 
 def inline_scenario(ruleset: str, attacker: str, defender: str, **options: object) -> Scenario:
     """A scenario from one-line armies, as ``battle-odds odds`` builds it."""
-    from .scenario import from_query
-
     return from_query(ruleset, InlineQuery(attacker, defender, options))

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 import simulator
 from simulator.cli import app
 from simulator.errors import BattleOddsError
-from simulator.meta import dominated, meta_from_counts, solve_game, symmetric_payoff
+from simulator.studies.meta import dominated, meta_from_counts, solve_game, symmetric_payoff
 
 BATTLES = 10_000
 

@@ -20,7 +20,7 @@ import simulator
 from simulator.cli import app
 
 #: The module (``simulator.prices`` is the function it exports).
-prices_module = importlib.import_module("simulator.prices")
+prices_module = importlib.import_module("simulator.studies.prices")
 
 
 def exact_break_even(kind: str, base: str, budget: int, role: str) -> float:
