@@ -57,23 +57,24 @@ def prices_panel(prices: Prices, ax: Axes | None = None) -> Axes:
             ax.annotate(
                 f"vs {cheapest.against}",
                 (cheapest.price, row),
-                xytext=(-4, 9),
+                xytext=(0, 10),
                 textcoords="offset points",
-                ha="right",
+                ha="center",
                 fontsize="x-small",
                 color="#444444",
             )
             ax.annotate(
                 f"vs {dearest.against}",
                 (dearest.price, row),
-                xytext=(4, 9),
+                xytext=(0, 10),
                 textcoords="offset points",
-                ha="left",
+                ha="center",
                 fontsize="x-small",
                 color="#444444",
             )
     ax.set_yticks([rows[t] for t in kinds], [f"{t}\n{prices.prices[t].price:.3g}" for t in kinds])
     ax.set_ylim(-0.6, len(kinds) - 0.4)
+    ax.margins(x=0.08)  # room for the names of the cheapest and dearest matchups
     ax.set_xscale("log")
     ax.xaxis.set_major_formatter("{x:g}")
     ax.xaxis.set_minor_formatter("{x:g}")
