@@ -13,6 +13,7 @@ import simulator
 from simulator.cli import app
 from simulator.errors import BattleOddsError
 from simulator.studies.meta import dominated, meta_from_counts, solve_game, symmetric_payoff
+from tests.test_matrix import one_error_line
 
 BATTLES = 10_000
 
@@ -105,14 +106,6 @@ def test_bad_counts_are_refused():
 
 def invoke(*args: str):
     return CliRunner().invoke(app, ["meta", *args])
-
-
-def one_error_line(run) -> str:
-    assert run.exit_code == 2, run.output
-    lines = run.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), run.stderr
-    assert "Traceback" not in run.output
-    return lines[0]
 
 
 def test_meta_of_olympia_answers_as_json_and_as_a_table(tmp_path):

@@ -18,6 +18,7 @@ else:
 
 import simulator
 from simulator.cli import app
+from tests.test_matrix import one_error_line
 
 #: The module (``simulator.prices`` is the function it exports).
 prices_module = importlib.import_module("simulator.studies.prices")
@@ -152,14 +153,6 @@ def test_the_command_writes_json_a_costs_file_and_a_plot(tmp_path):
     assert json.loads(matrix.stdout)["men"]["knight"] == int(10 / written["knight"])
     table = invoke(*args)
     assert table.exit_code == 0 and "fair prices in soldiers" in " ".join(table.stdout.split())
-
-
-def one_error_line(run) -> str:
-    assert run.exit_code == 2, run.output
-    lines = run.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), run.stderr
-    assert "Traceback" not in run.output
-    return lines[0]
 
 
 @pytest.mark.parametrize(

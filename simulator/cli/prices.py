@@ -244,12 +244,12 @@ def _meta_table(result: Meta) -> None:
         ("type", "left"),
         ("men", "right"),
         ("weight", "right"),
-        (f"in the mix ({result.bootstrap} redrawn)", "right"),
-        ("against the mix", "right"),
+        ("in mix*", "right"),
+        ("vs mix", "right"),
         ("best counter", "left"),
         ("dominated by", "left"),
     ):
-        table.add_column(column, justify=justify, no_wrap=column == "type")  # type: ignore[arg-type]
+        table.add_column(column, justify=justify, no_wrap=True)  # type: ignore[arg-type]
     scores = result.against_mix()
     for i in sorted(range(len(result.types)), key=lambda i: -result.weights[i]):
         kind = result.types[i]
@@ -268,8 +268,9 @@ def _meta_table(result: Meta) -> None:
     mix = ", ".join(f"{t} {100 * w:.0f}%" for t, w in result.mix.items())
     out.print(
         f"the mix: {mix}; value {result.value + 0.0:+.3f} (a symmetric game: 0). "
-        "Scores are P(win) - P(loss) over both roles; a weight whose type is in the mix "
-        "in well under 100% of redrawn games rests on noise",
+        f"Scores are P(win) - P(loss) over both roles. *in mix: share of {result.bootstrap} "
+        "redrawn games with the type in the mix; a weight whose type is there in well under "
+        "100% of them rests on noise",
         highlight=False,
     )
     for note in m.notes:

@@ -14,7 +14,7 @@ from .plots import new_figure
 
 if TYPE_CHECKING:
     from ..studies.meta import Meta
-    from ..studies.prices import Prices
+    from ..studies.prices import Pairwise, Prices
 
 ROLE_MARKERS = {"attacker": "^", "defender": "v"}
 
@@ -51,21 +51,12 @@ def prices_panel(prices: Prices, ax: Axes | None = None) -> Axes:
         ax.fill_betweenx(
             [row - 0.38, row + 0.38], fair.low, fair.high, color="black", alpha=0.15, zorder=2
         )
-        if fair.pairwise:
-            cheapest = min(fair.pairwise, key=lambda q: q.price)
-            dearest = max(fair.pairwise, key=lambda q: q.price)
+        # Name the matchups at the two ends of the row (every type has some: two types or more).
+        ends = (min(fair.pairwise, key=_price), max(fair.pairwise, key=_price))
+        for end in ends:
             ax.annotate(
-                f"vs {cheapest.against}",
-                (cheapest.price, row),
-                xytext=(0, 10),
-                textcoords="offset points",
-                ha="center",
-                fontsize="x-small",
-                color="#444444",
-            )
-            ax.annotate(
-                f"vs {dearest.against}",
-                (dearest.price, row),
+                f"vs {end.against}",
+                (end.price, row),
                 xytext=(0, 10),
                 textcoords="offset points",
                 ha="center",
@@ -98,6 +89,10 @@ def prices_panel(prices: Prices, ax: Axes | None = None) -> Axes:
         fontsize="medium",
     )
     return ax
+
+
+def _price(pair: Pairwise) -> float:
+    return pair.price
 
 
 def _budget_colours(n: int) -> list[tuple[float, float, float, float]]:
@@ -150,7 +145,8 @@ def meta_panel(meta: Meta, ax: Axes | None = None) -> Axes:
     labels = []
     for i in order:
         counter, _ = meta.counter(meta.types[i])
-        labels.append(f"{meta.types[i]}\n(countered by {counter})")
+        men = "" if meta.matrix is None else f", {meta.matrix.men[meta.types[i]]} men"
+        labels.append(f"{meta.types[i]}{men}\n(countered by {counter})")
     ax.set_yticks(rows, labels, fontsize="small")
     ax.invert_yaxis()
     ax.set_xlim(0, 1.45)
