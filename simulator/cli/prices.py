@@ -239,36 +239,44 @@ def _meta_table(result: Meta) -> None:
         f"{m.battles:,} battles a pair, seed {m.seed}",
         box=box.SIMPLE_HEAVY,
         title_justify="left",
+        pad_edge=False,
+        collapse_padding=True,
     )
-    for column, justify in (
-        ("type", "left"),
-        ("men", "right"),
-        ("weight", "right"),
-        ("in mix*", "right"),
-        ("vs mix", "right"),
-        ("best counter", "left"),
-        ("dominated by", "left"),
+    widest = max(len(t) for t in result.types)
+    for column, justify, width in (
+        ("type, men", "left", widest + 3),
+        ("weight", "right", 6),
+        ("in mix*", "right", 7),
+        ("vs mix", "right", 6),
+        ("countered by", "left", widest),
+        ("dominated by", "left", widest),
     ):
-        table.add_column(column, justify=justify, no_wrap=True)  # type: ignore[arg-type]
+        # Only the last column may wrap (its share under the name): the others read across.
+        table.add_column(
+            column,
+            justify=justify,  # type: ignore[arg-type]
+            no_wrap=column != "dominated by",
+            min_width=width,
+        )
     scores = result.against_mix()
     for i in sorted(range(len(result.types)), key=lambda i: -result.weights[i]):
         kind = result.types[i]
-        counter, by = result.counter(kind)
         beaten = result.dominated_by.get(kind)
         table.add_row(
-            kind,
-            str(m.men[kind]),
+            f"{kind} {m.men[kind]}",
             f"{100 * result.weights[i]:.1f}%",
             f"{100 * result.support[i]:.0f}%" if result.bootstrap else "-",
-            f"{scores[i]:+.3f}",
-            f"{counter} ({by:+.2f})",
-            "" if beaten is None else f"{beaten} ({100 * result.dominated_share[kind]:.0f}%)",
+            f"{scores[i]:+.2f}",
+            result.counter(kind)[0],
+            "" if beaten is None else f"{beaten} {100 * result.dominated_share[kind]:.0f}%",
         )
     out.print(table)
     mix = ", ".join(f"{t} {100 * w:.0f}%" for t, w in result.mix.items())
     out.print(
         f"the mix: {mix}; value {result.value + 0.0:+.3f} (a symmetric game: 0). "
-        f"Scores are P(win) - P(loss) over both roles. *in mix: share of {result.bootstrap} "
+        "Scores are P(win) - P(loss) over both roles; 'countered by': the type that does "
+        "best against it; 'dominated by': in the share of redrawn games shown. *in mix: share "
+        f"of {result.bootstrap} "
         "redrawn games with the type in the mix; a weight whose type is there in well under "
         "100% of them rests on noise",
         highlight=False,
