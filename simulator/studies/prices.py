@@ -15,10 +15,14 @@ How it is solved:
   at every iteration and their roots do not move with the noise;
 - counts are whole, so a price between two counts is read by linear interpolation
   between the neighbouring counts (on both sides);
-- the system is solved type by type (Gauss-Seidel), each type's own equation by a
-  bracketing root finder (Brent's method on the price, holding the others), with a
-  damped step if a sweep moves prices more than the sweep before; it stops when a sweep
-  moves no price by more than ``TOLERANCE`` (relative) and says so when it does not.
+- one sweep puts each type's price at the root of its own equation, the others held, by a
+  bracketing root finder (Brent's method on the price): it cannot step past a root, and a
+  type that no price within the budgets makes fair is found here;
+- the types pull on each other (each score averages over all the others' prices), so
+  repeated sweeps creep along the prices' common direction; the whole system is then
+  solved by MINPACK's hybrid method (``scipy.optimize.root``, a trust region, so its steps
+  are damped), falling back to damped sweeps if it stalls. It has converged when every
+  type's score is within ``SCORE_TOLERANCE`` of 0, and says so when it has not.
 
 A naive multiplicative update (price *= wins / losses) oscillates on steep win curves
 (40 men against 40 is decided by a few percent of strength); a bracket cannot.
