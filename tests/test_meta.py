@@ -91,6 +91,17 @@ def test_a_weight_that_rests_on_noise_says_so():
     assert answer.weights[0] + answer.weights[3] == pytest.approx(1 / 3, abs=1e-9)
 
 
+def test_the_attackers_edge_does_not_decide_the_mix():
+    """Attackers win more often whoever they are (as in blocks, the other way round):
+    knights attacking soldiers win 90%, soldiers attacking knights 60%. Over both roles the
+    knight is ahead by (0.8 - 0.2) / 2 = 0.3, so the mix is all knights."""
+    share = np.array([[0.5, 0.9], [0.6, 0.5]])
+    wins, losses = counts(share)
+    answer = meta_from_counts(["knight", "soldier"], wins, losses, BATTLES)
+    assert answer.mix == {"knight": pytest.approx(1.0)}
+    assert answer.payoff[0, 1] == pytest.approx(0.3)
+
+
 def test_the_payoff_counts_both_roles():
     net = np.array([[0.0, 0.6], [-0.2, 0.0]])
     assert symmetric_payoff(net).tolist() == [[0.0, 0.4], [-0.4, 0.0]]

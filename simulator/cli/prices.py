@@ -19,7 +19,8 @@ from ..running.progress import progress_bar
 from ..scenario.scenario import DEFAULT_SEED
 from ..studies.matrix import DEFAULT_BATTLES as MATRIX_BATTLES
 from ..studies.meta import DEFAULT_BOOTSTRAP, Meta
-from ..studies.prices import DEFAULT_BATTLES, DEFAULT_BUDGETS, Prices
+from ..studies.price_list import Prices
+from ..studies.prices import DEFAULT_BATTLES, DEFAULT_BUDGETS
 from .app import app
 from .matrix import _budget
 from .options import (

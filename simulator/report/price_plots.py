@@ -14,7 +14,7 @@ from .plots import new_figure
 
 if TYPE_CHECKING:
     from ..studies.meta import Meta
-    from ..studies.prices import Pairwise, Prices
+    from ..studies.price_list import Pairwise, Prices
 
 ROLE_MARKERS = {"attacker": "^", "defender": "v"}
 
