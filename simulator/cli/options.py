@@ -16,7 +16,7 @@ from rich.markup import escape
 
 from .. import rulesets
 from ..errors import BattleOddsError
-from ..running.runner import MAX_BATTLES
+from ..running.plan import MAX_BATTLES
 
 out = Console()
 err = Console(stderr=True)

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from ..errors import BattleOddsError
-from ..running.runner import MAX_BATTLES
+from ..running.plan import MAX_BATTLES
 from .app import app
 from .options import Json, out, print_error
 
