@@ -10,7 +10,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from .plots import new_figure
+from .figures import new_figure
 
 if TYPE_CHECKING:
     from ..studies.meta import Meta
