@@ -71,6 +71,35 @@ def matrix(
     scheduler: Scheduler = None,
 ) -> None:
     """Who beats whom at equal cost: each pair of unit types, P(attacker wins) with 95%."""
+    from ..report import plots
+
+    result = fight_matrix(
+        "matrix", budget, ruleset, types, costs, battles, seed, output, threads, scheduler
+    )
+    if output is not None:
+        plots.save(plots.matrix_figure(result, dpi=dpi), output)
+    if json:
+        print_json(result.to_dict())
+        return
+    _table(result)
+    if output is not None:
+        out.print(f"{output}: heat map written", highlight=False)
+
+
+def fight_matrix(
+    command: str,
+    budget: str,
+    ruleset: str,
+    types: str | None,
+    costs: Path | None,
+    battles: int,
+    seed: int,
+    output: Path | None,
+    threads: int | None,
+    scheduler: str | None,
+) -> Matrix:
+    """The equal-cost matrix a command (``matrix``, ``meta``) asks for, with a progress
+    bar; a plot's path is checked before the battles, not after."""
     from ..running.distributed import executor_for
 
     spend = _budget(budget)
@@ -78,8 +107,8 @@ def matrix(
         from ..report import plots
 
         plots.check_output(output)
-    with executor_for(scheduler) as executor, progress_bar(err, "matrix", "pairs") as progress:
-        result = equal_cost_matrix(
+    with executor_for(scheduler) as executor, progress_bar(err, command, "pairs") as progress:
+        return equal_cost_matrix(
             ruleset,
             spend,
             types,
@@ -90,14 +119,6 @@ def matrix(
             progress=progress,
             executor=executor,
         )
-    if output is not None:
-        plots.save(plots.matrix_figure(result, dpi=dpi), output)
-    if json:
-        print_json(result.to_dict())
-        return
-    _table(result)
-    if output is not None:
-        out.print(f"{output}: heat map written", highlight=False)
 
 
 def _budget(text: str) -> float:

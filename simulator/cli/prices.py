@@ -15,14 +15,13 @@ from rich.table import Table
 
 from ..atomic import write_atomically
 from ..errors import BattleOddsError
-from ..running.progress import progress_bar
 from ..scenario.scenario import DEFAULT_SEED
 from ..studies.matrix import DEFAULT_BATTLES as MATRIX_BATTLES
 from ..studies.meta import DEFAULT_BOOTSTRAP, Meta
 from ..studies.price_list import Prices
 from ..studies.prices import DEFAULT_BATTLES, DEFAULT_BUDGETS
 from .app import app
-from .matrix import _budget
+from .matrix import fight_matrix
 from .options import (
     Dpi,
     Json,
@@ -198,27 +197,13 @@ def meta(
     scheduler: Scheduler = None,
 ) -> None:
     """What will players build? The Nash equilibrium of the equal-cost matrix."""
-    from ..running.distributed import executor_for
-    from ..studies.meta import meta as solve_meta
+    from ..studies.meta import check_game, meta_of
 
-    spend = _budget(budget)
-    if output is not None:
-        from ..report import plots
-
-        plots.check_output(output)
-    with executor_for(scheduler) as executor, progress_bar(err, "meta", "pairs") as progress:
-        result = solve_meta(
-            ruleset,
-            spend,
-            types,
-            costs,
-            battles,
-            seed,
-            bootstrap=bootstrap,
-            threads=threads,
-            progress=progress,
-            executor=executor,
-        )
+    check_game(types, bootstrap)
+    fought = fight_matrix(
+        "meta", budget, ruleset, types, costs, battles, seed, output, threads, scheduler
+    )
+    result = meta_of(fought, bootstrap=bootstrap)
     if output is not None:
         from ..report import plots
         from ..report.price_plots import meta_figure

@@ -273,6 +273,15 @@ def meta_of(matrix: Matrix, *, bootstrap: int = DEFAULT_BOOTSTRAP, seed: int | N
     return answer
 
 
+def check_game(types: Sequence[str] | str | None, bootstrap: int) -> None:
+    """Before any battle: a game needs two types, and a bootstrap no fewer than 0 games."""
+    if bootstrap < 0:
+        raise BattleOddsError(f"--bootstrap {bootstrap}: expected 0 or more")
+    names = types.split(",") if isinstance(types, str) else types
+    if names is not None and len(names) < 2:
+        raise BattleOddsError("--types: a game needs at least two types")
+
+
 def meta(
     ruleset: str,
     budget: float,
@@ -287,11 +296,7 @@ def meta(
     executor: ChunkExecutor | None = None,
 ) -> Meta:
     """Fight the equal-cost matrix (as :func:`simulator.matrix`) and solve its game."""
-    if bootstrap < 0:
-        raise BattleOddsError(f"--bootstrap {bootstrap}: expected 0 or more")
-    names = types.split(",") if isinstance(types, str) else types
-    if names is not None and len(names) < 2:
-        raise BattleOddsError("--types: a game needs at least two types")
+    check_game(types, bootstrap)
     fought = equal_cost_matrix(
         ruleset,
         budget,
