@@ -633,6 +633,61 @@ print(bring.guarantee())
 bring.frontier[["cost", "army", "p", "low", "high", "battles"]]"""
         ),
         new_code_cell("frontier_panel(bring).figure"),
+        new_markdown_cell(
+            "## 5. What should each unit cost, and what will players build?\n"
+            "A fair price list (in soldiers) makes every type win as often as it loses over "
+            "its equal-cost matchups, averaged over the other types and both roles. Each "
+            "matchup is fought once and kept, on the same battle streams, so the search solves "
+            "the same equations at every step. Beside each fair price, the type's break-even "
+            "price against each other type: a wide spread marks a counter-pick."
+        ),
+        new_code_cell(
+            """from simulator.report.price_plots import meta_figure, prices_figure
+from simulator.studies.meta import meta_of
+
+fair = simulator.prices("olympia", TYPES, budgets=[20], battles=max(BATTLES // 20, 100),
+                        seed=SEED)
+print(("converged" if fair.converged else "NOT converged") + f", {fair.cells:,} matchups fought")
+fair.frame[["type", "price", "low", "high", "pairwise_min", "pairwise_max"]]"""
+        ),
+        new_code_cell("prices_figure(fair)"),
+        new_markdown_cell(
+            "Fed back: the same matrix at the fair prices (`costs=fair.costs()`, what `battle-odds "
+            "prices --write costs.toml` writes). Each type's average win rate over the other "
+            "types, both roles, before and after."
+        ),
+        new_code_cell(
+            """priced = simulator.matrix("olympia", budget=20, types=TYPES, costs=fair.costs(),
+                          battles=max(BATTLES // 10, 200), seed=SEED)
+
+
+def win_rates(matrix):
+    pairs = matrix.frame[matrix.frame.attacker_type != matrix.frame.defender_type]
+    return (pairs.groupby("attacker_type")["p"].mean()
+            + 1 - pairs.groupby("defender_type")["p"].mean()) / 2
+
+
+even = pd.DataFrame({"at cost 1": win_rates(at_cost), "at the fair prices": win_rates(priced)})
+spread = even.max() - even.min()
+plots.matrix_figure(priced)"""
+        ),
+        new_code_cell("even.assign(men_after=[priced.men[t] for t in even.index])"),
+        new_markdown_cell(
+            "The meta: the equal-cost matrix read as a game in which each player picks a type "
+            "(attacking and defending equally often), solved for its Nash equilibrium. The "
+            "orange bars say how often a type is in the mix when the matrix is redrawn within "
+            "its noise: a small weight that is not there most of the time is noise."
+        ),
+        new_code_cell(
+            """meta_before = meta_of(at_cost, bootstrap=100)
+meta_after = meta_of(priced, bootstrap=100)
+meta_figure(meta_after)"""
+        ),
+        new_code_cell(
+            """pd.DataFrame({"mix at cost 1": meta_before.weights, "mix at the fair prices":
+              meta_after.weights, "in the mix (redrawn)": meta_after.support},
+             index=list(meta_after.types))"""
+        ),
         new_markdown_cell("## Conclusions"),
         new_code_cell(
             """frame = knobs.frame.dropna(subset=["diff"])
@@ -672,6 +727,13 @@ lines.append(
     + (", and " + names(dominated, "loses", "lose") + " to every other type." if dominated
        else ", and no type loses to every other."))
 lines.append(f"- **What to add** (twelve men, at most four knights): {bring.sentence()}.")
+lines.append(
+    f"- **Fair prices** (in soldiers, budget 20): "
+    + ", ".join(f"{t} {p.price:.2f}" for t, p in fair.prices.items())
+    + "; at these prices the types' average win rates spread over "
+    f"{spread['at the fair prices']:.0%} instead of {spread['at cost 1']:.0%} at cost 1. "
+    "The meta at those prices: "
+    + ", ".join(f"{t} {w:.0%}" for t, w in meta_after.mix.items()) + ".")
 lines.append(
     f"- **A patch**: to move the attacker's chance most with one step, change "
     f"{strongest[0]}; to fine-tune it, change {list(dict.fromkeys(frame['knob']))[-1]}, "

@@ -9,6 +9,8 @@
 >>> simulator.sensitivity(scenario, battles=4_000).frame
 >>> simulator.matrix("olympia", budget=20).frame   # who beats whom at equal cost
 >>> simulator.best(scenario, budget=24, types="soldier,knight").frontier  # what to bring
+>>> simulator.prices("olympia", budgets=[10, 20, 40]).frame   # a fair price list
+>>> simulator.meta("olympia", budget=20, costs="costs.toml").frame   # what players build
 
 The package's layers, top to bottom, are its sub-packages (docs/architecture.md): ``cli``,
 ``report``, ``studies``, ``running``, ``results``, ``scenario``, ``rulesets``, ``input``,
@@ -26,6 +28,8 @@ from .studies.best import best
 from .studies.compare import compare
 from .studies.exact import exact
 from .studies.matrix import matrix
+from .studies.meta import meta
+from .studies.prices import prices
 from .studies.sensitivity import sensitivity
 from .studies.sweep import sweep
 from .studies.worth import worth
@@ -45,6 +49,8 @@ __all__ = [
     "inline_scenario",
     "load_scenario",
     "matrix",
+    "meta",
+    "prices",
     "sensitivity",
     "simulate",
     "sweep",

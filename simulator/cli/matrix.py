@@ -6,6 +6,7 @@ Registered on the one typer app by importing this module at the end of ``cli.py`
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -63,6 +64,35 @@ def matrix(
     scheduler: Scheduler = None,
 ) -> None:
     """Who beats whom at equal cost: each pair of unit types, P(attacker wins) with 95%."""
+    from ..report import plots
+
+    result = fight_matrix(
+        "matrix", budget, ruleset, types, costs, battles, seed, output, threads, scheduler
+    )
+    if output is not None:
+        plots.save(plots.matrix_figure(result, dpi=dpi), output)
+    if json:
+        print_json(result.to_dict())
+        return
+    _table(result)
+    if output is not None:
+        out.print(f"{output}: heat map written", highlight=False)
+
+
+def fight_matrix(
+    command: str,
+    budget: str,
+    ruleset: str,
+    types: str | None,
+    costs: Path | None,
+    battles: int,
+    seed: int,
+    output: Path | None,
+    threads: int | None,
+    scheduler: str | None,
+) -> Matrix:
+    """The equal-cost matrix a command (``matrix``, ``meta``) asks for, with a progress
+    bar; a plot's path is checked before the battles, not after."""
     from ..running.distributed import executor_for
 
     spend = _budget(budget)
@@ -70,8 +100,8 @@ def matrix(
         from ..report import plots
 
         plots.check_output(output)
-    with executor_for(scheduler) as executor, progress_bar(err, "matrix", "pairs") as progress:
-        result = equal_cost_matrix(
+    with executor_for(scheduler) as executor, progress_bar(err, command, "pairs") as progress:
+        return equal_cost_matrix(
             ruleset,
             spend,
             types,
@@ -82,14 +112,6 @@ def matrix(
             progress=progress,
             executor=executor,
         )
-    if output is not None:
-        plots.save(plots.matrix_figure(result, dpi=dpi), output)
-    if json:
-        print_json(result.to_dict())
-        return
-    _table(result)
-    if output is not None:
-        out.print(f"{output}: heat map written", highlight=False)
 
 
 def _budget(text: str) -> float:

@@ -1,0 +1,271 @@
+"""``battle-odds prices`` (a fair price list) and ``battle-odds meta`` (what players will
+build at those prices).
+
+Registered on the one typer app by :mod:`simulator.cli` importing this module.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich import box
+from rich.table import Table
+
+from ..atomic import write_atomically
+from ..errors import BattleOddsError
+from ..scenario.scenario import DEFAULT_SEED
+from ..studies.matrix import DEFAULT_BATTLES as MATRIX_BATTLES
+from ..studies.meta import DEFAULT_BOOTSTRAP, Meta
+from ..studies.price_list import Prices
+from ..studies.prices import DEFAULT_BATTLES, DEFAULT_BUDGETS
+from .app import app
+from .matrix import fight_matrix
+from .options import (
+    Dpi,
+    Json,
+    PlotOutput,
+    RulesetName,
+    Scheduler,
+    Threads,
+    err,
+    out,
+    print_json,
+    user_errors,
+)
+
+Types = Annotated[
+    str | None,
+    typer.Option(
+        help="Comma-separated unit types, e.g. knight,pikeman,archer "
+        "(default: every type that can fight alone)."
+    ),
+]
+Seed = Annotated[
+    int,
+    typer.Option(
+        "--seed", "-s", min=0, max=2**63 - 1, help="Random seed, the same for every pair."
+    ),
+]
+
+
+def _costs_option(help_text: str) -> object:
+    return typer.Option(exists=True, dir_okay=False, readable=True, help=help_text)
+
+
+@app.command()
+@user_errors
+def prices(
+    ruleset: RulesetName = "olympia",
+    types: Types = None,
+    base: Annotated[
+        str | None,
+        typer.Option(help="The type prices are counted in (costs 1; default: the first type)."),
+    ] = None,
+    budgets: Annotated[
+        str,
+        typer.Option(help="Comma-separated budgets, in men of the base type, e.g. 10,20,40."),
+    ] = ",".join(f"{b:g}" for b in DEFAULT_BUDGETS),
+    costs: Annotated[
+        Path | None,
+        _costs_option("TOML file of `type = cost` lines: the prices to start from."),
+    ] = None,
+    battles: Annotated[
+        int, typer.Option("--battles", "-n", min=20, help="Battles per pair of counts of men.")
+    ] = DEFAULT_BATTLES,
+    seed: Seed = DEFAULT_SEED,
+    confidence: Annotated[
+        float, typer.Option(min=0.5, max=0.9999, help="Level of the price intervals.")
+    ] = 0.95,
+    write: Annotated[
+        Path | None,
+        typer.Option(
+            "--write",
+            dir_okay=False,
+            help="Write the prices as a --costs file (for matrix, meta and best).",
+        ),
+    ] = None,
+    output: PlotOutput = None,
+    dpi: Dpi = 100,
+    json: Json = False,
+    threads: Threads = None,
+) -> None:
+    """What should each unit cost? A fair price list, with each type's break-even prices."""
+    from ..studies.prices import fair_prices
+
+    if output is not None:
+        from ..report import plots
+
+        plots.check_output(output)
+    if write is not None and not (write.parent if str(write.parent) else Path(".")).is_dir():
+        raise BattleOddsError(f"--write {write}: no such folder '{write.parent}'")
+    with err.status("prices: fighting matchups", spinner="line") as status:
+
+        def progress(cells: int) -> None:
+            status.update(f"prices: {cells:,} matchups fought")
+
+        result = fair_prices(
+            ruleset,
+            types,
+            base,
+            budgets,
+            costs,
+            battles,
+            seed,
+            confidence=confidence,
+            threads=threads,
+            progress=progress if err.is_terminal else None,
+        )
+    if write is not None:
+        write_atomically(write, result.costs_toml())
+    if output is not None:
+        from ..report import plots
+        from ..report.price_plots import prices_figure
+
+        plots.save(prices_figure(result, dpi=dpi), output)
+    if json:
+        print_json(result.to_dict())
+        return
+    _prices_table(result)
+    for path, what in ((write, "costs file"), (output, "plot")):
+        if path is not None:
+            out.print(f"{path}: {what} written", highlight=False)
+
+
+def _prices_table(result: Prices) -> None:
+    table = Table(
+        title=f"{result.ruleset}: fair prices in {result.base}s, budgets "
+        f"{', '.join(f'{b:g}' for b in result.budgets)}, {result.battles:,} battles a "
+        f"matchup, seed {result.seed}",
+        box=box.SIMPLE_HEAVY,
+        title_justify="left",
+    )
+    table.add_column("type", no_wrap=True)
+    table.add_column("price", justify="right")
+    table.add_column(f"{100 * result.confidence:g}% interval", justify="right")
+    table.add_column("break-even against others (cheapest .. dearest)")
+    for kind, p in result.prices.items():
+        cheap = min(p.pairwise, key=lambda q: q.price)
+        dear = max(p.pairwise, key=lambda q: q.price)
+        table.add_row(
+            kind,
+            f"{p.price:.3g}",
+            "base" if kind == result.base else f"{p.low:.3g}..{p.high:.3g}",
+            f"{_edge(cheap.price, cheap.beyond)} vs {cheap.against} .. "
+            f"{_edge(dear.price, dear.beyond)} vs {dear.against}",
+        )
+    out.print(table)
+    out.print(
+        ("converged" if result.converged else "NOT CONVERGED")
+        + f" after {result.sweeps} sweeps and {result.evaluations} evaluations of the whole "
+        f"system ({result.cells:,} pairs of counts fought); "
+        "a type whose break-even prices spread widely is a counter-pick, not a mispriced unit",
+        highlight=False,
+    )
+    for note in result.notes:
+        out.print(note, highlight=False)
+
+
+def _edge(price: float, beyond: str | None) -> str:
+    return {None: "", "above": ">", "below": "<"}[beyond] + f"{price:.3g}"
+
+
+@app.command()
+@user_errors
+def meta(
+    budget: Annotated[
+        str, typer.Option(help="What each army may spend, in the unit table's costs (e.g. 20).")
+    ],
+    ruleset: RulesetName = "olympia",
+    types: Types = None,
+    costs: Annotated[
+        Path | None,
+        _costs_option("TOML file of `type = cost` lines (e.g. written by prices --write)."),
+    ] = None,
+    battles: Annotated[
+        int, typer.Option("--battles", "-n", min=1, help="Battles per pair of types.")
+    ] = MATRIX_BATTLES,
+    seed: Seed = DEFAULT_SEED,
+    bootstrap: Annotated[
+        int, typer.Option(min=0, max=100_000, help="Redrawn games for the support shares.")
+    ] = DEFAULT_BOOTSTRAP,
+    output: PlotOutput = None,
+    dpi: Dpi = 100,
+    json: Json = False,
+    threads: Threads = None,
+    scheduler: Scheduler = None,
+) -> None:
+    """What will players build? The Nash equilibrium of the equal-cost matrix."""
+    from ..studies.meta import check_game, meta_of
+
+    check_game(types, bootstrap)
+    fought = fight_matrix(
+        "meta", budget, ruleset, types, costs, battles, seed, output, threads, scheduler
+    )
+    result = meta_of(fought, bootstrap=bootstrap)
+    if output is not None:
+        from ..report import plots
+        from ..report.price_plots import meta_figure
+
+        plots.save(meta_figure(result, dpi=dpi), output)
+    if json:
+        print_json(result.to_dict())
+        return
+    _meta_table(result)
+    if output is not None:
+        out.print(f"{output}: plot written", highlight=False)
+
+
+def _meta_table(result: Meta) -> None:
+    m = result.matrix
+    assert m is not None
+    table = Table(
+        title=f"{m.ruleset}: the equal-cost game at budget {m.budget:g} (both roles), "
+        f"{m.battles:,} battles a pair, seed {m.seed}",
+        box=box.SIMPLE_HEAVY,
+        title_justify="left",
+        pad_edge=False,
+        collapse_padding=True,
+    )
+    widest = max(len(t) for t in result.types)
+    for column, justify, width in (
+        ("type, men", "left", widest + 3),
+        ("weight", "right", 6),
+        ("in mix*", "right", 7),
+        ("vs mix", "right", 6),
+        ("countered by", "left", widest),
+        ("dominated by", "left", widest),
+    ):
+        # Only the last column may wrap (its share under the name): the others read across.
+        table.add_column(
+            column,
+            justify=justify,  # type: ignore[arg-type]
+            no_wrap=column != "dominated by",
+            min_width=width,
+        )
+    scores = result.against_mix()
+    for i in sorted(range(len(result.types)), key=lambda i: -result.weights[i]):
+        kind = result.types[i]
+        beaten = result.dominated_by.get(kind)
+        table.add_row(
+            f"{kind} {m.men[kind]}",
+            f"{100 * result.weights[i]:.1f}%",
+            f"{100 * result.support[i]:.0f}%" if result.bootstrap else "-",
+            f"{scores[i]:+.2f}",
+            result.counter(kind)[0],
+            "" if beaten is None else f"{beaten} {100 * result.dominated_share[kind]:.0f}%",
+        )
+    out.print(table)
+    mix = ", ".join(f"{t} {100 * w:.0f}%" for t, w in result.mix.items())
+    out.print(
+        f"the mix: {mix}; value {result.value + 0.0:+.3f} (a symmetric game: 0). "
+        "Scores are P(win) - P(loss) over both roles; 'countered by': the type that does "
+        "best against it; 'dominated by': in the share of redrawn games shown. *in mix: share "
+        f"of {result.bootstrap} "
+        "redrawn games with the type in the mix; a weight whose type is there in well under "
+        "100% of them rests on noise",
+        highlight=False,
+    )
+    for note in m.notes:
+        out.print(note, highlight=False)

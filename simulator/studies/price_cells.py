@@ -1,0 +1,149 @@
+"""The battles a price search reads: one-type armies by their counts of men, kept for the
+whole search (``battle-odds prices``).
+
+A cell is ``a`` men of one type attacking ``d`` men of another. Every cell is fought once,
+on the same seed and battle indices as every other (common random numbers), and kept: a
+search that comes back to a count reads the same battles, so the function it solves does
+not change under it between iterations and a bracketing root finder converges.
+
+Counts are whole but prices are not: a price that buys 4.35 men is read by linear
+interpolation between 4 and 5 men, on both sides (bilinear in the two counts).
+
+Each cell keeps its tallies in ``BATCHES`` blocks of consecutive battle indices. Any
+linear reading of the cells (one matchup, or a type's average over many) is computed per
+block; the spread of the blocks gives its standard error with the correlation that common
+random numbers put between cells (batch means), which a binomial formula would ignore.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import rulesets
+from ..errors import BattleOddsError, Source
+from ..rulesets import Army
+from ..running.runner import thread_count
+from ..scenario.scenario import from_data
+
+#: Blocks of battle indices per cell, for batch-means standard errors.
+BATCHES = 10
+ROLES = ("attacker", "defender")
+#: ``progress(cells_fought)``.
+CellCount = Callable[[int], None]
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A linear reading of the cells: its value and the value in each block of battles."""
+
+    blocks: np.ndarray
+    weights: np.ndarray
+
+    @property
+    def value(self) -> float:
+        return float(np.dot(self.blocks, self.weights))
+
+    @property
+    def error(self) -> float:
+        """Standard error from the spread of the blocks (batch means)."""
+        return float(np.std(self.blocks, ddof=1) / math.sqrt(len(self.blocks)))
+
+    def shifted(self, z: float) -> float:
+        """``value + z * error``: the edge of an interval at ``z``."""
+        return self.value + z * self.error
+
+
+def block_z(confidence: float) -> float:
+    """Student's t quantile for a two-sided ``confidence`` interval from BATCHES blocks."""
+    from scipy import stats  # at use: scipy takes a while to import
+
+    return float(stats.t.ppf(0.5 + confidence / 2, BATCHES - 1))
+
+
+class CellBank:
+    """Fights and keeps cells of one ruleset on one seed, ``battles`` battles each."""
+
+    def __init__(
+        self,
+        ruleset: str,
+        battles: int,
+        seed: int,
+        *,
+        threads: int | None = None,
+        progress: CellCount | None = None,
+    ) -> None:
+        if battles < 2 * BATCHES:
+            raise BattleOddsError(f"--battles {battles}: expected at least {2 * BATCHES}")
+        self.ruleset = rulesets.get(ruleset, "--ruleset")
+        self.battles = battles
+        self.seed = seed
+        self.threads = threads
+        self.progress = progress
+        self.starts = np.array([battles * b // BATCHES for b in range(BATCHES)])
+        sizes = np.diff(np.append(self.starts, battles))
+        self.weights = sizes / battles
+        self.sizes = sizes.astype(float)
+        #: (attacker type, men, defender type, men) -> per-block net score of the attacker.
+        self._scores: dict[tuple[str, int, str, int], np.ndarray] = {}
+
+    @property
+    def cells(self) -> int:
+        return len(self._scores)
+
+    def score(self, attacker: str, a_men: int, defender: str, d_men: int) -> np.ndarray:
+        """Per block: P(attacker wins) - P(defender wins) of ``a_men`` against ``d_men``.
+        A side of no men loses (a price above the budget buys nobody)."""
+        if a_men <= 0 or d_men <= 0:
+            return np.full(BATCHES, float(np.sign(a_men - d_men)))
+        key = (attacker, a_men, defender, d_men)
+        if key not in self._scores:
+            self._scores[key] = self._fight(*key)
+            if self.progress is not None:
+                self.progress(len(self._scores))
+        return self._scores[key]
+
+    def _fight(self, attacker: str, a_men: int, defender: str, d_men: int) -> np.ndarray:
+        label = f"{a_men} {attacker} vs {d_men} {defender}"
+        try:
+            data = self.ruleset.one_type_battle(Army(attacker, a_men), Army(defender, d_men))
+            scenario = from_data({**data, "name": label}, Source(label))
+        except BattleOddsError as exc:
+            raise BattleOddsError(f"{label}: {exc}") from None
+        prepared = self.ruleset.prepare(scenario.model)
+        with thread_count(self.threads):
+            winner = prepared.run(self.seed, 0, self.battles)["winner"]
+        attacker_won = np.add.reduceat((winner == 0).astype(np.int64), self.starts)
+        defender_won = np.add.reduceat((winner == 1).astype(np.int64), self.starts)
+        return (attacker_won - defender_won) / self.sizes
+
+    def side_score(
+        self, me: str, my_men: float, other: str, other_men: float, role: str
+    ) -> np.ndarray:
+        """Per block: P(``me`` wins) - P(``other`` wins), ``me`` in ``role``, at counts
+        that need not be whole (bilinear between the neighbouring whole counts)."""
+        total = np.zeros(BATCHES)
+        for mine, w_mine in _neighbours(my_men):
+            for theirs, w_theirs in _neighbours(other_men):
+                if role == "attacker":
+                    s = self.score(me, mine, other, theirs)
+                else:
+                    s = -self.score(other, theirs, me, mine)
+                total += w_mine * w_theirs * s
+        return total
+
+    def estimate(self, blocks: np.ndarray) -> Estimate:
+        return Estimate(blocks, self.weights)
+
+
+def _neighbours(men: float) -> list[tuple[int, float]]:
+    """The whole counts around ``men`` with their interpolation weights."""
+    # A hair of tolerance: 20 / (20 / 7) is 7 men, not 6.999... between 6 and 7.
+    low = math.floor(men + 1e-9)
+    fraction = men - low
+    if fraction <= 1e-9:
+        return [(low, 1.0)]
+    return [(low, 1.0 - fraction), (low + 1, fraction)]
