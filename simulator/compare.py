@@ -7,8 +7,9 @@ variance is far smaller than that of two independent runs: a small rules change 
 up with a fraction of the battles.
 
 Only the outcome-column contract is used (``winner``, ``steps``, ``casualties.*``,
-extras), so any two scenarios can be compared, of the same ruleset or not (across
-rulesets the streams are still shared, but the pairing gains little).
+extras), so any two scenarios whose ``steps`` count the same thing can be compared, of
+the same ruleset or not (across rulesets the streams are still shared, but the pairing
+gains little); a pair whose steps count different things (strikes, turns) is refused.
 """
 
 from __future__ import annotations
@@ -220,6 +221,18 @@ class Comparison:
         }
 
 
+def check_comparable(a: Scenario, b: Scenario) -> None:
+    """Scenarios whose ``steps`` count the same thing (a difference of strikes and turns
+    is no number)."""
+    unit_a, unit_b = (rulesets.get(s.ruleset).step_unit for s in (a, b))
+    if unit_a != unit_b:
+        raise BattleOddsError(
+            f"compare: A is {a.ruleset} (steps count {unit_a}) and B is {b.ruleset} (steps "
+            f"count {unit_b}): their steps and casualties are different numbers; compare "
+            "scenarios of one ruleset"
+        )
+
+
 def compare(
     a: Scenario,
     b: Scenario,
@@ -237,6 +250,7 @@ def compare(
     battles = a.battles if battles is None else battles
     seed = a.seed if seed is None else seed
     check_run(battles, seed)
+    check_comparable(a, b)
     prepared_a = rulesets.get(a.ruleset).prepare(a.model)
     prepared_b = rulesets.get(b.ruleset).prepare(b.model)
     if prepared_a.kernel != prepared_b.kernel:

@@ -27,7 +27,7 @@ from .atomic import write_atomically
 from .errors import BattleOddsError, Source
 from .reader import Node
 from .results import Result
-from .runner import simulate
+from .runner import MAX_BATTLES, MAX_SEED, simulate
 from .scenario import Scenario, load_scenario
 from .stats import OUTCOMES
 
@@ -178,7 +178,7 @@ def read_baseline(path: Path) -> Baseline:
     """Parse and check a baseline file; a corrupt one is a clear error, not a traceback."""
     label = str(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise BattleOddsError(f"{label}: no such baseline file (create it with --update)") from None
     except (OSError, UnicodeDecodeError) as exc:
@@ -222,8 +222,8 @@ def read_baseline(path: Path) -> Baseline:
             path=scenario_path,
             ruleset=node.text("ruleset"),
             scenario_hash=node.text("scenario_hash"),
-            seed=node.integer("seed", lo=0),
-            battles=node.integer("battles", lo=1),
+            seed=node.integer("seed", lo=0, hi=MAX_SEED),
+            battles=node.integer("battles", lo=1, hi=MAX_BATTLES),
             version=node.text("version", "?"),
             numbers=numbers,
             tolerance=_tolerance(node),

@@ -41,6 +41,8 @@ FIRST_CHUNK = 8
 #: days on one machine, and keep every tally's counts (and sums of outcome values up to
 #: 10**7 per battle) far inside int64 and the float64 exact-integer range.
 MAX_BATTLES = 10**11
+#: Seeds are 0..2**63-1: a kernel's seed is a signed 64-bit integer.
+MAX_SEED = 2**63 - 1
 #: Per-battle rows are kept (``Result.battles``) up to this many battles unless asked.
 KEEP_ROWS_LIMIT = 1_000_000
 #: At most this many rows are kept even on request (about 250 MB of outcome columns).
@@ -147,7 +149,7 @@ def check_run(battles: int, seed: int) -> None:
     """A battle count and seed any kernel and tally can take."""
     if not 1 <= battles <= MAX_BATTLES:
         raise BattleOddsError(f"battles: {battles}: expected 1..{MAX_BATTLES:,}")
-    if not 0 <= seed < 2**63:
+    if not 0 <= seed <= MAX_SEED:
         raise BattleOddsError(f"seed: {seed}: expected 0..2**63-1")
 
 
