@@ -31,36 +31,55 @@ TIMED_SECONDS = 0.5
 
 
 class Estimate:
-    """Seconds left of a run, from its rate since the first piece of work reported.
+    """Seconds left of a run, timed on its battles rather than on per-call costs.
 
-    The first piece pays for loading or compiling the kernel, so the rate is timed from
-    its end, over at least ``min_span`` seconds (a few small chunks time one-off costs
-    more than battles): with small first chunks (``runner.FIRST_CHUNK``) the estimate
-    comes within a second or so, or after the second chunk of a slow scenario, and
-    sharpens with every chunk."""
+    Each report after the first ends a piece of work of ``n`` battles that took ``t``
+    seconds; ``t = a + b * n`` is fitted by least squares over the pieces (the first
+    piece, which also pays for loading or compiling the kernel, is left out), and the
+    time left is ``b`` times the battles left: ``a``, the fixed cost of a call (under a
+    millisecond), is paid again only by the few large calls still to come. A rate timed
+    on small first chunks alone (``t / n``) would count their fixed cost as battles and
+    overestimate a fast run a hundredfold. The estimate waits for ``min_span`` seconds
+    of timed pieces, and falls back to ``sum t / sum n`` when the pieces cannot separate
+    ``a`` from ``b`` (all of one size, as the points of a sweep)."""
 
     def __init__(
         self, clock: Callable[[], float] = time.perf_counter, min_span: float | None = None
     ) -> None:
         self.clock = clock
         self.min_span = TIMED_SECONDS if min_span is None else min_span
-        self.updates = 0
-        self.since: tuple[float, int] | None = None
+        self.last: tuple[float, int] | None = None
+        self.pieces: list[tuple[int, float]] = []
+        self.skipped_first = False
 
     def left(self, done: int, total: int) -> float | None:
-        """Seconds left after ``done`` of ``total`` (None until there is a rate)."""
+        """Seconds left after ``done`` of ``total`` (None until there is a timing)."""
         now = self.clock()
-        self.updates += 1
-        if self.since is None:
-            # The call before any work (done may be > 0: a resumed run) and the first
-            # piece of work only set the start of the timing.
-            if self.updates >= 2:
-                self.since = (now, done)
+        last, self.last = self.last, (now, done)
+        if last is None:
+            return None  # the call before any work (done may be > 0: a resumed run)
+        if done > last[1]:
+            if self.skipped_first:
+                self.pieces.append((done - last[1], now - last[0]))
+            self.skipped_first = True
+        if sum(t for _, t in self.pieces) < self.min_span:
             return None
-        start, start_done = self.since
-        if done <= start_done or now - start < self.min_span:
-            return None
-        return (total - done) * (now - start) / (done - start_done)
+        return max(total - done, 0) * self.per_battle()
+
+    def per_battle(self) -> float:
+        """``b`` of ``t = a + b * n`` over the timed pieces (seconds a battle)."""
+        ns = [float(n) for n, _ in self.pieces]
+        ts = [t for _, t in self.pieces]
+        mean_n, mean_t = sum(ns) / len(ns), sum(ts) / len(ts)
+        spread = sum((n - mean_n) ** 2 for n in ns)
+        overall = sum(ts) / sum(ns)
+        if spread <= 0:
+            return overall
+        slope = sum((n - mean_n) * (t - mean_t) for n, t in zip(ns, ts, strict=True)) / spread
+        # A negative fixed cost or slope is timing noise: the overall rate is safer.
+        if slope <= 0 or mean_t - slope * mean_n < 0:
+            return overall
+        return slope
 
 
 def format_seconds(seconds: float) -> str:

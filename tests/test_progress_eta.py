@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 import simulator
 from simulator import progress
+from simulator.chunking import ChunkSizes
 from simulator.cli import app
 from simulator.errors import Source
 from simulator.progress import Estimate, format_seconds, progress_bar, run_battles
@@ -37,12 +38,41 @@ def test_chunks_start_small_and_grow_to_the_chunk_size() -> None:
 
 
 def test_estimate_waits_for_a_long_enough_timing() -> None:
-    """0.1 s of timing is not trusted (one-off costs); 0.6 s is: 100 battles in it."""
+    """0.1 s of timing is not trusted (one-off costs); 0.6 s is: 10 battles took 0.1 s
+    and 90 took 0.5 s, so a battle takes 5 ms (and a call 50 ms more)."""
     estimate = Estimate(ticking([0.0, 10.0, 10.1, 10.6]), min_span=0.5)
     assert estimate.left(0, 1_000) is None
     assert estimate.left(8, 1_000) is None
     assert estimate.left(18, 1_000) is None
-    assert estimate.left(108, 1_000) == pytest.approx(892 * 0.6 / 100)
+    assert estimate.left(108, 1_000) == pytest.approx(892 * 0.005)
+
+
+@pytest.mark.parametrize(("fixed", "per_battle"), [(0.05, 1e-5), (0.001, 1e-6), (0.0, 3e-4)])
+def test_estimate_is_within_a_factor_of_two_from_its_first_answer(
+    fixed: float, per_battle: float
+) -> None:
+    """Calls that cost ``fixed`` seconds plus ``per_battle`` a battle, in the runner's
+    chunks (sized by time, growing fourfold): every estimate, from the first, is within a
+    factor of two of the time the rest of the run takes. Timed as battles per second
+    over the first small calls, the fixed cost of 50 ms a call made a 4 s run look like
+    a quarter of an hour."""
+    battles = round(20 / per_battle)  # a run of about 20 s
+    sizes = ChunkSizes(1 << 17)
+    now, done = 0.0, 0
+    ends = [(0.0, 0)]
+    while done < battles:
+        count = sizes.next(battles - done)
+        seconds = fixed + per_battle * count
+        sizes.timed(count, seconds)
+        now, done = now + seconds + (5.0 if done == 0 else 0.0), done + count
+        ends.append((now, done))
+    estimate = Estimate(ticking([t for t, _ in ends]))
+    answers = [(estimate.left(d, battles), now - t) for t, d in ends]
+    timed = [(left, actual) for left, actual in answers if left is not None]
+    assert timed and len(timed) >= len(answers) // 2
+    first_answer = next(i for i, (left, _) in enumerate(answers) if left is not None)
+    assert ends[first_answer][0] < 5.0 + 2.0  # within 2 s of the first call's loading
+    assert all(0.5 <= left / actual <= 2 for left, actual in timed[:-1]), timed
 
 
 def test_estimate_ignores_the_first_piece_of_work() -> None:
