@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import rulesets
+from .bounds import check_total
 from .costs import given_costs, read_costs_file
 from .errors import BattleOddsError, Source, did_you_mean
 from .results import Result
@@ -134,6 +135,7 @@ def equal_cost_matrix(
     threads: int | None = None,
     progress: CellProgress | None = None,
     executor: ChunkExecutor | None = None,
+    max_total: int | None = None,
 ) -> Matrix:
     """Fight every ordered pair of ``types`` (default: every type of the ruleset that can
     fight alone) at ``budget`` each; ``costs`` (a mapping or a TOML file of ``type =
@@ -164,6 +166,11 @@ def equal_cost_matrix(
             + f": raise it to at least {cheapest:g}"
             + ("" if types is None else " or leave them out of --types")
         )
+    check_total(
+        f"matrix: {len(chosen)} x {len(chosen)} pairs x --battles {battles:,}",
+        len(chosen) ** 2 * battles,
+        max_total,
+    )
     # Build (and so validate) every cell's battle before running any.
     pairs = [(Army(a, men[a]), Army(d, men[d])) for a in chosen for d in chosen]
     scenarios = [_battle(rs, attacker, defender, budget) for attacker, defender in pairs]

@@ -24,6 +24,7 @@ import tomli_w
 
 from . import __version__
 from .atomic import write_atomically
+from .bounds import check_total
 from .errors import BattleOddsError, Source
 from .reader import Node
 from .results import Result
@@ -354,6 +355,7 @@ def check(
     *,
     seed: int | None = None,
     run: Runner = simulate,
+    max_total: int | None = None,
 ) -> Report:
     """Re-run the baseline's scenarios and test every number against it.
 
@@ -361,6 +363,10 @@ def check(
     default each scenario runs with the seed and battle count recorded with it."""
     files = {key_of(p, baseline_path): p for p in scenario_files(paths, baseline_path)}
     roots = [key_of(p, baseline_path) for p in paths]
+    asked = [baseline.entries[key].battles for key in files if key in baseline.entries]
+    check_total(
+        f"regress: {len(asked)} scenarios of the baseline ({baseline_path})", sum(asked), max_total
+    )
     statuses: dict[str, str] = {}
     comparisons: list[Comparison] = []
     for key, path in files.items():
@@ -424,6 +430,7 @@ def update(
     battles: int | None = None,
     level: float | None = None,
     run: Runner = simulate,
+    max_total: int | None = None,
 ) -> Baseline:
     """Run every scenario and rewrite the baseline atomically.
 
@@ -432,6 +439,7 @@ def update(
     old = read_baseline(baseline_path) if baseline_path.exists() else Baseline()
     new = Baseline(level=old.level if level is None else level, tolerance=old.tolerance)
     roots = [key_of(p, baseline_path) for p in paths]
+    planned = []
     for path in scenario_files(paths, baseline_path):
         key = key_of(path, baseline_path)
         scenario: Scenario = load_scenario(path)
@@ -441,6 +449,13 @@ def update(
             if previous and previous.scenario_hash == scenario.hash
             else scenario.battles
         )
+        planned.append((key, scenario, previous, count))
+    check_total(
+        f"regress --update: {len(planned)} scenarios",
+        sum(count for *_, count in planned),
+        max_total,
+    )
+    for key, scenario, previous, count in planned:
         result = run(scenario, count, scenario.seed, keep_battles=False)
         numbers = numbers_of(result)
         if previous is not None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from . import rulesets
+from .bounds import check_total
 from .compare import compare
 from .errors import BattleOddsError, Source
 from .rulesets.designer import COUNT, Knob, rating_step
@@ -87,6 +88,7 @@ def sensitivity(
     rating_step: float = 0.1,
     threads: int | None = None,
     progress: PointProgress | None = None,
+    max_total: int | None = None,
 ) -> Sensitivity:
     """Each knob one step down and up (``count_step`` men, ``rating_step`` of a rating,
     rounded to the field's resolution and at least one step of it), each against the
@@ -106,8 +108,13 @@ def sensitivity(
     knobs = ruleset.knobs(scenario)
     if not knobs:
         raise BattleOddsError(f"{scenario.source.label}: no counts or ratings to turn")
-    result = Sensitivity(scenario, side, seed, battles, math.nan)
     total = 2 * len(knobs)
+    check_total(
+        f"sensitivity: {total} changes x 2 scenarios x --battles {battles:,}",
+        total * 2 * battles,
+        max_total,
+    )
+    result = Sensitivity(scenario, side, seed, battles, math.nan)
     for knob in knobs:
         step = step_of(knob, count_step, rating_step)
         for direction, sign in (("down", -1), ("up", 1)):

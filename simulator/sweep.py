@@ -19,6 +19,7 @@ from statistics import NormalDist
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import rulesets
+from .bounds import check_total
 from .errors import BattleOddsError
 from .precision import DEFAULT_MAX_BATTLES, simulate_to_precision
 from .results import Result
@@ -182,6 +183,7 @@ def sweep(
     threads: int | None = None,
     progress: PointProgress | None = None,
     executor: ChunkExecutor | None = None,
+    max_total: int | None = None,
 ) -> Sweep:
     """Run every point of the grid of ``vary`` (one or two ``PATH=VALUES``).
 
@@ -198,6 +200,15 @@ def sweep(
     if outcome not in OUTCOMES:
         raise BattleOddsError(f"--outcome {outcome}: expected one of {', '.join(OUTCOMES)}")
     seed = scenario.seed if seed is None else seed
+    size = math.prod(len(v.values) for v in varies)
+    shape = " x ".join(f"{len(v.values):,}" for v in varies)
+    if size > MAX_POINTS:
+        raise BattleOddsError(
+            f"--vary: a grid of {shape} = {size:,} points: at most {MAX_POINTS:,} "
+            "(a larger step, or fewer values)"
+        )
+    each = (max_battles if precision is not None else battles) or scenario.battles
+    check_total(f"sweep: {size:,} points x {each:,} battles", size * each, max_total)
     points = list(product(*(v.values for v in varies)))
     # Build (and so validate) every point before running any: a bad value fails at once.
     scenarios = [point(scenario, varies, values) for values in points]
@@ -309,6 +320,7 @@ def find_target(
     threads: int | None = None,
     progress: PointProgress | None = None,
     executor: ChunkExecutor | None = None,
+    max_total: int | None = None,
 ) -> TargetSearch:
     """Bisection for the smallest value of ``vary`` whose P(outcome) reaches ``target``.
 
@@ -335,6 +347,11 @@ def find_target(
     values = sorted(set(found.values))
     seed = scenario.seed if seed is None else seed
     probes_at_most = bisection_probes(len(values))
+    check_total(
+        f"sweep --target: {probes_at_most} probes x --max-battles {max_battles:,}",
+        probes_at_most * max_battles,
+        max_total,
+    )
     z = look_z(confidence, probes_at_most, first_battles, max_battles)
     k = OUTCOMES.index(outcome)
     search = TargetSearch(scenario, found, outcome, target, None, z=z)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from . import rulesets
+from .bounds import check_total
 from .compare import Comparison, compare
 from .errors import BattleOddsError, Source
 from .rulesets.designer import resolve_type
@@ -205,6 +206,7 @@ def worth(
     max_n: int = 100,
     threads: int | None = None,
     progress: PointProgress | None = None,
+    max_total: int | None = None,
 ) -> Worth:
     """How many men of type ``in_`` added to ``side`` win at least as often as ``add``
     (``"1 knight"`` or ``(1, "knight")``); see the module docstring for the search."""
@@ -233,10 +235,15 @@ def worth(
         max_n = min(max_n, room)
     seed = scenario.seed if seed is None else seed
     with_x = reinforced(scenario, side, kind, count, f"+{count} {kind}")
-    values = list(range(max_n + 1))
+    values = range(max_n + 1)  # a range, not a list: --max may be huge
     # Build the largest variant first: a value the ruleset refuses fails at once.
     reinforced(scenario, side, other, max_n, f"+{max_n} {other}")
     probes_at_most = 2 * bisection_probes(len(values))
+    check_total(
+        f"worth: {probes_at_most} probes x 2 scenarios x --max-battles {max_battles:,}",
+        probes_at_most * 2 * max_battles,
+        max_total,
+    )
     z = look_z(confidence, probes_at_most, first_battles, max_battles)
     result = Worth(scenario, side, (count, kind), other, seed, confidence, z, max_n)
     verdicts: dict[int, str] = {}
