@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
+from typing import TypeVar
+
+T = TypeVar("T")
 
 #: The first call's battles: it also pays for loading (or compiling) the kernel, so it
 #: is one battle, answered within a second even when a battle takes one.
@@ -47,9 +50,9 @@ class ChunkSizes:
 def sized_chunks(
     ranges: list[tuple[int, int]],
     sizes: ChunkSizes,
-    run: Callable[[int, int], object],
+    run: Callable[[int, int], T],
     clock: Callable[[], float] = time.perf_counter,
-) -> Iterator[tuple[int, int, object]]:
+) -> Iterator[tuple[int, int, T]]:
     """``run(first, count)`` over ``ranges`` of battles (``(first, count)`` each), in
     order, in calls sized by ``sizes``; yields ``(first, count, what run returned)``."""
     for start, battles in ranges:
