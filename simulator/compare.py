@@ -22,7 +22,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import rulesets
+from .chunking import ChunkSizes, sized_chunks
 from .errors import BattleOddsError
+from .interrupt import stop_requested
 from .results import Result
 from .runner import DEFAULT_CHUNK, Progress, check_run, thread_count
 from .scenario import Scenario
@@ -68,6 +70,8 @@ class Comparison:
     #: Per-battle differences of ``steps`` and of every column both runs report.
     sums: dict[str, PairedSums] = field(default_factory=dict)
     seconds: float = 0.0
+    #: True when Ctrl-C stopped the runs before every battle asked for.
+    partial: bool = False
 
     @property
     def n(self) -> int:
@@ -86,6 +90,7 @@ class Comparison:
             joint=self.joint + other.joint,
             sums=sums,
             seconds=self.seconds + other.seconds,
+            partial=self.partial or other.partial,
         )
 
     def win(self, outcome: str = "attacker", z: float = Z95) -> Difference:
@@ -212,6 +217,7 @@ class Comparison:
             },
             "seed": self.a.seed,
             "battles": self.n,
+            "partial": self.partial,
             "paired": True,
             "win": section("win", (*keys, "independent_low", "independent_high")),
             "steps": section("steps", keys).get("steps", {}),
@@ -261,12 +267,13 @@ def compare(
     joint = np.zeros((3, 3), np.int64)
     sums: dict[str, PairedSums] = {}
     started = time.perf_counter()
+
+    def both(at: int, count: int) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+        return prepared_a.run(seed, at, count), prepared_b.run(seed, at, count)
+
+    done = 0
     with thread_count(threads):
-        done = 0
-        while done < battles:
-            count = min(chunk, battles - done)
-            out_a = prepared_a.run(seed, first + done, count)
-            out_b = prepared_b.run(seed, first + done, count)
+        for _, count, (out_a, out_b) in sized_chunks([(first, battles)], ChunkSizes(chunk), both):
             tally_a = tally_a.merge(Tally.of(out_a))
             tally_b = tally_b.merge(Tally.of(out_b))
             joint += np.bincount(3 * out_a["winner"] + out_b["winner"], minlength=9).reshape(3, 3)
@@ -277,6 +284,8 @@ def compare(
             done += count
             if progress is not None:
                 progress(done, battles)
+            if stop_requested():
+                break
     seconds = time.perf_counter() - started
     results = [
         Result(
@@ -290,4 +299,11 @@ def compare(
         )
         for s, t, p in ((a, tally_a, prepared_a), (b, tally_b, prepared_b))
     ]
-    return Comparison(a=results[0], b=results[1], joint=joint, sums=sums, seconds=seconds)
+    return Comparison(
+        a=results[0],
+        b=results[1],
+        joint=joint,
+        sums=sums,
+        seconds=seconds,
+        partial=done < battles,
+    )

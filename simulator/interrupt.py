@@ -73,3 +73,14 @@ def stop_on_interrupt(enabled: bool = True) -> Iterator[StopRequest]:
     finally:
         _active = None
         signal.signal(signal.SIGINT, previous)
+
+
+class Interrupted(Exception):
+    """Raised by :func:`check_stop` to leave a search (a bisection, a doubling) at once;
+    the study catches it and returns what it has, marked partial."""
+
+
+def check_stop() -> None:
+    """Raise :class:`Interrupted` once Ctrl-C was pressed."""
+    if stop_requested():
+        raise Interrupted

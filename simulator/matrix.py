@@ -21,10 +21,12 @@ from . import rulesets
 from .bounds import check_total
 from .costs import given_costs, read_costs_file
 from .errors import BattleOddsError, Source, did_you_mean
+from .interrupt import stop_requested
 from .results import Result
 from .rulesets import Army
 from .runner import ChunkExecutor, simulate
 from .scenario import DEFAULT_SEED, Scenario, from_data
+from .stats import Tally
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -45,7 +47,10 @@ class Cell:
 
     @property
     def win(self) -> tuple[float, float, float]:
-        """The attacker's win probability with its 95% interval (p, low, high)."""
+        """The attacker's win probability with its 95% interval (p, low, high); nan for
+        a cell an interrupted matrix did not run."""
+        if self.result.n == 0:
+            return math.nan, math.nan, math.nan
         return self.result.win("attacker")
 
 
@@ -64,6 +69,8 @@ class Matrix:
     cells: list[Cell]
     #: What was left out and why (types that cannot fight alone).
     notes: tuple[str, ...] = ()
+    #: True when Ctrl-C stopped the matrix: the cells not run have no battles (nan).
+    partial: bool = False
 
     def cell(self, attacker: str, defender: str) -> Cell:
         return self.cells[self.types.index(attacker) * len(self.types) + self.types.index(defender)]
@@ -105,6 +112,7 @@ class Matrix:
             "budget": self.budget,
             "seed": self.seed,
             "battles": self.battles,
+            "partial": self.partial,
             "types": list(self.types),
             "costs": {t: self.costs[t] for t in self.types},
             "men": {t: self.men[t] for t in self.types},
@@ -182,6 +190,11 @@ def equal_cost_matrix(
         cells.append(Cell(attacker, defender, result))
         if progress is not None:
             progress(done + 1, len(pairs))
+        if stop_requested():
+            break
+    partial = len(cells) < len(pairs) or any(c.result.partial for c in cells)
+    for scenario, (attacker, defender) in list(zip(scenarios, pairs, strict=True))[len(cells) :]:
+        cells.append(Cell(attacker, defender, Result(scenario=scenario, seed=seed, tally=Tally())))
     return Matrix(
         ruleset=rs.name,
         budget=budget,
@@ -192,6 +205,7 @@ def equal_cost_matrix(
         battles=battles,
         cells=cells,
         notes=tuple(notes),
+        partial=partial,
     )
 
 

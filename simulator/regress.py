@@ -26,6 +26,7 @@ from . import __version__
 from .atomic import write_atomically
 from .bounds import check_total
 from .errors import BattleOddsError, Source
+from .interrupt import Interrupted, stop_requested
 from .reader import Node
 from .results import Result
 from .runner import MAX_BATTLES, MAX_SEED, simulate
@@ -284,8 +285,11 @@ class Comparison:
 @dataclass
 class Report:
     level: float
-    statuses: dict[str, str]  # scenario -> ok, moved, changed, new, missing
+    statuses: dict[str, str]  # scenario -> ok, moved, changed, new, missing, interrupted
     comparisons: list[Comparison]
+    #: True when Ctrl-C stopped the check: the scenarios after the interrupted one are
+    #: not in ``statuses``.
+    partial: bool = False
 
     @property
     def moved(self) -> list[Comparison]:
@@ -298,6 +302,7 @@ class Report:
     def to_dict(self) -> dict[str, Any]:
         return {
             "passed": self.passed,
+            "partial": self.partial,
             "level": self.level,
             "version": __version__,
             "scenarios": self.statuses,
@@ -312,6 +317,9 @@ class Report:
             tests=str(len(self.statuses)),
             failures=str(sum(s != "ok" for s in self.statuses.values())),
         )
+        if self.partial:
+            properties = ElementTree.SubElement(suite, "properties")
+            ElementTree.SubElement(properties, "property", name="partial", value="true")
         for scenario, status in self.statuses.items():
             case = ElementTree.SubElement(suite, "testcase", classname="balance", name=scenario)
             if status == "ok":
@@ -345,6 +353,7 @@ def _status_text(status: str) -> str:
         "changed": "the scenario file changed since the baseline: review and run --update",
         "new": "not in the baseline: run --update to add it",
         "missing": "in the baseline but its file is gone",
+        "interrupted": "Ctrl-C stopped the check while this scenario ran",
     }.get(status, status)
 
 
@@ -369,7 +378,11 @@ def check(
     )
     statuses: dict[str, str] = {}
     comparisons: list[Comparison] = []
+    partial = False
     for key, path in files.items():
+        if stop_requested():
+            partial = True
+            break
         entry = baseline.entries.get(key)
         scenario = load_scenario(path)
         if entry is None:
@@ -382,6 +395,9 @@ def check(
         result = run(
             scenario, entry.battles, entry.seed if seed is None else seed, keep_battles=False
         )
+        if result.partial:
+            statuses[key], partial = "interrupted", True
+            break
         now = numbers_of(result)
         for name, base in entry.numbers.items():
             if base.kind == "median":
@@ -420,7 +436,7 @@ def check(
         comparison.moved = rejected and beyond_tolerance
         if comparison.moved:
             statuses[comparison.scenario] = "moved"
-    return Report(baseline.level, dict(sorted(statuses.items())), comparisons)
+    return Report(baseline.level, dict(sorted(statuses.items())), comparisons, partial)
 
 
 def update(
@@ -457,6 +473,8 @@ def update(
     )
     for key, scenario, previous, count in planned:
         result = run(scenario, count, scenario.seed, keep_battles=False)
+        if result.partial:
+            raise Interrupted  # nothing is written: a baseline is every scenario or none
         numbers = numbers_of(result)
         if previous is not None:
             numbers = {

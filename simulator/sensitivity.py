@@ -17,6 +17,7 @@ from . import rulesets
 from .bounds import check_total
 from .compare import compare
 from .errors import BattleOddsError, Source
+from .interrupt import stop_requested
 from .rulesets.designer import COUNT, Knob, rating_step
 from .scenario import Scenario, from_data
 from .stats import Z95
@@ -38,6 +39,8 @@ class Sensitivity:
     #: P(side wins) of the scenario as it stands.
     base: float
     rows: list[dict[str, Any]] = field(default_factory=list)
+    #: True when Ctrl-C stopped it: the changes not run are not in ``rows``.
+    partial: bool = False
 
     @property
     def frame(self) -> pd.DataFrame:
@@ -66,6 +69,7 @@ class Sensitivity:
             "p": clean(self.base),
             "seed": self.seed,
             "battles": self.battles,
+            "partial": self.partial,
             "changes": [
                 {k: clean(v) for k, v in row.items()} for row in self.frame.to_dict("records")
             ],
@@ -116,6 +120,9 @@ def sensitivity(
     )
     result = Sensitivity(scenario, side, seed, battles, math.nan)
     for knob in knobs:
+        if stop_requested():
+            result.partial = True
+            break
         step = step_of(knob, count_step, rating_step)
         for direction, sign in (("down", -1), ("up", 1)):
             to = min(max(knob.value + sign * step, knob.lowest), knob.highest)
@@ -148,6 +155,7 @@ def sensitivity(
                     row["note"] = f"not possible: {exc}"
                 else:
                     comparison = compare(scenario, changed, battles, seed, threads=threads)
+                    result.partial = result.partial or comparison.partial
                     d = comparison.win(side, Z95)
                     result.base = d.a
                     row.update(p=d.b, diff=d.difference, low=d.low, high=d.high)

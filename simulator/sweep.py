@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from . import rulesets
 from .bounds import check_total
 from .errors import BattleOddsError
+from .interrupt import Interrupted, check_stop, stop_requested
 from .precision import DEFAULT_MAX_BATTLES, simulate_to_precision
 from .results import Result
 from .runner import ChunkExecutor, simulate
@@ -136,6 +137,9 @@ class Sweep:
     outcome: str
     points: list[tuple[Value, ...]]
     results: list[Result]
+    #: True when Ctrl-C stopped the sweep: ``points`` are those run (the last one may
+    #: have fewer battles than asked: its result says so).
+    partial: bool = False
 
     def frame(self) -> pd.DataFrame:
         """One row per point: the varied values, P(outcome) with its 95% interval
@@ -163,6 +167,7 @@ class Sweep:
             "ruleset": self.scenario.ruleset,
             "seed": self.results[0].seed if self.results else self.scenario.seed,
             "outcome": self.outcome,
+            "partial": self.partial,
             "vary": [
                 {"path": v.path, "data_path": v.data_path, "values": list(v.values)}
                 for v in self.varies
@@ -232,7 +237,10 @@ def sweep(
             )
         if progress is not None:
             progress(done + 1, len(scenarios))
-    return Sweep(scenario, varies, outcome, points, results)
+        if stop_requested():
+            break
+    partial = len(results) < len(points) or any(r.partial for r in results)
+    return Sweep(scenario, varies, outcome, points[: len(results)], results, partial)
 
 
 @dataclass
@@ -265,6 +273,8 @@ class TargetSearch:
     #: The z of each look: Bonferroni over every look of every probe, so that the
     #: whole search places every probe on the right side with 95% confidence.
     z: float = 0.0
+    #: True when Ctrl-C stopped the search (``value`` is then None: not known).
+    partial: bool = False
 
     @property
     def sure(self) -> bool:
@@ -300,6 +310,7 @@ class TargetSearch:
             "data_path": self.vary.data_path,
             "outcome": self.outcome,
             "target": self.target,
+            "partial": self.partial,
             "value": self.value,
             "sure": self.sure,
             "z": self.z,
@@ -384,7 +395,10 @@ def find_target(
             progress(len(search.probes), probes_at_most)
         return reaches
 
-    search.value = smallest_reaching(values, probe)
+    try:
+        search.value = smallest_reaching(values, probe)
+    except Interrupted:
+        search.partial = True
     return search
 
 
@@ -415,6 +429,7 @@ def run_until_sure(
     decided."""
     result = run(0, first_battles)
     while True:
+        check_stop()
         if decided(result):
             return result, True
         if battles(result) >= max_battles:

@@ -12,6 +12,7 @@ within noise there at the battle cap).
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -21,6 +22,7 @@ from . import rulesets
 from .bounds import check_total
 from .compare import Comparison, compare
 from .errors import BattleOddsError, Source
+from .interrupt import Interrupted
 from .rulesets.designer import resolve_type
 from .scenario import Scenario, from_data
 from .stats import wilson
@@ -94,6 +96,8 @@ class Worth:
     low: int | None = None
     high: int | None = None
     probes: list[WorthProbe] = field(default_factory=list)
+    #: True when Ctrl-C stopped the search: no answer, only the probes so far.
+    partial: bool = False
 
     @property
     def n(self) -> int | None:
@@ -136,6 +140,8 @@ class Worth:
 
     def reference(self) -> tuple[float, float, float]:
         """P(side wins) with X added and its interval, from the probe with most battles."""
+        if not self.probes:
+            return math.nan, math.nan, math.nan
         best = max(self.probes, key=lambda p: p.comparison.n).comparison
         return wilson(int(best.a.tally.wins[SIDES.index(self.side)]), best.n, self.z)
 
@@ -143,6 +149,11 @@ class Worth:
         """The answer in words, with the probabilities that decide it."""
         count, kind = self.add
         x = men(count, kind)
+        if self.partial:
+            return (
+                f"interrupted after {len(self.probes)} probes: the worth of {x} is not "
+                "known yet (the probes so far are above)"
+            )
         rows = {int(r["n"]): r for r in self.frame.to_dict("records")}
         with_x = f"P {self.reference()[0]:.3f} with {'the ' + kind if count == 1 else x}"
 
@@ -180,6 +191,7 @@ class Worth:
             "add": {"count": self.add[0], "type": self.add[1]},
             "in": self.in_,
             "n": self.n,
+            "partial": self.partial,
             "range": None if self.low is None else [self.low, self.high],
             "resolved": self.n is not None,
             "with_x": {"p": p, "low": low, "high": high},
@@ -273,9 +285,13 @@ def worth(
             progress(len(result.probes), probes_at_most)
         return verdicts[n]
 
-    result.low = smallest_reaching(values, _is(verdict, REACHES, NOISE))
-    if result.low is not None:
-        result.high = smallest_reaching(values[result.low :], _is(verdict, REACHES))
+    try:
+        result.low = smallest_reaching(values, _is(verdict, REACHES, NOISE))
+        if result.low is not None:
+            result.high = smallest_reaching(values[result.low :], _is(verdict, REACHES))
+    except Interrupted:
+        result.partial = True
+        result.low = result.high = None
     return result
 
 
