@@ -26,18 +26,21 @@ JSON = (".json",)
 TOML = (".toml",)
 
 
-def check_output_path(path: str | Path, option: str, suffixes: Iterable[str] | None = None) -> Path:
+def check_output_path(
+    path: str | Path, option: str, suffixes: Iterable[str] | None = None, kind: str = "file"
+) -> Path:
     """``path`` as a file this process can create or replace, or a one-line error that
-    names ``option``. ``suffixes``: the file types the option writes (None: any)."""
+    names ``option``. ``suffixes``: the types of ``kind`` of file the option writes
+    (None: any)."""
     path = Path(path)
     where = f"{option} {path}"
     try:
-        return _checked(path, where, None if suffixes is None else tuple(suffixes))
+        return _checked(path, where, None if suffixes is None else tuple(suffixes), kind)
     except OSError as exc:  # a name too long, a folder that cannot be searched
         raise BattleOddsError(f"{where}: {exc.strerror or exc}") from None
 
 
-def _checked(path: Path, where: str, allowed: tuple[str, ...] | None) -> Path:
+def _checked(path: Path, where: str, allowed: tuple[str, ...] | None, kind: str) -> Path:
     if path.is_dir():
         raise BattleOddsError(f"{where}: is a folder: expected a file name")
     folder = path.parent
@@ -47,8 +50,8 @@ def _checked(path: Path, where: str, allowed: tuple[str, ...] | None) -> Path:
     if not folder.is_dir():
         raise BattleOddsError(f"{where}: no such folder '{folder}'")
     if allowed is not None and path.suffix.lower() not in allowed:
-        got = f"'{path.suffix}'" if path.suffix else "no suffix"
-        raise BattleOddsError(f"{where}: unknown file type ({got}): expected {', '.join(allowed)}")
+        got = f"'{path.suffix}'" if path.suffix else "(no suffix)"
+        raise BattleOddsError(f"{where}: unknown {kind} type {got}: expected {', '.join(allowed)}")
     reason = _cannot_create_beside(path)
     if reason is not None:
         raise BattleOddsError(f"{where}: cannot write in folder '{folder}' ({reason})")

@@ -58,8 +58,10 @@ def test_each_way_a_path_is_wrong_has_its_line(tmp_path: Path, suffix: str) -> N
 
 
 def test_a_type_the_option_does_not_write(tmp_path: Path) -> None:
-    with pytest.raises(BattleOddsError, match=r"unknown file type \('\.gif'\): expected .png"):
+    with pytest.raises(BattleOddsError, match=r"unknown file type '\.gif': expected .png"):
         check_output_path(tmp_path / "x.gif", "-o", IMAGE)
+    with pytest.raises(BattleOddsError, match=r"unknown image type \(no suffix\)"):
+        check_output_path(tmp_path / "x", "-o", IMAGE, "image")
     with pytest.raises(BattleOddsError, match=r"\(no suffix\)"):
         check_output_path(tmp_path / "x", "-o", IMAGE)
     assert check_output_path(tmp_path / "x.PNG", "-o", IMAGE) == tmp_path / "x.PNG"
