@@ -27,13 +27,14 @@ from .rulesets import Army
 from .runner import ChunkExecutor, simulate
 from .scenario import DEFAULT_SEED, Scenario, from_data
 from .stats import Tally
+from .sweep import battles_of
 
 if TYPE_CHECKING:
     import pandas as pd
 
 #: Battles per cell unless told: about +-2 points of interval at p = 0.5.
 DEFAULT_BATTLES = 2_000
-#: ``progress(cells_done, cells_total)``.
+#: ``progress(battles_done, battles_total)`` over every cell.
 CellProgress = Callable[[int, int], None]
 
 
@@ -185,11 +186,15 @@ def equal_cost_matrix(
     cells = []
     for done, (scenario, (attacker, defender)) in enumerate(zip(scenarios, pairs, strict=True)):
         result = simulate(
-            scenario, battles, seed, threads=threads, keep_battles=False, executor=executor
+            scenario,
+            battles,
+            seed,
+            threads=threads,
+            keep_battles=False,
+            executor=executor,
+            progress=battles_of(progress, done * battles, len(pairs) * battles),
         )
         cells.append(Cell(attacker, defender, result))
-        if progress is not None:
-            progress(done + 1, len(pairs))
         if stop_requested():
             break
     partial = len(cells) < len(pairs) or any(c.result.partial for c in cells)

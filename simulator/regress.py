@@ -29,9 +29,10 @@ from .errors import BattleOddsError, Source
 from .interrupt import Interrupted, stop_requested
 from .reader import Node
 from .results import Result
-from .runner import MAX_BATTLES, MAX_SEED, simulate
+from .runner import MAX_BATTLES, MAX_SEED, Progress, simulate
 from .scenario import Scenario, load_scenario
 from .stats import OUTCOMES
+from .sweep import battles_of
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -365,6 +366,7 @@ def check(
     seed: int | None = None,
     run: Runner = simulate,
     max_total: int | None = None,
+    progress: Progress | None = None,
 ) -> Report:
     """Re-run the baseline's scenarios and test every number against it.
 
@@ -379,6 +381,7 @@ def check(
     statuses: dict[str, str] = {}
     comparisons: list[Comparison] = []
     partial = False
+    before = 0
     for key, path in files.items():
         if stop_requested():
             partial = True
@@ -393,8 +396,13 @@ def check(
             continue
         statuses[key] = "ok"
         result = run(
-            scenario, entry.battles, entry.seed if seed is None else seed, keep_battles=False
+            scenario,
+            entry.battles,
+            entry.seed if seed is None else seed,
+            keep_battles=False,
+            **_reporting(progress, before, sum(asked)),
         )
+        before += entry.battles
         if result.partial:
             statuses[key], partial = "interrupted", True
             break
@@ -447,6 +455,7 @@ def update(
     level: float | None = None,
     run: Runner = simulate,
     max_total: int | None = None,
+    progress: Progress | None = None,
 ) -> Baseline:
     """Run every scenario and rewrite the baseline atomically.
 
@@ -471,8 +480,13 @@ def update(
         sum(count for *_, count in planned),
         max_total,
     )
+    total = sum(count for *_, count in planned)
+    before = 0
     for key, scenario, previous, count in planned:
-        result = run(scenario, count, scenario.seed, keep_battles=False)
+        result = run(
+            scenario, count, scenario.seed, keep_battles=False, **_reporting(progress, before, total)
+        )
+        before += count
         if result.partial:
             raise Interrupted  # nothing is written: a baseline is every scenario or none
         numbers = numbers_of(result)
@@ -496,6 +510,12 @@ def update(
             new.entries[key] = entry  # scenarios outside this run's folders stay as they were
     write_atomically(baseline_path, new.to_toml())
     return new
+
+
+def _reporting(progress: Progress | None, before: int, total: int) -> dict[str, Any]:
+    """The run's ``progress`` argument reporting the whole check's battles (none asked:
+    no argument, for runners that take none)."""
+    return {} if progress is None else {"progress": battles_of(progress, before, total)}
 
 
 def _keep_tolerance(number: Number, previous: Number | None) -> Number:

@@ -21,7 +21,7 @@ from .interrupt import stop_requested
 from .rulesets.designer import COUNT, Knob, rating_step
 from .scenario import Scenario, from_data
 from .stats import Z95
-from .sweep import PointProgress
+from .sweep import PointProgress, battles_of
 from .worth import check_side
 
 if TYPE_CHECKING:
@@ -154,7 +154,14 @@ def sensitivity(
                 except BattleOddsError as exc:
                     row["note"] = f"not possible: {exc}"
                 else:
-                    comparison = compare(scenario, changed, battles, seed, threads=threads)
+                    comparison = compare(
+                        scenario,
+                        changed,
+                        battles,
+                        seed,
+                        threads=threads,
+                        progress=battles_of(progress, len(result.rows) * battles, total * battles),
+                    )
                     result.partial = result.partial or comparison.partial
                     d = comparison.win(side, Z95)
                     result.base = d.a
@@ -162,5 +169,5 @@ def sensitivity(
                     row["battles"] = comparison.n
             result.rows.append(row)
             if progress is not None:
-                progress(len(result.rows), total)
+                progress(len(result.rows) * battles, total * battles)
     return result

@@ -34,7 +34,8 @@ if TYPE_CHECKING:
 Value = int | float | str | bool
 T = TypeVar("T")
 V = TypeVar("V")
-#: ``progress(points_done, points_total)``.
+#: ``progress(done, total)``: of battles where the total is known before the start (so
+#: that the time left is known within seconds), else of points or probes.
 PointProgress = Callable[[int, int], None]
 
 #: A sweep of more points than this is refused: it is almost always a typo in the range.
@@ -221,7 +222,15 @@ def sweep(
     for done, at in enumerate(scenarios):
         if precision is None:
             results.append(
-                simulate(at, battles, seed, threads=threads, keep_battles=False, executor=executor)
+                simulate(
+                    at,
+                    each,
+                    seed,
+                    threads=threads,
+                    keep_battles=False,
+                    executor=executor,
+                    progress=battles_of(progress, done * each, size * each),
+                )
             )
         else:
             results.append(
@@ -235,7 +244,7 @@ def sweep(
                     executor=executor,
                 )
             )
-        if progress is not None:
+        if progress is not None and precision is not None:
             progress(done + 1, len(scenarios))
         if stop_requested():
             break
@@ -400,6 +409,15 @@ def find_target(
     except Interrupted:
         search.partial = True
     return search
+
+
+def battles_of(progress: PointProgress | None, before: int, total: int) -> PointProgress | None:
+    """The progress of one run of a study as the study's: ``before`` battles already done
+    of ``total``."""
+    if progress is None:
+        return None
+    report = progress
+    return lambda done, _: report(before + done, total)
 
 
 def bisection_probes(values: int) -> int:
