@@ -484,7 +484,11 @@ def update(
     before = 0
     for key, scenario, previous, count in planned:
         result = run(
-            scenario, count, scenario.seed, keep_battles=False, **_reporting(progress, before, total)
+            scenario,
+            count,
+            scenario.seed,
+            keep_battles=False,
+            **_reporting(progress, before, total),
         )
         before += count
         if result.partial:
