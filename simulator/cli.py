@@ -19,7 +19,10 @@ from typer.core import TyperGroup
 
 from . import report, rulesets
 from .atomic import write_atomically
+from .bounds import DEFAULT_MAX_TOTAL
 from .errors import BattleOddsError
+from .interrupt import EXIT_INTERRUPTED, stop_on_interrupt
+from .output_paths import CSV, TOML, XML, check_output_path
 from .progress import run_battles
 from .rulesets import InlineQuery
 from .runner import DEFAULT_CHUNK, MAX_BATTLES
@@ -187,6 +190,39 @@ def user_errors(command: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def runs_battles(command: F) -> F:
+    """The Ctrl-C contract of a command that runs battles (see :mod:`simulator.interrupt`):
+    the first Ctrl-C stops the kernels, the command prints and writes its answer so far
+    marked partial, and exits with status 130; a second Ctrl-C exits at once."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        with stop_on_interrupt() as stop:
+            answer = command(*args, **kwargs)
+        if stop.requested:
+            err.print("interrupted: the answer printed is the answer so far", highlight=False)
+            raise typer.Exit(EXIT_INTERRUPTED)
+        return answer
+
+    return wrapper  # type: ignore[return-value]
+
+
+def say_partial(partial: bool, as_json: bool, what: str) -> None:
+    """The text answer's mark of a partial answer (JSON has ``"partial": true``)."""
+    if partial and not as_json:
+        out.print(f"PARTIAL: interrupted by Ctrl-C: {what}", highlight=False, markup=False)
+
+
+MaxTotal = Annotated[
+    int | None,
+    typer.Option(
+        "--max-total",
+        min=1,
+        help=f"Most battles the whole command may fight (default {DEFAULT_MAX_TOTAL:,}).",
+    ),
+]
+
+
 def _show(result: Any, as_json: bool) -> None:
     if as_json:
         sys.stdout.write(report.to_json(result) + "\n")
@@ -204,6 +240,7 @@ Scheduler = Annotated[
 
 @app.command()
 @user_errors
+@runs_battles
 def run(
     scenario: ScenarioPath,
     battles: Battles = None,
@@ -228,6 +265,10 @@ def run(
     ] = DEFAULT_CHUNK,
 ) -> None:
     """Run a scenario file and print the odds (Ctrl-C: stop, print what is done)."""
+    if keep_battles is not None:
+        check_output_path(keep_battles, "--keep-battles", CSV)
+    if checkpoint is not None:
+        check_output_path(checkpoint, "--checkpoint")
     loaded = load_scenario(scenario)
     result = run_battles(
         loaded,
@@ -242,21 +283,14 @@ def run(
         keep_battles=True if keep_battles else None,
         chunk=chunk,
     )
-    if keep_battles is not None and not result.partial:
+    if keep_battles is not None and result.rows is not None:
         write_atomically(keep_battles, result.battles.to_csv(index=False))
     _show(result, json)
-    _exit_if_partial(result)
-
-
-def _exit_if_partial(result: Any) -> None:
-    """An interrupted run printed what it had; its status says it was interrupted."""
-    if result.partial:
-        err.print(f"interrupted: partial result of {result.n:,} battles", highlight=False)
-        raise typer.Exit(130)
 
 
 @app.command()
 @user_errors
+@runs_battles
 def odds(
     attacker: Annotated[
         str,
@@ -345,7 +379,6 @@ def odds(
         console=err,
     )
     _show(result, json)
-    _exit_if_partial(result)
 
 
 def _show_exact(scenario: Any, as_json: bool) -> None:
@@ -423,6 +456,7 @@ def replay(
         int, typer.Option("--battle", "-k", min=0, help="Battle K of the run (counted from 0).")
     ] = 0,
     seed: Seed = None,
+    battles: Battles = None,
     json: Json = False,
 ) -> None:
     """Move log of one battle of a run, as (participant, target, move_type, effect) (skirmish)."""
@@ -430,7 +464,7 @@ def replay(
 
     from .rulesets.skirmish.replay import replay as replay_battle
 
-    replayed = replay_battle(load_scenario(scenario), battle, seed)
+    replayed = replay_battle(load_scenario(scenario), battle, seed, battles)
     if json:
         sys.stdout.write(json_module.dumps(replayed.to_dict()) + "\n")
     else:
@@ -438,6 +472,7 @@ def replay(
 
 
 @app.command()
+@runs_battles
 def regress(
     paths: Annotated[list[Path], typer.Argument(help="Scenario folders or files.", exists=True)],
     baseline: Annotated[
@@ -460,29 +495,51 @@ def regress(
     junit: Annotated[
         Path | None, typer.Option(help="Also write a JUnit XML report here.", dir_okay=False)
     ] = None,
+    max_total: MaxTotal = None,
 ) -> None:
-    """Compare balance numbers with a baseline: exit 0 within noise, 1 moved, 2 bad input."""
+    """Compare balance numbers with a baseline: exit 0 within noise, 1 moved, 2 bad input
+    (Ctrl-C: the scenarios checked so far, exit 130)."""
     from . import regress as regression
     from .atomic import write_atomically
+    from .interrupt import Interrupted
+    from .progress import progress_bar
 
     try:
+        if junit is not None:
+            check_output_path(junit, "--junit", XML)
         if update:
-            written = regression.update(paths, baseline, battles=battles, level=level)
+            check_output_path(baseline, "--baseline", TOML)
+            with progress_bar(err, "regress --update") as progress:
+                written = regression.update(
+                    paths,
+                    baseline,
+                    battles=battles,
+                    level=level,
+                    max_total=max_total,
+                    progress=progress,
+                )
             out.print(
                 f"{baseline}: baseline of {len(written.entries)} scenarios written", highlight=False
             )
             return
-        report = regression.check(paths, regression.read_baseline(baseline), baseline)
+        read = regression.read_baseline(baseline)
+        with progress_bar(err, "regress") as progress:
+            report = regression.check(paths, read, baseline, max_total=max_total, progress=progress)
     except BattleOddsError as exc:
         print_error(str(exc))
         raise typer.Exit(2) from None
+    except Interrupted:
+        err.print(f"{baseline}: not written (interrupted before every scenario ran)")
+        raise typer.Exit(EXIT_INTERRUPTED) from None
     if junit is not None:
         write_atomically(junit, report.junit())
     if json:
         sys.stdout.write(jsonlib.dumps(report.to_dict(), indent=2) + "\n")
     else:
         render_regression(report)
-    raise typer.Exit(0 if report.passed else 1)
+        say_partial(report.partial, json, "the scenarios after the last one shown were not run")
+    if not report.partial:
+        raise typer.Exit(0 if report.passed else 1)
 
 
 def render_regression(report: Any) -> None:

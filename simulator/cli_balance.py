@@ -19,6 +19,7 @@ from .cli import (
     Battles,
     Json,
     MaxBattles,
+    MaxTotal,
     Precision,
     ScenarioPath,
     Seed,
@@ -27,6 +28,8 @@ from .cli import (
     err,
     out,
     print_json,
+    runs_battles,
+    say_partial,
     user_errors,
 )
 from .errors import BattleOddsError
@@ -59,6 +62,7 @@ def _signed_pct(p: float) -> str:
 
 @app.command()
 @user_errors
+@runs_battles
 def plot(
     scenario: ScenarioPath,
     output: Output,
@@ -72,6 +76,7 @@ def plot(
     """Run a scenario and write one figure: outcomes, break timing, casualties."""
     from . import plots
 
+    plots.check_output(output)
     loaded = load_scenario(scenario)
     result = run_battles(
         loaded,
@@ -82,12 +87,17 @@ def plot(
         max_battles=max_battles,
         console=err,
     )
-    written = plots.save(plots.report_figure(result, dpi=dpi), output)
-    out.print(f"{written}: {loaded.name}, {result.n:,} battles", highlight=False)
+    note = f"interrupted after {result.n:,} battles" if result.partial else None
+    written = plots.save(plots.report_figure(result, dpi=dpi), output, partial=note)
+    out.print(
+        f"{written}: {loaded.name}, {result.n:,} battles" + (" (PARTIAL)" if note else ""),
+        highlight=False,
+    )
 
 
 @app.command()
 @user_errors
+@runs_battles
 def compare(
     a: Annotated[
         Path,
@@ -111,6 +121,10 @@ def compare(
     """Two scenarios on common random numbers: each win probability and B - A."""
     from .compare import compare as run_comparison
 
+    if output is not None:
+        from . import plots
+
+        plots.check_output(output)
     first, second = load_scenario(a), load_scenario(b)
     total = first.battles if battles is None else battles
     with progress_bar(err, f"{first.name} vs {second.name}") as progress:
@@ -118,12 +132,17 @@ def compare(
     if output is not None:
         from . import plots
 
-        plots.save(plots.figure_of(plots.comparison_panel(comparison)), output)
+        plots.save(
+            plots.figure_of(plots.comparison_panel(comparison)),
+            output,
+            partial=f"interrupted after {comparison.n:,} battles" if comparison.partial else None,
+        )
     if json:
         print_json(comparison.to_dict())
         return
     table = Table(
-        title=f"B - A on common random numbers: {comparison.n:,} battles, seed {comparison.a.seed}",
+        title=f"B - A on common random numbers: {comparison.n:,} battles, seed {comparison.a.seed}"
+        + (" [PARTIAL: interrupted]" if comparison.partial else ""),
         box=box.SIMPLE_HEAVY,
         title_justify="left",
     )
@@ -154,10 +173,12 @@ def compare(
             f"{d.low:+,.3f} .. {d.high:+,.3f}",
         )
     out.print(means)
+    say_partial(comparison.partial, json, f"{comparison.n:,} of {total:,} battles")
 
 
 @app.command()
 @user_errors
+@runs_battles
 def sweep(
     scenario: ScenarioPath,
     vary: Annotated[
@@ -191,10 +212,14 @@ def sweep(
         str | None,
         typer.Option(help="Run each point's chunks on a Dask cluster: tcp://HOST:PORT or local:N."),
     ] = None,
+    max_total: MaxTotal = None,
 ) -> None:
     """Win probability as one or two values vary (a curve or a heat map), or --target."""
+    from . import plots
     from .distributed import executor_for
 
+    if output is not None:
+        plots.check_output(output)
     with executor_for(scheduler) as executor:
         _sweep(
             load_scenario(scenario),
@@ -209,6 +234,7 @@ def sweep(
             json,
             threads,
             executor,
+            max_total,
         )
 
 
@@ -225,6 +251,7 @@ def _sweep(
     json: bool,
     threads: int | None,
     executor: Any,
+    max_total: int | None,
 ) -> None:
     from . import plots
     from . import sweep as sweeping
@@ -252,10 +279,15 @@ def _sweep(
                 threads=threads,
                 progress=progress,
                 executor=executor,
+                max_total=max_total,
                 **limits,
             )
         if output is not None:
-            plots.save(plots.figure_of(plots.target_panel(search)), output)
+            plots.save(
+                plots.figure_of(plots.target_panel(search)),
+                output,
+                partial=f"stopped after {len(search.probes)} probes" if search.partial else None,
+            )
         if json:
             sys.stdout.write(jsonlib.dumps(search.to_dict(), indent=2, default=str) + "\n")
             return
@@ -263,7 +295,9 @@ def _sweep(
             search.frame(),
             f"Target search: P({outcome}) >= {target} (intervals at z = {search.z:.2f})",
         )
-        if search.value is None:
+        if search.partial:
+            say_partial(True, json, f"no answer after {len(search.probes)} probes")
+        elif search.value is None:
             out.print(
                 f"not reached: P({outcome}) stays below {target} up to "
                 f"{search.vary.path} = {max(search.vary.values, key=float)}",
@@ -282,7 +316,8 @@ def _sweep(
     if precision is None and max_battles is not None:
         raise BattleOddsError("--max-battles caps --precision or --target: give one of them too")
     limits = {} if max_battles is None else {"max_battles": max_battles}
-    with progress_bar(err, "sweep", "points") as progress:
+    unit = "points" if precision is not None else "battles"
+    with progress_bar(err, "sweep", unit) as progress:
         result = sweeping.sweep(
             loaded,
             vary,
@@ -293,15 +328,18 @@ def _sweep(
             threads=threads,
             progress=progress,
             executor=executor,
+            max_total=max_total,
             **limits,
         )
+    done = f"{len(result.points)} of the grid's points run" if result.partial else None
     if output is not None:
-        plots.save(plots.sweep_figure(result), output)
+        plots.save(plots.sweep_figure(result), output, partial=done)
     if json:
         sys.stdout.write(jsonlib.dumps(result.to_dict(), indent=2, default=str) + "\n")
         return
     columns = [v.path for v in result.varies] + ["p", "low", "high", "battles"]
     _print_frame(result.frame()[columns], f"{loaded.name}: P({outcome}) with 95% interval")
+    say_partial(result.partial, json, done or "")
     if output is not None:
         out.print(f"{output}: plot written", highlight=False)
 

@@ -13,7 +13,20 @@ import typer
 from rich import box
 from rich.table import Table
 
-from .cli import Json, RulesetName, Scheduler, Threads, app, err, out, print_json, user_errors
+from .cli import (
+    Json,
+    MaxTotal,
+    RulesetName,
+    Scheduler,
+    Threads,
+    app,
+    err,
+    out,
+    print_json,
+    runs_battles,
+    say_partial,
+    user_errors,
+)
 from .cli_balance import Dpi, PlotOutput
 from .errors import BattleOddsError
 from .matrix import DEFAULT_BATTLES, Matrix, equal_cost_matrix
@@ -23,6 +36,7 @@ from .scenario import DEFAULT_SEED
 
 @app.command()
 @user_errors
+@runs_battles
 def matrix(
     budget: Annotated[
         str, typer.Option(help="What each army may spend, in the unit table's costs (e.g. 20).")
@@ -58,6 +72,7 @@ def matrix(
     json: Json = False,
     threads: Threads = None,
     scheduler: Scheduler = None,
+    max_total: MaxTotal = None,
 ) -> None:
     """Who beats whom at equal cost: each pair of unit types, P(attacker wins) with 95%."""
     from .distributed import executor_for
@@ -67,7 +82,7 @@ def matrix(
         from . import plots
 
         plots.check_output(output)
-    with executor_for(scheduler) as executor, progress_bar(err, "matrix", "pairs") as progress:
+    with executor_for(scheduler) as executor, progress_bar(err, "matrix") as progress:
         result = equal_cost_matrix(
             ruleset,
             spend,
@@ -78,13 +93,16 @@ def matrix(
             threads=threads,
             progress=progress,
             executor=executor,
+            max_total=max_total,
         )
+    note = f"{sum(c.result.n > 0 for c in result.cells)} pairs run" if result.partial else None
     if output is not None:
-        plots.save(plots.matrix_figure(result, dpi=dpi), output)
+        plots.save(plots.matrix_figure(result, dpi=dpi), output, partial=note)
     if json:
         print_json(result.to_dict())
         return
     _table(result)
+    say_partial(result.partial, json, note or "")
     if output is not None:
         out.print(f"{output}: heat map written", highlight=False)
 

@@ -18,6 +18,7 @@ from . import rulesets
 from .atomic import write_atomically
 from .cli import app, user_errors
 from .errors import BattleOddsError
+from .output_paths import check_output_path
 from .rulesets import keys
 
 
@@ -39,6 +40,7 @@ def schema(
     if output is None:
         sys.stdout.write(text)
         return
+    check_output_path(output, "--output", (".json",))
     try:
         write_atomically(output, text)
     except OSError as exc:

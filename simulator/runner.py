@@ -205,7 +205,7 @@ def simulate(
         seed=seed,
         first=first,
         tally=tally,
-        rows=kept if not stopped else None,
+        rows=kept,  # an interrupted run keeps the rows of its first n battles
         kernel=prepared.kernel,
         notes=prepared.notes,
         flags=prepared.flags,

@@ -26,7 +26,14 @@ from .interrupt import Interrupted
 from .rulesets.designer import resolve_type
 from .scenario import Scenario, from_data
 from .stats import wilson
-from .sweep import PointProgress, bisection_probes, look_z, run_until_sure, smallest_reaching
+from .sweep import (
+    PointProgress,
+    battles_of,
+    bisection_probes,
+    look_z,
+    run_until_sure,
+    smallest_reaching,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -259,6 +266,10 @@ def worth(
     z = look_z(confidence, probes_at_most, first_battles, max_battles)
     result = Worth(scenario, side, (count, kind), other, seed, confidence, z, max_n)
     verdicts: dict[int, str] = {}
+    # Progress in battles, of at most every probe at the cap: the time left it gives is
+    # an upper bound, known within seconds (a probe can take minutes).
+    most = probes_at_most * max_battles
+    fought = [0]
 
     def verdict(n: int) -> str:
         if n in verdicts:
@@ -266,7 +277,17 @@ def worth(
         with_n = reinforced(scenario, side, other, n, f"+{n} {other}")
 
         def run(done: int, battles: int) -> Comparison:
-            return compare(with_x, with_n, battles, seed, threads=threads, first=done)
+            part = compare(
+                with_x,
+                with_n,
+                battles,
+                seed,
+                threads=threads,
+                first=done,
+                progress=battles_of(progress, fought[0], most),
+            )
+            fought[0] += part.n
+            return part
 
         def decided(c: Comparison) -> bool:
             d = c.win(side, z)
@@ -281,8 +302,6 @@ def worth(
         else:
             verdicts[n] = BELOW if sure else NOISE
         result.probes.append(WorthProbe(n, comparison, verdicts[n]))
-        if progress is not None:
-            progress(len(result.probes), probes_at_most)
         return verdicts[n]
 
     try:
