@@ -18,6 +18,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+from .chunking import CallTimes
 from .errors import BattleOddsError
 from .results import Result
 from .runner import DEFAULT_CHUNK, simulate
@@ -34,14 +35,14 @@ class Estimate:
     """Seconds left of a run, timed on its battles rather than on per-call costs.
 
     Each report after the first ends a piece of work of ``n`` battles that took ``t``
-    seconds; ``t = a + b * n`` is fitted by least squares over the pieces (the first
-    piece, which also pays for loading or compiling the kernel, is left out), and the
-    time left is ``b`` times the battles left: ``a``, the fixed cost of a call (under a
-    millisecond), is paid again only by the few large calls still to come. A rate timed
-    on small first chunks alone (``t / n``) would count their fixed cost as battles and
-    overestimate a fast run a hundredfold. The estimate waits for ``min_span`` seconds
-    of timed pieces, and falls back to ``sum t / sum n`` when the pieces cannot separate
-    ``a`` from ``b`` (all of one size, as the points of a sweep)."""
+    seconds; ``t = a + b * n`` is fitted over the pieces (:class:`CallTimes`; the first
+    piece, which also pays for loading or compiling the kernel, is left out). The calls
+    still to come are sized to take ``T`` seconds (:mod:`simulator.chunking`): ``n =
+    (T - a) / b`` battles, at most the chunk size, so each of their battles costs
+    ``b + a / n``: the time left is that times the battles left. A rate timed on the small first calls alone (``t / n``) counts their fixed
+    cost as battles, and said a quarter of an hour for a run of seconds. The estimate
+    waits for ``min_span`` seconds of timed pieces and for ``b`` to be known within a
+    quarter; pieces all of one size (the points of a sweep) give their mean time."""
 
     def __init__(
         self, clock: Callable[[], float] = time.perf_counter, min_span: float | None = None
@@ -49,7 +50,7 @@ class Estimate:
         self.clock = clock
         self.min_span = TIMED_SECONDS if min_span is None else min_span
         self.last: tuple[float, int] | None = None
-        self.pieces: list[tuple[int, float]] = []
+        self.times = CallTimes()
         self.skipped_first = False
 
     def left(self, done: int, total: int) -> float | None:
@@ -60,26 +61,30 @@ class Estimate:
             return None  # the call before any work (done may be > 0: a resumed run)
         if done > last[1]:
             if self.skipped_first:
-                self.pieces.append((done - last[1], now - last[0]))
+                self.times.add(done - last[1], now - last[0])
             self.skipped_first = True
-        if sum(t for _, t in self.pieces) < self.min_span:
+        per_battle = self.per_battle()
+        if per_battle is None or self.times.seconds < self.min_span:
             return None
-        return max(total - done, 0) * self.per_battle()
+        return max(total - done, 0) * per_battle
 
-    def per_battle(self) -> float:
-        """``b`` of ``t = a + b * n`` over the timed pieces (seconds a battle)."""
-        ns = [float(n) for n, _ in self.pieces]
-        ts = [t for _, t in self.pieces]
-        mean_n, mean_t = sum(ns) / len(ns), sum(ts) / len(ts)
-        spread = sum((n - mean_n) ** 2 for n in ns)
-        overall = sum(ts) / sum(ns)
-        if spread <= 0:
-            return overall
-        slope = sum((n - mean_n) * (t - mean_t) for n, t in zip(ns, ts, strict=True)) / spread
-        # A negative fixed cost or slope is timing noise: the overall rate is safer.
-        if slope <= 0 or mean_t - slope * mean_n < 0:
-            return overall
-        return slope
+    def per_battle(self) -> float | None:
+        """Seconds a battle of the calls still to come takes (None: not known yet)."""
+        calls = self.times.calls
+        if calls and all(n == calls[0][0] for n, _ in calls):
+            return self.times.seconds / sum(n for n, _ in calls)
+        fitted = self.times.fit()
+        if fitted is None:
+            return None
+        a, b, error = fitted
+        if error > b / 4:
+            return None
+        # The calls to come: as many battles as fit in the time a call should take, at
+        # most the chunk size (or the size the calls settled at, two alike in a row).
+        size = min((self.times.call_seconds() - a) / b, DEFAULT_CHUNK)
+        if len(calls) >= 2 and calls[-1][0] == calls[-2][0]:
+            size = min(size, calls[-1][0])
+        return b + a / max(size, 1.0)
 
 
 def format_seconds(seconds: float) -> str:

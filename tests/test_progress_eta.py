@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import itertools
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -28,26 +29,30 @@ def ticking(times: list[float]) -> Any:
 
 
 def test_chunks_start_small_and_grow_to_the_chunk_size() -> None:
-    plan = chunk_plan(100, 200_000, 1 << 17)
+    plan = chunk_plan(100, 400_000, 1 << 17)
     assert plan[0] == (100, FIRST_CHUNK)
     sizes = [count for _, count in plan]
     assert sizes[:4] == [FIRST_CHUNK, 4 * FIRST_CHUNK, 16 * FIRST_CHUNK, 64 * FIRST_CHUNK]
-    assert max(sizes) == 1 << 17 and sum(sizes) == 200_000
+    assert max(sizes) == 1 << 17 and sum(sizes) == 400_000
     assert all(a + n == b for (a, n), (b, _) in itertools.pairwise(plan))
-    assert chunk_plan(0, 5, 3) == [(0, 3), (3, 2)]
+    assert chunk_plan(0, 5, 3) == [(0, 1), (1, 3), (4, 1)]
 
 
 def test_estimate_waits_for_a_long_enough_timing() -> None:
-    """0.1 s of timing is not trusted (one-off costs); 0.6 s is: 10 battles took 0.1 s
-    and 90 took 0.5 s, so a battle takes 5 ms (and a call 50 ms more)."""
-    estimate = Estimate(ticking([0.0, 10.0, 10.1, 10.6]), min_span=0.5)
+    """Calls of 10, 30 and 110 battles took 0.1, 0.2 and 0.6 s: 50 ms a call and 5 ms a
+    battle. 0.3 s of timing is not trusted; 0.9 s is. The calls to come take 0.25 s (50 ms
+    of it fixed: 40 battles), so each of their battles costs 5 ms + 50 ms / 40."""
+    estimate = Estimate(ticking([0.0, 10.0, 10.1, 10.3, 10.9]), min_span=0.5)
     assert estimate.left(0, 1_000) is None
     assert estimate.left(8, 1_000) is None
     assert estimate.left(18, 1_000) is None
-    assert estimate.left(108, 1_000) == pytest.approx(892 * 0.005)
+    assert estimate.left(48, 1_000) is None
+    assert estimate.left(158, 1_000) == pytest.approx(842 * (0.005 + 0.05 / 40))
 
 
-@pytest.mark.parametrize(("fixed", "per_battle"), [(0.05, 1e-5), (0.001, 1e-6), (0.0, 3e-4)])
+@pytest.mark.parametrize(
+    ("fixed", "per_battle"), [(0.05, 1e-5), (0.001, 1e-6), (0.0, 3e-4), (0.25, 1e-6), (0.2, 2.0)]
+)
 def test_estimate_is_within_a_factor_of_two_from_its_first_answer(
     fixed: float, per_battle: float
 ) -> None:
@@ -70,9 +75,12 @@ def test_estimate_is_within_a_factor_of_two_from_its_first_answer(
     answers = [(estimate.left(d, battles), now - t) for t, d in ends]
     timed = [(left, actual) for left, actual in answers if left is not None]
     assert timed and len(timed) >= len(answers) // 2
+    # The last call's fixed cost is not worth a prediction: compared while a second or
+    # more is left.
+    assert all(0.5 <= left / actual <= 2 for left, actual in timed if actual >= 1.0), timed
     first_answer = next(i for i, (left, _) in enumerate(answers) if left is not None)
-    assert ends[first_answer][0] < 5.0 + 2.0  # within 2 s of the first call's loading
-    assert all(0.5 <= left / actual <= 2 for left, actual in timed[:-1]), timed
+    # Within 2 s of the first call's loading, or of three battles when they are slower.
+    assert ends[first_answer][0] < 5.0 + max(2.0, 3 * (fixed + per_battle))
 
 
 def test_estimate_ignores_the_first_piece_of_work() -> None:
@@ -144,9 +152,8 @@ def slow_scenario() -> simulator.Scenario:
 
 
 def test_slow_run_estimates_from_its_first_small_chunks(monkeypatch: Any) -> None:
-    """With the thresholds lowered to 1 ms, a slow run in a pipe tells its time left after
-    the first two chunks (40 of 400 battles), long before its end. (The second chunk's 32
-    battles of 1,000 turns each take far more than 1 ms on any machine.)"""
+    """With the thresholds lowered to 1 ms, a slow run in a pipe tells its time left
+    after its first few calls of one battle and more, long before its end."""
     monkeypatch.setattr(progress, "ETA_NOTICE_SECONDS", 0.001)
     monkeypatch.setattr(progress, "TIMED_SECONDS", 0.001)
     console, text = pipe_console()
@@ -154,7 +161,8 @@ def test_slow_run_estimates_from_its_first_small_chunks(monkeypatch: Any) -> Non
     assert result.n == 400
     lines = text.getvalue().splitlines()
     assert len(lines) == 1
-    assert f"left for {400 - 5 * FIRST_CHUNK:,} more battles" in lines[0]
+    said = re.search(r"left for ([\d,]+) more battles", lines[0])
+    assert said is not None and 200 <= int(said[1].replace(",", "")) < 400
 
 
 def test_cli_in_a_pipe_prints_only_the_result_for_a_short_run() -> None:
@@ -163,3 +171,23 @@ def test_cli_in_a_pipe_prints_only_the_result_for_a_short_run() -> None:
     )
     assert result.exit_code == 0
     assert "left for" not in result.output
+
+
+@pytest.mark.parametrize(("fixed", "per_battle"), [(0.0005, 3e-4), (0.2, 1e-5), (0.0, 2.0)])
+def test_kernel_calls_stay_within_a_second(fixed: float, per_battle: float) -> None:
+    """Calls sized by time: none takes much over a second, large battles of 0.3 ms come
+    in calls of a quarter second (131,072 of them took 40 s), and on a crowded machine
+    (a fifth of a second to wake the threads) three quarters of a call still fight."""
+    sizes = ChunkSizes(1 << 17)
+    done, calls = 0, []
+    while done < 1_000_000 and len(calls) < 200:
+        count = sizes.next(1_000_000 - done)
+        seconds = fixed + per_battle * count
+        sizes.timed(count, seconds)
+        calls.append((count, seconds))
+        done += count
+    assert max(t for _, t in calls[1:]) <= 1.25 * max(1.0, fixed + per_battle)
+    settled = calls[-6:-1]  # the last call runs what is left
+    if per_battle < 1:
+        assert all(0.2 <= t <= 1.0 for _, t in settled), settled
+        assert all(per_battle * n >= 0.7 * t for n, t in settled), settled
