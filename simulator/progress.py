@@ -39,8 +39,9 @@ class Estimate:
     piece, which also pays for loading or compiling the kernel, is left out). The calls
     still to come are sized to take ``T`` seconds (:mod:`simulator.chunking`): ``n =
     (T - a) / b`` battles, at most the chunk size, so each of their battles costs
-    ``b + a / n``: the time left is that times the battles left. A rate timed on the small first calls alone (``t / n``) counts their fixed
-    cost as battles, and said a quarter of an hour for a run of seconds. The estimate
+    ``b + a / n``: the time left is that times the battles left. A rate timed on the
+    small first calls alone (``t / n``) counts their fixed cost as battles, and said a
+    quarter of an hour for a run of seconds. The estimate
     waits for ``min_span`` seconds of timed pieces and for ``b`` to be known within a
     quarter; pieces all of one size (the points of a sweep) give their mean time."""
 
