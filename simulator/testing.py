@@ -27,9 +27,9 @@ import numba
 import numpy as np
 from scipy import stats
 
-from .runner import simulate
-from .scenario import Scenario
-from .stats import wilson
+from .results.stats import wilson
+from .running.runner import simulate
+from .scenario.scenario import Scenario
 
 __all__ = [
     "ALPHA",
@@ -165,7 +165,7 @@ def reproducibility(
 def exact_within_intervals(
     answer: Any, rows: Mapping[str, np.ndarray], confidence: float = 0.999
 ) -> list[str]:
-    """What of an exact answer (:class:`simulator.exact.ExactResult`) lies outside the
+    """What of an exact answer (:class:`simulator.rulesets.ExactResult`) lies outside the
     intervals of the simulated ``rows``: each win probability against its Wilson interval
     at ``confidence``; the means of ``steps``, every casualty and every extra by a
     z-test, Bonferroni over the columns so the family is at ``confidence``."""
@@ -205,7 +205,7 @@ def exact_agreement(
 ) -> list[str]:
     """:func:`exact_within_intervals` of the ruleset's exact answer and a simulation of
     ``battles`` battles of ``seed``."""
-    from .exact import exact
+    from .studies.exact import exact
 
     return exact_within_intervals(
         exact(scenario), simulate_rows(scenario, battles, seed), confidence

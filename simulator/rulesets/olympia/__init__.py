@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ...errors import Source
-from ...reader import Node
+from ...input.reader import Node
 from ..base import Army, InlineQuery, Ruleset
 from . import inline, keys, model, sweep
 from .prepare import OlympiaPrepared
@@ -14,8 +14,8 @@ from .prepare import OlympiaPrepared
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ...exact import ExactResult
-    from ...scenario import Scenario
+    from ...scenario.scenario import Scenario
+    from ..exact import ExactResult
 
 
 class Olympia(Ruleset):

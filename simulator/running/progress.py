@@ -1,0 +1,177 @@
+"""Progress of long runs: a bar with the time left on a terminal; in a pipe, one line
+on stderr when the run will take more than a minute. Nothing else in pipes, files or CI
+logs."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+)
+
+from ..results.result import Result
+from ..scenario.scenario import Scenario
+from .chunking import CallTimes
+from .plan import DEFAULT_CHUNK, RunPlan
+from .plan import Progress as ProgressCallback
+from .runner import run_chunks
+
+#: In a pipe, a run estimated to take longer than this (seconds) says so on stderr.
+ETA_NOTICE_SECONDS = 60.0
+#: The rate of battles is timed over at least this long (seconds) before it is trusted.
+TIMED_SECONDS = 0.5
+
+
+class Estimate:
+    """Seconds left of a run, timed on its battles rather than on per-call costs.
+
+    Each report after the first ends a piece of work of ``n`` battles that took ``t``
+    seconds; ``t = a + b * n`` is fitted over the pieces (:class:`CallTimes`; the first
+    piece, which also pays for loading or compiling the kernel, is left out). The calls
+    still to come are sized to take ``T`` seconds (:mod:`simulator.chunking`): ``n =
+    (T - a) / b`` battles, at most the chunk size, so each of their battles costs
+    ``b + a / n``: the time left is that times the battles left. A rate timed on the
+    small first calls alone (``t / n``) counts their fixed cost as battles, and said a
+    quarter of an hour for a run of seconds. The estimate
+    waits for ``min_span`` seconds of timed pieces and for ``b`` to be known within a
+    quarter; pieces all of one size (the points of a sweep) give their mean time."""
+
+    def __init__(
+        self, clock: Callable[[], float] = time.perf_counter, min_span: float | None = None
+    ) -> None:
+        self.clock = clock
+        self.min_span = TIMED_SECONDS if min_span is None else min_span
+        self.last: tuple[float, int] | None = None
+        self.times = CallTimes()
+        self.skipped_first = False
+
+    def left(self, done: int, total: int) -> float | None:
+        """Seconds left after ``done`` of ``total`` (None until there is a timing)."""
+        now = self.clock()
+        last, self.last = self.last, (now, done)
+        if last is None:
+            return None  # the call before any work (done may be > 0: a resumed run)
+        if done > last[1]:
+            if self.skipped_first:
+                self.times.add(done - last[1], now - last[0])
+            self.skipped_first = True
+        per_battle = self.per_battle()
+        if per_battle is None or self.times.seconds < self.min_span:
+            return None
+        return max(total - done, 0) * per_battle
+
+    def per_battle(self) -> float | None:
+        """Seconds a battle of the calls still to come takes (None: not known yet)."""
+        calls = self.times.calls
+        if calls and all(n == calls[0][0] for n, _ in calls):
+            return self.times.seconds / sum(n for n, _ in calls)
+        fitted = self.times.fit()
+        if fitted is None:
+            return None
+        a, b, error = fitted
+        if error > b / 4:
+            return None
+        # The calls to come: as many battles as fit in the time a call should take, at
+        # most the chunk size (or the size the calls settled at, two alike in a row).
+        size = min((self.times.call_seconds() - a) / b, DEFAULT_CHUNK)
+        if len(calls) >= 2 and calls[-1][0] == calls[-2][0]:
+            size = min(size, calls[-1][0])
+        return b + a / max(size, 1.0)
+
+
+def format_seconds(seconds: float) -> str:
+    """``42 s``, ``12 min``, ``3.5 h``, ``2.1 days``: an estimate's precision, no more."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 90 * 60:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 48 * 3600:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:.1f} days"
+
+
+@contextmanager
+def progress_bar(
+    console: Console,
+    label: str,
+    unit: str = "battles",
+    notice_after: float | None = None,
+    clock: Callable[[], float] = time.perf_counter,
+) -> Iterator[ProgressCallback | None]:
+    """Yield a ``progress(done, total)`` callback for ``console``.
+
+    On a terminal it draws a transient bar with the time left (it disappears when the
+    run ends and the tables are printed). Elsewhere it prints one line, once, when the
+    estimated time left exceeds ``notice_after`` seconds (default ETA_NOTICE_SECONDS).
+    """
+    estimate = Estimate(clock)
+    if not console.is_terminal:
+        limit = ETA_NOTICE_SECONDS if notice_after is None else notice_after
+        told = False
+
+        def notice(done: int, total: int) -> None:
+            nonlocal told
+            left = estimate.left(done, total)
+            if not told and left is not None and left > limit:
+                told = True
+                console.print(
+                    f"battle-odds: {label}: about {format_seconds(left)} left for "
+                    f"{total - done:,} more {unit} (Ctrl-C stops with the result so far)",
+                    highlight=False,
+                    markup=False,
+                    soft_wrap=True,
+                )
+
+        yield notice
+        return
+    columns = (
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn(unit),
+        TimeElapsedColumn(),
+        TextColumn("eta {task.fields[eta]}"),
+    )
+    with Progress(*columns, console=console, transient=True) as bar:
+        # A long scenario name would squeeze the bar and the ETA out of an 80-column line.
+        short = label if len(label) <= 28 else label[:27] + "…"
+        task = bar.add_task(short, total=None, eta="…")
+
+        def update(done: int, total: int) -> None:
+            left = estimate.left(done, total)
+            eta = "…" if left is None else format_seconds(left)
+            bar.update(task, completed=done, total=total, eta=eta)
+
+        yield update
+
+
+def run_battles(
+    scenario: Scenario,
+    plan: RunPlan,
+    *,
+    console: Console | None = None,
+    scheduler: str | None = None,
+) -> Result:
+    """What ``run``, ``odds`` and ``plot`` do: the run of ``plan`` (a fixed number of
+    battles, or with ``plan.precision`` as many as it takes), with a progress bar on a
+    terminal, on this machine or on the Dask cluster at ``scheduler``."""
+    from .distributed import executor_for
+    from .precision import run_to_precision
+
+    console = console if console is not None else Console(stderr=True)
+    with ExitStack() as stack:
+        executor = stack.enter_context(executor_for(scheduler))
+        progress = stack.enter_context(progress_bar(console, scenario.name))
+        if executor is not None:
+            plan = plan.on(executor)
+        if plan.precision is None:
+            return run_chunks(scenario, plan, progress)
+        return run_to_precision(scenario, plan, progress)

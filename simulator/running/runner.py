@@ -1,0 +1,210 @@
+"""Running battles: chunks of battle indices through a ruleset's kernel, merged.
+
+Battle ``i`` of seed ``s`` is the same battle whatever the chunk size, thread count,
+process or machine, so a run is defined by (scenario, seed, first battle, battles)
+alone. Chunks come back as exact, mergeable tallies (integer histograms), from this
+process or from Dask workers, and the one merge below serves both: a run of 10**9
+battles holds a few histograms, never 10**9 rows.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numba
+import numpy as np
+
+from .. import rulesets
+from ..errors import BattleOddsError
+from ..results.result import Result
+from ..results.stats import Tally
+from ..scenario.scenario import Scenario
+from ..version import __version__
+from .checkpoint import Checkpoint
+from .chunking import FIRST_CHUNK, ChunkSizes, sized_chunks
+from .interrupt import StopRequest, stop_on_interrupt, stop_requested
+from .plan import DEFAULT_CHUNK, ChunkExecutor, Progress, RunPlan
+
+#: Per-battle rows are kept (``Result.battles``) up to this many battles unless asked.
+KEEP_ROWS_LIMIT = 1_000_000
+#: At most this many rows are kept even on request (about 250 MB of outcome columns).
+MAX_KEPT_ROWS = 2_000_000
+#: A checkpoint is written at most this often (seconds), and when the run stops.
+CHECKPOINT_EVERY = 2.0
+#: Names other modules take from here.
+__all__ = ["FIRST_CHUNK", "Checkpoint", "StopRequest", "stop_on_interrupt"]
+
+
+@contextmanager
+def thread_count(threads: int | None) -> Iterator[None]:
+    if threads is None:
+        yield
+        return
+    available = numba.config.NUMBA_NUM_THREADS  # type: ignore[attr-defined]
+    if not 1 <= threads <= available:
+        raise BattleOddsError(f"--threads {threads}: expected 1..{available} on this machine")
+    previous = numba.get_num_threads()
+    numba.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        numba.set_num_threads(previous)
+
+
+def chunk_plan(first: int, battles: int, chunk: int) -> list[tuple[int, int]]:
+    """``(first battle, count)`` of each chunk of a run sent to workers, FIRST_CHUNK growing
+    fourfold to ``chunk`` (a run in this process sizes its calls by time instead)."""
+    plan = []
+    offset = 0
+    size = min(FIRST_CHUNK, chunk)
+    while offset < battles:
+        count = min(size, battles - offset)
+        plan.append((first + offset, count))
+        offset += count
+        size = min(chunk, 4 * size)
+    return plan
+
+
+def local_chunks(
+    prepared: Any,
+    seed: int,
+    ranges: list[tuple[int, int]],
+    rows: list[dict[str, np.ndarray]] | None,
+    chunk: int = DEFAULT_CHUNK,
+) -> Iterator[tuple[int, int, Tally]]:
+    """The battles of ``ranges`` in order in this process, in calls sized by time and at
+    most ``chunk`` battles (appending their rows when asked)."""
+
+    def run(first: int, count: int) -> Tally:
+        outcomes = prepared.run(seed, first, count)
+        if rows is not None:
+            rows.append(outcomes)
+        return Tally.of(outcomes)
+
+    yield from sized_chunks(ranges, ChunkSizes(chunk), run)
+
+
+def simulate(
+    scenario: Scenario,
+    battles: int | None = None,
+    seed: int | None = None,
+    *,
+    threads: int | None = None,
+    chunk: int = DEFAULT_CHUNK,
+    keep_battles: bool | None = None,
+    first: int = 0,
+    progress: Progress | None = None,
+    executor: ChunkExecutor | None = None,
+    checkpoint: str | Path | None = None,
+    interruptible: bool = False,
+) -> Result:
+    """Run ``battles`` battles of ``scenario`` (defaults from the scenario file).
+
+    Returns a :class:`Result` with ``.summary()`` and, when kept, ``.battles`` (one row
+    per battle): kept by default up to ``KEEP_ROWS_LIMIT`` battles, on request up to
+    ``MAX_KEPT_ROWS``. ``executor`` runs chunks elsewhere (see
+    :class:`simulator.running.distributed.DaskChunks`); ``checkpoint`` records progress in
+    a file and resumes from it; ``interruptible`` turns Ctrl-C into a partial result.
+    The options are those of :class:`~simulator.running.plan.RunPlan`.
+    """
+    plan = RunPlan.of(
+        scenario,
+        battles,
+        seed,
+        first=first,
+        chunk=chunk,
+        threads=threads,
+        executor=executor,
+        checkpoint=checkpoint,
+        keep_battles=keep_battles,
+        interruptible=interruptible,
+    )
+    return run_chunks(scenario, plan, progress)
+
+
+def run_chunks(scenario: Scenario, plan: RunPlan, progress: Progress | None = None) -> Result:
+    """The fixed-size run ``plan`` describes (its ``precision`` is for
+    :func:`simulator.running.precision.run_to_precision`, which calls this per round)."""
+    battles, seed, first, chunk = plan.battles, plan.seed, plan.first, plan.chunk
+    keep_battles, executor, checkpoint = plan.keep_battles, plan.executor, plan.checkpoint
+    keep = battles <= KEEP_ROWS_LIMIT if keep_battles is None else keep_battles
+    if keep and battles > MAX_KEPT_ROWS:
+        raise BattleOddsError(
+            f"--keep-battles: {battles:,} battles is more rows than kept in memory "
+            f"(at most {MAX_KEPT_ROWS:,}); the summary needs no rows: run without "
+            "--keep-battles, or keep fewer battles"
+        )
+    if keep and (executor is not None or checkpoint is not None):
+        keep = keep_battles is True
+        if keep:
+            raise BattleOddsError(
+                "--keep-battles: rows stay on the workers with --scheduler and "
+                "are not checkpointed with --checkpoint; drop one of them"
+            )
+    state = None
+    ranges = [(first, battles)]
+    if checkpoint is not None:
+        state = Checkpoint.open(
+            Path(checkpoint),
+            {
+                "scenario_hash": scenario.hash,
+                "ruleset": scenario.ruleset,
+                "seed": seed,
+                "first": first,
+                "battles": battles,
+                "version": __version__,
+            },
+        )
+        ranges = state.remaining()
+    prepared = rulesets.get(scenario.ruleset).prepare(scenario.model)
+    tally = state.tally if state is not None else Tally()
+    done_battles = tally.battles
+    rows: list[dict[str, np.ndarray]] | None = [] if keep else None
+    started = time.perf_counter()
+    saved = started
+    stopped = False
+    with thread_count(plan.threads), stop_on_interrupt(plan.interruptible):
+        if progress is not None:
+            progress(done_battles, battles)
+        if executor is None:
+            finished = local_chunks(prepared, seed, ranges, rows, chunk)
+        else:
+            chunks = [c for start, n in ranges for c in chunk_plan(start, n, chunk)]
+            finished = executor(scenario.ruleset, scenario.canonical, seed, chunks)
+        for chunk_first, count, chunk_tally in finished:
+            tally = tally.merge(chunk_tally)
+            done_battles += count
+            if state is not None:
+                state.add(chunk_first, count, tally)
+                # The first chunk is saved at once, so even a short run can resume.
+                if len(state.done) == 1 or time.perf_counter() - saved > CHECKPOINT_EVERY:
+                    state.save()
+                    saved = time.perf_counter()
+            if progress is not None:
+                progress(done_battles, battles)
+            if stop_requested():
+                stopped = done_battles < battles
+                break
+        if hasattr(finished, "close"):
+            finished.close()
+        if state is not None:
+            state.save()
+    kept = None
+    if rows:
+        kept = {name: np.concatenate([r[name] for r in rows]) for name in rows[0]}
+    return Result(
+        scenario=scenario,
+        seed=seed,
+        first=first,
+        tally=tally,
+        rows=kept,  # an interrupted run keeps the rows of its first n battles
+        kernel=prepared.kernel,
+        notes=prepared.notes,
+        flags=prepared.flags,
+        seconds=time.perf_counter() - started,
+        partial=stopped,
+    )

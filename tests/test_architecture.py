@@ -1,0 +1,78 @@
+"""The layers of docs/architecture.md hold: import-linter's contracts in pyproject.toml
+(layers that import only downwards, independent rulesets, kernels free of the simulator,
+no import circles) pass, and a broken one fails the suite with import-linter's message."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def lint_imports() -> str:
+    """``lint-imports`` of the installed import-linter (a dev dependency)."""
+    found = shutil.which("lint-imports", path=str(Path(sys.executable).parent))
+    return found or shutil.which("lint-imports") or "lint-imports"
+
+
+def test_import_contracts_are_kept():
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    # No cache: a cached graph of an older tree would pass a broken one.
+    done = subprocess.run(
+        [lint_imports(), "--no-cache", "--no-logo"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+DOTTED = re.compile(r"(?<![\w./-])simulator(?:\.[A-Za-z_]\w*)+")
+SLASHED = re.compile(r"(?<![\w./-])simulator/[\w./]*\w")
+
+
+def module_file(module: str) -> Path | None:
+    """The file of ``module`` in this tree (not through an install elsewhere)."""
+    base = ROOT.joinpath(*module.split("."))
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def unresolved(name: str) -> bool:
+    """``simulator.a.b.c``: the longest module prefix that is a file of this tree, then
+    attributes of it."""
+    parts = name.split(".")
+    for cut in range(len(parts), 0, -1):
+        module = ".".join(parts[:cut])
+        if module_file(module) is None:
+            continue
+        thing: object = importlib.import_module(module)
+        for attribute in parts[cut:]:
+            if not hasattr(thing, attribute):
+                return True
+            thing = getattr(thing, attribute)
+        return False
+    return True
+
+
+@pytest.mark.parametrize("page", DOCS, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_named_modules_exist(page: Path) -> None:
+    """Every ``simulator.x.y`` and ``simulator/x/y.py`` a page names is a module (or a
+    name in one) and a file of this tree: pages that name old module paths fail."""
+    text = page.read_text(encoding="utf-8")
+    missing = sorted({n for n in DOTTED.findall(text) if unresolved(n)})
+    missing += sorted({p for p in SLASHED.findall(text) if not (ROOT / p).exists()})
+    assert missing == []
