@@ -10,11 +10,11 @@ from typer.testing import CliRunner
 
 import simulator
 from simulator.cli import app
-from simulator.studies.compare import compare
 from simulator.errors import BattleOddsError
-from simulator.studies.regress import read_baseline
 from simulator.rulesets.skirmish.replay import replay
 from simulator.scenario.scenario import load_scenario
+from simulator.studies.compare import compare
+from simulator.studies.regress import read_baseline
 
 ROOT = Path(__file__).parent.parent
 KNIGHTS = ROOT / "scenarios/olympia/knights_vs_pikemen.toml"
