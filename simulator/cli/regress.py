@@ -74,7 +74,11 @@ def regress(
         print_error(str(exc))
         raise typer.Exit(2) from None
     except Interrupted:
-        err.print(f"{baseline}: not written (interrupted before every scenario ran)")
+        err.print(
+            f"{baseline}: not written (interrupted before every scenario ran)",
+            highlight=False,
+            soft_wrap=True,
+        )
         raise typer.Exit(EXIT_INTERRUPTED) from None
     if junit is not None:
         write_atomically(junit, report.junit())

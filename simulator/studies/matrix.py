@@ -125,9 +125,10 @@ class Matrix:
                     "defender": cell.defender.type,
                     "attacker_men": cell.attacker.men,
                     "defender_men": cell.defender.men,
-                    "p": cell.win[0],
-                    "low": cell.win[1],
-                    "high": cell.win[2],
+                    # A cell an interrupted matrix did not run has no numbers (null).
+                    "p": _number(cell.win[0]),
+                    "low": _number(cell.win[1]),
+                    "high": _number(cell.win[2]),
                 }
                 for cell in self.cells
             ],
@@ -213,6 +214,10 @@ def equal_cost_matrix(
         notes=tuple(notes),
         partial=partial,
     )
+
+
+def _number(x: float) -> float | None:
+    return None if math.isnan(x) else x
 
 
 def _men(budget: float, cost: float) -> int:

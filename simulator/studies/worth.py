@@ -201,7 +201,7 @@ class Worth:
             "partial": self.partial,
             "range": None if self.low is None else [self.low, self.high],
             "resolved": self.n is not None,
-            "with_x": {"p": p, "low": low, "high": high},
+            "with_x": None if math.isnan(p) else {"p": p, "low": low, "high": high},
             "confidence": self.confidence,
             "z": self.z,
             "seed": self.seed,
