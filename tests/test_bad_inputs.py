@@ -3,6 +3,7 @@ numbers that are not the same number, and error lines in the common format."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -127,3 +128,76 @@ def test_the_sample_baseline_still_reads(tmp_path: Path) -> None:
     path.write_text(BASELINE)
     assert read_baseline(path).entries["a.toml"].seed == 7
     assert simulator.load_scenario(KNIGHTS).ruleset == "olympia"
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (
+            [
+                "sweep",
+                str(KNIGHTS),
+                "--vary",
+                "attacker.knight=1..10000",
+                "--vary",
+                "attacker.soldier=1..10000",
+            ],
+            "a grid of 10,000 x 10,000 = 100,000,000 points: at most 10,000",
+        ),
+        (
+            ["sweep", str(KNIGHTS), "--vary", "attacker.knight=1..3", "-n", "100000000000"],
+            "3 points x 100,000,000,000 battles = 300,000,000,000 battles in all, more than "
+            "--max-total 10,000,000,000",
+        ),
+        (
+            [
+                "sweep",
+                str(KNIGHTS),
+                "--vary",
+                "attacker.knight=1..3",
+                "-n",
+                "100",
+                "--max-total",
+                "299",
+            ],
+            "= 300 battles in all, more than --max-total 299",
+        ),
+        (["matrix", "--budget", "20", "-n", "100000000000"], "raise --max-total"),
+        (["sensitivity", str(KNIGHTS), "--battles", "100000000000"], "raise --max-total"),
+        (
+            [
+                "worth",
+                str(KNIGHTS),
+                "--add",
+                "1 knight",
+                "--in",
+                "soldier",
+                "--max-battles",
+                "100000000000",
+            ],
+            "raise --max-total",
+        ),
+        (
+            ["worth", str(KNIGHTS), "--add", "1 knight", "--in", "soldier", "--max", str(10**18)],
+            f"--max {10**18}: ",
+        ),
+    ],
+)
+def test_a_commands_whole_work_is_bounded_before_it_starts(args: list[str], says: str) -> None:
+    started = time.perf_counter()
+    line = one_line_error(*args)
+    assert says in line, line
+    assert time.perf_counter() - started < 10  # no list of 10**18 values, no battle fought
+
+
+def test_a_baseline_asking_for_too_many_battles_is_refused(tmp_path: Path) -> None:
+    folder = tmp_path / "s"
+    folder.mkdir()
+    (folder / "k.toml").write_text(KNIGHTS.read_text())
+    baseline = tmp_path / "balance.toml"
+    args = ["regress", str(folder), "--baseline", str(baseline)]
+    assert runner.invoke(app, [*args, "--update", "-n", "200"]).exit_code == 0
+    baseline.write_text(baseline.read_text().replace("battles = 200\n", "battles = 20000000000\n"))
+    line = one_line_error(*args)
+    assert "= 20,000,000,000 battles in all, more than --max-total" in line
+    assert runner.invoke(app, [*args, "--max-total", "10", "--update"]).exit_code == 2

@@ -256,7 +256,10 @@ def worth(
     with_x = reinforced(scenario, side, kind, count, f"+{count} {kind}")
     values = range(max_n + 1)  # a range, not a list: --max may be huge
     # Build the largest variant first: a value the ruleset refuses fails at once.
-    reinforced(scenario, side, other, max_n, f"+{max_n} {other}")
+    try:
+        reinforced(scenario, side, other, max_n, f"+{max_n} {other}")
+    except BattleOddsError as exc:
+        raise BattleOddsError(f"--max {max_n}: {exc} (a smaller --max?)") from None
     probes_at_most = 2 * bisection_probes(len(values))
     check_total(
         f"worth: {probes_at_most} probes x 2 scenarios x --max-battles {max_battles:,}",
