@@ -80,16 +80,22 @@ def test_estimate_is_within_a_factor_of_two_from_its_first_answer(
     # more is left.
     assert all(0.5 <= left / actual <= 2 for left, actual in timed if actual >= 1.0), timed
     first_answer = next(i for i, (left, _) in enumerate(answers) if left is not None)
-    # Within 2 s of the first call's loading, or of three battles when they are slower.
-    assert ends[first_answer][0] < 5.0 + max(2.0, 3 * (fixed + per_battle))
+    # Within 2 s of the first call's loading; or of four battles when they are slower; or,
+    # when a call's fixed cost is a quarter second (a crowded machine), of the dozen calls
+    # that grow until battles show through it.
+    allowed = max(2.0, 4 * (fixed + per_battle), 12 * fixed)
+    assert ends[first_answer][0] <= 5.0 + allowed + 1e-9
 
 
 def test_estimate_ignores_the_first_piece_of_work() -> None:
-    """The first chunk took 10 s (compiling); 32 battles then took 1 s: 960 left, 30 s."""
-    estimate = Estimate(ticking([0.0, 10.0, 11.0]))
+    """The first chunk took 10 s (compiling); 32 battles then took 1 s three times: 896
+    left, 28 s. One piece alone is not trusted (it may be mostly a call's fixed cost)."""
+    estimate = Estimate(ticking([0.0, 10.0, 11.0, 12.0, 13.0]))
     assert estimate.left(0, 1_000) is None
     assert estimate.left(8, 1_000) is None
-    assert estimate.left(40, 1_000) == pytest.approx(30.0)
+    assert estimate.left(40, 1_000) is None
+    assert estimate.left(72, 1_000) is None
+    assert estimate.left(104, 1_000) == pytest.approx(28.0)
 
 
 def pipe_console() -> tuple[Console, io.StringIO]:
@@ -106,28 +112,28 @@ def test_pipe_prints_one_line_once_when_the_estimate_is_long() -> None:
             report(done, 1_000)
     lines = text.getvalue().splitlines()
     assert lines == [
-        "battle-odds: slow: about 30 s left for 960 more battles (Ctrl-C stops "
+        "battle-odds: slow: about 28 s left for 896 more battles (Ctrl-C stops "
         "with the result so far)"
     ]
 
 
 def test_pipe_stays_silent_when_the_estimate_is_short() -> None:
     console, text = pipe_console()
-    with progress_bar(console, "fast", clock=ticking([0.0, 10.0, 11.0])) as report:
+    with progress_bar(console, "fast", clock=ticking([0.0, 10.0, 11.0, 12.0, 13.0])) as report:
         assert report is not None
-        for done in (0, 8, 40):
-            report(done, 1_000)  # 30 s left: under the default minute
+        for done in (0, 8, 40, 72, 104):
+            report(done, 1_000)  # 28 s left: under the default minute
     assert text.getvalue() == ""
 
 
 def test_terminal_bar_shows_the_estimate() -> None:
     text = io.StringIO()
     console = Console(file=text, force_terminal=True, width=120)
-    with progress_bar(console, "slow", clock=ticking([0.0, 10.0, 11.0])) as report:
+    with progress_bar(console, "slow", clock=ticking([0.0, 10.0, 11.0, 12.0, 13.0])) as report:
         assert report is not None
-        for done in (0, 8, 40):
+        for done in (0, 8, 40, 72, 104):
             report(done, 1_000)
-    assert "eta 30 s" in text.getvalue()
+    assert "eta 28 s" in text.getvalue()
 
 
 def test_format_seconds() -> None:

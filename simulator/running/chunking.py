@@ -90,11 +90,11 @@ class ChunkSizes:
     def timed(self, count: int, seconds: float) -> None:
         """A call of ``count`` battles took ``seconds``: size the next call.
 
-        At most GROWTH times this one, and at most ``count * T / seconds`` (which keeps
+        At most GROWTH times this one, and at most ``count * T / seconds``, which keeps
         the next call within its fixed cost of ``T``, the time a call should take, however
-        that splits into fixed cost and battles); within those, as many battles as the
-        fitted cost per battle fits into ``T``. The first call, which loads the kernel,
-        is not fitted; until three are, ``T`` is LONGEST_CALL_SECONDS."""
+        that splits into fixed cost and battles. ``T`` comes from the fitted fixed cost;
+        the first call, which loads the kernel, is not fitted; until three are, ``T`` is
+        LONGEST_CALL_SECONDS."""
         self.calls += 1
         if self.calls > 1:
             self.times.add(count, seconds)
@@ -104,10 +104,10 @@ class ChunkSizes:
         target = LONGEST_CALL_SECONDS if fitted is None else self.times.call_seconds()
         size = float(min(self.cap, GROWTH * count))
         if seconds > 0:
+            # Proportional, not from the fitted cost per battle: where calls are mostly
+            # fixed cost (threads descheduled on a crowded machine) that cost is noise,
+            # and calls that stay short keep growing until battles are what they time.
             size = min(size, count * target / seconds)
-        if fitted is not None:
-            a, b, _ = fitted
-            size = min(size, max(target - a, 0.0) / b)
         self.size = int(max(1, size))
 
 

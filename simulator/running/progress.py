@@ -71,13 +71,16 @@ class Estimate:
     def per_battle(self) -> float | None:
         """Seconds a battle of the calls still to come takes (None: not known yet)."""
         calls = self.times.calls
-        if calls and all(n == calls[0][0] for n, _ in calls):
+        # Three pieces at least: one call of one battle may be mostly fixed cost.
+        if len(calls) >= 3 and all(n == calls[0][0] for n, _ in calls):
             return self.times.seconds / sum(n for n, _ in calls)
         fitted = self.times.fit()
         if fitted is None:
             return None
         a, b, error = fitted
-        if error > b / 4:
+        # b known within a quarter, and battles a fifth of the largest call at least: a
+        # slope over calls that are all fixed cost is noise.
+        if error > b / 4 or 4 * b * max(n for n, _ in calls) < a:
             return None
         # The calls to come: as many battles as fit in the time a call should take, at
         # most the chunk size (or the size the calls settled at, two alike in a row).
