@@ -107,7 +107,7 @@ def worth(
     loaded = load_scenario(scenario)
     if output is not None:
         plots.check_output(output)
-    with progress_bar(err, "worth (at most)") as progress:
+    with progress_bar(err, "worth", "probes") as progress:
         answer = find_worth(
             loaded,
             side=side,

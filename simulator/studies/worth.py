@@ -28,7 +28,6 @@ from ..scenario.scenario import Scenario, from_data
 from .compare import Comparison, compare
 from .sweep import (
     PointProgress,
-    battles_of,
     bisection_probes,
     look_z,
     run_until_sure,
@@ -269,10 +268,6 @@ def worth(
     z = look_z(confidence, probes_at_most, first_battles, max_battles)
     result = Worth(scenario, side, (count, kind), other, seed, confidence, z, max_n)
     verdicts: dict[int, str] = {}
-    # Progress in battles, of at most every probe at the cap: the time left it gives is
-    # an upper bound, known within seconds (a probe can take minutes).
-    most = probes_at_most * max_battles
-    fought = [0]
 
     def verdict(n: int) -> str:
         if n in verdicts:
@@ -280,17 +275,7 @@ def worth(
         with_n = reinforced(scenario, side, other, n, f"+{n} {other}")
 
         def run(done: int, battles: int) -> Comparison:
-            part = compare(
-                with_x,
-                with_n,
-                battles,
-                seed,
-                threads=threads,
-                first=done,
-                progress=battles_of(progress, fought[0], most),
-            )
-            fought[0] += part.n
-            return part
+            return compare(with_x, with_n, battles, seed, threads=threads, first=done)
 
         def decided(c: Comparison) -> bool:
             d = c.win(side, z)
@@ -305,6 +290,8 @@ def worth(
         else:
             verdicts[n] = BELOW if sure else NOISE
         result.probes.append(WorthProbe(n, comparison, verdicts[n]))
+        if progress is not None:
+            progress(len(result.probes), probes_at_most)
         return verdicts[n]
 
     try:
