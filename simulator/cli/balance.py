@@ -26,6 +26,7 @@ from .options import (
     Dpi,
     Json,
     MaxBattles,
+    MaxTotal,
     Precision,
     ScenarioPath,
     Seed,
@@ -33,6 +34,8 @@ from .options import (
     err,
     out,
     print_json,
+    runs_battles,
+    say_partial,
     user_errors,
 )
 
@@ -53,6 +56,7 @@ def _signed_pct(p: float) -> str:
 
 @app.command()
 @user_errors
+@runs_battles
 def plot(
     scenario: ScenarioPath,
     output: Output,
@@ -66,6 +70,7 @@ def plot(
     """Run a scenario and write one figure: outcomes, break timing, casualties."""
     from ..report import plots
 
+    plots.check_output(output)
     loaded = load_scenario(scenario)
     plan = RunPlan.of(
         loaded,
@@ -77,12 +82,17 @@ def plot(
         interruptible=True,
     )
     result = run_battles(loaded, plan, console=err)
-    written = plots.save(plots.report_figure(result, dpi=dpi), output)
-    out.print(f"{written}: {loaded.name}, {result.n:,} battles", highlight=False)
+    note = f"interrupted after {result.n:,} battles" if result.partial else None
+    written = plots.save(plots.report_figure(result, dpi=dpi), output, partial=note)
+    out.print(
+        f"{written}: {loaded.name}, {result.n:,} battles" + (" (PARTIAL)" if note else ""),
+        highlight=False,
+    )
 
 
 @app.command()
 @user_errors
+@runs_battles
 def compare(
     a: Annotated[
         Path,
@@ -106,6 +116,10 @@ def compare(
     """Two scenarios on common random numbers: each win probability and B - A."""
     from ..studies.compare import compare as run_comparison
 
+    if output is not None:
+        from ..report import plots
+
+        plots.check_output(output)
     first, second = load_scenario(a), load_scenario(b)
     total = first.battles if battles is None else battles
     with progress_bar(err, f"{first.name} vs {second.name}") as progress:
@@ -113,12 +127,17 @@ def compare(
     if output is not None:
         from ..report import plots
 
-        plots.save(plots.figure_of(plots.comparison_panel(comparison)), output)
+        plots.save(
+            plots.figure_of(plots.comparison_panel(comparison)),
+            output,
+            partial=f"interrupted after {comparison.n:,} battles" if comparison.partial else None,
+        )
     if json:
         print_json(comparison.to_dict())
         return
     table = Table(
-        title=f"B - A on common random numbers: {comparison.n:,} battles, seed {comparison.a.seed}",
+        title=f"B - A on common random numbers: {comparison.n:,} battles, seed {comparison.a.seed}"
+        + (" [PARTIAL: interrupted]" if comparison.partial else ""),
         box=box.SIMPLE_HEAVY,
         title_justify="left",
     )
@@ -149,10 +168,12 @@ def compare(
             f"{d.low:+,.3f} .. {d.high:+,.3f}",
         )
     out.print(means)
+    say_partial(comparison.partial, json, f"{comparison.n:,} of {total:,} battles")
 
 
 @app.command()
 @user_errors
+@runs_battles
 def sweep(
     scenario: ScenarioPath,
     vary: Annotated[
@@ -186,10 +207,14 @@ def sweep(
         str | None,
         typer.Option(help="Run each point's chunks on a Dask cluster: tcp://HOST:PORT or local:N."),
     ] = None,
+    max_total: MaxTotal = None,
 ) -> None:
     """Win probability as one or two values vary (a curve or a heat map), or --target."""
+    from ..report import plots
     from ..running.distributed import executor_for
 
+    if output is not None:
+        plots.check_output(output)
     with executor_for(scheduler) as executor:
         _sweep(
             load_scenario(scenario),
@@ -204,6 +229,7 @@ def sweep(
             json,
             threads,
             executor,
+            max_total,
         )
 
 
@@ -220,6 +246,7 @@ def _sweep(
     json: bool,
     threads: int | None,
     executor: Any,
+    max_total: int | None,
 ) -> None:
     from ..report import plots
     from ..studies import sweep as sweeping
@@ -247,10 +274,15 @@ def _sweep(
                 threads=threads,
                 progress=progress,
                 executor=executor,
+                max_total=max_total,
                 **limits,
             )
         if output is not None:
-            plots.save(plots.figure_of(plots.target_panel(search)), output)
+            plots.save(
+                plots.figure_of(plots.target_panel(search)),
+                output,
+                partial=f"stopped after {len(search.probes)} probes" if search.partial else None,
+            )
         if json:
             sys.stdout.write(jsonlib.dumps(search.to_dict(), indent=2, default=str) + "\n")
             return
@@ -258,7 +290,9 @@ def _sweep(
             search.frame(),
             f"Target search: P({outcome}) >= {target} (intervals at z = {search.z:.2f})",
         )
-        if search.value is None:
+        if search.partial:
+            say_partial(True, json, f"no answer after {len(search.probes)} probes")
+        elif search.value is None:
             out.print(
                 f"not reached: P({outcome}) stays below {target} up to "
                 f"{search.vary.path} = {max(search.vary.values, key=float)}",
@@ -277,7 +311,8 @@ def _sweep(
     if precision is None and max_battles is not None:
         raise BattleOddsError("--max-battles caps --precision or --target: give one of them too")
     limits = {} if max_battles is None else {"max_battles": max_battles}
-    with progress_bar(err, "sweep", "points") as progress:
+    unit = "points" if precision is not None else "battles"
+    with progress_bar(err, "sweep", unit) as progress:
         result = sweeping.sweep(
             loaded,
             vary,
@@ -288,15 +323,18 @@ def _sweep(
             threads=threads,
             progress=progress,
             executor=executor,
+            max_total=max_total,
             **limits,
         )
+    done = f"{len(result.points)} of the grid's points run" if result.partial else None
     if output is not None:
-        plots.save(plots.sweep_figure(result), output)
+        plots.save(plots.sweep_figure(result), output, partial=done)
     if json:
         sys.stdout.write(jsonlib.dumps(result.to_dict(), indent=2, default=str) + "\n")
         return
     columns = [v.path for v in result.varies] + ["p", "low", "high", "battles"]
     _print_frame(result.frame()[columns], f"{loaded.name}: P({outcome}) with 95% interval")
+    say_partial(result.partial, json, done or "")
     if output is not None:
         out.print(f"{output}: plot written", highlight=False)
 

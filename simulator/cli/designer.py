@@ -21,6 +21,7 @@ from .options import (
     Dpi,
     Json,
     MaxBattles,
+    MaxTotal,
     PlotOutput,
     ScenarioPath,
     Seed,
@@ -28,6 +29,8 @@ from .options import (
     err,
     out,
     print_json,
+    runs_battles,
+    say_partial,
     user_errors,
 )
 
@@ -45,12 +48,14 @@ def _change(d: float, low: float, high: float) -> str:
 def _plot_and_json(
     answer: Any, panel: Callable[[Any], Any], output: Path | None, dpi: int, json: bool
 ) -> bool:
-    """Draw ``panel(answer)`` to ``output`` when asked, and print the ``--json`` answer when
-    asked; True when that was the answer (no table follows)."""
+    """Draw ``panel(answer)`` to ``output`` when asked (marked when the answer is partial),
+    and print the ``--json`` answer when asked; True when that was the answer (no table
+    follows)."""
     from ..report import plots
 
     if output is not None:
-        plots.save(plots.figure_of(panel(answer)), output, dpi)
+        note = "interrupted by Ctrl-C" if answer.partial else None
+        plots.save(plots.figure_of(panel(answer)), output, dpi, partial=note)
     if json:
         print_json(answer.to_dict())
     return json
@@ -65,6 +70,7 @@ def _table(title: str) -> Table:
 
 @app.command()
 @user_errors
+@runs_battles
 def worth(
     scenario: ScenarioPath,
     add: Annotated[str, typer.Option(help="What to price: a count and a type, e.g. '1 knight'.")],
@@ -87,6 +93,7 @@ def worth(
     dpi: Dpi = 100,
     json: Json = False,
     threads: Threads = None,
+    max_total: MaxTotal = None,
 ) -> None:
     """How many men of one type win as often as X added to a side (e.g. 1 knight)."""
     from ..report import plots
@@ -111,6 +118,7 @@ def worth(
             max_n=max_n,
             threads=threads,
             progress=progress,
+            max_total=max_total,
             **limits,
         )
     if _plot_and_json(answer, plots.worth_panel, output, dpi, json):
@@ -133,12 +141,14 @@ def worth(
     if answer.max_n < max_n:
         out.print(f"(--max {max_n} lowered to {answer.max_n}: the room the {side} has left)")
     out.print(answer.sentence(), highlight=False)
+    say_partial(answer.partial, json, f"{len(answer.probes)} probes run")
     if output is not None:
         out.print(f"{output}: plot of the probes written", highlight=False)
 
 
 @app.command()
 @user_errors
+@runs_battles
 def sensitivity(
     scenario: ScenarioPath,
     side: Side = "attacker",
@@ -155,6 +165,7 @@ def sensitivity(
     dpi: Dpi = 100,
     json: Json = False,
     threads: Threads = None,
+    max_total: MaxTotal = None,
 ) -> None:
     """Which number matters: each count and rating one step down and up, on common random
     numbers, sorted by effect."""
@@ -164,7 +175,7 @@ def sensitivity(
     loaded = load_scenario(scenario)
     if output is not None:
         plots.check_output(output)
-    with progress_bar(err, "sensitivity", "changes") as progress:
+    with progress_bar(err, "sensitivity") as progress:
         result = run_sensitivity(
             loaded,
             battles,
@@ -174,6 +185,7 @@ def sensitivity(
             rating_step=rating_step,
             threads=threads,
             progress=progress,
+            max_total=max_total,
         )
     if _plot_and_json(result, plots.tornado_panel, output, dpi, json):
         return
@@ -193,5 +205,6 @@ def sensitivity(
             cells.append(r["note"] or _change(r["diff"], r["low"], r["high"]))
         table.add_row(*cells)
     out.print(table)
+    say_partial(result.partial, json, f"{len(result.rows)} of the changes run")
     if output is not None:
         out.print(f"{output}: tornado plot written", highlight=False)

@@ -22,6 +22,7 @@ from .options import (
     CostsFile,
     Dpi,
     Json,
+    MaxTotal,
     PlotOutput,
     RulesetName,
     Scheduler,
@@ -29,12 +30,15 @@ from .options import (
     err,
     out,
     print_json,
+    runs_battles,
+    say_partial,
     user_errors,
 )
 
 
 @app.command()
 @user_errors
+@runs_battles
 def matrix(
     budget: Annotated[
         str, typer.Option(help="What each army may spend, in the unit table's costs (e.g. 20).")
@@ -62,19 +66,32 @@ def matrix(
     json: Json = False,
     threads: Threads = None,
     scheduler: Scheduler = None,
+    max_total: MaxTotal = None,
 ) -> None:
     """Who beats whom at equal cost: each pair of unit types, P(attacker wins) with 95%."""
     from ..report import plots
 
     result = fight_matrix(
-        "matrix", budget, ruleset, types, costs, battles, seed, output, threads, scheduler
+        "matrix",
+        budget,
+        ruleset,
+        types,
+        costs,
+        battles,
+        seed,
+        output,
+        threads,
+        scheduler,
+        max_total,
     )
+    note = f"{sum(c.result.n > 0 for c in result.cells)} pairs run" if result.partial else None
     if output is not None:
-        plots.save(plots.matrix_figure(result, dpi=dpi), output)
+        plots.save(plots.matrix_figure(result, dpi=dpi), output, partial=note)
     if json:
         print_json(result.to_dict())
         return
     _table(result)
+    say_partial(result.partial, json, note or "")
     if output is not None:
         out.print(f"{output}: heat map written", highlight=False)
 
@@ -90,6 +107,7 @@ def fight_matrix(
     output: Path | None,
     threads: int | None,
     scheduler: str | None,
+    max_total: int | None = None,
 ) -> Matrix:
     """The equal-cost matrix a command (``matrix``, ``meta``) asks for, with a progress
     bar; a plot's path is checked before the battles, not after."""
@@ -100,7 +118,7 @@ def fight_matrix(
         from ..report import plots
 
         plots.check_output(output)
-    with executor_for(scheduler) as executor, progress_bar(err, command, "pairs") as progress:
+    with executor_for(scheduler) as executor, progress_bar(err, command) as progress:
         return equal_cost_matrix(
             ruleset,
             spend,
@@ -111,6 +129,7 @@ def fight_matrix(
             threads=threads,
             progress=progress,
             executor=executor,
+            max_total=max_total,
         )
 
 

@@ -16,6 +16,8 @@ from rich.markup import escape
 
 from .. import rulesets
 from ..errors import BattleOddsError
+from ..running.bounds import DEFAULT_MAX_TOTAL
+from ..running.interrupt import EXIT_INTERRUPTED, stop_on_interrupt
 from ..running.plan import MAX_BATTLES
 
 out = Console()
@@ -106,6 +108,38 @@ def user_errors(command: F) -> F:
 
 
 #: ``-o`` of the commands whose answer is also a picture (worth, sensitivity, matrix).
+def runs_battles(command: F) -> F:
+    """The Ctrl-C contract of a command that runs battles (see
+    :mod:`simulator.running.interrupt`): the first Ctrl-C stops the kernels, the command
+    prints and writes its answer so far marked partial, and exits with status 130; a
+    second Ctrl-C exits at once."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        with stop_on_interrupt() as stop:
+            answer = command(*args, **kwargs)
+        if stop.requested:
+            err.print("interrupted: the answer printed is the answer so far", highlight=False)
+            raise typer.Exit(EXIT_INTERRUPTED)
+        return answer
+
+    return wrapper  # type: ignore[return-value]
+
+
+def say_partial(partial: bool, as_json: bool, what: str) -> None:
+    """The text answer's mark of a partial answer (JSON has ``"partial": true``)."""
+    if partial and not as_json:
+        out.print(f"PARTIAL: interrupted by Ctrl-C: {what}", highlight=False, markup=False)
+
+
+MaxTotal = Annotated[
+    int | None,
+    typer.Option(
+        "--max-total",
+        min=1,
+        help=f"Most battles the whole command may fight (default {DEFAULT_MAX_TOTAL:,}).",
+    ),
+]
 PlotOutput = Annotated[
     Path | None,
     typer.Option(

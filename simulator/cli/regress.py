@@ -10,12 +10,16 @@ from typing import Annotated, Any
 import typer
 
 from ..errors import BattleOddsError
+from ..running.interrupt import EXIT_INTERRUPTED, Interrupted
+from ..running.output_paths import TOML, XML, check_output_path
 from ..running.plan import MAX_BATTLES
+from ..running.progress import progress_bar
 from .app import app
-from .options import Json, out, print_error
+from .options import Json, MaxTotal, err, out, print_error, runs_battles, say_partial
 
 
 @app.command()
+@runs_battles
 def regress(
     paths: Annotated[list[Path], typer.Argument(help="Scenario folders or files.", exists=True)],
     baseline: Annotated[
@@ -38,29 +42,53 @@ def regress(
     junit: Annotated[
         Path | None, typer.Option(help="Also write a JUnit XML report here.", dir_okay=False)
     ] = None,
+    max_total: MaxTotal = None,
 ) -> None:
-    """Compare balance numbers with a baseline: exit 0 within noise, 1 moved, 2 bad input."""
+    """Compare balance numbers with a baseline: exit 0 within noise, 1 moved, 2 bad input
+    (Ctrl-C: the scenarios checked so far, exit 130)."""
     from ..atomic import write_atomically
     from ..studies import regress as regression
 
     try:
+        if junit is not None:
+            check_output_path(junit, "--junit", XML)
         if update:
-            written = regression.update(paths, baseline, battles=battles, level=level)
+            check_output_path(baseline, "--baseline", TOML)
+            with progress_bar(err, "regress --update") as progress:
+                written = regression.update(
+                    paths,
+                    baseline,
+                    battles=battles,
+                    level=level,
+                    max_total=max_total,
+                    progress=progress,
+                )
             out.print(
                 f"{baseline}: baseline of {len(written.entries)} scenarios written", highlight=False
             )
             return
-        report = regression.check(paths, regression.read_baseline(baseline), baseline)
+        read = regression.read_baseline(baseline)
+        with progress_bar(err, "regress") as progress:
+            report = regression.check(paths, read, baseline, max_total=max_total, progress=progress)
     except BattleOddsError as exc:
         print_error(str(exc))
         raise typer.Exit(2) from None
+    except Interrupted:
+        err.print(
+            f"{baseline}: not written (interrupted before every scenario ran)",
+            highlight=False,
+            soft_wrap=True,
+        )
+        raise typer.Exit(EXIT_INTERRUPTED) from None
     if junit is not None:
         write_atomically(junit, report.junit())
     if json:
         sys.stdout.write(jsonlib.dumps(report.to_dict(), indent=2) + "\n")
     else:
         render_regression(report)
-    raise typer.Exit(0 if report.passed else 1)
+        say_partial(report.partial, json, "the scenarios after the last one shown were not run")
+    if not report.partial:
+        raise typer.Exit(0 if report.passed else 1)
 
 
 def render_regression(report: Any) -> None:

@@ -16,6 +16,7 @@ from ..atomic import write_atomically
 from ..errors import BattleOddsError
 from ..report import tables as report
 from ..rulesets import InlineQuery
+from ..running.output_paths import CSV, check_output_path
 from ..running.plan import DEFAULT_CHUNK, RunPlan
 from ..running.progress import run_battles
 from ..scenario.scenario import from_query, load_scenario
@@ -33,6 +34,7 @@ from .options import (
     err,
     out,
     print_json,
+    runs_battles,
     user_errors,
 )
 
@@ -46,6 +48,7 @@ def _show(result: Any, as_json: bool) -> None:
 
 @app.command()
 @user_errors
+@runs_battles
 def run(
     scenario: ScenarioPath,
     battles: Battles = None,
@@ -70,6 +73,10 @@ def run(
     ] = DEFAULT_CHUNK,
 ) -> None:
     """Run a scenario file and print the odds (Ctrl-C: stop, print what is done)."""
+    if keep_battles is not None:
+        check_output_path(keep_battles, "--keep-battles", CSV)
+    if checkpoint is not None:
+        check_output_path(checkpoint, "--checkpoint")
     loaded = load_scenario(scenario)
     plan = RunPlan.of(
         loaded,
@@ -84,21 +91,14 @@ def run(
         interruptible=True,
     )
     result = run_battles(loaded, plan, console=err, scheduler=scheduler)
-    if keep_battles is not None and not result.partial:
+    if keep_battles is not None and result.rows is not None:
         write_atomically(keep_battles, result.battles.to_csv(index=False))
     _show(result, json)
-    _exit_if_partial(result)
-
-
-def _exit_if_partial(result: Any) -> None:
-    """An interrupted run printed what it had; its status says it was interrupted."""
-    if result.partial:
-        err.print(f"interrupted: partial result of {result.n:,} battles", highlight=False)
-        raise typer.Exit(130)
 
 
 @app.command()
 @user_errors
+@runs_battles
 def odds(
     attacker: Annotated[
         str,
@@ -188,7 +188,6 @@ def odds(
     )
     result = run_battles(scenario, plan, console=err)
     _show(result, json)
-    _exit_if_partial(result)
 
 
 def _show_exact(scenario: Any, as_json: bool) -> None:
@@ -266,6 +265,7 @@ def replay(
         int, typer.Option("--battle", "-k", min=0, help="Battle K of the run (counted from 0).")
     ] = 0,
     seed: Seed = None,
+    battles: Battles = None,
     json: Json = False,
 ) -> None:
     """Move log of one battle of a run, as (participant, target, move_type, effect) (skirmish)."""
@@ -273,7 +273,7 @@ def replay(
 
     from ..rulesets.skirmish.replay import replay as replay_battle
 
-    replayed = replay_battle(load_scenario(scenario), battle, seed)
+    replayed = replay_battle(load_scenario(scenario), battle, seed, battles)
     if json:
         sys.stdout.write(json_module.dumps(replayed.to_dict()) + "\n")
     else:

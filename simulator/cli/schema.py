@@ -18,6 +18,7 @@ from .. import rulesets
 from ..atomic import write_atomically
 from ..errors import BattleOddsError
 from ..rulesets import keys
+from ..running.output_paths import check_output_path
 from .app import app
 from .options import user_errors
 
@@ -40,6 +41,7 @@ def schema(
     if output is None:
         sys.stdout.write(text)
         return
+    check_output_path(output, "--output", (".json",))
     try:
         write_atomically(output, text)
     except OSError as exc:

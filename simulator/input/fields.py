@@ -135,6 +135,8 @@ def is_multiple(value: float, step: float) -> bool:
 def range_text(lo: float | None, hi: float | None) -> str:
     if lo is not None and hi is not None:
         return f"{_grouped(lo)}..{_grouped(hi)}"
+    if lo is None and hi is None:
+        return "a finite number"
     return f">= {_grouped(lo)}" if lo is not None else f"<= {_grouped(hi)}"
 
 

@@ -21,7 +21,7 @@ def read_toml(path: Path, what: str) -> tuple[dict[str, Any], Source]:
     of file in the message when it is a folder."""
     label = str(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise BattleOddsError(f"{label}: no such file") from None
     except IsADirectoryError:

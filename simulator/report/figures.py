@@ -15,7 +15,7 @@ from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from ..errors import BattleOddsError
+from ..running.output_paths import check_output_path
 
 if TYPE_CHECKING:
     pass
@@ -58,23 +58,33 @@ def won(outcome: str) -> str:
 def check_output(path: str | Path) -> tuple[Path, str, Path]:
     """The image path, its format and its folder; a bad suffix or a missing folder is an
     error (checked before a long run as well as when saving)."""
-    path = Path(path)
-    fmt = path.suffix.lower().lstrip(".")
-    if fmt not in FORMATS:
-        raise BattleOddsError(
-            f"-o {path}: unknown image type '{path.suffix}': expected "
-            + ", ".join(f".{f}" for f in FORMATS)
-        )
-    folder = path.parent if str(path.parent) else Path(".")
-    if not folder.is_dir():
-        raise BattleOddsError(f"-o {path}: no such folder '{folder}'")
-    return path, fmt, folder
+    path = check_output_path(path, "-o", tuple(f".{f}" for f in FORMATS), "image")
+    return path, path.suffix.lower().lstrip("."), path.parent
 
 
-def save(figure: Figure, path: str | Path, dpi: float | None = None) -> Path:
+def mark_partial(figure: Figure, note: str) -> None:
+    """Say across the top of ``figure`` that it shows a partial answer (Ctrl-C)."""
+    figure.text(
+        0.5,
+        0.998,
+        f"PARTIAL: {note}",
+        ha="center",
+        va="top",
+        color="#b00020",
+        fontsize="large",
+        fontweight="bold",
+    )
+
+
+def save(
+    figure: Figure, path: str | Path, dpi: float | None = None, partial: str | None = None
+) -> Path:
     """Write ``figure`` to ``path`` (.png, .svg or .pdf) through a temporary file and a
-    rename in the same folder: the file is either the old one or the whole new one."""
+    rename in the same folder: the file is either the old one or the whole new one.
+    ``partial``: the figure shows an interrupted run; the note says so on it."""
     path, fmt, folder = check_output(path)
+    if partial is not None:
+        mark_partial(figure, partial)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
     # mkstemp makes the file private; give the plot the permissions a plain open() would.
     umask = os.umask(0)

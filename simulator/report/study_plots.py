@@ -61,7 +61,10 @@ def heatmap_panel(sweep: Sweep, ax: Axes | None = None) -> Axes:
         raise BattleOddsError("a heat map needs two --vary paths")
     ax = axes_for(ax, 7.0, 5.5)
     rows_vary, cols_vary = sweep.varies
-    grid = sweep.frame()["p"].to_numpy().reshape(len(rows_vary.values), len(cols_vary.values))
+    # An interrupted sweep has the first points only: the rest of the grid stays blank.
+    shape = (len(rows_vary.values), len(cols_vary.values))
+    run = sweep.frame()["p"].to_numpy() if sweep.points else np.zeros(0)
+    grid = np.concatenate([run, np.full(shape[0] * shape[1] - len(run), np.nan)]).reshape(shape)
     image = ax.imshow(
         grid,
         origin="lower",
@@ -83,6 +86,8 @@ def heatmap_panel(sweep: Sweep, ax: Axes | None = None) -> Axes:
     ax.set_title(f"{sweep.scenario.name}: P({won(sweep.outcome)})")
     if grid.size <= 225:
         for (r, c), p in np.ndenumerate(grid):
+            if np.isnan(p):
+                continue
             ax.text(
                 c,
                 r,

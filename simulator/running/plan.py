@@ -27,6 +27,8 @@ DEFAULT_CHUNK = 1 << 17
 #: days on one machine, and keep every tally's counts (and sums of outcome values up to
 #: 10**7 per battle) far inside int64 and the float64 exact-integer range.
 MAX_BATTLES = 10**11
+#: Seeds are 0..2**63-1: a kernel's seed is a signed 64-bit integer.
+MAX_SEED = 2**63 - 1
 #: Default cap on the battles a precision run may spend.
 DEFAULT_MAX_BATTLES = 10_000_000
 
@@ -40,7 +42,7 @@ def check_run(battles: int, seed: int) -> None:
     """A battle count and seed any kernel and tally can take."""
     if not 1 <= battles <= MAX_BATTLES:
         raise BattleOddsError(f"battles: {battles}: expected 1..{MAX_BATTLES:,}")
-    if not 0 <= seed < 2**63:
+    if not 0 <= seed <= MAX_SEED:
         raise BattleOddsError(f"seed: {seed}: expected 0..2**63-1")
 
 

@@ -19,8 +19,9 @@ from rich.progress import (
 
 from ..results.result import Result
 from ..scenario.scenario import Scenario
+from .chunking import CallTimes
+from .plan import DEFAULT_CHUNK, RunPlan
 from .plan import Progress as ProgressCallback
-from .plan import RunPlan
 from .runner import run_chunks
 
 #: In a pipe, a run estimated to take longer than this (seconds) says so on stderr.
@@ -30,36 +31,63 @@ TIMED_SECONDS = 0.5
 
 
 class Estimate:
-    """Seconds left of a run, from its rate since the first piece of work reported.
+    """Seconds left of a run, timed on its battles rather than on per-call costs.
 
-    The first piece pays for loading or compiling the kernel, so the rate is timed from
-    its end, over at least ``min_span`` seconds (a few small chunks time one-off costs
-    more than battles): with small first chunks (``runner.FIRST_CHUNK``) the estimate
-    comes within a second or so, or after the second chunk of a slow scenario, and
-    sharpens with every chunk."""
+    Each report after the first ends a piece of work of ``n`` battles that took ``t``
+    seconds; ``t = a + b * n`` is fitted over the pieces (:class:`CallTimes`; the first
+    piece, which also pays for loading or compiling the kernel, is left out). The calls
+    still to come are sized to take ``T`` seconds (:mod:`simulator.chunking`): ``n =
+    (T - a) / b`` battles, at most the chunk size, so each of their battles costs
+    ``b + a / n``: the time left is that times the battles left. A rate timed on the
+    small first calls alone (``t / n``) counts their fixed cost as battles, and said a
+    quarter of an hour for a run of seconds. The estimate
+    waits for ``min_span`` seconds of timed pieces and for ``b`` to be known within a
+    quarter; pieces all of one size (the points of a sweep) give their mean time."""
 
     def __init__(
         self, clock: Callable[[], float] = time.perf_counter, min_span: float | None = None
     ) -> None:
         self.clock = clock
         self.min_span = TIMED_SECONDS if min_span is None else min_span
-        self.updates = 0
-        self.since: tuple[float, int] | None = None
+        self.last: tuple[float, int] | None = None
+        self.times = CallTimes()
+        self.skipped_first = False
 
     def left(self, done: int, total: int) -> float | None:
-        """Seconds left after ``done`` of ``total`` (None until there is a rate)."""
+        """Seconds left after ``done`` of ``total`` (None until there is a timing)."""
         now = self.clock()
-        self.updates += 1
-        if self.since is None:
-            # The call before any work (done may be > 0: a resumed run) and the first
-            # piece of work only set the start of the timing.
-            if self.updates >= 2:
-                self.since = (now, done)
+        last, self.last = self.last, (now, done)
+        if last is None:
+            return None  # the call before any work (done may be > 0: a resumed run)
+        if done > last[1]:
+            if self.skipped_first:
+                self.times.add(done - last[1], now - last[0])
+            self.skipped_first = True
+        per_battle = self.per_battle()
+        if per_battle is None or self.times.seconds < self.min_span:
             return None
-        start, start_done = self.since
-        if done <= start_done or now - start < self.min_span:
+        return max(total - done, 0) * per_battle
+
+    def per_battle(self) -> float | None:
+        """Seconds a battle of the calls still to come takes (None: not known yet)."""
+        calls = self.times.calls
+        # Three pieces at least: one call of one battle may be mostly fixed cost.
+        if len(calls) >= 3 and all(n == calls[0][0] for n, _ in calls):
+            return self.times.seconds / sum(n for n, _ in calls)
+        fitted = self.times.fit()
+        if fitted is None:
             return None
-        return (total - done) * (now - start) / (done - start_done)
+        a, b, error = fitted
+        # b known within a quarter, and battles a fifth of the largest call at least: a
+        # slope over calls that are all fixed cost is noise.
+        if error > b / 4 or 4 * b * max(n for n, _ in calls) < a:
+            return None
+        # The calls to come: as many battles as fit in the time a call should take, at
+        # most the chunk size (or the size the calls settled at, two alike in a row).
+        size = min((self.times.call_seconds() - a) / b, DEFAULT_CHUNK)
+        if len(calls) >= 2 and calls[-1][0] == calls[-2][0]:
+            size = min(size, calls[-1][0])
+        return b + a / max(size, 1.0)
 
 
 def format_seconds(seconds: float) -> str:

@@ -9,13 +9,9 @@ battles holds a few histograms, never 10**9 rows.
 
 from __future__ import annotations
 
-import json
-import signal
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,24 +19,24 @@ import numba
 import numpy as np
 
 from .. import rulesets
-from ..atomic import write_atomically
 from ..errors import BattleOddsError
 from ..results.result import Result
 from ..results.stats import Tally
 from ..scenario.scenario import Scenario
+from ..version import __version__
+from .checkpoint import Checkpoint
+from .chunking import FIRST_CHUNK, ChunkSizes, sized_chunks
+from .interrupt import StopRequest, stop_on_interrupt, stop_requested
 from .plan import DEFAULT_CHUNK, ChunkExecutor, Progress, RunPlan
 
-#: A run's first chunks are small and grow fourfold up to the chunk size: the first pays
-#: for loading (or compiling) the kernel and the next ones time the battles within
-#: seconds, even when one battle takes a second, so that the time left is known early.
-FIRST_CHUNK = 8
 #: Per-battle rows are kept (``Result.battles``) up to this many battles unless asked.
 KEEP_ROWS_LIMIT = 1_000_000
 #: At most this many rows are kept even on request (about 250 MB of outcome columns).
 MAX_KEPT_ROWS = 2_000_000
 #: A checkpoint is written at most this often (seconds), and when the run stops.
 CHECKPOINT_EVERY = 2.0
-CHECKPOINT_FORMAT = "battle-odds checkpoint 2"
+#: Names other modules take from here.
+__all__ = ["FIRST_CHUNK", "Checkpoint", "StopRequest", "stop_on_interrupt"]
 
 
 @contextmanager
@@ -59,81 +55,9 @@ def thread_count(threads: int | None) -> Iterator[None]:
         numba.set_num_threads(previous)
 
 
-class StopRequest:
-    """Set by the first Ctrl-C: the run ends after the chunk in progress, with a partial
-    result. A second Ctrl-C interrupts at once."""
-
-    def __init__(self) -> None:
-        self.requested = False
-
-
-@contextmanager
-def stop_on_interrupt(enabled: bool = True) -> Iterator[StopRequest]:
-    stop = StopRequest()
-    if not enabled or threading.current_thread() is not threading.main_thread():
-        yield stop
-        return
-    previous = signal.getsignal(signal.SIGINT)
-
-    def handler(signum: int, frame: Any) -> None:
-        if stop.requested:
-            raise KeyboardInterrupt
-        stop.requested = True
-
-    signal.signal(signal.SIGINT, handler)
-    try:
-        yield stop
-    finally:
-        signal.signal(signal.SIGINT, previous)
-
-
-@dataclass
-class Checkpoint:
-    """Progress of a run on disk, so an interrupted run resumes where it stopped."""
-
-    path: Path
-    identity: dict[str, Any]
-    done: set[int]
-    tally: Tally
-
-    @classmethod
-    def open(cls, path: Path, identity: dict[str, Any]) -> Checkpoint:
-        if not path.exists():
-            return cls(path, identity, set(), Tally())
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-            stored = data["identity"]
-            done = {int(first) for first in data["done"]}
-            tally = Tally.from_dict(data["tally"])
-        except (OSError, ValueError, KeyError, TypeError, AssertionError) as exc:
-            raise BattleOddsError(
-                f"{path}: not a battle-odds checkpoint ({exc.__class__.__name__}); "
-                "delete it or choose another --checkpoint file"
-            ) from None
-        if stored != identity:
-            differ = ", ".join(k for k in identity if stored.get(k) != identity[k])
-            raise BattleOddsError(
-                f"{path}: checkpoint of a different run ({differ} differ); "
-                "delete it or choose another --checkpoint file"
-            )
-        return cls(path, identity, done, tally)
-
-    def save(self) -> None:
-        write_atomically(
-            self.path,
-            json.dumps(
-                {
-                    "format": CHECKPOINT_FORMAT,
-                    "identity": self.identity,
-                    "done": sorted(self.done),
-                    "tally": self.tally.to_dict(),
-                }
-            ),
-        )
-
-
 def chunk_plan(first: int, battles: int, chunk: int) -> list[tuple[int, int]]:
-    """``(first battle, count)`` of each chunk of a run, FIRST_CHUNK growing to ``chunk``."""
+    """``(first battle, count)`` of each chunk of a run sent to workers, FIRST_CHUNK growing
+    fourfold to ``chunk`` (a run in this process sizes its calls by time instead)."""
     plan = []
     offset = 0
     size = min(FIRST_CHUNK, chunk)
@@ -148,15 +72,20 @@ def chunk_plan(first: int, battles: int, chunk: int) -> list[tuple[int, int]]:
 def local_chunks(
     prepared: Any,
     seed: int,
-    chunks: list[tuple[int, int]],
+    ranges: list[tuple[int, int]],
     rows: list[dict[str, np.ndarray]] | None,
+    chunk: int = DEFAULT_CHUNK,
 ) -> Iterator[tuple[int, int, Tally]]:
-    """Chunks in order in this process (appending their rows when asked)."""
-    for first, count in chunks:
+    """The battles of ``ranges`` in order in this process, in calls sized by time and at
+    most ``chunk`` battles (appending their rows when asked)."""
+
+    def run(first: int, count: int) -> Tally:
         outcomes = prepared.run(seed, first, count)
         if rows is not None:
             rows.append(outcomes)
-        yield first, count, Tally.of(outcomes)
+        return Tally.of(outcomes)
+
+    yield from sized_chunks(ranges, ChunkSizes(chunk), run)
 
 
 def simulate(
@@ -216,9 +145,8 @@ def run_chunks(scenario: Scenario, plan: RunPlan, progress: Progress | None = No
                 "--keep-battles: rows stay on the workers with --scheduler and "
                 "are not checkpointed with --checkpoint; drop one of them"
             )
-    prepared = rulesets.get(scenario.ruleset).prepare(scenario.model)
-    chunks = chunk_plan(first, battles, chunk)
     state = None
+    ranges = [(first, battles)]
     if checkpoint is not None:
         state = Checkpoint.open(
             Path(checkpoint),
@@ -228,37 +156,37 @@ def run_chunks(scenario: Scenario, plan: RunPlan, progress: Progress | None = No
                 "seed": seed,
                 "first": first,
                 "battles": battles,
-                "chunk": chunk,
-                "first_chunk": FIRST_CHUNK,
+                "version": __version__,
             },
         )
-        chunks = [c for c in chunks if c[0] not in state.done]
+        ranges = state.remaining()
+    prepared = rulesets.get(scenario.ruleset).prepare(scenario.model)
     tally = state.tally if state is not None else Tally()
     done_battles = tally.battles
     rows: list[dict[str, np.ndarray]] | None = [] if keep else None
     started = time.perf_counter()
     saved = started
     stopped = False
-    with thread_count(plan.threads), stop_on_interrupt(plan.interruptible) as stop:
+    with thread_count(plan.threads), stop_on_interrupt(plan.interruptible):
         if progress is not None:
             progress(done_battles, battles)
         if executor is None:
-            finished = local_chunks(prepared, seed, chunks, rows)
+            finished = local_chunks(prepared, seed, ranges, rows, chunk)
         else:
+            chunks = [c for start, n in ranges for c in chunk_plan(start, n, chunk)]
             finished = executor(scenario.ruleset, scenario.canonical, seed, chunks)
         for chunk_first, count, chunk_tally in finished:
             tally = tally.merge(chunk_tally)
             done_battles += count
             if state is not None:
-                state.done.add(chunk_first)
-                state.tally = tally
+                state.add(chunk_first, count, tally)
                 # The first chunk is saved at once, so even a short run can resume.
                 if len(state.done) == 1 or time.perf_counter() - saved > CHECKPOINT_EVERY:
                     state.save()
                     saved = time.perf_counter()
             if progress is not None:
                 progress(done_battles, battles)
-            if stop.requested:
+            if stop_requested():
                 stopped = done_battles < battles
                 break
         if hasattr(finished, "close"):
@@ -273,7 +201,7 @@ def run_chunks(scenario: Scenario, plan: RunPlan, progress: Progress | None = No
         seed=seed,
         first=first,
         tally=tally,
-        rows=kept if not stopped else None,
+        rows=kept,  # an interrupted run keeps the rows of its first n battles
         kernel=prepared.kernel,
         notes=prepared.notes,
         flags=prepared.flags,

@@ -7,8 +7,9 @@ variance is far smaller than that of two independent runs: a small rules change 
 up with a fraction of the battles.
 
 Only the outcome-column contract is used (``winner``, ``steps``, ``casualties.*``,
-extras), so any two scenarios can be compared, of the same ruleset or not (across
-rulesets the streams are still shared, but the pairing gains little).
+extras), so any two scenarios whose ``steps`` count the same thing can be compared, of
+the same ruleset or not (across rulesets the streams are still shared, but the pairing
+gains little); a pair whose steps count different things (strikes, turns) is refused.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from .. import rulesets
 from ..errors import BattleOddsError
 from ..results.result import Result
 from ..results.stats import OUTCOMES, Z95, Tally
+from ..running.chunking import ChunkSizes, sized_chunks
+from ..running.interrupt import stop_requested
 from ..running.plan import DEFAULT_CHUNK, Progress, check_run
 from ..running.runner import thread_count
 from ..scenario.scenario import Scenario
@@ -68,6 +71,8 @@ class Comparison:
     #: Per-battle differences of ``steps`` and of every column both runs report.
     sums: dict[str, PairedSums] = field(default_factory=dict)
     seconds: float = 0.0
+    #: True when Ctrl-C stopped the runs before every battle asked for.
+    partial: bool = False
 
     @property
     def n(self) -> int:
@@ -86,6 +91,7 @@ class Comparison:
             joint=self.joint + other.joint,
             sums=sums,
             seconds=self.seconds + other.seconds,
+            partial=self.partial or other.partial,
         )
 
     def win(self, outcome: str = "attacker", z: float = Z95) -> Difference:
@@ -212,6 +218,7 @@ class Comparison:
             },
             "seed": self.a.seed,
             "battles": self.n,
+            "partial": self.partial,
             "paired": True,
             "win": section("win", (*keys, "independent_low", "independent_high")),
             "steps": section("steps", keys).get("steps", {}),
@@ -219,6 +226,18 @@ class Comparison:
             "extras": section("extra", keys),
             "seconds": round(self.seconds, 3),
         }
+
+
+def check_comparable(a: Scenario, b: Scenario) -> None:
+    """Scenarios whose ``steps`` count the same thing (a difference of strikes and turns
+    is no number)."""
+    unit_a, unit_b = (rulesets.get(s.ruleset).step_unit for s in (a, b))
+    if unit_a != unit_b:
+        raise BattleOddsError(
+            f"compare: A is {a.ruleset} (steps count {unit_a}) and B is {b.ruleset} (steps "
+            f"count {unit_b}): their steps and casualties are different numbers; compare "
+            "scenarios of one ruleset"
+        )
 
 
 def compare(
@@ -238,6 +257,7 @@ def compare(
     battles = a.battles if battles is None else battles
     seed = a.seed if seed is None else seed
     check_run(battles, seed)
+    check_comparable(a, b)
     prepared_a = rulesets.get(a.ruleset).prepare(a.model)
     prepared_b = rulesets.get(b.ruleset).prepare(b.model)
     if prepared_a.kernel != prepared_b.kernel:
@@ -248,12 +268,13 @@ def compare(
     joint = np.zeros((3, 3), np.int64)
     sums: dict[str, PairedSums] = {}
     started = time.perf_counter()
+
+    def both(at: int, count: int) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+        return prepared_a.run(seed, at, count), prepared_b.run(seed, at, count)
+
+    done = 0
     with thread_count(threads):
-        done = 0
-        while done < battles:
-            count = min(chunk, battles - done)
-            out_a = prepared_a.run(seed, first + done, count)
-            out_b = prepared_b.run(seed, first + done, count)
+        for _, count, (out_a, out_b) in sized_chunks([(first, battles)], ChunkSizes(chunk), both):
             tally_a = tally_a.merge(Tally.of(out_a))
             tally_b = tally_b.merge(Tally.of(out_b))
             joint += np.bincount(3 * out_a["winner"] + out_b["winner"], minlength=9).reshape(3, 3)
@@ -264,6 +285,8 @@ def compare(
             done += count
             if progress is not None:
                 progress(done, battles)
+            if stop_requested():
+                break
     seconds = time.perf_counter() - started
     results = [
         Result(
@@ -277,4 +300,11 @@ def compare(
         )
         for s, t, p in ((a, tally_a, prepared_a), (b, tally_b, prepared_b))
     ]
-    return Comparison(a=results[0], b=results[1], joint=joint, sums=sums, seconds=seconds)
+    return Comparison(
+        a=results[0],
+        b=results[1],
+        joint=joint,
+        sums=sums,
+        seconds=seconds,
+        partial=done < battles,
+    )

@@ -20,18 +20,22 @@ import numpy as np
 from .. import rulesets
 from ..errors import BattleOddsError, Source, did_you_mean
 from ..results.result import Result
+from ..results.stats import Tally
 from ..rulesets import Army
+from ..running.bounds import check_total
+from ..running.interrupt import stop_requested
 from ..running.plan import ChunkExecutor
 from ..running.runner import simulate
 from ..scenario.costs import given_costs, read_costs_file
 from ..scenario.scenario import DEFAULT_SEED, Scenario, from_data
+from .sweep import battles_of
 
 if TYPE_CHECKING:
     import pandas as pd
 
 #: Battles per cell unless told: about +-2 points of interval at p = 0.5.
 DEFAULT_BATTLES = 2_000
-#: ``progress(cells_done, cells_total)``.
+#: ``progress(battles_done, battles_total)`` over every cell.
 CellProgress = Callable[[int, int], None]
 
 
@@ -45,7 +49,10 @@ class Cell:
 
     @property
     def win(self) -> tuple[float, float, float]:
-        """The attacker's win probability with its 95% interval (p, low, high)."""
+        """The attacker's win probability with its 95% interval (p, low, high); nan for
+        a cell an interrupted matrix did not run."""
+        if self.result.n == 0:
+            return math.nan, math.nan, math.nan
         return self.result.win("attacker")
 
 
@@ -64,6 +71,8 @@ class Matrix:
     cells: list[Cell]
     #: What was left out and why (types that cannot fight alone).
     notes: tuple[str, ...] = ()
+    #: True when Ctrl-C stopped the matrix: the cells not run have no battles (nan).
+    partial: bool = False
 
     def cell(self, attacker: str, defender: str) -> Cell:
         return self.cells[self.types.index(attacker) * len(self.types) + self.types.index(defender)]
@@ -105,6 +114,7 @@ class Matrix:
             "budget": self.budget,
             "seed": self.seed,
             "battles": self.battles,
+            "partial": self.partial,
             "types": list(self.types),
             "costs": {t: self.costs[t] for t in self.types},
             "men": {t: self.men[t] for t in self.types},
@@ -115,9 +125,10 @@ class Matrix:
                     "defender": cell.defender.type,
                     "attacker_men": cell.attacker.men,
                     "defender_men": cell.defender.men,
-                    "p": cell.win[0],
-                    "low": cell.win[1],
-                    "high": cell.win[2],
+                    # A cell an interrupted matrix did not run has no numbers (null).
+                    "p": _number(cell.win[0]),
+                    "low": _number(cell.win[1]),
+                    "high": _number(cell.win[2]),
                 }
                 for cell in self.cells
             ],
@@ -135,6 +146,7 @@ def equal_cost_matrix(
     threads: int | None = None,
     progress: CellProgress | None = None,
     executor: ChunkExecutor | None = None,
+    max_total: int | None = None,
 ) -> Matrix:
     """Fight every ordered pair of ``types`` (default: every type of the ruleset that can
     fight alone) at ``budget`` each; ``costs`` (a mapping or a TOML file of ``type =
@@ -165,17 +177,31 @@ def equal_cost_matrix(
             + f": raise it to at least {cheapest:g}"
             + ("" if types is None else " or leave them out of --types")
         )
+    check_total(
+        f"matrix: {len(chosen)} x {len(chosen)} pairs x --battles {battles:,}",
+        len(chosen) ** 2 * battles,
+        max_total,
+    )
     # Build (and so validate) every cell's battle before running any.
     pairs = [(Army(a, men[a]), Army(d, men[d])) for a in chosen for d in chosen]
     scenarios = [_battle(rs, attacker, defender, budget) for attacker, defender in pairs]
     cells = []
     for done, (scenario, (attacker, defender)) in enumerate(zip(scenarios, pairs, strict=True)):
         result = simulate(
-            scenario, battles, seed, threads=threads, keep_battles=False, executor=executor
+            scenario,
+            battles,
+            seed,
+            threads=threads,
+            keep_battles=False,
+            executor=executor,
+            progress=battles_of(progress, done * battles, len(pairs) * battles),
         )
         cells.append(Cell(attacker, defender, result))
-        if progress is not None:
-            progress(done + 1, len(pairs))
+        if stop_requested():
+            break
+    partial = len(cells) < len(pairs) or any(c.result.partial for c in cells)
+    for scenario, (attacker, defender) in list(zip(scenarios, pairs, strict=True))[len(cells) :]:
+        cells.append(Cell(attacker, defender, Result(scenario=scenario, seed=seed, tally=Tally())))
     return Matrix(
         ruleset=rs.name,
         budget=budget,
@@ -186,7 +212,12 @@ def equal_cost_matrix(
         battles=battles,
         cells=cells,
         notes=tuple(notes),
+        partial=partial,
     )
+
+
+def _number(x: float) -> float | None:
+    return None if math.isnan(x) else x
 
 
 def _men(budget: float, cost: float) -> int:

@@ -27,9 +27,13 @@ from ..errors import BattleOddsError, Source
 from ..input.reader import Node
 from ..results.result import Result
 from ..results.stats import OUTCOMES
+from ..running.bounds import check_total
+from ..running.interrupt import Interrupted, stop_requested
+from ..running.plan import MAX_BATTLES, MAX_SEED, Progress
 from ..running.runner import simulate
 from ..scenario.scenario import Scenario, load_scenario
 from ..version import __version__
+from .sweep import battles_of
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -178,7 +182,7 @@ def read_baseline(path: Path) -> Baseline:
     """Parse and check a baseline file; a corrupt one is a clear error, not a traceback."""
     label = str(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise BattleOddsError(f"{label}: no such baseline file (create it with --update)") from None
     except (OSError, UnicodeDecodeError) as exc:
@@ -222,8 +226,8 @@ def read_baseline(path: Path) -> Baseline:
             path=scenario_path,
             ruleset=node.text("ruleset"),
             scenario_hash=node.text("scenario_hash"),
-            seed=node.integer("seed", lo=0),
-            battles=node.integer("battles", lo=1),
+            seed=node.integer("seed", lo=0, hi=MAX_SEED),
+            battles=node.integer("battles", lo=1, hi=MAX_BATTLES),
             version=node.text("version", "?"),
             numbers=numbers,
             tolerance=_tolerance(node),
@@ -283,8 +287,11 @@ class Comparison:
 @dataclass
 class Report:
     level: float
-    statuses: dict[str, str]  # scenario -> ok, moved, changed, new, missing
+    statuses: dict[str, str]  # scenario -> ok, moved, changed, new, missing, interrupted
     comparisons: list[Comparison]
+    #: True when Ctrl-C stopped the check: the scenarios after the interrupted one are
+    #: not in ``statuses``.
+    partial: bool = False
 
     @property
     def moved(self) -> list[Comparison]:
@@ -297,6 +304,7 @@ class Report:
     def to_dict(self) -> dict[str, Any]:
         return {
             "passed": self.passed,
+            "partial": self.partial,
             "level": self.level,
             "version": __version__,
             "scenarios": self.statuses,
@@ -311,6 +319,9 @@ class Report:
             tests=str(len(self.statuses)),
             failures=str(sum(s != "ok" for s in self.statuses.values())),
         )
+        if self.partial:
+            properties = ElementTree.SubElement(suite, "properties")
+            ElementTree.SubElement(properties, "property", name="partial", value="true")
         for scenario, status in self.statuses.items():
             case = ElementTree.SubElement(suite, "testcase", classname="balance", name=scenario)
             if status == "ok":
@@ -344,6 +355,7 @@ def _status_text(status: str) -> str:
         "changed": "the scenario file changed since the baseline: review and run --update",
         "new": "not in the baseline: run --update to add it",
         "missing": "in the baseline but its file is gone",
+        "interrupted": "Ctrl-C stopped the check while this scenario ran",
     }.get(status, status)
 
 
@@ -354,6 +366,8 @@ def check(
     *,
     seed: int | None = None,
     run: Runner = simulate,
+    max_total: int | None = None,
+    progress: Progress | None = None,
 ) -> Report:
     """Re-run the baseline's scenarios and test every number against it.
 
@@ -361,9 +375,18 @@ def check(
     default each scenario runs with the seed and battle count recorded with it."""
     files = {key_of(p, baseline_path): p for p in scenario_files(paths, baseline_path)}
     roots = [key_of(p, baseline_path) for p in paths]
+    asked = [baseline.entries[key].battles for key in files if key in baseline.entries]
+    check_total(
+        f"regress: {len(asked)} scenarios of the baseline ({baseline_path})", sum(asked), max_total
+    )
     statuses: dict[str, str] = {}
     comparisons: list[Comparison] = []
+    partial = False
+    before = 0
     for key, path in files.items():
+        if stop_requested():
+            partial = True
+            break
         entry = baseline.entries.get(key)
         scenario = load_scenario(path)
         if entry is None:
@@ -374,8 +397,16 @@ def check(
             continue
         statuses[key] = "ok"
         result = run(
-            scenario, entry.battles, entry.seed if seed is None else seed, keep_battles=False
+            scenario,
+            entry.battles,
+            entry.seed if seed is None else seed,
+            keep_battles=False,
+            **_reporting(progress, before, sum(asked)),
         )
+        before += entry.battles
+        if result.partial:
+            statuses[key], partial = "interrupted", True
+            break
         now = numbers_of(result)
         for name, base in entry.numbers.items():
             if base.kind == "median":
@@ -414,7 +445,7 @@ def check(
         comparison.moved = rejected and beyond_tolerance
         if comparison.moved:
             statuses[comparison.scenario] = "moved"
-    return Report(baseline.level, dict(sorted(statuses.items())), comparisons)
+    return Report(baseline.level, dict(sorted(statuses.items())), comparisons, partial)
 
 
 def update(
@@ -424,6 +455,8 @@ def update(
     battles: int | None = None,
     level: float | None = None,
     run: Runner = simulate,
+    max_total: int | None = None,
+    progress: Progress | None = None,
 ) -> Baseline:
     """Run every scenario and rewrite the baseline atomically.
 
@@ -432,6 +465,7 @@ def update(
     old = read_baseline(baseline_path) if baseline_path.exists() else Baseline()
     new = Baseline(level=old.level if level is None else level, tolerance=old.tolerance)
     roots = [key_of(p, baseline_path) for p in paths]
+    planned = []
     for path in scenario_files(paths, baseline_path):
         key = key_of(path, baseline_path)
         scenario: Scenario = load_scenario(path)
@@ -441,7 +475,25 @@ def update(
             if previous and previous.scenario_hash == scenario.hash
             else scenario.battles
         )
-        result = run(scenario, count, scenario.seed, keep_battles=False)
+        planned.append((key, scenario, previous, count))
+    check_total(
+        f"regress --update: {len(planned)} scenarios",
+        sum(count for *_, count in planned),
+        max_total,
+    )
+    total = sum(count for *_, count in planned)
+    before = 0
+    for key, scenario, previous, count in planned:
+        result = run(
+            scenario,
+            count,
+            scenario.seed,
+            keep_battles=False,
+            **_reporting(progress, before, total),
+        )
+        before += count
+        if result.partial:
+            raise Interrupted  # nothing is written: a baseline is every scenario or none
         numbers = numbers_of(result)
         if previous is not None:
             numbers = {
@@ -463,6 +515,12 @@ def update(
             new.entries[key] = entry  # scenarios outside this run's folders stay as they were
     write_atomically(baseline_path, new.to_toml())
     return new
+
+
+def _reporting(progress: Progress | None, before: int, total: int) -> dict[str, Any]:
+    """The run's ``progress`` argument reporting the whole check's battles (none asked:
+    no argument, for runners that take none)."""
+    return {} if progress is None else {"progress": battles_of(progress, before, total)}
 
 
 def _keep_tolerance(number: Number, previous: Number | None) -> Number:

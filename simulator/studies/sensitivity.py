@@ -17,9 +17,11 @@ from .. import rulesets
 from ..errors import BattleOddsError, Source
 from ..results.stats import Z95
 from ..rulesets.designer import COUNT, Knob, rating_step
+from ..running.bounds import check_total
+from ..running.interrupt import stop_requested
 from ..scenario.scenario import Scenario, from_data
 from .compare import compare
-from .sweep import PointProgress
+from .sweep import PointProgress, battles_of
 from .worth import check_side
 
 if TYPE_CHECKING:
@@ -37,6 +39,8 @@ class Sensitivity:
     #: P(side wins) of the scenario as it stands.
     base: float
     rows: list[dict[str, Any]] = field(default_factory=list)
+    #: True when Ctrl-C stopped it: the changes not run are not in ``rows``.
+    partial: bool = False
 
     @property
     def frame(self) -> pd.DataFrame:
@@ -65,6 +69,7 @@ class Sensitivity:
             "p": clean(self.base),
             "seed": self.seed,
             "battles": self.battles,
+            "partial": self.partial,
             "changes": [
                 {k: clean(v) for k, v in row.items()} for row in self.frame.to_dict("records")
             ],
@@ -87,6 +92,7 @@ def sensitivity(
     rating_step: float = 0.1,
     threads: int | None = None,
     progress: PointProgress | None = None,
+    max_total: int | None = None,
 ) -> Sensitivity:
     """Each knob one step down and up (``count_step`` men, ``rating_step`` of a rating,
     rounded to the field's resolution and at least one step of it), each against the
@@ -106,9 +112,17 @@ def sensitivity(
     knobs = ruleset.knobs(scenario)
     if not knobs:
         raise BattleOddsError(f"{scenario.source.label}: no counts or ratings to turn")
-    result = Sensitivity(scenario, side, seed, battles, math.nan)
     total = 2 * len(knobs)
+    check_total(
+        f"sensitivity: {total} changes x 2 scenarios x --battles {battles:,}",
+        total * 2 * battles,
+        max_total,
+    )
+    result = Sensitivity(scenario, side, seed, battles, math.nan)
     for knob in knobs:
+        if stop_requested():
+            result.partial = True
+            break
         step = step_of(knob, count_step, rating_step)
         for direction, sign in (("down", -1), ("up", 1)):
             to = min(max(knob.value + sign * step, knob.lowest), knob.highest)
@@ -140,12 +154,20 @@ def sensitivity(
                 except BattleOddsError as exc:
                     row["note"] = f"not possible: {exc}"
                 else:
-                    comparison = compare(scenario, changed, battles, seed, threads=threads)
+                    comparison = compare(
+                        scenario,
+                        changed,
+                        battles,
+                        seed,
+                        threads=threads,
+                        progress=battles_of(progress, len(result.rows) * battles, total * battles),
+                    )
+                    result.partial = result.partial or comparison.partial
                     d = comparison.win(side, Z95)
                     result.base = d.a
                     row.update(p=d.b, diff=d.difference, low=d.low, high=d.high)
                     row["battles"] = comparison.n
             result.rows.append(row)
             if progress is not None:
-                progress(len(result.rows), total)
+                progress(len(result.rows) * battles, total * battles)
     return result

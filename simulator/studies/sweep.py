@@ -22,6 +22,8 @@ from .. import rulesets
 from ..errors import BattleOddsError
 from ..results.result import Result
 from ..results.stats import OUTCOMES, wilson
+from ..running.bounds import check_total
+from ..running.interrupt import Interrupted, check_stop, stop_requested
 from ..running.plan import DEFAULT_MAX_BATTLES, ChunkExecutor
 from ..running.precision import simulate_to_precision
 from ..running.runner import simulate
@@ -33,7 +35,8 @@ if TYPE_CHECKING:
 Value = int | float | str | bool
 T = TypeVar("T")
 V = TypeVar("V")
-#: ``progress(points_done, points_total)``.
+#: ``progress(done, total)``: of battles where the total is known before the start (so
+#: that the time left is known within seconds), else of points or probes.
 PointProgress = Callable[[int, int], None]
 
 #: A sweep of more points than this is refused: it is almost always a typo in the range.
@@ -136,6 +139,9 @@ class Sweep:
     outcome: str
     points: list[tuple[Value, ...]]
     results: list[Result]
+    #: True when Ctrl-C stopped the sweep: ``points`` are those run (the last one may
+    #: have fewer battles than asked: its result says so).
+    partial: bool = False
 
     def frame(self) -> pd.DataFrame:
         """One row per point: the varied values, P(outcome) with its 95% interval
@@ -163,6 +169,7 @@ class Sweep:
             "ruleset": self.scenario.ruleset,
             "seed": self.results[0].seed if self.results else self.scenario.seed,
             "outcome": self.outcome,
+            "partial": self.partial,
             "vary": [
                 {"path": v.path, "data_path": v.data_path, "values": list(v.values)}
                 for v in self.varies
@@ -183,6 +190,7 @@ def sweep(
     threads: int | None = None,
     progress: PointProgress | None = None,
     executor: ChunkExecutor | None = None,
+    max_total: int | None = None,
 ) -> Sweep:
     """Run every point of the grid of ``vary`` (one or two ``PATH=VALUES``).
 
@@ -199,6 +207,15 @@ def sweep(
     if outcome not in OUTCOMES:
         raise BattleOddsError(f"--outcome {outcome}: expected one of {', '.join(OUTCOMES)}")
     seed = scenario.seed if seed is None else seed
+    size = math.prod(len(v.values) for v in varies)
+    shape = " x ".join(f"{len(v.values):,}" for v in varies)
+    if size > MAX_POINTS:
+        raise BattleOddsError(
+            f"--vary: a grid of {shape} = {size:,} points: at most {MAX_POINTS:,} "
+            "(a larger step, or fewer values)"
+        )
+    each = (max_battles if precision is not None else battles) or scenario.battles
+    check_total(f"sweep: {size:,} points x {each:,} battles", size * each, max_total)
     points = list(product(*(v.values for v in varies)))
     # Build (and so validate) every point before running any: a bad value fails at once.
     scenarios = [point(scenario, varies, values) for values in points]
@@ -206,7 +223,15 @@ def sweep(
     for done, at in enumerate(scenarios):
         if precision is None:
             results.append(
-                simulate(at, battles, seed, threads=threads, keep_battles=False, executor=executor)
+                simulate(
+                    at,
+                    each,
+                    seed,
+                    threads=threads,
+                    keep_battles=False,
+                    executor=executor,
+                    progress=battles_of(progress, done * each, size * each),
+                )
             )
         else:
             results.append(
@@ -220,9 +245,12 @@ def sweep(
                     executor=executor,
                 )
             )
-        if progress is not None:
+        if progress is not None and precision is not None:
             progress(done + 1, len(scenarios))
-    return Sweep(scenario, varies, outcome, points, results)
+        if stop_requested():
+            break
+    partial = len(results) < len(points) or any(r.partial for r in results)
+    return Sweep(scenario, varies, outcome, points[: len(results)], results, partial)
 
 
 @dataclass
@@ -255,6 +283,8 @@ class TargetSearch:
     #: The z of each look: Bonferroni over every look of every probe, so that the
     #: whole search places every probe on the right side with 95% confidence.
     z: float = 0.0
+    #: True when Ctrl-C stopped the search (``value`` is then None: not known).
+    partial: bool = False
 
     @property
     def sure(self) -> bool:
@@ -290,6 +320,7 @@ class TargetSearch:
             "data_path": self.vary.data_path,
             "outcome": self.outcome,
             "target": self.target,
+            "partial": self.partial,
             "value": self.value,
             "sure": self.sure,
             "z": self.z,
@@ -310,6 +341,7 @@ def find_target(
     threads: int | None = None,
     progress: PointProgress | None = None,
     executor: ChunkExecutor | None = None,
+    max_total: int | None = None,
 ) -> TargetSearch:
     """Bisection for the smallest value of ``vary`` whose P(outcome) reaches ``target``.
 
@@ -332,6 +364,11 @@ def find_target(
     values = sorted(set(found.values))
     seed = scenario.seed if seed is None else seed
     probes_at_most = bisection_probes(len(values))
+    check_total(
+        f"sweep --target: {probes_at_most} probes x --max-battles {max_battles:,}",
+        probes_at_most * max_battles,
+        max_total,
+    )
     z = look_z(confidence, probes_at_most, first_battles, max_battles)
     k = OUTCOMES.index(outcome)
     search = TargetSearch(scenario, found, outcome, target, None, z=z)
@@ -364,8 +401,20 @@ def find_target(
             progress(len(search.probes), probes_at_most)
         return reaches
 
-    search.value = smallest_reaching(values, probe)
+    try:
+        search.value = smallest_reaching(values, probe)
+    except Interrupted:
+        search.partial = True
     return search
+
+
+def battles_of(progress: PointProgress | None, before: int, total: int) -> PointProgress | None:
+    """The progress of one run of a study as the study's: ``before`` battles already done
+    of ``total``."""
+    if progress is None:
+        return None
+    report = progress
+    return lambda done, _: report(before + done, total)
 
 
 def bisection_probes(values: int) -> int:
@@ -404,6 +453,7 @@ def run_until_sure(
     decided."""
     result = run(0, first_battles)
     while True:
+        check_stop()
         if decided(result):
             return result, True
         if battles(result) >= max_battles:

@@ -12,6 +12,7 @@ within noise there at the battle cap).
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -21,6 +22,8 @@ from .. import rulesets
 from ..errors import BattleOddsError, Source
 from ..results.stats import wilson
 from ..rulesets.designer import resolve_type
+from ..running.bounds import check_total
+from ..running.interrupt import Interrupted
 from ..scenario.scenario import Scenario, from_data
 from .compare import Comparison, compare
 from .sweep import (
@@ -100,6 +103,8 @@ class Worth:
     low: int | None = None
     high: int | None = None
     probes: list[WorthProbe] = field(default_factory=list)
+    #: True when Ctrl-C stopped the search: no answer, only the probes so far.
+    partial: bool = False
 
     @property
     def n(self) -> int | None:
@@ -142,6 +147,8 @@ class Worth:
 
     def reference(self) -> tuple[float, float, float]:
         """P(side wins) with X added and its interval, from the probe with most battles."""
+        if not self.probes:
+            return math.nan, math.nan, math.nan
         best = max(self.probes, key=lambda p: p.comparison.n).comparison
         return wilson(int(best.a.tally.wins[SIDES.index(self.side)]), best.n, self.z)
 
@@ -149,6 +156,11 @@ class Worth:
         """The answer in words, with the probabilities that decide it."""
         count, kind = self.add
         x = men(count, kind)
+        if self.partial:
+            return (
+                f"interrupted after {len(self.probes)} probes: the worth of {x} is not "
+                "known yet (the probes so far are above)"
+            )
         rows = {int(r["n"]): r for r in self.frame.to_dict("records")}
         with_x = f"P {self.reference()[0]:.3f} with {'the ' + kind if count == 1 else x}"
 
@@ -186,9 +198,10 @@ class Worth:
             "add": {"count": self.add[0], "type": self.add[1]},
             "in": self.in_,
             "n": self.n,
+            "partial": self.partial,
             "range": None if self.low is None else [self.low, self.high],
             "resolved": self.n is not None,
-            "with_x": {"p": p, "low": low, "high": high},
+            "with_x": None if math.isnan(p) else {"p": p, "low": low, "high": high},
             "confidence": self.confidence,
             "z": self.z,
             "seed": self.seed,
@@ -212,6 +225,7 @@ def worth(
     max_n: int = 100,
     threads: int | None = None,
     progress: PointProgress | None = None,
+    max_total: int | None = None,
 ) -> Worth:
     """How many men of type ``in_`` added to ``side`` win at least as often as ``add``
     (``"1 knight"`` or ``(1, "knight")``); see the module docstring for the search."""
@@ -236,10 +250,18 @@ def worth(
         max_n = min(max_n, room)
     seed = scenario.seed if seed is None else seed
     with_x = reinforced(scenario, side, kind, count, f"+{count} {kind}")
-    values = list(range(max_n + 1))
+    values = range(max_n + 1)  # a range, not a list: --max may be huge
     # Build the largest variant first: a value the ruleset refuses fails at once.
-    reinforced(scenario, side, other, max_n, f"+{max_n} {other}")
+    try:
+        reinforced(scenario, side, other, max_n, f"+{max_n} {other}")
+    except BattleOddsError as exc:
+        raise BattleOddsError(f"--max {max_n}: {exc} (a smaller --max?)") from None
     probes_at_most = 2 * bisection_probes(len(values))
+    check_total(
+        f"worth: {probes_at_most} probes x 2 scenarios x --max-battles {max_battles:,}",
+        probes_at_most * 2 * max_battles,
+        max_total,
+    )
     z = look_z(confidence, probes_at_most, first_battles, max_battles)
     result = Worth(scenario, side, (count, kind), other, seed, confidence, z, max_n)
     verdicts: dict[int, str] = {}
@@ -269,9 +291,13 @@ def worth(
             progress(len(result.probes), probes_at_most)
         return verdicts[n]
 
-    result.low = smallest_reaching(values, _is(verdict, REACHES, NOISE))
-    if result.low is not None:
-        result.high = smallest_reaching(values[result.low :], _is(verdict, REACHES))
+    try:
+        result.low = smallest_reaching(values, _is(verdict, REACHES, NOISE))
+        if result.low is not None:
+            result.high = smallest_reaching(values[result.low :], _is(verdict, REACHES))
+    except Interrupted:
+        result.partial = True
+        result.low = result.high = None
     return result
 
 

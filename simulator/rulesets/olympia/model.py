@@ -176,6 +176,7 @@ def _fighter_types(custom: Node, source: Source) -> dict[str, FighterType]:
     if custom.data is not None:
         for name, sub in custom.items():
             sub.table()
+            _not_a_fighter(custom, name)
             base = merged.get(name, {})
             merged[name] = {**base, **dict(sub.data)}
     fighters = {}
@@ -185,6 +186,25 @@ def _fighter_types(custom: Node, source: Source) -> dict[str, FighterType]:
         )
         fighters[name] = _fighter(name, Node(data, where, source))
     return fighters
+
+
+def _not_a_fighter(custom: Node, name: str) -> None:
+    """``[units.noble]`` or ``[units.battering_ram]`` would define a new fighter type of
+    that name, which no noble or engine uses: an override the battle silently ignores."""
+    if name == "noble":
+        raise custom.fail(
+            "a noble is not a unit type, his ratings are fixed: give a unit's noble a bonus "
+            "with noble = { attack = ... } in its [[attacker.units]] or [[defender.units]]",
+            name,
+            name,
+        )
+    if name in standard_engines():
+        raise custom.fail(
+            f"{name} is a siege engine, not a unit type, and its ratings are fixed: "
+            f"field it with [attacker.siege_engines] {name} = COUNT",
+            name,
+            name,
+        )
 
 
 def validate(data: Mapping[str, Any], source: Source) -> Battle:

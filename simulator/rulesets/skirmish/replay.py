@@ -88,8 +88,11 @@ class Replay:
         }
 
 
-def replay(scenario: Scenario, battle: int, seed: int | None = None) -> Replay:
-    """Battle ``battle`` of the run of ``scenario`` with ``seed`` (default: the scenario's)."""
+def replay(
+    scenario: Scenario, battle: int, seed: int | None = None, battles: int | None = None
+) -> Replay:
+    """Battle ``battle`` of the run of ``battles`` battles (default: the scenario's) of
+    ``scenario`` with ``seed`` (default: the scenario's)."""
     if scenario.ruleset != "skirmish":
         raise BattleOddsError(
             f"replay: the {scenario.ruleset} ruleset keeps no move log (only skirmish does)"
@@ -97,8 +100,12 @@ def replay(scenario: Scenario, battle: int, seed: int | None = None) -> Replay:
     seed = scenario.seed if seed is None else seed
     if not 0 <= seed < 2**63:
         raise BattleOddsError(f"seed: {seed}: expected 0..2**63-1")
-    if battle < 0:
-        raise BattleOddsError(f"--battle {battle}: expected 0 or more (battles count from 0)")
+    battles = scenario.battles if battles is None else battles
+    if not 0 <= battle < battles:
+        raise BattleOddsError(
+            f"--battle {battle}: expected 0..{battles - 1:,}: the run has {battles:,} "
+            "battles, counted from 0 (--battles sets the run's battles)"
+        )
     prepared = SkirmishPrepared(scenario.model)
     outcome, moves = prepared.replay(seed, battle)
     return Replay(scenario, seed, battle, outcome, moves, prepared)

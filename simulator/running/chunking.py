@@ -1,0 +1,130 @@
+"""How many battles each kernel call runs: sized by the measured time per battle.
+
+A kernel call cannot be interrupted: Ctrl-C is answered when the call in progress
+returns. A fixed count of battles per call would block for 0.1 ms or for a minute
+depending on the scenario (131,072 large battles of 0.3 ms each take 40 s), so calls are
+sized by time instead: the first runs ``FIRST_CHUNK`` battles, and each next one as many
+as the time per battle measured so far fits into ``CALL_SECONDS`` (more on a crowded
+machine, where waking the kernel's threads is slow), growing at most fourfold a call and
+never past the chunk size asked for. Battle ``i`` of seed ``s`` is
+the same battle whatever the chunking, so the sizes change no result, bit for bit.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from typing import TypeVar
+
+T = TypeVar("T")
+
+#: The first call's battles: it also pays for loading (or compiling) the kernel, so it
+#: is one battle, answered within a second even when a battle takes one.
+FIRST_CHUNK = 1
+#: A call's battles grow at most this many times from one call to the next.
+GROWTH = 4
+#: What a kernel call should take (seconds): Ctrl-C waits at most about this long.
+CALL_SECONDS = 0.25
+#: ... unless a call's fixed cost (waking the kernel's threads: a millisecond on an idle
+#: machine, a fifth of a second on a crowded one) is a large share of that: calls then
+#: take four times their fixed cost, at most this long, so that three quarters of a
+#: call still run battles.
+LONGEST_CALL_SECONDS = 1.0
+
+
+class CallTimes:
+    """``t = a + b * n``: the fixed cost ``a`` of a call and the cost ``b`` of each of its
+    ``n`` battles, fitted by least squares over the calls timed so far."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[int, float]] = []
+
+    def add(self, battles: int, seconds: float) -> None:
+        self.calls.append((battles, seconds))
+
+    @property
+    def seconds(self) -> float:
+        return sum(t for _, t in self.calls)
+
+    def fit(self) -> tuple[float, float, float] | None:
+        """``(a, b, standard error of b)``, or None while the calls cannot tell battles
+        from fixed costs (fewer than three, all of one size, or no positive slope)."""
+        k = len(self.calls)
+        if k < 3:
+            return None
+        ns = [float(n) for n, _ in self.calls]
+        ts = [t for _, t in self.calls]
+        mean_n, mean_t = sum(ns) / k, sum(ts) / k
+        spread = sum((n - mean_n) ** 2 for n in ns)
+        if spread <= 0:
+            return None
+        b = sum((n - mean_n) * (t - mean_t) for n, t in zip(ns, ts, strict=True)) / spread
+        if b <= 0:
+            return None
+        a = max(mean_t - b * mean_n, 0.0)
+        residual = sum((t - a - b * n) ** 2 for n, t in zip(ns, ts, strict=True))
+        return a, b, (residual / (k - 2) / spread) ** 0.5
+
+    def call_seconds(self) -> float:
+        """What a call should take: CALL_SECONDS, or four times a large fixed cost."""
+        fitted = self.fit()
+        fixed = fitted[0] if fitted else 0.0
+        return min(LONGEST_CALL_SECONDS, max(CALL_SECONDS, GROWTH * fixed))
+
+
+class ChunkSizes:
+    """Battles for the next kernel call, from the time of the calls before it."""
+
+    def __init__(self, cap: int, first: int = FIRST_CHUNK) -> None:
+        if cap < 1:
+            raise ValueError(f"chunk size {cap}: expected at least 1")
+        self.cap = cap
+        self.size = min(first, cap)
+        self.times = CallTimes()
+        self.calls = 0
+
+    def next(self, left: int) -> int:
+        """Battles of the next call when ``left`` battles are still to run."""
+        return max(1, min(self.size, left))
+
+    def timed(self, count: int, seconds: float) -> None:
+        """A call of ``count`` battles took ``seconds``: size the next call.
+
+        At most GROWTH times this one, and at most ``count * T / seconds``, which keeps
+        the next call within its fixed cost of ``T``, the time a call should take, however
+        that splits into fixed cost and battles. ``T`` comes from the fitted fixed cost;
+        the first call, which loads the kernel, is not fitted; until three are, ``T`` is
+        LONGEST_CALL_SECONDS."""
+        self.calls += 1
+        if self.calls > 1:
+            self.times.add(count, seconds)
+        fitted = self.times.fit()
+        # Until calls of several sizes are timed, a fixed cost cannot be told from
+        # battles: grow while calls stay within the longest a call may take.
+        target = LONGEST_CALL_SECONDS if fitted is None else self.times.call_seconds()
+        size = float(min(self.cap, GROWTH * count))
+        if seconds > 0:
+            # Proportional, not from the fitted cost per battle: where calls are mostly
+            # fixed cost (threads descheduled on a crowded machine) that cost is noise,
+            # and calls that stay short keep growing until battles are what they time.
+            size = min(size, count * target / seconds)
+        self.size = int(max(1, size))
+
+
+def sized_chunks(
+    ranges: list[tuple[int, int]],
+    sizes: ChunkSizes,
+    run: Callable[[int, int], T],
+    clock: Callable[[], float] = time.perf_counter,
+) -> Iterator[tuple[int, int, T]]:
+    """``run(first, count)`` over ``ranges`` of battles (``(first, count)`` each), in
+    order, in calls sized by ``sizes``; yields ``(first, count, what run returned)``."""
+    for start, battles in ranges:
+        at = start
+        while at < start + battles:
+            count = sizes.next(start + battles - at)
+            began = clock()
+            answer = run(at, count)
+            sizes.timed(count, clock() - began)
+            yield at, count, answer
+            at += count

@@ -1,0 +1,86 @@
+"""Ctrl-C: one contract for every command that runs battles.
+
+The first Ctrl-C asks the work to stop: every loop that runs battles (the runner's
+kernel calls, a comparison's pairs of calls, a study's points, probes or scenarios)
+checks :func:`stop_requested` after each kernel call, and a kernel call takes at most
+about a quarter of a second (:mod:`simulator.chunking`), so the kernels stop within a
+second. The command then prints, and writes where asked (``-o``, ``--keep-battles``,
+``--json``), the answer so far marked partial, and exits with status 130. A second
+Ctrl-C exits at once, with status 130 and no answer.
+
+A command adopts it in three steps (see docs/scale.md): run its work inside
+:func:`stop_on_interrupt`; in its loops, stop when :func:`stop_requested` and mark its
+answer ``partial``; print that mark in its text, JSON (``"partial": true``) and figures.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+#: The exit status of an interrupted command (128 + SIGINT, as a shell reports it).
+EXIT_INTERRUPTED = 130
+#: What a partial answer says of itself, in text and on a figure.
+PARTIAL = "partial: interrupted by Ctrl-C"
+
+
+class StopRequest:
+    """Set by the first Ctrl-C: the work ends after the kernel call in progress, with a
+    partial answer. A second Ctrl-C exits at once."""
+
+    def __init__(self) -> None:
+        self.requested = False
+
+
+_active: StopRequest | None = None
+
+
+def stop_requested() -> bool:
+    """True once Ctrl-C was pressed inside :func:`stop_on_interrupt`."""
+    return _active is not None and _active.requested
+
+
+@contextmanager
+def stop_on_interrupt(enabled: bool = True) -> Iterator[StopRequest]:
+    """Turn Ctrl-C into a stop request while the block runs (in the main thread; a
+    block inside another shares its request, so a study's runs stop with the study)."""
+    global _active
+    if _active is not None:
+        yield _active
+        return
+    stop = StopRequest()
+    if not enabled or threading.current_thread() is not threading.main_thread():
+        yield stop
+        return
+    previous = signal.getsignal(signal.SIGINT)
+
+    def handler(signum: int, frame: Any) -> None:
+        if stop.requested:
+            sys.stderr.write("battle-odds: interrupted again: stopped at once\n")
+            sys.stderr.flush()
+            os._exit(EXIT_INTERRUPTED)
+        stop.requested = True
+
+    signal.signal(signal.SIGINT, handler)
+    _active = stop
+    try:
+        yield stop
+    finally:
+        _active = None
+        signal.signal(signal.SIGINT, previous)
+
+
+class Interrupted(Exception):
+    """Raised by :func:`check_stop` to leave a search (a bisection, a doubling) at once;
+    the study catches it and returns what it has, marked partial."""
+
+
+def check_stop() -> None:
+    """Raise :class:`Interrupted` once Ctrl-C was pressed."""
+    if stop_requested():
+        raise Interrupted

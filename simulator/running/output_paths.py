@@ -1,0 +1,81 @@
+"""Output files checked before any battle is fought.
+
+A run of an hour must not end in "no such folder" when it writes its answer. Every
+option that names a file to write (``-o``, ``--keep-battles``, ``--checkpoint``,
+``--junit``, ``--write``) is checked here first, and each way it can be wrong has its
+own one-line error: a folder where a file is wanted, a missing folder, a file where a
+folder is wanted (``/etc/passwd/x.png``), a folder or file that cannot be written, a
+file type the option does not write.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+from ..errors import BattleOddsError
+
+#: File types of the options that write one kind of file.
+IMAGE = (".png", ".svg", ".pdf")
+CSV = (".csv",)
+XML = (".xml",)
+JSON = (".json",)
+TOML = (".toml",)
+
+
+def check_output_path(
+    path: str | Path, option: str, suffixes: Iterable[str] | None = None, kind: str = "file"
+) -> Path:
+    """``path`` as a file this process can create or replace, or a one-line error that
+    names ``option``. ``suffixes``: the types of ``kind`` of file the option writes
+    (None: any)."""
+    path = Path(path)
+    where = f"{option} {path}"
+    try:
+        return _checked(path, where, None if suffixes is None else tuple(suffixes), kind)
+    except OSError as exc:  # a name too long, a folder that cannot be searched
+        raise BattleOddsError(f"{where}: {exc.strerror or exc}") from None
+
+
+def _checked(path: Path, where: str, allowed: tuple[str, ...] | None, kind: str) -> Path:
+    if path.is_dir():
+        raise BattleOddsError(f"{where}: is a folder: expected a file name")
+    folder = path.parent
+    blocking = _file_among_parents(folder)
+    if blocking is not None:
+        raise BattleOddsError(f"{where}: '{blocking}' is a file, not a folder")
+    if not folder.is_dir():
+        raise BattleOddsError(f"{where}: no such folder '{folder}'")
+    if allowed is not None and path.suffix.lower() not in allowed:
+        got = f"'{path.suffix}'" if path.suffix else "(no suffix)"
+        raise BattleOddsError(f"{where}: unknown {kind} type {got}: expected {', '.join(allowed)}")
+    reason = _cannot_create_beside(path)
+    if reason is not None:
+        raise BattleOddsError(f"{where}: cannot write in folder '{folder}' ({reason})")
+    if path.exists() and not os.access(path, os.W_OK):
+        raise BattleOddsError(f"{where}: the file is read-only")
+    return path
+
+
+def _file_among_parents(folder: Path) -> Path | None:
+    """The nearest existing parent of a path when it is not a folder."""
+    for parent in (folder, *folder.parents):
+        if parent.exists():
+            return None if parent.is_dir() else parent
+    return None
+
+
+def _cannot_create_beside(path: Path) -> str | None:
+    """Why the atomic writer could not create its temporary file beside ``path`` (None:
+    it can). Tried, not guessed from mode bits, which a read-only mount or a root
+    process make lie; the name is the writer's, so a name too long fails here too."""
+    try:
+        handle, probe = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        return exc.strerror or errno.errorcode.get(exc.errno or 0, "cannot write")
+    os.close(handle)
+    os.unlink(probe)
+    return None

@@ -1,0 +1,210 @@
+"""Ctrl-C, one contract for every command that runs battles: a real process, SIGINT once
+its battles run (the pipe's time-left notice says they do), then the answer so far
+marked partial, exit status 130, within seconds."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parent.parent
+KNIGHTS = str(ROOT / "scenarios/olympia/knights_vs_pikemen.toml")
+SWAMP = str(ROOT / "scenarios/olympia/knights_in_swamp.toml")
+MANY = "1000000000"
+#: From SIGINT to the process's end: the kernel call in progress (a quarter second, a
+#: second on a crowded machine), printing the answer, writing a figure, and the exit.
+STOPS_WITHIN = 8.0
+
+
+def kernel_threads_run(pid: int) -> bool:
+    """The kernels' thread pool has started (numpy's own threads are kept to one)."""
+    return len(os.listdir(f"/proc/{pid}/task")) > 1
+
+
+def interrupt(args: list[str], twice: bool = False) -> tuple[int, str, str, float]:
+    """Run ``python -m simulator ARGS``, press Ctrl-C once its battles run (its time-left
+    notice says so, or, for a search that counts probes, the kernels' threads have
+    started a second ago): exit status, stdout, stderr and the seconds from Ctrl-C to the
+    end."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "simulator", *args],
+        cwd=ROOT,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"},
+    )
+    if args[0] == "worth":
+        deadline = time.time() + 120
+        while not kernel_threads_run(process.pid) and time.time() < deadline:
+            time.sleep(0.1)
+        time.sleep(1.0)
+    lines: list[str] = []
+    running = threading.Event()
+
+    def read_stderr() -> None:
+        assert process.stderr is not None
+        for line in process.stderr:
+            lines.append(line)
+            if "left for" in line:
+                running.set()
+
+    reader = threading.Thread(target=read_stderr, daemon=True)
+    reader.start()
+    assert args[0] == "worth" or running.wait(120), "".join(lines)
+    pressed = time.perf_counter()
+    process.send_signal(signal.SIGINT)
+    if twice:
+        time.sleep(0.05)
+        process.send_signal(signal.SIGINT)
+    assert process.stdout is not None
+    out = process.stdout.read()
+    process.wait(60)
+    seconds = time.perf_counter() - pressed
+    reader.join(10)
+    return process.returncode, out, "".join(lines), seconds
+
+
+def check_stopped(code: int, err: str, seconds: float) -> None:
+    assert code == 130, err
+    assert "Traceback" not in err and "interrupted" in err, err
+    assert seconds < STOPS_WITHIN, seconds
+
+
+CASES = {
+    "run": (["run", KNIGHTS, "-n", MANY, "--json"], "battles"),
+    "odds": (
+        [
+            "odds",
+            "--attacker",
+            "noble, 10 knight",
+            "--defender",
+            "noble, 30 pikeman",
+            "-n",
+            MANY,
+            "--json",
+        ],
+        "battles",
+    ),
+    "compare": (["compare", KNIGHTS, SWAMP, "-n", MANY, "--json"], "battles"),
+    "sweep": (["sweep", KNIGHTS, "--vary", "attacker.knight=1..3", "-n", MANY, "--json"], "points"),
+    "matrix": (["matrix", "--budget", "20", "-n", "10000000", "--json"], "cells"),
+    "sensitivity": (["sensitivity", KNIGHTS, "--battles", "100000000", "--json"], "changes"),
+    "worth": (
+        [
+            "worth",
+            KNIGHTS,
+            "--add",
+            "1 knight",
+            "--in",
+            "soldier",
+            "--json",
+            "--battles",
+            "50000000",
+            "--max-battles",
+            "100000000",
+        ],
+        "probes",
+    ),
+}
+
+
+@pytest.mark.parametrize("command", list(CASES))
+def test_ctrl_c_gives_the_json_answer_so_far(command: str) -> None:
+    args, _ = CASES[command]
+    code, out, err, seconds = interrupt(args)
+    check_stopped(code, err, seconds)
+    answer = json.loads(out)
+    assert answer["partial"] is True
+    if command in ("run", "odds", "compare"):
+        assert 0 < answer["battles"] < int(MANY)
+    if command == "worth":
+        assert answer["n"] is None and "interrupted after" in answer["answer"]
+
+
+def test_ctrl_c_text_answer_says_partial() -> None:
+    code, out, err, seconds = interrupt(
+        ["sweep", KNIGHTS, "--vary", "attacker.knight=1..3", "-n", MANY]
+    )
+    check_stopped(code, err, seconds)
+    assert "PARTIAL: interrupted by Ctrl-C" in out
+
+
+def test_ctrl_c_plot_writes_a_figure_marked_partial(tmp_path: Path) -> None:
+    figure = tmp_path / "odds.svg"
+    code, out, err, seconds = interrupt(["plot", KNIGHTS, "-n", MANY, "-o", str(figure)])
+    check_stopped(code, err, seconds)
+    assert "(PARTIAL)" in out and "PARTIAL: interrupted after" in figure.read_text()
+
+
+def test_ctrl_c_run_writes_the_rows_so_far(tmp_path: Path) -> None:
+    rows = tmp_path / "rows.csv"
+    slow = tmp_path / "slow.toml"
+    slow.write_text(
+        (ROOT / "scenarios/olympia/castle_siege.toml")
+        .read_text()
+        .replace("[battle]\n", '[battle]\nkernel = "strike"\n')
+    )
+    code, out, err, seconds = interrupt(
+        ["run", str(slow), "-n", "2000000", "--keep-battles", str(rows), "--json"]
+    )
+    check_stopped(code, err, seconds)
+    answer = json.loads(out)
+    written = rows.read_text().splitlines()
+    assert answer["partial"] is True and len(written) == answer["battles"] + 1
+    assert written[1].startswith("0,")
+
+
+def test_ctrl_c_regress_reports_the_scenarios_checked(tmp_path: Path) -> None:
+    folder = tmp_path / "s"
+    folder.mkdir()
+    (folder / "k.toml").write_text(Path(KNIGHTS).read_text())
+    baseline = tmp_path / "balance.toml"
+    made = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "simulator",
+            "regress",
+            str(folder),
+            "--baseline",
+            str(baseline),
+            "--update",
+            "-n",
+            "2000",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert made.returncode == 0, made.stderr
+    baseline.write_text(baseline.read_text().replace("battles = 2000\n", f"battles = {MANY}\n"))
+    junit = tmp_path / "report.xml"
+    code, out, err, seconds = interrupt(
+        ["regress", str(folder), "--baseline", str(baseline), "--json", "--junit", str(junit)]
+    )
+    check_stopped(code, err, seconds)
+    answer = json.loads(out)
+    assert answer["partial"] is True and answer["scenarios"] == {"s/k.toml": "interrupted"}
+    assert 'name="partial" value="true"' in junit.read_text()
+    # An interrupted --update writes nothing.
+    before = baseline.read_bytes()
+    code, out, err, seconds = interrupt(
+        ["regress", str(folder), "--baseline", str(baseline), "--update", "-n", MANY]
+    )
+    check_stopped(code, err, seconds)
+    assert "not written" in err and baseline.read_bytes() == before
+
+
+def test_a_second_ctrl_c_exits_at_once() -> None:
+    code, _, err, seconds = interrupt(["run", KNIGHTS, "-n", MANY, "--json"], twice=True)
+    assert code == 130 and "Traceback" not in err
+    assert seconds < STOPS_WITHIN
