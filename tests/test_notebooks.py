@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
+from typing import Any
 
 import nbformat
 import pytest
@@ -40,3 +42,56 @@ def test_notebook_executes(path, monkeypatch):
     images = [o for o in outputs if "image/png" in o.get("data", {})]
     assert len(images) >= 3, f"{path.name}: expected its plots in the outputs"
     assert os.environ["BATTLE_ODDS_NOTEBOOK_BATTLES"] == "1200"
+
+
+#: An attack/defense pair in prose: "a knight (45/45)", "knights fight at 20/20".
+RATING_PAIR = re.compile(r"\b(\d+)/(\d+)\b")
+WORD = re.compile(r"[a-z_]+")
+#: The ruleset a notebook studies, as its title names it: "# ... (olympia)".
+TITLE_RULESET = re.compile(r"^# .*\((\w+)\)\s*$", re.MULTILINE)
+
+
+def stated_ratings(text: str, table: Any) -> list[tuple[str, str]]:
+    """(type, "a/d") for every rating pair the prose gives a type of ``table``: the nearest
+    type named (singular or plural) in the same sentence, at most 40 characters before."""
+    found = []
+    for pair in RATING_PAIR.finditer(text):
+        before = re.split(r"[.\d]", text[max(0, pair.start() - 40) : pair.start()])[-1]
+        words = [w.removesuffix("s") if w not in table.index else w for w in WORD.findall(before)]
+        named = [w for w in words if w in table.index]
+        if named:
+            found.append((named[-1], f"{pair.group(1)}/{pair.group(2)}"))
+    return found
+
+
+def test_notebook_prose_states_the_unit_tables_ratings() -> None:
+    """A rating the prose gives a type ("a knight (45/45)") is one the unit table has for
+    it: on land, on a ship or in a swamp."""
+    from simulator import rulesets
+
+    checked = 0
+    for path in sorted(NOTEBOOKS.glob("*.ipynb")):
+        text = "\n".join(
+            c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "markdown"
+        )
+        named = TITLE_RULESET.search(text)
+        if not named:
+            continue
+        table = rulesets.get(named.group(1)).units().set_index("type")
+        for unit, pair in stated_ratings(text, table):
+            row = table.loc[unit]
+            allowed = {f"{int(row['attack'])}/{int(row['defense'])}"}
+            allowed |= {str(row[w]) for w in ("ship", "swamp") if row.get(w)}
+            assert pair in allowed, f"{path.name}: {unit} {pair}, the unit table has {allowed}"
+            checked += 1
+    assert checked >= 4
+
+
+def test_the_rating_check_sees_a_wrong_pair() -> None:
+    from simulator import rulesets
+
+    table = rulesets.get("olympia").units().set_index("type")
+    assert stated_ratings("A knight (80/80) is rated far above a soldier (5/5).", table) == [
+        ("knight", "80/80"),
+        ("soldier", "5/5"),
+    ]
