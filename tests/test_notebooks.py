@@ -4,12 +4,19 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import nbformat
 import pytest
-from nbclient import NotebookClient
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 
@@ -27,21 +34,37 @@ def test_notebooks_match_their_builder():
         assert [c.source for c in on_disk.cells] == [c.source for c in make().cells], name
 
 
+def readme_notebook_command() -> list[str]:
+    """README's command that executes the notebooks headless, as a user types it."""
+    readme = (NOTEBOOKS.parent / "README.md").read_text(encoding="utf-8")
+    lines = [line for line in readme.splitlines() if line.startswith("jupyter nbconvert ")]
+    assert len(lines) == 1, "README shows one command that executes the notebooks"
+    return shlex.split(lines[0])
+
+
+def test_the_notebooks_extra_has_what_readmes_command_needs() -> None:
+    """README's `pip install -e ".[notebooks]"` brings the program its command runs."""
+    extras = tomllib.loads((NOTEBOOKS.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    needed = {
+        re.split(r"[<>=\[ ]", r)[0] for r in extras["project"]["optional-dependencies"]["notebooks"]
+    }
+    assert readme_notebook_command()[1] in needed
+    assert {"ipykernel", "nbformat"} <= needed
+
+
 @pytest.mark.parametrize("path", sorted(NOTEBOOKS.glob("*.ipynb")), ids=lambda p: p.name)
-def test_notebook_executes(path, monkeypatch):
-    monkeypatch.setenv("BATTLE_ODDS_NOTEBOOK_BATTLES", "1200")
-    notebook = nbformat.read(path, as_version=4)
-    NotebookClient(
-        notebook,
-        timeout=120,
-        kernel_name="python3",
-        resources={"metadata": {"path": str(NOTEBOOKS)}},
-    ).execute()
+def test_notebook_executes(path: Path, tmp_path: Path) -> None:
+    """Each notebook runs from top to bottom through README's own command."""
+    command = readme_notebook_command()
+    command = [*command[: command.index("--output-dir") + 1], str(tmp_path), str(path)]
+    env = {**os.environ, "BATTLE_ODDS_NOTEBOOK_BATTLES": "1200"}
+    ran = subprocess.run(command, cwd=NOTEBOOKS, env=env, capture_output=True, text=True)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    notebook = nbformat.read(tmp_path / path.name, as_version=4)
     outputs = [o for c in notebook.cells if c.cell_type == "code" for o in c.outputs]
     assert not [o for o in outputs if o.output_type == "error"]
     images = [o for o in outputs if "image/png" in o.get("data", {})]
     assert len(images) >= 3, f"{path.name}: expected its plots in the outputs"
-    assert os.environ["BATTLE_ODDS_NOTEBOOK_BATTLES"] == "1200"
 
 
 #: An attack/defense pair in prose: "a knight (45/45)", "knights fight at 20/20".
