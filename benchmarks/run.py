@@ -317,6 +317,18 @@ def report(sections: Sequence[Section], header: str, command: str) -> str:
     return "\n".join(text)
 
 
+def processor() -> str:
+    """The processor's model name, as ``lscpu`` gives it (speed figures name it)."""
+    try:
+        lines = Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines()
+    except OSError:
+        import platform
+
+        return platform.processor() or "unknown processor"
+    names = [line.split(":", 1)[1].strip() for line in lines if line.startswith("model name")]
+    return names[0] if names else "unknown processor"
+
+
 def main(argv: Sequence[str] | None = None) -> list[Section]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="Small budgets: seconds.")
@@ -331,7 +343,7 @@ def main(argv: Sequence[str] | None = None) -> list[Section]:
     args = parser.parse_args(argv)
     budget = Budget.of(args.quick)
     header = (
-        f"{os.cpu_count()} cores, Numba {numba.__version__} with {numba.get_num_threads()} "
+        f"{processor()}, {os.cpu_count()} cores, Numba {numba.__version__} with {numba.get_num_threads()} "
         f"threads, NumPy {np.__version__}, Python {sys.version.split()[0]}; "
         f"load average before: {load_average()}"
     )

@@ -6,6 +6,7 @@ drifted is brought back by ``python docs/regenerate.py``."""
 from __future__ import annotations
 
 import importlib.util
+import re
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -100,3 +101,51 @@ def test_abridged_json_is_compared_by_key() -> None:
     run["win"]["attacker"] = {"p": 0.8830, "low": 0.8786, "high": 0.8873}
     assert regenerate.json_problems(regenerate.json_shown(shown), run) == []
     assert regenerate._json_refreshed(shown, run)[0].startswith('{"win": {"attacker": {"p": 0.883,')
+
+
+#: A time in prose or output: "1.21 s", "0.50 ms", "211 s", "5 seconds", "2 minutes".
+TIMING = re.compile(r"(?<![\w.,])\d[\d,]*(?:\.\d+)? ?(?:s|ms|seconds?|minutes?|min)\b")
+#: What names a machine: the processor's model name, as lscpu gives it.
+PROCESSOR = re.compile(r"\b(?:AMD|Intel|EPYC|Xeon|Ryzen|Core i\d|Apple M\d|Graviton|Ampere)\b")
+#: What names how it was measured: a command in backticks or on a "$ " line.
+COMMAND = re.compile(r"`(?:battle-odds|python|time)\s[^`]+`|^\$ ", re.MULTILINE)
+
+
+def unattributed_timings(text: str) -> list[str]:
+    """Times stated without the command and the processor they were measured with: each
+    must have both in its paragraph (a fenced block counts as one) or a neighbouring one,
+    or, for a generated page, in its header ("Produced by `...`", "Machine: ...")."""
+    header = text[:600]
+    if "Produced by `" in header and PROCESSOR.search(header):
+        return []
+    paragraphs = [""]
+    fenced = False
+    for line in text.splitlines():
+        if line.startswith("```"):
+            fenced = not fenced
+        if not line.strip() and not fenced:
+            paragraphs.append("")
+        else:
+            paragraphs[-1] += line + "\n"
+    found = []
+    for i, paragraph in enumerate(paragraphs):
+        near = "\n".join(paragraphs[max(0, i - 1) : i + 2])
+        for timing in TIMING.findall(paragraph):
+            if not (PROCESSOR.search(near) and COMMAND.search(near)):
+                found.append(f"{timing!r} in: {' '.join(paragraph.split())[:100]}")
+    return found
+
+
+@pytest.mark.parametrize(
+    "page", [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))], ids=lambda p: p.name
+)
+def test_timings_name_their_command_and_machine(page: Path) -> None:
+    assert unattributed_timings(page.read_text(encoding="utf-8")) == []
+
+
+def test_the_timing_check_sees_a_bare_time() -> None:
+    assert unattributed_timings("Sensitivity takes 2.5 s on this machine.\n") != []
+    assert (
+        unattributed_timings("`battle-odds sensitivity x.toml` took 8.8 s on a 2-core AMD EPYC.\n")
+        == []
+    )
