@@ -25,6 +25,7 @@ from matplotlib.ticker import MaxNLocator
 from . import rulesets
 from .errors import BattleOddsError
 from .results import Result
+from .rulesets import words
 from .stats import OUTCOMES
 
 if TYPE_CHECKING:
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
     from .worth import Worth
 
 #: File types ``save`` writes (by suffix).
-FORMATS = ("png", "svg", "pdf")
+FORMATS = ("png", "svg", "pdf", "jpg", "jpeg")
 COLOURS = {"attacker": "#c0392b", "defender": "#2467a8", "draw": "#7f8c8d"}
 # Matplotlib 3.10 replaced bxp's ``vert=False`` by ``orientation=``; 3.11 deprecates vert.
 _HORIZONTAL: dict[str, Any] = (
@@ -66,6 +67,29 @@ def _axes(ax: Axes | None, width: float = 6.4, height: float = 4.0) -> Axes:
 
 def _label(outcome: str) -> str:
     return "draw" if outcome == "draw" else f"{outcome} wins"
+
+
+def _say(ax: Axes, sentence: str) -> Axes:
+    """A panel with nothing to draw says so in words instead of drawing empty axes."""
+    ax.set_xticks([])
+    ax.set_yticks([])
+    for spine in ax.spines.values():
+        spine.set_visible(False)
+    ax.text(0.5, 0.5, sentence, ha="center", va="center", wrap=True, transform=ax.transAxes)
+    return ax
+
+
+def _percent_colorbar(ax: Axes, image: Any, label: str, **options: Any) -> Any:
+    """A 0..1 colour bar labelled in % (the unit the cells are written in)."""
+    colorbar = ax.figure.colorbar(image, ax=ax, **options)
+    colorbar.set_label(f"{label}, %")
+    colorbar.set_ticks([0, 0.25, 0.5, 0.75, 1], labels=["0", "25", "50", "75", "100"])
+    return colorbar
+
+
+def _path_words(sweep_or_search: Any, path: str) -> str:
+    scenario = sweep_or_search.scenario
+    return rulesets.get(scenario.ruleset).describe_path(path, scenario.data)
 
 
 def outcome_panel(result: Result, ax: Axes | None = None) -> Axes:
@@ -100,6 +124,14 @@ def survival_panel(result: Result, ax: Axes | None = None) -> Axes:
     """
     ax = _axes(ax)
     unit = rulesets.get(result.scenario.ruleset).step_unit
+    ax.set_title("Break timing")
+    total = result.tally.steps
+    limited = result.turn_limit_battles or 0
+    if total.n and limited == total.n:
+        return _say(ax, f"Every battle reached the turn limit undecided ({total.n:,} battles).")
+    if total.n and total.quantile(0.0) == total.quantile(1.0):
+        steps = int(total.quantile(0.0))
+        return _say(ax, f"Every battle was decided after exactly {steps:,} {unit}.")
     for outcome, histogram in zip(OUTCOMES, result.tally.steps_by_outcome, strict=True):
         if histogram.n:
             t, alive = histogram.survival()
@@ -110,7 +142,6 @@ def survival_panel(result: Result, ax: Axes | None = None) -> Axes:
                 color=COLOURS[outcome],
                 label=f"{_label(outcome)} ({histogram.n:,})",
             )
-    total = result.tally.steps
     if total.n:
         t, alive = total.survival()
         ax.step(
@@ -126,7 +157,6 @@ def survival_panel(result: Result, ax: Axes | None = None) -> Axes:
     ax.set_xlim(left=0)
     ax.set_xlabel(f"t ({unit})")
     ax.set_ylabel("P(still undecided after t)")
-    ax.set_title("Break timing")
     ax.legend(loc="upper right", fontsize="small")
     return ax
 
@@ -146,6 +176,8 @@ def casualty_panel(result: Result, side: str = "attacker", ax: Axes | None = Non
     line: median, whiskers: 10% and 90%, diamond: mean)."""
     ax = _axes(ax)
     prefix = f"casualties.{side}."
+    army = words.ARMY.get(side, side)
+    ax.set_title(f"Men lost by {army}")
     stats = []
     for name, h in result.tally.columns.items():
         if name.startswith(prefix) and h.n:
@@ -161,6 +193,8 @@ def casualty_panel(result: Result, side: str = "attacker", ax: Axes | None = Non
                     "fliers": [],
                 }
             )
+    if stats and all(s["mean"] == 0 for s in stats):
+        return _say(ax, f"No man of {army} died in any of the {result.n:,} battles.")
     if stats:
         ax.bxp(
             stats,
@@ -172,9 +206,8 @@ def casualty_panel(result: Result, side: str = "attacker", ax: Axes | None = Non
         )
         ax.invert_yaxis()
     else:
-        ax.text(0.5, 0.5, "no casualty columns", ha="center", va="center", transform=ax.transAxes)
-    ax.set_xlabel("losses per battle\n(box 25-75%, whiskers 10-90%, \u25c7 mean)")
-    ax.set_title(f"Casualties: {side}")
+        return _say(ax, f"The ruleset reports no losses per type for {army}.")
+    ax.set_xlabel("men lost per battle\n(box 25-75%, whiskers 10-90%, \u25c7 mean)")
     return ax
 
 
@@ -192,7 +225,8 @@ def flags_panel(result: Result, ax: Axes | None = None) -> Axes:
     p = np.array([e[0] for e in estimates])
     errors = np.array([[e[0] - e[1] for e in estimates], [e[2] - e[0] for e in estimates]])
     ax.barh(rows, p, xerr=errors.reshape(2, len(names)), color="#8e44ad", alpha=0.7, capsize=3)
-    ax.set_yticks(rows, names)
+    ruleset = rulesets.get(result.scenario.ruleset)
+    ax.set_yticks(rows, [ruleset.describe_column(n) for n in names])
     ax.invert_yaxis()
     ax.set_xlim(0, 1)
     ax.set_xlabel("probability (bars: 95% interval)")
@@ -232,27 +266,50 @@ def sweep_panel(sweep: Sweep, ax: Axes | None = None, target: float | None = Non
     numeric = all(isinstance(v, int | float) and not isinstance(v, bool) for v in vary.values)
     x = frame[vary.path].to_numpy() if numeric else np.arange(len(frame))
     colour = COLOURS[sweep.outcome]
-    ax.fill_between(
-        x, frame["low"], frame["high"], color=colour, alpha=0.25, linewidth=0, label="95% interval"
-    )
-    ax.plot(
-        x, frame["p"], marker="o", markersize=3, color=colour, label=f"P({_label(sweep.outcome)})"
-    )
-    if not numeric:
+    p = frame["p"].to_numpy()
+    if numeric:
+        ax.fill_between(
+            x,
+            frame["low"],
+            frame["high"],
+            color=colour,
+            alpha=0.25,
+            linewidth=0,
+            label="95% interval",
+        )
+        ax.plot(x, p, marker="o", markersize=3, color=colour, label=f"P({_label(sweep.outcome)})")
+    else:
+        # Values without an order between them (terrains, policies): points, no line.
+        errors = np.vstack([p - frame["low"].to_numpy(), frame["high"].to_numpy() - p])
+        ax.errorbar(
+            x,
+            p,
+            yerr=errors,
+            fmt="o",
+            color=colour,
+            capsize=5,
+            label=f"P({_label(sweep.outcome)}), 95% interval",
+        )
         ax.set_xticks(x, [str(v) for v in vary.values])
+        ax.set_xlim(-0.5, len(x) - 0.5)
     if target is not None:
         ax.axhline(target, color="black", linestyle=":", linewidth=1, label=f"target {target:g}")
     ax.set_ylim(-0.02, 1.02)
-    ax.set_xlabel(vary.path)
+    ax.set_xlabel(_path_words(sweep, vary.path))
     ax.set_ylabel(f"P({_label(sweep.outcome)})")
-    ax.set_title(f"{sweep.scenario.name}: sweep of {vary.path}")
+    ax.set_title(
+        f"{sweep.scenario.name}: P({_label(sweep.outcome)}) by {_path_words(sweep, vary.path)}"
+    )
     ax.legend(loc="best", fontsize="small")
     ax.grid(alpha=0.3)
     return ax
 
 
-def heatmap_panel(sweep: Sweep, ax: Axes | None = None) -> Axes:
-    """P(outcome) over a grid of two varied values (two --vary), as a heat map."""
+def heatmap_panel(sweep: Sweep, ax: Axes | None = None, quantity: str | None = None) -> Axes:
+    """P(outcome) over a grid of two varied values (two --vary), as a heat map, the cells
+    and the colour bar in %. ``quantity`` names what P(outcome) means in the battle at
+    hand (a blocks siege with no storm: "P(castle starved)"): the colour bar and the title
+    say it."""
     if len(sweep.varies) != 2:
         raise BattleOddsError("a heat map needs two --vary paths")
     ax = _axes(ax, 7.0, 5.5)
@@ -267,16 +324,17 @@ def heatmap_panel(sweep: Sweep, ax: Axes | None = None) -> Axes:
         vmax=1,
         interpolation="nearest",
     )
-    ax.figure.colorbar(image, ax=ax, label=f"P({_label(sweep.outcome)})")
+    quantity = quantity or f"P({_label(sweep.outcome)})"
+    _percent_colorbar(ax, image, quantity)
     ax.set_xticks(
         np.arange(len(cols_vary.values)),
         [str(v) for v in cols_vary.values],
         rotation=90 if len(cols_vary.values) > 12 else 0,
     )
     ax.set_yticks(np.arange(len(rows_vary.values)), [str(v) for v in rows_vary.values])
-    ax.set_xlabel(cols_vary.path)
-    ax.set_ylabel(rows_vary.path)
-    ax.set_title(f"{sweep.scenario.name}: P({_label(sweep.outcome)})")
+    ax.set_xlabel(_path_words(sweep, cols_vary.path))
+    ax.set_ylabel(_path_words(sweep, rows_vary.path))
+    ax.set_title(f"{sweep.scenario.name}: {quantity}, %")
     if grid.size <= 225:
         for (r, c), p in np.ndenumerate(grid):
             ax.text(
@@ -326,7 +384,10 @@ def target_panel(search: TargetSearch, ax: Axes | None = None) -> Axes:
             label=f"smallest reaching: {search.value}",
         )
     return _probability_axes(
-        ax, search.vary.path, search.outcome, f"{search.scenario.name}: target search"
+        ax,
+        _path_words(search, search.vary.path),
+        search.outcome,
+        f"{search.scenario.name}: target search",
     )
 
 
@@ -368,9 +429,24 @@ def comparison_panel(comparison: Comparison, ax: Axes | None = None) -> Axes:
     ax.set_yticks(rows, [_label(o) for o in OUTCOMES])
     ax.invert_yaxis()
     ax.set_xlabel(f"P(B) - P(A), 95% intervals, {comparison.n:,} battles")
-    ax.set_title(f"{comparison.b.scenario.name} vs {comparison.a.scenario.name}")
+    ax.set_title(_comparison_title(comparison))
     ax.legend(loc="best", fontsize="small")
     return ax
+
+
+def _comparison_title(comparison: Comparison) -> str:
+    """ "B vs A" by the scenarios' names; by their files when the names are the same."""
+    a, b = comparison.a.scenario, comparison.b.scenario
+    if a.name != b.name:
+        return f"B: {b.name} vs A: {a.name}"
+    files = [str(s.path) if s.path else "" for s in (b, a)]
+    if all(files) and files[0] != files[1]:
+        # Two files of one name in different folders: the shortest tails that differ.
+        tails = [Path(f).name for f in files]
+        if tails[0] == tails[1]:
+            tails = [f"{Path(f).parent.name}/{Path(f).name}" for f in files]
+        return f"{a.name}: B ({tails[0]}) vs A ({tails[1]})"
+    return f"{a.name}: variant B vs variant A"
 
 
 def worth_panel(worth: Worth, ax: Axes | None = None) -> Axes:
@@ -473,9 +549,7 @@ def matrix_panel(matrix: Matrix, ax: Axes | None = None) -> Axes:
     ax = _axes(ax, *_matrix_size(n))
     p, low, high = (matrix.grid(c) for c in ("p", "low", "high"))
     image = ax.imshow(p, cmap="RdBu_r", vmin=0, vmax=1, interpolation="nearest")
-    colorbar = ax.figure.colorbar(image, ax=ax, fraction=0.05, pad=0.02)
-    colorbar.set_label("P(attacker wins)")
-    colorbar.set_ticks([0, 0.25, 0.5, 0.75, 1], labels=["0", "25%", "50%", "75%", "100%"])
+    _percent_colorbar(ax, image, "P(attacker wins)", fraction=0.05, pad=0.02)
     half = np.maximum(p - low, high - p)
     cell_font = "medium" if n <= 10 else "small" if n <= 14 else "x-small"
     small = "medium" if n <= 10 else "small" if n <= 14 else "x-small"
