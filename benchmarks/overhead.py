@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 import simulator  # noqa: E402
 from benchmarks.common import command_line, load_average, markdown_table  # noqa: E402
 from simulator import rulesets  # noqa: E402
-from simulator.runner import DEFAULT_CHUNK, chunk_plan  # noqa: E402
+from simulator.running.runner import DEFAULT_CHUNK, chunk_plan  # noqa: E402
 
 #: Target of issue 15: simulate costs at most this much more than the bare kernel.
 OVERHEAD_LIMIT = 0.10

@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT))
 import simulator  # noqa: E402
 from benchmarks.common import command_line, load_average, markdown_table  # noqa: E402
 from simulator import rulesets  # noqa: E402
-from simulator.runner import DEFAULT_CHUNK, chunk_plan  # noqa: E402
+from simulator.running.runner import DEFAULT_CHUNK, chunk_plan  # noqa: E402
 from tests.reference import age_of_gods, blocks, confrontation, skirmish  # noqa: E402
 
 #: Target of issue 15: each kernel runs at least this many times its reference's rate.

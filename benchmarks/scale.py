@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import simulator
-from simulator.distributed import DaskChunks, connect
+from simulator.running.distributed import DaskChunks, connect
 
 SCENARIO = Path(__file__).parent.parent / "scenarios/olympia/knights_vs_pikemen.toml"
 

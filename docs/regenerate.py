@@ -276,7 +276,7 @@ def refreshed(command: Command, printed: str) -> list[str]:
         elif len(shown) == 1:
             # A time is the page's to state with its machine (README says which): kept.
             times = iter(TIME.findall(shown[0]))
-            out.append(TIME.sub(lambda m: next(times, m.group(0)), line.rstrip()))
+            out.append(TIME.sub(lambda m, t=times: next(t, m.group(0)), line.rstrip()))
         else:
             values = iter(NUMBER.findall(TIME.sub("", line)))
             for part in shown:

@@ -33,9 +33,9 @@ import os
 import matplotlib.pyplot as plt
 
 import simulator
-from simulator import plots
-from simulator.compare import compare
-from simulator.sweep import find_target, sweep
+from simulator.report import plots
+from simulator.studies.compare import compare
+from simulator.studies.sweep import find_target, sweep
 
 # The test suite sets a small count; a real study uses tens of thousands per point.
 BATTLES = int(os.environ.get("BATTLE_ODDS_NOTEBOOK_BATTLES", "20000"))

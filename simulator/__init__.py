@@ -8,28 +8,35 @@
 >>> simulator.worth(scenario, side="attacker", add="1 knight", in_="soldier").frame
 >>> simulator.sensitivity(scenario, battles=4_000).frame
 >>> simulator.matrix("olympia", budget=20).frame   # who beats whom at equal cost
+
+The package's layers, top to bottom, are its sub-packages (docs/architecture.md): ``cli``,
+``report``, ``studies``, ``running``, ``results``, ``scenario``, ``rulesets``, ``input``,
+and the ground (``errors``, ``locate``, ``atomic``, ``version``).
 """
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
 from .errors import BattleOddsError
-from .exact import exact
-from .matrix import matrix
-from .results import Result
-from .rulesets import InlineQuery
-from .runner import simulate
-from .scenario import Scenario, from_data, load_scenario
-from .sensitivity import sensitivity
-from .worth import worth
+from .results.result import Result
+from .rulesets import ExactResult, InlineQuery
+from .running.runner import simulate
+from .scenario.scenario import Scenario, from_data, from_query, load_scenario
+from .studies.compare import compare
+from .studies.exact import exact
+from .studies.matrix import matrix
+from .studies.sensitivity import sensitivity
+from .studies.sweep import sweep
+from .studies.worth import worth
+from .version import __version__
 
 __all__ = [
     "BattleOddsError",
+    "ExactResult",
     "InlineQuery",
     "Result",
     "Scenario",
     "__version__",
+    "compare",
     "exact",
     "from_data",
     "inline_scenario",
@@ -37,12 +44,11 @@ __all__ = [
     "matrix",
     "sensitivity",
     "simulate",
+    "sweep",
     "worth",
 ]
 
 
 def inline_scenario(ruleset: str, attacker: str, defender: str, **options: object) -> Scenario:
     """A scenario from one-line armies, as ``battle-odds odds`` builds it."""
-    from .scenario import from_query
-
     return from_query(ruleset, InlineQuery(attacker, defender, options))

@@ -27,9 +27,9 @@ import numba
 import numpy as np
 from scipy import stats
 
-from .runner import simulate
-from .scenario import Scenario
-from .stats import wilson
+from .results.stats import wilson
+from .running.runner import simulate
+from .scenario.scenario import Scenario
 
 __all__ = [
     "ALPHA",
@@ -205,7 +205,7 @@ def exact_agreement(
 ) -> list[str]:
     """:func:`exact_within_intervals` of the ruleset's exact answer and a simulation of
     ``battles`` battles of ``seed``."""
-    from .exact import exact
+    from .studies.exact import exact
 
     return exact_within_intervals(
         exact(scenario), simulate_rows(scenario, battles, seed), confidence

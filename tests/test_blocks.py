@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 import simulator
 from simulator.cli import app
-from simulator.scenario import Scenario, load_scenario
+from simulator.scenario.scenario import Scenario, load_scenario
 from tests.reference import blocks as reference
 from tests.stats_tests import ALPHA, interval_contains, reproducibility, same_distribution
 

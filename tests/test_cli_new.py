@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from simulator import rulesets
 from simulator.cli import app
-from simulator.scenario import load_scenario
+from simulator.scenario.scenario import load_scenario
 from tests.test_olympia_errors import assert_clean_failure
 
 runner = CliRunner()

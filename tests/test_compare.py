@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 import simulator
 from simulator.cli import app
-from simulator.compare import compare
+from simulator.studies.compare import compare
 
 BASE = {
     "ruleset": "olympia",
@@ -123,7 +123,7 @@ def test_cli_compare_json(tmp_path):
 
 
 def test_scenarios_whose_kernels_differ_are_paired_on_the_reference_kernel() -> None:
-    from simulator.compare import compare
+    from simulator.studies.compare import compare
 
     base = ("noble, 40 peasant", "noble, 40 peasant")
     walls = {"terrain": "ship", "attacker_structure": "galley:250"}

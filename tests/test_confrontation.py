@@ -20,7 +20,7 @@ from simulator.cli import app
 from simulator.errors import BattleOddsError, Source
 from simulator.rulesets.confrontation import model
 from simulator.rulesets.confrontation.model import hundredths
-from simulator.scenario import from_data
+from simulator.scenario.scenario import from_data
 from tests.reference import confrontation as reference
 from tests.stats_tests import ALPHA, reproducibility, same_distribution
 

@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 
 import simulator
 from simulator.cli import app
-from simulator.compare import compare
-from simulator.worth import reinforced
+from simulator.studies.compare import compare
+from simulator.studies.worth import reinforced
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
 runner = CliRunner()

@@ -31,9 +31,9 @@ from typer.testing import CliRunner
 from simulator import rulesets
 from simulator.cli import app
 from simulator.errors import BattleOddsError
-from simulator.fields import Field, rows
+from simulator.input.fields import Field, rows
 from simulator.rulesets import keys
-from simulator.scenario import set_path
+from simulator.scenario.scenario import set_path
 
 if sys.version_info >= (3, 11):
     import tomllib

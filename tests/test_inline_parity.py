@@ -10,7 +10,7 @@ import pytest
 
 from simulator.errors import BattleOddsError
 from simulator.rulesets import InlineQuery
-from simulator.scenario import from_query, load_scenario
+from simulator.scenario.scenario import from_query, load_scenario
 
 HUGE = "99999999999999999999"
 

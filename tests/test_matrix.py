@@ -10,11 +10,12 @@ import pytest
 from typer.testing import CliRunner
 
 import simulator
-from simulator import plots, rulesets
+from simulator import rulesets
 from simulator.cli import app
 from simulator.errors import BattleOddsError, Source
+from simulator.report import plots
+from simulator.results.stats import wilson
 from simulator.rulesets import Army
-from simulator.stats import wilson
 
 #: (ruleset, budget, two types): small armies; confrontation and skirmish need two
 #: stacks a side at these budgets (stacks hold 3 and 8).
@@ -277,7 +278,7 @@ def test_a_bad_image_name_fails_before_any_battle(tmp_path, monkeypatch):
         raise AssertionError("battles were run for an image that cannot be written")
 
     # ``simulator.matrix`` is the function; its module is where ``simulate`` is looked up.
-    monkeypatch.setattr(sys.modules["simulator.matrix"], "simulate", no_battles)
+    monkeypatch.setattr(sys.modules["simulator.studies.matrix"], "simulate", no_battles)
     line = one_error_line(invoke("--budget", "2", "-o", str(tmp_path / "m.gif")))
     assert "unknown image type '.gif'" in line
     assert list(tmp_path.iterdir()) == []

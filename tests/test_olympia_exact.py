@@ -22,9 +22,9 @@ from typer.testing import CliRunner
 import simulator
 from simulator.cli import app
 from simulator.errors import BattleOddsError, Source
+from simulator.results.stats import wilson
 from simulator.rulesets.olympia.exact import chain_size
 from simulator.rulesets.olympia.prepare import OlympiaPrepared
-from simulator.stats import wilson
 from simulator.testing import exact_within_intervals
 
 Z999 = float(stats.norm.ppf(0.9995))

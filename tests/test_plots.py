@@ -7,9 +7,9 @@ import pytest
 from typer.testing import CliRunner
 
 import simulator
-from simulator import plots
 from simulator.cli import app
 from simulator.errors import BattleOddsError
+from simulator.report import plots
 
 SCENARIO = """
 ruleset = "olympia"

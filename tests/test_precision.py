@@ -9,8 +9,8 @@ from typer.testing import CliRunner
 
 import simulator
 from simulator.cli import app
-from simulator.precision import reported_probabilities, simulate_to_precision
-from simulator.stats import Z95, wilson
+from simulator.results.stats import Z95, wilson
+from simulator.running.precision import reported_probabilities, simulate_to_precision
 
 TOML = """
 ruleset = "olympia"
@@ -88,7 +88,7 @@ def test_ctrl_c_during_a_precision_run_gives_a_partial_result() -> None:
     import os
     import signal
 
-    from simulator.precision import simulate_to_precision
+    from simulator.running.precision import simulate_to_precision
 
     scenario = simulator.load_scenario("scenarios/olympia/knights_vs_pikemen.toml")
     interrupted = []
@@ -107,8 +107,8 @@ def test_ctrl_c_during_a_precision_run_gives_a_partial_result() -> None:
 
 
 def test_a_precision_run_past_the_row_limit_keeps_no_rows() -> None:
-    from simulator.precision import simulate_to_precision
-    from simulator.runner import KEEP_ROWS_LIMIT
+    from simulator.running.precision import simulate_to_precision
+    from simulator.running.runner import KEEP_ROWS_LIMIT
 
     tiny = simulator.inline_scenario("olympia", "noble, 2 soldier", "noble, 2 soldier")
     result = simulate_to_precision(tiny, 0.0002, 1, max_battles=KEEP_ROWS_LIMIT + 200_000)

@@ -13,12 +13,12 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 import simulator
-from simulator import progress
 from simulator.cli import app
 from simulator.errors import Source
-from simulator.progress import Estimate, format_seconds, progress_bar, run_battles
-from simulator.runner import FIRST_CHUNK, chunk_plan
-from simulator.scenario import from_data
+from simulator.running import progress
+from simulator.running.progress import Estimate, format_seconds, progress_bar, run_battles
+from simulator.running.runner import FIRST_CHUNK, chunk_plan
+from simulator.scenario.scenario import from_data
 
 
 def ticking(times: list[float]) -> Any:

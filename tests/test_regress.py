@@ -11,9 +11,9 @@ from scipy import stats
 from typer.testing import CliRunner
 
 import simulator
-from simulator import regress
 from simulator.cli import app
 from simulator.rulesets.olympia import model
+from simulator.studies import regress
 
 runner = CliRunner()
 

@@ -17,8 +17,8 @@ from typer.testing import CliRunner
 
 import simulator
 from simulator.cli import app
-from simulator.distributed import DaskChunks, connect
-from simulator.stats import Tally
+from simulator.results.stats import Tally
+from simulator.running.distributed import DaskChunks, connect
 
 ROOT = Path(__file__).parent.parent
 FIRST_OF_EACH = sorted(
@@ -262,7 +262,7 @@ def test_bad_scheduler_is_a_clear_error() -> None:
 
 
 def test_a_sweep_on_dask_equals_the_local_sweep(dask_client: object) -> None:
-    from simulator.sweep import sweep
+    from simulator.studies.sweep import sweep
 
     scenario = simulator.load_scenario(ROOT / "scenarios/olympia/knights_vs_pikemen.toml")
     local = sweep(scenario, ["attacker.knight=4..12:4"], 3_000, 2)

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from simulator import rulesets
 from simulator.cli import app
-from simulator.fields import Field, rows
+from simulator.input.fields import Field, rows
 from simulator.rulesets import keys
 from tests.test_olympia_errors import assert_clean_failure
 

@@ -236,7 +236,7 @@ units = ["duelist"]
     import tomllib
 
     from simulator.errors import Source
-    from simulator.scenario import from_data
+    from simulator.scenario.scenario import from_data
 
     scenario = from_data(tomllib.loads(text), Source("duel"))
     n = 100_000

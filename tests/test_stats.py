@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from kernels.tally import NARROW
-from simulator.stats import OUTCOMES, Histogram, Tally
+from simulator.results.stats import OUTCOMES, Histogram, Tally
 
 INT64 = np.iinfo(np.int64)
 

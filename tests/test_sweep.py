@@ -11,9 +11,9 @@ import pytest
 from typer.testing import CliRunner
 
 import simulator
-from simulator import sweep
 from simulator.cli import app
 from simulator.errors import BattleOddsError
+from simulator.studies import sweep
 
 TOML = """
 ruleset = "olympia"
@@ -163,7 +163,7 @@ def test_target_search_finds_the_exact_answer():
     """On battles small enough for the exact solver (issue 3), the --target search returns
     the smallest count whose exact win probability reaches the target."""
     from simulator.errors import Source
-    from simulator.exact import exact
+    from simulator.studies.exact import exact
 
     def battle(soldiers: int) -> simulator.Scenario:
         return simulator.from_data(

@@ -14,7 +14,7 @@ import simulator
 from simulator.cli import app
 from simulator.errors import Source
 from simulator.rulesets.skirmish.model import field_tiles
-from simulator.scenario import from_data
+from simulator.scenario.scenario import from_data
 from tests.reference import confrontation as confrontation_reference
 from tests.reference import skirmish as skirmish_reference
 from tests.stats_tests import same_distribution

@@ -28,10 +28,12 @@ from typing import Any
 
 from ..errors import BattleOddsError, did_you_mean
 from .base import Army, InlineQuery, Prepared, Ruleset
+from .exact import ExactResult
 
 __all__ = [
     "GROUP",
     "Army",
+    "ExactResult",
     "InlineQuery",
     "Prepared",
     "Registration",

@@ -30,9 +30,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import BattleOddsError, Source
-from ..fields import Table
+from ..input.fields import Table
 from . import designer, words
 from .designer import Knob
+from .exact import ExactResult
 
 #: ``[battle]`` keys that ``odds`` takes as options of their own (others: ``--set``).
 ODDS_OPTIONS = ("terrain", "weather", "strike_order")
@@ -45,8 +46,7 @@ if TYPE_CHECKING:
     # was a fifth of a command's start-up (0.2 s of 1 s), and `odds` builds no frame.
     import pandas as pd
 
-    from ..exact import ExactResult
-    from ..scenario import Scenario
+    from ..scenario.scenario import Scenario
 
 
 @dataclass(frozen=True)

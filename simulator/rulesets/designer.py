@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import BattleOddsError, did_you_mean
+from .names import resolve_name
 
 COUNT = "count"
 RATING = "rating"
@@ -48,8 +49,6 @@ class Knob:
 
 def resolve_type(word: str, valid: Iterable[str], what: str) -> str:
     """``knights`` -> ``knight``; an unknown name is an error naming the nearest one."""
-    from .olympia.inline import resolve_name
-
     valid = list(valid)
     found = resolve_name(word, valid)
     if found is None:

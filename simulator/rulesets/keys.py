@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import BattleOddsError
-from ..fields import Field, Table, json_schema, markdown_table
+from ..input.fields import Field, Table, json_schema, markdown_table
+
+if TYPE_CHECKING:
+    from ..input.reader import Node
 
 DEFAULT_BATTLES = 100_000
 DEFAULT_SEED = 20261121
@@ -31,6 +35,29 @@ SEED = Field(
     default=DEFAULT_SEED,
 )
 COMMON = (RULESET, NAME, DESCRIPTION, BATTLES, SEED)
+
+# The ``cost`` of a unit type, a key of every ruleset's unit table (docs/matrix.md).
+# None of the rule texts prices its units, so every type costs 1 per man unless a table
+# says otherwise; ``battle-odds matrix`` spends a budget in these units.
+#: What one man of a type costs when nothing says otherwise.
+DEFAULT_COST = 1.0
+#: A cost is above 0 (a free type would fill any budget without end) and small enough that
+#: a budget over it stays a count of men.
+MIN_COST = 0.001
+MAX_COST = 1_000_000
+COST = Field(
+    "cost",
+    "number",
+    "what one man of the type costs (battle-odds matrix spends budgets in it)",
+    lo=MIN_COST,
+    hi=MAX_COST,
+    default=DEFAULT_COST,
+)
+
+
+def read_cost(node: Node, key: str = "cost", default: float | None = DEFAULT_COST) -> float:
+    """``node[key]`` as a cost: a finite number in MIN_COST..MAX_COST."""
+    return float(node.read(replace(COST, default=default), key))
 
 
 def scenario_format(ruleset: str, specific: Table) -> Table:

@@ -21,9 +21,8 @@ from typing import Any
 import pandas as pd
 
 from simulator.errors import BattleOddsError, Source
-from simulator.exact import ExactResult
-from simulator.rulesets import InlineQuery, Ruleset
-from simulator.scenario import Scenario
+from simulator.rulesets import ExactResult, InlineQuery, Ruleset
+from simulator.scenario.scenario import Scenario
 
 from . import exact, inline, keys, model
 from .prepare import RiskPrepared

@@ -19,8 +19,8 @@ import numpy as np
 
 from kernels import jit
 from simulator.errors import BattleOddsError
-from simulator.exact import ExactResult
-from simulator.scenario import Scenario
+from simulator.rulesets import ExactResult
+from simulator.scenario.scenario import Scenario
 
 from .keys import MOST_DICE
 from .model import Battle

@@ -6,7 +6,7 @@ prints it as a JSON Schema, so an editor and ``battle-odds validate`` agree.
 
 from __future__ import annotations
 
-from simulator.fields import Field, Table
+from simulator.input.fields import Field, Table
 
 SIDES = ("attacker", "defender")
 DEFAULT_ATTACKER_DICE = 3

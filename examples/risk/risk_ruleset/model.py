@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from simulator.errors import Source
-from simulator.reader import Node
+from simulator.input.reader import Node
 
 from .keys import (
     ARMIES,

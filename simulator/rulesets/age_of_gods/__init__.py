@@ -8,7 +8,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from ...errors import Source
-from ...reader import Node
+from ...input.reader import Node
 from .. import words
 from ..base import Army, InlineQuery, Ruleset
 from . import inline, keys, model

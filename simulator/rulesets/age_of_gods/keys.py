@@ -3,7 +3,7 @@ terrains and options (every key, its kind, range and default)."""
 
 from __future__ import annotations
 
-from ...fields import Field, Table
+from ...input.fields import Field, Table
 from ..olympia import keys as olympia
 
 TERRAINS = ("land", "ship", "swamp", "forest", "mountain", "city")

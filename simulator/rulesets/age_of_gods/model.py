@@ -16,7 +16,7 @@ from importlib import resources
 from typing import Any
 
 from ...errors import Source
-from ...reader import Node
+from ...input.reader import Node
 from ..olympia import keys as olympia_keys
 from ..olympia import model as olympia
 from . import keys

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...fields import Field, Table, side_list
+from ...input.fields import Field, Table, side_list
 
 TRAITS = ("knights", "harry")
 PLACES = ("field", "castle", "reserve")

@@ -10,9 +10,9 @@ from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from ...costs import read_cost
 from ...errors import Source
-from ...reader import Node
+from ...input.reader import Node
+from ..keys import read_cost
 from . import keys
 from .keys import POLICIES, RESERVE_ROUNDS
 

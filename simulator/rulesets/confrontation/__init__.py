@@ -6,10 +6,10 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from ...costs import read_cost
 from ...errors import Source
-from ...reader import Node
+from ...input.reader import Node
 from ..base import Army, InlineQuery, Ruleset
+from ..keys import read_cost
 from . import designer, inline, keys, model
 from .prepare import ConfrontationPrepared
 

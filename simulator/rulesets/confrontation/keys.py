@@ -7,8 +7,8 @@ below 2**53 (see ``model.strength_units``).
 
 from __future__ import annotations
 
-from ...costs import COST
-from ...fields import Field, ListOf, OneOf, Table, side_list
+from ...input.fields import Field, ListOf, OneOf, Table, side_list
+from ..keys import COST
 
 ABILITIES = ("attack", "bombard", "strike")
 DAMAGE_RULES = ("2dN", "flat1")

@@ -17,8 +17,8 @@ from importlib import resources
 from typing import Any
 
 from ...errors import Source, did_you_mean
-from ...fields import decimal_of
-from ...reader import Node
+from ...input.fields import decimal_of
+from ...input.reader import Node
 from . import keys
 from .keys import ABILITIES, MAX_STACK, POLICIES
 

@@ -7,7 +7,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from ...errors import Source
-from ...reader import Node
+from ...input.reader import Node
 from .. import words
 from ..base import Army, InlineQuery, Ruleset
 from . import inline, keys, model, sweep
@@ -16,8 +16,8 @@ from .prepare import OlympiaPrepared
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ...exact import ExactResult
-    from ...scenario import Scenario
+    from ...scenario.scenario import Scenario
+    from ..exact import ExactResult
 
 
 class Olympia(Ruleset):

@@ -20,7 +20,7 @@ from kernels import olympia as k
 from kernels import olympia_exact as kx
 
 from ...errors import BattleOddsError
-from ...exact import ExactResult
+from ..exact import ExactResult
 from .model import SIDES, Battle
 from .prepare import OlympiaArrays, OlympiaPrepared, compile_battle
 

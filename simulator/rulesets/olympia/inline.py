@@ -10,33 +10,19 @@ so one validator checks every value of both (counts, rows, noble options).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from ...errors import BattleOddsError, did_you_mean
 from ..base import InlineQuery
-from .model import normalise_name, standard_engines, standard_fighters
+from ..names import normalise_name, resolve_name
+from .model import standard_engines, standard_fighters
 
 _ITEM = re.compile(
     r"^(?:(?P<count>[+-]?\d+)\s+)?(?P<name>[A-Za-z][\w .'-]*?)\s*"
     r"(?:\((?P<opts>[^)]*)\))?\s*(?:@\s*(?P<row>\w+))?$"
 )
 NOBLE_OPTIONS = ("health", "attack", "defense", "missile")
-
-
-def resolve_name(word: str, valid: Iterable[str]) -> str | None:
-    """Accept ``Elite Guard``, ``knights``, ``pikemen`` for ``elite_guard``, ``knight``,
-    ``pikeman``."""
-    valid = set(valid)
-    name = normalise_name(word)
-    for candidate in (
-        name,
-        name[:-3] + "man" if name.endswith("men") else "",
-        name[:-1] if name.endswith("s") else "",
-    ):
-        if candidate in valid:
-            return candidate
-    return None
 
 
 def _split(text: str, sep: str) -> list[str]:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ...costs import COST
-from ...fields import Field, ListOf, OneOf, Table, package_toml
+from ...input.fields import Field, ListOf, OneOf, Table, package_toml
+from ..keys import COST
 
 TERRAINS = ("land", "swamp", "ship")
 WEATHERS = ("wind", "rain")

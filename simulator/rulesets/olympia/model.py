@@ -9,9 +9,9 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from ...costs import DEFAULT_COST
 from ...errors import Source, did_you_mean
-from ...reader import Node
+from ...input.reader import Node
+from ..keys import DEFAULT_COST
 from . import keys
 
 if sys.version_info >= (3, 11):
@@ -138,11 +138,6 @@ def standard_fighters() -> dict[str, dict[str, Any]]:
 
 def standard_engines() -> dict[str, dict[str, Any]]:
     return {k: dict(v) for k, v in _table()["engines"].items()}
-
-
-def normalise_name(name: str) -> str:
-    """``Elite Guard`` -> ``elite_guard``; plural forms map to the singular elsewhere."""
-    return "_".join(name.strip().lower().replace("-", " ").replace(".", " ").split())
 
 
 def _ratings(node: Node, default: Ratings | None = None) -> Ratings:

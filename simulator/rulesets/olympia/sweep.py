@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...errors import BattleOddsError, did_you_mean
-from .inline import resolve_name
+from ..names import resolve_name
 from .model import SIDES, standard_engines, standard_fighters
 
 

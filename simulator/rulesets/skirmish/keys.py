@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ...costs import COST
-from ...fields import Field, ListOf, OneOf, Table
+from ...input.fields import Field, ListOf, OneOf, Table
+from ..keys import COST
 
 ABILITIES = ("strike", "archery", "charge", "healing")
 EXPECTED_VALUES = ("exact", "sampled5")

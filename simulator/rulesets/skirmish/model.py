@@ -16,10 +16,10 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from ...costs import DEFAULT_COST
 from ...errors import BattleOddsError, Source, did_you_mean
-from ...fields import Field, range_text
-from ...reader import Node
+from ...input.fields import Field, range_text
+from ...input.reader import Node
+from ..keys import DEFAULT_COST
 from . import keys
 from .keys import DEFAULT_TURN_LIMIT, MAX_STACK
 from .keys import EXPECTED_VALUES as EXPECTED_VALUES  # re-exported for the inline syntax

@@ -7,12 +7,14 @@ same seed: the kernel fights it again from battle K's own stream, with logging o
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...errors import BattleOddsError
-from ...scenario import Scenario
 from .model import SIDES, field_tiles
 from .prepare import Move, SkirmishPrepared, health_column
+
+if TYPE_CHECKING:
+    from ...scenario.scenario import Scenario
 
 OUTCOMES = ("attacker wins", "defender wins", "stalemate")
 

@@ -1,0 +1,316 @@
+"""``battle-odds plot``, ``compare`` and ``sweep``: the balance-study commands.
+
+Registered on the one typer app when :mod:`simulator.cli` imports this module.
+"""
+
+from __future__ import annotations
+
+import json as jsonlib
+import math
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich import box
+from rich.table import Table
+
+from ..errors import BattleOddsError
+from ..results.stats import OUTCOMES
+from ..running.progress import progress_bar, run_battles
+from ..scenario.scenario import load_scenario
+from .app import app
+from .options import (
+    Battles,
+    Dpi,
+    Json,
+    MaxBattles,
+    Precision,
+    ScenarioPath,
+    Seed,
+    Threads,
+    err,
+    out,
+    print_json,
+    user_errors,
+)
+
+Output = Annotated[
+    Path,
+    typer.Option("--output", "-o", dir_okay=False, help="Image file to write: .png, .svg or .pdf."),
+]
+Outcome = Annotated[str, typer.Option(help="Whose win probability: attacker, defender or draw.")]
+
+
+def _pct(p: float) -> str:
+    return "-" if math.isnan(p) else f"{100 * p:.2f}%"
+
+
+def _signed_pct(p: float) -> str:
+    return f"{100 * p:+.2f}%"
+
+
+@app.command()
+@user_errors
+def plot(
+    scenario: ScenarioPath,
+    output: Output,
+    battles: Battles = None,
+    seed: Seed = None,
+    precision: Precision = None,
+    max_battles: MaxBattles = None,
+    threads: Threads = None,
+    dpi: Dpi = 100,
+) -> None:
+    """Run a scenario and write one figure: outcomes, break timing, casualties."""
+    from ..report import plots
+
+    loaded = load_scenario(scenario)
+    result = run_battles(
+        loaded,
+        battles,
+        seed,
+        threads=threads,
+        precision=precision,
+        max_battles=max_battles,
+        console=err,
+    )
+    written = plots.save(plots.report_figure(result, dpi=dpi), output)
+    out.print(f"{written}: {loaded.name}, {result.n:,} battles", highlight=False)
+
+
+@app.command()
+@user_errors
+def compare(
+    a: Annotated[
+        Path,
+        typer.Argument(
+            help="Scenario A (the baseline).", exists=True, dir_okay=False, readable=True
+        ),
+    ],
+    b: Annotated[
+        Path,
+        typer.Argument(help="Scenario B (the change).", exists=True, dir_okay=False, readable=True),
+    ],
+    battles: Battles = None,
+    seed: Seed = None,
+    json: Json = False,
+    threads: Threads = None,
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", dir_okay=False, help="Also plot the differences here."),
+    ] = None,
+) -> None:
+    """Two scenarios on common random numbers: each win probability and B - A."""
+    from ..studies.compare import compare as run_comparison
+
+    first, second = load_scenario(a), load_scenario(b)
+    total = first.battles if battles is None else battles
+    with progress_bar(err, f"{first.name} vs {second.name}") as progress:
+        comparison = run_comparison(first, second, total, seed, threads=threads, progress=progress)
+    if output is not None:
+        from ..report import plots
+
+        plots.save(plots.figure_of(plots.comparison_panel(comparison)), output)
+    if json:
+        print_json(comparison.to_dict())
+        return
+    table = Table(
+        title=f"B - A on common random numbers: {comparison.n:,} battles, seed {comparison.a.seed}",
+        box=box.SIMPLE_HEAVY,
+        title_justify="left",
+    )
+    for column in ("outcome", "A", "B", "B - A", "paired 95% (points)", "independent (points)"):
+        table.add_column(column, justify="left" if column == "outcome" else "right")
+    for outcome in OUTCOMES:
+        d, ind = comparison.win(outcome), comparison.win_independent(outcome)
+        table.add_row(
+            outcome if outcome == "draw" else f"{outcome} wins",
+            _pct(d.a),
+            _pct(d.b),
+            _signed_pct(d.difference),
+            f"{100 * d.low:+.2f} .. {100 * d.high:+.2f}",
+            f"{100 * ind.low:+.2f} .. {100 * ind.high:+.2f}",
+        )
+    out.print(f"A: {first.name} ({a})\nB: {second.name} ({b})", highlight=False)
+    out.print(table)
+    means = Table(title="Means (per battle)", box=box.SIMPLE, title_justify="left")
+    for column in ("number", "A", "B", "B - A", "95% interval (paired)"):
+        means.add_column(column, justify="left" if column == "number" else "right")
+    for name in comparison.sums:
+        d = comparison.mean(name)
+        means.add_row(
+            name,
+            f"{d.a:,.2f}",
+            f"{d.b:,.2f}",
+            f"{d.difference:+,.3f}",
+            f"{d.low:+,.3f} .. {d.high:+,.3f}",
+        )
+    out.print(means)
+
+
+@app.command()
+@user_errors
+def sweep(
+    scenario: ScenarioPath,
+    vary: Annotated[
+        list[str],
+        typer.Option(
+            help="PATH=LOW..HIGH[:STEP] or PATH=A,B,C, e.g. attacker.knight=1..40 or "
+            "units.knight.attack=30..60:5. Twice for a grid."
+        ),
+    ],
+    battles: Battles = None,
+    seed: Seed = None,
+    outcome: Outcome = "attacker",
+    target: Annotated[
+        float | None,
+        typer.Option(
+            min=0.0,
+            max=1.0,
+            help="Find the smallest value whose win probability reaches this "
+            "(bisection; --battles is the first count per probe).",
+        ),
+    ] = None,
+    precision: Precision = None,
+    max_battles: MaxBattles = None,
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", dir_okay=False, help="Plot to this .png, .svg or .pdf."),
+    ] = None,
+    json: Json = False,
+    threads: Threads = None,
+    scheduler: Annotated[
+        str | None,
+        typer.Option(help="Run each point's chunks on a Dask cluster: tcp://HOST:PORT or local:N."),
+    ] = None,
+) -> None:
+    """Win probability as one or two values vary (a curve or a heat map), or --target."""
+    from ..running.distributed import executor_for
+
+    with executor_for(scheduler) as executor:
+        _sweep(
+            load_scenario(scenario),
+            vary,
+            battles,
+            seed,
+            outcome,
+            target,
+            precision,
+            max_battles,
+            output,
+            json,
+            threads,
+            executor,
+        )
+
+
+def _sweep(
+    loaded: Any,
+    vary: list[str],
+    battles: int | None,
+    seed: int | None,
+    outcome: str,
+    target: float | None,
+    precision: float | None,
+    max_battles: int | None,
+    output: Path | None,
+    json: bool,
+    threads: int | None,
+    executor: Any,
+) -> None:
+    from ..report import plots
+    from ..studies import sweep as sweeping
+
+    if target is not None:
+        if len(vary) != 1:
+            raise BattleOddsError(f"--target searches one value: got --vary {len(vary)} times")
+        if precision is not None:
+            raise BattleOddsError(
+                "--target chooses its own battles per probe: drop --precision "
+                "(--battles and --max-battles bound them)"
+            )
+        limits: dict[str, Any] = {}
+        if battles is not None:
+            limits["first_battles"] = battles
+        if max_battles is not None:
+            limits["max_battles"] = max_battles
+        with progress_bar(err, "target search", "probes") as progress:
+            search = sweeping.find_target(
+                loaded,
+                vary[0],
+                target,
+                seed,
+                outcome=outcome,
+                threads=threads,
+                progress=progress,
+                executor=executor,
+                **limits,
+            )
+        if output is not None:
+            plots.save(plots.figure_of(plots.target_panel(search)), output)
+        if json:
+            sys.stdout.write(jsonlib.dumps(search.to_dict(), indent=2, default=str) + "\n")
+            return
+        _print_frame(
+            search.frame(),
+            f"Target search: P({outcome}) >= {target} (intervals at z = {search.z:.2f})",
+        )
+        if search.value is None:
+            out.print(
+                f"not reached: P({outcome}) stays below {target} up to "
+                f"{search.vary.path} = {max(search.vary.values, key=float)}",
+                highlight=False,
+            )
+        else:
+            out.print(
+                f"smallest {search.vary.path} reaching {target}: [bold]{search.value}[/bold]"
+                + (
+                    ""
+                    if search.sure
+                    else " (not sure: a probe hit --max-battles undecided; see the table)"
+                )
+            )
+        return
+    if precision is None and max_battles is not None:
+        raise BattleOddsError("--max-battles caps --precision or --target: give one of them too")
+    limits = {} if max_battles is None else {"max_battles": max_battles}
+    with progress_bar(err, "sweep", "points") as progress:
+        result = sweeping.sweep(
+            loaded,
+            vary,
+            battles,
+            seed,
+            outcome=outcome,
+            precision=precision,
+            threads=threads,
+            progress=progress,
+            executor=executor,
+            **limits,
+        )
+    if output is not None:
+        plots.save(plots.sweep_figure(result), output)
+    if json:
+        sys.stdout.write(jsonlib.dumps(result.to_dict(), indent=2, default=str) + "\n")
+        return
+    columns = [v.path for v in result.varies] + ["p", "low", "high", "battles"]
+    _print_frame(result.frame()[columns], f"{loaded.name}: P({outcome}) with 95% interval")
+    if output is not None:
+        out.print(f"{output}: plot written", highlight=False)
+
+
+def _print_frame(frame: Any, title: str) -> None:
+    table = Table(title=title, box=box.SIMPLE, title_justify="left")
+    for column in frame.columns:
+        table.add_column(str(column), justify="right")
+    for row in frame.itertuples(index=False):
+        cells = []
+        for column, value in zip(frame.columns, row, strict=True):
+            if column in ("p", "low", "high"):
+                cells.append(_pct(float(value)))
+            elif column == "battles":
+                cells.append(f"{int(value):,}")
+            else:
+                cells.append(str(value))
+        table.add_row(*cells)
+    out.print(table)

@@ -1,0 +1,197 @@
+"""``battle-odds worth`` and ``sensitivity``: the designer's questions.
+
+Registered on the one typer app by importing this module at the end of ``cli.py``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich import box
+from rich.table import Table
+
+from ..running.progress import progress_bar
+from ..scenario.scenario import load_scenario
+from .app import app
+from .options import (
+    Dpi,
+    Json,
+    MaxBattles,
+    PlotOutput,
+    ScenarioPath,
+    Seed,
+    Threads,
+    err,
+    out,
+    print_json,
+    user_errors,
+)
+
+Side = Annotated[str, typer.Option(help="Whose win probability: attacker or defender.")]
+
+
+def _interval(p: float, low: float, high: float) -> str:
+    return "-" if math.isnan(p) else f"{100 * p:.1f} ({100 * low:.1f}..{100 * high:.1f})"
+
+
+def _change(d: float, low: float, high: float) -> str:
+    return "-" if math.isnan(d) else f"{100 * d:+.1f} ({100 * low:+.1f}..{100 * high:+.1f})"
+
+
+def _plot_and_json(
+    answer: Any, panel: Callable[[Any], Any], output: Path | None, dpi: int, json: bool
+) -> bool:
+    """Draw ``panel(answer)`` to ``output`` when asked, and print the ``--json`` answer when
+    asked; True when that was the answer (no table follows)."""
+    from ..report import plots
+
+    if output is not None:
+        plots.save(plots.figure_of(panel(answer)), output, dpi)
+    if json:
+        print_json(answer.to_dict())
+    return json
+
+
+def _table(title: str) -> Table:
+    # Compact padding: the tables fit an 80-column terminal without wrapping.
+    return Table(
+        title=title, box=box.SIMPLE, title_justify="left", pad_edge=False, collapse_padding=True
+    )
+
+
+@app.command()
+@user_errors
+def worth(
+    scenario: ScenarioPath,
+    add: Annotated[str, typer.Option(help="What to price: a count and a type, e.g. '1 knight'.")],
+    in_: Annotated[str, typer.Option("--in", help="The unit type to price it in, e.g. soldier.")],
+    side: Side = "attacker",
+    battles: Annotated[
+        int | None,
+        typer.Option(min=1, help="Battles of each probe's first look (doubled until sure)."),
+    ] = None,
+    max_battles: MaxBattles = None,
+    seed: Seed = None,
+    confidence: Annotated[
+        float,
+        typer.Option(help="Confidence that every comparison of the search is on the right side."),
+    ] = 0.95,
+    max_n: Annotated[
+        int, typer.Option("--max", min=1, help="The most men of the --in type to try.")
+    ] = 100,
+    output: PlotOutput = None,
+    dpi: Dpi = 100,
+    json: Json = False,
+    threads: Threads = None,
+) -> None:
+    """How many men of one type win as often as X added to a side (e.g. 1 knight)."""
+    from ..report import plots
+    from ..studies.worth import worth as find_worth
+
+    limits = {}
+    if battles is not None:
+        limits["first_battles"] = battles
+    if max_battles is not None:
+        limits["max_battles"] = max_battles
+    loaded = load_scenario(scenario)
+    if output is not None:
+        plots.check_output(output)
+    with progress_bar(err, "worth", "probes") as progress:
+        answer = find_worth(
+            loaded,
+            side=side,
+            add=add,
+            in_=in_,
+            seed=seed,
+            confidence=confidence,
+            max_n=max_n,
+            threads=threads,
+            progress=progress,
+            **limits,
+        )
+    if _plot_and_json(answer, plots.worth_panel, output, dpi, json):
+        return
+    table = _table(
+        f"{loaded.name}: P({side} wins) in %, intervals at z = {answer.z:.2f} "
+        f"({answer.confidence:.0%} for the whole search), seed {answer.seed}"
+    )
+    for column in (f"+{answer.in_}", "P % (interval)", "P - P with X", "verdict", "battles"):
+        table.add_column(column, justify="right")
+    for row in answer.frame.to_dict("records"):
+        table.add_row(
+            str(row["n"]),
+            _interval(row["p"], row["low"], row["high"]),
+            _change(row["diff"], row["diff_low"], row["diff_high"]),
+            row["verdict"],
+            f"{row['battles']:,}",
+        )
+    out.print(table)
+    if answer.max_n < max_n:
+        out.print(f"(--max {max_n} lowered to {answer.max_n}: the room the {side} has left)")
+    out.print(answer.sentence(), highlight=False)
+    if output is not None:
+        out.print(f"{output}: plot of the probes written", highlight=False)
+
+
+@app.command()
+@user_errors
+def sensitivity(
+    scenario: ScenarioPath,
+    side: Side = "attacker",
+    battles: Annotated[
+        int | None, typer.Option(min=1, help="Battles per change (default 20,000).")
+    ] = None,
+    seed: Seed = None,
+    count_step: Annotated[int, typer.Option(help="Men added and taken away per count.")] = 1,
+    rating_step: Annotated[
+        float,
+        typer.Option(help="Fraction of a rating to move it by (rounded as the rating requires)."),
+    ] = 0.1,
+    output: PlotOutput = None,
+    dpi: Dpi = 100,
+    json: Json = False,
+    threads: Threads = None,
+) -> None:
+    """Which number matters: each count and rating one step down and up, on common random
+    numbers, sorted by effect."""
+    from ..report import plots
+    from ..studies.sensitivity import sensitivity as run_sensitivity
+
+    loaded = load_scenario(scenario)
+    if output is not None:
+        plots.check_output(output)
+    with progress_bar(err, "sensitivity", "changes") as progress:
+        result = run_sensitivity(
+            loaded,
+            battles,
+            seed,
+            side=side,
+            count_step=count_step,
+            rating_step=rating_step,
+            threads=threads,
+            progress=progress,
+        )
+    if _plot_and_json(result, plots.tornado_panel, output, dpi, json):
+        return
+    table = _table(
+        f"{loaded.name}: P({side} wins) = {100 * result.base:.2f}%; change in points "
+        f"per step (paired 95% interval), {result.battles:,} battles each, seed {result.seed}"
+    )
+    for column in ("number", "now", "down", "change", "up", "change "):
+        table.add_column(column, justify="left" if column == "number" else "right")
+    frame = result.frame
+    for knob, rows in frame.groupby("knob", sort=False):
+        by = {r["direction"]: r for r in rows.to_dict("records")}
+        cells = [str(knob), f"{by['down']['from']:g}"]
+        for direction in ("down", "up"):
+            r = by[direction]
+            cells.append(f"{r['to']:g}")
+            cells.append(r["note"] or _change(r["diff"], r["low"], r["high"]))
+        table.add_row(*cells)
+    out.print(table)
+    if output is not None:
+        out.print(f"{output}: tornado plot written", highlight=False)

@@ -1,0 +1,176 @@
+"""``battle-odds matrix``: who beats whom at equal cost.
+
+Registered on the one typer app by importing this module at the end of ``cli.py``.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich import box
+from rich.table import Table
+
+from ..errors import BattleOddsError
+from ..running.progress import progress_bar
+from ..scenario.scenario import DEFAULT_SEED
+from ..studies.matrix import DEFAULT_BATTLES, Matrix, equal_cost_matrix
+from .app import app
+from .options import (
+    Dpi,
+    Json,
+    PlotOutput,
+    RulesetName,
+    Scheduler,
+    Threads,
+    err,
+    out,
+    print_json,
+    user_errors,
+)
+
+
+@app.command()
+@user_errors
+def matrix(
+    budget: Annotated[
+        str, typer.Option(help="What each army may spend, in the unit table's costs (e.g. 20).")
+    ],
+    ruleset: RulesetName = "olympia",
+    types: Annotated[
+        str | None,
+        typer.Option(
+            help="Comma-separated unit types, e.g. knight,pikeman,archer "
+            "(default: every type that can fight alone)."
+        ),
+    ] = None,
+    costs: Annotated[
+        Path | None,
+        typer.Option(
+            exists=True,
+            dir_okay=False,
+            readable=True,
+            help="TOML file of `type = cost` lines overriding the unit table's costs.",
+        ),
+    ] = None,
+    battles: Annotated[
+        int, typer.Option("--battles", "-n", min=1, help="Battles per pair of types.")
+    ] = DEFAULT_BATTLES,
+    seed: Annotated[
+        int,
+        typer.Option(
+            "--seed", "-s", min=0, max=2**63 - 1, help="Random seed, the same for every pair."
+        ),
+    ] = DEFAULT_SEED,
+    output: PlotOutput = None,
+    dpi: Dpi = 100,
+    json: Json = False,
+    threads: Threads = None,
+    scheduler: Scheduler = None,
+) -> None:
+    """Who beats whom at equal cost: each pair of unit types, P(attacker wins) with 95%."""
+    from ..running.distributed import executor_for
+
+    spend = _budget(budget)
+    if output is not None:
+        from ..report import plots
+
+        plots.check_output(output)
+    with executor_for(scheduler) as executor, progress_bar(err, "matrix", "pairs") as progress:
+        result = equal_cost_matrix(
+            ruleset,
+            spend,
+            types,
+            costs,
+            battles,
+            seed,
+            threads=threads,
+            progress=progress,
+            executor=executor,
+        )
+    if output is not None:
+        plots.save(plots.matrix_figure(result, dpi=dpi), output)
+    if json:
+        print_json(result.to_dict())
+        return
+    _table(result)
+    if output is not None:
+        out.print(f"{output}: heat map written", highlight=False)
+
+
+def _budget(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise BattleOddsError(f"--budget '{text}': expected a number, e.g. 20") from None
+    if not (math.isfinite(value) and value > 0):
+        raise BattleOddsError(f"--budget {text}: expected a finite number > 0")
+    return value
+
+
+#: Width of a compact cell (``100\u00b110``) and the space after it.
+_COMPACT = 6
+
+
+def _table(result: Matrix) -> None:
+    """Rows attacker types, columns defender types. Where the names fit across the
+    console, each cell is p over its interval; where they do not, columns are numbered
+    as the rows, a cell is p and the interval's larger half-width in points, and the
+    columns are split over several tables if they still do not fit."""
+    types = result.types
+    label_width = max(len(f"{i} {t}") for i, t in enumerate(types, 1)) + 2
+    wide = label_width + 12 + sum(max(len(t), 11) + 2 for t in types) <= out.width
+    title = (
+        f"{result.ruleset}: P(attacker wins) at equal cost, budget {result.budget:g}, "
+        f"{result.battles:,} battles a pair, seed {result.seed}"
+    )
+    if wide:
+        groups = [list(range(len(types)))]
+    else:
+        title += " (cells: % \u00b1 95% half-width)"
+        per_table = max(1, (out.width - label_width) // _COMPACT)
+        groups = [
+            list(range(first, min(first + per_table, len(types))))
+            for first in range(0, len(types), per_table)
+        ]
+    for number, group in enumerate(groups):
+        table = Table(
+            title=title if number == 0 else f"(continued: columns {group[0] + 1}-{group[-1] + 1})",
+            box=box.SIMPLE_HEAVY,
+            show_lines=wide,
+            padding=(0, 1) if wide else (0, 0),
+            title_justify="left",
+        )
+        table.add_column("attacker \u2193  defender \u2192" if wide else "", no_wrap=True)
+        for j in group:
+            header = f"{types[j]}\n{result.men[types[j]]} men" if wide else str(j + 1)
+            table.add_column(header, justify="right", no_wrap=True, min_width=_COMPACT - 1)
+        for i, a in enumerate(types):
+            cells = [_cell(result, a, types[j], wide) for j in group]
+            men = f"{result.men[a]} men, cost {result.costs[a]:g}"
+            table.add_row(f"{a}\n{men}" if wide else f"{i + 1} {a}", *cells)
+        out.print(table)
+    if not wide:
+        alike: dict[tuple[int, float], list[str]] = {}
+        for t in types:
+            alike.setdefault((result.men[t], result.costs[t]), []).append(t)
+        out.print(
+            "men a side: "
+            + "; ".join(
+                f"{men} (cost {cost:g}): " + ("every type" if len(alike) == 1 else ", ".join(ts))
+                for (men, cost), ts in alike.items()
+            ),
+            highlight=False,
+        )
+    for note in result.notes:
+        out.print(note, highlight=False)
+
+
+def _cell(result: Matrix, attacker: str, defender: str, wide: bool) -> str:
+    p, low, high = result.cell(attacker, defender).win
+    if wide:
+        return f"{100 * p:.1f}%\n{100 * low:.1f}-{100 * high:.1f}"
+    half = max(p - low, high - p)
+    return f"{100 * p:.0f}\u00b1{math.ceil(100 * half):.0f}"

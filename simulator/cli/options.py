@@ -1,0 +1,115 @@
+"""What the commands share: the option types (``Annotated``), the consoles, the one-line
+error for bad input and the ``--json`` printer."""
+
+from __future__ import annotations
+
+import functools
+import json as jsonlib
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from .. import rulesets
+from ..errors import BattleOddsError
+from ..running.runner import MAX_BATTLES
+
+out = Console()
+err = Console(stderr=True)
+
+
+def print_error(message: str) -> None:
+    """``error: ...`` on stderr, on one line whatever the message holds."""
+    # The message may hold TOML like [[attacker.units]]: it is text, not markup.
+    line = " ".join(message.split())
+    err.print(f"[bold red]error:[/bold red] {escape(line)}", highlight=False, soft_wrap=True)
+
+
+def print_json(data: dict[str, Any]) -> None:
+    """A command's ``--json`` answer: indented, and never the non-standard NaN."""
+    sys.stdout.write(jsonlib.dumps(data, indent=2, allow_nan=False) + "\n")
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+ScenarioPath = Annotated[
+    Path, typer.Argument(help="Scenario TOML file.", exists=True, dir_okay=False, readable=True)
+]
+Battles = Annotated[
+    int | None,
+    typer.Option(
+        "--battles",
+        "-n",
+        min=1,
+        max=MAX_BATTLES,
+        help=f"Number of battles, 1..{MAX_BATTLES:,} (default: the scenario's).",
+    ),
+]
+Seed = Annotated[
+    int | None,
+    typer.Option(
+        "--seed", "-s", min=0, max=2**63 - 1, help="Random seed (default: the scenario's)."
+    ),
+]
+Json = Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")]
+Threads = Annotated[
+    int | None,
+    typer.Option("--threads", min=1, help="Threads for the kernel (default: all cores)."),
+]
+Precision = Annotated[
+    float | None,
+    typer.Option(
+        min=1e-6,
+        max=0.5,
+        help="Add battles until every probability's 95% half-width is below this "
+        "(e.g. 0.002), instead of --battles.",
+    ),
+]
+RulesetName = Annotated[
+    str, typer.Option("--ruleset", help="Rule system: " + ", ".join(rulesets.names()))
+]
+MaxBattles = Annotated[
+    int | None,
+    typer.Option(
+        "--max-battles",
+        min=1,
+        max=MAX_BATTLES,
+        help="Cap of a --precision run (default 10,000,000).",
+    ),
+]
+
+
+Scheduler = Annotated[
+    str | None,
+    typer.Option(
+        help="Run chunks on a Dask cluster: tcp://HOST:PORT, or local:N for N local workers."
+    ),
+]
+
+
+def user_errors(command: F) -> F:
+    """Bad input: one line on stderr and exit status 2, never a traceback."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except BattleOddsError as exc:
+            print_error(str(exc))
+            raise typer.Exit(2) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+#: ``-o`` of the commands whose answer is also a picture (worth, sensitivity, matrix).
+PlotOutput = Annotated[
+    Path | None,
+    typer.Option(
+        "--output", "-o", dir_okay=False, help="Also draw the answer's plot: .png, .svg or .pdf."
+    ),
+]
+Dpi = Annotated[int, typer.Option(min=20, max=1200, help="Resolution of a .png (dots per inch).")]

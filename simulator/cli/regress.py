@@ -1,0 +1,92 @@
+"""``battle-odds regress``: balance numbers against a baseline, for CI."""
+
+from __future__ import annotations
+
+import json as jsonlib
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from ..errors import BattleOddsError
+from ..running.runner import MAX_BATTLES
+from .app import app
+from .options import Json, out, print_error
+
+
+@app.command()
+def regress(
+    paths: Annotated[list[Path], typer.Argument(help="Scenario folders or files.", exists=True)],
+    baseline: Annotated[
+        Path, typer.Option(help="Baseline file of balance numbers (TOML).", dir_okay=False)
+    ],
+    update: Annotated[
+        bool, typer.Option("--update", help="Rewrite the baseline from this run.")
+    ] = False,
+    battles: Annotated[
+        int | None,
+        typer.Option(
+            "--battles", "-n", min=1, max=MAX_BATTLES, help="With --update: battles per scenario."
+        ),
+    ] = None,
+    level: Annotated[
+        float | None,
+        typer.Option(min=1e-9, max=0.5, help="With --update: family-wise false-alarm level."),
+    ] = None,
+    json: Json = False,
+    junit: Annotated[
+        Path | None, typer.Option(help="Also write a JUnit XML report here.", dir_okay=False)
+    ] = None,
+) -> None:
+    """Compare balance numbers with a baseline: exit 0 within noise, 1 moved, 2 bad input."""
+    from ..atomic import write_atomically
+    from ..studies import regress as regression
+
+    try:
+        if update:
+            written = regression.update(paths, baseline, battles=battles, level=level)
+            out.print(
+                f"{baseline}: baseline of {len(written.entries)} scenarios written", highlight=False
+            )
+            return
+        report = regression.check(paths, regression.read_baseline(baseline), baseline)
+    except BattleOddsError as exc:
+        print_error(str(exc))
+        raise typer.Exit(2) from None
+    if junit is not None:
+        write_atomically(junit, report.junit())
+    if json:
+        sys.stdout.write(jsonlib.dumps(report.to_dict(), indent=2) + "\n")
+    else:
+        render_regression(report)
+    raise typer.Exit(0 if report.passed else 1)
+
+
+def render_regression(report: Any) -> None:
+    from rich.table import Table
+
+    table = Table(
+        title=f"Balance regression (Holm, family-wise level {report.level})", title_justify="left"
+    )
+    for column in ("scenario", "status"):
+        table.add_column(column, overflow="fold")
+    for scenario, status in report.statuses.items():
+        style = "green" if status == "ok" else "bold red"
+        table.add_row(scenario, f"[{style}]{status}[/{style}]")
+    out.print(table)
+    if report.moved:
+        # One line per number, never wrapped: CI logs are read with grep.
+        out.print("[bold]What moved[/bold] (baseline -> now, change, p-value <= Holm threshold):")
+        for c in report.moved:
+            out.print(
+                f"  {c.scenario}  {c.number}  {c.baseline:.4g} -> {c.now:.4g}  "
+                f"({c.change:+.4g}, p={c.p:.2g} <= {c.threshold:.2g})",
+                soft_wrap=True,
+                highlight=False,
+                markup=False,
+            )
+    out.print(
+        f"{len(report.comparisons)} numbers compared; "
+        + ("all within noise" if report.passed else "[bold red]balance moved[/bold red]")
+    )

@@ -1,0 +1,279 @@
+"""``battle-odds run``, ``odds``, ``exact``, ``validate``, ``units`` and ``replay``: the
+commands about one battle."""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+
+from .. import rulesets
+from ..atomic import write_atomically
+from ..errors import BattleOddsError
+from ..report import tables as report
+from ..rulesets import InlineQuery
+from ..running.progress import run_battles
+from ..running.runner import DEFAULT_CHUNK
+from ..scenario.scenario import from_query, load_scenario
+from .app import app
+from .options import (
+    Battles,
+    Json,
+    MaxBattles,
+    Precision,
+    RulesetName,
+    ScenarioPath,
+    Scheduler,
+    Seed,
+    Threads,
+    err,
+    out,
+    print_json,
+    user_errors,
+)
+
+
+def _show(result: Any, as_json: bool) -> None:
+    if as_json:
+        sys.stdout.write(report.to_json(result) + "\n")
+    else:
+        report.render(result, out)
+
+
+@app.command()
+@user_errors
+def run(
+    scenario: ScenarioPath,
+    battles: Battles = None,
+    seed: Seed = None,
+    json: Json = False,
+    threads: Threads = None,
+    precision: Precision = None,
+    max_battles: MaxBattles = None,
+    scheduler: Scheduler = None,
+    checkpoint: Annotated[
+        Path | None,
+        typer.Option(dir_okay=False, help="Record progress here; run again with it to resume."),
+    ] = None,
+    keep_battles: Annotated[
+        Path | None,
+        typer.Option(
+            dir_okay=False, help="Write one row per battle to this CSV file (limited size)."
+        ),
+    ] = None,
+    chunk: Annotated[
+        int, typer.Option(min=1, help="Battles per kernel call (and per Dask task).")
+    ] = DEFAULT_CHUNK,
+) -> None:
+    """Run a scenario file and print the odds (Ctrl-C: stop, print what is done)."""
+    loaded = load_scenario(scenario)
+    result = run_battles(
+        loaded,
+        battles,
+        seed,
+        threads=threads,
+        precision=precision,
+        max_battles=max_battles,
+        console=err,
+        scheduler=scheduler,
+        checkpoint=checkpoint,
+        keep_battles=True if keep_battles else None,
+        chunk=chunk,
+    )
+    if keep_battles is not None and not result.partial:
+        write_atomically(keep_battles, result.battles.to_csv(index=False))
+    _show(result, json)
+    _exit_if_partial(result)
+
+
+def _exit_if_partial(result: Any) -> None:
+    """An interrupted run printed what it had; its status says it was interrupted."""
+    if result.partial:
+        err.print(f"interrupted: partial result of {result.n:,} battles", highlight=False)
+        raise typer.Exit(130)
+
+
+@app.command()
+@user_errors
+def odds(
+    attacker: Annotated[
+        str,
+        typer.Option(
+            help='Attacking army, e.g. "noble, 20 soldier, 10 archer@1; noble, 5 knight".'
+        ),
+    ],
+    defender: Annotated[str, typer.Option(help='Defending army, e.g. "noble, 30 pikeman".')],
+    ruleset: RulesetName = "olympia",
+    terrain: Annotated[
+        str | None,
+        typer.Option(
+            help="Terrain (olympia: land, swamp, ship; age_of_gods also forest, mountain, city)."
+        ),
+    ] = None,
+    weather: Annotated[str | None, typer.Option(help="Comma-separated: wind, rain.")] = None,
+    structure: Annotated[
+        str | None, typer.Option(help="Defender's structure KIND:DEFENSE[:DAMAGE], e.g. tower:40.")
+    ] = None,
+    attacker_structure: Annotated[
+        str | None, typer.Option(help="Attacker's structure (sea battles), e.g. galley:10.")
+    ] = None,
+    strike_order: Annotated[
+        str | None, typer.Option(help="random (source text) or alternating (released engine).")
+    ] = None,
+    attacker_break: Annotated[
+        int | None,
+        typer.Option(min=0, max=100, help="Attacker's break point, % of starting value lost."),
+    ] = None,
+    defender_break: Annotated[
+        int | None,
+        typer.Option(min=0, max=100, help="Defender's break point, % of starting value lost."),
+    ] = None,
+    ability: Annotated[
+        str | None,
+        typer.Option(
+            help="confrontation: one exchange with this ability (attack, bombard, strike)."
+        ),
+    ] = None,
+    option: Annotated[
+        list[str] | None, typer.Option("--set", help="Ruleset option KEY=VALUE (repeatable).")
+    ] = None,
+    battles: Battles = None,
+    seed: Seed = None,
+    json: Json = False,
+    threads: Threads = None,
+    precision: Precision = None,
+    max_battles: MaxBattles = None,
+    exact: Annotated[
+        bool,
+        typer.Option(
+            "--exact",
+            help="Solve exactly instead of simulating (small battles; rulesets with an "
+            "exact solver, e.g. olympia).",
+        ),
+    ] = False,
+) -> None:
+    """Odds for two armies written on one line, no file needed."""
+    options: dict[str, Any] = {
+        "terrain": terrain,
+        "weather": weather,
+        "structure": structure,
+        "attacker_structure": attacker_structure,
+        "strike_order": strike_order,
+        "attacker_break": attacker_break,
+        "defender_break": defender_break,
+        "ability": ability,
+    }
+    for pair in option or []:
+        key, eq, value = pair.partition("=")
+        if not eq or not key.strip():
+            raise BattleOddsError(f"--set '{pair}': expected KEY=VALUE")
+        options[key.strip()] = value.strip()
+    query = InlineQuery(attacker, defender, {k: v for k, v in options.items() if v is not None})
+    scenario = from_query(ruleset, query)
+    if exact:
+        _show_exact(scenario, json)
+        return
+    result = run_battles(
+        scenario,
+        battles,
+        seed,
+        threads=threads,
+        precision=precision,
+        max_battles=max_battles,
+        console=err,
+    )
+    _show(result, json)
+    _exit_if_partial(result)
+
+
+def _show_exact(scenario: Any, as_json: bool) -> None:
+    from ..report.tables import render_exact
+    from ..studies.exact import exact as solve
+
+    answer = solve(scenario)
+    if as_json:
+        print_json(answer.to_dict())
+    else:
+        render_exact(answer, out)
+
+
+@app.command(name="exact")
+@user_errors
+def exact_command(scenario: ScenarioPath, json: Json = False) -> None:
+    """Exact odds of a small battle (rulesets with a solver): probabilities and expectations."""
+    _show_exact(load_scenario(scenario), json)
+
+
+@app.command()
+@user_errors
+def validate(scenario: ScenarioPath) -> None:
+    """Check a scenario file without running it."""
+    loaded = load_scenario(scenario)
+    out.print(
+        f"{scenario}: ok ({loaded.ruleset}, '{loaded.name}', hash {loaded.hash})", highlight=False
+    )
+
+
+@app.command()
+@user_errors
+def units(
+    ruleset: Annotated[str | None, typer.Option(help="Only this ruleset.")] = None,
+    json: Json = False,
+) -> None:
+    """List the unit types of each ruleset."""
+    from rich.table import Table
+
+    if ruleset:
+        names = [rulesets.get(ruleset, "--ruleset").name]
+    else:
+        names = list(rulesets.available())
+        for problem in rulesets.problems():
+            err.print(f"warning: {escape(problem)}", highlight=False, soft_wrap=True)
+    for name in names:
+        frame = rulesets.get(name).units()
+        if json:
+            sys.stdout.write(frame.to_json(orient="records") + "\n")
+            continue
+        table = Table(title=f"{name} unit types", title_justify="left")
+        for col in frame.columns:
+            # Names must stay whole to be copied into a scenario; only notes may wrap.
+            whole = max(len(str(col)), *(len(str(v)) for v in frame[col])) if col == "type" else 0
+            table.add_column(str(col), no_wrap=col != "notes", min_width=whole or None)
+        for row in frame.itertuples(index=False):
+            table.add_row(*(_unit_cell(v) for v in row))
+        out.print(table)
+
+
+def _unit_cell(value: Any) -> str:
+    """A unit-table value as text: no cost is blank, a whole cost has no decimals."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+@app.command()
+@user_errors
+def replay(
+    scenario: ScenarioPath,
+    battle: Annotated[
+        int, typer.Option("--battle", "-k", min=0, help="Battle K of the run (counted from 0).")
+    ] = 0,
+    seed: Seed = None,
+    json: Json = False,
+) -> None:
+    """Move log of one battle of a run, as (participant, target, move_type, effect) (skirmish)."""
+    import json as json_module
+
+    from ..rulesets.skirmish.replay import replay as replay_battle
+
+    replayed = replay_battle(load_scenario(scenario), battle, seed)
+    if json:
+        sys.stdout.write(json_module.dumps(replayed.to_dict()) + "\n")
+    else:
+        sys.stdout.write("\n".join(replayed.lines()) + "\n")

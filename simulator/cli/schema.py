@@ -1,0 +1,46 @@
+"""``battle-odds schema``: the JSON Schema of a ruleset's scenario files.
+
+Generated from the same key definitions the validator reads, so an editor checking a
+scenario against it agrees with ``battle-odds validate``. Registered on the one typer
+app by importing this module at the end of ``cli.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from .. import rulesets
+from ..atomic import write_atomically
+from ..errors import BattleOddsError
+from ..rulesets import keys
+from .app import app
+from .options import user_errors
+
+
+@app.command()
+@user_errors
+def schema(
+    ruleset: Annotated[str, typer.Option(help="The ruleset whose scenario files it describes.")],
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output", "-o", dir_okay=False, help="Write it to this file instead of stdout."
+        ),
+    ] = None,
+) -> None:
+    """Print the JSON Schema of a ruleset's scenario files (for editors: see
+    docs/scenario-schema.md)."""
+    name = rulesets.get(ruleset, "--ruleset").name
+    text = json.dumps(keys.schema(name), indent=2) + "\n"
+    if output is None:
+        sys.stdout.write(text)
+        return
+    try:
+        write_atomically(output, text)
+    except OSError as exc:
+        raise BattleOddsError(f"--output {output}: cannot write ({exc.strerror})") from None

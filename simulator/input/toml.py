@@ -1,0 +1,48 @@
+"""Reading a TOML file into data and the :class:`~simulator.errors.Source` that locates
+its errors: a scenario, a ``--costs`` file or a baseline."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..errors import BattleOddsError, Source
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised only on 3.10
+    import tomli as tomllib
+
+
+def read_toml(path: Path, what: str) -> tuple[dict[str, Any], Source]:
+    """A TOML file's data and its source (for located errors); ``what`` names the kind
+    of file in the message when it is a folder."""
+    label = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise BattleOddsError(f"{label}: no such file") from None
+    except IsADirectoryError:
+        raise BattleOddsError(f"{label}: is a directory, expected a .toml {what}") from None
+    except UnicodeDecodeError as exc:
+        raise BattleOddsError(f"{label}: not UTF-8 text ({exc.reason})") from None
+    except OSError as exc:
+        raise BattleOddsError(f"{label}: cannot read ({exc.strerror})") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise BattleOddsError(
+            f"{label}:{_toml_line(exc)}: malformed TOML: {_toml_reason(exc)}"
+        ) from None
+    return data, Source(label, text, path)
+
+
+def _toml_line(exc: Exception) -> str:
+    match = re.search(r"line (\d+)", str(exc))
+    return match.group(1) if match else "?"
+
+
+def _toml_reason(exc: Exception) -> str:
+    return re.sub(r"\s*\(at line \d+, column \d+\)", "", str(exc)) or "cannot parse"

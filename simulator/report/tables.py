@@ -1,0 +1,138 @@
+"""Text and JSON renderings of a result (what ``battle-odds run`` prints)."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from .. import rulesets
+from ..results.result import Result
+
+
+def to_json(result: Result) -> str:
+    return json.dumps(result.to_dict(), indent=2, allow_nan=False, default=float)
+
+
+def _pct(p: float) -> str:
+    return f"{100 * p:.2f}%"
+
+
+def _num(x: float) -> str:
+    if isinstance(x, float) and math.isnan(x):
+        return "-"
+    return f"{x:,.0f}" if float(x).is_integer() else f"{x:,.2f}"
+
+
+def render(result: Result, console: Console) -> None:
+    """Rich tables: outcomes, timing, casualties, extras, and the run's provenance."""
+    rows = result.summary_rows()
+    ruleset = rulesets.get(result.scenario.ruleset)
+    title = f"{result.scenario.name} ({ruleset.name}): {result.n:,} battles"
+    if result.partial:
+        title += " [PARTIAL: interrupted]"
+
+    wins = Table(title=title, box=box.SIMPLE_HEAVY, title_justify="left")
+    wins.add_column("outcome")
+    wins.add_column("probability", justify="right")
+    wins.add_column("95% interval", justify="right")
+    for r in (r for r in rows if r.group == "win"):
+        wins.add_row(
+            f"{r.metric} wins" if r.metric != "draw" else "draw",
+            _pct(r.mean),
+            f"{_pct(r.low)} - {_pct(r.high)}",
+        )
+    console.print(wins)
+
+    steps = Table(
+        title=f"Decided after ({ruleset.step_unit})", box=box.SIMPLE, title_justify="left"
+    )
+    for col, justify in (
+        ("outcome", "left"),
+        ("mean", "right"),
+        ("10%", "right"),
+        ("50%", "right"),
+        ("90%", "right"),
+    ):
+        steps.add_column(col, justify=justify)  # type: ignore[arg-type]
+    for r in (r for r in rows if r.group == "steps"):
+        steps.add_row(r.metric, _num(r.mean), _num(r.q10), _num(r.q50), _num(r.q90))
+    console.print(steps)
+
+    dist = [r for r in rows if r.group == "casualties"]
+    if len(dist):
+        cas = Table(title="Casualties per type", box=box.SIMPLE, title_justify="left")
+        for col, justify in (
+            ("side.type", "left"),
+            ("mean", "right"),
+            ("10%", "right"),
+            ("50%", "right"),
+            ("90%", "right"),
+        ):
+            cas.add_column(col, justify=justify)  # type: ignore[arg-type]
+        for r in dist:
+            cas.add_row(r.metric, _num(r.mean), _num(r.q10), _num(r.q50), _num(r.q90))
+        console.print(cas)
+
+    extras = [r for r in rows if r.group == "extra"]
+    if len(extras):
+        ex = Table(title="Other outcomes", box=box.SIMPLE, title_justify="left")
+        ex.add_column("what")
+        ex.add_column("mean / probability", justify="right")
+        ex.add_column("10% / 50% / 90%", justify="right")
+        for r in extras:
+            if r.metric in result.flags:
+                ex.add_row(f"P({r.metric})", _pct(r.mean), "")
+            else:
+                ex.add_row(r.metric, _num(r.mean), f"{_num(r.q10)} / {_num(r.q50)} / {_num(r.q90)}")
+        console.print(ex)
+
+    info: dict[str, Any] = {
+        "seed": result.seed,
+        "battles": f"{result.n:,}",
+        "scenario hash": result.scenario.hash,
+        "kernel": result.kernel,
+        "time": f"{result.seconds:.2f} s",
+    }
+    for key, value in result.extra.items():
+        info[key] = value
+    console.print("  ".join(f"[bold]{k}[/bold] {v}" for k, v in info.items()))
+    for note in result.notes:
+        console.print(f"[yellow]note:[/yellow] {note}")
+    if result.turn_limit_battles:
+        console.print(
+            f"[yellow]note:[/yellow] {result.turn_limit_battles:,} of {result.n:,} battles "
+            f"({_pct(result.turn_limit_battles / result.n)}) reached the turn limit undecided "
+            "and count as draws",
+            highlight=False,
+        )
+
+
+def render_exact(answer: Any, console: Console) -> None:
+    """Rich tables of an exact answer."""
+    title = (
+        f"{answer.scenario.name} ({answer.scenario.ruleset}): exact, "
+        f"{answer.states:,} states, {answer.seconds:.2f} s"
+    )
+    wins = Table(title=title, box=box.SIMPLE_HEAVY, title_justify="left")
+    wins.add_column("outcome")
+    wins.add_column("probability", justify="right")
+    for outcome, p in answer.win.items():
+        wins.add_row(f"{outcome} wins" if outcome != "draw" else "draw", f"{100 * p:.4f}%")
+    console.print(wins)
+    means = Table(title="Expected values", box=box.SIMPLE, title_justify="left")
+    means.add_column("what")
+    means.add_column("mean / probability", justify="right")
+    step_unit = rulesets.get(answer.scenario.ruleset).step_unit
+    means.add_row(f"{step_unit} until decided", f"{answer.expected_steps:,.3f}")
+    for name, v in answer.casualties.items():
+        means.add_row(f"casualties {name.removeprefix('casualties.')}", f"{v:,.4f}")
+    for name, v in answer.extras.items():
+        shown = f"{100 * v:.4f}%" if name in answer.flags else f"{v:,.4f}"
+        means.add_row(f"P({name})" if name in answer.flags else name, shown)
+    console.print(means)
+    console.print(f"[bold]scenario hash[/bold] {answer.scenario.hash}")

@@ -1,0 +1,167 @@
+"""Results of a run: the merged statistics, optional per-battle rows, and the summary."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..rulesets.base import TURN_LIMIT
+from ..version import __version__
+from .stats import OUTCOMES, Histogram, Tally, wilson
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ..scenario.scenario import Scenario
+
+QUANTILES = (0.1, 0.5, 0.9)
+
+
+@dataclass
+class Result:
+    scenario: Scenario
+    seed: int
+    tally: Tally
+    rows: dict[str, np.ndarray] | None = None
+    kernel: str = ""
+    notes: tuple[str, ...] = ()
+    #: Extras that are yes/no (0/1) and are reported as probabilities.
+    flags: frozenset[str] = frozenset()
+    seconds: float = 0.0
+    first: int = 0
+    partial: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def n(self) -> int:
+        return self.tally.battles
+
+    def win(self, outcome: str = "attacker") -> tuple[float, float, float]:
+        """``(p, low, high)``: the estimate and its 95% Wilson interval."""
+        return self.tally.win(outcome)
+
+    @property
+    def battles(self) -> pd.DataFrame:
+        """One row per battle (Mesa style: with the seed and scenario, ready for pandas)."""
+        import pandas as pd
+
+        if self.rows is None:
+            raise ValueError(
+                "per-battle rows were not kept for this run "
+                "(run with keep_battles=True, or fewer battles)"
+            )
+        frame = pd.DataFrame(self.rows)
+        frame.insert(0, "battle", np.arange(self.first, self.first + len(frame)))
+        frame.insert(1, "seed", self.seed)
+        frame.insert(2, "scenario", self.scenario.name)
+        frame["winner"] = pd.Categorical.from_codes(
+            frame["winner"].to_numpy(), categories=pd.Index(OUTCOMES)
+        )
+        return frame
+
+    @property
+    def turn_limit_battles(self) -> int | None:
+        """How many battles the ruleset's turn limit ended as draws (None: no such limit)."""
+        h = self.tally.columns.get(TURN_LIMIT)
+        return None if h is None else int(h.counts[h.values == 1].sum())
+
+    def summary_rows(self) -> list[SummaryRow]:
+        """The reported numbers, one record each (what tables, JSON and CI read)."""
+        rows = [SummaryRow.probability("win", outcome, *self.win(outcome)) for outcome in OUTCOMES]
+        rows.append(SummaryRow.distribution("steps", "all", self.tally.steps))
+        for outcome, h in zip(OUTCOMES, self.tally.steps_by_outcome, strict=True):
+            if h.n:
+                rows.append(SummaryRow.distribution("steps", outcome, h))
+        for name, h in self.tally.columns.items():
+            group = "casualties" if name.startswith("casualties.") else "extra"
+            metric = name.removeprefix("casualties.")
+            if name in self.flags:
+                successes = int(h.counts[h.values == 1].sum())
+                rows.append(SummaryRow.probability(group, metric, *wilson(successes, h.n)))
+            else:
+                rows.append(SummaryRow.distribution(group, metric, h))
+        return rows
+
+    def summary(self) -> pd.DataFrame:
+        """Tidy summary, one row per reported number.
+
+        ``group`` is win / steps / casualties / extra; ``metric`` names it; ``mean`` is the
+        probability or mean; ``low`` / ``high`` the 95% interval (Wilson for
+        probabilities, normal for means); ``q10`` / ``q50`` / ``q90`` the quantiles.
+        """
+        import pandas as pd
+
+        return pd.DataFrame([asdict(r) for r in self.summary_rows()])
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON contract: ``win`` holds ``{outcome: {p, low, high}}``."""
+        from .. import rulesets
+
+        rows = self.summary_rows()
+
+        def section(group: str) -> dict[str, Any]:
+            return {r.metric: r.numbers() for r in rows if r.group == group}
+
+        win = {
+            o: {"p": v["mean"], "low": v["low"], "high": v["high"]}
+            for o, v in section("win").items()
+        }
+        return {
+            "scenario": self.scenario.name,
+            "scenario_hash": self.scenario.hash,
+            "ruleset": self.scenario.ruleset,
+            "seed": self.seed,
+            "battles": self.n,
+            "first_battle": self.first,
+            "partial": self.partial,
+            "kernel": self.kernel,
+            "version": __version__,
+            "step_unit": rulesets.get(self.scenario.ruleset).step_unit,
+            "win": win,
+            "steps": section("steps"),
+            "casualties": section("casualties"),
+            "extras": section("extra"),
+            "turn_limit_battles": self.turn_limit_battles,
+            "notes": list(self.notes),
+            "seconds": round(self.seconds, 3),
+            **self.extra,
+        }
+
+
+@dataclass(frozen=True)
+class SummaryRow:
+    group: str
+    metric: str
+    mean: float
+    low: float
+    high: float
+    q10: float = math.nan
+    q50: float = math.nan
+    q90: float = math.nan
+
+    @classmethod
+    def probability(cls, group: str, metric: str, p: float, low: float, high: float) -> SummaryRow:
+        return cls(group, metric, p, low, high)
+
+    @classmethod
+    def distribution(cls, group: str, metric: str, h: Histogram) -> SummaryRow:
+        mean = h.mean()
+        half = 1.959963984540054 * h.std() / math.sqrt(h.n) if h.n > 1 else math.nan
+        return cls(
+            group, metric, mean, mean - half, mean + half, *(h.quantile(q) for q in QUANTILES)
+        )
+
+    def numbers(self) -> dict[str, float]:
+        """The row's numbers for JSON: NaN (not applicable) left out."""
+        values = {
+            "mean": self.mean,
+            "low": self.low,
+            "high": self.high,
+            "q10": self.q10,
+            "q50": self.q50,
+            "q90": self.q90,
+        }
+        return {k: float(v) for k, v in values.items() if not math.isnan(v)}

@@ -1,0 +1,176 @@
+"""Runs that stop at a precision target instead of a battle count.
+
+Battles are added in chunks that continue the battle indices (``first`` = battles done
+so far), so a run that stopped after ``n`` battles is, bit for bit, the same as
+``simulate(scenario, n, seed)``: the stopping rule chooses ``n``, nothing else.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from ..errors import BattleOddsError
+from ..results.result import Result
+from ..results.stats import OUTCOMES, Z95, Histogram, Tally, wilson
+from ..scenario.scenario import Scenario
+from .runner import (
+    DEFAULT_CHUNK,
+    KEEP_ROWS_LIMIT,
+    MAX_BATTLES,
+    ChunkExecutor,
+    Progress,
+    simulate,
+)
+
+#: Default cap on the battles a precision run may spend.
+DEFAULT_MAX_BATTLES = 10_000_000
+#: Battles of the first round, before the estimates say how many are needed.
+FIRST_ROUND = 10_000
+
+
+class Reported(dict[str, Any]):
+    """A dict for ``Result.extra`` that prints as one readable line in the text report."""
+
+    def __str__(self) -> str:
+        if "target" in self:
+            state = "reached" if self["reached"] else f"NOT reached (cap {self['max_battles']:,})"
+            return (
+                f"{state}: widest 95% half-width {self['half_width']:.5f} "
+                f"(target {self['target']}) after {self['battles']:,} battles"
+            )
+        return ", ".join(f"{k} {v}" for k, v in self.items())
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self), spec)
+
+
+def flag_successes(histogram: Histogram) -> int:
+    """How many battles a 0/1 extra was 1 in."""
+    return int(histogram.counts[histogram.values == 1].sum())
+
+
+def reported_probabilities(tally: Tally, flags: frozenset[str]) -> dict[str, tuple[int, int]]:
+    """Every probability the summary reports, as ``name -> (successes, trials)``."""
+    probabilities = {
+        f"win.{o}": (int(tally.wins[k]), tally.battles) for k, o in enumerate(OUTCOMES)
+    }
+    for name, histogram in tally.columns.items():
+        if name in flags:
+            probabilities[name] = (flag_successes(histogram), histogram.n)
+    return probabilities
+
+
+def half_width(successes: int, trials: int) -> float:
+    _, low, high = wilson(successes, trials)
+    return (high - low) / 2
+
+
+def widest_half_width(tally: Tally, flags: frozenset[str]) -> float:
+    return max(half_width(s, n) for s, n in reported_probabilities(tally, flags).values())
+
+
+def battles_needed(tally: Tally, flags: frozenset[str], precision: float) -> int:
+    """Battles at which every reported interval should be narrower than ``precision``.
+
+    The normal approximation ``z^2 p (1 - p) / h^2`` with each current estimate, p kept at
+    least 1/n so that a probability not yet seen does not claim zero battles are needed.
+    """
+    n = tally.battles
+    needed = n
+    for successes, trials in reported_probabilities(tally, flags).values():
+        p = min(max(successes / trials, 1 / trials), 1 - 1 / trials) if trials else 0.5
+        needed = max(needed, math.ceil(Z95 * Z95 * p * (1 - p) / (precision * precision)))
+    return needed
+
+
+def simulate_to_precision(
+    scenario: Scenario,
+    precision: float,
+    seed: int | None = None,
+    *,
+    max_battles: int = DEFAULT_MAX_BATTLES,
+    first_round: int = FIRST_ROUND,
+    threads: int | None = None,
+    chunk: int = DEFAULT_CHUNK,
+    keep_battles: bool | None = None,
+    progress: Progress | None = None,
+    executor: ChunkExecutor | None = None,
+    interruptible: bool = False,
+) -> Result:
+    """Add battles until every reported probability's 95% half-width is below ``precision``.
+
+    Probabilities are the three outcomes and the ruleset's 0/1 extras. Stops at
+    ``max_battles`` if the target is not reached by then; ``result.extra["precision"]``
+    says which, with the widest half-width and the number of battles it took.
+    ``interruptible``: Ctrl-C ends the run after the chunk in progress, with a partial
+    result (as for :func:`simulate`).
+    """
+    if not 0 < precision < 0.5:
+        raise BattleOddsError(
+            f"--precision {precision}: expected a half-width between 0 and 0.5, e.g. 0.002"
+        )
+    if not 1 <= max_battles <= MAX_BATTLES:
+        raise BattleOddsError(f"--max-battles {max_battles}: expected 1..{MAX_BATTLES:,}")
+    seed = scenario.seed if seed is None else seed
+    started = time.perf_counter()
+    result: Result | None = None
+    kept: list[dict[str, np.ndarray]] = []
+    keep = True if keep_battles is None else keep_battles
+    done = 0
+    target = min(first_round, max_battles)
+
+    def report(sofar: int, _total: int) -> None:
+        if progress is not None:
+            progress(done + sofar, max(target, done + sofar))
+
+    while True:
+        if keep_battles is None and target > KEEP_ROWS_LIMIT:
+            keep, kept = False, []  # rows only by default for runs that stay small
+        part = simulate(
+            scenario,
+            target - done,
+            seed,
+            threads=threads,
+            chunk=chunk,
+            keep_battles=keep,
+            first=done,
+            progress=report,
+            executor=executor,
+            interruptible=interruptible,
+        )
+        if keep and part.rows is not None:
+            kept.append(part.rows)
+        result = (
+            part
+            if result is None
+            else replace(result, tally=result.tally.merge(part.tally), partial=part.partial)
+        )
+        done = result.n
+        if result.partial:
+            keep, kept = False, []  # the rows would not be every battle of the tally
+            widest = widest_half_width(result.tally, result.flags)
+            break
+        widest = widest_half_width(result.tally, result.flags)
+        if widest < precision or done >= max_battles:
+            break
+        # Aim 5% past the estimate (the estimate itself is noisy), and at least double
+        # a small run so that a poor first estimate costs few rounds.
+        wanted = math.ceil(1.05 * battles_needed(result.tally, result.flags, precision))
+        target = min(max_battles, max(wanted, done + min(done, chunk)))
+    rows = None
+    if keep and kept:
+        rows = {name: np.concatenate([k[name] for k in kept]) for name in kept[0]}
+    extra = dict(result.extra)
+    extra["precision"] = Reported(
+        target=precision,
+        reached=bool(widest < precision),
+        half_width=round(widest, 6),
+        battles=done,
+        max_battles=max_battles,
+    )
+    return replace(result, rows=rows, first=0, seconds=time.perf_counter() - started, extra=extra)

@@ -1,0 +1,285 @@
+"""Running battles: chunks of battle indices through a ruleset's kernel, merged.
+
+Battle ``i`` of seed ``s`` is the same battle whatever the chunk size, thread count,
+process or machine, so a run is defined by (scenario, seed, first battle, battles)
+alone. Chunks come back as exact, mergeable tallies (integer histograms), from this
+process or from Dask workers, and the one merge below serves both: a run of 10**9
+battles holds a few histograms, never 10**9 rows.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numba
+import numpy as np
+
+from .. import rulesets
+from ..atomic import write_atomically
+from ..errors import BattleOddsError
+from ..results.result import Result
+from ..results.stats import Tally
+from ..scenario.scenario import Scenario
+
+#: Battles per kernel call: large enough to amortise the call, small enough that the
+#: outcome rows of a chunk stay a few tens of MB and Ctrl-C is answered within a second
+#: or so.
+DEFAULT_CHUNK = 1 << 17
+#: A run's first chunks are small and grow fourfold up to the chunk size: the first pays
+#: for loading (or compiling) the kernel and the next ones time the battles within
+#: seconds, even when one battle takes a second, so that the time left is known early.
+FIRST_CHUNK = 8
+#: Most battles of one run (``--battles``, a scenario's ``battles``): 10**11 battles take
+#: days on one machine, and keep every tally's counts (and sums of outcome values up to
+#: 10**7 per battle) far inside int64 and the float64 exact-integer range.
+MAX_BATTLES = 10**11
+#: Per-battle rows are kept (``Result.battles``) up to this many battles unless asked.
+KEEP_ROWS_LIMIT = 1_000_000
+#: At most this many rows are kept even on request (about 250 MB of outcome columns).
+MAX_KEPT_ROWS = 2_000_000
+#: A checkpoint is written at most this often (seconds), and when the run stops.
+CHECKPOINT_EVERY = 2.0
+CHECKPOINT_FORMAT = "battle-odds checkpoint 2"
+
+Progress = Callable[[int, int], None]
+#: (ruleset, canonical scenario data, seed, chunks) -> (first, count, tally) as they finish.
+ChunkExecutor = Callable[[str, str, int, list[tuple[int, int]]], Iterator[tuple[int, int, Tally]]]
+
+
+@contextmanager
+def thread_count(threads: int | None) -> Iterator[None]:
+    if threads is None:
+        yield
+        return
+    available = numba.config.NUMBA_NUM_THREADS  # type: ignore[attr-defined]
+    if not 1 <= threads <= available:
+        raise BattleOddsError(f"--threads {threads}: expected 1..{available} on this machine")
+    previous = numba.get_num_threads()
+    numba.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        numba.set_num_threads(previous)
+
+
+class StopRequest:
+    """Set by the first Ctrl-C: the run ends after the chunk in progress, with a partial
+    result. A second Ctrl-C interrupts at once."""
+
+    def __init__(self) -> None:
+        self.requested = False
+
+
+@contextmanager
+def stop_on_interrupt(enabled: bool = True) -> Iterator[StopRequest]:
+    stop = StopRequest()
+    if not enabled or threading.current_thread() is not threading.main_thread():
+        yield stop
+        return
+    previous = signal.getsignal(signal.SIGINT)
+
+    def handler(signum: int, frame: Any) -> None:
+        if stop.requested:
+            raise KeyboardInterrupt
+        stop.requested = True
+
+    signal.signal(signal.SIGINT, handler)
+    try:
+        yield stop
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+@dataclass
+class Checkpoint:
+    """Progress of a run on disk, so an interrupted run resumes where it stopped."""
+
+    path: Path
+    identity: dict[str, Any]
+    done: set[int]
+    tally: Tally
+
+    @classmethod
+    def open(cls, path: Path, identity: dict[str, Any]) -> Checkpoint:
+        if not path.exists():
+            return cls(path, identity, set(), Tally())
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            stored = data["identity"]
+            done = {int(first) for first in data["done"]}
+            tally = Tally.from_dict(data["tally"])
+        except (OSError, ValueError, KeyError, TypeError, AssertionError) as exc:
+            raise BattleOddsError(
+                f"{path}: not a battle-odds checkpoint ({exc.__class__.__name__}); "
+                "delete it or choose another --checkpoint file"
+            ) from None
+        if stored != identity:
+            differ = ", ".join(k for k in identity if stored.get(k) != identity[k])
+            raise BattleOddsError(
+                f"{path}: checkpoint of a different run ({differ} differ); "
+                "delete it or choose another --checkpoint file"
+            )
+        return cls(path, identity, done, tally)
+
+    def save(self) -> None:
+        write_atomically(
+            self.path,
+            json.dumps(
+                {
+                    "format": CHECKPOINT_FORMAT,
+                    "identity": self.identity,
+                    "done": sorted(self.done),
+                    "tally": self.tally.to_dict(),
+                }
+            ),
+        )
+
+
+def check_run(battles: int, seed: int) -> None:
+    """A battle count and seed any kernel and tally can take."""
+    if not 1 <= battles <= MAX_BATTLES:
+        raise BattleOddsError(f"battles: {battles}: expected 1..{MAX_BATTLES:,}")
+    if not 0 <= seed < 2**63:
+        raise BattleOddsError(f"seed: {seed}: expected 0..2**63-1")
+
+
+def chunk_plan(first: int, battles: int, chunk: int) -> list[tuple[int, int]]:
+    """``(first battle, count)`` of each chunk of a run, FIRST_CHUNK growing to ``chunk``."""
+    plan = []
+    offset = 0
+    size = min(FIRST_CHUNK, chunk)
+    while offset < battles:
+        count = min(size, battles - offset)
+        plan.append((first + offset, count))
+        offset += count
+        size = min(chunk, 4 * size)
+    return plan
+
+
+def local_chunks(
+    prepared: Any,
+    seed: int,
+    chunks: list[tuple[int, int]],
+    rows: list[dict[str, np.ndarray]] | None,
+) -> Iterator[tuple[int, int, Tally]]:
+    """Chunks in order in this process (appending their rows when asked)."""
+    for first, count in chunks:
+        outcomes = prepared.run(seed, first, count)
+        if rows is not None:
+            rows.append(outcomes)
+        yield first, count, Tally.of(outcomes)
+
+
+def simulate(
+    scenario: Scenario,
+    battles: int | None = None,
+    seed: int | None = None,
+    *,
+    threads: int | None = None,
+    chunk: int = DEFAULT_CHUNK,
+    keep_battles: bool | None = None,
+    first: int = 0,
+    progress: Progress | None = None,
+    executor: ChunkExecutor | None = None,
+    checkpoint: str | Path | None = None,
+    interruptible: bool = False,
+) -> Result:
+    """Run ``battles`` battles of ``scenario`` (defaults from the scenario file).
+
+    Returns a :class:`Result` with ``.summary()`` and, when kept, ``.battles`` (one row
+    per battle): kept by default up to ``KEEP_ROWS_LIMIT`` battles, on request up to
+    ``MAX_KEPT_ROWS``. ``executor`` runs chunks elsewhere (see
+    :class:`simulator.distributed.DaskChunks`); ``checkpoint`` records progress in a file
+    and resumes from it; ``interruptible`` turns Ctrl-C into a partial result.
+    """
+    battles = scenario.battles if battles is None else battles
+    seed = scenario.seed if seed is None else seed
+    check_run(battles, seed)
+    if chunk < 1:
+        raise BattleOddsError(f"chunk: {chunk}: expected at least 1")
+    keep = battles <= KEEP_ROWS_LIMIT if keep_battles is None else keep_battles
+    if keep and battles > MAX_KEPT_ROWS:
+        raise BattleOddsError(
+            f"--keep-battles: {battles:,} battles is more rows than kept in memory "
+            f"(at most {MAX_KEPT_ROWS:,}); the summary needs no rows: run without "
+            "--keep-battles, or keep fewer battles"
+        )
+    if keep and (executor is not None or checkpoint is not None):
+        keep = keep_battles is True
+        if keep:
+            raise BattleOddsError(
+                "--keep-battles: rows stay on the workers with --scheduler and "
+                "are not checkpointed with --checkpoint; drop one of them"
+            )
+    prepared = rulesets.get(scenario.ruleset).prepare(scenario.model)
+    chunks = chunk_plan(first, battles, chunk)
+    state = None
+    if checkpoint is not None:
+        state = Checkpoint.open(
+            Path(checkpoint),
+            {
+                "scenario_hash": scenario.hash,
+                "ruleset": scenario.ruleset,
+                "seed": seed,
+                "first": first,
+                "battles": battles,
+                "chunk": chunk,
+                "first_chunk": FIRST_CHUNK,
+            },
+        )
+        chunks = [c for c in chunks if c[0] not in state.done]
+    tally = state.tally if state is not None else Tally()
+    done_battles = tally.battles
+    rows: list[dict[str, np.ndarray]] | None = [] if keep else None
+    started = time.perf_counter()
+    saved = started
+    stopped = False
+    with thread_count(threads), stop_on_interrupt(interruptible) as stop:
+        if progress is not None:
+            progress(done_battles, battles)
+        if executor is None:
+            finished = local_chunks(prepared, seed, chunks, rows)
+        else:
+            finished = executor(scenario.ruleset, scenario.canonical, seed, chunks)
+        for chunk_first, count, chunk_tally in finished:
+            tally = tally.merge(chunk_tally)
+            done_battles += count
+            if state is not None:
+                state.done.add(chunk_first)
+                state.tally = tally
+                # The first chunk is saved at once, so even a short run can resume.
+                if len(state.done) == 1 or time.perf_counter() - saved > CHECKPOINT_EVERY:
+                    state.save()
+                    saved = time.perf_counter()
+            if progress is not None:
+                progress(done_battles, battles)
+            if stop.requested:
+                stopped = done_battles < battles
+                break
+        if hasattr(finished, "close"):
+            finished.close()
+        if state is not None:
+            state.save()
+    kept = None
+    if rows:
+        kept = {name: np.concatenate([r[name] for r in rows]) for name in rows[0]}
+    return Result(
+        scenario=scenario,
+        seed=seed,
+        first=first,
+        tally=tally,
+        rows=kept if not stopped else None,
+        kernel=prepared.kernel,
+        notes=prepared.notes,
+        flags=prepared.flags,
+        seconds=time.perf_counter() - started,
+        partial=stopped,
+    )

@@ -1,0 +1,142 @@
+"""Scenarios: TOML files (or inline queries) validated into typed, hashable objects."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .. import rulesets
+from ..errors import BattleOddsError, Source, did_you_mean
+from ..input.reader import Node
+from ..input.toml import read_toml
+from ..rulesets import keys
+
+#: Keys every scenario may have, whatever its ruleset.
+COMMON_KEYS = tuple(f.name for f in keys.COMMON)
+DEFAULT_BATTLES = keys.DEFAULT_BATTLES
+DEFAULT_SEED = keys.DEFAULT_SEED
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A validated scenario: its data (as in the file), its ruleset and typed model."""
+
+    ruleset: str
+    name: str
+    data: Mapping[str, Any]
+    model: Any = field(compare=False, repr=False)
+    source: Source = field(compare=False, repr=False)
+    description: str = ""
+    battles: int = DEFAULT_BATTLES
+    seed: int = DEFAULT_SEED
+
+    @property
+    def canonical(self) -> str:
+        """The scenario's content as JSON: the same for the same file whatever its
+        formatting or comments. Key order is kept: it is meaningful (stack order of
+        units and men decides shielding and who fits inside a structure)."""
+        return json.dumps(self.data, separators=(",", ":"), default=str)
+
+    @property
+    def hash(self) -> str:
+        """A hash of the scenario's content (not its formatting or comments)."""
+        return content_hash(self.canonical)
+
+    @property
+    def path(self) -> Path | None:
+        return self.source.path
+
+    def with_changes(self, changes: Mapping[str, Any]) -> Scenario:
+        """A copy with values set at dotted paths (``attacker.units[0].men.knight``)."""
+        data = copy.deepcopy(dict(self.data))
+        for path, value in changes.items():
+            set_path(data, path, value)
+        label = f"{self.source.label} with {', '.join(f'{k}={v}' for k, v in changes.items())}"
+        return from_data(data, Source(label, "", None))
+
+
+def content_hash(canonical: str) -> str:
+    """The scenario hash of canonical scenario JSON (see ``Scenario.canonical``)."""
+    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Read, parse and validate a scenario file."""
+    data, source = read_toml(Path(path), "scenario file")
+    return from_data(data, source)
+
+
+def from_data(data: Mapping[str, Any], source: Source) -> Scenario:
+    """Validate scenario data from any origin (file, inline query, sweep point)."""
+    top = Node(data, "", source)
+    table = top.table()
+    if "ruleset" not in table:
+        raise source.error("ruleset", "is required: expected one of " + ", ".join(rulesets.names()))
+    name = top.text("ruleset")
+    if name not in rulesets.names():
+        raise top.fail(
+            f"unknown ruleset '{name}'" + did_you_mean(name, rulesets.names()), "ruleset", name
+        )
+    broken = rulesets.problem(name)
+    if broken:
+        raise top.fail(broken, "ruleset", name)
+    ruleset = rulesets.get(name)
+    specific = {k: v for k, v in table.items() if k not in COMMON_KEYS}
+    model = ruleset.validate(specific, source)
+    default_name = source.path.stem if source.path else "inline"
+    return Scenario(
+        ruleset=name,
+        name=top.text("name", default_name),
+        description=top.read(keys.DESCRIPTION),
+        battles=top.read(keys.BATTLES),
+        seed=top.read(keys.SEED),
+        data=dict(data),
+        model=model,
+        source=source,
+    )
+
+
+def from_query(ruleset: str, query: rulesets.InlineQuery) -> Scenario:
+    """A scenario from one-line armies (``battle-odds odds``): the ruleset builds the data
+    a file would hold and the file's validator checks it, naming the option at fault."""
+    rs = rulesets.get(ruleset, "--ruleset")
+    data = rs.inline(query)
+    return from_data(data, Source("odds", option_of=lambda key: rs.inline_option(data, key)))
+
+
+_PATH_PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+
+
+def set_path(data: dict[str, Any], path: str, value: Any) -> None:
+    """Set ``value`` at a dotted path with list indices, creating tables as needed."""
+    parts: list[str | int] = [
+        int(index) if index else key for key, index in _PATH_PART.findall(path)
+    ]
+    if not parts:
+        raise BattleOddsError(f"'{path}': empty path")
+    node: Any = data
+    for here, part in enumerate(parts[:-1]):
+        nxt = parts[here + 1]
+        if isinstance(part, int):
+            if not isinstance(node, list) or part >= len(node):
+                raise BattleOddsError(f"'{path}': no element [{part}]")
+            node = node[part]
+        else:
+            if not isinstance(node, dict):
+                raise BattleOddsError(f"'{path}': '{part}' is not inside a table")
+            node = node.setdefault(part, [] if isinstance(nxt, int) else {})
+    last = parts[-1]
+    if isinstance(last, int):
+        if not isinstance(node, list) or last >= len(node):
+            raise BattleOddsError(f"'{path}': no element [{last}]")
+        node[last] = value
+    elif isinstance(node, dict):
+        node[last] = value
+    else:
+        raise BattleOddsError(f"'{path}': '{last}' is not inside a table")

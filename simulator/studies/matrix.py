@@ -1,0 +1,241 @@
+"""Who beats whom at equal cost (``battle-odds matrix``, ``simulator.matrix``).
+
+For a budget B, each unit type i fields floor(B / cost_i) men with the ruleset's least
+leader or setting (:meth:`Ruleset.one_type_battle`); every ordered pair of types fights,
+the diagonal too as a sanity value, and the answer is the attacker's win probability of
+each pair with its 95% Wilson interval. Every cell runs on the same seed and battle
+indices (common random numbers), through :func:`simulator.simulate`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .. import rulesets
+from ..errors import BattleOddsError, Source, did_you_mean
+from ..results.result import Result
+from ..rulesets import Army
+from ..running.runner import ChunkExecutor, simulate
+from ..scenario.costs import given_costs, read_costs_file
+from ..scenario.scenario import DEFAULT_SEED, Scenario, from_data
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+#: Battles per cell unless told: about +-2 points of interval at p = 0.5.
+DEFAULT_BATTLES = 2_000
+#: ``progress(cells_done, cells_total)``.
+CellProgress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One ordered pair: ``attacker`` men of one type attack ``defender`` men of another."""
+
+    attacker: Army
+    defender: Army
+    result: Result
+
+    @property
+    def win(self) -> tuple[float, float, float]:
+        """The attacker's win probability with its 95% interval (p, low, high)."""
+        return self.result.win("attacker")
+
+
+@dataclass
+class Matrix:
+    """Attacker-win probabilities of every ordered pair of unit types at equal cost."""
+
+    ruleset: str
+    budget: float
+    types: tuple[str, ...]
+    costs: dict[str, float]
+    men: dict[str, int]
+    seed: int
+    battles: int
+    #: Row-major: attacker types down, defender types across, in ``types`` order.
+    cells: list[Cell]
+    #: What was left out and why (types that cannot fight alone).
+    notes: tuple[str, ...] = ()
+
+    def cell(self, attacker: str, defender: str) -> Cell:
+        return self.cells[self.types.index(attacker) * len(self.types) + self.types.index(defender)]
+
+    def grid(self, column: str = "p") -> np.ndarray:
+        """``p``, ``low`` or ``high`` as a square array: rows attacker, columns defender."""
+        index = ("p", "low", "high").index(column)
+        values = [cell.win[index] for cell in self.cells]
+        return np.array(values, dtype=float).reshape(len(self.types), len(self.types))
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        """One tidy row per ordered pair, with the parameters that reproduce it."""
+        import pandas as pd
+
+        rows = []
+        for cell in self.cells:
+            p, low, high = cell.win
+            rows.append(
+                {
+                    "attacker_type": cell.attacker.type,
+                    "defender_type": cell.defender.type,
+                    "attacker_men": cell.attacker.men,
+                    "defender_men": cell.defender.men,
+                    "p": p,
+                    "low": low,
+                    "high": high,
+                    "battles": cell.result.n,
+                    "seed": self.seed,
+                    "budget": self.budget,
+                    "ruleset": self.ruleset,
+                }
+            )
+        return pd.DataFrame(rows)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ruleset": self.ruleset,
+            "budget": self.budget,
+            "seed": self.seed,
+            "battles": self.battles,
+            "types": list(self.types),
+            "costs": {t: self.costs[t] for t in self.types},
+            "men": {t: self.men[t] for t in self.types},
+            "notes": list(self.notes),
+            "cells": [
+                {
+                    "attacker": cell.attacker.type,
+                    "defender": cell.defender.type,
+                    "attacker_men": cell.attacker.men,
+                    "defender_men": cell.defender.men,
+                    "p": cell.win[0],
+                    "low": cell.win[1],
+                    "high": cell.win[2],
+                }
+                for cell in self.cells
+            ],
+        }
+
+
+def equal_cost_matrix(
+    ruleset: str,
+    budget: float,
+    types: Sequence[str] | str | None = None,
+    costs: Mapping[str, float] | str | Path | None = None,
+    battles: int = DEFAULT_BATTLES,
+    seed: int = DEFAULT_SEED,
+    *,
+    threads: int | None = None,
+    progress: CellProgress | None = None,
+    executor: ChunkExecutor | None = None,
+) -> Matrix:
+    """Fight every ordered pair of ``types`` (default: every type of the ruleset that can
+    fight alone) at ``budget`` each; ``costs`` (a mapping or a TOML file of ``type =
+    cost``) override the unit table's costs."""
+    rs = rulesets.get(ruleset, "--ruleset")
+    table = rs.unit_costs()
+    if costs is not None:
+        override = (
+            given_costs(costs, table, "costs")
+            if isinstance(costs, Mapping)
+            else read_costs_file(costs, table)
+        )
+        table = {**table, **override}
+    if isinstance(budget, bool) or not isinstance(budget, int | float):
+        raise BattleOddsError(f"--budget {budget!r}: expected a number")
+    if not (math.isfinite(budget) and budget > 0):
+        raise BattleOddsError(f"--budget {budget}: expected a finite number > 0")
+    if battles < 1:
+        raise BattleOddsError(f"--battles {battles}: expected at least 1")
+    chosen, notes = _types(rs, table, types)
+    men = {t: _men(budget, table[t]) for t in chosen}
+    unaffordable = [t for t in chosen if men[t] == 0]
+    if unaffordable:
+        cheapest = min(table[t] for t in unaffordable)
+        raise BattleOddsError(
+            f"--budget {budget:g} buys no "
+            + ", ".join(f"{t} (cost {table[t]:g})" for t in unaffordable)
+            + f": raise it to at least {cheapest:g}"
+            + ("" if types is None else " or leave them out of --types")
+        )
+    # Build (and so validate) every cell's battle before running any.
+    pairs = [(Army(a, men[a]), Army(d, men[d])) for a in chosen for d in chosen]
+    scenarios = [_battle(rs, attacker, defender, budget) for attacker, defender in pairs]
+    cells = []
+    for done, (scenario, (attacker, defender)) in enumerate(zip(scenarios, pairs, strict=True)):
+        result = simulate(
+            scenario, battles, seed, threads=threads, keep_battles=False, executor=executor
+        )
+        cells.append(Cell(attacker, defender, result))
+        if progress is not None:
+            progress(done + 1, len(pairs))
+    return Matrix(
+        ruleset=rs.name,
+        budget=budget,
+        types=tuple(chosen),
+        costs={t: table[t] for t in chosen},
+        men=men,
+        seed=seed,
+        battles=battles,
+        cells=cells,
+        notes=tuple(notes),
+    )
+
+
+def _men(budget: float, cost: float) -> int:
+    # A hair of tolerance so that 0.3 / 0.1 buys 3 men, not 2.999... -> 2.
+    return math.floor(budget / cost + 1e-9)
+
+
+def _types(
+    rs: rulesets.Ruleset, costs: Mapping[str, float], types: Sequence[str] | str | None
+) -> tuple[list[str], list[str]]:
+    """The types to fight, and notes on the ones left out."""
+    unfit = rs.cannot_fight_alone()
+    if types is None:
+        chosen = [t for t in costs if t not in unfit]
+        left_out = [f"{t} ({why})" for t, why in unfit.items()]
+        notes = ["left out, cannot fight alone: " + ", ".join(left_out)] if left_out else []
+        return chosen, notes
+    names = [t.strip() for t in types.split(",")] if isinstance(types, str) else list(types)
+    chosen = []
+    for name in names:
+        if not name:
+            raise BattleOddsError("--types: an empty name: expected e.g. knight,pikeman,archer")
+        if name not in costs:
+            raise BattleOddsError(
+                f"--types: unknown unit type '{name}' of {rs.name}" + did_you_mean(name, costs)
+            )
+        if name in unfit:
+            raise BattleOddsError(
+                f"--types: {name} cannot fight alone ({unfit[name]}): leave it out"
+            )
+        if name in chosen:
+            raise BattleOddsError(f"--types: {name} is named twice")
+        chosen.append(name)
+    if not chosen:
+        raise BattleOddsError("--types: no types: expected e.g. knight,pikeman,archer")
+    return chosen, []
+
+
+def _battle(rs: rulesets.Ruleset, attacker: Army, defender: Army, budget: float) -> Scenario:
+    label = f"{attacker.men} {attacker.type} vs {defender.men} {defender.type}"
+    try:
+        data = rs.one_type_battle(attacker, defender)
+        return from_data({**data, "name": label}, Source(f"--budget {budget:g}: {label}"))
+    except BattleOddsError as exc:
+        message = str(exc)
+        prefix = f"--budget {budget:g}: {label}"
+        raise BattleOddsError(
+            message if message.startswith(prefix) else f"{prefix}: {message}"
+        ) from None
+
+
+#: ``simulator.matrix``: the name the package exports.
+matrix = equal_cost_matrix

@@ -1,0 +1,423 @@
+"""Sweeps: win probability as one or two scenario values vary, and target searches.
+
+``--vary PATH=1..40`` (or ``30..60:5``, ``0.1..0.5:0.1``, ``land,swamp,ship``) names a
+value by a user path that the scenario's ruleset resolves to a data path
+(:meth:`Ruleset.sweep_path`: ``attacker.knight`` in olympia is the count of knights);
+each point is ``scenario.with_changes({data_path: value})``, validated like a file.
+Every point runs on the same seed and battle indices, so neighbouring points share
+their luck (common random numbers) and the curve is smooth where the rules are.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from itertools import product
+from statistics import NormalDist
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from .. import rulesets
+from ..errors import BattleOddsError
+from ..results.result import Result
+from ..results.stats import OUTCOMES, wilson
+from ..running.precision import DEFAULT_MAX_BATTLES, simulate_to_precision
+from ..running.runner import ChunkExecutor, simulate
+from ..scenario.scenario import Scenario
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+Value = int | float | str | bool
+T = TypeVar("T")
+V = TypeVar("V")
+#: ``progress(points_done, points_total)``.
+PointProgress = Callable[[int, int], None]
+
+#: A sweep of more points than this is refused: it is almost always a typo in the range.
+MAX_POINTS = 10_000
+_RANGE = re.compile(
+    r"^\s*(?P<lo>[-+]?[\d.]+)\s*\.\.\s*(?P<hi>[-+]?[\d.]+)"
+    r"\s*(?::\s*(?P<step>[-+]?[\d.]+))?\s*$"
+)
+
+
+@dataclass(frozen=True)
+class Vary:
+    """One varied value: the path as the user wrote it, its data path, and the values."""
+
+    path: str
+    data_path: str
+    values: tuple[Value, ...]
+
+
+def _number(text: str, where: str) -> int | float:
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        raise BattleOddsError(f"{where}: '{text}' is not a number") from None
+
+
+def _scalar(text: str) -> Value:
+    text = text.strip()
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    try:
+        return _number(text, "")
+    except BattleOddsError:
+        return text
+
+
+def parse_values(text: str, where: str) -> tuple[Value, ...]:
+    """``1..40``, ``30..60:5``, ``0.1..0.5:0.1`` (inclusive) or a list ``land,swamp``."""
+    match = _RANGE.match(text)
+    if match:
+        lo, hi = _number(match["lo"], where), _number(match["hi"], where)
+        step = _number(match["step"], where) if match["step"] else 1
+        if step <= 0:
+            raise BattleOddsError(f"{where}: step {step}: expected a positive step")
+        if hi < lo:
+            raise BattleOddsError(f"{where}: {lo}..{hi}: expected LOW..HIGH with LOW <= HIGH")
+        count = math.floor((hi - lo) / step + 1e-9) + 1
+        if count > MAX_POINTS:
+            raise BattleOddsError(
+                f"{where}: {count:,} points: at most {MAX_POINTS:,} (a larger step?)"
+            )
+        if all(isinstance(x, int) for x in (lo, hi, step)):
+            return tuple(int(lo + i * step) for i in range(count))
+        decimals = max(
+            _decimals(match["lo"]), _decimals(match["hi"]), _decimals(match["step"] or "1")
+        )
+        return tuple(round(lo + i * step, decimals) for i in range(count))
+    items = [t for t in (p.strip() for p in text.split(",")) if t]
+    if not items:
+        raise BattleOddsError(f"{where}: no values: expected LOW..HIGH[:STEP] or a list A,B,C")
+    return tuple(_scalar(t) for t in items)
+
+
+def _decimals(text: str) -> int:
+    return len(text.split(".")[1]) if "." in text else 0
+
+
+def parse_vary(scenario: Scenario, text: str) -> Vary:
+    """``PATH=VALUES`` with the path resolved through the scenario's ruleset."""
+    path, eq, values = text.partition("=")
+    path = path.strip()
+    if not eq or not path:
+        raise BattleOddsError(
+            f"--vary '{text}': expected PATH=LOW..HIGH[:STEP], e.g. attacker.knight=1..40"
+        )
+    data_path = rulesets.get(scenario.ruleset).sweep_path(scenario.data, path)
+    return Vary(path, data_path, parse_values(values, f"--vary {path}"))
+
+
+def point(scenario: Scenario, varies: Sequence[Vary], values: Sequence[Value]) -> Scenario:
+    """The scenario at one point of the sweep (validated: a bad value is a clear error)."""
+    changes = {v.data_path: value for v, value in zip(varies, values, strict=True)}
+    changed = scenario.with_changes(changes)
+    label = ", ".join(f"{v.path}={value}" for v, value in zip(varies, values, strict=True))
+    return replace(
+        changed, name=f"{scenario.name} [{label}]", battles=scenario.battles, seed=scenario.seed
+    )
+
+
+@dataclass
+class Sweep:
+    """Results at every point of a one- or two-dimensional sweep (grid order)."""
+
+    scenario: Scenario
+    varies: tuple[Vary, ...]
+    outcome: str
+    points: list[tuple[Value, ...]]
+    results: list[Result]
+
+    def frame(self) -> pd.DataFrame:
+        """One row per point: the varied values, P(outcome) with its 95% interval
+        (``p``, ``low``, ``high``), each outcome's probability, mean steps and battles."""
+        import pandas as pd
+
+        rows = []
+        for values, result in zip(self.points, self.results, strict=True):
+            row: dict[str, Any] = {
+                v.path: value for v, value in zip(self.varies, values, strict=True)
+            }
+            p, low, high = result.win(self.outcome)
+            row.update(p=p, low=low, high=high)
+            for outcome in OUTCOMES:
+                row[f"p_{outcome}"] = result.win(outcome)[0]
+            row["steps_mean"] = result.tally.steps.mean()
+            row["battles"] = result.n
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "scenario": self.scenario.name,
+            "scenario_hash": self.scenario.hash,
+            "ruleset": self.scenario.ruleset,
+            "seed": self.results[0].seed if self.results else self.scenario.seed,
+            "outcome": self.outcome,
+            "vary": [
+                {"path": v.path, "data_path": v.data_path, "values": list(v.values)}
+                for v in self.varies
+            ],
+            "points": self.frame().to_dict("records"),
+        }
+
+
+def sweep(
+    scenario: Scenario,
+    vary: Sequence[str | Vary],
+    battles: int | None = None,
+    seed: int | None = None,
+    *,
+    outcome: str = "attacker",
+    precision: float | None = None,
+    max_battles: int = DEFAULT_MAX_BATTLES,
+    threads: int | None = None,
+    progress: PointProgress | None = None,
+    executor: ChunkExecutor | None = None,
+) -> Sweep:
+    """Run every point of the grid of ``vary`` (one or two ``PATH=VALUES``).
+
+    With ``precision`` each point runs until its intervals are that narrow (at most
+    ``max_battles``) instead of a fixed ``battles``.
+    """
+    varies = tuple(v if isinstance(v, Vary) else parse_vary(scenario, v) for v in vary)
+    if not 1 <= len(varies) <= 2:
+        raise BattleOddsError(
+            f"--vary given {len(varies)} times: expected once (a curve) or twice (a grid)"
+        )
+    if len(varies) == 2 and varies[0].data_path == varies[1].data_path:
+        raise BattleOddsError(f"--vary {varies[0].path} and {varies[1].path} name the same value")
+    if outcome not in OUTCOMES:
+        raise BattleOddsError(f"--outcome {outcome}: expected one of {', '.join(OUTCOMES)}")
+    seed = scenario.seed if seed is None else seed
+    points = list(product(*(v.values for v in varies)))
+    # Build (and so validate) every point before running any: a bad value fails at once.
+    scenarios = [point(scenario, varies, values) for values in points]
+    results = []
+    for done, at in enumerate(scenarios):
+        if precision is None:
+            results.append(
+                simulate(at, battles, seed, threads=threads, keep_battles=False, executor=executor)
+            )
+        else:
+            results.append(
+                simulate_to_precision(
+                    at,
+                    precision,
+                    seed,
+                    max_battles=max_battles,
+                    threads=threads,
+                    keep_battles=False,
+                    executor=executor,
+                )
+            )
+        if progress is not None:
+            progress(done + 1, len(scenarios))
+    return Sweep(scenario, varies, outcome, points, results)
+
+
+@dataclass
+class Probe:
+    """One point visited by a target search, with enough battles to place it."""
+
+    value: Value
+    result: Result
+    reaches: bool
+    #: True when the interval excluded the target; False when the cap was hit first
+    #: and the side was decided by the point estimate.
+    sure: bool
+
+    @property
+    def p(self) -> float:
+        return float(self.result.win(self.result.extra["outcome"])[0])
+
+
+@dataclass
+class TargetSearch:
+    """The smallest value of one varied path at which P(outcome) >= target."""
+
+    scenario: Scenario
+    vary: Vary
+    outcome: str
+    target: float
+    #: The answer, or None when even the largest value stays below the target.
+    value: Value | None
+    probes: list[Probe] = field(default_factory=list)
+    #: The z of each look: Bonferroni over every look of every probe, so that the
+    #: whole search places every probe on the right side with 95% confidence.
+    z: float = 0.0
+
+    @property
+    def sure(self) -> bool:
+        return all(p.sure for p in self.probes)
+
+    def frame(self) -> pd.DataFrame:
+        import pandas as pd
+
+        rows = []
+        for probe in self.probes:
+            p, low, high = wilson(
+                int(probe.result.tally.wins[OUTCOMES.index(self.outcome)]), probe.result.n, self.z
+            )
+            rows.append(
+                {
+                    self.vary.path: probe.value,
+                    "p": p,
+                    "low": low,
+                    "high": high,
+                    "battles": probe.result.n,
+                    "side": ("reaches" if probe.reaches else "below")
+                    + ("" if probe.sure else " (undecided at cap)"),
+                }
+            )
+        return pd.DataFrame(rows)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "scenario": self.scenario.name,
+            "scenario_hash": self.scenario.hash,
+            "ruleset": self.scenario.ruleset,
+            "path": self.vary.path,
+            "data_path": self.vary.data_path,
+            "outcome": self.outcome,
+            "target": self.target,
+            "value": self.value,
+            "sure": self.sure,
+            "z": self.z,
+            "probes": self.frame().to_dict("records"),
+        }
+
+
+def find_target(
+    scenario: Scenario,
+    vary: str | Vary,
+    target: float,
+    seed: int | None = None,
+    *,
+    outcome: str = "attacker",
+    first_battles: int = 4_000,
+    max_battles: int = 1_000_000,
+    confidence: float = 0.95,
+    threads: int | None = None,
+    progress: PointProgress | None = None,
+    executor: ChunkExecutor | None = None,
+) -> TargetSearch:
+    """Bisection for the smallest value of ``vary`` whose P(outcome) reaches ``target``.
+
+    Assumes P(outcome) does not decrease along the values (more of a unit, a higher
+    rating). Each probe starts with ``first_battles`` and doubles them (continuing the
+    battle indices) until its interval excludes the target, up to ``max_battles``; if the
+    cap comes first the point estimate decides and the search reports it is not sure.
+    """
+    found = vary if isinstance(vary, Vary) else parse_vary(scenario, vary)
+    if not 0 < target < 1:
+        raise BattleOddsError(f"--target {target}: expected a probability between 0 and 1")
+    if outcome not in OUTCOMES:
+        raise BattleOddsError(f"--outcome {outcome}: expected one of {', '.join(OUTCOMES)}")
+    if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in found.values):
+        raise BattleOddsError(
+            f"--target needs numbers to search: --vary {found.path} has "
+            f"{', '.join(map(str, found.values))}"
+        )
+    if first_battles < 1 or max_battles < first_battles:
+        raise BattleOddsError(
+            f"--battles {first_battles} / --max-battles {max_battles}: expected "
+            "1 <= battles <= max battles"
+        )
+    values = sorted(set(found.values))
+    seed = scenario.seed if seed is None else seed
+    probes_at_most = bisection_probes(len(values))
+    z = look_z(confidence, probes_at_most, first_battles, max_battles)
+    k = OUTCOMES.index(outcome)
+    search = TargetSearch(scenario, found, outcome, target, None, z=z)
+
+    def probe(value: Value) -> bool:
+        at = point(scenario, (found,), (value,))
+
+        def run(done: int, count: int) -> Result:
+            return simulate(
+                at, count, seed, threads=threads, keep_battles=False, first=done, executor=executor
+            )
+
+        def decided(result: Result) -> bool:
+            _, low, high = wilson(int(result.tally.wins[k]), result.n, z)
+            return low >= target or high < target
+
+        result, sure = run_until_sure(
+            run,
+            lambda r, part: replace(r, tally=r.tally.merge(part.tally)),
+            lambda r: r.n,
+            decided,
+            first_battles,
+            max_battles,
+        )
+        p, low, _ = wilson(int(result.tally.wins[k]), result.n, z)
+        result.extra["outcome"] = outcome
+        reaches = low >= target if sure else p >= target
+        search.probes.append(Probe(value, result, reaches, sure))
+        if progress is not None:
+            progress(len(search.probes), probes_at_most)
+        return reaches
+
+    search.value = smallest_reaching(values, probe)
+    return search
+
+
+def bisection_probes(values: int) -> int:
+    """The most probes :func:`smallest_reaching` makes over this many values."""
+    return math.ceil(math.log2(max(values, 2))) + 2
+
+
+def look_z(confidence: float, probes: int, first_battles: int, max_battles: int) -> float:
+    """The z of each look of a sequential search: Bonferroni over every look (the battles
+    doubling from ``first_battles`` to ``max_battles``) of every probe, so that the whole
+    search places every probe on the right side at ``confidence``."""
+    looks = math.floor(math.log2(max_battles / first_battles)) + 2
+    alpha = (1 - confidence) / (probes * looks)
+    return NormalDist().inv_cdf(1 - alpha / 2)
+
+
+def run_until_sure(
+    run: Callable[[int, int], T],
+    merge: Callable[[T, T], T],
+    battles: Callable[[T], int],
+    decided: Callable[[T], bool],
+    first_battles: int,
+    max_battles: int,
+) -> tuple[T, bool]:
+    """``run(done, count)`` more battles (continuing the indices), doubling them from
+    ``first_battles`` until ``decided`` or ``max_battles``; the result and whether it was
+    decided."""
+    result = run(0, first_battles)
+    while True:
+        if decided(result):
+            return result, True
+        if battles(result) >= max_battles:
+            return result, False
+        done = battles(result)
+        result = merge(result, run(done, min(max_battles, 2 * done) - done))
+
+
+def smallest_reaching(values: Sequence[V], reaches: Callable[[V], bool]) -> V | None:
+    """Bisection for the first of the sorted ``values`` that ``reaches`` (assumed
+    monotone: once a value reaches, every larger one does); None if the last does not."""
+    if not reaches(values[-1]):
+        return None
+    if len(values) == 1 or reaches(values[0]):
+        return values[0]
+    below, above = 0, len(values) - 1
+    while above - below > 1:
+        middle = (below + above) // 2
+        if reaches(values[middle]):
+            above = middle
+        else:
+            below = middle
+    return values[above]
