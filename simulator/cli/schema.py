@@ -19,7 +19,7 @@ from ..atomic import write_atomically
 from ..errors import BattleOddsError
 from ..rulesets import keys
 from .app import app
-from .options import user_errors
+from .options import out, user_errors
 
 
 @app.command()
@@ -44,3 +44,4 @@ def schema(
         write_atomically(output, text)
     except OSError as exc:
         raise BattleOddsError(f"--output {output}: cannot write ({exc.strerror})") from None
+    out.print(f"{output}: JSON Schema of {name} scenario files written", highlight=False)

@@ -238,6 +238,12 @@ def simulate(
         chunks = [c for c in chunks if c[0] not in state.done]
     tally = state.tally if state is not None else Tally()
     done_battles = tally.battles
+    notes = prepared.notes
+    if done_battles:
+        notes += (
+            f"resumed from {checkpoint}: {done_battles:,} of the {battles:,} battles were done "
+            "before this run",
+        )
     rows: list[dict[str, np.ndarray]] | None = [] if keep else None
     started = time.perf_counter()
     saved = started
@@ -278,7 +284,7 @@ def simulate(
         tally=tally,
         rows=kept if not stopped else None,
         kernel=prepared.kernel,
-        notes=prepared.notes,
+        notes=notes,
         flags=prepared.flags,
         seconds=time.perf_counter() - started,
         partial=stopped,
