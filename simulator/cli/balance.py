@@ -18,6 +18,7 @@ from rich.table import Table
 from ..errors import BattleOddsError
 from ..results.stats import OUTCOMES
 from ..running.progress import progress_bar, run_battles
+from ..running.runner import MAX_BATTLES
 from ..scenario.scenario import load_scenario
 from .app import app
 from .options import (
@@ -92,8 +93,16 @@ def compare(
         Path,
         typer.Argument(help="Scenario B (the change).", exists=True, dir_okay=False, readable=True),
     ],
-    battles: Battles = None,
-    seed: Seed = None,
+    battles: Annotated[
+        int | None,
+        typer.Option(
+            "--battles", "-n", min=1, max=MAX_BATTLES, help="Number of battles (default: A's)."
+        ),
+    ] = None,
+    seed: Annotated[
+        int | None,
+        typer.Option("--seed", "-s", min=0, max=2**63 - 1, help="Random seed (default: A's)."),
+    ] = None,
     json: Json = False,
     threads: Threads = None,
     output: Annotated[

@@ -70,7 +70,8 @@ def matrix(
     threads: Threads = None,
     scheduler: Scheduler = None,
 ) -> None:
-    """Who beats whom at equal cost: each pair of unit types, P(attacker wins) with 95%."""
+    """Who beats whom at equal cost: each pair of unit types, P(attacker wins) with its
+    95% interval."""
     from ..running.distributed import executor_for
 
     spend = _budget(budget)

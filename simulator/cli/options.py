@@ -16,6 +16,7 @@ from rich.markup import escape
 
 from .. import rulesets
 from ..errors import BattleOddsError
+from ..rulesets.keys import DEFAULT_BATTLES, DEFAULT_SEED
 from ..running.runner import MAX_BATTLES
 
 out = Console()
@@ -46,13 +47,30 @@ Battles = Annotated[
         "-n",
         min=1,
         max=MAX_BATTLES,
-        help=f"Number of battles, 1..{MAX_BATTLES:,} (default: the scenario's).",
+        help="Number of battles (default: the scenario's).",
     ),
 ]
 Seed = Annotated[
     int | None,
     typer.Option(
         "--seed", "-s", min=0, max=2**63 - 1, help="Random seed (default: the scenario's)."
+    ),
+]
+#: ``odds`` has no scenario file: its defaults are the ones a file left without them gets.
+OddsBattles = Annotated[
+    int | None,
+    typer.Option(
+        "--battles",
+        "-n",
+        min=1,
+        max=MAX_BATTLES,
+        help=f"Number of battles (default {DEFAULT_BATTLES:,}).",
+    ),
+]
+OddsSeed = Annotated[
+    int | None,
+    typer.Option(
+        "--seed", "-s", min=0, max=2**63 - 1, help=f"Random seed (default {DEFAULT_SEED})."
     ),
 ]
 Json = Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")]

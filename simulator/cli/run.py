@@ -24,6 +24,8 @@ from .options import (
     Battles,
     Json,
     MaxBattles,
+    OddsBattles,
+    OddsSeed,
     Precision,
     RulesetName,
     ScenarioPath,
@@ -141,8 +143,8 @@ def odds(
     option: Annotated[
         list[str] | None, typer.Option("--set", help="Ruleset option KEY=VALUE (repeatable).")
     ] = None,
-    battles: Battles = None,
-    seed: Seed = None,
+    battles: OddsBattles = None,
+    seed: OddsSeed = None,
     json: Json = False,
     threads: Threads = None,
     precision: Precision = None,
