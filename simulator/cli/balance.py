@@ -16,6 +16,7 @@ from rich import box
 from rich.table import Table
 
 from ..errors import BattleOddsError
+from ..report.tables import print_title
 from ..results.stats import OUTCOMES
 from ..running.progress import progress_bar, run_battles
 from ..running.runner import MAX_BATTLES
@@ -124,13 +125,10 @@ def compare(
     if json:
         print_json(comparison.to_dict())
         return
-    table = Table(
-        title=f"B - A on common random numbers: {comparison.n:,} battles, seed {comparison.a.seed}",
-        box=box.SIMPLE_HEAVY,
-        title_justify="left",
-    )
-    for column in ("outcome", "A", "B", "B - A", "paired 95% (points)", "independent (points)"):
-        table.add_column(column, justify="left" if column == "outcome" else "right")
+    table = Table(box=box.SIMPLE_HEAVY, caption_justify="left")
+    table.caption = "95% intervals of B - A, in points: paired, and as two independent runs"
+    for column in ("outcome", "A", "B", "B - A", "paired", "independent"):
+        table.add_column(column, justify="left" if column == "outcome" else "right", no_wrap=True)
     for outcome in OUTCOMES:
         d, ind = comparison.win(outcome), comparison.win_independent(outcome)
         table.add_row(
@@ -142,10 +140,20 @@ def compare(
             f"{100 * ind.low:+.2f} .. {100 * ind.high:+.2f}",
         )
     out.print(f"A: {first.name} ({a})\nB: {second.name} ({b})", highlight=False)
+    print_title(
+        out, f"B - A on common random numbers: {comparison.n:,} battles, seed {comparison.a.seed}"
+    )
     out.print(table)
-    means = Table(title="Means (per battle)", box=box.SIMPLE, title_justify="left")
-    for column in ("number", "A", "B", "B - A", "95% interval (paired)"):
-        means.add_column(column, justify="left" if column == "number" else "right")
+    print_title(out, "Means (per battle)")
+    # Names whole (they are the JSON's keys), numbers never wrapped, two spaces apart.
+    means = Table(box=None, padding=(0, 1), pad_edge=False, header_style="bold underline")
+    for column in ("number", "A", "B", "B - A", "paired 95%"):
+        means.add_column(
+            column,
+            justify="left" if column == "number" else "right",
+            no_wrap=True,
+            min_width=max(map(len, comparison.sums), default=6) if column == "number" else None,
+        )
     for name in comparison.sums:
         d = comparison.mean(name)
         means.add_row(
