@@ -21,6 +21,8 @@ from ..running.runner import MAX_BATTLES
 
 out = Console()
 err = Console(stderr=True)
+# Measured when each command prints (the terminal, or COLUMNS), not frozen at import.
+out.width = err.width = None  # type: ignore[assignment]
 
 
 def print_error(message: str) -> None:
