@@ -485,8 +485,9 @@ print(f"Storming now takes the castle with probability {p_storm:.1%}; starving m
             """grid = sweep(siege(FULL, "never"), ["battle.attrition=1..6", "battle.turns=1..6"],
              BATTLES // 8, SEED)
 fig, ax = plt.subplots(figsize=(7, 5))
-plots.heatmap_panel(grid, ax)
-ax.set_title(f"P(castle starved), {FULL} steps besieging");"""
+# Never storming, the attacker takes the castle only by starving it: say so on the plot.
+plots.heatmap_panel(grid, ax, quantity="P(castle starved)")
+ax.set_title(f"P(castle starved) in %, {FULL} steps besieging");"""
         ),
         new_markdown_cell("## Conclusions (written from the numbers above)"),
         new_code_cell(

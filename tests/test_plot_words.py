@@ -76,3 +76,101 @@ def test_plurals() -> None:
         "cavalry",
         "lt foot",
     ]
+
+
+# The plots say the same words, in units the cells use.
+
+from typing import Any  # noqa: E402
+
+from simulator.report import plots  # noqa: E402
+from simulator.studies.compare import compare  # noqa: E402
+from simulator.studies.sweep import sweep  # noqa: E402
+
+KNIGHTS = ROOT / "scenarios" / "olympia" / "knights_vs_pikemen.toml"
+
+
+def texts(ax: Any) -> list[str]:
+    return [t.get_text() for t in ax.texts]
+
+
+def test_other_outcomes_are_labelled_in_words() -> None:
+    result = simulator.simulate(
+        simulator.load_scenario(ROOT / "scenarios" / "olympia" / "castle_siege.toml"), 300, seed=1
+    )
+    ax = plots.flags_panel(result)
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert "defender's structure collapsed" in labels and "attacker's leader captured" in labels
+    assert not [label for label in labels if "_" in label or "." in label]
+
+
+def test_a_categorical_sweep_is_points_not_a_line() -> None:
+    terrain = sweep(simulator.load_scenario(KNIGHTS), ["battle.terrain=land,swamp"], 300, 1)
+    ax = plots.sweep_panel(terrain)
+    drawn = [line for line in ax.get_lines() if line.get_linestyle() not in ("None", "")]
+    assert not [line for line in drawn if len(line.get_xdata()) > 1]
+    assert ax.get_xlabel() == "terrain"
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["land", "swamp"]
+    counts = sweep(simulator.load_scenario(KNIGHTS), ["attacker.knight=9..10"], 300, 1)
+    assert plots.sweep_panel(counts).get_xlabel() == "knights in the attacking army"
+
+
+def test_a_heat_maps_colour_bar_is_in_the_cells_unit_and_the_titles_quantity() -> None:
+    grid = sweep(
+        simulator.load_scenario(KNIGHTS),
+        ["attacker.knight=9..10", "units.knight.attack=40,50"],
+        200,
+        1,
+    )
+    ax = plots.heatmap_panel(grid, quantity="P(pikemen broken)")
+    colorbar = ax.images[0].colorbar
+    assert colorbar is not None and colorbar.ax.get_ylabel() == "P(pikemen broken), %"
+    assert [t.get_text() for t in colorbar.ax.get_yticklabels()] == ["0", "25", "50", "75", "100"]
+    assert "P(pikemen broken)" in ax.get_title()
+    assert (
+        ax.get_ylabel() == "knights in the attacking army" and ax.get_xlabel() == "knight's attack"
+    )
+
+
+def test_a_panel_with_nothing_to_draw_says_so() -> None:
+    result = simulator.simulate(
+        simulator.inline_scenario("olympia", "noble, 30 knight", "noble, 1 peasant"), 300, seed=1
+    )
+    assert texts(plots.casualty_panel(result, "defender")) == [
+        "In every battle the defending army\nlost exactly 1 peasant."
+    ]
+
+    class AllAtTheLimit:
+        def __init__(self, result: Any) -> None:
+            self.result = result
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.result, name)
+
+        turn_limit_battles = 300
+
+    assert texts(plots.survival_panel(AllAtTheLimit(result))) == [  # type: ignore[arg-type]
+        "Every battle reached the turn limit undecided (300 battles)."
+    ]
+
+
+def test_a_comparison_of_two_files_of_one_name_says_which_is_which(tmp_path: Path) -> None:
+    text = KNIGHTS.read_text(encoding="utf-8")
+    for folder, knights in (("before", 10), ("after", 12)):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "battle.toml").write_text(
+            text.replace("knight = 10", f"knight = {knights}"), encoding="utf-8"
+        )
+    pair = compare(
+        simulator.load_scenario(tmp_path / "before" / "battle.toml"),
+        simulator.load_scenario(tmp_path / "after" / "battle.toml"),
+        300,
+        1,
+    )
+    title = plots.comparison_panel(pair).get_title()
+    assert title == "Knights against pikemen\nB (after/battle.toml) vs A (before/battle.toml)"
+
+
+def test_a_jpg_is_accepted(tmp_path: Path) -> None:
+    figure = plots.new_figure()
+    figure.add_subplot().plot([0, 1])
+    assert plots.save(figure, tmp_path / "x.jpg").read_bytes()[:3] == b"\xff\xd8\xff"

@@ -113,7 +113,16 @@ def outcome_panel(result: Result, ax: Axes | None = None) -> Axes:
     ax.set_xlabel("probability (bars: 95% interval)")
     ax.set_title(f"Outcome, {result.n:,} battles")
     for row, (value, _, high) in zip(rows, estimates, strict=True):
-        ax.text(min(high + 0.02, 0.8), float(row), f"{100 * value:.2f}%", va="center")
+        # Beside the interval's end, or inside the bar when that end is near the edge.
+        inside = high > 0.8
+        ax.text(
+            value - 0.02 if inside else high + 0.02,
+            float(row),
+            f"{100 * value:.2f}%",
+            va="center",
+            ha="right" if inside else "left",
+            color="white" if inside else "black",
+        )
     return ax
 
 
@@ -156,6 +165,7 @@ def survival_panel(result: Result, ax: Axes | None = None) -> Axes:
     ax.set_ylim(0, 1.02)
     ax.set_xlim(left=0)
     ax.set_xlabel(f"t ({unit})")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_ylabel("P(still undecided after t)")
     ax.legend(loc="upper right", fontsize="small")
     return ax
@@ -194,7 +204,10 @@ def casualty_panel(result: Result, side: str = "attacker", ax: Axes | None = Non
                 }
             )
     if stats and all(s["mean"] == 0 for s in stats):
-        return _say(ax, f"No man of {army} died in any of the {result.n:,} battles.")
+        return _say(ax, f"No man of {army} died\nin any of the {result.n:,} battles.")
+    if stats and all(s["whislo"] == s["whishi"] == s["mean"] for s in stats):
+        lost = ", ".join(f"{s['mean']:g} {s['label']}" for s in stats)
+        return _say(ax, f"In every battle {army}\nlost exactly {lost}.")
     if stats:
         ax.bxp(
             stats,
@@ -205,6 +218,9 @@ def casualty_panel(result: Result, side: str = "attacker", ax: Axes | None = Non
             meanprops={"marker": "D", "markerfacecolor": "white", "markeredgecolor": "black"},
         )
         ax.invert_yaxis()
+        # Losses are whole men: an axis of at least one man, from none.
+        left, right = ax.get_xlim()
+        ax.set_xlim(min(left, -0.05), max(right, 1.05))
     else:
         return _say(ax, f"The ruleset reports no losses per type for {army}.")
     ax.set_xlabel("men lost per battle\n(box 25-75%, whiskers 10-90%, \u25c7 mean)")
@@ -429,8 +445,9 @@ def comparison_panel(comparison: Comparison, ax: Axes | None = None) -> Axes:
     ax.set_yticks(rows, [_label(o) for o in OUTCOMES])
     ax.invert_yaxis()
     ax.set_xlabel(f"P(B) - P(A), 95% intervals, {comparison.n:,} battles")
-    ax.set_title(_comparison_title(comparison))
-    ax.legend(loc="best", fontsize="small")
+    ax.set_title(_comparison_title(comparison), fontsize="medium")
+    # Below the axes: inside, it covers an interval wherever the differences fall.
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, fontsize="small")
     return ax
 
 
@@ -438,15 +455,15 @@ def _comparison_title(comparison: Comparison) -> str:
     """ "B vs A" by the scenarios' names; by their files when the names are the same."""
     a, b = comparison.a.scenario, comparison.b.scenario
     if a.name != b.name:
-        return f"B: {b.name} vs A: {a.name}"
+        return f"B: {b.name}\nvs A: {a.name}"
     files = [str(s.path) if s.path else "" for s in (b, a)]
     if all(files) and files[0] != files[1]:
         # Two files of one name in different folders: the shortest tails that differ.
         tails = [Path(f).name for f in files]
         if tails[0] == tails[1]:
             tails = [f"{Path(f).parent.name}/{Path(f).name}" for f in files]
-        return f"{a.name}: B ({tails[0]}) vs A ({tails[1]})"
-    return f"{a.name}: variant B vs variant A"
+        return f"{a.name}\nB ({tails[0]}) vs A ({tails[1]})"
+    return f"{a.name}\nvariant B vs variant A"
 
 
 def worth_panel(worth: Worth, ax: Axes | None = None) -> Axes:
