@@ -9,7 +9,8 @@ the run; ``--check`` only says which differ. tests/test_doc_outputs.py runs the 
 commands and compares the numbers: a probability shown with its interval must lie inside
 the run's interval, every other number (battles, seeds, means, states, ...) must be the
 run's, and times (``0.70 s``) are neither compared nor rewritten: a page states them with
-the machine they were measured on. A block preceded by the comment
+the machine they were measured on. ``--figures`` also redraws the pictures the pages show
+(docs/*.png) with the commands they name. A block preceded by the comment
 ``<!-- regenerate: slow -->`` is left to this script; the tests skip it.
 """
 
@@ -344,11 +345,48 @@ def regenerate(pages: list[Path], write: bool) -> list[str]:
     return stale
 
 
+#: A figure a page shows, with the command that draws it: ``battle-odds ... -o docs/X.png``
+#: in backticks (prose) or on a line of a fenced block.
+FIGURE = re.compile(r"(?:`|^)(battle-odds [^`\n]*(?:\n[^`\n]*)?? -o (docs/[\w.-]+\.png))", re.M)
+
+
+def figure_commands() -> dict[str, list[str]]:
+    """Each docs/*.png a page names with the command that draws it: its arguments."""
+    found: dict[str, list[str]] = {}
+    for page in PAGES:
+        for command, path in FIGURE.findall(page.read_text(encoding="utf-8")):
+            found[path] = shlex.split(" ".join(command.split()))[1:]
+    return found
+
+
+def regenerate_figures() -> list[str]:
+    """Redraw the figures the pages show (slow: minutes), stored with a 256-colour
+    palette to keep the repository small."""
+    from PIL import Image
+
+    drawn = []
+    here = Path.cwd()
+    os.chdir(ROOT)
+    try:
+        for path, argv in figure_commands().items():
+            run(Command("battle-odds " + shlex.join(argv)), ROOT)
+            with Image.open(ROOT / path) as image:
+                image.convert("RGB").quantize(256).save(ROOT / path, optimize=True)
+            drawn.append(path)
+    finally:
+        os.chdir(here)
+    return drawn
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 if stale")
+    parser.add_argument("--figures", action="store_true", help="also redraw docs/*.png")
     parser.add_argument("pages", nargs="*", type=Path, help="pages (default: all)")
     options = parser.parse_args()
+    if options.figures and not options.check:
+        for path in regenerate_figures():
+            print(f"redrawn: {path}")
     stale = regenerate([p.resolve() for p in options.pages] or PAGES, write=not options.check)
     for name in stale:
         print(("stale: " if options.check else "regenerated: ") + name)

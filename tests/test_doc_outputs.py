@@ -149,3 +149,10 @@ def test_the_timing_check_sees_a_bare_time() -> None:
         unattributed_timings("`battle-odds sensitivity x.toml` took 8.8 s on a 2-core AMD EPYC.\n")
         == []
     )
+
+
+def test_every_figure_in_docs_names_the_command_that_draws_it() -> None:
+    """python docs/regenerate.py --figures can redraw every picture the pages show."""
+    assert set(regenerate.figure_commands()) == {
+        p.relative_to(ROOT).as_posix() for p in (ROOT / "docs").glob("*.png")
+    }
