@@ -19,7 +19,6 @@ from ..errors import BattleOddsError
 from ..report.tables import print_title
 from ..results.stats import OUTCOMES
 from ..running.progress import progress_bar, run_battles
-from ..running.runner import MAX_BATTLES
 from ..scenario.scenario import load_scenario
 from .app import app
 from .options import (
@@ -31,9 +30,11 @@ from .options import (
     ScenarioPath,
     Seed,
     Threads,
+    battles_option,
     err,
     out,
     print_json,
+    seed_option,
     user_errors,
 )
 
@@ -94,16 +95,8 @@ def compare(
         Path,
         typer.Argument(help="Scenario B (the change).", exists=True, dir_okay=False, readable=True),
     ],
-    battles: Annotated[
-        int | None,
-        typer.Option(
-            "--battles", "-n", min=1, max=MAX_BATTLES, help="Number of battles (default: A's)."
-        ),
-    ] = None,
-    seed: Annotated[
-        int | None,
-        typer.Option("--seed", "-s", min=0, max=2**63 - 1, help="Random seed (default: A's)."),
-    ] = None,
+    battles: Annotated[int | None, battles_option("Number of battles (default: A's).")] = None,
+    seed: Annotated[int | None, seed_option("Random seed (default: A's).")] = None,
     json: Json = False,
     threads: Threads = None,
     output: Annotated[

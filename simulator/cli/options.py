@@ -42,39 +42,25 @@ F = TypeVar("F", bound=Callable[..., Any])
 ScenarioPath = Annotated[
     Path, typer.Argument(help="Scenario TOML file.", exists=True, dir_okay=False, readable=True)
 ]
-Battles = Annotated[
-    int | None,
-    typer.Option(
-        "--battles",
-        "-n",
-        min=1,
-        max=MAX_BATTLES,
-        help="Number of battles (default: the scenario's).",
-    ),
-]
-Seed = Annotated[
-    int | None,
-    typer.Option(
-        "--seed", "-s", min=0, max=2**63 - 1, help="Random seed (default: the scenario's)."
-    ),
-]
+
+
+def battles_option(help: str) -> Any:
+    """``--battles/-n``: how many battles, its help saying the default for the command."""
+    return typer.Option("--battles", "-n", min=1, max=MAX_BATTLES, help=help)
+
+
+def seed_option(help: str) -> Any:
+    """``--seed/-s``: the random seed, its help saying the default for the command."""
+    return typer.Option("--seed", "-s", min=0, max=2**63 - 1, help=help)
+
+
+Battles = Annotated[int | None, battles_option("Number of battles (default: the scenario's).")]
+Seed = Annotated[int | None, seed_option("Random seed (default: the scenario's).")]
 #: ``odds`` has no scenario file: its defaults are the ones a file left without them gets.
 OddsBattles = Annotated[
-    int | None,
-    typer.Option(
-        "--battles",
-        "-n",
-        min=1,
-        max=MAX_BATTLES,
-        help=f"Number of battles (default {DEFAULT_BATTLES:,}).",
-    ),
+    int | None, battles_option(f"Number of battles (default {DEFAULT_BATTLES:,}).")
 ]
-OddsSeed = Annotated[
-    int | None,
-    typer.Option(
-        "--seed", "-s", min=0, max=2**63 - 1, help=f"Random seed (default {DEFAULT_SEED})."
-    ),
-]
+OddsSeed = Annotated[int | None, seed_option(f"Random seed (default {DEFAULT_SEED}).")]
 Json = Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")]
 Threads = Annotated[
     int | None,

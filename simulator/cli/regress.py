@@ -10,9 +10,8 @@ from typing import Annotated, Any
 import typer
 
 from ..errors import BattleOddsError
-from ..running.runner import MAX_BATTLES
 from .app import app
-from .options import Json, out, print_error
+from .options import Json, battles_option, out, print_error
 
 
 @app.command()
@@ -24,12 +23,7 @@ def regress(
     update: Annotated[
         bool, typer.Option("--update", help="Rewrite the baseline from this run.")
     ] = False,
-    battles: Annotated[
-        int | None,
-        typer.Option(
-            "--battles", "-n", min=1, max=MAX_BATTLES, help="With --update: battles per scenario."
-        ),
-    ] = None,
+    battles: Annotated[int | None, battles_option("With --update: battles per scenario.")] = None,
     level: Annotated[
         float | None,
         typer.Option(min=1e-9, max=0.5, help="With --update: family-wise false-alarm level."),
