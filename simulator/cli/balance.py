@@ -40,7 +40,9 @@ from .options import (
 
 Output = Annotated[
     Path,
-    typer.Option("--output", "-o", dir_okay=False, help="Image file to write: .png, .svg or .pdf."),
+    typer.Option(
+        "--output", "-o", dir_okay=False, help="Image file to write: .png, .svg, .pdf or .jpg."
+    ),
 ]
 Outcome = Annotated[str, typer.Option(help="Whose win probability: attacker, defender or draw.")]
 
@@ -186,7 +188,9 @@ def sweep(
     max_battles: MaxBattles = None,
     output: Annotated[
         Path | None,
-        typer.Option("--output", "-o", dir_okay=False, help="Plot to this .png, .svg or .pdf."),
+        typer.Option(
+            "--output", "-o", dir_okay=False, help="Plot to this .png, .svg, .pdf or .jpg."
+        ),
     ] = None,
     json: Json = False,
     threads: Threads = None,

@@ -115,7 +115,10 @@ def user_errors(command: F) -> F:
 PlotOutput = Annotated[
     Path | None,
     typer.Option(
-        "--output", "-o", dir_okay=False, help="Also draw the answer's plot: .png, .svg or .pdf."
+        "--output",
+        "-o",
+        dir_okay=False,
+        help="Also draw the answer's plot: .png, .svg, .pdf or .jpg.",
     ),
 ]
 Dpi = Annotated[int, typer.Option(min=20, max=1200, help="Resolution of a .png (dots per inch).")]

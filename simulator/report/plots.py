@@ -476,7 +476,8 @@ def worth_panel(worth: Worth, ax: Axes | None = None) -> Axes:
     colour = COLOURS[worth.side]
     ax.axhspan(low_x, high_x, color="black", alpha=0.1, linewidth=0)
     count, kind = worth.add
-    ax.axhline(p_x, color="black", linestyle=":", label=f"with {count} {kind}: {p_x:.3f}")
+    named = kind if count == 1 else words.plural(kind)
+    ax.axhline(p_x, color="black", linestyle=":", label=f"with {count} {named}: {p_x:.3f}")
     ax.errorbar(
         n,
         p,
@@ -484,19 +485,24 @@ def worth_panel(worth: Worth, ax: Axes | None = None) -> Axes:
         fmt="o",
         color=colour,
         capsize=4,
-        label=f"with n {worth.in_} (intervals at z = {worth.z:.2f})",
+        label=f"with n {words.plural(worth.in_)} (intervals at z = {worth.z:.2f})",
     )
     if worth.n is not None:
-        ax.axvline(worth.n, color="green", linestyle="--", label=f"worth: {worth.n}")
+        ax.axvline(
+            worth.n,
+            color="green",
+            linestyle="--",
+            label=f"worth: {worth.n} {words.plural(worth.in_)}",
+        )
     elif worth.low is not None:
         top = worth.max_n if worth.high is None else worth.high
         ax.axvspan(worth.low - 0.5, top + 0.5, color="green", alpha=0.15, label="worth: in here")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     return _probability_axes(
         ax,
-        f"n: men of type {worth.in_} added to the {worth.side}",
+        f"n: {words.plural(worth.in_)} added to {words.ARMY.get(worth.side, worth.side)}",
         worth.side,
-        f"{worth.scenario.name}: what {count} {kind} is worth in {worth.in_}",
+        f"{worth.scenario.name}: what {count} {named} is worth in {words.plural(worth.in_)}",
     )
 
 
@@ -537,15 +543,16 @@ def tornado_panel(result: Sensitivity, ax: Axes | None = None, top: int = 15) ->
                 fontsize="x-small",
                 color="#444444",
             )
-    values = frame.drop_duplicates("knob").set_index("knob")["from"]
-    ax.set_yticks(rows, [f"{k} ({values[k]:g})" for k in knobs])
+    first = frame.drop_duplicates("knob").set_index("knob")
+    ax.set_yticks(rows, [f"{_knob_words(first.loc[k])} ({first.loc[k, 'from']:g})" for k in knobs])
     ax.invert_yaxis()
     ax.axvline(0, color="black", linewidth=0.8)
     reach = np.nanmax(np.abs(frame[["low", "high"]].to_numpy(float))) if len(frame) else 0.0
     reach = 1.0 if not np.isfinite(reach) or reach == 0 else reach
     ax.set_xlim(-1.25 * reach, 1.25 * reach)
     ax.set_xlabel(
-        f"change in P({_label(result.side)}), paired 95% intervals (labels: the value stepped to)"
+        f"change in P({_label(result.side)}), paired 95% intervals\n"
+        "(beside each bar: the value stepped to)"
     )
     ax.set_title(
         f"{result.scenario.name}: which number matters\n"
@@ -556,6 +563,11 @@ def tornado_panel(result: Sensitivity, ax: Axes | None = None, top: int = 15) ->
     ax.legend(loc="lower right", fontsize="small")
     ax.grid(axis="x", alpha=0.3)
     return ax
+
+
+def _knob_words(knob: Any) -> str:
+    side = knob["side"] if isinstance(knob["side"], str) else None
+    return words.describe_knob(knob["kind"], side, str(knob["subject"]), str(knob["field"]))
 
 
 def matrix_panel(matrix: Matrix, ax: Axes | None = None) -> Axes:
@@ -630,7 +642,7 @@ def check_output(path: str | Path) -> tuple[Path, str, Path]:
 
 
 def save(figure: Figure, path: str | Path, dpi: float | None = None) -> Path:
-    """Write ``figure`` to ``path`` (.png, .svg or .pdf) through a temporary file and a
+    """Write ``figure`` to ``path`` (.png, .svg, .pdf or .jpg) through a temporary file and a
     rename in the same folder: the file is either the old one or the whole new one."""
     path, fmt, folder = check_output(path)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)

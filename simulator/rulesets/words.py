@@ -92,3 +92,14 @@ def describe_path(path: str, unit_types: Sequence[str] = (), types_key: str = "u
     if len(parts) == 2 and parts[0] in ("battle", "policy"):
         return _words(parts[1])
     return path
+
+
+def describe_knob(kind: str, side: str | None, subject: str, field: str) -> str:
+    """A number ``sensitivity`` turns, in words: "knights in the attacking army",
+    "pikeman's attack", "defending army's Mamluks: steps"."""
+    army = ARMY.get(side or "", "")
+    if kind == "count" and field == "count" and army:
+        return f"{plural(subject)} in {army}"
+    if army:
+        return f"{army.removeprefix('the ')}'s {_words(subject)}: {_words(field)}"
+    return f"{_words(subject)}'s {_words(field)}"
