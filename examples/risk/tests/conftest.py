@@ -2,13 +2,15 @@
 point. A test run where it is not installed (battle-odds' own suite, in CI) installs
 nothing: for the length of the session a temporary folder holding the distribution's
 metadata (its name, version and entry point, read from examples/risk/pyproject.toml) goes
-on ``sys.path`` beside the package's source, and comes off at the end. The environment the
-tests run in, and every other process using it, never sees the plugin."""
+on ``sys.path`` beside the package's source, and on this process's ``PYTHONPATH`` for the
+processes it starts (Dask workers), and comes off at the end. The environment the tests run
+in, and every other process using it, never sees the plugin."""
 
 from __future__ import annotations
 
 import importlib
 import importlib.metadata
+import os
 import shutil
 import sys
 import tempfile
@@ -27,6 +29,8 @@ ROOT = Path(__file__).resolve().parent.parent
 DIST = "battle-odds-risk"
 #: The folders this session put on sys.path (empty when the plugin was installed already).
 _added: list[str] = []
+#: PYTHONPATH as the session found it (None: unset), for the processes outside the session.
+_found_pythonpath: list[str | None] = []
 
 
 def metadata_folder(project_root: Path, into: Path) -> Path:
@@ -67,6 +71,9 @@ def pytest_configure(config: pytest.Config) -> None:
     metadata_folder(ROOT, folder)
     _added.extend([str(folder), str(ROOT)])
     sys.path[:0] = _added
+    found = os.environ.get("PYTHONPATH")
+    _found_pythonpath.append(found)
+    os.environ["PYTHONPATH"] = os.pathsep.join([*_added, *([found] if found else [])])
     importlib.invalidate_caches()
     rulesets.refresh()
 
@@ -77,6 +84,16 @@ def added_by_the_session() -> bool:
     return bool(_added)
 
 
+@pytest.fixture
+def environment_outside() -> dict[str, str]:
+    """The environment variables of a process outside this session (a user's shell)."""
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)
+    if _found_pythonpath and _found_pythonpath[0] is not None:
+        env["PYTHONPATH"] = _found_pythonpath[0]
+    return env
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     if not _added:
         return
@@ -84,6 +101,12 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         while entry in sys.path:
             sys.path.remove(entry)
     shutil.rmtree(_added[0], ignore_errors=True)
+    if _found_pythonpath:
+        found = _found_pythonpath.pop()
+        if found is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = found
     for module in [m for m in sys.modules if m == "risk_ruleset" or m.startswith("risk_ruleset.")]:
         del sys.modules[module]
     _added.clear()

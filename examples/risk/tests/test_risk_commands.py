@@ -126,7 +126,9 @@ def test_commands_without_a_hook_say_why() -> None:
     )
 
 
-def test_the_session_leaves_the_environment_alone(added_by_the_session: bool) -> None:
+def test_the_session_leaves_the_environment_alone(
+    added_by_the_session: bool, environment_outside: dict[str, str]
+) -> None:
     """Only this test process finds the plugin: a fresh interpreter in the same environment
     (a user's shell while the suite runs) does not, so nothing was installed into it."""
     import subprocess
@@ -141,6 +143,7 @@ def test_the_session_leaves_the_environment_alone(added_by_the_session: bool) ->
             "-c",
             "import importlib.metadata as m; m.distribution('battle-odds-risk')",
         ],
+        env=environment_outside,
         capture_output=True,
         text=True,
     )
