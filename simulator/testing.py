@@ -165,7 +165,7 @@ def reproducibility(
 def exact_within_intervals(
     answer: Any, rows: Mapping[str, np.ndarray], confidence: float = 0.999
 ) -> list[str]:
-    """What of an exact answer (:class:`simulator.exact.ExactResult`) lies outside the
+    """What of an exact answer (:class:`simulator.rulesets.ExactResult`) lies outside the
     intervals of the simulated ``rows``: each win probability against its Wilson interval
     at ``confidence``; the means of ``steps``, every casualty and every extra by a
     z-test, Bonferroni over the columns so the family is at ``confidence``."""

@@ -4,11 +4,15 @@ no import circles) pass, and a broken one fails the suite with import-linter's m
 
 from __future__ import annotations
 
+import importlib
 import os
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -31,3 +35,44 @@ def test_import_contracts_are_kept():
         timeout=300,
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+DOTTED = re.compile(r"(?<![\w./-])simulator(?:\.[A-Za-z_]\w*)+")
+SLASHED = re.compile(r"(?<![\w./-])simulator/[\w./]*\w")
+
+
+def module_file(module: str) -> Path | None:
+    """The file of ``module`` in this tree (not through an install elsewhere)."""
+    base = ROOT.joinpath(*module.split("."))
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def unresolved(name: str) -> bool:
+    """``simulator.a.b.c``: the longest module prefix that is a file of this tree, then
+    attributes of it."""
+    parts = name.split(".")
+    for cut in range(len(parts), 0, -1):
+        module = ".".join(parts[:cut])
+        if module_file(module) is None:
+            continue
+        thing: object = importlib.import_module(module)
+        for attribute in parts[cut:]:
+            if not hasattr(thing, attribute):
+                return True
+            thing = getattr(thing, attribute)
+        return False
+    return True
+
+
+@pytest.mark.parametrize("page", DOCS, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_named_modules_exist(page: Path) -> None:
+    """Every ``simulator.x.y`` and ``simulator/x/y.py`` a page names is a module (or a
+    name in one) and a file of this tree: pages that name old module paths fail."""
+    text = page.read_text(encoding="utf-8")
+    missing = sorted({n for n in DOTTED.findall(text) if unresolved(n)})
+    missing += sorted({p for p in SLASHED.findall(text) if not (ROOT / p).exists()})
+    assert missing == []

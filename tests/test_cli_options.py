@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from simulator.cli import app
-from simulator.running.runner import MAX_BATTLES
+from simulator.running.plan import MAX_BATTLES
 
 SCENARIO = "scenarios/olympia/knights_vs_pikemen.toml"
 SKIRMISH = "scenarios/skirmish/cavalry_charge.toml"

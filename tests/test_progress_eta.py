@@ -16,6 +16,7 @@ import simulator
 from simulator.cli import app
 from simulator.errors import Source
 from simulator.running import progress
+from simulator.running.plan import RunPlan
 from simulator.running.progress import Estimate, format_seconds, progress_bar, run_battles
 from simulator.running.runner import FIRST_CHUNK, chunk_plan
 from simulator.scenario.scenario import from_data
@@ -120,7 +121,8 @@ def test_slow_run_estimates_from_its_first_small_chunks(monkeypatch: Any) -> Non
     monkeypatch.setattr(progress, "ETA_NOTICE_SECONDS", 0.001)
     monkeypatch.setattr(progress, "TIMED_SECONDS", 0.001)
     console, text = pipe_console()
-    result = run_battles(slow_scenario(), 400, 1, console=console)
+    slow = slow_scenario()
+    result = run_battles(slow, RunPlan.of(slow, 400, 1, interruptible=True), console=console)
     assert result.n == 400
     lines = text.getvalue().splitlines()
     assert len(lines) == 1

@@ -18,6 +18,7 @@ from rich.table import Table
 from ..errors import BattleOddsError
 from ..report.tables import print_title
 from ..results.stats import OUTCOMES
+from ..running.plan import RunPlan
 from ..running.progress import progress_bar, run_battles
 from ..scenario.scenario import load_scenario
 from .app import app
@@ -71,15 +72,16 @@ def plot(
     from ..report import plots
 
     loaded = load_scenario(scenario)
-    result = run_battles(
+    plan = RunPlan.of(
         loaded,
         battles,
         seed,
         threads=threads,
         precision=precision,
         max_battles=max_battles,
-        console=err,
+        interruptible=True,
     )
+    result = run_battles(loaded, plan, console=err)
     written = plots.save(plots.report_figure(result, dpi=dpi), output)
     out.print(f"{written}: {loaded.name}, {result.n:,} battles", highlight=False)
 

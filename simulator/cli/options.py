@@ -17,7 +17,7 @@ from rich.markup import escape
 from .. import rulesets
 from ..errors import BattleOddsError
 from ..rulesets.keys import DEFAULT_BATTLES, DEFAULT_SEED
-from ..running.runner import MAX_BATTLES
+from ..running.plan import MAX_BATTLES
 
 out = Console()
 err = Console(stderr=True)

@@ -16,8 +16,8 @@ from ..atomic import write_atomically
 from ..errors import BattleOddsError
 from ..report import tables as report
 from ..rulesets import InlineQuery
+from ..running.plan import DEFAULT_CHUNK, RunPlan
 from ..running.progress import run_battles
-from ..running.runner import DEFAULT_CHUNK
 from ..scenario.scenario import from_query, load_scenario
 from .app import app
 from .options import (
@@ -73,19 +73,19 @@ def run(
 ) -> None:
     """Run a scenario file and print the odds (Ctrl-C: stop, print what is done)."""
     loaded = load_scenario(scenario)
-    result = run_battles(
+    plan = RunPlan.of(
         loaded,
         battles,
         seed,
+        chunk=chunk,
         threads=threads,
-        precision=precision,
-        max_battles=max_battles,
-        console=err,
-        scheduler=scheduler,
         checkpoint=checkpoint,
         keep_battles=True if keep_battles else None,
-        chunk=chunk,
+        precision=precision,
+        max_battles=max_battles,
+        interruptible=True,
     )
+    result = run_battles(loaded, plan, console=err, scheduler=scheduler)
     if keep_battles is not None and not result.partial:
         write_atomically(keep_battles, result.battles.to_csv(index=False))
     _show(result, json)
@@ -179,15 +179,16 @@ def odds(
     if exact:
         _show_exact(scenario, json)
         return
-    result = run_battles(
+    plan = RunPlan.of(
         scenario,
         battles,
         seed,
         threads=threads,
         precision=precision,
         max_battles=max_battles,
-        console=err,
+        interruptible=True,
     )
+    result = run_battles(scenario, plan, console=err)
     _show(result, json)
     _exit_if_partial(result)
 

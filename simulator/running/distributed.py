@@ -1,7 +1,7 @@
 """Chunks of battles on a Dask cluster.
 
 A chunk is (scenario data, seed, first battle, count); a worker rebuilds the scenario,
-runs the kernel and sends back the chunk's mergeable :class:`~simulator.stats.Tally`,
+runs the kernel and sends back the chunk's mergeable :class:`~simulator.results.stats.Tally`,
 never its rows. Battle i of seed s is the same battle on any worker, so a chunk re-run
 after a worker is lost gives the same statistics, and the merged result equals a
 local run with the same seed, bit for bit (the merge adds integer histograms, so its

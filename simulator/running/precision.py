@@ -18,17 +18,9 @@ from ..errors import BattleOddsError
 from ..results.result import Result
 from ..results.stats import OUTCOMES, Z95, Histogram, Tally, wilson
 from ..scenario.scenario import Scenario
-from .runner import (
-    DEFAULT_CHUNK,
-    KEEP_ROWS_LIMIT,
-    MAX_BATTLES,
-    ChunkExecutor,
-    Progress,
-    simulate,
-)
+from .plan import DEFAULT_CHUNK, DEFAULT_MAX_BATTLES, ChunkExecutor, Progress, RunPlan
+from .runner import KEEP_ROWS_LIMIT, run_chunks
 
-#: Default cap on the battles a precision run may spend.
-DEFAULT_MAX_BATTLES = 10_000_000
 #: Battles of the first round, before the estimates say how many are needed.
 FIRST_ROUND = 10_000
 
@@ -110,13 +102,32 @@ def simulate_to_precision(
     ``interruptible``: Ctrl-C ends the run after the chunk in progress, with a partial
     result (as for :func:`simulate`).
     """
-    if not 0 < precision < 0.5:
-        raise BattleOddsError(
-            f"--precision {precision}: expected a half-width between 0 and 0.5, e.g. 0.002"
-        )
-    if not 1 <= max_battles <= MAX_BATTLES:
-        raise BattleOddsError(f"--max-battles {max_battles}: expected 1..{MAX_BATTLES:,}")
-    seed = scenario.seed if seed is None else seed
+    plan = RunPlan.of(
+        scenario,
+        seed=seed,
+        chunk=chunk,
+        threads=threads,
+        executor=executor,
+        keep_battles=keep_battles,
+        precision=precision,
+        max_battles=max_battles,
+        interruptible=interruptible,
+    )
+    return run_to_precision(scenario, plan, progress, first_round)
+
+
+def run_to_precision(
+    scenario: Scenario,
+    plan: RunPlan,
+    progress: Progress | None = None,
+    first_round: int = FIRST_ROUND,
+) -> Result:
+    """The rounds of a precision run: each a fixed-size run of the battles after those
+    done (:func:`~simulator.running.runner.run_chunks`), until ``plan.precision`` is met
+    or ``plan.max_battles`` spent."""
+    if plan.precision is None:
+        raise BattleOddsError("a precision run needs a precision target")
+    precision, max_battles, keep_battles = plan.precision, plan.max_battles, plan.keep_battles
     started = time.perf_counter()
     result: Result | None = None
     kept: list[dict[str, np.ndarray]] = []
@@ -131,18 +142,7 @@ def simulate_to_precision(
     while True:
         if keep_battles is None and target > KEEP_ROWS_LIMIT:
             keep, kept = False, []  # rows only by default for runs that stay small
-        part = simulate(
-            scenario,
-            target - done,
-            seed,
-            threads=threads,
-            chunk=chunk,
-            keep_battles=keep,
-            first=done,
-            progress=report,
-            executor=executor,
-            interruptible=interruptible,
-        )
+        part = run_chunks(scenario, plan.round(done, target - done, keep), report)
         if keep and part.rows is not None:
             kept.append(part.rows)
         result = (
@@ -161,7 +161,7 @@ def simulate_to_precision(
         # Aim 5% past the estimate (the estimate itself is noisy), and at least double
         # a small run so that a poor first estimate costs few rounds.
         wanted = math.ceil(1.05 * battles_needed(result.tally, result.flags, precision))
-        target = min(max_battles, max(wanted, done + min(done, chunk)))
+        target = min(max_battles, max(wanted, done + min(done, plan.chunk)))
     rows = None
     if keep and kept:
         rows = {name: np.concatenate([k[name] for k in kept]) for name in kept[0]}

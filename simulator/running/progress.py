@@ -7,7 +7,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
-from pathlib import Path
 
 from rich.console import Console
 from rich.progress import (
@@ -18,11 +17,11 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-from ..errors import BattleOddsError
 from ..results.result import Result
 from ..scenario.scenario import Scenario
-from .runner import DEFAULT_CHUNK, simulate
-from .runner import Progress as ProgressCallback
+from .plan import Progress as ProgressCallback
+from .plan import RunPlan
+from .runner import run_chunks
 
 #: In a pipe, a run estimated to take longer than this (seconds) says so on stderr.
 ETA_NOTICE_SECONDS = 60.0
@@ -131,64 +130,23 @@ def progress_bar(
 
 def run_battles(
     scenario: Scenario,
-    battles: int | None,
-    seed: int | None,
+    plan: RunPlan,
     *,
-    threads: int | None = None,
-    precision: float | None = None,
-    max_battles: int | None = None,
     console: Console | None = None,
     scheduler: str | None = None,
-    checkpoint: Path | None = None,
-    keep_battles: bool | None = None,
-    chunk: int = DEFAULT_CHUNK,
 ) -> Result:
-    """What ``run`` and ``odds`` do: a fixed number of battles, or with ``precision`` as
-    many as it takes (at most ``max_battles``), with a progress bar on a terminal, on
-    this machine or on a Dask cluster (``scheduler``). Ctrl-C ends the run after the
-    chunk in progress with a partial result."""
-    from .precision import DEFAULT_MAX_BATTLES, simulate_to_precision
+    """What ``run``, ``odds`` and ``plot`` do: the run of ``plan`` (a fixed number of
+    battles, or with ``plan.precision`` as many as it takes), with a progress bar on a
+    terminal, on this machine or on the Dask cluster at ``scheduler``."""
+    from .distributed import executor_for
+    from .precision import run_to_precision
 
     console = console if console is not None else Console(stderr=True)
-    if precision is None and max_battles is not None:
-        raise BattleOddsError(
-            "--max-battles caps a --precision run: give --precision too, or use --battles"
-        )
-    if precision is not None and battles is not None:
-        raise BattleOddsError(
-            "--battles and --precision: give one (with --precision, --max-battles caps the battles)"
-        )
-    if precision is not None and checkpoint is not None:
-        raise BattleOddsError(
-            "--checkpoint resumes a run of a fixed size: use --battles, not --precision"
-        )
-    from .distributed import executor_for
-
     with ExitStack() as stack:
         executor = stack.enter_context(executor_for(scheduler))
         progress = stack.enter_context(progress_bar(console, scenario.name))
-        if precision is None:
-            return simulate(
-                scenario,
-                battles,
-                seed,
-                threads=threads,
-                progress=progress,
-                executor=executor,
-                checkpoint=checkpoint,
-                keep_battles=keep_battles,
-                interruptible=True,
-                chunk=chunk,
-            )
-        return simulate_to_precision(
-            scenario,
-            precision,
-            seed,
-            threads=threads,
-            chunk=chunk,
-            max_battles=max_battles or DEFAULT_MAX_BATTLES,
-            progress=progress,
-            executor=executor,
-            interruptible=True,
-            keep_battles=keep_battles,
-        )
+        if executor is not None:
+            plan = plan.on(executor)
+        if plan.precision is None:
+            return run_chunks(scenario, plan, progress)
+        return run_to_precision(scenario, plan, progress)

@@ -13,7 +13,7 @@ import json
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,19 +28,12 @@ from ..errors import BattleOddsError
 from ..results.result import Result
 from ..results.stats import Tally
 from ..scenario.scenario import Scenario
+from .plan import DEFAULT_CHUNK, ChunkExecutor, Progress, RunPlan
 
-#: Battles per kernel call: large enough to amortise the call, small enough that the
-#: outcome rows of a chunk stay a few tens of MB and Ctrl-C is answered within a second
-#: or so.
-DEFAULT_CHUNK = 1 << 17
 #: A run's first chunks are small and grow fourfold up to the chunk size: the first pays
 #: for loading (or compiling) the kernel and the next ones time the battles within
 #: seconds, even when one battle takes a second, so that the time left is known early.
 FIRST_CHUNK = 8
-#: Most battles of one run (``--battles``, a scenario's ``battles``): 10**11 battles take
-#: days on one machine, and keep every tally's counts (and sums of outcome values up to
-#: 10**7 per battle) far inside int64 and the float64 exact-integer range.
-MAX_BATTLES = 10**11
 #: Per-battle rows are kept (``Result.battles``) up to this many battles unless asked.
 KEEP_ROWS_LIMIT = 1_000_000
 #: At most this many rows are kept even on request (about 250 MB of outcome columns).
@@ -48,10 +41,6 @@ MAX_KEPT_ROWS = 2_000_000
 #: A checkpoint is written at most this often (seconds), and when the run stops.
 CHECKPOINT_EVERY = 2.0
 CHECKPOINT_FORMAT = "battle-odds checkpoint 2"
-
-Progress = Callable[[int, int], None]
-#: (ruleset, canonical scenario data, seed, chunks) -> (first, count, tally) as they finish.
-ChunkExecutor = Callable[[str, str, int, list[tuple[int, int]]], Iterator[tuple[int, int, Tally]]]
 
 
 @contextmanager
@@ -143,14 +132,6 @@ class Checkpoint:
         )
 
 
-def check_run(battles: int, seed: int) -> None:
-    """A battle count and seed any kernel and tally can take."""
-    if not 1 <= battles <= MAX_BATTLES:
-        raise BattleOddsError(f"battles: {battles}: expected 1..{MAX_BATTLES:,}")
-    if not 0 <= seed < 2**63:
-        raise BattleOddsError(f"seed: {seed}: expected 0..2**63-1")
-
-
 def chunk_plan(first: int, battles: int, chunk: int) -> list[tuple[int, int]]:
     """``(first battle, count)`` of each chunk of a run, FIRST_CHUNK growing to ``chunk``."""
     plan = []
@@ -197,14 +178,30 @@ def simulate(
     Returns a :class:`Result` with ``.summary()`` and, when kept, ``.battles`` (one row
     per battle): kept by default up to ``KEEP_ROWS_LIMIT`` battles, on request up to
     ``MAX_KEPT_ROWS``. ``executor`` runs chunks elsewhere (see
-    :class:`simulator.distributed.DaskChunks`); ``checkpoint`` records progress in a file
-    and resumes from it; ``interruptible`` turns Ctrl-C into a partial result.
+    :class:`simulator.running.distributed.DaskChunks`); ``checkpoint`` records progress in
+    a file and resumes from it; ``interruptible`` turns Ctrl-C into a partial result.
+    The options are those of :class:`~simulator.running.plan.RunPlan`.
     """
-    battles = scenario.battles if battles is None else battles
-    seed = scenario.seed if seed is None else seed
-    check_run(battles, seed)
-    if chunk < 1:
-        raise BattleOddsError(f"chunk: {chunk}: expected at least 1")
+    plan = RunPlan.of(
+        scenario,
+        battles,
+        seed,
+        first=first,
+        chunk=chunk,
+        threads=threads,
+        executor=executor,
+        checkpoint=checkpoint,
+        keep_battles=keep_battles,
+        interruptible=interruptible,
+    )
+    return run_chunks(scenario, plan, progress)
+
+
+def run_chunks(scenario: Scenario, plan: RunPlan, progress: Progress | None = None) -> Result:
+    """The fixed-size run ``plan`` describes (its ``precision`` is for
+    :func:`simulator.running.precision.run_to_precision`, which calls this per round)."""
+    battles, seed, first, chunk = plan.battles, plan.seed, plan.first, plan.chunk
+    keep_battles, executor, checkpoint = plan.keep_battles, plan.executor, plan.checkpoint
     keep = battles <= KEEP_ROWS_LIMIT if keep_battles is None else keep_battles
     if keep and battles > MAX_KEPT_ROWS:
         raise BattleOddsError(
@@ -248,7 +245,7 @@ def simulate(
     started = time.perf_counter()
     saved = started
     stopped = False
-    with thread_count(threads), stop_on_interrupt(interruptible) as stop:
+    with thread_count(plan.threads), stop_on_interrupt(plan.interruptible) as stop:
         if progress is not None:
             progress(done_battles, battles)
         if executor is None:

@@ -24,7 +24,8 @@ from .. import rulesets
 from ..errors import BattleOddsError
 from ..results.result import Result
 from ..results.stats import OUTCOMES, Z95, Tally
-from ..running.runner import DEFAULT_CHUNK, Progress, check_run, thread_count
+from ..running.plan import DEFAULT_CHUNK, Progress, check_run
+from ..running.runner import thread_count
 from ..scenario.scenario import Scenario
 
 if TYPE_CHECKING:

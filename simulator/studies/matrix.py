@@ -21,7 +21,8 @@ from .. import rulesets
 from ..errors import BattleOddsError, Source, did_you_mean
 from ..results.result import Result
 from ..rulesets import Army
-from ..running.runner import ChunkExecutor, simulate
+from ..running.plan import ChunkExecutor
+from ..running.runner import simulate
 from ..scenario.costs import given_costs, read_costs_file
 from ..scenario.scenario import DEFAULT_SEED, Scenario, from_data
 

@@ -22,8 +22,9 @@ from .. import rulesets
 from ..errors import BattleOddsError
 from ..results.result import Result
 from ..results.stats import OUTCOMES, wilson
-from ..running.precision import DEFAULT_MAX_BATTLES, simulate_to_precision
-from ..running.runner import ChunkExecutor, simulate
+from ..running.plan import DEFAULT_MAX_BATTLES, ChunkExecutor
+from ..running.precision import simulate_to_precision
+from ..running.runner import simulate
 from ..scenario.scenario import Scenario
 
 if TYPE_CHECKING:
