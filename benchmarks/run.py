@@ -407,8 +407,7 @@ def main(argv: Sequence[str] | None = None) -> list[Section]:
     header = (
         f"{processor()}, {os.cpu_count()} cores, Numba {numba.__version__} with "
         f"{numba.get_num_threads()} threads, NumPy {np.__version__}, "
-        f"Python {sys.version.split()[0]}; "
-        f"load average before: {load_average()}"
+        f"Python {sys.version.split()[0]}; load average before: {load_average()}"
     )
     print(header, flush=True)
     sections = [yardstick(budget)]

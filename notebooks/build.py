@@ -13,6 +13,19 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 HERE = Path(__file__).resolve().parent
 
+
+def rating(ruleset: str, unit: str, where: str = "") -> str:
+    """A type's attack/defense as the package's unit table has it (``where``: "ship" or
+    "swamp" for the ratings that replace the land ones there), so the prose cannot drift
+    from the numbers the simulator uses."""
+    from simulator import rulesets
+
+    row = rulesets.get(ruleset).units().set_index("type").loc[unit]
+    if where:
+        return str(row[where])
+    return f"{int(row['attack'])}/{int(row['defense'])}"
+
+
 SETUP = """\
 %matplotlib inline
 import os
@@ -39,7 +52,8 @@ def olympia_knight() -> nbformat.NotebookNode:
     cells = [
         new_markdown_cell(
             "# What is a knight worth in soldiers? (olympia)\n\n"
-            "A knight (80/80) costs far more than a soldier (5/5). Here we ask the balance "
+            f"A knight ({rating('olympia', 'knight')}) is rated far above a soldier "
+            f"({rating('olympia', 'soldier')}). Here we ask the balance "
             "question directly: against a fixed pike wall, how many soldiers does it take to "
             "do what a given number of knights does, and how do terrain and weather move "
             "that exchange rate? Every number comes from the package; nothing is simulated "
@@ -89,7 +103,8 @@ def olympia_knight() -> nbformat.NotebookNode:
         ),
         new_markdown_cell(
             "## Terrain and weather\n"
-            "In a swamp knights fight at 20/20; on land at full strength. Compare the "
+            f"In a swamp knights fight at {rating('olympia', 'knight', 'swamp')}; on land at "
+            "full strength. Compare the "
             "knights' odds on common random numbers (battle *i* sees the same luck in both), "
             "so the difference is measured far more precisely than by two separate runs."
         ),
@@ -143,7 +158,8 @@ def age_of_gods_pikemen() -> nbformat.NotebookNode:
             "In *The Age of Gods* a pikeman is a poor fighter (attack 5, defense 20) with one "
             "special rule: he doubles his defense against a mounted striker. How much is that "
             "rule worth? We take the bundled battle "
-            "`scenarios/age_of_gods/pikemen_vs_knights.toml` (25 knights, 90/90 and mounted, "
+            "`scenarios/age_of_gods/pikemen_vs_knights.toml` (25 knights, "
+            f"{rating('age_of_gods', 'knight')} and mounted, "
             "charge 40 pikemen with 8 archers behind them) and "
             "ask three questions:\n\n"
             "1. What does the rule change in this battle? The control is the same battle with the "
@@ -243,7 +259,8 @@ for mounted, search in searches.items():
         new_markdown_cell(
             "## 3. What terrain does\n"
             "Terrain changes both sides: in a swamp the knights fight at their swamp ratings "
-            "(40/40) and the defender's ratings are multiplied by 0.75; forest, mountain and city "
+            f"({rating('age_of_gods', 'knight', 'swamp')}) and the defender's ratings are "
+            "multiplied by 0.75; forest, mountain and city "
             "multiply the defender's attack and defense by 1.5, 2 and 1.25. (A ship changes only "
             "pirates, so it is left out.) For each terrain, the pike rule's effect on common "
             "random numbers:"
@@ -468,8 +485,9 @@ print(f"Storming now takes the castle with probability {p_storm:.1%}; starving m
             """grid = sweep(siege(FULL, "never"), ["battle.attrition=1..6", "battle.turns=1..6"],
              BATTLES // 8, SEED)
 fig, ax = plt.subplots(figsize=(7, 5))
-plots.heatmap_panel(grid, ax)
-ax.set_title(f"P(castle starved), {FULL} steps besieging");"""
+# Never storming, the attacker takes the castle only by starving it: say so on the plot.
+plots.heatmap_panel(grid, ax, quantity="P(castle starved)")
+ax.set_title(f"P(castle starved) in %, {FULL} steps besieging");"""
         ),
         new_markdown_cell("## Conclusions (written from the numbers above)"),
         new_code_cell(

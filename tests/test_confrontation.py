@@ -109,7 +109,7 @@ def test_strength_is_exact_on_the_decimals_written() -> None:
 def test_units_table_shows_strength_as_a_number() -> None:
     result = runner.invoke(app, ["units", "--ruleset", "confrontation", "--json"])
     assert result.exit_code == 0, result.output
-    rows_ = json.loads(result.stdout)
+    rows_ = json.loads(result.stdout)["confrontation"]
     veteran = next(r for r in rows_ if r["type"] == "veteran")
     assert veteran["strength"] == 7.5
 

@@ -174,10 +174,12 @@ def test_every_rulesets_scenario_checks_costs(ruleset, table):
 def test_units_lists_costs():
     for ruleset in ("olympia", "age_of_gods", "blocks", "confrontation", "skirmish"):
         run = CliRunner().invoke(app, ["units", "--ruleset", ruleset, "--json"])
-        rows = json.loads(run.stdout)
+        rows = json.loads(run.stdout)[ruleset]
         costs = {row["type"]: row["cost"] for row in rows if row.get("cost") is not None}
         assert costs and set(costs.values()) == {1}, ruleset
-    blocks = json.loads(CliRunner().invoke(app, ["units", "--ruleset", "blocks", "--json"]).stdout)
+    blocks = json.loads(CliRunner().invoke(app, ["units", "--ruleset", "blocks", "--json"]).stdout)[
+        "blocks"
+    ]
     assert {r["type"] for r in blocks if r["kind"] == "rating"} == {
         f"{letter}{fire}" for letter in "ABC" for fire in range(1, 7)
     }

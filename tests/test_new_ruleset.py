@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -21,8 +22,11 @@ NAME = "dice_duel"
 DIST = "battle-odds-dice-duel"
 
 
-def pip(*args: str) -> None:
-    subprocess.run([sys.executable, "-m", "pip", "--quiet", *args], check=True)
+def found_by_a_fresh_interpreter(dist: str, env: dict[str, str] | None = None) -> bool:
+    probe = f"import importlib.metadata as m; m.distribution({dist!r})"
+    return (
+        subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True).returncode == 0
+    )
 
 
 def test_the_skeleton_installs_passes_its_tests_and_answers_odds(tmp_path: Path) -> None:
@@ -30,30 +34,38 @@ def test_the_skeleton_installs_passes_its_tests_and_answers_odds(tmp_path: Path)
     assert written.exit_code == 0, written.output
     folder = tmp_path / NAME
     assert sorted(p.name for p in tmp_path.iterdir()) == [NAME]
-    pip("install", "--no-deps", "--no-build-isolation", "-e", str(folder))
-    try:
-        tests = subprocess.run(
-            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
-            cwd=folder,
-            capture_output=True,
-            text=True,
-        )
-        assert tests.returncode == 0, tests.stdout + tests.stderr
-        assert "4 passed" in tests.stdout
-        query = ["odds", "--ruleset", NAME, "--attacker", "1", "--defender", "1"]
-        odds = subprocess.run(
-            [sys.executable, "-m", "simulator", *query, "-n", "20000", "--json"],
-            capture_output=True,
-            text=True,
-        )
-        assert odds.returncode == 0, odds.stderr
-        answer = json.loads(odds.stdout)
-        assert answer["ruleset"] == NAME and answer["battles"] == 20_000
-        # The trivial rule: one die each, the attacker needs a higher one (15 of 36 pairs).
-        wins = round(answer["win"]["attacker"]["p"] * 20_000)
-        assert interval_contains(wins, 20_000, 15 / 36)
-    finally:
-        pip("uninstall", "--yes", DIST)
+    # Installed into a folder of its own, never into the environment running the tests.
+    site = tmp_path / "site"
+    install = ["install", "--no-deps", "--no-build-isolation", "--no-compile", "--target"]
+    subprocess.run(
+        [sys.executable, "-m", "pip", "--quiet", *install, str(site), str(folder)], check=True
+    )
+    path = os.pathsep.join(p for p in (str(site), os.environ.get("PYTHONPATH", "")) if p)
+    env = {**os.environ, "PYTHONPATH": path}
+    assert found_by_a_fresh_interpreter(DIST, env)
+    assert not found_by_a_fresh_interpreter(DIST)
+    tests = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert tests.returncode == 0, tests.stdout + tests.stderr
+    assert "4 passed" in tests.stdout
+    query = ["odds", "--ruleset", NAME, "--attacker", "1", "--defender", "1"]
+    odds = subprocess.run(
+        [sys.executable, "-m", "simulator", *query, "-n", "20000", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert odds.returncode == 0, odds.stderr
+    answer = json.loads(odds.stdout)
+    assert answer["ruleset"] == NAME and answer["battles"] == 20_000
+    # The trivial rule: one die each, the attacker needs a higher one (15 of 36 pairs).
+    wins = round(answer["win"]["attacker"]["p"] * 20_000)
+    assert interval_contains(wins, 20_000, 15 / 36)
 
 
 @pytest.mark.parametrize(

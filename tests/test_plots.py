@@ -39,14 +39,14 @@ def test_report_figure_has_every_panel(result):
     titles = [ax.get_title() for ax in figure.axes]
     assert titles[0] == "Outcome, 3,000 battles"
     assert "Break timing" in titles
-    assert "Casualties: attacker" in titles and "Casualties: defender" in titles
+    assert "Men lost by the attacking army" in titles and "Men lost by the defending army" in titles
     outcome = figure.axes[0]
     labels = [t.get_text() for t in outcome.get_yticklabels()]
     assert labels == ["attacker wins", "defender wins", "draw"]
     survival = figure.axes[titles.index("Break timing")]
     assert survival.get_ylabel() == "P(still undecided after t)"
     assert survival.get_xlabel() == "t (strikes)"
-    casualties = figure.axes[titles.index("Casualties: attacker")]
+    casualties = figure.axes[titles.index("Men lost by the attacking army")]
     assert [t.get_text() for t in casualties.get_yticklabels()] == ["knight", "soldier"]
 
 
@@ -107,7 +107,7 @@ def test_unknown_image_type_is_a_user_error(result, scenario_file, tmp_path):
     with pytest.raises(BattleOddsError, match=r"unknown image type '\.gif'"):
         plots.save(plots.report_figure(result), tmp_path / "x.gif")
     run = CliRunner().invoke(
-        app, ["plot", str(scenario_file), "-o", str(tmp_path / "x.jpg"), "-n", "100"]
+        app, ["plot", str(scenario_file), "-o", str(tmp_path / "x.gif"), "-n", "100"]
     )
     assert run.exit_code == 2
-    assert "expected .png, .svg, .pdf" in run.output
+    assert "expected .png, .svg, .pdf, .jpg, .jpeg" in run.output

@@ -14,6 +14,7 @@ import typer
 import typer.core
 from typer.core import TyperGroup
 
+from .help import tidy
 from .options import err, out, print_error
 
 # typer parses with click, or (from 0.25) with its own copy of it: take the exceptions
@@ -27,7 +28,15 @@ NoArgsIsHelpError = getattr(_click.exceptions, "NoArgsIsHelpError", ())
 class OneLineErrors(TyperGroup):
     """Usage errors (an option out of range, a missing file, an unknown option) get
     the same one line and exit status 2 as every other bad input, instead of click's
-    boxed usage message."""
+    boxed usage message; every command's help is tidied (:mod:`.help`)."""
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        command = super().get_command(ctx, cmd_name)
+        return tidy(command) if command is not None else None
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        tidy(self)
+        super().format_help(ctx, formatter)
 
     def main(  # type: ignore[override]
         self,

@@ -16,6 +16,7 @@ from rich import box
 from rich.table import Table
 
 from ..errors import BattleOddsError
+from ..report.tables import print_title
 from ..results.stats import OUTCOMES
 from ..running.plan import RunPlan
 from ..running.progress import progress_bar, run_battles
@@ -31,17 +32,21 @@ from .options import (
     ScenarioPath,
     Seed,
     Threads,
+    battles_option,
     err,
     out,
     print_json,
     runs_battles,
     say_partial,
+    seed_option,
     user_errors,
 )
 
 Output = Annotated[
     Path,
-    typer.Option("--output", "-o", dir_okay=False, help="Image file to write: .png, .svg or .pdf."),
+    typer.Option(
+        "--output", "-o", dir_okay=False, help="Image file to write: .png, .svg, .pdf or .jpg."
+    ),
 ]
 Outcome = Annotated[str, typer.Option(help="Whose win probability: attacker, defender or draw.")]
 
@@ -104,8 +109,8 @@ def compare(
         Path,
         typer.Argument(help="Scenario B (the change).", exists=True, dir_okay=False, readable=True),
     ],
-    battles: Battles = None,
-    seed: Seed = None,
+    battles: Annotated[int | None, battles_option("Number of battles (default: A's).")] = None,
+    seed: Annotated[int | None, seed_option("Random seed (default: A's).")] = None,
     json: Json = False,
     threads: Threads = None,
     output: Annotated[
@@ -135,14 +140,10 @@ def compare(
     if json:
         print_json(comparison.to_dict())
         return
-    table = Table(
-        title=f"B - A on common random numbers: {comparison.n:,} battles, seed {comparison.a.seed}"
-        + (" [PARTIAL: interrupted]" if comparison.partial else ""),
-        box=box.SIMPLE_HEAVY,
-        title_justify="left",
-    )
-    for column in ("outcome", "A", "B", "B - A", "paired 95% (points)", "independent (points)"):
-        table.add_column(column, justify="left" if column == "outcome" else "right")
+    table = Table(box=box.SIMPLE_HEAVY, caption_justify="left")
+    table.caption = "95% intervals of B - A, in points: paired, and as two independent runs"
+    for column in ("outcome", "A", "B", "B - A", "paired", "independent"):
+        table.add_column(column, justify="left" if column == "outcome" else "right", no_wrap=True)
     for outcome in OUTCOMES:
         d, ind = comparison.win(outcome), comparison.win_independent(outcome)
         table.add_row(
@@ -154,10 +155,22 @@ def compare(
             f"{100 * ind.low:+.2f} .. {100 * ind.high:+.2f}",
         )
     out.print(f"A: {first.name} ({a})\nB: {second.name} ({b})", highlight=False)
+    print_title(
+        out,
+        f"B - A on common random numbers: {comparison.n:,} battles, seed {comparison.a.seed}"
+        + (" [PARTIAL: interrupted]" if comparison.partial else ""),
+    )
     out.print(table)
-    means = Table(title="Means (per battle)", box=box.SIMPLE, title_justify="left")
-    for column in ("number", "A", "B", "B - A", "95% interval (paired)"):
-        means.add_column(column, justify="left" if column == "number" else "right")
+    print_title(out, "Means (per battle)")
+    # Names whole (they are the JSON's keys), numbers never wrapped, two spaces apart.
+    means = Table(box=None, padding=(0, 1), pad_edge=False, header_style="bold underline")
+    for column in ("number", "A", "B", "B - A", "paired 95%"):
+        means.add_column(
+            column,
+            justify="left" if column == "number" else "right",
+            no_wrap=True,
+            min_width=max(map(len, comparison.sums), default=6) if column == "number" else None,
+        )
     for name in comparison.sums:
         d = comparison.mean(name)
         means.add_row(
@@ -199,7 +212,9 @@ def sweep(
     max_battles: MaxBattles = None,
     output: Annotated[
         Path | None,
-        typer.Option("--output", "-o", dir_okay=False, help="Plot to this .png, .svg or .pdf."),
+        typer.Option(
+            "--output", "-o", dir_okay=False, help="Plot to this .png, .svg, .pdf or .jpg."
+        ),
     ] = None,
     json: Json = False,
     threads: Threads = None,

@@ -6,6 +6,7 @@ Registered on the one typer app by importing this module at the end of ``cli.py`
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated
 
@@ -14,6 +15,7 @@ from rich import box
 from rich.table import Table
 
 from ..errors import BattleOddsError
+from ..report.tables import print_title
 from ..running.progress import progress_bar
 from ..scenario.scenario import DEFAULT_SEED
 from ..studies.matrix import DEFAULT_BATTLES, Matrix, equal_cost_matrix
@@ -68,7 +70,8 @@ def matrix(
     scheduler: Scheduler = None,
     max_total: MaxTotal = None,
 ) -> None:
-    """Who beats whom at equal cost: each pair of unit types, P(attacker wins) with 95%."""
+    """Who beats whom at equal cost: each pair of unit types, P(attacker wins) with its
+    95% interval."""
     from ..report import plots
 
     result = fight_matrix(
@@ -149,16 +152,18 @@ _COMPACT = 6
 
 def _table(result: Matrix) -> None:
     """Rows attacker types, columns defender types. Where the names fit across the
-    console, each cell is p over its interval; where they do not, columns are numbered
-    as the rows, a cell is p and the interval's larger half-width in points, and the
+    console, each cell is p over its interval; where they do not, a column is headed by
+    its type's name shortened to the cell's width (a line under the table spells out the
+    shortened ones), a cell is p and the interval's larger half-width in points, and the
     columns are split over several tables if they still do not fit."""
     types = result.types
-    label_width = max(len(f"{i} {t}") for i, t in enumerate(types, 1)) + 2
+    label_width = max(map(len, types)) + 2
     wide = label_width + 12 + sum(max(len(t), 11) + 2 for t in types) <= out.width
     title = (
         f"{result.ruleset}: P(attacker wins) at equal cost, budget {result.budget:g}, "
         f"{result.battles:,} battles a pair, seed {result.seed}"
     )
+    short = {t: t for t in types} if wide else shortened(types, _COMPACT - 1)
     if wide:
         groups = [list(range(len(types)))]
     else:
@@ -169,22 +174,21 @@ def _table(result: Matrix) -> None:
             for first in range(0, len(types), per_table)
         ]
     for number, group in enumerate(groups):
-        table = Table(
-            title=title if number == 0 else f"(continued: columns {group[0] + 1}-{group[-1] + 1})",
-            box=box.SIMPLE_HEAVY,
-            show_lines=wide,
-            padding=(0, 1) if wide else (0, 0),
-            title_justify="left",
-        )
+        first, last = short[types[group[0]]], short[types[group[-1]]]
+        print_title(out, title if number == 0 else f"(continued: columns {first} to {last})")
+        table = Table(box=box.SIMPLE_HEAVY, show_lines=wide, padding=(0, 1) if wide else (0, 0))
         table.add_column("attacker \u2193  defender \u2192" if wide else "", no_wrap=True)
         for j in group:
-            header = f"{types[j]}\n{result.men[types[j]]} men" if wide else str(j + 1)
+            header = f"{types[j]}\n{result.men[types[j]]} men" if wide else short[types[j]]
             table.add_column(header, justify="right", no_wrap=True, min_width=_COMPACT - 1)
-        for i, a in enumerate(types):
+        for a in types:
             cells = [_cell(result, a, types[j], wide) for j in group]
             men = f"{result.men[a]} men, cost {result.costs[a]:g}"
-            table.add_row(f"{a}\n{men}" if wide else f"{i + 1} {a}", *cells)
+            table.add_row(f"{a}\n{men}" if wide else a, *cells)
         out.print(table)
+    spelt = [f"{s} = {t}" for t, s in short.items() if s != t]
+    if spelt:
+        out.print("columns: " + ", ".join(spelt), highlight=False)
     if not wide:
         alike: dict[tuple[int, float], list[str]] = {}
         for t in types:
@@ -199,6 +203,22 @@ def _table(result: Matrix) -> None:
         )
     for note in result.notes:
         out.print(note, highlight=False)
+
+
+def shortened(names: Sequence[str], width: int) -> dict[str, str]:
+    """Each name in at most ``width`` characters, all different: whole if it fits, else
+    the initials of its first words and the start of its last ("blessed_soldier" is
+    "b.sol"), a number on the end where two would be the same."""
+    short: dict[str, str] = {}
+    for name in names:
+        *first, last = name.split("_")
+        text = name if len(name) <= width else ("".join(f"{w[0]}." for w in first) + last)[:width]
+        candidate, n = text, 2
+        while candidate in short.values():
+            candidate = f"{text[: width - len(str(n))]}{n}"
+            n += 1
+        short[name] = candidate
+    return short
 
 
 def _cell(result: Matrix, attacker: str, defender: str, wide: bool) -> str:

@@ -16,12 +16,15 @@ from rich.markup import escape
 
 from .. import rulesets
 from ..errors import BattleOddsError
+from ..rulesets.keys import DEFAULT_BATTLES, DEFAULT_SEED
 from ..running.bounds import DEFAULT_MAX_TOTAL
 from ..running.interrupt import EXIT_INTERRUPTED, stop_on_interrupt
 from ..running.plan import MAX_BATTLES
 
 out = Console()
 err = Console(stderr=True)
+# Measured when each command prints (the terminal, or COLUMNS), not frozen at import.
+out.width = err.width = None  # type: ignore[assignment]
 
 
 def print_error(message: str) -> None:
@@ -41,22 +44,25 @@ F = TypeVar("F", bound=Callable[..., Any])
 ScenarioPath = Annotated[
     Path, typer.Argument(help="Scenario TOML file.", exists=True, dir_okay=False, readable=True)
 ]
-Battles = Annotated[
-    int | None,
-    typer.Option(
-        "--battles",
-        "-n",
-        min=1,
-        max=MAX_BATTLES,
-        help=f"Number of battles, 1..{MAX_BATTLES:,} (default: the scenario's).",
-    ),
+
+
+def battles_option(help: str) -> Any:
+    """``--battles/-n``: how many battles, its help saying the default for the command."""
+    return typer.Option("--battles", "-n", min=1, max=MAX_BATTLES, help=help)
+
+
+def seed_option(help: str) -> Any:
+    """``--seed/-s``: the random seed, its help saying the default for the command."""
+    return typer.Option("--seed", "-s", min=0, max=2**63 - 1, help=help)
+
+
+Battles = Annotated[int | None, battles_option("Number of battles (default: the scenario's).")]
+Seed = Annotated[int | None, seed_option("Random seed (default: the scenario's).")]
+#: ``odds`` has no scenario file: its defaults are the ones a file left without them gets.
+OddsBattles = Annotated[
+    int | None, battles_option(f"Number of battles (default {DEFAULT_BATTLES:,}).")
 ]
-Seed = Annotated[
-    int | None,
-    typer.Option(
-        "--seed", "-s", min=0, max=2**63 - 1, help="Random seed (default: the scenario's)."
-    ),
-]
+OddsSeed = Annotated[int | None, seed_option(f"Random seed (default {DEFAULT_SEED}).")]
 Json = Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")]
 Threads = Annotated[
     int | None,
@@ -143,7 +149,10 @@ MaxTotal = Annotated[
 PlotOutput = Annotated[
     Path | None,
     typer.Option(
-        "--output", "-o", dir_okay=False, help="Also draw the answer's plot: .png, .svg or .pdf."
+        "--output",
+        "-o",
+        dir_okay=False,
+        help="Also draw the answer's plot: .png, .svg, .pdf or .jpg.",
     ),
 ]
 Dpi = Annotated[int, typer.Option(min=20, max=1200, help="Resolution of a .png (dots per inch).")]

@@ -12,10 +12,18 @@ import typer
 from ..errors import BattleOddsError
 from ..running.interrupt import EXIT_INTERRUPTED, Interrupted
 from ..running.output_paths import TOML, XML, check_output_path
-from ..running.plan import MAX_BATTLES
 from ..running.progress import progress_bar
 from .app import app
-from .options import Json, MaxTotal, err, out, print_error, runs_battles, say_partial
+from .options import (
+    Json,
+    MaxTotal,
+    battles_option,
+    err,
+    out,
+    print_error,
+    runs_battles,
+    say_partial,
+)
 
 
 @app.command()
@@ -28,12 +36,7 @@ def regress(
     update: Annotated[
         bool, typer.Option("--update", help="Rewrite the baseline from this run.")
     ] = False,
-    battles: Annotated[
-        int | None,
-        typer.Option(
-            "--battles", "-n", min=1, max=MAX_BATTLES, help="With --update: battles per scenario."
-        ),
-    ] = None,
+    battles: Annotated[int | None, battles_option("With --update: battles per scenario.")] = None,
     level: Annotated[
         float | None,
         typer.Option(min=1e-9, max=0.5, help="With --update: family-wise false-alarm level."),

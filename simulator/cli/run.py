@@ -25,6 +25,8 @@ from .options import (
     Battles,
     Json,
     MaxBattles,
+    OddsBattles,
+    OddsSeed,
     Precision,
     RulesetName,
     ScenarioPath,
@@ -141,8 +143,8 @@ def odds(
     option: Annotated[
         list[str] | None, typer.Option("--set", help="Ruleset option KEY=VALUE (repeatable).")
     ] = None,
-    battles: Battles = None,
-    seed: Seed = None,
+    battles: OddsBattles = None,
+    seed: OddsSeed = None,
     json: Json = False,
     threads: Threads = None,
     precision: Precision = None,
@@ -225,27 +227,89 @@ def units(
     json: Json = False,
 ) -> None:
     """List the unit types of each ruleset."""
-    from rich.table import Table
-
     if ruleset:
         names = [rulesets.get(ruleset, "--ruleset").name]
     else:
         names = list(rulesets.available())
         for problem in rulesets.problems():
             err.print(f"warning: {escape(problem)}", highlight=False, soft_wrap=True)
-    for name in names:
-        frame = rulesets.get(name).units()
-        if json:
-            sys.stdout.write(frame.to_json(orient="records") + "\n")
-            continue
-        table = Table(title=f"{name} unit types", title_justify="left")
-        for col in frame.columns:
-            # Names must stay whole to be copied into a scenario; only notes may wrap.
-            whole = max(len(str(col)), *(len(str(v)) for v in frame[col])) if col == "type" else 0
-            table.add_column(str(col), no_wrap=col != "notes", min_width=whole or None)
-        for row in frame.itertuples(index=False):
-            table.add_row(*(_unit_cell(v) for v in row))
-        out.print(table)
+    tables = {name: rulesets.get(name).units() for name in names}
+    if json:
+        # One object, each ruleset's rows under its name.
+        print_json(
+            {
+                name: frame.astype(object).where(frame.notna(), None).to_dict(orient="records")
+                for name, frame in tables.items()
+            }
+        )
+        return
+    for name, frame in tables.items():
+        shown, notes_below, left_out = _unit_layout(frame, out.width)
+        out.print(f"[bold]{name} unit types[/bold]", highlight=False)
+        out.print(_unit_table(frame[shown]))
+        if notes_below:
+            # Too narrow for a notes column: each type's note below the table, whole.
+            for kind, note in zip(frame["type"], frame["notes"], strict=True):
+                if note:
+                    out.print(f"  {kind}: {escape(str(note))}", highlight=False)
+        if left_out:
+            out.print(
+                f"  (not shown at {out.width} columns: {', '.join(left_out)}; a wider "
+                f"terminal or `battle-odds units --ruleset {name} --json` shows them)",
+                highlight=False,
+            )
+        out.print()
+
+
+#: Columns of prose (wrapped when narrow) are at least this wide; notes narrower than
+#: ``NOTES_WIDTH`` go below the table instead.
+PROSE_WIDTH, NOTES_WIDTH = 16, 30
+
+
+def _is_prose(frame: Any, column: str) -> bool:
+    values = [_unit_cell(v) for v in frame[column]]
+    return (
+        column != "type" and max(map(len, values), default=0) > 20 and any(" " in v for v in values)
+    )
+
+
+def _width(frame: Any, column: str) -> int:
+    """The column's width on screen: its widest cell or header (prose: its narrowest)."""
+    whole = max(len(str(column)), *(len(_unit_cell(v)) for v in frame[column]))
+    return min(whole, PROSE_WIDTH) if _is_prose(frame, column) else whole
+
+
+def _unit_layout(frame: Any, width: int) -> tuple[list[str], bool, list[str]]:
+    """Which columns fit ``width`` (two spaces between columns), whether the notes go
+    below the table, and the columns left out (from the right, never ``type``)."""
+    columns = [c for c in frame.columns if c != "notes"]
+    left_out: list[str] = []
+    while sum(_width(frame, c) + 2 for c in columns) > width + 1 and len(columns) > 1:
+        left_out.insert(0, columns.pop())
+    has_notes = "notes" in frame and any(frame["notes"])
+    room = width - sum(_width(frame, c) + 2 for c in columns)
+    beside = has_notes and room >= NOTES_WIDTH
+    return [*columns, *(["notes"] if beside else [])], has_notes and not beside, left_out
+
+
+def _unit_table(frame: Any) -> Any:
+    """The unit table: names whole (they are copied into scenarios), numbers right-aligned,
+    prose wrapped, no rules between columns."""
+    from rich.table import Table
+
+    table = Table(box=None, padding=(0, 1), pad_edge=False, header_style="bold underline")
+    for col in frame.columns:
+        prose = col == "notes" or _is_prose(frame, col)
+        numeric = all(isinstance(v, int | float) and not isinstance(v, bool) for v in frame[col])
+        table.add_column(
+            str(col),
+            justify="right" if numeric else "left",
+            no_wrap=not prose,
+            min_width=PROSE_WIDTH if prose else _width(frame, col),
+        )
+    for row in frame.itertuples(index=False):
+        table.add_row(*(_unit_cell(v) for v in row))
+    return table
 
 
 def _unit_cell(value: Any) -> str:

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     pass
 
 #: File types ``save`` writes (by suffix).
-FORMATS = ("png", "svg", "pdf")
+FORMATS = ("png", "svg", "pdf", "jpg", "jpeg")
 COLOURS = {"attacker": "#c0392b", "defender": "#2467a8", "draw": "#7f8c8d"}
 # Matplotlib 3.10 replaced bxp's ``vert=False`` by ``orientation=``; 3.11 deprecates vert.
 HORIZONTAL: dict[str, Any] = (
@@ -55,6 +55,24 @@ def won(outcome: str) -> str:
     return "draw" if outcome == "draw" else f"{outcome} wins"
 
 
+def say(ax: Axes, sentence: str) -> Axes:
+    """A panel with nothing to draw says so in words instead of drawing empty axes."""
+    ax.set_xticks([])
+    ax.set_yticks([])
+    for spine in ax.spines.values():
+        spine.set_visible(False)
+    ax.text(0.5, 0.5, sentence, ha="center", va="center", wrap=True, transform=ax.transAxes)
+    return ax
+
+
+def percent_colorbar(ax: Axes, image: Any, label: str, **options: Any) -> Any:
+    """A 0..1 colour bar labelled in % (the unit the cells are written in)."""
+    colorbar = ax.figure.colorbar(image, ax=ax, **options)
+    colorbar.set_label(f"{label}, %")
+    colorbar.set_ticks([0, 0.25, 0.5, 0.75, 1], labels=["0", "25", "50", "75", "100"])
+    return colorbar
+
+
 def check_output(path: str | Path) -> tuple[Path, str, Path]:
     """The image path, its format and its folder; a bad suffix or a missing folder is an
     error (checked before a long run as well as when saving)."""
@@ -79,7 +97,7 @@ def mark_partial(figure: Figure, note: str) -> None:
 def save(
     figure: Figure, path: str | Path, dpi: float | None = None, partial: str | None = None
 ) -> Path:
-    """Write ``figure`` to ``path`` (.png, .svg or .pdf) through a temporary file and a
+    """Write ``figure`` to ``path`` (.png, .svg, .pdf or .jpg) through a temporary file and a
     rename in the same folder: the file is either the old one or the whole new one.
     ``partial``: the figure shows an interrupted run; the note says so on it."""
     path, fmt, folder = check_output(path)

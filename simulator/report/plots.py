@@ -16,10 +16,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from .. import rulesets
 from ..results.result import Result
 from ..results.stats import OUTCOMES
+from ..rulesets import words
 
 if TYPE_CHECKING:
     pass
@@ -32,6 +34,7 @@ from .figures import (
     figure_of,
     new_figure,
     save,
+    say,
     won,
 )
 from .study_plots import (
@@ -91,7 +94,16 @@ def outcome_panel(result: Result, ax: Axes | None = None) -> Axes:
     ax.set_xlabel("probability (bars: 95% interval)")
     ax.set_title(f"Outcome, {result.n:,} battles")
     for row, (value, _, high) in zip(rows, estimates, strict=True):
-        ax.text(min(high + 0.02, 0.8), float(row), f"{100 * value:.2f}%", va="center")
+        # Beside the interval's end, or inside the bar when that end is near the edge.
+        inside = high > 0.8
+        ax.text(
+            value - 0.02 if inside else high + 0.02,
+            float(row),
+            f"{100 * value:.2f}%",
+            va="center",
+            ha="right" if inside else "left",
+            color="white" if inside else "black",
+        )
     return ax
 
 
@@ -102,6 +114,14 @@ def survival_panel(result: Result, ax: Axes | None = None) -> Axes:
     """
     ax = axes_for(ax)
     unit = rulesets.get(result.scenario.ruleset).step_unit
+    ax.set_title("Break timing")
+    total = result.tally.steps
+    limited = result.turn_limit_battles or 0
+    if total.n and limited == total.n:
+        return say(ax, f"Every battle reached the turn limit undecided ({total.n:,} battles).")
+    if total.n and total.quantile(0.0) == total.quantile(1.0):
+        steps = int(total.quantile(0.0))
+        return say(ax, f"Every battle was decided after exactly {steps:,} {unit}.")
     for outcome, histogram in zip(OUTCOMES, result.tally.steps_by_outcome, strict=True):
         if histogram.n:
             t, alive = histogram.survival()
@@ -112,7 +132,6 @@ def survival_panel(result: Result, ax: Axes | None = None) -> Axes:
                 color=COLOURS[outcome],
                 label=f"{won(outcome)} ({histogram.n:,})",
             )
-    total = result.tally.steps
     if total.n:
         t, alive = total.survival()
         ax.step(
@@ -127,8 +146,8 @@ def survival_panel(result: Result, ax: Axes | None = None) -> Axes:
     ax.set_ylim(0, 1.02)
     ax.set_xlim(left=0)
     ax.set_xlabel(f"t ({unit})")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_ylabel("P(still undecided after t)")
-    ax.set_title("Break timing")
     ax.legend(loc="upper right", fontsize="small")
     return ax
 
@@ -148,6 +167,8 @@ def casualty_panel(result: Result, side: str = "attacker", ax: Axes | None = Non
     line: median, whiskers: 10% and 90%, diamond: mean)."""
     ax = axes_for(ax)
     prefix = f"casualties.{side}."
+    army = words.ARMY.get(side, side)
+    ax.set_title(f"Men lost by {army}")
     stats = []
     for name, h in result.tally.columns.items():
         if name.startswith(prefix) and h.n:
@@ -163,6 +184,11 @@ def casualty_panel(result: Result, side: str = "attacker", ax: Axes | None = Non
                     "fliers": [],
                 }
             )
+    if stats and all(s["mean"] == 0 for s in stats):
+        return say(ax, f"No man of {army} died\nin any of the {result.n:,} battles.")
+    if stats and all(s["whislo"] == s["whishi"] == s["mean"] for s in stats):
+        lost = ", ".join(f"{s['mean']:g} {s['label']}" for s in stats)
+        return say(ax, f"In every battle {army}\nlost exactly {lost}.")
     if stats:
         ax.bxp(
             stats,
@@ -173,10 +199,12 @@ def casualty_panel(result: Result, side: str = "attacker", ax: Axes | None = Non
             meanprops={"marker": "D", "markerfacecolor": "white", "markeredgecolor": "black"},
         )
         ax.invert_yaxis()
+        # Losses are whole men: an axis of at least one man, from none.
+        left, right = ax.get_xlim()
+        ax.set_xlim(min(left, -0.05), max(right, 1.05))
     else:
-        ax.text(0.5, 0.5, "no casualty columns", ha="center", va="center", transform=ax.transAxes)
-    ax.set_xlabel("losses per battle\n(box 25-75%, whiskers 10-90%, \u25c7 mean)")
-    ax.set_title(f"Casualties: {side}")
+        return say(ax, f"The ruleset reports no losses per type for {army}.")
+    ax.set_xlabel("men lost per battle\n(box 25-75%, whiskers 10-90%, \u25c7 mean)")
     return ax
 
 
@@ -194,7 +222,8 @@ def flags_panel(result: Result, ax: Axes | None = None) -> Axes:
     p = np.array([e[0] for e in estimates])
     errors = np.array([[e[0] - e[1] for e in estimates], [e[2] - e[0] for e in estimates]])
     ax.barh(rows, p, xerr=errors.reshape(2, len(names)), color="#8e44ad", alpha=0.7, capsize=3)
-    ax.set_yticks(rows, names)
+    ruleset = rulesets.get(result.scenario.ruleset)
+    ax.set_yticks(rows, [ruleset.describe_column(n) for n in names])
     ax.invert_yaxis()
     ax.set_xlim(0, 1)
     ax.set_xlabel("probability (bars: 95% interval)")

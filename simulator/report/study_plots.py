@@ -4,15 +4,18 @@ sensitivity (tornado) and the equal-cost matrix. One function per panel, as in
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
+from .. import rulesets
 from ..errors import BattleOddsError
 from ..results.stats import OUTCOMES
+from ..rulesets import words
 
 if TYPE_CHECKING:
     from ..studies.compare import Comparison
@@ -20,7 +23,32 @@ if TYPE_CHECKING:
     from ..studies.sensitivity import Sensitivity
     from ..studies.sweep import Sweep, TargetSearch
     from ..studies.worth import Worth
-from .figures import COLOURS, axes_for, new_figure, won
+from .figures import COLOURS, axes_for, new_figure, percent_colorbar, won
+
+
+def _path_words(sweep_or_search: Any, path: str) -> str:
+    scenario = sweep_or_search.scenario
+    return rulesets.get(scenario.ruleset).describe_path(path, scenario.data)
+
+
+def _comparison_title(comparison: Comparison) -> str:
+    """ "B vs A" by the scenarios' names; by their files when the names are the same."""
+    a, b = comparison.a.scenario, comparison.b.scenario
+    if a.name != b.name:
+        return f"B: {b.name}\nvs A: {a.name}"
+    files = [str(s.path) if s.path else "" for s in (b, a)]
+    if all(files) and files[0] != files[1]:
+        # Two files of one name in different folders: the shortest tails that differ.
+        tails = [Path(f).name for f in files]
+        if tails[0] == tails[1]:
+            tails = [f"{Path(f).parent.name}/{Path(f).name}" for f in files]
+        return f"{a.name}\nB ({tails[0]}) vs A ({tails[1]})"
+    return f"{a.name}\nvariant B vs variant A"
+
+
+def _knob_words(knob: Any) -> str:
+    side = knob["side"] if isinstance(knob["side"], str) else None
+    return words.describe_knob(knob["kind"], side, str(knob["subject"]), str(knob["field"]))
 
 
 def sweep_panel(sweep: Sweep, ax: Axes | None = None, target: float | None = None) -> Axes:
@@ -31,32 +59,50 @@ def sweep_panel(sweep: Sweep, ax: Axes | None = None, target: float | None = Non
     numeric = all(isinstance(v, int | float) and not isinstance(v, bool) for v in vary.values)
     x = frame[vary.path].to_numpy() if numeric else np.arange(len(frame))
     colour = COLOURS[sweep.outcome]
-    ax.fill_between(
-        x, frame["low"], frame["high"], color=colour, alpha=0.25, linewidth=0, label="95% interval"
-    )
-    ax.plot(
-        x,
-        frame["p"],
-        marker="o",
-        markersize=3,
-        color=colour,
-        label=f"P({won(sweep.outcome)})",
-    )
-    if not numeric:
+    p = frame["p"].to_numpy()
+    if numeric:
+        ax.fill_between(
+            x,
+            frame["low"],
+            frame["high"],
+            color=colour,
+            alpha=0.25,
+            linewidth=0,
+            label="95% interval",
+        )
+        ax.plot(x, p, marker="o", markersize=3, color=colour, label=f"P({won(sweep.outcome)})")
+    else:
+        # Values without an order between them (terrains, policies): points, no line.
+        errors = np.vstack([p - frame["low"].to_numpy(), frame["high"].to_numpy() - p])
+        ax.errorbar(
+            x,
+            p,
+            yerr=errors,
+            fmt="o",
+            color=colour,
+            capsize=5,
+            label=f"P({won(sweep.outcome)}), 95% interval",
+        )
         ax.set_xticks(x, [str(v) for v in vary.values])
+        ax.set_xlim(-0.5, len(x) - 0.5)
     if target is not None:
         ax.axhline(target, color="black", linestyle=":", linewidth=1, label=f"target {target:g}")
     ax.set_ylim(-0.02, 1.02)
-    ax.set_xlabel(vary.path)
+    ax.set_xlabel(_path_words(sweep, vary.path))
     ax.set_ylabel(f"P({won(sweep.outcome)})")
-    ax.set_title(f"{sweep.scenario.name}: sweep of {vary.path}")
+    ax.set_title(
+        f"{sweep.scenario.name}: P({won(sweep.outcome)}) by {_path_words(sweep, vary.path)}"
+    )
     ax.legend(loc="best", fontsize="small")
     ax.grid(alpha=0.3)
     return ax
 
 
-def heatmap_panel(sweep: Sweep, ax: Axes | None = None) -> Axes:
-    """P(outcome) over a grid of two varied values (two --vary), as a heat map."""
+def heatmap_panel(sweep: Sweep, ax: Axes | None = None, quantity: str | None = None) -> Axes:
+    """P(outcome) over a grid of two varied values (two --vary), as a heat map, the cells
+    and the colour bar in %. ``quantity`` names what P(outcome) means in the battle at
+    hand (a blocks siege with no storm: "P(castle starved)"): the colour bar and the title
+    say it."""
     if len(sweep.varies) != 2:
         raise BattleOddsError("a heat map needs two --vary paths")
     ax = axes_for(ax, 7.0, 5.5)
@@ -74,16 +120,17 @@ def heatmap_panel(sweep: Sweep, ax: Axes | None = None) -> Axes:
         vmax=1,
         interpolation="nearest",
     )
-    ax.figure.colorbar(image, ax=ax, label=f"P({won(sweep.outcome)})")
+    quantity = quantity or f"P({won(sweep.outcome)})"
+    percent_colorbar(ax, image, quantity)
     ax.set_xticks(
         np.arange(len(cols_vary.values)),
         [str(v) for v in cols_vary.values],
         rotation=90 if len(cols_vary.values) > 12 else 0,
     )
     ax.set_yticks(np.arange(len(rows_vary.values)), [str(v) for v in rows_vary.values])
-    ax.set_xlabel(cols_vary.path)
-    ax.set_ylabel(rows_vary.path)
-    ax.set_title(f"{sweep.scenario.name}: P({won(sweep.outcome)})")
+    ax.set_xlabel(_path_words(sweep, cols_vary.path))
+    ax.set_ylabel(_path_words(sweep, rows_vary.path))
+    ax.set_title(f"{sweep.scenario.name}: {quantity}, %")
     if grid.size <= 225:
         for (r, c), p in np.ndenumerate(grid):
             if np.isnan(p):
@@ -135,7 +182,10 @@ def target_panel(search: TargetSearch, ax: Axes | None = None) -> Axes:
             label=f"smallest reaching: {search.value}",
         )
     return probability_axes(
-        ax, search.vary.path, search.outcome, f"{search.scenario.name}: target search"
+        ax,
+        _path_words(search, search.vary.path),
+        search.outcome,
+        f"{search.scenario.name}: target search",
     )
 
 
@@ -177,8 +227,9 @@ def comparison_panel(comparison: Comparison, ax: Axes | None = None) -> Axes:
     ax.set_yticks(rows, [won(o) for o in OUTCOMES])
     ax.invert_yaxis()
     ax.set_xlabel(f"P(B) - P(A), 95% intervals, {comparison.n:,} battles")
-    ax.set_title(f"{comparison.b.scenario.name} vs {comparison.a.scenario.name}")
-    ax.legend(loc="best", fontsize="small")
+    ax.set_title(_comparison_title(comparison), fontsize="medium")
+    # Below the axes: inside, it covers an interval wherever the differences fall.
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, fontsize="small")
     return ax
 
 
@@ -192,7 +243,8 @@ def worth_panel(worth: Worth, ax: Axes | None = None) -> Axes:
     colour = COLOURS[worth.side]
     ax.axhspan(low_x, high_x, color="black", alpha=0.1, linewidth=0)
     count, kind = worth.add
-    ax.axhline(p_x, color="black", linestyle=":", label=f"with {count} {kind}: {p_x:.3f}")
+    named = kind if count == 1 else words.plural(kind)
+    ax.axhline(p_x, color="black", linestyle=":", label=f"with {count} {named}: {p_x:.3f}")
     ax.errorbar(
         n,
         p,
@@ -200,19 +252,24 @@ def worth_panel(worth: Worth, ax: Axes | None = None) -> Axes:
         fmt="o",
         color=colour,
         capsize=4,
-        label=f"with n {worth.in_} (intervals at z = {worth.z:.2f})",
+        label=f"with n {words.plural(worth.in_)} (intervals at z = {worth.z:.2f})",
     )
     if worth.n is not None:
-        ax.axvline(worth.n, color="green", linestyle="--", label=f"worth: {worth.n}")
+        ax.axvline(
+            worth.n,
+            color="green",
+            linestyle="--",
+            label=f"worth: {worth.n} {words.plural(worth.in_)}",
+        )
     elif worth.low is not None:
         top = worth.max_n if worth.high is None else worth.high
         ax.axvspan(worth.low - 0.5, top + 0.5, color="green", alpha=0.15, label="worth: in here")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     return probability_axes(
         ax,
-        f"n: men of type {worth.in_} added to the {worth.side}",
+        f"n: {words.plural(worth.in_)} added to {words.ARMY.get(worth.side, worth.side)}",
         worth.side,
-        f"{worth.scenario.name}: what {count} {kind} is worth in {worth.in_}",
+        f"{worth.scenario.name}: what {count} {named} is worth in {words.plural(worth.in_)}",
     )
 
 
@@ -253,15 +310,16 @@ def tornado_panel(result: Sensitivity, ax: Axes | None = None, top: int = 15) ->
                 fontsize="x-small",
                 color="#444444",
             )
-    values = frame.drop_duplicates("knob").set_index("knob")["from"]
-    ax.set_yticks(rows, [f"{k} ({values[k]:g})" for k in knobs])
+    first = frame.drop_duplicates("knob").set_index("knob")
+    ax.set_yticks(rows, [f"{_knob_words(first.loc[k])} ({first.loc[k, 'from']:g})" for k in knobs])
     ax.invert_yaxis()
     ax.axvline(0, color="black", linewidth=0.8)
     reach = np.nanmax(np.abs(frame[["low", "high"]].to_numpy(float))) if len(frame) else 0.0
     reach = 1.0 if not np.isfinite(reach) or reach == 0 else reach
     ax.set_xlim(-1.25 * reach, 1.25 * reach)
     ax.set_xlabel(
-        f"change in P({won(result.side)}), paired 95% intervals (labels: the value stepped to)"
+        f"change in P({won(result.side)}), paired 95% intervals\n"
+        "(beside each bar: the value stepped to)"
     )
     ax.set_title(
         f"{result.scenario.name}: which number matters\n"
@@ -282,9 +340,7 @@ def matrix_panel(matrix: Matrix, ax: Axes | None = None) -> Axes:
     ax = axes_for(ax, *_matrix_size(n))
     p, low, high = (matrix.grid(c) for c in ("p", "low", "high"))
     image = ax.imshow(p, cmap="RdBu_r", vmin=0, vmax=1, interpolation="nearest")
-    colorbar = ax.figure.colorbar(image, ax=ax, fraction=0.05, pad=0.02)
-    colorbar.set_label("P(attacker wins)")
-    colorbar.set_ticks([0, 0.25, 0.5, 0.75, 1], labels=["0", "25%", "50%", "75%", "100%"])
+    percent_colorbar(ax, image, "P(attacker wins)", fraction=0.05, pad=0.02)
     half = np.maximum(p - low, high - p)
     cell_font = "medium" if n <= 10 else "small" if n <= 14 else "x-small"
     small = "medium" if n <= 10 else "small" if n <= 14 else "x-small"

@@ -8,6 +8,7 @@ from typing import Any
 
 from rich import box
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from .. import rulesets
@@ -28,6 +29,25 @@ def _num(x: float) -> str:
     return f"{x:,.0f}" if float(x).is_integer() else f"{x:,.2f}"
 
 
+def print_title(console: Console, title: str) -> None:
+    """A table's title on its own line(s), wrapped at the terminal's width: as a rich
+    table title it would wrap at the (narrower) table's."""
+    console.print(f"[bold]{escape(title)}[/bold]", highlight=False)
+
+
+def fields_lines(fields: dict[str, Any], width: int) -> list[str]:
+    """``key value`` pairs two spaces apart, a new line only between pairs: a footer that
+    never breaks inside a pair (``time 1.21 s``) however narrow the terminal."""
+    lines: list[str] = []
+    for key, value in fields.items():
+        pair = f"{key} {value}"
+        if lines and len(lines[-1]) + 2 + len(pair) <= width:
+            lines[-1] += "  " + pair
+        else:
+            lines.append(pair)
+    return lines
+
+
 def render(result: Result, console: Console) -> None:
     """Rich tables: outcomes, timing, casualties, extras, and the run's provenance."""
     rows = result.summary_rows()
@@ -36,7 +56,8 @@ def render(result: Result, console: Console) -> None:
     if result.partial:
         title += " [PARTIAL: interrupted]"
 
-    wins = Table(title=title, box=box.SIMPLE_HEAVY, title_justify="left")
+    print_title(console, title)
+    wins = Table(box=box.SIMPLE_HEAVY)
     wins.add_column("outcome")
     wins.add_column("probability", justify="right")
     wins.add_column("95% interval", justify="right")
@@ -100,7 +121,8 @@ def render(result: Result, console: Console) -> None:
     }
     for key, value in result.extra.items():
         info[key] = value
-    console.print("  ".join(f"[bold]{k}[/bold] {v}" for k, v in info.items()))
+    for line in fields_lines(info, console.width):
+        console.print(line, highlight=False)
     for note in result.notes:
         console.print(f"[yellow]note:[/yellow] {note}")
     if result.turn_limit_battles:
@@ -118,7 +140,8 @@ def render_exact(answer: Any, console: Console) -> None:
         f"{answer.scenario.name} ({answer.scenario.ruleset}): exact, "
         f"{answer.states:,} states, {answer.seconds:.2f} s"
     )
-    wins = Table(title=title, box=box.SIMPLE_HEAVY, title_justify="left")
+    print_title(console, title)
+    wins = Table(box=box.SIMPLE_HEAVY)
     wins.add_column("outcome")
     wins.add_column("probability", justify="right")
     for outcome, p in answer.win.items():

@@ -24,13 +24,14 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..errors import BattleOddsError, Source
 from ..input.fields import Table
-from . import designer
+from . import designer, words
 from .designer import Knob
 from .exact import ExactResult
 
@@ -98,6 +99,10 @@ class Ruleset(ABC):
     #: The ruleset's own scenario keys (its ``keys.SCENARIO``): what ``validate`` reads,
     #: the docs' key table and the JSON Schema come from it.
     scenario_keys: Table = Table("", "")
+    #: The outcome columns in a player's words, by measure (the column's first part):
+    #: templates with {side}, {army}, {subject} and {subjects} (rulesets.words). A measure
+    #: left out is said generically, "steps lost (attacker)".
+    column_words: Mapping[str, str] = MappingProxyType({})
 
     @abstractmethod
     def validate(self, data: Mapping[str, Any], source: Source) -> Any:
@@ -149,6 +154,14 @@ class Ruleset(ABC):
                 f"--ruleset {self.name}: the ruleset ships no starter scenario "
                 f"(starter.toml beside {module.__name__}, or Ruleset.starter)"
             ) from None
+
+    def describe_column(self, column: str) -> str:
+        """An outcome column in words, for plots: "defender's leader captured"."""
+        return words.describe_column(column, self.column_words)
+
+    def describe_path(self, path: str, data: Mapping[str, Any] | None = None) -> str:
+        """A sweep's ``--vary`` path in words: "knights in the attacking army"."""
+        return words.describe_path(path, self.unit_types(data or {}), self.types_key)
 
     def sweep_path(self, data: Mapping[str, Any], path: str) -> str:
         """The scenario data path (for ``Scenario.with_changes``) a sweep's ``--vary PATH``

@@ -163,6 +163,12 @@ def run_chunks(scenario: Scenario, plan: RunPlan, progress: Progress | None = No
     prepared = rulesets.get(scenario.ruleset).prepare(scenario.model)
     tally = state.tally if state is not None else Tally()
     done_battles = tally.battles
+    notes = prepared.notes
+    if done_battles:
+        notes += (
+            f"resumed from {checkpoint}: {done_battles:,} of the {battles:,} battles were done "
+            "before this run",
+        )
     rows: list[dict[str, np.ndarray]] | None = [] if keep else None
     started = time.perf_counter()
     saved = started
@@ -203,7 +209,7 @@ def run_chunks(scenario: Scenario, plan: RunPlan, progress: Progress | None = No
         tally=tally,
         rows=kept,  # an interrupted run keeps the rows of its first n battles
         kernel=prepared.kernel,
-        notes=prepared.notes,
+        notes=notes,
         flags=prepared.flags,
         seconds=time.perf_counter() - started,
         partial=stopped,

@@ -124,3 +124,27 @@ def test_commands_without_a_hook_say_why() -> None:
     assert "--attacker" in one_line_error(
         ["odds", "--ruleset", "risk", "--attacker", "ten", "--defender", "8"]
     )
+
+
+def test_the_session_leaves_the_environment_alone(
+    added_by_the_session: bool, environment_outside: dict[str, str]
+) -> None:
+    """Only this test process finds the plugin: a fresh interpreter in the same environment
+    (a user's shell while the suite runs) does not, so nothing was installed into it."""
+    import subprocess
+    import sys
+
+    if not added_by_the_session:
+        pytest.skip("the plugin is installed in this environment; the session added nothing")
+    assert simulator.rulesets.get("risk").name == "risk"
+    probe = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import importlib.metadata as m; m.distribution('battle-odds-risk')",
+        ],
+        env=environment_outside,
+        capture_output=True,
+        text=True,
+    )
+    assert probe.returncode != 0 and "PackageNotFoundError" in probe.stderr

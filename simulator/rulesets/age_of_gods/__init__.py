@@ -4,10 +4,12 @@ then rounds of special / missile / melee phases resolved simultaneously."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from ...errors import Source
 from ...input.reader import Node
+from .. import words
 from ..base import Army, InlineQuery, Ruleset
 from . import inline, keys, model
 from .prepare import AgeOfGodsPrepared
@@ -20,6 +22,7 @@ class AgeOfGods(Ruleset):
     name = model.RULESET_NAME
     title = "Olympia: The Age of Gods: rounds of simultaneous special, missile and melee phases"
     step_unit = "rounds"
+    column_words = MappingProxyType(words.NOBLES_AND_STRUCTURES)
     scenario_keys = keys.SCENARIO
 
     def validate(self, data: Mapping[str, Any], source: Source) -> model.Battle:

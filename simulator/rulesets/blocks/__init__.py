@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from ...errors import Source
@@ -19,6 +20,24 @@ class Blocks(Ruleset):
     name = "blocks"
     title = "Blocks: field battle, storm, sally and siege attrition in three combat rounds"
     step_unit = "phases (rounds 1-3, 4 = attrition)"
+    column_words = MappingProxyType(
+        {
+            "attacker_won_field": "attacker held the field",
+            "defender_won": "defender won",
+            "attacker_retreated": "attacker retreated",
+            "defender_retreated": "defender retreated",
+            "castle_stormed": "castle stormed",
+            "castle_fell_to_attrition": "castle starved",
+            "siege_continues": "siege still going at the end",
+            "roles_swapped": "defender took the attacker's role",
+            "storm_fought": "a storm fought",
+            "sally_made": "the besieged sallied",
+            "steps_lost": "steps lost by {army}",
+            "blocks_eliminated": "blocks of {army} eliminated",
+            "eliminated": "{side}'s {subject} eliminated",
+            "turn": "game turn of the decision",
+        }
+    )
     scenario_keys = keys.SCENARIO
 
     def validate(self, data: Mapping[str, Any], source: Source) -> model.Battle:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from ...errors import Source
@@ -20,6 +21,14 @@ class Confrontation(Ruleset):
     name = "confrontation"
     title = "Confrontation: strength, resolve and integrity, stacks on a hex map"
     step_unit = "turns"
+    column_words = MappingProxyType(
+        {
+            "damage": "dice rolled against {army}",
+            "destroyed": "{side}'s {subject} destroyed",
+            "integrity": "{side}'s {subject}: integrity left",
+            "resolve_x2": "{side}'s {subject}: resolve left",
+        }
+    )
     scenario_keys = keys.SCENARIO
 
     def validate(self, data: Mapping[str, Any], source: Source) -> model.Battle:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from ...errors import Source
 from ...input.reader import Node
+from .. import words
 from ..base import Army, InlineQuery, Ruleset
 from . import inline, keys, model, sweep
 from .prepare import OlympiaPrepared, chain_refusal, compile_battle
@@ -22,6 +24,7 @@ class Olympia(Ruleset):
     name = "olympia"
     title = "Olympia (G2): one strike at a time until a side breaks"
     step_unit = "strikes"
+    column_words = MappingProxyType(words.NOBLES_AND_STRUCTURES)
     scenario_keys = keys.SCENARIO
 
     def validate(self, data: Mapping[str, Any], source: Source) -> model.Battle:

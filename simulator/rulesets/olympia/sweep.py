@@ -15,6 +15,7 @@ from typing import Any
 
 from ...errors import BattleOddsError, did_you_mean
 from ..names import resolve_name
+from .keys import side as side_table
 from .model import SIDES, standard_engines, standard_fighters
 
 
@@ -32,7 +33,15 @@ def sweep_path(data: Mapping[str, Any], path: str) -> str:
             return f"{side}.siege_engines.{engine}"
         fighter = resolve_name(name, fighters)
         if fighter is None:
-            return path
+            side_keys = [f.name for f in side_table(side).fields]
+            if name in side_keys:
+                return path
+            # Neither a type nor a key of the side: most likely a misspelt type.
+            raise BattleOddsError(
+                f"--vary {path}: '{name}' is neither a unit type nor a key of the {side} "
+                f"({', '.join(side_keys)})"
+                + did_you_mean(name, [*fighters, *standard_engines(), *side_keys])
+            )
         holding = [i for i, unit in enumerate(units) if _men_key(unit, fighter) is not None]
         if len(holding) > 1:
             choices = " or ".join(f"{side}.{i + 1}.{fighter}" for i in holding)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from ...errors import Source
@@ -20,6 +21,13 @@ class Skirmish(Ruleset):
     name = "skirmish"
     title = "Skirmish: hex-tile battles, best expected move each turn, riposte"
     step_unit = "turns"
+    column_words = MappingProxyType(
+        {
+            "damage": "health removed by {army}'s {subject}",
+            "healing": "health restored by {army}'s healers",
+            "health_left": "{side}'s {subject}: health left",
+        }
+    )
     scenario_keys = keys.SCENARIO
 
     def validate(self, data: Mapping[str, Any], source: Source) -> model.Battle:

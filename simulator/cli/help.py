@@ -1,0 +1,85 @@
+"""``--help`` that reads well at 80 columns.
+
+Typer's rich help shows a type for every option (``<bool>`` on a flag, ``<int range>``)
+and ranges as inequalities (``[0<=x<=9223372036854775807]``), and keeps a docstring's line
+breaks, so a description can break mid-sentence. :func:`tidy` changes one command's
+parameters and text in place before its help is drawn: no type column (it left the help a
+few words a line at 80 columns), ranges in words after the help (``[1 to 100 billion]``,
+``[0 or more]``) and each paragraph of a description one line for the terminal to wrap.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+#: Above this a range's end is not a limit a reader needs to see as digits.
+HUGE = 10**12
+_NAMES = ((10**12, "trillion"), (10**9, "billion"), (10**6, "million"))
+
+
+def number_words(value: float) -> str:
+    """0.5, 100, 10,000, 100 billion: a range's end as a reader says it."""
+    if isinstance(value, float) and not value.is_integer():
+        return f"{value:f}".rstrip("0")
+    whole = int(value)
+    for size, name in _NAMES:
+        if whole >= size and whole % size == 0:
+            return f"{whole // size:,} {name}"
+    return f"{whole:,}"
+
+
+def range_words(low: float | None, high: float | None) -> str | None:
+    """A range in words: ``1 to 100 billion``, ``0 or more`` (an end past HUGE is none)."""
+    if high is not None and (math.isinf(high) or high >= HUGE * 1000):
+        high = None
+    if low is None and high is None:
+        return None
+    if high is None:
+        return f"{number_words(low)} or more"  # type: ignore[arg-type]
+    if low is None:
+        return f"at most {number_words(high)}"
+    return f"{number_words(low)} to {number_words(high)}"
+
+
+def paragraphs(text: str | None) -> str | None:
+    """Each paragraph of ``text`` on one line (blank lines between paragraphs kept)."""
+    if not text:
+        return text
+    return "\n\n".join(" ".join(p.split()) for p in text.split("\n\n"))
+
+
+def tidy(command: Any) -> Any:
+    """The command with its help text and parameters made readable (idempotent)."""
+    if getattr(command, "_tidy", False):
+        return command
+    command._tidy = True
+    command.help = paragraphs(command.help)
+    if getattr(command, "short_help", None):
+        command.short_help = paragraphs(command.short_help)
+    for param in command.params:
+        tidy_parameter(param)
+    # --help is made when help is asked for, not one of the params.
+    make_help_option = command.get_help_option
+
+    def get_help_option(ctx: Any) -> Any:
+        option = make_help_option(ctx)
+        if option is not None:
+            tidy_parameter(option)
+        return option
+
+    command.get_help_option = get_help_option
+    return command
+
+
+def tidy_parameter(param: Any) -> None:
+    """No type column (the option's name and help say what it takes: it only narrowed the
+    help to a few words a line); a range as words at the end of the help."""
+    param.display_type_rich = lambda ctx: None
+    param._get_number_range_help_str = lambda: None
+    text = paragraphs(getattr(param, "help", None)) or ""
+    words = range_words(getattr(param, "min", None), getattr(param, "max", None))
+    if words:
+        text = f"{text} [{words}]".strip()
+    if hasattr(param, "help"):
+        param.help = text or None

@@ -1,0 +1,158 @@
+"""What README.md and docs/*.md show a command printing is what it prints: every shown
+output is run (docs/regenerate.py finds them) and its numbers compared with the page's,
+a probability within the run's own interval, every other number exactly. A page that has
+drifted is brought back by ``python docs/regenerate.py``."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def load_regenerate() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("regenerate", ROOT / "docs" / "regenerate.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+regenerate = load_regenerate()
+BLOCKS = regenerate.every_block()
+
+
+@pytest.mark.parametrize("block", BLOCKS, ids=lambda b: b.name)
+def test_the_page_shows_what_the_command_prints(block) -> None:  # type: ignore[no-untyped-def]
+    if block.slow:
+        pytest.skip("a slow block: python docs/regenerate.py reruns it")
+    with regenerate.workspace() as folder:
+        problems = regenerate.check(block, Path(folder))
+    assert problems == [], "run python docs/regenerate.py (then read the diff):\n" + "\n".join(
+        problems
+    )
+
+
+def test_the_shown_outputs_are_found() -> None:
+    """README's five questions and the shown outputs of the designer and exact pages."""
+    named = {(b.page.name, b.commands[0].argv[0]) for b in BLOCKS}
+    assert {
+        ("README.md", "run"),
+        ("README.md", "exact"),
+        ("README.md", "odds"),
+        ("README.md", "sweep"),
+        ("README.md", "new"),
+        ("README.md", "schema"),
+        ("designer.md", "worth"),
+        ("exact.md", "odds"),
+    } <= named
+
+
+PRINTED = """\
+Knights against pikemen (olympia): 100,000 battles
+
+  outcome         probability      95% interval
+ ━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━
+  attacker wins        23.93%   23.67% - 24.20%
+  defender wins        76.07%   75.80% - 76.33%
+               12    48.65%   47.48%    49.82%    20,000     below
+               13    63.03%   61.89%    64.16%    20,000   reaches
+seed 20261121  battles 100,000  scenario hash 2ad510d0a1b3b107  kernel skip
+time 1.21 s"""
+
+
+def problems(shown: str) -> list[str]:
+    found = []
+    for rows, line in regenerate.pair_lines(shown.splitlines(), PRINTED.splitlines()):
+        found += ["missing"] if line is None else regenerate.number_problems(" ".join(rows), line)
+    return found
+
+
+def test_the_comparison_sees_what_differs() -> None:
+    # Within the run's interval: a different stream of the same battle agrees.
+    assert problems("  attacker wins        23.80%   23.55% - 24.08%\n...") == []
+    # Outside it (README's question 5 before it was regenerated): reported.
+    assert problems("  attacker wins        24.40%   24.10% - 24.70%") != []
+    # Everything else exactly; a time is never compared; a wrapped line is one line.
+    assert problems("seed 20261121  battles 100,000  scenario hash 2ad510d0a1b3b107") == ["missing"]
+    footer = "seed 20261121  battles 100,000  scenario hash 2ad510d0a1b3b107  kernel skip  time"
+    assert problems(f"{footer} 9.99 s") == []
+    assert problems(footer.replace("100,000", "20,000") + " 1.21 s") != []
+    # Rows alike but for their numbers are paired by the value probed.
+    assert problems("               13    63.03%   61.89%    64.16%    20,000   reaches") == []
+    assert problems("               13    63.03%   61.89%    64.16%    40,000   reaches") != []
+    assert problems("  a line the run never prints") == ["missing"]
+
+
+def test_abridged_json_is_compared_by_key() -> None:
+    shown = [
+        '{"win": {"attacker": {"p": 0.88275, "low": 0.87822, "high": 0.88714}},',
+        ' "seed": 1, ...}',
+    ]
+    run = {"win": {"attacker": {"p": 0.847, "low": 0.842, "high": 0.852}}, "seed": 1, "x": 2}
+    assert regenerate.json_problems(regenerate.json_shown(shown), run) != []
+    run["win"]["attacker"] = {"p": 0.8830, "low": 0.8786, "high": 0.8873}
+    assert regenerate.json_problems(regenerate.json_shown(shown), run) == []
+    assert regenerate._json_refreshed(shown, run)[0].startswith('{"win": {"attacker": {"p": 0.883,')
+
+
+#: A time in prose or output: "1.21 s", "0.50 ms", "211 s", "5 seconds", "2 minutes".
+TIMING = re.compile(r"(?<![\w.,])\d[\d,]*(?:\.\d+)? ?(?:s|ms|seconds?|minutes?|min)\b")
+#: What names a machine: the processor's model name, as lscpu gives it.
+PROCESSOR = re.compile(r"\b(?:AMD|Intel|EPYC|Xeon|Ryzen|Core i\d|Apple M\d|Graviton|Ampere)\b")
+#: What names how it was measured: a command in backticks or on a "$ " line.
+COMMAND = re.compile(r"`(?:battle-odds|python|time)\s[^`]+`|^\$ ", re.MULTILINE)
+
+
+def unattributed_timings(text: str) -> list[str]:
+    """Times stated without the command and the processor they were measured with: each
+    must have both in its paragraph (a fenced block counts as one) or a neighbouring one,
+    or, for a generated page, in its header ("Produced by `...`", "Machine: ...")."""
+    header = text[:600]
+    if "Produced by `" in header and PROCESSOR.search(header):
+        return []
+    paragraphs = [""]
+    fenced = False
+    for line in text.splitlines():
+        if line.startswith("```"):
+            fenced = not fenced
+        if not line.strip() and not fenced:
+            paragraphs.append("")
+        else:
+            paragraphs[-1] += line + "\n"
+    found = []
+    for i, paragraph in enumerate(paragraphs):
+        near = "\n".join(paragraphs[max(0, i - 1) : i + 2])
+        for timing in TIMING.findall(paragraph):
+            if not (PROCESSOR.search(near) and COMMAND.search(near)):
+                found.append(f"{timing!r} in: {' '.join(paragraph.split())[:100]}")
+    return found
+
+
+@pytest.mark.parametrize(
+    "page", [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))], ids=lambda p: p.name
+)
+def test_timings_name_their_command_and_machine(page: Path) -> None:
+    assert unattributed_timings(page.read_text(encoding="utf-8")) == []
+
+
+def test_the_timing_check_sees_a_bare_time() -> None:
+    assert unattributed_timings("Sensitivity takes 2.5 s on this machine.\n") != []
+    assert (
+        unattributed_timings("`battle-odds sensitivity x.toml` took 8.8 s on a 2-core AMD EPYC.\n")
+        == []
+    )
+
+
+def test_every_figure_in_docs_names_the_command_that_draws_it() -> None:
+    """python docs/regenerate.py --figures can redraw every picture the pages show."""
+    assert set(regenerate.figure_commands()) == {
+        p.relative_to(ROOT).as_posix() for p in (ROOT / "docs").glob("*.png")
+    }
