@@ -152,6 +152,10 @@ def test_ctrl_c_run_writes_the_rows_so_far(tmp_path: Path) -> None:
         (ROOT / "scenarios/olympia/castle_siege.toml")
         .read_text()
         .replace("[battle]\n", '[battle]\nkernel = "strike"\n')
+        # Ten times the men: 2,000,000 battles (the most rows kept) must take well over a
+        # minute even on a quiet machine, or no time-left notice says the battles run.
+        .replace("soldier = 100, swordsman = 20", "soldier = 1000, swordsman = 200")
+        .replace("soldier = 60, pikeman = 60", "soldier = 600, pikeman = 600")
     )
     code, out, err, seconds = interrupt(
         ["run", str(slow), "-n", "2000000", "--keep-battles", str(rows), "--json"]
