@@ -22,6 +22,17 @@ from simulator.scenario import Scenario, load_scenario
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 
+#: Kernel battles per agreement test, by ruleset: ten or more times the stored reference
+#: battles, so the kernel's side adds under a tenth to the error of the comparison, at
+#: 100,000-600,000 battles/s a case (blocks' battles are the cheapest).
+KERNEL_BATTLES = {
+    "olympia": 500_000,
+    "age_of_gods": 500_000,
+    "blocks": 1_000_000,
+    "skirmish": 500_000,
+    "confrontation": 500_000,
+}
+
 #: (validated model, battles, seed) -> outcome columns, the same for every ruleset.
 Runner = Callable[[Any, int, int], Mapping[str, Sequence[int] | np.ndarray]]
 

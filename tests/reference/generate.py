@@ -9,7 +9,7 @@ tests recompute both and fail, naming this command, when either has changed.
 
 A filter keeps the cases whose file stem contains it (``olympia``, ``blocks--storm``);
 ``--stale`` keeps the cases whose sample is missing or out of date. The samples are a
-few kilobytes each; regenerating all of them takes about half an hour on two cores.
+few kilobytes each; regenerating all of them takes about half an hour on two free cores.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import argparse
 import hashlib
 import inspect
 import json
+import multiprocessing
 import os
 import sys
 import time
@@ -29,21 +30,29 @@ from typing import Any
 
 import numpy as np
 
+import simulator
 from simulator.atomic import write_atomically
-from simulator.stats import Tally
-from tests.reference.cases import CASES, Case, reference_module_name, reference_runner
+from simulator.stats import Histogram, Tally
+from simulator.testing import ALPHA, column_power
+from tests.reference.cases import (
+    CASES,
+    KERNEL_BATTLES,
+    Case,
+    reference_module_name,
+    reference_runner,
+)
 
 SAMPLES = Path(__file__).resolve().parent / "samples"
-#: Reference battles per case, by ruleset: set so the agreement tests reach the power their
-#: docstrings state (confrontation's reference is the slowest, 100-900 battles/s).
-BATTLES = {
-    "olympia": 80_000,
-    "age_of_gods": 80_000,
-    "blocks": 80_000,
-    "skirmish": 80_000,
-    "confrontation": 40_000,
-}
-SLOWEST_FIRST = ("confrontation", "age_of_gods", "skirmish", "olympia", "blocks")
+#: Reference battles per case: at least SMALLEST, and more (up to LARGEST) until the
+#: agreement test sees a one-point shift of P(attacker wins) with power TARGET, judged from
+#: the kernel's own outcome probabilities on PILOT battles (the stored sample's are the
+#: same up to noise, and the test checks the power it states from the stored sample).
+SMALLEST = 20_000
+LARGEST = 100_000
+TARGET = 0.9
+PILOT = 200_000
+#: The cheapest references first, so most samples are written early.
+ORDER = ("blocks", "olympia", "skirmish", "age_of_gods", "confrontation")
 #: Battles per task handed to a worker process (each with a seed of its own).
 CHUNK = 5_000
 COMMAND = "python -m tests.reference.generate"
@@ -107,20 +116,38 @@ def _run_chunk(case_key: str, first_chunk: int, battles: int) -> tuple[str, dict
     return case_key, Tally.of(arrays).to_dict()
 
 
-def _chunks(cases: list[Case]) -> Iterator[tuple[str, int, int]]:
+def battles_needed(case: Case) -> int:
+    """The reference battles (a multiple of CHUNK) that give the winner's comparison the
+    power TARGET against the case's kernel battles, at the winner's share of ALPHA."""
+    pilot = simulator.simulate(case.build(), PILOT, 1, keep_battles=False).tally
+    wins = Histogram(np.arange(3, dtype=np.int64), pilot.wins)
+    for battles in range(SMALLEST, LARGEST + 1, CHUNK):
+        counts = np.round(wins.counts * battles / PILOT).astype(np.int64)
+        keep = counts > 0
+        scaled = Histogram(wins.values[keep], counts[keep])
+        if column_power(scaled, KERNEL_BATTLES[case.ruleset], ALPHA / 2, winner=True) >= TARGET:
+            return battles
+    return LARGEST
+
+
+def _chunks(cases: list[Case], sizes: dict[str, int]) -> Iterator[tuple[str, int, int]]:
     for case in cases:
-        total = BATTLES[case.ruleset]
+        total = sizes[case.key]
         for index, start in enumerate(range(0, total, CHUNK)):
             yield case.key, index, min(CHUNK, total - start)
 
 
 def generate(cases: list[Case], workers: int) -> None:
     SAMPLES.mkdir(exist_ok=True)
+    sizes = {c.key: battles_needed(c) for c in cases}
+    for key, size in sizes.items():
+        print(f"{key}: {size:,} reference battles to run", flush=True)
     tallies: dict[str, Tally] = {c.key: Tally() for c in cases}
-    left = {c.key: -(-BATTLES[c.ruleset] // CHUNK) for c in cases}
+    left = {c.key: -(-sizes[c.key] // CHUNK) for c in cases}
     started = {c.key: time.perf_counter() for c in cases}
-    with ProcessPoolExecutor(workers) as pool:
-        futures = [pool.submit(_run_chunk, *chunk) for chunk in _chunks(cases)]
+    # Spawned, not forked: the parent ran the (OpenMP-threaded) kernel for the pilots.
+    with ProcessPoolExecutor(workers, multiprocessing.get_context("spawn")) as pool:
+        futures = [pool.submit(_run_chunk, *chunk) for chunk in _chunks(cases, sizes)]
         for future in as_completed(futures):
             key, data = future.result()
             tallies[key] = tallies[key].merge(Tally.from_dict(data))
@@ -154,8 +181,7 @@ def main(argv: list[str] | None = None) -> None:
     cases = [c for c in CASES if not args.filters or any(f in c.key for f in args.filters)]
     if args.stale:
         cases = [c for c in cases if stale_reason(c) is not None]
-    # The slowest references first, so the last chunks to finish are short ones.
-    cases.sort(key=lambda c: SLOWEST_FIRST.index(c.ruleset))
+    cases.sort(key=lambda c: ORDER.index(c.ruleset))
     generate(cases, args.workers)
 
 
