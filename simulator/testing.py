@@ -107,9 +107,7 @@ def same_distribution(
         if column != "winner":
             p = pooled_mean_test(x, y)
             if p < alpha:
-                failures.append(
-                    f"{column}: p={p:.2g} (means {x.mean():.4g} vs {y.mean():.4g})"
-                )
+                failures.append(f"{column}: p={p:.2g} (means {x.mean():.4g} vs {y.mean():.4g})")
     return failures
 
 
@@ -256,10 +254,10 @@ def column_power(
     winner: bool = False,
 ) -> float:
     """Power of :func:`histogram_test` between a sample like ``histogram`` and one of
-    ``n_other`` battles with ``shift`` of probability moved: for the winner, from the
-    attacker's wins to each other outcome (the weakest counts); for any other column,
-    between any two neighbouring pooled bins, either way (the weakest counts); for a
-    column of one value, to a value it never takes."""
+    ``n_other`` battles with ``shift`` of probability moved: for the winner, between the
+    attacker's wins and each other outcome, either way (the weakest counts); for any other
+    column, between any two neighbouring pooled bins, either way (the weakest counts); for
+    a column of one value, to a value it never takes."""
     n = histogram.n
     total = histogram.counts * (n + n_other) / n
     bins = pool_bins(total, min(n, n_other) / (n + n_other))
@@ -267,10 +265,15 @@ def column_power(
     if q.size == 1:
         return shift_power(np.array([1.0, 0.0]), [(0, 1)], n, n_other, alpha, shift)
     if winner:
-        attacker = int(bins[0]) if histogram.values[0] == 0 else -1
-        moves = [(attacker, b) for b in range(q.size) if b != attacker]
-        if attacker < 0 or q[attacker] < shift:
-            return 0.0  # the attacker never wins: one point less is no outcome
+        # One point of the attacker's wins to another outcome or one more point of them
+        # from another: the weakest counts. An attacker who never wins gets a bin of his
+        # own (a shift would show him winning).
+        if histogram.values[0] == 0:
+            attacker = int(bins[0])
+        else:
+            q, attacker = np.append(q, 0.0), q.size
+        moves = [(attacker, b) for b in range(q.size) if b != attacker and q[attacker] >= shift]
+        moves += [(b, attacker) for b in range(q.size) if b != attacker and q[b] >= shift]
     else:
         moves = [(j, j + 1) for j in range(q.size - 1) if q[j] >= shift]
         moves += [(j + 1, j) for j in range(q.size - 1) if q[j + 1] >= shift]

@@ -87,9 +87,7 @@ def test_a_change_of_shape_with_the_same_mean_is_seen() -> None:
     spread = rng.choice([0, 2], size=4_000)  # mean 1, values 0 and 2
     narrow = rng.choice([0, 1, 2], size=4_000, p=[0.25, 0.5, 0.25])  # mean 1, values 0-2
     winner = np.zeros(4_000, np.int64)
-    failures = same_distribution(
-        {"winner": winner, "x": spread}, {"winner": winner, "x": narrow}
-    )
+    failures = same_distribution({"winner": winner, "x": spread}, {"winner": winner, "x": narrow})
     assert [f.split(":")[0] for f in failures] == ["x"]
 
 
@@ -112,7 +110,12 @@ def test_tally_differences_name_the_column_that_moved() -> None:
     assert tally_differences(tally(500_000, 0.4, 0.2), reference) == []
     moved = tally_differences(tally(500_000, 0.4, 0.23), reference)
     assert [f.split(":")[0] for f in moved] == ["x"]
-    assert "only in the kernel" in tally_differences(
-        Tally.of({"winner": np.zeros(9, np.int64), "steps": np.ones(9, np.int64), "y": np.ones(9)}),
-        Tally.of({"winner": np.zeros(9, np.int64), "steps": np.ones(9, np.int64)}),
-    )[0]
+    assert (
+        "only in the kernel"
+        in tally_differences(
+            Tally.of(
+                {"winner": np.zeros(9, np.int64), "steps": np.ones(9, np.int64), "y": np.ones(9)}
+            ),
+            Tally.of({"winner": np.zeros(9, np.int64), "steps": np.ones(9, np.int64)}),
+        )[0]
+    )

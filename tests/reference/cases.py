@@ -223,7 +223,9 @@ def _cases() -> list[Case]:
         Case(
             "skirmish",
             "inline_sampled5",
-            _inline("skirmish", "cavalry, priest", "unicorn, 2 swordsman", expected_value="sampled5"),
+            _inline(
+                "skirmish", "cavalry, priest", "unicorn, 2 swordsman", expected_value="sampled5"
+            ),
         )
     )
     return cases

@@ -15,6 +15,7 @@ few kilobytes each; regenerating all of them takes about half an hour on two fre
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import inspect
 import json
@@ -67,11 +68,21 @@ def reference_hash(ruleset: str) -> str:
     return hashlib.sha256(inspect.getsource(module).encode()).hexdigest()[:16]
 
 
+def _plain(value: Any) -> Any:
+    """JSON for what a model holds that JSON does not: sets in sorted order (their repr
+    follows the process's string hashing), anything else by its repr."""
+    if isinstance(value, (set, frozenset)):
+        return sorted(value, key=repr)
+    return repr(value)
+
+
 def scenario_hash(case: Case) -> str:
     """A hash of the scenario's canonical data and of the model it validates to (so a
     change to a package unit table an inline scenario uses counts as well)."""
     scenario = case.build()
-    text = scenario.canonical + "\n" + repr(scenario.model)
+    model = scenario.model
+    resolved = dataclasses.asdict(model) if dataclasses.is_dataclass(model) else model
+    text = scenario.canonical + "\n" + json.dumps(resolved, default=_plain)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
