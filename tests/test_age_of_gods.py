@@ -281,7 +281,13 @@ def test_caps_count_defenders_in_kernel_and_reference(case: str) -> None:
 
 
 #: The released engine's figures for "noble, 20 soldier" against "noble, 5 knight",
-#: from 100,000 battles: attacker wins and draws.
+#: from 100,000 battles: attacker wins and draws. Their origin: the game's released engine
+#: (its C source, which the ruleset's missing rules were read from) run for 100,000
+#: battles when the strike caps were made to count defenders, recorded in that change's
+#: commit message (893edbf, "strike caps count defenders, as the released engine does":
+#: 0.837 / 0.064 before, 0.823 / 0.069 after, engine 0.8230 / 0.0698). The engine is not
+#: part of this repository, so the figures cannot be re-derived here; the rule they check
+#: is also pinned by a hand count, test_caps_count_defenders_in_kernel_and_reference.
 ENGINE_BATTLES = 100_000
 ENGINE_WIN, ENGINE_DRAW = 0.8230, 0.0698
 
