@@ -9,8 +9,10 @@ files run in the copy, stopping at the first failure. A mutant is *killed* when 
 fails, *survived* when all pass. The script ends with a table and exits 1 if any
 survived (or an edit no longer applies: the mutant list must follow the code).
 
-The copy keeps the kernels' compiled cache, so only the mutated module recompiles.
-docs/testing.md records the last run and its command.
+Each copy compiles the kernels afresh (a compiled-code cache of its own): Numba's cache
+of a kernel does not notice a change to a function it inlined from another module, so a
+copied cache could run the unmutated rule. docs/testing.md records the last run and its
+command.
 """
 
 from __future__ import annotations
@@ -27,13 +29,24 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
+#: The test files of each kind of rule, the likeliest to fail first (``-x`` stops there).
+PRISONERS_TESTS = ("tests/test_prisoners.py",)
 OLYMPIA_TESTS = (
-    "tests/test_prisoners.py",
     "tests/test_olympia_rules.py",
     "tests/test_olympia_exact.py",
     "tests/test_olympia_skip.py",
 )
-AGE_OF_GODS_TESTS = ("tests/test_prisoners.py", "tests/test_age_of_gods.py")
+OLYMPIA_EXACT_FIRST = (
+    "tests/test_olympia_exact.py",
+    "tests/test_olympia_rules.py",
+    "tests/test_olympia_skip.py",
+)
+OLYMPIA_SKIP_FIRST = (
+    "tests/test_olympia_skip.py",
+    "tests/test_olympia_rules.py",
+    "tests/test_olympia_exact.py",
+)
+AGE_OF_GODS_TESTS = ("tests/test_age_of_gods.py",)
 BLOCKS_TESTS = ("tests/test_blocks.py",)
 CONFRONTATION_TESTS = ("tests/test_confrontation.py",)
 SKIRMISH_TESTS = ("tests/test_skirmish.py",)
@@ -56,7 +69,7 @@ MUTANTS = (
         "kernels/olympia.py",
         "below(state, 100) < percent:",
         "below(state, 100) <= percent:",
-        OLYMPIA_TESTS,
+        PRISONERS_TESTS,
         "the capture roll: one point more chance to take each noble",
     ),
     Mutant(
@@ -64,7 +77,7 @@ MUTANTS = (
         "kernels/olympia.py",
         "percent = min(75, max(25, 25 * alive[winner] // alive[loser]))",
         "percent = min(75, max(26, 25 * alive[winner] // alive[loser]))",
-        OLYMPIA_TESTS,
+        PRISONERS_TESTS,
         "the capture chance's lower bound 26% instead of 25%",
     ),
     Mutant(
@@ -72,7 +85,7 @@ MUTANTS = (
         "kernels/olympia.py",
         "percent = min(75, max(25, 25 * alive[winner] // alive[loser]))",
         "percent = min(74, max(25, 25 * alive[winner] // alive[loser]))",
-        OLYMPIA_TESTS,
+        PRISONERS_TESTS,
         "the capture chance's upper bound 74% instead of 75%",
     ),
     Mutant(
@@ -80,7 +93,7 @@ MUTANTS = (
         "kernels/olympia.py",
         "percent = min(75, max(25, 25 * alive[winner] // alive[loser]))",
         "percent = min(75, max(25, (25 * alive[winner] + alive[loser] // 2) // alive[loser]))",
-        OLYMPIA_TESTS,
+        PRISONERS_TESTS,
         "the capture chance rounded instead of floored",
     ),
     Mutant(
@@ -88,7 +101,7 @@ MUTANTS = (
         "kernels/olympia.py",
         "lost_a = alive[0] == 0 or value[0] * 100 <= sides[0, S_START] * sides[0, S_BREAK]",
         "lost_a = alive[0] == 0 or value[0] * 100 < sides[0, S_START] * sides[0, S_BREAK]",
-        OLYMPIA_TESTS,
+        OLYMPIA_EXACT_FIRST,
         "strike kernel: the attacker breaks under its threshold, not at it",
     ),
     Mutant(
@@ -104,7 +117,7 @@ MUTANTS = (
         "kernels/olympia.py",
         "health[target] -= 1 + below(state, 100)",
         "health[target] -= 1 + below(state, 101)",
-        OLYMPIA_TESTS,
+        OLYMPIA_EXACT_FIRST,
         "a noble's wound 1-101 instead of 1-100: one point more of nobles killed",
     ),
     Mutant(
@@ -112,7 +125,7 @@ MUTANTS = (
         "kernels/olympia.py",
         "points = 5 + below(state, 6)",
         "points = 5 + below(state, 5)",
-        OLYMPIA_TESTS,
+        OLYMPIA_EXACT_FIRST,
         "a siege engine's hit 5-9 points instead of 5-10",
     ),
     Mutant(
@@ -120,7 +133,7 @@ MUTANTS = (
         "kernels/olympia.py",
         "if survive[target] > 0.0 and uniform(state) < survive[target]:",
         "if survive[target] > 0.0 and uniform(state) < survive[target] + 0.01:",
-        OLYMPIA_TESTS,
+        OLYMPIA_EXACT_FIRST,
         "strike kernel: a blessed man survives a hit one point more often",
     ),
     Mutant(
@@ -128,7 +141,7 @@ MUTANTS = (
         "kernels/olympia_skip.py",
         "keep[g] = 1.0 - survive[g]",
         "keep[g] = 1.0 - survive[g] - (0.01 if survive[g] > 0.0 else 0.0)",
-        OLYMPIA_TESTS,
+        OLYMPIA_SKIP_FIRST,
         "skip kernel: a blessed man survives a hit one point more often",
     ),
     # --- age_of_gods ---------------------------------------------------------------------
@@ -251,13 +264,14 @@ MUTANTS = (
 
 
 def copy_tree(into: Path) -> Path:
-    """The working tree (without .git) in ``into``, modification times kept so that
-    the kernels' compiled cache stays valid for every module left alone."""
+    """The working tree in ``into``, without git's data, caches or compiled code."""
     target = into / "tree"
     shutil.copytree(
         ROOT,
         target,
-        ignore=shutil.ignore_patterns(".git", ".mypy_cache", ".ruff_cache", ".pytest_cache"),
+        ignore=shutil.ignore_patterns(
+            ".git", ".mypy_cache", ".ruff_cache", ".pytest_cache", "__pycache__", "*.nbi", "*.nbc"
+        ),
         symlinks=True,
     )
     return target
@@ -279,7 +293,7 @@ def run(mutant: Mutant) -> tuple[str, float, str]:
     with tempfile.TemporaryDirectory(prefix="mutant-") as folder:
         tree = copy_tree(Path(folder))
         apply(tree, mutant)
-        env = {**os.environ, "PYTHONPATH": str(tree)}
+        env = {**os.environ, "PYTHONPATH": str(tree), "NUMBA_CACHE_DIR": str(tree / ".numba")}
         started = time.perf_counter()
         done = subprocess.run(
             [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *mutant.tests],
