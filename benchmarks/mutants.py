@@ -24,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -315,6 +316,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("names", nargs="*", help="run only the mutants named")
     parser.add_argument("--list", action="store_true", help="list the mutants and stop")
+    parser.add_argument("--jobs", type=int, default=1, help="mutants run at once")
     args = parser.parse_args()
     chosen = [m for m in MUTANTS if not args.names or m.name in args.names]
     if args.list:
@@ -322,10 +324,10 @@ def main() -> None:
             print(f"{m.name:40s} {m.path:28s} {m.what}")
         return
     results = []
-    for m in chosen:
-        verdict, seconds, test = run(m)
-        results.append((m, verdict))
-        print(f"{m.name:40s} {verdict:9s} {seconds:6.0f} s  {test}", flush=True)
+    with ThreadPoolExecutor(args.jobs) as pool:
+        for m, (verdict, seconds, test) in zip(chosen, pool.map(run, chosen), strict=True):
+            results.append((m, verdict))
+            print(f"{m.name:40s} {verdict:9s} {seconds:6.0f} s  {test}", flush=True)
     killed = sum(1 for _, v in results if v == "killed")
     print(f"\n{killed} of {len(results)} mutants killed")
     sys.exit(0 if killed == len(results) else 1)
