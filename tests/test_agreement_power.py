@@ -21,6 +21,8 @@ from simulator.testing import (
     same_distribution,
     tally_differences,
 )
+from tests.reference import generate
+from tests.reference.cases import cases_of
 
 #: Repetitions of the simulated power check: the 99.9% interval of a rate is then +-0.09.
 REPETITIONS = 300
@@ -119,3 +121,14 @@ def test_tally_differences_name_the_column_that_moved() -> None:
             Tally.of({"winner": np.zeros(9, np.int64), "steps": np.ones(9, np.int64)}),
         )[0]
     )
+
+
+@pytest.mark.parametrize("changed", ["reference_hash", "scenario_hash"])
+def test_a_changed_reference_or_scenario_asks_for_the_sample_to_be_regenerated(
+    changed: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    case = cases_of("blocks")[0]
+    assert generate.stale_reason(case) is None
+    monkeypatch.setattr(generate, changed, lambda _: "0123456789abcdef")
+    with pytest.raises(AssertionError, match=f"regenerate it with `{generate.COMMAND} {case.key}`"):
+        generate.load_sample(case)
