@@ -171,12 +171,12 @@ MUTANTS = (
         "fleeing men flee one point more often",
     ),
     Mutant(
-        "age_of_gods-special-attacker-first",
+        "age_of_gods-melee-cap-plus-one",
         "kernels/age_of_gods.py",
-        "first = below(state, 2)",
-        "first = below(state, 2) * 0",
+        "melee_cap[1 - s] = MELEE_STRIKES_PER_DEFENDER * defenders",
+        "melee_cap[1 - s] = MELEE_STRIKES_PER_DEFENDER * defenders + 1",
         AGE_OF_GODS_TESTS,
-        "special attacks: the attacker's always first instead of a coin's choice",
+        "one melee strike a round more than 4 per enemy defender",
     ),
     # --- blocks --------------------------------------------------------------------------
     Mutant(
