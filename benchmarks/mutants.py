@@ -155,14 +155,6 @@ MUTANTS = (
         "hiding behind a thin front: half the targets rounded up, not down",
     ),
     Mutant(
-        "age_of_gods-melee-cap-ge",
-        "kernels/age_of_gods.py",
-        "defenders = every // 2 if every - front > front else front",
-        "defenders = every // 2 if every - front >= front else front",
-        AGE_OF_GODS_TESTS,
-        "the melee cap counts half the targets when as many hide as stand in front",
-    ),
-    Mutant(
         "age_of_gods-flee-plus-point",
         "kernels/age_of_gods.py",
         "if uniform(state) < flee[g]:",
