@@ -14,7 +14,9 @@ import simulator
 from simulator.cli import app
 from simulator.scenario.scenario import Scenario, load_scenario
 from tests.reference import blocks as reference
-from tests.stats_tests import ALPHA, interval_contains, reproducibility, same_distribution
+from tests.reference.agreement import check_case
+from tests.reference.cases import Case, cases_of
+from tests.stats_tests import ALPHA, interval_contains, reproducibility
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios" / "blocks"
 BUNDLED = ("field_battle", "field_reserves", "storm", "siege_attrition", "relief")
@@ -164,45 +166,34 @@ def test_attacker_retreats_after_round_three() -> None:
 
 # --- kernel against the reference -------------------------------------------------------------
 
-VARIANTS = {
-    "listed_ties_and_retreats": (
-        "B2:3, Turcopoles A1:3 harry, C2:2",
-        "B2:3, A2:3, B1:2@r2",
-        {"tie_break": "listed", "retreat": "when_weaker"},
-    ),
-    "withdraw_when_weaker_then_storm": (
-        "A2:4, B3:4, B2:3, C1:2",
-        "B2:2, B1:3, A1:2",
-        {"castle_limit": "2", "withdraw": "when_weaker", "storm": "round1"},
-    ),
-    "relief_with_storm_and_sally": (
-        "A2:4, A3:3, B1:3",
-        "B2:3@castle, C1:2@castle, B3:4 knights@r2, B2:2@r3",
-        {"siege": "true", "storm": "when_stronger", "sally": "when_stronger", "charge": "always"},
-    ),
-    "besieged_attacker_sallies_over_turns": (
-        "B2:3@castle, B3:2@castle",
-        "A1:4, B2:2",
-        {"siege": "true", "sally": "when_stronger", "turns": "3", "attrition": "2"},
-    ),
-}
-
 
 def agreement_cases() -> list[tuple[str, Scenario]]:
-    cases = [(name, bundled(name)) for name in BUNDLED]
-    cases += [(name, inline(a, d, **opts)) for name, (a, d, opts) in VARIANTS.items()]
-    return cases
+    return [(case.name, case.build()) for case in cases_of("blocks")]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("case", agreement_cases(), ids=lambda c: c[0])
-def test_kernel_agrees_with_reference(case: tuple[str, Scenario]) -> None:
-    _, scenario = case
-    kernel = kernel_rows(scenario, 30_000, 7)
-    ref = {k: np.asarray(v) for k, v in reference.simulate(scenario.model, 3_000, 7).items()}
-    assert set(ref) | {"turn"} >= set(kernel) and set(kernel) >= set(ref)
-    failures = same_distribution(kernel, ref, list(ref))
-    assert not failures, failures
+@pytest.mark.parametrize("case", cases_of("blocks"), ids=lambda c: c.name)
+def test_kernel_agrees_with_stored_reference(case: Case) -> None:
+    """The kernel against the stored reference sample of each case
+    (tests/reference/agreement.py). The power of each comparison, at a family-wise
+    false-alarm rate of 0.001, for a one-point shift of P(attacker wins) and, the weakest
+    over the other columns, for one point of probability moved between neighbouring values:
+
+    field_battle: winner 0.92, others 0.48
+    field_reserves: winner 0.87, others 0.04
+    storm: winner 0.91, others 0.64
+    siege_attrition: winner 1.00, others 0.07
+    relief: winner 0.91, others 0.05
+    listed_ties_and_retreats: winner 0.91, others 0.63
+    withdraw_when_weaker_then_storm: winner 1.00, others 0.05
+    relief_with_storm_and_sally: winner 1.00, others 0.05
+    besieged_attacker_sallies_over_turns: winner 1.00, others 0.98
+    """
+    # The kernel also reports the turn a siege ended in, which the reference does not.
+    failures = check_case(
+        case, test_kernel_agrees_with_stored_reference.__doc__, kernel_only=["turn"]
+    )
+    assert failures == []
 
 
 def test_agreement_cases_exercise_every_branch() -> None:

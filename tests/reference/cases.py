@@ -1,0 +1,253 @@
+"""The scenarios each kernel is checked on against its pure-Python reference.
+
+Both the generator of the stored reference samples (``python -m tests.reference.generate``)
+and the agreement tests build their scenarios here, so a sample is always of the scenario
+the test runs. Each case is a ruleset, a name and a function building the scenario; the
+reference of a ruleset is reached through :func:`reference_runner`, one signature for all.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import simulator
+from simulator.errors import Source
+from simulator.scenario.scenario import Scenario, load_scenario
+
+SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
+
+#: Kernel battles per agreement test, by ruleset: ten or more times the stored reference
+#: battles, so the kernel's side adds under a tenth to the error of the comparison, at
+#: 100,000-600,000 battles/s a case (blocks' battles are the cheapest).
+KERNEL_BATTLES = {
+    "olympia": 500_000,
+    "age_of_gods": 500_000,
+    "blocks": 1_000_000,
+    "skirmish": 500_000,
+    "confrontation": 500_000,
+}
+
+#: (validated model, battles, seed) -> outcome columns, the same for every ruleset.
+Runner = Callable[[Any, int, int], Mapping[str, Sequence[int] | np.ndarray]]
+
+
+@dataclass(frozen=True)
+class Case:
+    """One agreement scenario: ``build()`` makes it afresh (scenarios are cheap)."""
+
+    ruleset: str
+    name: str
+    build: Callable[[], Scenario]
+
+    @property
+    def key(self) -> str:
+        """The file stem of the case's stored sample."""
+        return f"{self.ruleset}--{self.name.replace(' ', '_').replace(',', '')}"
+
+
+def reference_module_name(ruleset: str) -> str:
+    return f"tests.reference.{ruleset}"
+
+
+def reference_runner(ruleset: str) -> Runner:
+    """The ruleset's reference as ``(model, battles, seed) -> columns``."""
+    module = importlib.import_module(reference_module_name(ruleset))
+    if ruleset == "skirmish":
+        return lambda model, battles, seed: module.run(model, seed=seed, count=battles)
+    if ruleset == "confrontation":
+        return module.run  # type: ignore[no-any-return]
+    return module.simulate  # type: ignore[no-any-return]
+
+
+def _inline(ruleset: str, attacker: str, defender: str, **options: Any) -> Callable[[], Scenario]:
+    return lambda: simulator.inline_scenario(ruleset, attacker, defender, **options)
+
+
+def _file(
+    ruleset: str, stem: str, changes: Mapping[str, Any] | None = None
+) -> Callable[[], Scenario]:
+    def build() -> Scenario:
+        scenario = load_scenario(SCENARIOS / ruleset / f"{stem}.toml")
+        return scenario.with_changes(changes) if changes else scenario
+
+    return build
+
+
+OLYMPIA = {
+    "open field, rear archers": ("noble, 8 soldier, 4 archer@1", "noble, 6 swordsman", {}),
+    "tower, catapult, shielding": (
+        "noble, 10 soldier, 1 catapult; noble, 2 knight",
+        "noble, 6 pikeman; noble, 2 soldier@1",
+        {"structure": "tower:6:90"},
+    ),
+    "alternating, peasants, items, blessed": (
+        "noble(attack=20, missile=10), 6 blessed_soldier, 5 peasant; noble@1, 3 crossbowman",
+        "noble(health=50), 4 swordsman, 3 elite_archer@1",
+        {"strike_order": "alternating"},
+    ),
+    "ship, wind, pirates": (
+        "noble, 8 pirate",
+        "noble, 2 knight, 3 sailor",
+        {
+            "terrain": "ship",
+            "weather": "wind",
+            "attacker_structure": "galley:3",
+            "defender_break": 30,
+        },
+    ),
+    "swamp, rain, last man": (
+        "noble, 2 elite_guard, 3 archer@1",
+        "noble, 9 soldier",
+        {"terrain": "swamp", "weather": "rain", "attacker_break": 0},
+    ),
+}
+
+AGE_OF_GODS = {
+    "volley, rear archers, pikes": (
+        "noble, 6 hvy_foot, 4 archer@1",
+        "noble, 10 pikeman, 3 elite_archer@1",
+        {},
+    ),
+    "knights, mountain, shielding": (
+        "noble, 3 knight, 4 soldier",
+        "noble, 6 pikeman; noble, 2 soldier@1",
+        {"terrain": "mountain"},
+    ),
+    "tower, wind, fleeing": (
+        "noble, 8 peasant, 3 skirmisher; noble@1, 3 lt_xbowman",
+        "noble, 5 worker, 2 soldier, 2 hvy_xbowman@1",
+        {"structure": "tower:5:90", "weather": "wind"},
+    ),
+    # 2 defenders in front, 10 behind: the 21 skirmishers' melee cap is 4 x 6, not 4 x 2.
+    "hiding behind a thin front": (
+        "noble, 2 hvy_foot, 10 archer@1",
+        "noble, 20 skirmisher",
+        {},
+    ),
+    "control limits, blessed, items": (
+        "noble(attack=20), 8 blessed_soldier, 6 soldier, 3 lt_foot",
+        "noble(health=40), 12 soldier, 20 peasant, 5 fanatic",
+        {"control_limits": "true", "attacker_break": 30},
+    ),
+}
+
+DRAGON = {"attack": 20, "defense": 60, "special": {"name": "fire", "strength": 40, "targets": 2}}
+
+
+def age_of_gods_custom(
+    attacker: list[tuple[str, int, int]],
+    defender: list[tuple[str, int, int]],
+    units: dict[str, object],
+    **battle_options: object,
+) -> Scenario:
+    """One unit a side, men given as (type, count, row), with scenario unit types."""
+
+    def side(men: list[tuple[str, int, int]]) -> dict[str, object]:
+        return {"units": [{"men": [{"type": n, "count": c, "behind": r} for n, c, r in men]}]}
+
+    data = {
+        "ruleset": "age_of_gods",
+        "units": units,
+        "attacker": side(attacker),
+        "defender": side(defender),
+        "battle": battle_options,
+    }
+    return simulator.from_data(data, Source("test"))
+
+
+def dragons_in_swamp() -> Scenario:
+    return age_of_gods_custom(
+        [("dragon", 2, 0), ("cavalier", 3, 0)],
+        [("soldier", 8, 0), ("archer", 4, 1)],
+        {"dragon": DRAGON},
+        terrain="swamp",
+    )
+
+
+BLOCKS_BUNDLED = ("field_battle", "field_reserves", "storm", "siege_attrition", "relief")
+BLOCKS = {
+    "listed_ties_and_retreats": (
+        "B2:3, Turcopoles A1:3 harry, C2:2",
+        "B2:3, A2:3, B1:2@r2",
+        {"tie_break": "listed", "retreat": "when_weaker"},
+    ),
+    "withdraw_when_weaker_then_storm": (
+        "A2:4, B3:4, B2:3, C1:2",
+        "B2:2, B1:3, A1:2",
+        {"castle_limit": "2", "withdraw": "when_weaker", "storm": "round1"},
+    ),
+    "relief_with_storm_and_sally": (
+        "A2:4, A3:3, B1:3",
+        "B2:3@castle, C1:2@castle, B3:4 knights@r2, B2:2@r3",
+        {"siege": "true", "storm": "when_stronger", "sally": "when_stronger", "charge": "always"},
+    ),
+    "besieged_attacker_sallies_over_turns": (
+        "B2:3@castle, B3:2@castle",
+        "A1:4, B2:2",
+        {"siege": "true", "sally": "when_stronger", "turns": "3", "attrition": "2"},
+    ),
+}
+
+CONFRONTATION_BUNDLED = ("attack", "bombard", "morale_cascade", "open_field", "strike")
+CONFRONTATION = {
+    "attack-flat1": ("attack", {"battle.min_damage_rule": "flat1"}),
+    "attack-nearby2-cycle": ("attack", {"battle.nearby": 2, "battle.after_script": "cycle"}),
+    "open-field-alternate": ("open_field", {"battle.order": "alternate"}),
+}
+
+SKIRMISH_BUNDLED = ("cavalry_charge", "archers_and_healer", "three_way_field", "example_units")
+#: The released engine's reading of the rules (``[battle] rules = "engine"``).
+SKIRMISH_ENGINE = {
+    "engine-cavalry_charge": ("cavalry_charge", {"battle.rules": "engine"}),
+    "engine-archers_and_healer": ("archers_and_healer", {"battle.rules": "engine"}),
+    "engine-three_way_field": ("three_way_field", {"battle.rules": "engine"}),
+    "engine-example_units": ("example_units_engine", {}),
+    "engine-exact-cavalry_charge": (
+        "cavalry_charge",
+        {"battle.rules": "engine", "battle.expected_value": "exact"},
+    ),
+}
+
+
+def _cases() -> list[Case]:
+    cases = [Case("olympia", n, _inline("olympia", a, d, **o)) for n, (a, d, o) in OLYMPIA.items()]
+    cases += [
+        Case("age_of_gods", n, _inline("age_of_gods", a, d, **o))
+        for n, (a, d, o) in AGE_OF_GODS.items()
+    ]
+    cases.append(Case("age_of_gods", "special attack, swamp", dragons_in_swamp))
+    cases += [Case("blocks", n, _file("blocks", n)) for n in BLOCKS_BUNDLED]
+    cases += [Case("blocks", n, _inline("blocks", a, d, **o)) for n, (a, d, o) in BLOCKS.items()]
+    cases += [Case("confrontation", n, _file("confrontation", n)) for n in CONFRONTATION_BUNDLED]
+    cases += [
+        Case("confrontation", n, _file("confrontation", stem, changes))
+        for n, (stem, changes) in CONFRONTATION.items()
+    ]
+    cases += [Case("skirmish", n, _file("skirmish", n)) for n in SKIRMISH_BUNDLED]
+    cases += [
+        Case("skirmish", n, _file("skirmish", stem, changes))
+        for n, (stem, changes) in SKIRMISH_ENGINE.items()
+    ]
+    cases.append(
+        Case(
+            "skirmish",
+            "inline_sampled5",
+            _inline(
+                "skirmish", "cavalry, priest", "unicorn, 2 swordsman", expected_value="sampled5"
+            ),
+        )
+    )
+    return cases
+
+
+CASES: tuple[Case, ...] = tuple(_cases())
+
+
+def cases_of(ruleset: str) -> list[Case]:
+    return [c for c in CASES if c.ruleset == ruleset]
