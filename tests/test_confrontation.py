@@ -286,6 +286,75 @@ def test_morale_on_destruction_and_trend() -> None:
         assert np.array_equal(ref[name], out[name][:200])
 
 
+def trended(resolve: float, turns: int) -> float:
+    """Resolve after ``turns`` ends of turn with nobody destroyed, in closed form: below 1
+    it rises half a point a turn and stops at 1, above 3 it falls half a point a turn and
+    stops at 3, from 1 to 3 it stays."""
+    if resolve < 1:
+        return min(1.0, resolve + turns / 2)
+    if resolve > 3:
+        return max(3.0, resolve - turns / 2)
+    return resolve
+
+
+def trend_data(turns: int) -> dict[str, Any]:
+    def unit(name: str, resolve: float, integrity: int = 1000) -> dict[str, Any]:
+        return {"name": name, "arms": 0, "resolve": resolve, "integrity": integrity}
+
+    def stack(name: str, at: list[int], *units: dict[str, Any]) -> dict[str, Any]:
+        return {"name": name, "at": at, "units": list(units)}
+
+    gunner = {"name": "gunner", "arms": 2, "resolve": 3, "integrity": 1000}
+    return {
+        "ruleset": "confrontation",
+        "battle": {"turns": turns, "nearby": 1, "after_script": "stop"},
+        "attacker": {
+            "stacks": [
+                stack("a", [0, 0], gunner),
+                stack("b", [-3, 0], unit("routed", -2), unit("level", 1), unit("wavering", 0.5)),
+            ]
+        },
+        "defender": {
+            "stacks": [
+                stack("x", [1, 0], unit("doomed", 0, integrity=1), unit("steady", 1)),
+                stack("y", [4, 0], unit("shaken", -1.5), unit("firm", 1.5), unit("proud", 4.5)),
+            ]
+        },
+        # Turn 1 only: "doomed" falls to the first die (2dN is at least 2), then nothing.
+        "script": [{"actions": [{"by": "a", "ability": "bombard", "target": "x"}]}],
+    }
+
+
+#: Resolve when "doomed" has fallen on turn 1, before the first end of turn: the gunner
+#: (adjacent) 3 + 1, "steady" (same space) 1 - 1; stacks b and y are 4 and 3 spaces away.
+AFTER_THE_FALL = {
+    "attacker.a.gunner": 4.0,
+    "attacker.b.routed": -2.0,
+    "attacker.b.level": 1.0,
+    "attacker.b.wavering": 0.5,
+    "defender.x.steady": 0.0,
+    "defender.y.shaken": -1.5,
+    "defender.y.firm": 1.5,
+    "defender.y.proud": 4.5,
+}
+
+
+@pytest.mark.parametrize("turns", [1, 2, 3, 4, 6])
+def test_morale_trend_stops_at_one_and_three_in_half_points(turns: int) -> None:
+    # By hand, for example after 3 turns: gunner 4 -> 3.5 -> 3 -> 3, steady 0 -> 0.5 -> 1
+    # -> 1, routed -2 -> -1.5 -> -1 -> -0.5, level and firm stay at 1 and 1.5. Every battle
+    # is the same (only the dice of the undying units vary), so every row must match.
+    scenario = from_data(trend_data(turns), Source("test"))
+    expected = {name: 2 * trended(r, turns) for name, r in AFTER_THE_FALL.items()}
+    kernel_rows = rows(scenario, 500, seed=5)
+    reference_rows = reference.run(scenario.model, 50, seed=5)
+    for out in (kernel_rows, reference_rows):
+        assert np.all(out["destroyed.defender.x.doomed"] == 1)
+        assert np.all(out["winner"] == 2) and np.all(out["steps"] == turns)
+        for name, resolve_x2 in expected.items():
+            assert np.all(out[f"resolve_x2.{name}"] == resolve_x2), (name, turns)
+
+
 # -- Kernel against reference -------------------------------------------------------------------
 
 
