@@ -199,10 +199,12 @@ MUTANTS = (
     Mutant(
         "confrontation-morale-recovers-to-1.5",
         "kernels/confrontation.py",
-        "resolve2[u] = min(2, resolve2[u] + 1)",
-        "resolve2[u] = min(3, resolve2[u] + 1)",
+        # Both lines: resolve is kept in whole half points, so with the test left at
+        # "below 1" the sum never passes 1 and a looser cap alone changes nothing.
+        "if resolve2[u] < 2:\n                    resolve2[u] = min(2, resolve2[u] + 1)",
+        "if resolve2[u] < 3:\n                    resolve2[u] = min(3, resolve2[u] + 1)",
         CONFRONTATION_TESTS,
-        "morale trending back from below 1 stops at 1.5 instead of 1",
+        "morale trending back from below 1 stops at 1.5 instead of 1 (a unit at 1 rises)",
     ),
     Mutant(
         "confrontation-morale-falls-to-3.5",
