@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich import box
@@ -17,8 +17,10 @@ from ..errors import BattleOddsError
 from ..running.progress import progress_bar
 from ..scenario.scenario import DEFAULT_SEED
 from ..studies.matrix import DEFAULT_BATTLES, Matrix, equal_cost_matrix
+from ..studies.one_type import settings_text
 from .app import app
 from .options import (
+    BattleSettings,
     CostsFile,
     Dpi,
     Json,
@@ -26,6 +28,7 @@ from .options import (
     RulesetName,
     Scheduler,
     Threads,
+    battle_settings,
     err,
     out,
     print_json,
@@ -57,6 +60,7 @@ def matrix(
             "--seed", "-s", min=0, max=2**63 - 1, help="Random seed, the same for every pair."
         ),
     ] = DEFAULT_SEED,
+    setting: BattleSettings = None,
     output: PlotOutput = None,
     dpi: Dpi = 100,
     json: Json = False,
@@ -67,7 +71,17 @@ def matrix(
     from ..report import plots
 
     result = fight_matrix(
-        "matrix", budget, ruleset, types, costs, battles, seed, output, threads, scheduler
+        "matrix",
+        budget,
+        ruleset,
+        types,
+        costs,
+        battles,
+        seed,
+        output,
+        threads,
+        scheduler,
+        battle_settings(setting),
     )
     if output is not None:
         plots.save(plots.matrix_figure(result, dpi=dpi), output)
@@ -90,9 +104,11 @@ def fight_matrix(
     output: Path | None,
     threads: int | None,
     scheduler: str | None,
+    settings: dict[str, Any],
 ) -> Matrix:
-    """The equal-cost matrix a command (``matrix``, ``meta``) asks for, with a progress
-    bar; a plot's path is checked before the battles, not after."""
+    """The equal-cost matrix a command (``matrix``, ``meta``) asks for, ``settings`` in
+    every battle's ``[battle]`` table, with a progress bar; a plot's path is checked
+    before the battles, not after."""
     from ..running.distributed import executor_for
 
     spend = _budget(budget)
@@ -111,6 +127,7 @@ def fight_matrix(
             threads=threads,
             progress=progress,
             executor=executor,
+            settings=settings,
         )
 
 
@@ -139,6 +156,7 @@ def _table(result: Matrix) -> None:
     title = (
         f"{result.ruleset}: P(attacker wins) at equal cost, budget {result.budget:g}, "
         f"{result.battles:,} battles a pair, seed {result.seed}"
+        + (f", --set {settings_text(result.settings)}" if result.settings else "")
     )
     if wide:
         groups = [list(range(len(types)))]
