@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich import box
@@ -71,17 +71,7 @@ def matrix(
     from ..report import plots
 
     result = fight_matrix(
-        "matrix",
-        budget,
-        ruleset,
-        types,
-        costs,
-        battles,
-        seed,
-        output,
-        threads,
-        scheduler,
-        battle_settings(setting),
+        "matrix", budget, ruleset, types, costs, battles, seed, output, threads, scheduler, setting
     )
     if output is not None:
         plots.save(plots.matrix_figure(result, dpi=dpi), output)
@@ -104,14 +94,15 @@ def fight_matrix(
     output: Path | None,
     threads: int | None,
     scheduler: str | None,
-    settings: dict[str, Any],
+    setting: list[str] | None,
 ) -> Matrix:
-    """The equal-cost matrix a command (``matrix``, ``meta``) asks for, ``settings`` in
-    every battle's ``[battle]`` table, with a progress bar; a plot's path is checked
-    before the battles, not after."""
+    """The equal-cost matrix a command (``matrix``, ``meta``) asks for, its ``--set``
+    settings in every battle's ``[battle]`` table, with a progress bar; a plot's path is
+    checked before the battles, not after."""
     from ..running.distributed import executor_for
 
     spend = _budget(budget)
+    settings = battle_settings(setting)
     if output is not None:
         from ..report import plots
 

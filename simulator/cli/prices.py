@@ -209,17 +209,7 @@ def meta(
 
     check_game(types, bootstrap)
     fought = fight_matrix(
-        "meta",
-        budget,
-        ruleset,
-        types,
-        costs,
-        battles,
-        seed,
-        output,
-        threads,
-        scheduler,
-        battle_settings(setting),
+        "meta", budget, ruleset, types, costs, battles, seed, output, threads, scheduler, setting
     )
     result = meta_of(fought, bootstrap=bootstrap)
     if output is not None:
