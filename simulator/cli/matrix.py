@@ -19,8 +19,10 @@ from ..report.tables import print_title
 from ..running.progress import progress_bar
 from ..scenario.scenario import DEFAULT_SEED
 from ..studies.matrix import DEFAULT_BATTLES, Matrix, equal_cost_matrix
+from ..studies.one_type import settings_text
 from .app import app
 from .options import (
+    BattleSettings,
     CostsFile,
     Dpi,
     Json,
@@ -29,6 +31,7 @@ from .options import (
     RulesetName,
     Scheduler,
     Threads,
+    battle_settings,
     err,
     out,
     print_json,
@@ -63,6 +66,7 @@ def matrix(
             "--seed", "-s", min=0, max=2**63 - 1, help="Random seed, the same for every pair."
         ),
     ] = DEFAULT_SEED,
+    setting: BattleSettings = None,
     output: PlotOutput = None,
     dpi: Dpi = 100,
     json: Json = False,
@@ -85,6 +89,7 @@ def matrix(
         output,
         threads,
         scheduler,
+        setting,
         max_total,
     )
     note = f"{sum(c.result.n > 0 for c in result.cells)} pairs run" if result.partial else None
@@ -110,13 +115,16 @@ def fight_matrix(
     output: Path | None,
     threads: int | None,
     scheduler: str | None,
+    setting: list[str] | None,
     max_total: int | None = None,
 ) -> Matrix:
-    """The equal-cost matrix a command (``matrix``, ``meta``) asks for, with a progress
-    bar; a plot's path is checked before the battles, not after."""
+    """The equal-cost matrix a command (``matrix``, ``meta``) asks for, its ``--set``
+    settings in every battle's ``[battle]`` table, with a progress bar; a plot's path is
+    checked before the battles, not after."""
     from ..running.distributed import executor_for
 
     spend = _budget(budget)
+    settings = battle_settings(setting)
     if output is not None:
         from ..report import plots
 
@@ -133,6 +141,7 @@ def fight_matrix(
             progress=progress,
             executor=executor,
             max_total=max_total,
+            settings=settings,
         )
 
 
@@ -162,6 +171,7 @@ def _table(result: Matrix) -> None:
     title = (
         f"{result.ruleset}: P(attacker wins) at equal cost, budget {result.budget:g}, "
         f"{result.battles:,} battles a pair, seed {result.seed}"
+        + (f", --set {settings_text(result.settings)}" if result.settings else "")
     )
     short = {t: t for t in types} if wide else shortened(types, _COMPACT - 1)
     if wide:

@@ -6,10 +6,11 @@ from __future__ import annotations
 import functools
 import json as jsonlib
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
+import tomllib
 import typer
 from rich.console import Console
 from rich.markup import escape
@@ -166,3 +167,40 @@ CostsFile = Annotated[
         help="TOML file of `type = cost` lines overriding the unit table's costs.",
     ),
 ]
+
+
+#: ``--set`` of the studies that build their own battles (matrix, prices, meta).
+BattleSettings = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--set",
+        help="A [battle] setting KEY=VALUE for every battle, e.g. rules=engine (skirmish) or "
+        "strike_order=alternating (olympia); VALUE as a scenario file writes it (true, 3) "
+        "or plain text (repeatable).",
+    ),
+]
+
+
+def key_values(pairs: Sequence[str] | None) -> dict[str, str]:
+    """Repeated ``--set KEY=VALUE`` as ``{KEY: VALUE}`` (text; a later KEY wins)."""
+    answer: dict[str, str] = {}
+    for pair in pairs or []:
+        key, eq, value = pair.partition("=")
+        if not eq or not key.strip():
+            raise BattleOddsError(f"--set '{pair}': expected KEY=VALUE")
+        answer[key.strip()] = value.strip()
+    return answer
+
+
+def battle_settings(pairs: Sequence[str] | None) -> dict[str, Any]:
+    """``--set`` of ``matrix``, ``prices`` and ``meta``: keys of the ``[battle]`` table,
+    each VALUE read as a TOML value where it is one (``true``, ``3``, ``["rain"]``), as a
+    scenario file would hold it, else as text (``engine``); the ruleset checks them."""
+    return {key: _toml_value(value) for key, value in key_values(pairs).items()}
+
+
+def _toml_value(text: str) -> Any:
+    try:
+        return tomllib.loads(f"value = {text}")["value"]
+    except tomllib.TOMLDecodeError:
+        return text

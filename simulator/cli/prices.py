@@ -18,17 +18,20 @@ from ..errors import BattleOddsError
 from ..scenario.scenario import DEFAULT_SEED
 from ..studies.matrix import DEFAULT_BATTLES as MATRIX_BATTLES
 from ..studies.meta import DEFAULT_BOOTSTRAP, Meta
+from ..studies.one_type import settings_text
 from ..studies.price_list import Prices
 from ..studies.prices import DEFAULT_BATTLES, DEFAULT_BUDGETS
 from .app import app
 from .matrix import fight_matrix
 from .options import (
+    BattleSettings,
     Dpi,
     Json,
     PlotOutput,
     RulesetName,
     Scheduler,
     Threads,
+    battle_settings,
     err,
     out,
     print_json,
@@ -78,6 +81,7 @@ def prices(
     confidence: Annotated[
         float, typer.Option(min=0.5, max=0.9999, help="Level of the price intervals.")
     ] = 0.95,
+    setting: BattleSettings = None,
     write: Annotated[
         Path | None,
         typer.Option(
@@ -94,6 +98,7 @@ def prices(
     """What should each unit cost? A fair price list, with each type's break-even prices."""
     from ..studies.prices import fair_prices
 
+    settings = battle_settings(setting)
     if output is not None:
         from ..report import plots
 
@@ -116,6 +121,7 @@ def prices(
             confidence=confidence,
             threads=threads,
             progress=progress if err.is_terminal else None,
+            settings=settings,
         )
     if write is not None:
         write_atomically(write, result.costs_toml())
@@ -137,7 +143,8 @@ def _prices_table(result: Prices) -> None:
     table = Table(
         title=f"{result.ruleset}: fair prices in {result.base}s, budgets "
         f"{', '.join(f'{b:g}' for b in result.budgets)}, {result.battles:,} battles a "
-        f"matchup, seed {result.seed}",
+        f"matchup, seed {result.seed}"
+        + (f", --set {settings_text(result.settings)}" if result.settings else ""),
         box=box.SIMPLE_HEAVY,
         title_justify="left",
     )
@@ -190,6 +197,7 @@ def meta(
     bootstrap: Annotated[
         int, typer.Option(min=0, max=100_000, help="Redrawn games for the support shares.")
     ] = DEFAULT_BOOTSTRAP,
+    setting: BattleSettings = None,
     output: PlotOutput = None,
     dpi: Dpi = 100,
     json: Json = False,
@@ -201,7 +209,7 @@ def meta(
 
     check_game(types, bootstrap)
     fought = fight_matrix(
-        "meta", budget, ruleset, types, costs, battles, seed, output, threads, scheduler
+        "meta", budget, ruleset, types, costs, battles, seed, output, threads, scheduler, setting
     )
     result = meta_of(fought, bootstrap=bootstrap)
     if output is not None:
@@ -222,7 +230,8 @@ def _meta_table(result: Meta) -> None:
     assert m is not None
     table = Table(
         title=f"{m.ruleset}: the equal-cost game at budget {m.budget:g} (both roles), "
-        f"{m.battles:,} battles a pair, seed {m.seed}",
+        f"{m.battles:,} battles a pair, seed {m.seed}"
+        + (f", --set {settings_text(m.settings)}" if m.settings else ""),
         box=box.SIMPLE_HEAVY,
         title_justify="left",
         pad_edge=False,

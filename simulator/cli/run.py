@@ -13,7 +13,6 @@ from rich.markup import escape
 
 from .. import rulesets
 from ..atomic import write_atomically
-from ..errors import BattleOddsError
 from ..report import tables as report
 from ..rulesets import InlineQuery
 from ..running.output_paths import CSV, check_output_path
@@ -34,6 +33,7 @@ from .options import (
     Seed,
     Threads,
     err,
+    key_values,
     out,
     print_json,
     runs_battles,
@@ -169,11 +169,7 @@ def odds(
         "defender_break": defender_break,
         "ability": ability,
     }
-    for pair in option or []:
-        key, eq, value = pair.partition("=")
-        if not eq or not key.strip():
-            raise BattleOddsError(f"--set '{pair}': expected KEY=VALUE")
-        options[key.strip()] = value.strip()
+    options.update(key_values(option))
     query = InlineQuery(attacker, defender, {k: v for k, v in options.items() if v is not None})
     scenario = from_query(ruleset, query)
     if exact:

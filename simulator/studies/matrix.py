@@ -4,21 +4,22 @@ For a budget B, each unit type i fields floor(B / cost_i) men with the ruleset's
 leader or setting (:meth:`Ruleset.one_type_battle`); every ordered pair of types fights,
 the diagonal too as a sanity value, and the answer is the attacker's win probability of
 each pair with its 95% Wilson interval. Every cell runs on the same seed and battle
-indices (common random numbers), through :func:`simulator.simulate`.
+indices (common random numbers), through :func:`simulator.simulate`. ``settings`` go into
+every battle's ``[battle]`` table (:mod:`simulator.studies.one_type`).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .. import rulesets
-from ..errors import BattleOddsError, Source, did_you_mean
+from ..errors import BattleOddsError, did_you_mean
 from ..results.result import Result
 from ..results.stats import Tally
 from ..rulesets import Army
@@ -27,7 +28,8 @@ from ..running.interrupt import stop_requested
 from ..running.plan import ChunkExecutor
 from ..running.runner import simulate
 from ..scenario.costs import given_costs, read_costs_file
-from ..scenario.scenario import DEFAULT_SEED, Scenario, from_data
+from ..scenario.scenario import DEFAULT_SEED
+from .one_type import checked_settings, one_type_scenario, settings_columns
 from .sweep import battles_of
 
 if TYPE_CHECKING:
@@ -73,6 +75,8 @@ class Matrix:
     notes: tuple[str, ...] = ()
     #: True when Ctrl-C stopped the matrix: the cells not run have no battles (nan).
     partial: bool = False
+    #: The ``[battle]`` settings every battle was fought under (``--set``).
+    settings: dict[str, Any] = field(default_factory=dict)
 
     def cell(self, attacker: str, defender: str) -> Cell:
         return self.cells[self.types.index(attacker) * len(self.types) + self.types.index(defender)]
@@ -104,6 +108,7 @@ class Matrix:
                     "seed": self.seed,
                     "budget": self.budget,
                     "ruleset": self.ruleset,
+                    **settings_columns(self.settings),
                 }
             )
         return pd.DataFrame(rows)
@@ -118,6 +123,7 @@ class Matrix:
             "types": list(self.types),
             "costs": {t: self.costs[t] for t in self.types},
             "men": {t: self.men[t] for t in self.types},
+            "settings": dict(self.settings),
             "notes": list(self.notes),
             "cells": [
                 {
@@ -147,11 +153,14 @@ def equal_cost_matrix(
     progress: CellProgress | None = None,
     executor: ChunkExecutor | None = None,
     max_total: int | None = None,
+    settings: Mapping[str, Any] | None = None,
 ) -> Matrix:
     """Fight every ordered pair of ``types`` (default: every type of the ruleset that can
     fight alone) at ``budget`` each; ``costs`` (a mapping or a TOML file of ``type =
-    cost``) override the unit table's costs."""
+    cost``) override the unit table's costs; ``settings`` (``{"rules": "engine"}``) go
+    into every battle's ``[battle]`` table."""
     rs = rulesets.get(ruleset, "--ruleset")
+    given = checked_settings(settings)
     table = rs.unit_costs()
     if costs is not None:
         override = (
@@ -184,7 +193,10 @@ def equal_cost_matrix(
     )
     # Build (and so validate) every cell's battle before running any.
     pairs = [(Army(a, men[a]), Army(d, men[d])) for a in chosen for d in chosen]
-    scenarios = [_battle(rs, attacker, defender, budget) for attacker, defender in pairs]
+    scenarios = [
+        one_type_scenario(rs, attacker, defender, given, f"--budget {budget:g}")
+        for attacker, defender in pairs
+    ]
     cells = []
     for done, (scenario, (attacker, defender)) in enumerate(zip(scenarios, pairs, strict=True)):
         result = simulate(
@@ -213,6 +225,7 @@ def equal_cost_matrix(
         cells=cells,
         notes=tuple(notes),
         partial=partial,
+        settings=given,
     )
 
 
@@ -254,19 +267,6 @@ def _types(
     if not chosen:
         raise BattleOddsError("--types: no types: expected e.g. knight,pikeman,archer")
     return chosen, []
-
-
-def _battle(rs: rulesets.Ruleset, attacker: Army, defender: Army, budget: float) -> Scenario:
-    label = f"{attacker.men} {attacker.type} vs {defender.men} {defender.type}"
-    try:
-        data = rs.one_type_battle(attacker, defender)
-        return from_data({**data, "name": label}, Source(f"--budget {budget:g}: {label}"))
-    except BattleOddsError as exc:
-        message = str(exc)
-        prefix = f"--budget {budget:g}: {label}"
-        raise BattleOddsError(
-            message if message.startswith(prefix) else f"{prefix}: {message}"
-        ) from None
 
 
 #: ``simulator.matrix``: the name the package exports.

@@ -31,6 +31,7 @@ import numpy as np
 from ..errors import BattleOddsError
 from ..scenario.scenario import DEFAULT_SEED
 from .matrix import DEFAULT_BATTLES, Matrix, equal_cost_matrix
+from .one_type import settings_columns
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -149,6 +150,7 @@ class Meta:
         import pandas as pd
 
         scores = self.against_mix()
+        settings = settings_columns(self.matrix.settings) if self.matrix is not None else {}
         rows = []
         for i, t in enumerate(self.types):
             counter, by = self.counter(t) if len(self.types) > 1 else ("", 0.0)
@@ -161,6 +163,7 @@ class Meta:
                     "counter": counter,
                     "counter_score": by,
                     "dominated_by": self.dominated_by.get(t),
+                    **settings,
                 }
             )
         return pd.DataFrame(rows)
@@ -177,6 +180,7 @@ class Meta:
                 "men": {t: m.men[t] for t in m.types},
                 "battles": m.battles,
                 "seed": m.seed,
+                "settings": dict(m.settings),
                 "notes": list(m.notes),
             }
         answer |= {
@@ -294,8 +298,10 @@ def meta(
     threads: int | None = None,
     progress: Callable[[int, int], None] | None = None,
     executor: ChunkExecutor | None = None,
+    settings: Mapping[str, Any] | None = None,
 ) -> Meta:
-    """Fight the equal-cost matrix (as :func:`simulator.matrix`) and solve its game."""
+    """Fight the equal-cost matrix (as :func:`simulator.matrix`, ``settings`` in every
+    battle's ``[battle]`` table) and solve its game."""
     check_game(types, bootstrap)
     fought = equal_cost_matrix(
         ruleset,
@@ -307,5 +313,6 @@ def meta(
         threads=threads,
         progress=progress,
         executor=executor,
+        settings=settings,
     )
     return meta_of(fought, bootstrap=bootstrap)

@@ -18,16 +18,17 @@ random numbers put between cells (batch means), which a binomial formula would i
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from .. import rulesets
-from ..errors import BattleOddsError, Source
+from ..errors import BattleOddsError
 from ..rulesets import Army
 from ..running.runner import thread_count
-from ..scenario.scenario import from_data
+from .one_type import checked_settings, one_type_scenario
 
 #: Blocks of battle indices per cell, for batch-means standard errors.
 BATCHES = 10
@@ -65,7 +66,8 @@ def block_z(confidence: float) -> float:
 
 
 class CellBank:
-    """Fights and keeps cells of one ruleset on one seed, ``battles`` battles each."""
+    """Fights and keeps cells of one ruleset on one seed, ``battles`` battles each, with
+    ``settings`` in every battle's ``[battle]`` table."""
 
     def __init__(
         self,
@@ -75,6 +77,7 @@ class CellBank:
         *,
         threads: int | None = None,
         progress: CellCount | None = None,
+        settings: Mapping[str, Any] | None = None,
     ) -> None:
         if battles < 2 * BATCHES:
             raise BattleOddsError(f"--battles {battles}: expected at least {2 * BATCHES}")
@@ -83,6 +86,7 @@ class CellBank:
         self.seed = seed
         self.threads = threads
         self.progress = progress
+        self.settings = checked_settings(settings)
         self.starts = np.array([battles * b // BATCHES for b in range(BATCHES)])
         sizes = np.diff(np.append(self.starts, battles))
         self.weights = sizes / battles
@@ -107,12 +111,9 @@ class CellBank:
         return self._scores[key]
 
     def _fight(self, attacker: str, a_men: int, defender: str, d_men: int) -> np.ndarray:
-        label = f"{a_men} {attacker} vs {d_men} {defender}"
-        try:
-            data = self.ruleset.one_type_battle(Army(attacker, a_men), Army(defender, d_men))
-            scenario = from_data({**data, "name": label}, Source(label))
-        except BattleOddsError as exc:
-            raise BattleOddsError(f"{label}: {exc}") from None
+        scenario = one_type_scenario(
+            self.ruleset, Army(attacker, a_men), Army(defender, d_men), self.settings
+        )
         prepared = self.ruleset.prepare(scenario.model)
         with thread_count(self.threads):
             winner = prepared.run(self.seed, 0, self.battles)["winner"]

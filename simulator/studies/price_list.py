@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..rulesets.keys import MAX_COST, MIN_COST
+from .one_type import settings_columns, settings_text
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -79,6 +80,8 @@ class Prices:
     #: Pairs of counts fought (each ``battles`` battles).
     cells: int
     notes: list[str] = field(default_factory=list)
+    #: The ``[battle]`` settings every battle was fought under (``--set``).
+    settings: dict[str, Any] = field(default_factory=dict)
 
     @property
     def frame(self) -> pd.DataFrame:
@@ -98,6 +101,7 @@ class Prices:
                     "pairwise_max": max(pair) if pair else math.nan,
                     "score": p.score,
                     "base": self.base,
+                    **settings_columns(self.settings),
                 }
             )
         return pd.DataFrame(rows)
@@ -107,7 +111,11 @@ class Prices:
         """One row per type, other type, budget and role: the break-even price."""
         import pandas as pd
 
-        rows = [{"type": t, **q.to_dict()} for t, p in self.prices.items() for q in p.pairwise]
+        rows = [
+            {"type": t, **q.to_dict(), **settings_columns(self.settings)}
+            for t, p in self.prices.items()
+            for q in p.pairwise
+        ]
         return pd.DataFrame(rows)
 
     def costs(self) -> dict[str, float]:
@@ -119,7 +127,9 @@ class Prices:
         lines = [
             f"# Fair prices for {self.ruleset} in units of one {self.base}, from",
             f"# battle-odds prices (budgets {', '.join(f'{b:g}' for b in self.budgets)}, "
-            f"{self.battles:,} battles a matchup, seed {self.seed})"
+            f"{self.battles:,} battles a matchup, seed {self.seed}"
+            + (f", --set {settings_text(self.settings)}" if self.settings else "")
+            + ")"
             + ("" if self.converged else "; NOT CONVERGED"),
         ]
         lines += [f"{t} = {c:g}" for t, c in self.costs().items()]
@@ -139,6 +149,7 @@ class Prices:
             "evaluations": self.evaluations,
             "residual": self.residual,
             "cells": self.cells,
+            "settings": dict(self.settings),
             "prices": {
                 t: {
                     "price": p.price,

@@ -40,6 +40,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -77,10 +78,12 @@ def fair_prices(
     confidence: float = 0.95,
     threads: int | None = None,
     progress: CellCount | None = None,
+    settings: Mapping[str, Any] | None = None,
 ) -> Prices:
     """The fair price list of ``types`` (default: every type that can fight alone) in units
     of ``base`` (default: the first type), over ``budgets``; ``costs`` (a mapping or a
-    ``--costs`` file) are the starting prices (default: the unit table's)."""
+    ``--costs`` file) are the starting prices (default: the unit table's); ``settings``
+    (``{"rules": "engine"}``) go into every battle's ``[battle]`` table."""
     rs = rulesets.get(ruleset, "--ruleset")
     table = rs.unit_costs()
     if costs is not None:
@@ -114,7 +117,7 @@ def fair_prices(
             + f": raise the smallest budget to at least {max(start[t] for t in dear):g} "
             "or leave them out of --types"
         )
-    bank = CellBank(rs.name, battles, seed, threads=threads, progress=progress)
+    bank = CellBank(rs.name, battles, seed, threads=threads, progress=progress, settings=settings)
     search = _Search(bank, chosen, spend, base, start)
     converged, sweeps, evaluations, residual = search.solve()
     z = block_z(confidence)
@@ -145,6 +148,7 @@ def fair_prices(
         residual=residual,
         cells=bank.cells,
         notes=notes,
+        settings=bank.settings,
     )
 
 

@@ -1,0 +1,87 @@
+"""The one-type battles of ``matrix``, ``prices`` and ``meta``, under ``[battle]`` settings.
+
+Those studies take no scenario: each battle is built by the ruleset
+(:meth:`Ruleset.one_type_battle`) in its default conditions. ``settings`` (``--set
+KEY=VALUE``) are put into the ``[battle]`` table of every such battle and checked by the
+ruleset's validator as a scenario file's table is, so that a matrix can be fought under
+other rules than the default ones (skirmish ``rules = "engine"``, olympia
+``strike_order = "alternating"``). A study records its settings, so that a result says
+which rules it was played under.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from .. import rulesets
+from ..errors import BattleOddsError, Source
+from ..rulesets import Army
+from ..scenario.scenario import Scenario, from_data
+
+#: The table of a scenario that ``settings`` go into.
+TABLE = "battle"
+
+
+def checked_settings(settings: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``settings`` as a plain dict (empty for None); its keys must be names."""
+    if settings is None:
+        return {}
+    if not isinstance(settings, Mapping):
+        raise BattleOddsError(
+            f"settings: expected a mapping of [{TABLE}] keys to values, e.g. "
+            f"{{'rules': 'engine'}}, got {type(settings).__name__}"
+        )
+    for key in settings:
+        if not isinstance(key, str) or not key.strip():
+            raise BattleOddsError(f"settings: key {key!r}: expected the name of a [{TABLE}] key")
+    return dict(settings)
+
+
+def one_type_scenario(
+    rs: rulesets.Ruleset,
+    attacker: Army,
+    defender: Army,
+    settings: Mapping[str, Any],
+    where: str = "",
+) -> Scenario:
+    """``attacker`` against ``defender`` as the ruleset fields one-type armies, with
+    ``settings`` in its ``[battle]`` table, validated. An error names ``--set KEY`` when
+    a setting is at fault, else ``where`` (e.g. ``--budget 20``) and the battle."""
+    label = f"{attacker.men} {attacker.type} vs {defender.men} {defender.type}"
+    prefix = f"{where}: {label}" if where else label
+    try:
+        data = rs.one_type_battle(attacker, defender)
+    except BattleOddsError as exc:
+        message = str(exc)
+        raise BattleOddsError(
+            message if message.startswith(prefix) else f"{prefix}: {message}"
+        ) from None
+    if settings:
+        data = {**data, TABLE: {**(data.get(TABLE) or {}), **settings}}
+
+    def option_of(key: str) -> str | None:
+        parts = [p for p in re.split(r"[.\[\]]", key) if p]
+        if len(parts) >= 2 and parts[0] == TABLE and parts[1] in settings:
+            return f"--set {parts[1]}"
+        return None
+
+    return from_data({**data, "name": label}, Source(prefix, option_of=option_of))
+
+
+def settings_text(settings: Mapping[str, Any]) -> str:
+    """``rules=engine, expected_value=exact`` (empty without settings), for titles."""
+    return ", ".join(f"{key}={_shown(value)}" for key, value in settings.items())
+
+
+def _shown(value: Any) -> str:
+    # As a scenario file writes it (true, ["rain"]), but a name bare.
+    return value if isinstance(value, str) else json.dumps(value, default=str)
+
+
+def settings_columns(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """A frame's columns for the settings, named by their data path (``battle.rules``)
+    as a sweep names what it varies."""
+    return {f"{TABLE}.{key}": value for key, value in settings.items()}
