@@ -210,5 +210,8 @@ def test_ctrl_c_regress_reports_the_scenarios_checked(tmp_path: Path) -> None:
 
 def test_a_second_ctrl_c_exits_at_once() -> None:
     code, _, err, seconds = interrupt(["run", KNIGHTS, "-n", MANY, "--json"], twice=True)
-    assert code == 130 and "Traceback" not in err
+    # Either the handler's exit status 130, or, when the second Ctrl-C lands after the
+    # first one's answer restored Python's own handler, death by SIGINT: a shell reports
+    # both as 130.
+    assert code in (130, -signal.SIGINT) and "Traceback" not in err
     assert seconds < STOPS_WITHIN

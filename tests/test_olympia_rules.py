@@ -7,7 +7,7 @@ import pytest
 
 import simulator
 from simulator.rulesets.olympia.keys import KERNEL_CHOICES
-from simulator.rulesets.olympia.prepare import compile_battle
+from simulator.rulesets.olympia.prepare import chain_refusal, compile_battle
 from tests.reference import olympia as reference
 from tests.reference.agreement import check_case
 from tests.reference.cases import Case, cases_of
@@ -79,6 +79,8 @@ def test_kernel_agrees_with_stored_reference(case: Case, kernel: str) -> None:
     ship, wind, pirates: winner 1.00, others 0.09
     swamp, rain, last man: winner 0.92, others 0.68
     """
+    if kernel == "chain" and chain_refusal(compile_battle(case.build().model)) is not None:
+        pytest.skip("the chain kernel runs the random strike order only")
     assert (
         check_case(
             case, test_kernel_agrees_with_stored_reference.__doc__, {"battle.kernel": kernel}
