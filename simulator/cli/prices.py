@@ -128,7 +128,7 @@ def prices(
     # A partial price list is no --costs file: matrix, meta and best would read it as
     # fair prices. It is printed, drawn and marked; the file is left as it was.
     if write is not None and result.partial:
-        err.print(f"{write}: not written: the prices are partial", highlight=False)
+        err.print(f"{write}: not written: the prices are partial", highlight=False, soft_wrap=True)
         write = None
     elif write is not None:
         write_atomically(write, result.costs_toml())

@@ -213,7 +213,7 @@ class BestArmy:
     def _unraced(self) -> str:
         """Interrupted before the choosing race's first look: no choice."""
         if not self.tallies:
-            return "interrupted before any army fought its first battles: no answer"
+            return "interrupted before the armies finished their first look: no answer"
         likeliest = max(self.tallies, key=self._rank)
         return (
             f"interrupted before the race that chooses: no answer; the likeliest of the "

@@ -289,7 +289,8 @@ def meta_of(matrix: Matrix, *, bootstrap: int = DEFAULT_BOOTSTRAP, seed: int | N
     while k > 0 and np.any(fought[:k, :k] == 0):
         k -= 1
     seed = matrix.seed if seed is None else seed
-    if k < 2:
+    if k < 2:  # no game: every type is left out
+        k = 0
         empty = np.zeros((0, 0))
         answer = Meta((), empty, empty, empty, empty, np.zeros(0), 0.0, np.zeros(0), 0, seed)
     else:
