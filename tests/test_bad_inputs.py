@@ -181,6 +181,67 @@ def test_the_sample_baseline_still_reads(tmp_path: Path) -> None:
             ["worth", str(KNIGHTS), "--add", "1 knight", "--in", "soldier", "--max", str(10**18)],
             f"--max {10**18}: ",
         ),
+        (
+            [
+                "best",
+                str(KNIGHTS),
+                "--budget",
+                "2",
+                "--types",
+                "knight,soldier",
+                "-n",
+                "1000",
+                "--max-battles",
+                "1000",
+                "--max-total",
+                "5999",
+            ],
+            "best: 6 armies x --max-battles 1,000 = 6,000 battles in all, more than "
+            "--max-total 5,999",
+        ),
+        (
+            [
+                "best",
+                str(KNIGHTS),
+                "--budget",
+                "200",
+                "--types",
+                "knight,soldier,pikeman",
+                "--max-battles",
+                "100000000000",
+            ],
+            "best: a search of up to 241 races",
+        ),
+        (
+            [
+                "prices",
+                "--types",
+                "knight,pikeman",
+                "--budgets",
+                "10",
+                "-n",
+                "1000",
+                "--max-total",
+                "199999",
+            ],
+            "prices: 2 x 1 types x 1 budgets x 100 pairs of counts x --battles 1,000 = "
+            "200,000 battles in all, more than --max-total 199,999",
+        ),
+        (
+            [
+                "meta",
+                "--budget",
+                "20",
+                "--types",
+                "knight,pikeman",
+                "-n",
+                "1000",
+                "--max-total",
+                "3999",
+            ],
+            "matrix: 2 x 2 pairs x --battles 1,000 = 4,000 battles in all, more than "
+            "--max-total 3,999",
+        ),
     ],
 )
 def test_a_commands_whole_work_is_bounded_before_it_starts(args: list[str], says: str) -> None:

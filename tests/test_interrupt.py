@@ -22,6 +22,9 @@ MANY = "1000000000"
 #: From SIGINT to the process's end: the kernel call in progress (a quarter second, a
 #: second on a crowded machine), printing the answer, writing a figure, and the exit.
 STOPS_WITHIN = 8.0
+#: Commands that print no time-left notice in a pipe (searches that count probes, races
+#: or price cells): Ctrl-C a second after the kernels' threads start.
+QUIET = ("worth", "best", "prices")
 
 
 def kernel_threads_run(pid: int) -> bool:
@@ -42,7 +45,7 @@ def interrupt(args: list[str], twice: bool = False) -> tuple[int, str, str, floa
         stderr=subprocess.PIPE,
         env={**os.environ, "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"},
     )
-    if args[0] == "worth":
+    if args[0] in QUIET:
         deadline = time.time() + 120
         while not kernel_threads_run(process.pid) and time.time() < deadline:
             time.sleep(0.1)
@@ -59,7 +62,7 @@ def interrupt(args: list[str], twice: bool = False) -> tuple[int, str, str, floa
 
     reader = threading.Thread(target=read_stderr, daemon=True)
     reader.start()
-    assert args[0] == "worth" or running.wait(120), "".join(lines)
+    assert args[0] in QUIET or running.wait(120), "".join(lines)
     pressed = time.perf_counter()
     process.send_signal(signal.SIGINT)
     if twice:
@@ -97,6 +100,10 @@ CASES = {
     "compare": (["compare", KNIGHTS, SWAMP, "-n", MANY, "--json"], "battles"),
     "sweep": (["sweep", KNIGHTS, "--vary", "attacker.knight=1..3", "-n", MANY, "--json"], "points"),
     "matrix": (["matrix", "--budget", "20", "-n", "10000000", "--json"], "cells"),
+    "meta": (
+        ["meta", "--budget", "20", "--types", "knight,pikeman", "-n", "100000000", "--json"],
+        "cells",
+    ),
     "sensitivity": (["sensitivity", KNIGHTS, "--battles", "100000000", "--json"], "changes"),
     "worth": (
         [
@@ -128,6 +135,62 @@ def test_ctrl_c_gives_the_json_answer_so_far(command: str) -> None:
         assert 0 < answer["battles"] < int(MANY)
     if command == "worth":
         assert answer["n"] is None and "interrupted after" in answer["answer"]
+    if command == "meta":  # a game needs both types' four pairs, far from fought
+        assert answer["types"] == [] and answer["left_out"] == ["knight", "pikeman"]
+
+
+def test_ctrl_c_best_stops_its_worker_threads_and_draws_the_answer_so_far(
+    tmp_path: Path,
+) -> None:
+    """28 armies, a first look of a million battles each: Ctrl-C lands in it, on the
+    thread pool that runs the armies side by side."""
+    figure = tmp_path / "best.svg"
+    code, out, err, seconds = interrupt(
+        [
+            "best",
+            KNIGHTS,
+            "--budget",
+            "6",
+            "--types",
+            "knight,soldier",
+            "--battles",
+            "1000000",
+            "--max-battles",
+            "2000000",
+            "--json",
+            "-o",
+            str(figure),
+        ]
+    )
+    check_stopped(code, err, seconds)
+    answer = json.loads(out)
+    assert answer["partial"] is True and answer["best"] is None and answer["within"] is None
+    assert "interrupted before" in answer["answer"]
+    assert "PARTIAL: 0 armies evaluated" in figure.read_text()
+
+
+def test_ctrl_c_prices_marks_the_answer_and_writes_no_costs_file(tmp_path: Path) -> None:
+    costs, figure = tmp_path / "costs.toml", tmp_path / "prices.svg"
+    code, out, err, seconds = interrupt(
+        [
+            "prices",
+            "--types",
+            "knight,pikeman",
+            "-n",
+            "2000000",
+            "--json",
+            "--write",
+            str(costs),
+            "-o",
+            str(figure),
+        ]
+    )
+    check_stopped(code, err, seconds)
+    answer = json.loads(out)
+    assert answer["partial"] is True and answer["converged"] is None
+    assert answer["prices"]["pikeman"]["low"] is None
+    assert not costs.exists() and "not written: the prices are partial" in err
+    assert "PARTIAL: " in figure.read_text()
 
 
 def test_ctrl_c_text_answer_says_partial() -> None:

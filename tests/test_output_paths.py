@@ -90,6 +90,10 @@ COMMANDS = [
     (["worth", KNIGHTS, "--add", "1 knight", "--in", "soldier", "-o"], "-o", ".png"),
     (["sensitivity", KNIGHTS, "--battles", LONG, "-o"], "-o", ".png"),
     (["schema", "--ruleset", "olympia", "-o"], "--output", ".json"),
+    (["best", KNIGHTS, "--budget", "20", "--max-battles", LONG, "-o"], "-o", ".png"),
+    (["prices", "--types", "knight,pikeman", "-n", LONG, "-o"], "-o", ".png"),
+    (["prices", "--types", "knight,pikeman", "-n", LONG, "--write"], "--write", ".toml"),
+    (["meta", "--budget", "20", "-n", LONG, "-o"], "-o", ".png"),
 ]
 
 

@@ -19,6 +19,7 @@ from .options import (
     CostsFile,
     Dpi,
     Json,
+    MaxTotal,
     PlotOutput,
     ScenarioPath,
     Scheduler,
@@ -27,6 +28,8 @@ from .options import (
     err,
     out,
     print_json,
+    runs_battles,
+    say_partial,
     user_errors,
 )
 
@@ -36,6 +39,7 @@ SHOWN = 30
 
 @app.command()
 @user_errors
+@runs_battles
 def best(
     scenario: ScenarioPath,
     budget: Annotated[
@@ -83,6 +87,7 @@ def best(
     json: Json = False,
     threads: Threads = None,
     scheduler: Scheduler = None,
+    max_total: MaxTotal = None,
 ) -> None:
     """What should I bring? The likeliest army to win within a budget (or the cheapest to
     reach --target), with a guarantee, and the best army found at every cost."""
@@ -111,11 +116,13 @@ def best(
             threads=threads,
             executor=executor,
             progress=progress,
+            max_total=max_total,
         )
+    note = f"{answer.evaluated:,} armies evaluated" if answer.partial else None
     if output is not None:
         from ..report.frontier import frontier_figure
 
-        plots.save(frontier_figure(answer, dpi=dpi), output)
+        plots.save(frontier_figure(answer, dpi=dpi), output, partial=note)
     if json:
         print_json(answer.to_dict())
         return
@@ -159,8 +166,9 @@ def best(
         f"{answer.battles:,} battles in {_seconds(answer.seconds)}",
         highlight=False,
     )
-    for note in answer.notes:
-        out.print(note, highlight=False)
+    for line in answer.notes:
+        out.print(line, highlight=False)
+    say_partial(answer.partial, json, note or "")
     if output is not None:
         out.print(f"{output}: frontier plot written", highlight=False)
 

@@ -114,7 +114,6 @@ def user_errors(command: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-#: ``-o`` of the commands whose answer is also a picture (worth, sensitivity, matrix).
 def runs_battles(command: F) -> F:
     """The Ctrl-C contract of a command that runs battles (see
     :mod:`simulator.running.interrupt`): the first Ctrl-C stops the kernels, the command
@@ -147,6 +146,7 @@ MaxTotal = Annotated[
         help=f"Most battles the whole command may fight (default {DEFAULT_MAX_TOTAL:,}).",
     ),
 ]
+#: ``-o`` of the commands whose answer is also a picture (worth, sensitivity, matrix, ...).
 PlotOutput = Annotated[
     Path | None,
     typer.Option(

@@ -6,6 +6,7 @@ Registered on the one typer app by :mod:`simulator.cli` importing this module.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Annotated
 
@@ -14,7 +15,7 @@ from rich import box
 from rich.table import Table
 
 from ..atomic import write_atomically
-from ..errors import BattleOddsError
+from ..running.output_paths import check_output_path
 from ..scenario.scenario import DEFAULT_SEED
 from ..studies.matrix import DEFAULT_BATTLES as MATRIX_BATTLES
 from ..studies.meta import DEFAULT_BOOTSTRAP, Meta
@@ -27,6 +28,7 @@ from .options import (
     BattleSettings,
     Dpi,
     Json,
+    MaxTotal,
     PlotOutput,
     RulesetName,
     Scheduler,
@@ -35,6 +37,8 @@ from .options import (
     err,
     out,
     print_json,
+    runs_battles,
+    say_partial,
     user_errors,
 )
 
@@ -59,6 +63,7 @@ def _costs_option(help_text: str) -> object:
 
 @app.command()
 @user_errors
+@runs_battles
 def prices(
     ruleset: RulesetName = "olympia",
     types: Types = None,
@@ -87,13 +92,15 @@ def prices(
         typer.Option(
             "--write",
             dir_okay=False,
-            help="Write the prices as a --costs file (for matrix, meta and best).",
+            help="Write the prices as a --costs file (for matrix, meta and best); "
+            "not written when Ctrl-C stops the search.",
         ),
     ] = None,
     output: PlotOutput = None,
     dpi: Dpi = 100,
     json: Json = False,
     threads: Threads = None,
+    max_total: MaxTotal = None,
 ) -> None:
     """What should each unit cost? A fair price list, with each type's break-even prices."""
     from ..studies.prices import fair_prices
@@ -103,8 +110,8 @@ def prices(
         from ..report import plots
 
         plots.check_output(output)
-    if write is not None and not (write.parent if str(write.parent) else Path(".")).is_dir():
-        raise BattleOddsError(f"--write {write}: no such folder '{write.parent}'")
+    if write is not None:
+        check_output_path(write, "--write")
     with err.status("prices: fighting matchups", spinner="line") as status:
 
         def progress(cells: int) -> None:
@@ -122,18 +129,26 @@ def prices(
             threads=threads,
             progress=progress if err.is_terminal else None,
             settings=settings,
+            max_total=max_total,
         )
-    if write is not None:
+    # A partial price list is no --costs file: matrix, meta and best would read it as
+    # fair prices. It is printed, drawn and marked; the file is left as it was.
+    if write is not None and result.partial:
+        err.print(f"{write}: not written: the prices are partial", highlight=False, soft_wrap=True)
+        write = None
+    elif write is not None:
         write_atomically(write, result.costs_toml())
+    note = f"{result.cells:,} pairs of counts fought" if result.partial else None
     if output is not None:
         from ..report import plots
         from ..report.price_plots import prices_figure
 
-        plots.save(prices_figure(result, dpi=dpi), output)
+        plots.save(prices_figure(result, dpi=dpi), output, partial=note)
     if json:
         print_json(result.to_dict())
         return
     _prices_table(result)
+    say_partial(result.partial, json, note or "")
     for path, what in ((write, "costs file"), (output, "plot")):
         if path is not None:
             out.print(f"{path}: {what} written", highlight=False)
@@ -153,20 +168,29 @@ def _prices_table(result: Prices) -> None:
     table.add_column(f"{100 * result.confidence:g}% interval", justify="right")
     table.add_column("break-even against others (cheapest .. dearest)")
     for kind, p in result.prices.items():
-        cheap = min(p.pairwise, key=lambda q: q.price)
-        dear = max(p.pairwise, key=lambda q: q.price)
-        table.add_row(
-            kind,
-            f"{p.price:.3g}",
-            "base" if kind == result.base else f"{p.low:.3g}..{p.high:.3g}",
-            f"{_edge(cheap.price, cheap.beyond)} vs {cheap.against} .. "
-            f"{_edge(dear.price, dear.beyond)} vs {dear.against}",
-        )
+        if kind == result.base:
+            interval = "base"
+        else:
+            interval = "-" if math.isnan(p.low) else f"{p.low:.3g}..{p.high:.3g}"
+        spread = ""
+        if p.pairwise:
+            cheap = min(p.pairwise, key=lambda q: q.price)
+            dear = max(p.pairwise, key=lambda q: q.price)
+            spread = (
+                f"{_edge(cheap.price, cheap.beyond)} vs {cheap.against} .. "
+                f"{_edge(dear.price, dear.beyond)} vs {dear.against}"
+            )
+        table.add_row(kind, f"{p.price:.3g}", interval, spread)
     out.print(table)
+    state = "converged" if result.converged else "NOT CONVERGED"
     out.print(
-        ("converged" if result.converged else "NOT CONVERGED")
-        + f" after {result.sweeps} sweeps and {result.evaluations} evaluations of the whole "
-        f"system ({result.cells:,} pairs of counts fought); "
+        (
+            f"{state} after {result.sweeps} sweeps and {result.evaluations} evaluations of "
+            "the whole system"
+            if result.solved
+            else "INTERRUPTED during the search"
+        )
+        + f" ({result.cells:,} pairs of counts fought); "
         "a type whose break-even prices spread widely is a counter-pick, not a mispriced unit",
         highlight=False,
     )
@@ -180,6 +204,7 @@ def _edge(price: float, beyond: str | None) -> str:
 
 @app.command()
 @user_errors
+@runs_battles
 def meta(
     budget: Annotated[
         str, typer.Option(help="What each army may spend, in the unit table's costs (e.g. 20).")
@@ -203,24 +228,46 @@ def meta(
     json: Json = False,
     threads: Threads = None,
     scheduler: Scheduler = None,
+    max_total: MaxTotal = None,
 ) -> None:
     """What will players build? The Nash equilibrium of the equal-cost matrix."""
     from ..studies.meta import check_game, meta_of
 
     check_game(types, bootstrap)
     fought = fight_matrix(
-        "meta", budget, ruleset, types, costs, battles, seed, output, threads, scheduler, setting
+        "meta",
+        budget,
+        ruleset,
+        types,
+        costs,
+        battles,
+        seed,
+        output,
+        threads,
+        scheduler,
+        setting,
+        max_total,
     )
     result = meta_of(fought, bootstrap=bootstrap)
+    note = result.partial_note()
     if output is not None:
         from ..report import plots
         from ..report.price_plots import meta_figure
 
-        plots.save(meta_figure(result, dpi=dpi), output)
+        if result.types:
+            figure = meta_figure(result, dpi=dpi)
+        else:  # no two types fought each other: an empty figure says so
+            from ..report.figures import new_figure
+
+            figure = new_figure(dpi=dpi)
+            figure.text(0.5, 0.5, "no game: fewer than two types fought", ha="center")
+        plots.save(figure, output, partial=note)
     if json:
         print_json(result.to_dict())
         return
-    _meta_table(result)
+    if result.types:
+        _meta_table(result)
+    say_partial(result.partial, json, note or "")
     if output is not None:
         out.print(f"{output}: plot written", highlight=False)
 

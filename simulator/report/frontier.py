@@ -21,7 +21,11 @@ def frontier_panel(answer: BestArmy, ax: Axes | None = None) -> Axes:
     frontier), the armies not told apart from the chosen one and the chosen army."""
     if ax is None:
         ax = new_figure(7.2, 4.6).add_subplot()
-    side, colour = answer.side, COLOURS[answer.side]
+    colour = COLOURS[answer.side]
+    _labels(answer, ax)
+    if not answer.tallies:  # interrupted before any army fought
+        ax.text(0.5, 0.5, "no army evaluated", ha="center", va="center", transform=ax.transAxes)
+        return ax
     every = answer.frame
     ax.scatter(
         every["cost"],
@@ -83,6 +87,13 @@ def frontier_panel(answer: BestArmy, ax: Axes | None = None) -> Axes:
             bbox={"boxstyle": "round", "facecolor": "white", "edgecolor": "#27ae60"},
             arrowprops={"arrowstyle": "->", "color": "black", "lw": 0.8},
         )
+    ax.legend(loc="best", fontsize="small")
+    ax.grid(alpha=0.3)
+    return ax
+
+
+def _labels(answer: BestArmy, ax: Axes) -> None:
+    side = answer.side
     ax.set_ylim(-0.02, 1.02)
     ax.yaxis.set_major_formatter(PercentFormatter(1.0))
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
@@ -96,9 +107,6 @@ def frontier_panel(answer: BestArmy, ax: Axes | None = None) -> Axes:
     ax.set_title(
         f"{answer.scenario.name}: what should the {side} bring?{searched}", fontsize="medium"
     )
-    ax.legend(loc="best", fontsize="small")
-    ax.grid(alpha=0.3)
-    return ax
 
 
 def frontier_figure(answer: BestArmy, dpi: float = 100) -> Figure:

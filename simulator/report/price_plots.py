@@ -48,6 +48,8 @@ def prices_panel(prices: Prices, ax: Axes | None = None) -> Axes:
                 zorder=3,
             )
         ax.plot([fair.price] * 2, [row - 0.38, row + 0.38], color="black", lw=2.2, zorder=4)
+        if not fair.pairwise:  # a search interrupted by Ctrl-C: no interval, no pairs
+            continue
         ax.fill_betweenx(
             [row - 0.38, row + 0.38], fair.low, fair.high, color="black", alpha=0.15, zorder=2
         )

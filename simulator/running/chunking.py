@@ -13,8 +13,12 @@ the same battle whatever the chunking, so the sizes change no result, bit for bi
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import TypeVar
+
+import numpy as np
+
+from .interrupt import check_stop
 
 T = TypeVar("T")
 
@@ -128,3 +132,30 @@ def sized_chunks(
             sizes.timed(count, clock() - began)
             yield at, count, answer
             at += count
+
+
+def winners(
+    run: Callable[[int, int], Mapping[str, np.ndarray]],
+    first: int,
+    count: int,
+    sizes: ChunkSizes,
+) -> np.ndarray:
+    """The ``winner`` column of battles ``first .. first + count`` from a prepared
+    kernel's ``run(first, count)``, in calls sized by ``sizes``, for the studies that call
+    kernels themselves (``best``, ``prices``). Before each call it raises
+    :class:`~simulator.running.interrupt.Interrupted` once Ctrl-C asked the work to
+    stop, so a block of battles of any size is left within about a second."""
+    parts = []
+    for _, _, winner in sized_chunks([(first, count)], sizes, _stoppable(run)):
+        parts.append(winner)
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
+def _stoppable(
+    run: Callable[[int, int], Mapping[str, np.ndarray]],
+) -> Callable[[int, int], np.ndarray]:
+    def call(first: int, count: int) -> np.ndarray:
+        check_stop()
+        return run(first, count)["winner"]
+
+    return call

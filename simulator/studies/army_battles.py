@@ -1,6 +1,7 @@
 """Battles of many armies on one seed, for the races of ``best``: each army's scenario
-built and prepared once, a block of battles of an army one call of its kernel, the armies of
-a block side by side on threads, or on a Dask cluster."""
+built and prepared once, a block of battles of an army in time-sized calls of its kernel
+(Ctrl-C is answered between them), the armies of a block side by side on threads, or on
+a Dask cluster."""
 
 from __future__ import annotations
 
@@ -14,6 +15,9 @@ import numpy as np
 from .. import rulesets
 from ..errors import Source
 from ..results.stats import OUTCOMES
+from ..running.chunking import GROWTH, ChunkSizes, winners
+from ..running.interrupt import Interrupted, check_stop, stop_requested
+from ..running.plan import MAX_BATTLES
 from ..running.runner import thread_count
 from ..scenario.scenario import Scenario
 from .armies import Army, Offer
@@ -28,10 +32,13 @@ class ArmyBattles:
 
     Each army's scenario is built (and validated) once, from the scenario of its
     smaller prefix (armies share them), and prepared once; a block of battles of an army
-    is one call of its kernel. The armies of a block run side by side on ``workers``
-    threads, each kernel on one thread: a kernel's own threads would meet at a barrier
-    at every call of a few thousand battles, and on a busy machine that costs more than
-    the battles. ``kernel_seconds`` counts the time inside the kernels (all threads)."""
+    runs in calls of its kernel sized by time (:mod:`simulator.running.chunking`), and
+    once Ctrl-C asks to stop every thread leaves its block after the call in progress
+    and the block raises :class:`~simulator.running.interrupt.Interrupted`. The armies
+    of a block run side by side on ``workers`` threads, each kernel on one thread: a
+    kernel's own threads would meet at a barrier at every call of a few thousand
+    battles, and on a busy machine that costs more than the battles. ``kernel_seconds``
+    counts the time inside the kernels (all threads)."""
 
     def __init__(
         self,
@@ -58,6 +65,10 @@ class ArmyBattles:
         )
         self.kernel_seconds = 0.0
         self.battles = 0
+        #: Each army's call sizes; a new army starts near the last one's (the armies of
+        #: a race are alike), a quarter of it in case it is larger.
+        self._sizes: dict[int, ChunkSizes] = {}
+        self._last_size = 1
 
     def close(self) -> None:
         if self._pool is not None:
@@ -82,25 +93,33 @@ class ArmyBattles:
         return built
 
     def __call__(self, ids: list[int], first: int, count: int) -> np.ndarray:
-        self.battles += count * len(ids)
+        check_stop()
         if self.client is not None:
-            return self._on_cluster(ids, first, count)
+            won = self._on_cluster(ids, first, count)
+            self.battles += count * len(ids)
+            return won
         for i in ids:
             if i not in self._prepared:
                 self._prepared[i] = self.ruleset.prepare(self.scenario_of(self.armies[i]).model)
+                self._sizes[i] = ChunkSizes(MAX_BATTLES, max(1, self._last_size // GROWTH))
         winner = OUTCOMES.index(self.side)
 
         def block(i: int) -> tuple[np.ndarray, float]:
             started = time.perf_counter()
-            outcomes = self._prepared[i].run(self.seed, first, count)
-            return outcomes["winner"] == winner, time.perf_counter() - started
+            prepared, sizes = self._prepared[i], self._sizes[i]
+            won = winners(lambda at, n: prepared.run(self.seed, at, n), first, count, sizes)
+            self._last_size = sizes.size
+            return won == winner, time.perf_counter() - started
 
         if self._pool is None:
             with thread_count(1):
                 blocks = [block(i) for i in ids]
         else:
             blocks = list(self._pool.map(block, ids))
+        # At Ctrl-C the blocks raise Interrupted at their next call: map() re-raises the
+        # first and cancels the blocks not begun, and close() waits for the others.
         self.kernel_seconds += sum(seconds for _, seconds in blocks)
+        self.battles += count * len(ids)
         won = np.empty((count, len(ids)), bool)
         for column, (column_won, _) in enumerate(blocks):
             won[:, column] = column_won
@@ -122,6 +141,12 @@ class ArmyBattles:
             )
             for group in groups
         ]
+        # Wait in short naps, not in gather(): Ctrl-C cancels the tasks and stops.
+        while not all(future.done() for future in futures):
+            if stop_requested():
+                self.client.cancel(futures)
+                raise Interrupted
+            time.sleep(0.1)
         packed = self.client.gather(futures)
         return np.concatenate(
             [np.unpackbits(p, axis=0, count=count).astype(bool) for p in packed], axis=1

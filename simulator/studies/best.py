@@ -11,10 +11,17 @@ prepared kernel (no compile per army, no loop over battles in Python), and the r
 :mod:`simulator.studies.racing` choose with a stated guarantee. When the armies are more than
 ``EXHAUSTIVE_LIMIT`` a local search (neighbouring armies, from several starts, a race at
 each step) gathers the armies to race, and the answer says how many it evaluated.
+
+Ctrl-C (see :mod:`simulator.running.interrupt`) stops the kernels between calls. A race
+that has fought a look answers with it, as at ``max_battles`` (its guarantee holds after
+any look), marked ``partial``; interrupted before the choosing race's first look, the
+answer is ``partial`` with no choice and no guarantee, the armies the search evaluated
+so far in its tallies.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -26,6 +33,8 @@ import numba
 from .. import rulesets
 from ..errors import BattleOddsError
 from ..results.stats import wilson
+from ..running.bounds import check_total
+from ..running.interrupt import Interrupted, check_stop, stop_requested
 from ..running.plan import check_run
 from ..running.runner import thread_count
 from ..scenario.scenario import Scenario
@@ -91,6 +100,10 @@ class BestArmy:
     #: With a target: armies cheaper than the chosen one left undecided at the cap.
     undecided: list[Army] = field(default_factory=list)
     notes: tuple[str, ...] = ()
+    #: Interrupted by Ctrl-C: the answer of the looks fought (``raced``), or none.
+    partial: bool = False
+    #: The choosing race fought at least one look (else no choice, no guarantee).
+    raced: bool = True
 
     @property
     def evaluated(self) -> int:
@@ -156,11 +169,15 @@ class BestArmy:
 
     def sentence(self) -> str:
         """The answer in words."""
+        if not self.raced:
+            return self._unraced()
         found = (
             ""
             if self.exhaustive
             else f"best found among {self.evaluated:,} evaluated of {self.candidates:,}: "
         )
+        if self.partial:
+            found = f"so far (interrupted after {self._most_battles():,} battles an army): " + found
         if self.chosen is None:
             assert self.target is not None
             closest = max(self.tallies, key=self._rank)
@@ -180,14 +197,28 @@ class BestArmy:
                 f"{others} other{'s' if others > 1 else ''} could not be told apart from it at "
                 f"{self._percent()}, none better by more than {self.within:.3g}"
             )
+        stopped = "when interrupted" if self.partial else "at --max-battles"
         if self.undecided:
             tail += (
-                f"; {len(self.undecided)} cheaper armies undecided at --max-battles "
+                f"; {len(self.undecided)} cheaper armies undecided {stopped} "
                 "(more battles may find a cheaper one)"
             )
         elif not self.sure:
-            tail += " (not settled within the tolerance at --max-battles)"
+            tail += f" (not settled within the tolerance {stopped})"
         return f"{found}{head}; {tail}"
+
+    def _most_battles(self) -> int:
+        return max((n for _, n in self.tallies.values()), default=0)
+
+    def _unraced(self) -> str:
+        """Interrupted before the choosing race's first look: no choice."""
+        if not self.tallies:
+            return "interrupted before the armies finished their first look: no answer"
+        likeliest = max(self.tallies, key=self._rank)
+        return (
+            f"interrupted before the race that chooses: no answer; the likeliest of the "
+            f"{self.evaluated:,} armies the search evaluated so far: {self._described(likeliest)}"
+        )
 
     def _described(self, army: Army) -> str:
         p, low, high = self.win(army)
@@ -198,6 +229,8 @@ class BestArmy:
 
     def guarantee(self) -> str:
         """What the answer is sure of, in words."""
+        if not self.raced:
+            return "No guarantee: the race that chooses was interrupted before its first look."
         pool = (
             f"of the {self.candidates:,} armies within budget"
             if self.exhaustive
@@ -242,7 +275,7 @@ class BestArmy:
             "battles": self.battles,
             "exhaustive": self.exhaustive,
             "sure": self.sure,
-            "within": self.within,
+            "within": None if math.isnan(self.within) else self.within,
             "undecided": len(self.undecided),
             "confidence": self.confidence,
             "tolerance": self.tolerance,
@@ -250,6 +283,7 @@ class BestArmy:
             "answer": self.sentence(),
             "guarantee": self.guarantee(),
             "notes": list(self.notes),
+            "partial": self.partial,
         }
 
 
@@ -271,6 +305,7 @@ def best(
     executor: DaskChunks | None = None,
     progress: Progress | None = None,
     exhaustive_limit: int = EXHAUSTIVE_LIMIT,
+    max_total: int | None = None,
 ) -> BestArmy:
     """The army to add to ``side`` within ``budget``: the likeliest to win, or with
     ``target`` the cheapest that surely reaches it (see the module docstring).
@@ -280,7 +315,9 @@ def best(
     ``caps``: the most men of some types (``{"knight": 8}`` or ``"knight=8"``, the
     command's ``--max``); ``battles``: the first look of a race, doubled up to
     ``max_battles``; ``executor``: a Dask executor
-    (:func:`simulator.running.distributed.executor_for`)."""
+    (:func:`simulator.running.distributed.executor_for`); ``max_total``: the most battles
+    in all (default :data:`simulator.running.bounds.DEFAULT_MAX_TOTAL`), checked before
+    the first."""
     started = time.perf_counter()
     ruleset = rulesets.get(scenario.ruleset)
     why_not = ruleset.not_for_worth()
@@ -305,14 +342,21 @@ def best(
     )
     candidates = count_armies(offer)
     exhaustive = candidates <= exhaustive_limit
+    check_total(*_work(offer, candidates, exhaustive, battles, max_battles), max_total)
     with thread_count(threads):  # checks --threads
         workers = numba.get_num_threads()
     evaluate = ArmyBattles(scenario, side, offer, seed, workers, getattr(executor, "client", None))
+    searched: dict[int, tuple[int, int]] = {}
+    pool: list[int] = []
+    choice: Choice | TargetChoice | None = None
+    status: dict[int, str] = {}
     try:
         if exhaustive:
             pool = _register_all(evaluate, all_armies(offer))
         else:
-            pool = _search(evaluate, offer, seed, confidence, tolerance, battles, max_battles)
+            pool = _search(
+                evaluate, offer, seed, confidence, tolerance, battles, max_battles, searched
+            )
         race = Race(
             pool,
             evaluate,
@@ -325,15 +369,20 @@ def best(
             status = {x: "worse" for x in pool if x not in race.alive}
             status.update(dict.fromkeys(best_choice.tied, "tied"))
             status[best_choice.chosen] = "chosen"
-            choice: Choice | TargetChoice = best_choice
+            choice = best_choice
         else:
             costs_of = {x: offer.cost(evaluate.armies[x]) for x in pool}
             choice = choose_cheapest(race, costs_of, target, confidence, tolerance)
             status = choice.status
+    except Interrupted:
+        pass  # before the choosing race's first look: no choice (see the module text)
     finally:
         evaluate.close()
     armies = evaluate.armies
-    tallies = {armies[x]: (race.wins[x], race.battles[x]) for x in pool}
+    if choice is None:
+        tallies = {armies[x]: counts for x, counts in searched.items()}
+    else:
+        tallies = {armies[x]: (race.wins[x], race.battles[x]) for x in pool}
     return BestArmy(
         scenario=scenario,
         side=side,
@@ -346,15 +395,41 @@ def best(
         exhaustive=exhaustive,
         tallies=tallies,
         status={armies[x]: s for x, s in status.items()},
-        chosen=None if choice.chosen is None else armies[choice.chosen],
-        tied=[armies[x] for x in choice.tied],
-        within=choice.within,
-        sure=choice.sure,
+        chosen=None if choice is None or choice.chosen is None else armies[choice.chosen],
+        tied=[] if choice is None else [armies[x] for x in choice.tied],
+        within=math.nan if choice is None else choice.within,
+        sure=choice is not None and choice.sure,
         battles=evaluate.battles,
         seconds=time.perf_counter() - started,
         kernel_seconds=evaluate.kernel_seconds,
         undecided=[armies[x] for x in getattr(choice, "undecided", [])],
         notes=tuple(notes),
+        partial=stop_requested(),
+        raced=choice is not None,
+    )
+
+
+def _work(
+    offer: Offer, candidates: int, exhaustive: bool, battles: int, max_battles: int
+) -> tuple[str, int]:
+    """What ``best`` may fight at most, in words and in battles: every army to
+    ``max_battles``, or the search's step races (its starts' race and ``SEARCH_STARTS``
+    climbs of ``SEARCH_STEPS`` steps, an army and its neighbours each) and a final race
+    of the armies they gathered."""
+    if exhaustive:
+        return (
+            f"best: {candidates:,} armies x --max-battles {max_battles:,}",
+            candidates * max_battles,
+        )
+    k = len(offer.types)
+    step = 1 + k * (2 + 4 * (k - 1))  # an army and its neighbours (armies.neighbours)
+    races = 1 + SEARCH_STARTS * SEARCH_STEPS
+    raced = min(candidates, k + 1 + RANDOM_STARTS + SEARCH_STARTS * SEARCH_STEPS * step)
+    step_battles = min(max_battles, STEP_LOOKS * battles)
+    return (
+        f"best: a search of up to {races:,} races of {step:,} armies x {step_battles:,} "
+        f"battles, then {raced:,} armies x --max-battles {max_battles:,}",
+        races * max(step, k + 1 + RANDOM_STARTS) * step_battles + raced * max_battles,
     )
 
 
@@ -363,6 +438,7 @@ def _register_all(evaluate: ArmyBattles, armies: Any) -> list[int]:
     without men (its core alone is not a valid scenario)."""
     pool = []
     for army in armies:
+        check_stop()  # thousands of scenarios are built here before a battle
         try:
             pool.append(evaluate.register(army))
         except BattleOddsError:
@@ -379,10 +455,13 @@ def _search(
     tolerance: float,
     battles: int,
     max_battles: int,
+    searched: dict[int, tuple[int, int]],
 ) -> list[int]:
     """Armies gathered by climbing from several starts: at each step the army and its
     neighbours race (on battles 0..; the final race fights fresh ones) and the climb
-    moves to the leader, until the army itself leads or a step revisits an army."""
+    moves to the leader, until the army itself leads or a step revisits an army.
+    ``searched`` gets each army's (wins, battles) of its longest step race: the answer
+    of a search interrupted by Ctrl-C, which ends it with the armies gathered so far."""
     schedule = looks(battles, min(max_battles, STEP_LOOKS * battles))
     gathered: dict[int, None] = {}
 
@@ -390,17 +469,26 @@ def _search(
         ids = _register_all(evaluate, armies)
         gathered.update(dict.fromkeys(ids))
         race = Race(ids, evaluate, schedule)
-        return race, choose_best(race, confidence, tolerance)
+        try:
+            return race, choose_best(race, confidence, tolerance)
+        finally:
+            for x, n in race.battles.items():
+                if n > searched.get(x, (0, 0))[1]:
+                    searched[x] = (race.wins[x], n)
 
-    opening, _ = race_of(starts(offer, seed, RANDOM_STARTS))
-    for start in opening.ranked(opening.armies)[:SEARCH_STARTS]:
-        current = start
-        visited = {current}
-        for _ in range(SEARCH_STEPS):
-            army = evaluate.armies[current]
-            _, choice = race_of([army, *neighbours(offer, army)])
-            if choice.chosen in visited:
-                break
-            current = choice.chosen
-            visited.add(current)
+    try:
+        opening, _ = race_of(starts(offer, seed, RANDOM_STARTS))
+        for start in opening.ranked(opening.armies)[:SEARCH_STARTS]:
+            current = start
+            visited = {current}
+            for _ in range(SEARCH_STEPS):
+                army = evaluate.armies[current]
+                _, choice = race_of([army, *neighbours(offer, army)])
+                check_stop()
+                if choice.chosen in visited:
+                    break
+                current = choice.chosen
+                visited.add(current)
+    except Interrupted:
+        pass  # the final race finds the stop request and ends before its first look
     return list(gathered)

@@ -17,6 +17,10 @@ support: a weight that rests on noise has a support frequency well below 100%.
 
 :func:`solve_game` and :func:`meta_from_counts` take a matrix as data (no battles), for
 tests and for matrices from elsewhere; :func:`meta` fights the matrix first.
+
+Interrupted by Ctrl-C (a matrix marked ``partial``), the game is the one among the first
+types whose every pair was fought, and the bootstrap keeps the games redrawn so far;
+the answer is marked ``partial`` and says which types it left out.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import BattleOddsError
+from ..running.interrupt import stop_requested
 from ..scenario.scenario import DEFAULT_SEED
 from .matrix import DEFAULT_BATTLES, Matrix, equal_cost_matrix
 from .one_type import settings_columns
@@ -123,6 +128,19 @@ class Meta:
     dominated_by: dict[str, str] = field(default_factory=dict)
     dominated_share: dict[str, float] = field(default_factory=dict)
     matrix: Matrix | None = None
+    #: Interrupted by Ctrl-C: types left out of the game (pairs not fought), and the
+    #: bootstrap cut short (``bootstrap`` counts the games redrawn).
+    partial: bool = False
+    left_out: tuple[str, ...] = ()
+
+    def partial_note(self) -> str | None:
+        """What a partial answer covers, in words (None: the answer is whole)."""
+        if not self.partial:
+            return None
+        if len(self.types) < 2:
+            return "no two types fought each other: no game"
+        left = f", {', '.join(self.left_out)} left out" if self.left_out else ""
+        return f"a game of {len(self.types)} types{left}, {self.bootstrap} redrawn games"
 
     @property
     def mix(self) -> dict[str, float]:
@@ -184,8 +202,10 @@ class Meta:
                 "notes": list(m.notes),
             }
         answer |= {
+            "partial": self.partial,
+            "left_out": list(self.left_out),
             "types": list(self.types),
-            "value": self.value,
+            "value": self.value if self.types else None,
             "mix": self.mix,
             "weights": {t: float(w) for t, w in zip(self.types, self.weights, strict=True)},
             "support": {t: float(s) for t, s in zip(self.types, self.support, strict=True)},
@@ -235,7 +255,10 @@ def meta_from_counts(
     still_beaten = dict.fromkeys(beaten, 0)
     draws = np.maximum(fought - wins_a - wins_d, 0)
     probabilities = np.stack([wins_a, wins_d, draws], axis=-1) / fought[..., None]
-    for _ in range(bootstrap):
+    for done in range(bootstrap):
+        if stop_requested():  # Ctrl-C: the games redrawn so far
+            bootstrap = done
+            break
         redrawn = rng.multinomial(fought, probabilities)
         game = symmetric_payoff((redrawn[..., 0] - redrawn[..., 1]) / fought)
         in_support += solve_game(game).weights > SUPPORT
@@ -261,19 +284,31 @@ def meta_from_counts(
 
 
 def meta_of(matrix: Matrix, *, bootstrap: int = DEFAULT_BOOTSTRAP, seed: int | None = None) -> Meta:
-    """The meta of a fought :class:`~simulator.studies.matrix.Matrix`."""
+    """The meta of a fought :class:`~simulator.studies.matrix.Matrix` (of a partial one:
+    the game of its first types whose every pair was fought)."""
     n = len(matrix.types)
     wins = np.array([c.result.tally.wins[:2] for c in matrix.cells], dtype=np.int64)
     fought = np.array([c.result.n for c in matrix.cells], dtype=np.int64).reshape(n, n)
-    answer = meta_from_counts(
-        matrix.types,
-        wins[:, 0].reshape(n, n),
-        wins[:, 1].reshape(n, n),
-        fought,
-        bootstrap=bootstrap,
-        seed=matrix.seed if seed is None else seed,
-    )
+    k = n
+    while k > 0 and np.any(fought[:k, :k] == 0):
+        k -= 1
+    seed = matrix.seed if seed is None else seed
+    if k < 2:  # no game: every type is left out
+        k = 0
+        empty = np.zeros((0, 0))
+        answer = Meta((), empty, empty, empty, empty, np.zeros(0), 0.0, np.zeros(0), 0, seed)
+    else:
+        answer = meta_from_counts(
+            matrix.types[:k],
+            wins[:, 0].reshape(n, n)[:k, :k],
+            wins[:, 1].reshape(n, n)[:k, :k],
+            fought[:k, :k],
+            bootstrap=bootstrap,
+            seed=seed,
+        )
     answer.matrix = matrix
+    answer.left_out = tuple(matrix.types[k:])
+    answer.partial = matrix.partial or answer.bootstrap < bootstrap
     return answer
 
 

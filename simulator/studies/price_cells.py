@@ -13,6 +13,11 @@ Each cell keeps its tallies in ``BATCHES`` blocks of consecutive battle indices.
 linear reading of the cells (one matchup, or a type's average over many) is computed per
 block; the spread of the blocks gives its standard error with the correlation that common
 random numbers put between cells (batch means), which a binomial formula would ignore.
+
+A cell's battles run in calls of its kernel sized by time: Ctrl-C is answered between
+calls (the cell in progress is dropped and :class:`~simulator.running.interrupt.Interrupted`
+raised). The bank fights at most ``max_total`` battles in all: the search has no size
+known in advance, so ``prices`` checks a bound before it starts and the bank holds it.
 """
 
 from __future__ import annotations
@@ -27,6 +32,9 @@ import numpy as np
 from .. import rulesets
 from ..errors import BattleOddsError
 from ..rulesets import Army
+from ..running.bounds import DEFAULT_MAX_TOTAL, OPTION
+from ..running.chunking import ChunkSizes, winners
+from ..running.plan import MAX_BATTLES
 from ..running.runner import thread_count
 from .one_type import checked_settings, one_type_scenario
 
@@ -78,6 +86,7 @@ class CellBank:
         threads: int | None = None,
         progress: CellCount | None = None,
         settings: Mapping[str, Any] | None = None,
+        max_total: int | None = None,
     ) -> None:
         if battles < 2 * BATCHES:
             raise BattleOddsError(f"--battles {battles}: expected at least {2 * BATCHES}")
@@ -93,6 +102,8 @@ class CellBank:
         self.sizes = sizes.astype(float)
         #: (attacker type, men, defender type, men) -> per-block net score of the attacker.
         self._scores: dict[tuple[str, int, str, int], np.ndarray] = {}
+        self.max_total = DEFAULT_MAX_TOTAL if max_total is None else max_total
+        self._sizes = ChunkSizes(MAX_BATTLES)
 
     @property
     def cells(self) -> int:
@@ -105,6 +116,12 @@ class CellBank:
             return np.full(BATCHES, float(np.sign(a_men - d_men)))
         key = (attacker, a_men, defender, d_men)
         if key not in self._scores:
+            if (self.cells + 1) * self.battles > self.max_total:
+                raise BattleOddsError(
+                    f"prices: the search needs more than {self.cells:,} pairs of counts x "
+                    f"--battles {self.battles:,}, more than {OPTION} {self.max_total:,} "
+                    f"battles: fewer types, budgets or battles, or raise {OPTION}"
+                )
             self._scores[key] = self._fight(*key)
             if self.progress is not None:
                 self.progress(len(self._scores))
@@ -116,7 +133,12 @@ class CellBank:
         )
         prepared = self.ruleset.prepare(scenario.model)
         with thread_count(self.threads):
-            winner = prepared.run(self.seed, 0, self.battles)["winner"]
+            winner = winners(
+                lambda first, count: prepared.run(self.seed, first, count),
+                0,
+                self.battles,
+                self._sizes,
+            )
         attacker_won = np.add.reduceat((winner == 0).astype(np.int64), self.starts)
         defender_won = np.add.reduceat((winner == 1).astype(np.int64), self.starts)
         return (attacker_won - defender_won) / self.sizes

@@ -82,6 +82,10 @@ class Prices:
     notes: list[str] = field(default_factory=list)
     #: The ``[battle]`` settings every battle was fought under (``--set``).
     settings: dict[str, Any] = field(default_factory=dict)
+    #: Interrupted by Ctrl-C: some types lack an interval (NaN), or, unless ``solved``,
+    #: the prices are the search's last step.
+    partial: bool = False
+    solved: bool = True
 
     @property
     def frame(self) -> pd.DataFrame:
@@ -144,24 +148,30 @@ class Prices:
             "battles": self.battles,
             "seed": self.seed,
             "confidence": self.confidence,
-            "converged": self.converged,
-            "sweeps": self.sweeps,
-            "evaluations": self.evaluations,
-            "residual": self.residual,
+            "converged": self.converged if self.solved else None,
+            "sweeps": self.sweeps if self.solved else None,
+            "evaluations": self.evaluations if self.solved else None,
+            "residual": _number(self.residual),
             "cells": self.cells,
             "settings": dict(self.settings),
             "prices": {
                 t: {
                     "price": p.price,
-                    "low": p.low,
-                    "high": p.high,
-                    "score": p.score,
+                    "low": _number(p.low),
+                    "high": _number(p.high),
+                    "score": _number(p.score),
                     "pairwise": [q.to_dict() for q in p.pairwise],
                 }
                 for t, p in self.prices.items()
             },
             "notes": self.notes,
+            "partial": self.partial,
         }
+
+
+def _number(x: float) -> float | None:
+    """JSON has no NaN: a number not computed is null."""
+    return None if math.isnan(x) else x
 
 
 def _rounded(x: float) -> float:

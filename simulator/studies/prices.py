@@ -33,6 +33,9 @@ cells, Student's t). The pairwise break-even prices are the finding a designer r
 against each other type at its fair price, at each budget and in each role, the price at
 which the two win equally often. A type whose pairwise prices spread widely is a counter
 to some types and prey to others, not a mispriced unit.
+
+Interrupted by Ctrl-C, the answer is ``partial``: the prices of the search's last step,
+without intervals or break-even prices where they were not found.
 """
 
 from __future__ import annotations
@@ -46,6 +49,8 @@ import numpy as np
 
 from .. import rulesets
 from ..errors import BattleOddsError, did_you_mean
+from ..running.bounds import check_total
+from ..running.interrupt import Interrupted
 from ..scenario.costs import given_costs, read_costs_file
 from ..scenario.scenario import DEFAULT_SEED
 from .matrix import _types
@@ -64,6 +69,11 @@ MAX_SWEEPS = 15
 MAX_MEN = 400
 #: A pairwise search looks up to this many times a type's count at its fair price.
 PAIRWISE_REACH = 8
+#: Pairs of counts a search fights per matchup (ordered pair of types, budget) at most,
+#: for the bound checked before it starts: about three times what searches of 2 to 10
+#: olympia types fought (19 to 34), so the bound is not met in practice; the bank holds
+#: the whole to ``--max-total`` all the same.
+CELLS_PER_MATCHUP = 100
 
 
 def fair_prices(
@@ -79,11 +89,14 @@ def fair_prices(
     threads: int | None = None,
     progress: CellCount | None = None,
     settings: Mapping[str, Any] | None = None,
+    max_total: int | None = None,
 ) -> Prices:
     """The fair price list of ``types`` (default: every type that can fight alone) in units
     of ``base`` (default: the first type), over ``budgets``; ``costs`` (a mapping or a
     ``--costs`` file) are the starting prices (default: the unit table's); ``settings``
-    (``{"rules": "engine"}``) go into every battle's ``[battle]`` table."""
+    (``{"rules": "engine"}``) go into every battle's ``[battle]`` table; ``max_total``:
+    the most battles in all (default
+    :data:`simulator.running.bounds.DEFAULT_MAX_TOTAL`)."""
     rs = rulesets.get(ruleset, "--ruleset")
     table = rs.unit_costs()
     if costs is not None:
@@ -117,17 +130,50 @@ def fair_prices(
             + f": raise the smallest budget to at least {max(start[t] for t in dear):g} "
             "or leave them out of --types"
         )
-    bank = CellBank(rs.name, battles, seed, threads=threads, progress=progress, settings=settings)
+    matchups = len(chosen) * (len(chosen) - 1) * len(spend)
+    check_total(
+        f"prices: {len(chosen)} x {len(chosen) - 1} types x {len(spend)} budgets x "
+        f"{CELLS_PER_MATCHUP} pairs of counts x --battles {battles:,}",
+        matchups * CELLS_PER_MATCHUP * battles,
+        max_total,
+    )
+    bank = CellBank(
+        rs.name,
+        battles,
+        seed,
+        threads=threads,
+        progress=progress,
+        max_total=max_total,
+        settings=settings,
+    )
     search = _Search(bank, chosen, spend, base, start)
-    converged, sweeps, evaluations, residual = search.solve()
-    z = block_z(confidence)
-    answer = {t: search.price_of(t, z) for t in chosen}
+    found: dict[str, TypePrice] = {}
+    solved = None
+    try:
+        solved = search.solve()
+        z = block_z(confidence)
+        for t in chosen:
+            found[t] = search.price_of(t, z)
+    except Interrupted:
+        pass
+    partial = len(found) < len(chosen)
+    answer = {t: found.get(t) or _without_interval(t, search.prices[t]) for t in chosen}
+    converged, sweeps, evaluations, residual = solved or (False, 0, 0, math.nan)
     notes = [
         *notes,
         "counts are whole: a price between two counts is read by linear interpolation of "
         "the scores at the neighbouring counts",
     ]
-    if not converged:
+    if partial:
+        notes.append(
+            "interrupted by Ctrl-C "
+            + (
+                "during the search: the prices are its last step's, not fair prices"
+                if solved is None
+                else f"after the prices: {len(chosen) - len(found)} types have no interval"
+            )
+        )
+    elif not converged:
         notes.append(
             f"not converged: after {sweeps} sweeps and {evaluations} Newton evaluations a "
             f"type's score is still {residual:.2g} from 0 (tolerance {SCORE_TOLERANCE:g}); "
@@ -149,7 +195,14 @@ def fair_prices(
         cells=bank.cells,
         notes=notes,
         settings=bank.settings,
+        partial=partial,
+        solved=solved is not None,
     )
+
+
+def _without_interval(kind: str, price: float) -> TypePrice:
+    """A price the interrupted search did not finish: no interval, score or pairs."""
+    return TypePrice(kind, price, math.nan, math.nan, math.nan, math.nan, [])
 
 
 def _budgets(budgets: Sequence[float] | str) -> tuple[float, ...]:

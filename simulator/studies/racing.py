@@ -9,6 +9,12 @@ stopping conditions for the multi-armed bandit and reinforcement learning proble
 JMLR 7, 2006; the racing of Maron and Moore, 1994), with paired comparisons in place of
 one interval per army, so that common random numbers narrow every comparison.
 
+Ctrl-C. ``wins_of`` raises :class:`~simulator.running.interrupt.Interrupted` to leave a
+look; the race keeps the looks done, and the choosers return the choice of the last of
+them as they would at the battle cap (not ``sure``). The bounds hold at every look at
+once (the union bound counts them all), so the guarantee of ``within`` holds of a race
+stopped after any look. A race stopped before its first look raises ``Interrupted``.
+
 The guarantee. Let b be a best army (greatest P). Each look bounds every difference
 p_y - p_x from below by ``paired_lower`` at level ``a``: at most a chance ``a`` that the
 bound is above the truth. If no bound of the form ``p_y - p_b`` (y any other army, any
@@ -38,6 +44,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from ..running.interrupt import Interrupted
 
 #: ``wins_of(armies, first battle, count)``: a ``count x len(armies)`` bool array, True
 #: where the army's side won that battle.
@@ -102,6 +110,8 @@ class Race:
     #: Battles each army fought (set when it leaves the race or the race ends).
     battles: dict[int, int] = field(init=False, default_factory=dict)
     _blocks: list[tuple[np.ndarray, int, dict[int, int]]] = field(init=False, default_factory=list)
+    #: A look was left at Ctrl-C: the race ends with the looks done before it.
+    interrupted: bool = field(init=False, default=False)
 
     def __post_init__(self) -> None:
         self.alive = list(dict.fromkeys(self.armies))
@@ -114,7 +124,11 @@ class Race:
     def look(self) -> None:
         """Fight the next look's battles with every army still in the race."""
         count = self.schedule[len(self._blocks)] - self.n
-        won = self.wins_of(self.alive, self.first_battle + self.n, count)
+        try:
+            won = self.wins_of(self.alive, self.first_battle + self.n, count)
+        except Interrupted:
+            self.interrupted = True
+            raise
         for column, army in enumerate(self.alive):
             self.wins[army] += int(won[:, column].sum())
         where = {army: column for column, army in enumerate(self.alive)}
@@ -172,13 +186,29 @@ def choose_best(race: Race, confidence: float, tolerance: float) -> Choice:
     """Race to the army with the greatest P(win), within ``tolerance`` at ``confidence``
     (the module docstring's procedure)."""
     a = (1 - confidence) / (max(len(race.alive) - 1, 1) * len(race.schedule))
+    choice: Choice | None = None
     while True:
-        race.look()
+        if not _looked(race, choice):
+            assert choice is not None
+            return choice
         drop_surely_worse(race, race.alive, a)
         leader, others = race.ranked()[0], race.ranked()[1:]
         within = upper_gap(race, leader, others, a)
-        if within <= tolerance or race.done:
-            return Choice(leader, others, within, within <= tolerance)
+        choice = Choice(leader, others, within, within <= tolerance)
+        if choice.sure or race.done:
+            return choice
+
+
+def _looked(race: Race, choice: object | None) -> bool:
+    """Fight the race's next look: False when Ctrl-C left it (the last look's ``choice``
+    is the answer), ``Interrupted`` when there is none."""
+    try:
+        race.look()
+    except Interrupted:
+        if choice is None:
+            raise
+        return False
+    return True
 
 
 def drop_surely_worse(
@@ -230,8 +260,11 @@ def choose_cheapest(
     a = (1 - confidence) / 2 / (len(race.alive) * len(race.schedule))
     reaching: set[int] = set()
     status: dict[int, str] = {}
+    choice: TargetChoice | None = None
     while True:
-        race.look()
+        if not _looked(race, choice):
+            assert choice is not None
+            return choice
         wins = np.array([race.wins[x] for x in race.alive], float)
         n = np.full_like(wins, race.n)
         low = clopper_pearson_lower(wins, n, a / 2)
@@ -259,9 +292,9 @@ def choose_cheapest(
         tied = [x for x in group if x != chosen]
         within = 0.0 if chosen is None else upper_gap(race, chosen, tied, a)
         settled = not cheaper and (chosen is None or within <= tolerance)
+        marked = {**status, **dict.fromkeys(cheaper, "undecided"), **dict.fromkeys(tied, "tied")}
+        if chosen is not None:
+            marked[chosen] = "chosen"
+        choice = TargetChoice(chosen, tied, within, settled, cheaper, marked)
         if settled or race.done:
-            status.update(dict.fromkeys(cheaper, "undecided"))
-            status.update(dict.fromkeys(tied, "tied"))
-            if chosen is not None:
-                status[chosen] = "chosen"
-            return TargetChoice(chosen, tied, within, settled, cheaper, status)
+            return choice
