@@ -122,7 +122,7 @@ def runs_battles(command: F) -> F:
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        with stop_on_interrupt() as stop:
+        with stop_on_interrupt(ending=True) as stop:
             answer = command(*args, **kwargs)
         if stop.requested:
             err.print("interrupted: the answer printed is the answer so far", highlight=False)

@@ -46,9 +46,12 @@ def stop_requested() -> bool:
 
 
 @contextmanager
-def stop_on_interrupt(enabled: bool = True) -> Iterator[StopRequest]:
+def stop_on_interrupt(enabled: bool = True, ending: bool = False) -> Iterator[StopRequest]:
     """Turn Ctrl-C into a stop request while the block runs (in the main thread; a
-    block inside another shares its request, so a study's runs stop with the study)."""
+    block inside another shares its request, so a study's runs stop with the study).
+    ``ending``: the process ends after the block (a command), so once Ctrl-C was pressed
+    the handler stays: a second Ctrl-C while the answer is printed or the interpreter
+    shuts down still exits at once, not with a traceback from an exit hook."""
     global _active
     if _active is not None:
         yield _active
@@ -72,7 +75,8 @@ def stop_on_interrupt(enabled: bool = True) -> Iterator[StopRequest]:
         yield stop
     finally:
         _active = None
-        signal.signal(signal.SIGINT, previous)
+        if not (ending and stop.requested):
+            signal.signal(signal.SIGINT, previous)
 
 
 class Interrupted(Exception):
