@@ -363,7 +363,7 @@ def test_cli_prints_the_frontier_the_sentence_and_the_guarantee(files, tmp_path)
 def test_cli_json_has_the_documented_keys(files):
     result = _run(*_quick(*files), "--json")
     assert result.exit_code == 0, result.output
-    data = json.loads(result.output)
+    data = json.loads(result.stdout)
     for key in (
         "best",
         "tied",
@@ -386,7 +386,7 @@ def test_cli_json_has_the_documented_keys(files):
 def test_cli_target_answers_the_cheapest_army(files, exact_odds):
     result = _run(*_quick(*files), "--target", "0.45", "--json")
     assert result.exit_code == 0, result.output
-    data = json.loads(result.output)
+    data = json.loads(result.stdout)
     cheapest = min(c for c, p in exact_odds.values() if p >= 0.45 + TOLERANCE)
     assert data["target"] == 0.45 and data["best"]["cost"] <= cheapest
     assert exact_odds[_key(None, data["best"]["army"])][1] >= 0.45

@@ -48,7 +48,7 @@ def test_worth_answers_for_every_ruleset_that_has_unit_types(ruleset):
         "worth", SCENARIOS / path, "--add", add, "--in", in_, "--max", most, *SMALL, "--json"
     )
     assert as_json.exit_code == 0, as_json.output
-    answer = json.loads(as_json.output)
+    answer = json.loads(as_json.stdout)
     assert answer["ruleset"] == ruleset and answer["battles"] > 0
     assert {"p", "low", "high"} <= set(answer["with_x"])
     probes = {p["n"]: p for p in answer["probes"]}
@@ -135,7 +135,7 @@ def test_worth_says_when_more_never_reaches():
         "--json",
     )
     assert run.exit_code == 0, run.output
-    answer = json.loads(run.output)
+    answer = json.loads(run.stdout)
     assert answer["range"] is None and answer["n"] is None
     assert "is worth more than 2 peasants" in answer["answer"]
 
@@ -193,7 +193,7 @@ def test_worth_matches_the_exact_solver(tmp_path):
         "--json",
     )
     assert run.exit_code == 0, run.output
-    answer = json.loads(run.output)
+    answer = json.loads(run.stdout)
     assert answer["resolved"] and answer["n"] == worth
 
 
@@ -207,7 +207,7 @@ def test_sensitivity_for_every_ruleset(ruleset, tmp_path):
     assert picture.stat().st_size > 10_000
     as_json = invoke("sensitivity", path, "--battles", "200", "--json")
     assert as_json.exit_code == 0
-    result = json.loads(as_json.output)
+    result = json.loads(as_json.stdout)
     assert result["ruleset"] == ruleset and result["changes"]
     # Sorted by effect: each knob's larger |change| never grows down the list.
     effects: dict[str, float] = {}

@@ -117,6 +117,25 @@ def test_pipe_prints_one_line_once_when_the_estimate_is_long() -> None:
     ]
 
 
+def test_pipe_says_a_search_counted_in_probes_runs_within_seconds() -> None:
+    """A search counted in probes has no time left until a probe ends (the first may take
+    minutes): in a pipe it says it runs soon after its start, once; a quick one says
+    nothing."""
+    import time
+
+    console, text = pipe_console()
+    with progress_bar(console, "worth", "probes", running_after=0.05):
+        time.sleep(0.5)
+    assert text.getvalue().splitlines() == [
+        "battle-odds: worth: running, counted in probes (Ctrl-C stops with the answer so far)"
+    ]
+    console, text = pipe_console()
+    with progress_bar(console, "worth", "probes", running_after=0.5):
+        pass
+    time.sleep(0.7)
+    assert text.getvalue() == ""
+
+
 def test_pipe_stays_silent_when_the_estimate_is_short() -> None:
     console, text = pipe_console()
     with progress_bar(console, "fast", clock=ticking([0.0, 10.0, 11.0, 12.0, 13.0])) as report:

@@ -116,7 +116,7 @@ def test_cli_sweep_table_plot_and_heatmap(base, tmp_path):
         ],
     )
     assert run.exit_code == 0, run.output
-    data = json.loads(run.output)
+    data = json.loads(run.stdout)
     assert [p["attacker.knight"] for p in data["points"]] == [4, 6, 8]
     assert matplotlib.image.imread(curve).shape[:2] == (500, 800)
     grid = tmp_path / "grid.svg"

@@ -4,6 +4,7 @@ logs."""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
@@ -26,6 +27,9 @@ from .runner import run_chunks
 
 #: In a pipe, a run estimated to take longer than this (seconds) says so on stderr.
 ETA_NOTICE_SECONDS = 60.0
+#: A search counted in probes or looks has no time left to show until a probe is done (the
+#: first may take minutes): in a pipe it says it runs this many seconds after its start.
+RUNNING_NOTICE_SECONDS = 2.0
 #: The rate of battles is timed over at least this long (seconds) before it is trusted.
 TIMED_SECONDS = 0.5
 
@@ -108,17 +112,34 @@ def progress_bar(
     unit: str = "battles",
     notice_after: float | None = None,
     clock: Callable[[], float] = time.perf_counter,
+    running_after: float = RUNNING_NOTICE_SECONDS,
 ) -> Iterator[ProgressCallback | None]:
     """Yield a ``progress(done, total)`` callback for ``console``.
 
     On a terminal it draws a transient bar with the time left (it disappears when the
     run ends and the tables are printed). Elsewhere it prints one line, once, when the
-    estimated time left exceeds ``notice_after`` seconds (default ETA_NOTICE_SECONDS).
+    estimated time left exceeds ``notice_after`` seconds (default ETA_NOTICE_SECONDS); a
+    search counted in another ``unit`` (probes, looks) also says, ``running_after``
+    seconds after its start, that it runs.
     """
     estimate = Estimate(clock)
     if not console.is_terminal:
         limit = ETA_NOTICE_SECONDS if notice_after is None else notice_after
         told = False
+        running: threading.Timer | None = None
+        if unit != "battles":
+            running = threading.Timer(
+                running_after,
+                lambda: console.print(
+                    f"battle-odds: {label}: running, counted in {unit} "
+                    "(Ctrl-C stops with the answer so far)",
+                    highlight=False,
+                    markup=False,
+                    soft_wrap=True,
+                ),
+            )
+            running.daemon = True
+            running.start()
 
         def notice(done: int, total: int) -> None:
             nonlocal told
@@ -133,7 +154,11 @@ def progress_bar(
                     soft_wrap=True,
                 )
 
-        yield notice
+        try:
+            yield notice
+        finally:
+            if running is not None:
+                running.cancel()
         return
     columns = (
         TextColumn("[bold]{task.description}"),
