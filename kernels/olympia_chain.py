@@ -312,33 +312,73 @@ def chain_battles(groups, sides, space, table, once, p_open, seed, first, out):
 
 @jit
 def _walk(groups, sides, space, table, once, p_open, seed, first, out, lo, hi):
-    """Battles ``first + lo .. first + hi - 1`` into ``out[lo:hi]``."""
+    """Battles ``first + lo .. first + hi - 1`` into ``out[lo:hi]``, two at a time.
+
+    A change costs little arithmetic but a chain of dependent steps (the row's chances,
+    the pick, the next row), so one battle leaves the processor waiting; two battles
+    walked in turn overlap their waits (knights_vs_pikemen: 518 -> 362 ns a battle's
+    walk, one thread, AMD EPYC). Each battle draws from its own stream, so the pairing
+    changes no number."""
     radix, stride, sradix, sstride = space
     code, ends, scale, cum, to = table
     width = cum.shape[0] // ends.shape[0]
-    state = np.empty(4, np.uint64)
+    a = np.empty(4, np.uint64)
+    b = np.empty(4, np.uint64)
     scratch = np.empty((5, max(groups.shape[0], 2)), np.int64)
-    for i in range(lo, hi):
-        seed_battle(state, seed, first + i)
-        row = out[i]
-        row[:] = 0
-        x = 0
-        steps = 0
+    # A battle broken before its first strike takes the single path below.
+    paired = lo if once >= 0 else lo + (hi - lo) // 2 * 2
+    for i in range(lo, paired, 2):
+        seed_battle(a, seed, first + i)
+        seed_battle(b, seed, first + i + 1)
+        xa, xb, steps_a, steps_b = 0, 0, 0, 0
+        while ends[xa] < 0 and ends[xb] < 0:
+            steps_a += failures(a, scale[xa]) + 1
+            steps_b += failures(b, scale[xb]) + 1
+            xa = _pick(a, cum, to, width, xa)
+            xb = _pick(b, cum, to, width, xb)
+        xa, steps_a = _walk_on(a, ends, scale, cum, to, width, xa, steps_a)
+        xb, steps_b = _walk_on(b, ends, scale, cum, to, width, xb, steps_b)
+        settle_row(
+            a, groups, sides, radix, stride, sradix, sstride, code[xa], ends[xa], steps_a,
+            scratch, _cleared(out[i]),
+        )  # fmt: skip
+        settle_row(
+            b, groups, sides, radix, stride, sradix, sstride, code[xb], ends[xb], steps_b,
+            scratch, _cleared(out[i + 1]),
+        )  # fmt: skip
+    for i in range(paired, hi):
+        seed_battle(a, seed, first + i)
+        row = _cleared(out[i])
         if once >= 0:
             # Broken before the first strike: one strike, a change with its chance.
-            steps = 1
-            if uniform(state) < p_open:
-                x = _pick(state, cum, to, width, 0)
+            x = 0
+            if uniform(a) < p_open:
+                x = _pick(a, cum, to, width, 0)
             winner = ends[x] if x != 0 else once
+            steps = 1
         else:
-            while ends[x] < 0:
-                steps += failures(state, scale[x]) + 1
-                x = _pick(state, cum, to, width, x)
+            x, steps = _walk_on(a, ends, scale, cum, to, width, 0, 0)
             winner = ends[x]
         settle_row(
-            state, groups, sides, radix, stride, sradix, sstride, code[x], winner, steps,
+            a, groups, sides, radix, stride, sradix, sstride, code[x], winner, steps,
             scratch, row,
         )  # fmt: skip
+
+
+@jit(inline=True)
+def _cleared(row):
+    row[:] = 0
+    return row
+
+
+@jit(inline=True)
+def _walk_on(state, ends, scale, cum, to, width, x, steps):
+    """The battle at row ``x`` after ``steps`` strikes walked to its end: its last row
+    and strikes."""
+    while ends[x] < 0:
+        steps += failures(state, scale[x]) + 1
+        x = _pick(state, cum, to, width, x)
+    return x, steps
 
 
 @jit(inline=True)
