@@ -27,7 +27,7 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from scipy import optimize, special, stats
+from scipy import optimize, stats
 
 from .results.stats import Histogram
 
@@ -172,9 +172,19 @@ def cdf_test(a: Histogram, b: Histogram) -> CdfComparison:
     total = a.n + b.n
     keep = tested_thresholds(below, total, min(a.n, b.n))
     x, k = below_a[keep], below[keep]
-    lower = stats.hypergeom.logcdf(x, total, k, a.n)
-    upper = stats.hypergeom.logsf(x - 1, total, k, a.n)
-    log_p = np.minimum(0.0, math.log(2) + np.minimum(lower, upper))
+    tail = np.minimum(
+        stats.hypergeom.cdf(x, total, k, a.n), stats.hypergeom.sf(x - 1, total, k, a.n)
+    )
+    with np.errstate(divide="ignore"):
+        log_tail = np.log(tail)
+    # Below 1e-300 the tail is summed in logs (a hundred times slower, so only there).
+    far = tail < 1e-300
+    if far.any():
+        log_tail[far] = np.minimum(
+            stats.hypergeom.logcdf(x[far], total, k[far], a.n),
+            stats.hypergeom.logsf(x[far] - 1, total, k[far], a.n),
+        )
+    log_p = np.minimum(0.0, math.log(2) + log_tail)
     return CdfComparison(values[:-1][keep], x / a.n, below_b[keep] / b.n, k / total, log_p)
 
 
@@ -221,7 +231,8 @@ def threshold_spread(
 
     def excess(spread: float) -> float:
         logs = log_levels(critical_values(pooled, n_fixed, n_moved, spread, shift))
-        return float(special.logsumexp(logs)) - math.log(alpha)
+        top = float(logs.max())
+        return top + math.log(float(np.exp(logs - top).sum())) - math.log(alpha)
 
     return float(optimize.brentq(excess, -40.0, 40.0, xtol=1e-12))
 

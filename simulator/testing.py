@@ -58,6 +58,7 @@ __all__ = [
     "exact_within_intervals",
     "histogram_test",
     "interval_contains",
+    "ordered_differences",
     "ordered_spread",
     "pool_bins",
     "pooled_mean_test",
@@ -172,22 +173,36 @@ def tally_differences(
                 f" level {alpha * WINNER_SHARE:.2g}; wins {ours['winner'].counts.tolist()}"
                 f" kernel, {theirs['winner'].counts.tolist()} reference)"
             )
-    tests = {c: cdf_test(ours[c], theirs[c]) for c in shared if c != "winner"}
+    ordered = [c for c in shared if c != "winner"]
+    return failures + ordered_differences(
+        {c: ours[c] for c in ordered}, {c: theirs[c] for c in ordered}, rest
+    )
+
+
+def ordered_differences(
+    kernel: Mapping[str, Histogram], reference: Mapping[str, Histogram], alpha: float
+) -> list[str]:
+    """The columns (ordered values, the same battles in each) whose CDFs differ between
+    the kernel's histograms and the reference's: :func:`cdf_test` at every threshold, at
+    the levels of a weighted Bonferroni over all the columns' thresholds that sum to
+    ``alpha`` (:func:`threshold_spread`, :func:`critical_values`)."""
+    tests = {c: cdf_test(kernel[c], reference[c]) for c in reference}
     pooled = np.concatenate([np.zeros(0), *(t.pooled for t in tests.values())])
     if pooled.size == 0:
-        return failures
-    spread = threshold_spread(pooled, reference.battles, kernel.battles, rest)
+        return []
+    n_kernel = next(iter(kernel.values())).n
+    n_reference = next(iter(reference.values())).n
+    spread = threshold_spread(pooled, n_reference, n_kernel, alpha)
+    failures = []
     for column, test in tests.items():
-        log_level = log_levels(
-            critical_values(test.pooled, reference.battles, kernel.battles, spread)
-        )
+        log_level = log_levels(critical_values(test.pooled, n_reference, n_kernel, spread))
         if (test.log_p < log_level).any():
             i = int(np.argmin(test.log_p - log_level))
             failures.append(
                 f"{column}: distributions differ at {test.upto[i]} (P(<= {test.upto[i]})"
                 f" {test.cdf_a[i]:.4f} kernel, {test.cdf_b[i]:.4f} reference;"
                 f" p={math.exp(test.log_p[i]):.2g}, level {math.exp(log_level[i]):.2g};"
-                f" means {ours[column].mean():.4g} kernel, {theirs[column].mean():.4g}"
+                f" means {kernel[column].mean():.4g} kernel, {reference[column].mean():.4g}"
                 " reference)"
             )
     return failures
