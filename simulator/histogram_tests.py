@@ -5,20 +5,22 @@ Two tests, one per kind of column an agreement check compares:
 * :func:`histogram_test`, the chi-square test of homogeneity on bins pooled until each
   expects MIN_EXPECTED battles of the smaller sample: for a categorical column (the
   winner), where no value is next to another;
-* :func:`cdf_test`, the largest standardized difference of the two empirical CDFs over
-  the thresholds both tails of which expect MIN_EXPECTED battles of the smaller sample:
-  for an ordered column (a count, a number of steps). One point of probability moved
-  between neighbouring values k and k + 1 moves the CDF at the one threshold k by one
-  point, which the chi-square over many bins dilutes in its degrees of freedom; any other
-  change of the distribution moves the CDF somewhere, so a change of shape that keeps the
-  mean is seen too. Each threshold is Fisher's exact test of its 2 x 2 table (below or
-  above, one sample or the other), so the level holds however few battles a tail has;
-  the caller spends its false-alarm rate over the thresholds (Bonferroni).
+* :func:`cdf_test`, the two empirical CDFs compared at every threshold both tails of
+  which expect MIN_EXPECTED battles of the smaller sample: for an ordered column (a
+  count, a number of steps). One point of probability moved between neighbouring values
+  k and k + 1 moves the CDF at the one threshold k by one point, the same shift as one
+  point of a binary outcome; any other change of the distribution moves the CDF
+  somewhere, so a change of shape that keeps the mean is seen too. Each threshold is
+  Fisher's exact test of its 2 x 2 table (at or below, above; one sample or the other),
+  so its level holds however few battles a tail has, and the caller spends its
+  false-alarm rate over the thresholds by a weighted Bonferroni
+  (:func:`threshold_levels`) that gives a one-point shift the same power at each.
 
-The power of each (:func:`shift_power` for the chi-square, :func:`threshold_power` for a
-CDF threshold) is computed from the normal or noncentral chi-square approximation, which
-is close where the power is decided (a shift of one point against a bin or tail of many
-battles); tests/test_agreement_power.py checks both against simulated rejection rates.
+The power of each (:func:`shift_power` for the chi-square, :func:`threshold_power` and
+:func:`cdf_power` for the CDF) is computed from the noncentral chi-square or the normal
+approximation, which is close where the power is decided (a shift of one point against a
+bin or tail of many battles); tests/test_agreement_power.py checks both against simulated
+rejection rates.
 """
 
 from __future__ import annotations
