@@ -214,8 +214,8 @@ def critical_values(
         possible = (fixed >= 0) & (fixed <= 1) & (moved >= 0) & (moved <= 1)
         fixed, moved = np.clip(fixed, 0, 1), np.clip(moved, 0, 1)
         se1 = np.sqrt(fixed * (1 - fixed) / n_fixed + moved * (1 - moved) / n_moved)
-        z = (margin - spread * se1) / np.where(se0 > 0, se0, np.inf)
-        critical = np.where(possible, np.minimum(critical, z), critical)
+        z = (margin - spread * se1) / np.where(se0 > 0, se0, 1.0)
+        critical = np.where(possible & (se0 > 0), np.minimum(critical, z), critical)
     return np.asarray(critical)
 
 
@@ -236,7 +236,14 @@ def threshold_spread(
         top = float(logs.max())
         return top + math.log(float(np.exp(logs - top).sum())) - math.log(alpha)
 
-    return float(optimize.brentq(excess, -40.0, 40.0, xtol=1e-12))
+    # As spread falls every level falls to 0 (a shift always has some error), and as it
+    # rises every level rises to 1 (and alpha < 1): widen the bracket until it holds.
+    low, high = -40.0, 40.0
+    while excess(low) > 0:
+        low *= 2
+    while excess(high) < 0:
+        high *= 2
+    return float(optimize.brentq(excess, low, high, xtol=1e-12))
 
 
 def threshold_levels(
