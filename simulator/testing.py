@@ -5,7 +5,9 @@ returning the list of what failed (empty: it passed), so a test reads
 ``assert check(...) == []`` and a failure prints what differed:
 
 * :func:`reference_agreement`: the kernel and a slow pure-Python reference written from
-  the rules give the same distribution of every outcome column;
+  the rules give the same distribution of every outcome column (:func:`tally_differences`
+  the same against a large stored reference sample of exact histograms, with the power
+  of the comparison computed by :func:`agreement_power`);
 * :func:`reproducibility`: battle i of seed s is the same battle on one thread and on
   all, in any chunking and from any first battle;
 * :func:`exact_agreement` (rulesets with an exact solver): the exact probabilities and
@@ -131,8 +133,9 @@ def same_distribution(
 
 # --- whole distributions from exact histograms, and the power of comparing them ---------
 
-#: The winner's share of an agreement check's false-alarm rate; the rest is spread evenly
-#: over the CDF thresholds of every other column.
+#: The winner's share of an agreement check's false-alarm rate; the rest is spread over
+#: the CDF thresholds of every other column so that a one-point shift is seen equally well
+#: at each (:func:`simulator.histogram_tests.threshold_levels`).
 WINNER_SHARE = 0.5
 
 
@@ -152,8 +155,8 @@ def tally_differences(
     winner if its distribution differs by the chi-square test of :func:`histogram_test`
     at ``alpha`` times :data:`WINNER_SHARE`, then every other (ordered) column whose CDF
     differs at some threshold by :func:`cdf_test`, the rest of ``alpha`` spread over all
-    their thresholds by :func:`threshold_levels`: the family-wise false-alarm rate is
-    ``alpha``."""
+    their thresholds by :func:`simulator.histogram_tests.threshold_levels` (by
+    :func:`ordered_differences`): the family-wise false-alarm rate is ``alpha``."""
     ours, theirs = tally_histograms(kernel), tally_histograms(reference)
     failures = [f"column {c} only in the kernel" for c in ours if c not in theirs]
     failures = [f for f in failures if f.split()[1] not in kernel_only]
