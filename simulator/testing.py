@@ -5,7 +5,9 @@ returning the list of what failed (empty: it passed), so a test reads
 ``assert check(...) == []`` and a failure prints what differed:
 
 * :func:`reference_agreement`: the kernel and a slow pure-Python reference written from
-  the rules give the same distribution of every outcome column;
+  the rules give the same distribution of every outcome column (:func:`tally_differences`
+  the same against a large stored reference sample of exact histograms, with the power
+  of the comparison computed by :func:`agreement_power`);
 * :func:`reproducibility`: battle i of seed s is the same battle on one thread and on
   all, in any chunking and from any first battle;
 * :func:`exact_agreement` (rulesets with an exact solver): the exact probabilities and
@@ -27,6 +29,20 @@ import numba
 import numpy as np
 from scipy import stats
 
+from .histogram_tests import (
+    MIN_EXPECTED,
+    ONE_POINT,
+    cdf_power,
+    cdf_test,
+    critical_values,
+    histogram_test,
+    log_levels,
+    pool_bins,
+    pooled_table,
+    shift_power,
+    tested_thresholds,
+    threshold_spread,
+)
 from .results.stats import Histogram, Tally, wilson
 from .running.runner import simulate
 from .scenario.scenario import Scenario
@@ -35,20 +51,24 @@ __all__ = [
     "ALPHA",
     "MIN_EXPECTED",
     "ONE_POINT",
+    "WINNER_SHARE",
     "Reference",
     "agreement_power",
-    "column_alphas",
+    "cdf_test",
     "column_power",
     "exact_agreement",
     "exact_within_intervals",
     "histogram_test",
     "interval_contains",
+    "ordered_differences",
+    "ordered_spread",
     "pool_bins",
     "pooled_mean_test",
     "pooled_table",
     "reference_agreement",
     "reproducibility",
     "same_distribution",
+    "scaled_histogram",
     "shift_power",
     "simulate_rows",
     "tally_agreement",
@@ -113,57 +133,10 @@ def same_distribution(
 
 # --- whole distributions from exact histograms, and the power of comparing them ---------
 
-#: Sparse values are pooled until each bin expects this many battles in the smaller sample
-#: (the usual condition for the chi-square approximation of the homogeneity test).
-MIN_EXPECTED = 5.0
-#: The shift an agreement test is sized to see: one point of probability (1% of the
-#: battles) moved from one value of a column (or outcome) to a neighbouring one.
-ONE_POINT = 0.01
-
-
-def _aligned(a: Histogram, b: Histogram) -> tuple[np.ndarray, np.ndarray]:
-    """The counts of ``a`` and ``b`` over the union of their values, in value order."""
-    values = np.union1d(a.values, b.values)
-    ca = np.zeros(values.size, np.int64)
-    cb = np.zeros(values.size, np.int64)
-    ca[np.searchsorted(values, a.values)] = a.counts
-    cb[np.searchsorted(values, b.values)] = b.counts
-    return ca, cb
-
-
-def pool_bins(total: np.ndarray, smallest_share: float) -> np.ndarray:
-    """Bin index of each value: adjacent values (in value order) merged until each bin
-    holds enough battles of both samples together (``total``) to expect MIN_EXPECTED in
-    the smaller one, whose share of all battles is ``smallest_share``; what is left at the
-    end joins the last bin."""
-    need = MIN_EXPECTED / smallest_share
-    bins = np.zeros(total.size, np.int64)
-    current, filled = 0, 0.0
-    for i, count in enumerate(total):
-        bins[i] = current
-        filled += float(count)
-        if filled >= need:
-            current, filled = current + 1, 0.0
-    if filled and current:  # an unfilled tail joins the bin before it
-        bins[bins == current] = current - 1
-    return bins
-
-
-def pooled_table(a: Histogram, b: Histogram) -> np.ndarray:
-    """The 2 x K table of the counts of ``a`` and ``b`` over their pooled bins."""
-    ca, cb = _aligned(a, b)
-    bins = pool_bins(ca + cb, min(a.n, b.n) / (a.n + b.n))
-    k = int(bins.max()) + 1 if bins.size else 0
-    return np.array([np.bincount(bins, ca, k), np.bincount(bins, cb, k)])
-
-
-def histogram_test(a: Histogram, b: Histogram) -> float:
-    """p-value of the chi-square test that ``a`` and ``b`` are samples of one
-    distribution, on their pooled bins (1.0 when they pool into a single bin)."""
-    table = pooled_table(a, b)
-    if table.shape[1] < 2:
-        return 1.0
-    return float(stats.chi2_contingency(table, correction=False).pvalue)
+#: The winner's share of an agreement check's false-alarm rate; the rest is spread over
+#: the CDF thresholds of every other column so that a one-point shift is seen equally well
+#: at each (:func:`simulator.histogram_tests.threshold_levels`).
+WINNER_SHARE = 0.5
 
 
 def tally_histograms(tally: Tally) -> dict[str, Histogram]:
@@ -173,25 +146,17 @@ def tally_histograms(tally: Tally) -> dict[str, Histogram]:
     return {"winner": wins, "steps": tally.steps, **tally.columns}
 
 
-def column_alphas(columns: Sequence[str], alpha: float = ALPHA) -> dict[str, float]:
-    """The false-alarm rate of each column's test in a family at ``alpha``: half to the
-    winner (the headline answer), the other half shared by the other columns."""
-    others = [c for c in columns if c != "winner"]
-    if "winner" not in columns:
-        return {c: alpha / len(others) for c in others}
-    if not others:
-        return {"winner": alpha}
-    return {"winner": alpha / 2, **{c: alpha / 2 / len(others) for c in others}}
-
-
 def tally_differences(
     kernel: Tally, reference: Tally, alpha: float = ALPHA, kernel_only: Sequence[str] = ()
 ) -> list[str]:
     """What differs between a kernel's tally and a reference's: any column one side
     reports and the other does not (a reference column missing from the kernel is allowed
-    when it is always 0, a kernel column when it is named in ``kernel_only``), then every
-    column whose whole distribution differs by the chi-square test of
-    :func:`histogram_test`, at the rates of :func:`column_alphas` (family-wise ``alpha``)."""
+    when it is always 0, a kernel column when it is named in ``kernel_only``), then the
+    winner if its distribution differs by the chi-square test of :func:`histogram_test`
+    at ``alpha`` times :data:`WINNER_SHARE`, then every other (ordered) column whose CDF
+    differs at some threshold by :func:`cdf_test`, the rest of ``alpha`` spread over all
+    their thresholds by :func:`simulator.histogram_tests.threshold_levels` (by
+    :func:`ordered_differences`): the family-wise false-alarm rate is ``alpha``."""
     ours, theirs = tally_histograms(kernel), tally_histograms(reference)
     failures = [f"column {c} only in the kernel" for c in ours if c not in theirs]
     failures = [f for f in failures if f.split()[1] not in kernel_only]
@@ -201,49 +166,49 @@ def tally_differences(
         if c not in ours and h.values.tolist() not in ([], [0])
     ]
     shared = [c for c in theirs if c in ours]
-    for column, rate in column_alphas(shared, alpha).items():
-        p = histogram_test(ours[column], theirs[column])
-        if p < rate:
+    rest = alpha
+    if "winner" in shared:
+        rest = alpha * (1 - WINNER_SHARE)
+        p = histogram_test(ours["winner"], theirs["winner"])
+        if p < alpha * WINNER_SHARE:
             failures.append(
-                f"{column}: distributions differ (chi-square p={p:.2g}, level {rate:.2g};"
-                f" means {ours[column].mean():.4g} kernel, {theirs[column].mean():.4g}"
+                f"winner: distributions differ (chi-square p={p:.2g},"
+                f" level {alpha * WINNER_SHARE:.2g}; wins {ours['winner'].counts.tolist()}"
+                f" kernel, {theirs['winner'].counts.tolist()} reference)"
+            )
+    ordered = [c for c in shared if c != "winner"]
+    return failures + ordered_differences(
+        {c: ours[c] for c in ordered}, {c: theirs[c] for c in ordered}, rest
+    )
+
+
+def ordered_differences(
+    kernel: Mapping[str, Histogram], reference: Mapping[str, Histogram], alpha: float
+) -> list[str]:
+    """The columns (ordered values, the same battles in each) whose CDFs differ between
+    the kernel's histograms and the reference's: :func:`cdf_test` at every threshold, at
+    the levels of a weighted Bonferroni over all the columns' thresholds that sum to
+    ``alpha`` (:func:`threshold_spread`, :func:`critical_values`)."""
+    tests = {c: cdf_test(kernel[c], reference[c]) for c in reference}
+    pooled = np.concatenate([np.zeros(0), *(t.pooled for t in tests.values())])
+    if pooled.size == 0:
+        return []
+    n_kernel = next(iter(kernel.values())).n
+    n_reference = next(iter(reference.values())).n
+    spread = threshold_spread(pooled, n_reference, n_kernel, alpha)
+    failures = []
+    for column, test in tests.items():
+        log_level = log_levels(critical_values(test.pooled, n_reference, n_kernel, spread))
+        if (test.log_p < log_level).any():
+            i = int(np.argmin(test.log_p - log_level))
+            failures.append(
+                f"{column}: distributions differ at {test.upto[i]} (P(<= {test.upto[i]})"
+                f" {test.cdf_a[i]:.4f} kernel, {test.cdf_b[i]:.4f} reference;"
+                f" p={math.exp(test.log_p[i]):.2g}, level {math.exp(log_level[i]):.2g};"
+                f" means {kernel[column].mean():.4g} kernel, {reference[column].mean():.4g}"
                 " reference)"
             )
     return failures
-
-
-def shift_power(
-    probabilities: np.ndarray,
-    moves: Sequence[tuple[int, int]],
-    n_a: int,
-    n_b: int,
-    alpha: float,
-    shift: float = ONE_POINT,
-) -> float:
-    """The smallest power, over ``moves`` (from bin, to bin), of the chi-square test of
-    :func:`histogram_test` at level ``alpha`` when sample ``b`` has ``shift`` of the
-    probability of a bin moved to another and sample ``a`` follows ``probabilities``
-    (the bins already pooled).
-
-    Under the shift the statistic is approximately noncentral chi-square with K - 1
-    degrees of freedom and noncentrality ``n_a n_b / (n_a + n_b) * sum(d_k^2 / p_k)``,
-    where ``d`` is the difference of the two samples' bin probabilities and ``p`` their
-    pooled probability (the classical power of the homogeneity test)."""
-    q = np.asarray(probabilities, float)
-    df = q.size - 1
-    if df < 1 or not moves:
-        return 0.0
-    critical = float(stats.chi2.isf(alpha, df))
-    effective = n_a * n_b / (n_a + n_b)
-    powers = []
-    for source, target in moves:
-        moved = q.copy()
-        moved[source] -= shift
-        moved[target] += shift
-        pooled = (n_a * q + n_b * moved) / (n_a + n_b)
-        lam = effective * float(np.sum((moved - q) ** 2 / pooled))
-        powers.append(float(stats.ncx2.sf(critical, df, lam)))
-    return min(powers)
 
 
 def column_power(
@@ -253,45 +218,87 @@ def column_power(
     shift: float = ONE_POINT,
     winner: bool = False,
 ) -> float:
-    """Power of :func:`histogram_test` between a sample like ``histogram`` and one of
-    ``n_other`` battles with ``shift`` of probability moved: for the winner, between the
-    attacker's wins and each other outcome, either way (the weakest counts); for any other
-    column, between any two neighbouring pooled bins, either way (the weakest counts); for
-    a column of one value, to a value it never takes."""
+    """The power of the test of one column at false-alarm rate ``alpha`` between a sample
+    like ``histogram`` and one of ``n_other`` battles with ``shift`` of probability moved.
+    The winner's chi-square: between the attacker's wins and each other outcome, either
+    way (the weakest counts). Any other column: :func:`cdf_power`, between neighbouring
+    values, either way (the weakest counts), ``alpha`` spread over the column's own
+    thresholds (:func:`agreement_power` spreads it over every column's)."""
+    if not winner:
+        return cdf_power(histogram, n_other, ordered_spread({"x": histogram}, n_other, alpha))
     n = histogram.n
     total = histogram.counts * (n + n_other) / n
     bins = pool_bins(total, min(n, n_other) / (n + n_other))
     q = np.bincount(bins, histogram.counts).astype(float) / n
     if q.size == 1:
         return shift_power(np.array([1.0, 0.0]), [(0, 1)], n, n_other, alpha, shift)
-    if winner:
-        # One point of the attacker's wins to another outcome or one more point of them
-        # from another: the weakest counts. An attacker who never wins gets a bin of his
-        # own (a shift would show him winning).
-        if histogram.values[0] == 0:
-            attacker = int(bins[0])
-        else:
-            q, attacker = np.append(q, 0.0), q.size
-        moves = [(attacker, b) for b in range(q.size) if b != attacker and q[attacker] >= shift]
-        moves += [(b, attacker) for b in range(q.size) if b != attacker and q[b] >= shift]
+    # One point of the attacker's wins to another outcome or one more point of them
+    # from another: the weakest counts. An attacker who never wins gets a bin of his
+    # own (a shift would show him winning).
+    if histogram.values[0] == 0:
+        attacker = int(bins[0])
     else:
-        moves = [(j, j + 1) for j in range(q.size - 1) if q[j] >= shift]
-        moves += [(j + 1, j) for j in range(q.size - 1) if q[j + 1] >= shift]
+        q, attacker = np.append(q, 0.0), q.size
+    moves = [(attacker, b) for b in range(q.size) if b != attacker and q[attacker] >= shift]
+    moves += [(b, attacker) for b in range(q.size) if b != attacker and q[b] >= shift]
     return shift_power(q, moves, n, n_other, alpha, shift)
 
 
+def scaled_histogram(histogram: Histogram, battles: int) -> Histogram:
+    """A histogram of ``battles`` battles with about the distribution of ``histogram``
+    (counts rounded; values left with none dropped)."""
+    counts = np.round(histogram.counts * battles / histogram.n).astype(np.int64)
+    keep = counts > 0
+    return Histogram(histogram.values[keep], counts[keep])
+
+
+def ordered_spread(
+    columns: Mapping[str, Histogram], n_other: int, alpha: float, shift: float = ONE_POINT
+) -> float:
+    """The spread of :func:`threshold_levels` over the CDF thresholds that comparing
+    samples like ``columns`` with ones of ``n_other`` battles of the same distribution
+    tests (a family at ``alpha``; each threshold's level is :func:`level_at`)."""
+    pooled = []
+    for h in columns.values():
+        n = h.n
+        shares = np.cumsum(h.counts)[:-1] / n
+        pooled.append(
+            shares[tested_thresholds(shares * (n + n_other), n + n_other, min(n, n_other))]
+        )
+    n = next(iter(columns.values())).n
+    shares = np.concatenate(pooled)
+    if shares.size == 0:  # nothing varies: a shift would make the one threshold tested
+        shares = np.array([1 - shift * n_other / (n + n_other)])
+    return threshold_spread(shares, n, n_other, alpha, shift)
+
+
 def agreement_power(
-    reference: Tally, kernel_battles: int, alpha: float = ALPHA, shift: float = ONE_POINT
+    reference: Tally,
+    kernel_battles: int,
+    alpha: float = ALPHA,
+    shift: float = ONE_POINT,
+    reference_battles: int | None = None,
 ) -> dict[str, float]:
     """The power of :func:`tally_differences` against a kernel of ``kernel_battles``
-    battles whose distribution is the reference's with ``shift`` moved in one column
-    (:func:`column_power`), per column, at the column's rate in a family at ``alpha``."""
+    battles whose distribution is the reference's with ``shift`` moved in one column,
+    per column: the winner's chi-square at its share of ``alpha`` (:func:`column_power`),
+    every other column's CDF thresholds at their levels in the rest of ``alpha``
+    (:func:`cdf_power`, :func:`ordered_spread`). ``reference_battles``: as if the
+    reference had that many battles (to size a sample), with the distribution it has."""
     columns = tally_histograms(reference)
-    rates = column_alphas(list(columns), alpha)
-    return {
-        name: column_power(h, kernel_battles, rates[name], shift, winner=name == "winner")
-        for name, h in columns.items()
-    }
+    if reference_battles is not None:
+        columns = {c: scaled_histogram(h, reference_battles) for c, h in columns.items()}
+    ordered = {c: h for c, h in columns.items() if c != "winner"}
+    power = {}
+    if "winner" in columns:
+        power["winner"] = column_power(
+            columns["winner"], kernel_battles, alpha * WINNER_SHARE, shift, winner=True
+        )
+    if ordered:
+        rest = alpha * (1 - WINNER_SHARE) if "winner" in columns else alpha
+        spread = ordered_spread(ordered, kernel_battles, rest, shift)
+        power.update({c: cdf_power(h, kernel_battles, spread, shift) for c, h in ordered.items()})
+    return power
 
 
 def tally_agreement(

@@ -330,12 +330,12 @@ def test_kernel_agrees_with_stored_reference(case: Case) -> None:
     false-alarm rate of 0.001, for a one-point shift of P(attacker wins) and, the weakest
     over the other columns, for one point of probability moved between neighbouring values:
 
-    volley, rear archers, pikes: winner 0.91, others 0.52
-    knights, mountain, shielding: winner 1.00, others 0.94
-    tower, wind, fleeing: winner 0.89, others 0.05
-    hiding behind a thin front: winner 0.91, others 0.78
-    control limits, blessed, items: winner 0.92, others 0.75
-    special attack, swamp: winner 0.88, others 0.33
+    volley, rear archers, pikes: winner 0.98, others 0.82
+    knights, mountain, shielding: winner 1.00, others 0.97
+    tower, wind, fleeing: winner 1.00, others 0.83
+    hiding behind a thin front: winner 0.91, others 0.83
+    control limits, blessed, items: winner 0.92, others 0.84
+    special attack, swamp: winner 0.99, others 0.83
     """
     assert check_case(case, test_kernel_agrees_with_stored_reference.__doc__) == []
 

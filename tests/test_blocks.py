@@ -179,15 +179,15 @@ def test_kernel_agrees_with_stored_reference(case: Case) -> None:
     false-alarm rate of 0.001, for a one-point shift of P(attacker wins) and, the weakest
     over the other columns, for one point of probability moved between neighbouring values:
 
-    field_battle: winner 0.92, others 0.48
-    field_reserves: winner 0.87, others 0.04
-    storm: winner 0.91, others 0.64
-    siege_attrition: winner 1.00, others 0.07
-    relief: winner 0.91, others 0.05
-    listed_ties_and_retreats: winner 0.91, others 0.63
-    withdraw_when_weaker_then_storm: winner 1.00, others 0.05
-    relief_with_storm_and_sally: winner 1.00, others 0.05
-    besieged_attacker_sallies_over_turns: winner 1.00, others 0.98
+    field_battle: winner 0.99, others 0.83
+    field_reserves: winner 1.00, others 0.81
+    storm: winner 0.93, others 0.83
+    siege_attrition: winner 1.00, others 0.84
+    relief: winner 1.00, others 0.83
+    listed_ties_and_retreats: winner 0.94, others 0.82
+    withdraw_when_weaker_then_storm: winner 1.00, others 0.85
+    relief_with_storm_and_sally: winner 1.00, others 0.81
+    besieged_attacker_sallies_over_turns: winner 1.00, others 0.99
     """
     # The kernel also reports the turn a siege ended in, which the reference does not.
     failures = check_case(

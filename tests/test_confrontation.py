@@ -366,14 +366,14 @@ def test_kernel_agrees_with_stored_reference(case: Case) -> None:
     false-alarm rate of 0.001, for a one-point shift of P(attacker wins) and, the weakest
     over the other columns, for one point of probability moved between neighbouring values:
 
-    attack: winner 1.00, others 0.28
-    bombard: winner 1.00, others 0.29
-    morale_cascade: winner 1.00, others 0.33
-    open_field: winner 1.00, others 0.02
-    strike: winner 0.90, others 0.32
-    attack-flat1: winner 0.89, others 0.07
-    attack-nearby2-cycle: winner 0.97, others 0.04
-    open-field-alternate: winner 1.00, others 0.06
+    attack: winner 1.00, others 0.82
+    bombard: winner 1.00, others 0.82
+    morale_cascade: winner 1.00, others 0.84
+    open_field: winner 1.00, others 0.84
+    strike: winner 0.98, others 0.81
+    attack-flat1: winner 1.00, others 0.84
+    attack-nearby2-cycle: winner 1.00, others 0.85
+    open-field-alternate: winner 1.00, others 0.84
     """
     assert check_case(case, test_kernel_agrees_with_stored_reference.__doc__) == []
 

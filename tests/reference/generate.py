@@ -7,9 +7,15 @@ The file records what it was made from: a hash of the reference module's source 
 of the scenario (its canonical data and the validated model it resolves to). The agreement
 tests recompute both and fail, naming this command, when either has changed.
 
-A filter keeps the cases whose file stem contains it (``olympia``, ``blocks--storm``);
-``--stale`` keeps the cases whose sample is missing or out of date. The samples are a
-few kilobytes each; regenerating all of them takes about half an hour on two free cores.
+Each sample is sized so that the test sees one point of probability moved in any column
+(the winner and every other) with power TARGET (:func:`battles_needed`). A filter keeps
+the cases whose file stem contains it (``olympia``, ``blocks--storm``); ``--stale`` keeps
+the cases whose sample is missing or out of date; ``--grow`` keeps the current samples
+smaller than they should be and runs only the battles they lack, added to the stored ones
+(chunk i of a case always has the seed ``case_seed(case) * 1000 + i``, so a grown sample
+is the sample a fresh run of that size would write). ``--battles N`` sets the size
+instead. The slowest references run 60-150 battles/s a core (confrontation, skirmish);
+regenerating every sample takes about three hours of one core, so run it niced.
 """
 
 from __future__ import annotations
@@ -33,8 +39,8 @@ import numpy as np
 
 import simulator
 from simulator.atomic import write_atomically
-from simulator.results.stats import Histogram, Tally
-from simulator.testing import ALPHA, column_power
+from simulator.results.stats import Tally
+from simulator.testing import agreement_power
 from tests.reference.cases import (
     CASES,
     KERNEL_BATTLES,
@@ -45,12 +51,15 @@ from tests.reference.cases import (
 
 SAMPLES = Path(__file__).resolve().parent / "samples"
 #: Reference battles per case: at least SMALLEST, and more (up to LARGEST) until the
-#: agreement test sees a one-point shift of P(attacker wins) with power TARGET, judged from
-#: the kernel's own outcome probabilities on PILOT battles (the stored sample's are the
-#: same up to noise, and the test checks the power it states from the stored sample).
+#: agreement test sees a one-point shift of P(attacker wins), and one point moved between
+#: neighbouring values of every other column, with power TARGET (a little over the tests'
+#: MIN_POWER, so that a sample whose distribution comes out a little different from the
+#: one it was sized on still passes), judged from the stored sample when it is current and
+#: otherwise from the kernel's own outcome probabilities on PILOT battles (the same up to
+#: noise; the test checks the power it states from the stored sample).
 SMALLEST = 20_000
-LARGEST = 100_000
-TARGET = 0.9
+LARGEST = 150_000
+TARGET = 0.81
 PILOT = 200_000
 #: The cheapest references first, so most samples are written early.
 ORDER = ("blocks", "olympia", "skirmish", "age_of_gods", "confrontation")
@@ -127,38 +136,69 @@ def _run_chunk(case_key: str, first_chunk: int, battles: int) -> tuple[str, dict
     return case_key, Tally.of(arrays).to_dict()
 
 
-def battles_needed(case: Case) -> int:
-    """The reference battles (a multiple of CHUNK) that give the winner's comparison the
-    power TARGET against the case's kernel battles, at the winner's share of ALPHA."""
-    pilot = simulator.simulate(case.build(), PILOT, 1, keep_battles=False).tally
-    wins = Histogram(np.arange(3, dtype=np.int64), pilot.wins)
+def sizing_tally(case: Case) -> Tally:
+    """The distribution a case's sample is sized on: its stored sample when current,
+    else PILOT kernel battles."""
+    if stale_reason(case) is None:
+        return load_sample(case)
+    return simulator.simulate(case.build(), PILOT, 1, keep_battles=False).tally
+
+
+def weakest_power(case: Case, battles: int | None = None, tally: Tally | None = None) -> float:
+    """The smallest power over the columns of the case's agreement test (the winner's
+    and every other's, :func:`simulator.testing.agreement_power`) with a reference
+    sample of ``battles`` battles (default: the sizing tally's own)."""
+    tally = tally if tally is not None else sizing_tally(case)
+    kernel = KERNEL_BATTLES[case.ruleset]
+    return min(agreement_power(tally, kernel, reference_battles=battles).values())
+
+
+def battles_needed(case: Case, tally: Tally | None = None) -> int:
+    """The reference battles (a multiple of CHUNK, SMALLEST to LARGEST) that give every
+    column's comparison the power TARGET against the case's kernel battles."""
+    tally = tally if tally is not None else sizing_tally(case)
     for battles in range(SMALLEST, LARGEST + 1, CHUNK):
-        counts = np.round(wins.counts * battles / PILOT).astype(np.int64)
-        keep = counts > 0
-        scaled = Histogram(wins.values[keep], counts[keep])
-        if column_power(scaled, KERNEL_BATTLES[case.ruleset], ALPHA / 2, winner=True) >= TARGET:
+        if weakest_power(case, battles, tally) >= TARGET:
             return battles
     return LARGEST
 
 
-def _chunks(cases: list[Case], sizes: dict[str, int]) -> Iterator[tuple[str, int, int]]:
+def _chunks(
+    cases: list[Case], sizes: dict[str, int], kept: dict[str, Tally]
+) -> Iterator[tuple[str, int, int]]:
     for case in cases:
         total = sizes[case.key]
         for index, start in enumerate(range(0, total, CHUNK)):
-            yield case.key, index, min(CHUNK, total - start)
+            if start >= kept[case.key].battles:
+                yield case.key, index, min(CHUNK, total - start)
 
 
-def generate(cases: list[Case], workers: int) -> None:
+def generate(
+    cases: list[Case], workers: int, grow: bool = False, battles: int | None = None
+) -> None:
+    """Write the samples of ``cases`` with the battles they need (or ``battles``); with
+    ``grow``, run only the battles a current sample lacks and add them to it (a sample
+    that has enough is left alone)."""
     SAMPLES.mkdir(exist_ok=True)
-    sizes = {c.key: battles_needed(c) for c in cases}
-    for key, size in sizes.items():
-        print(f"{key}: {size:,} reference battles to run", flush=True)
-    tallies: dict[str, Tally] = {c.key: Tally() for c in cases}
-    left = {c.key: -(-sizes[c.key] // CHUNK) for c in cases}
-    started = {c.key: time.perf_counter() for c in cases}
+    sizes, kept = {}, {}
+    for case in cases:
+        tally = sizing_tally(case)
+        sizes[case.key] = battles or battles_needed(case, tally)
+        current = grow and stale_reason(case) is None
+        kept[case.key] = tally if current else Tally()
+        if kept[case.key].battles % CHUNK:
+            raise SystemExit(f"{case.key}: {kept[case.key].battles} battles, not whole chunks")
+    cases = [c for c in cases if sizes[c.key] > kept[c.key].battles]
+    for case in cases:
+        key = case.key
+        added = sizes[key] - kept[key].battles
+        print(f"{key}: {added:,} reference battles to run, {sizes[key]:,} in all", flush=True)
+    tallies = {c.key: kept[c.key] for c in cases}
+    left = {c.key: sum(1 for _ in _chunks([c], sizes, kept)) for c in cases}
+    started = time.perf_counter()
     # Spawned, not forked: the parent ran the (OpenMP-threaded) kernel for the pilots.
     with ProcessPoolExecutor(workers, multiprocessing.get_context("spawn")) as pool:
-        futures = [pool.submit(_run_chunk, *chunk) for chunk in _chunks(cases, sizes)]
+        futures = [pool.submit(_run_chunk, *chunk) for chunk in _chunks(cases, sizes, kept)]
         for future in as_completed(futures):
             key, data = future.result()
             tallies[key] = tallies[key].merge(Tally.from_dict(data))
@@ -166,7 +206,7 @@ def generate(cases: list[Case], workers: int) -> None:
             if left[key] == 0:
                 case = next(c for c in cases if c.key == key)
                 _write(case, tallies[key])
-                seconds = time.perf_counter() - started[key]
+                seconds = time.perf_counter() - started
                 print(f"{key}: {tallies[key].battles:,} battles ({seconds:.0f} s)", flush=True)
 
 
@@ -187,13 +227,26 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog=COMMAND, description=__doc__.split("\n")[0])
     parser.add_argument("filters", nargs="*", help="keep cases whose file stem contains one")
     parser.add_argument("--stale", action="store_true", help="only missing or outdated samples")
+    parser.add_argument(
+        "--grow",
+        action="store_true",
+        help="only current samples smaller than needed, grown by the battles they lack",
+    )
+    parser.add_argument("--battles", type=int, help="this many battles a case (whole chunks)")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     args = parser.parse_args(argv)
+    if args.battles is not None and (args.battles <= 0 or args.battles % CHUNK):
+        parser.error(f"--battles: a positive multiple of {CHUNK}, not {args.battles}")
     cases = [c for c in CASES if not args.filters or any(f in c.key for f in args.filters)]
     if args.stale:
         cases = [c for c in cases if stale_reason(c) is not None]
-    cases.sort(key=lambda c: ORDER.index(c.ruleset))
-    generate(cases, args.workers)
+    if args.grow:
+        # The weakest first: a run stopped early has written the samples that gained most.
+        cases = [c for c in cases if stale_reason(c) is None]
+        cases.sort(key=weakest_power)
+    else:
+        cases.sort(key=lambda c: ORDER.index(c.ruleset))
+    generate(cases, args.workers, grow=args.grow, battles=args.battles)
 
 
 if __name__ == "__main__":
