@@ -19,6 +19,7 @@ from .. import rulesets
 from ..errors import BattleOddsError, did_you_mean
 from ..scenario.costs import given_costs, read_costs_file
 from .matrix import _types as offered_types
+from .one_type import check_budget
 
 Army = tuple[int, ...]
 #: Costs are compared in thousandths (MIN_COST is 0.001), so sums of costs are exact.
@@ -129,12 +130,9 @@ def make_offer(
     room: int | None,
 ) -> tuple[Offer, list[str]]:
     """The offer of a ``best`` question, checked; and notes on the types left out."""
-    if isinstance(budget, bool) or not isinstance(budget, int | float):
-        raise BattleOddsError(f"--budget {budget!r}: expected a number")
-    if not (math.isfinite(budget) and budget > 0):
-        raise BattleOddsError(f"--budget {budget}: expected a finite number > 0")
     table = side_costs(ruleset, data, costs)
     chosen, notes = offered_types(ruleset, table, types)
+    budget = check_budget("--budget", budget, {t: table[t] for t in chosen})
     limits = parse_caps(caps, chosen)
     cheapest = min(chosen, key=lambda t: table[t])
     if table[cheapest] > budget + 1e-9:
