@@ -115,6 +115,16 @@ def test_an_absurd_budget_is_refused_with_its_bound(args: list[str]) -> None:
     assert len(line) < 200, line
 
 
+def test_a_range_written_with_an_exponent_is_a_range() -> None:
+    """``1..1e9`` was read as one value, the string '1..1e9' ("expected a whole number,
+    got a string"); it is a range of a billion points, past the bound."""
+    line = one_line_error("sweep", str(KNIGHTS), "--vary", "attacker.knight=1..1e9", "-n", "10")
+    assert (
+        line
+        == "error: --vary attacker.knight: 1,000,000,000 points: at most 10,000 (a larger step?)"
+    )
+
+
 def test_a_path_under_a_file_is_named_so(tmp_path: Path) -> None:
     """The same words as every output path's: the system's "Not a directory" said
     neither which part is the file nor that it is one."""
