@@ -83,6 +83,69 @@ def test_a_toml_file_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:
         load_scenario(path)
 
 
+def test_a_second_byte_order_mark_is_named(tmp_path: Path) -> None:
+    """One mark is read; a second one (a file saved as UTF-8 with a mark twice) was
+    called an "Invalid statement"."""
+    path = tmp_path / "twice.toml"
+    path.write_bytes(b"\xef\xbb\xbf\xef\xbb\xbf" + KNIGHTS.read_bytes())
+    line = one_line_error("validate", str(path))
+    assert f"{path}:1: a second byte-order mark" in line and "expected TOML text" in line
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["matrix", "--budget", "1e308", "-n", "10"],
+        ["matrix", "--ruleset", "skirmish", "--budget", "1e12", "-n", "10"],  # MemoryError
+        ["matrix", "--ruleset", "blocks", "--budget", "1e12", "-n", "10"],  # MemoryError
+        ["meta", "--budget", "1e300", "--types", "knight,pikeman", "-n", "10"],
+        ["prices", "--types", "knight,pikeman", "--budgets", "10,1e308", "-n", "20"],
+        # OverflowError, or an array of 7 TiB
+        ["best", str(KNIGHTS), "--budget", "1e20", "--types", "knight,soldier", "-n", "10"],
+        ["best", str(KNIGHTS), "--budget", "1e12", "--types", "knight,soldier", "-n", "10"],
+    ],
+    ids=lambda args: "-".join(args[:2]).replace(str(ROOT), "").strip("-/")[:30],
+)
+def test_an_absurd_budget_is_refused_with_its_bound(args: list[str]) -> None:
+    """A budget that buys more men of a type than any battle fields printed its 300-digit
+    count of men, or ran out of memory building the armies."""
+    line = one_line_error(*args)
+    option = "--budgets" if "--budgets" in args else "--budget"
+    assert line.startswith(f"error: {option} 1e+") and "expected at most 100,000" in line
+    assert len(line) < 200, line
+
+
+def test_a_range_written_with_an_exponent_is_a_range() -> None:
+    """``1..1e9`` was read as one value, the string '1..1e9' ("expected a whole number,
+    got a string"); it is a range of a billion points, past the bound."""
+    line = one_line_error("sweep", str(KNIGHTS), "--vary", "attacker.knight=1..1e9", "-n", "10")
+    assert (
+        line
+        == "error: --vary attacker.knight: 1,000,000,000 points: at most 10,000 (a larger step?)"
+    )
+
+
+def test_a_path_under_a_file_is_named_so(tmp_path: Path) -> None:
+    """The same words as every output path's: the system's "Not a directory" said
+    neither which part is the file nor that it is one."""
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    line = one_line_error("regress", str(KNIGHTS), "--baseline", str(afile / "b.toml"))
+    assert line == f"error: {afile / 'b.toml'}: '{afile}' is a file, not a folder"
+    line = one_line_error("new", str(afile / "new.toml"))
+    assert line == f"error: {afile / 'new.toml'}: '{afile}' is a file, not a folder"
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc")
+def test_a_folder_that_takes_no_files_is_named_so() -> None:
+    """/proc exists but takes no new files; creating one says "No such file or
+    directory", which the lines said of a folder that is there."""
+    line = one_line_error("run", str(KNIGHTS), "-n", "10", "--keep-battles", "/proc/x.csv")
+    why = "cannot write in folder '/proc' (it takes no new files)"
+    assert line == f"error: --keep-battles /proc/x.csv: {why}"
+    assert one_line_error("new", "/proc/x.toml") == f"error: /proc/x.toml: {why}"
+
+
 BASELINE = """[settings]
 level = 0.01
 

@@ -301,6 +301,16 @@ def test_a_large_offer_is_counted_without_listing():
     assert count_armies(offer) == math.comb(24 + 15, 15)
 
 
+def test_a_budget_of_a_hundred_thousand_men_is_counted_in_linear_time():
+    """Two types of cost 1 and a budget of 100,000 (the most men of a type): the armies
+    a + b <= 100,000, capped at 60,000 knights. Added term by term the count took hours."""
+    offer = Offer(("soldier", "knight"), (1.0, 1.0), 100_000.0, (100_000, 60_000))
+    capped = sum(100_000 - b + 1 for b in range(60_001))
+    assert count_armies(offer) == capped
+    dear = Offer(("soldier", "knight"), (1.0, 2.5), 100_000.0, (100_000, 40_000))
+    assert count_armies(dear) == sum(100_000 - math.ceil(2.5 * b) + 1 for b in range(40_001))
+
+
 # The command line.
 
 runner = CliRunner()

@@ -63,7 +63,7 @@ def test_unknown_ruleset_names_the_nearest(tmp_path: Path) -> None:
 def test_missing_directory_is_not_created(tmp_path: Path) -> None:
     path = tmp_path / "missing" / "b.toml"
     result = runner.invoke(app, ["new", str(path), "--ruleset", "skirmish"])
-    assert_clean_failure(result, ["b.toml", "no such directory", "missing"])
+    assert_clean_failure(result, ["b.toml", "no such folder", "missing"])
     assert not path.parent.exists()
 
 

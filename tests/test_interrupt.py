@@ -15,8 +15,12 @@ from pathlib import Path
 
 import pytest
 
+import simulator
+
 ROOT = Path(__file__).parent.parent
 KNIGHTS = str(ROOT / "scenarios/olympia/knights_vs_pikemen.toml")
+#: 10,000 attackers against 9,000 defenders: about a millisecond a battle.
+LARGE = str(ROOT / "benchmarks/scenarios/large.toml")
 SWAMP = str(ROOT / "scenarios/olympia/knights_in_swamp.toml")
 MANY = "1000000000"
 #: From SIGINT to the process's end: the kernel call in progress (a quarter second, a
@@ -32,11 +36,14 @@ def kernel_threads_run(pid: int) -> bool:
     return len(os.listdir(f"/proc/{pid}/task")) > 1
 
 
-def interrupt(args: list[str], twice: bool = False) -> tuple[int, str, str, float]:
+def interrupt(
+    args: list[str], twice: bool = False, later: float = 0.0, terminal: bool = False
+) -> tuple[int, str, str, float]:
     """Run ``python -m simulator ARGS``, press Ctrl-C once its battles run (its time-left
     notice says so, or, for a search that counts probes, the kernels' threads have
-    started a second ago): exit status, stdout, stderr and the seconds from Ctrl-C to the
-    end."""
+    started a second ago), ``later`` seconds after that: exit status, stdout, stderr and
+    the seconds from Ctrl-C to the end. ``terminal``: Ctrl-C reaches every process of
+    the command, as a terminal sends it, not the command's process alone."""
     process = subprocess.Popen(
         [sys.executable, "-m", "simulator", *args],
         cwd=ROOT,
@@ -44,6 +51,7 @@ def interrupt(args: list[str], twice: bool = False) -> tuple[int, str, str, floa
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env={**os.environ, "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"},
+        start_new_session=terminal,
     )
     if args[0] in QUIET:
         deadline = time.time() + 120
@@ -63,11 +71,19 @@ def interrupt(args: list[str], twice: bool = False) -> tuple[int, str, str, floa
     reader = threading.Thread(target=read_stderr, daemon=True)
     reader.start()
     assert args[0] in QUIET or running.wait(120), "".join(lines)
+    time.sleep(later)
+
+    def press() -> None:
+        if terminal:
+            os.killpg(process.pid, signal.SIGINT)
+        else:
+            process.send_signal(signal.SIGINT)
+
     pressed = time.perf_counter()
-    process.send_signal(signal.SIGINT)
+    press()
     if twice:
         time.sleep(0.05)
-        process.send_signal(signal.SIGINT)
+        press()
     assert process.stdout is not None
     out = process.stdout.read()
     process.wait(60)
@@ -278,3 +294,23 @@ def test_a_second_ctrl_c_exits_at_once() -> None:
     # both as 130.
     assert code in (130, -signal.SIGINT) and "Traceback" not in err
     assert seconds < STOPS_WITHIN
+
+
+def test_ctrl_c_on_a_local_dask_cluster_stops_at_once_with_the_first_battles() -> None:
+    """Chunks of a fixed 131,072 battles kept the command waiting for its workers after
+    Ctrl-C, for a minute and more on a large battle (they are sized by time now and
+    cancelled), and the cluster's workers, which a terminal's Ctrl-C reaches too, each
+    printed a traceback. The answer so far is battles 0..n-1, as a local run's is."""
+    args = ["run", LARGE, "-n", "10000000", "--seed", "5", "--json", "--scheduler", "local:2"]
+    code, out, err, seconds = interrupt(args, later=4.0, terminal=True)
+    check_stopped(code, err, seconds)
+    answer = json.loads(out)
+    assert answer["partial"] is True and 0 < answer["battles"] < 10_000_000
+    scenario = simulator.load_scenario(LARGE)
+    local = json.loads(
+        json.dumps(
+            simulator.simulate(scenario, answer["battles"], seed=5, keep_battles=False).to_dict()
+        )
+    )
+    for key in ("win", "steps", "casualties", "extras", "turn_limit_battles"):
+        assert answer[key] == local[key], key

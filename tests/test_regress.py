@@ -181,7 +181,7 @@ def test_interrupted_update_keeps_the_old_baseline(
 @pytest.mark.parametrize(
     "text, expected",
     [
-        ("[settings\nlevel = 0.01\n", "corrupt baseline, not valid TOML"),
+        ("[settings\nlevel = 0.01\n", "balance.toml:1: malformed TOML"),
         ('[settings]\nlevel = "high"\n', "settings.level"),
         (
             '[scenarios."scenarios/knights.toml"]\nruleset = "olympia"\n',

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
@@ -75,8 +76,31 @@ def test_dask_path_equals_local_path(dask_client: object) -> None:
         assert same_tally(local.tally, remote.tally)
 
 
+def test_dask_chunks_sized_by_time_give_the_local_numbers(dask_client: object) -> None:
+    """The workers' chunks start at one battle and grow with the time the workers
+    measure (their sizes differ from run to run); battle i of seed s is the same battle
+    whatever the sizes, so the numbers are the local run's, exactly."""
+    scenario = simulator.load_scenario(ROOT / "scenarios/olympia/castle_siege.toml")
+    executor = DaskChunks(dask_client)
+    chunks: list[tuple[int, int]] = []
+
+    def recorded(*args: Any) -> Iterator[tuple[int, int, Tally]]:
+        for first, count, tally in executor(*args):
+            chunks.append((first, count))
+            yield first, count, tally
+
+    local = simulator.simulate(scenario, 30_000, seed=12, keep_battles=False)
+    remote = simulator.simulate(scenario, 30_000, seed=12, executor=recorded)
+    assert same_tally(local.tally, remote.tally)
+    # Handed on in battle order, one battle first, then growing.
+    assert [first for first, _ in chunks] == list(
+        itertools.accumulate([0] + [count for _, count in chunks[:-1]])
+    )
+    assert chunks[0] == (0, 1) and len({count for _, count in chunks}) > 3
+
+
 def test_the_same_run_twice_on_one_cluster(dask_client: object) -> None:
-    """Two runs of one scenario and seed share their first chunks (8, 32, ... battles);
+    """Two runs of one scenario and seed share their first chunks (one battle, ...);
     the first run's clean-up must not cancel the second's."""
     scenario = simulator.load_scenario(ROOT / "scenarios/olympia/knights_vs_pikemen.toml")
     runs = [

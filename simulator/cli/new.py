@@ -16,6 +16,7 @@ import typer
 from .. import rulesets
 from ..atomic import write_atomically
 from ..errors import BattleOddsError
+from ..running.output_paths import check_output_path
 from .app import app
 from .options import out, user_errors
 
@@ -40,9 +41,7 @@ def new(
     text = starter_text(ruleset)
     if scenario.is_dir():
         raise BattleOddsError(f"{scenario}: is a directory, expected a .toml file name")
-    folder = scenario.parent
-    if not folder.is_dir():
-        raise BattleOddsError(f"{scenario}: no such directory '{folder}'")
+    check_output_path(scenario, "")
     if scenario.exists() and not force:
         raise BattleOddsError(f"{scenario}: already exists; use --force to overwrite it")
     try:

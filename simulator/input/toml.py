@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import BattleOddsError, Source
+from .paths import not_a_folder
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -16,20 +17,31 @@ else:  # pragma: no cover - exercised only on 3.10
     import tomli as tomllib
 
 
-def read_toml(path: Path, what: str) -> tuple[dict[str, Any], Source]:
+def read_toml(
+    path: Path, what: str, missing: str = "no such file"
+) -> tuple[dict[str, Any], Source]:
     """A TOML file's data and its source (for located errors); ``what`` names the kind
-    of file in the message when it is a folder."""
+    of file in the message when it is a folder, ``missing`` says what to do when there
+    is no such file. A byte-order mark may open the text (Windows editors write one)."""
     label = str(path)
     try:
         text = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
-        raise BattleOddsError(f"{label}: no such file") from None
+        raise BattleOddsError(f"{label}: {missing}") from None
     except IsADirectoryError:
         raise BattleOddsError(f"{label}: is a directory, expected a .toml {what}") from None
+    except NotADirectoryError:
+        blocked = not_a_folder(label, path)
+        raise BattleOddsError(blocked or f"{label}: not a folder among its parents") from None
     except UnicodeDecodeError as exc:
         raise BattleOddsError(f"{label}: not UTF-8 text ({exc.reason})") from None
     except OSError as exc:
         raise BattleOddsError(f"{label}: cannot read ({exc.strerror})") from None
+    if text.startswith(BOM):
+        raise BattleOddsError(
+            f"{label}:1: a second byte-order mark (U+FEFF) after the first: expected "
+            "TOML text after at most one (save the file as UTF-8 once more)"
+        )
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -37,6 +49,10 @@ def read_toml(path: Path, what: str) -> tuple[dict[str, Any], Source]:
             f"{label}:{_toml_line(exc)}: malformed TOML: {_toml_reason(exc)}"
         ) from None
     return data, Source(label, text, path)
+
+
+#: The byte-order mark, which "utf-8-sig" takes off once.
+BOM = "\ufeff"
 
 
 def _toml_line(exc: Exception) -> str:

@@ -115,6 +115,17 @@ class ChunkSizes:
         self.size = int(max(1, size))
 
 
+def chunk_ranges(ranges: list[tuple[int, int]], sizes: ChunkSizes) -> Iterator[tuple[int, int]]:
+    """``(first, count)`` of each chunk of ``ranges`` (``(first, count)`` each), in order,
+    each as large as ``sizes`` says when it is asked for (after the calls timed so far)."""
+    for start, battles in ranges:
+        at = start
+        while at < start + battles:
+            count = sizes.next(start + battles - at)
+            yield at, count
+            at += count
+
+
 def sized_chunks(
     ranges: list[tuple[int, int]],
     sizes: ChunkSizes,
@@ -123,15 +134,11 @@ def sized_chunks(
 ) -> Iterator[tuple[int, int, T]]:
     """``run(first, count)`` over ``ranges`` of battles (``(first, count)`` each), in
     order, in calls sized by ``sizes``; yields ``(first, count, what run returned)``."""
-    for start, battles in ranges:
-        at = start
-        while at < start + battles:
-            count = sizes.next(start + battles - at)
-            began = clock()
-            answer = run(at, count)
-            sizes.timed(count, clock() - began)
-            yield at, count, answer
-            at += count
+    for at, count in chunk_ranges(ranges, sizes):
+        began = clock()
+        answer = run(at, count)
+        sizes.timed(count, clock() - began)
+        yield at, count, answer
 
 
 def winners(

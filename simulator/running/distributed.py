@@ -7,6 +7,12 @@ after a worker is lost gives the same statistics, and the merged result equals a
 local run with the same seed, bit for bit (the merge adds integer histograms, so its
 order does not matter).
 
+Chunks are sized by time as in this process (:mod:`simulator.running.chunking`, from
+the time the workers measure), a few per worker thread in flight, and handed on in
+battle order, so that Ctrl-C is answered at once: the client stops waiting, cancels
+the chunks in flight (a worker is busy a quarter of a second more at most) and the
+answer so far is battles ``first .. first + n - 1``, as a local run's is.
+
 ``--scheduler tcp://host:8786`` connects to a running cluster; ``--scheduler local:N``
 starts a cluster of N worker processes on this machine (loopback only).
 """
@@ -15,6 +21,9 @@ from __future__ import annotations
 
 import logging
 import re
+import signal
+import threading
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,10 +32,24 @@ from typing import Any
 
 from ..errors import BattleOddsError, Source
 from ..results.stats import Tally
+from .chunking import ChunkSizes, chunk_ranges
+from .interrupt import stop_requested
 
 #: Times a chunk is retried after the worker running it is lost.
 RETRIES = 5
+#: Chunks sent ahead per worker thread: one runs while the next is on its way.
+IN_FLIGHT_PER_THREAD = 2
+#: Chunks finished but not yet handed on (they wait for an earlier one), per worker
+#: thread, before no more are sent: a chunk held up by a lost worker should not let the
+#: others run far ahead, since Ctrl-C drops what follows the first unfinished chunk.
+AHEAD_PER_THREAD = 8
+#: How often (seconds) the client looks for Ctrl-C while chunks run.
+POLL_SECONDS = 0.1
+#: How often (seconds) the client counts the cluster's worker threads during a run.
+THREADS_EVERY = 2.0
 _LOCAL = re.compile(r"^local:(\d+)$")
+#: The kernels that ran in this worker process: a kernel's first call also loads it.
+_loaded: set[tuple[str, str]] = set()
 
 
 @lru_cache(maxsize=8)
@@ -43,13 +66,36 @@ def _prepared(ruleset: str, canonical: str) -> Any:
 
 def chunk_tally(
     ruleset: str, canonical: str, seed: int, first: int, count: int, threads: int | None
-) -> Tally:
-    """Runs on a worker: the statistics of battles ``first .. first+count-1``."""
+) -> tuple[Tally, float | None]:
+    """Runs on a worker: the statistics of battles ``first .. first+count-1`` and the
+    seconds the kernel took (None on the kernel's first call here, which loads it)."""
     from .runner import thread_count
 
     prepared = _prepared(ruleset, canonical)
+    kernel = (ruleset, prepared.kernel)
     with thread_count(threads):
-        return Tally.of(prepared.run(seed, first, count))
+        started = time.perf_counter()
+        tally = Tally.of(prepared.run(seed, first, count))
+        seconds = time.perf_counter() - started
+    if kernel not in _loaded:
+        _loaded.add(kernel)
+        return tally, None
+    return tally, seconds
+
+
+@contextmanager
+def sigint_ignored() -> Iterator[None]:
+    """Processes started in the block ignore Ctrl-C: a terminal sends it to every
+    process of the command, and a local cluster's workers would print a traceback each
+    (the command stops them itself when it ends)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 @contextmanager
@@ -68,14 +114,15 @@ def connect(scheduler: str) -> Iterator[Any]:
             raise BattleOddsError(f"--scheduler {scheduler}: expected local:N with N in 1..64")
         # Loopback only; the scheduler's HTTP endpoint takes any free port rather than
         # 8787, which another cluster on the machine may hold.
-        cluster = LocalCluster(
-            n_workers=workers,
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",
-            dashboard_address="127.0.0.1:0",
-            silence_logs=logging.ERROR,
-        )
+        with sigint_ignored():
+            cluster = LocalCluster(
+                n_workers=workers,
+                threads_per_worker=1,
+                processes=True,
+                host="127.0.0.1",
+                dashboard_address="127.0.0.1:0",
+                silence_logs=logging.ERROR,
+            )
         try:
             with Client(cluster) as client:
                 yield client
@@ -105,43 +152,78 @@ def executor_for(scheduler: str | None) -> Iterator[DaskChunks | None]:
 
 
 class DaskChunks:
-    """Runs chunks as Dask futures and yields (first, count, tally) as they finish."""
+    """Runs chunks as Dask futures, sized by time, and yields ``(first, count, tally)``
+    in battle order; stops sending, and cancels what is in flight, once Ctrl-C asks the
+    run to stop."""
 
     def __init__(self, client: Any, threads: int | None = 1) -> None:
         self.client = client
         self.threads = threads
 
     def __call__(
-        self, ruleset: str, canonical: str, seed: int, chunks: list[tuple[int, int]]
+        self,
+        ruleset: str,
+        canonical: str,
+        seed: int,
+        ranges: list[tuple[int, int]],
+        sizes: ChunkSizes,
     ) -> Iterator[tuple[int, int, Tally]]:
-        from distributed import as_completed
-
         from ..scenario.scenario import content_hash
 
-        scenario_hash = content_hash(canonical)
         # Keys name the run too: the chunks of two runs of one scenario and seed (a warm-up
         # and the run, a notebook cell run twice) are alike, and cancelling the first run's
         # futures at its end would cancel the second's under the same key.
-        run = uuid.uuid4().hex[:8]
-        futures = {}
-        for first, count in chunks:
-            future = self.client.submit(
-                chunk_tally,
-                ruleset,
-                canonical,
-                seed,
-                first,
-                count,
-                self.threads,
-                key=f"battle-odds-{scenario_hash}-{seed}-{first}-{count}-{run}",
-                retries=RETRIES,
-                pure=False,
-            )
-            futures[future] = (first, count)
+        key = f"battle-odds-{content_hash(canonical)}-{seed}-{{}}-{{}}-{uuid.uuid4().hex[:8]}"
+        chunks = chunk_ranges(ranges, sizes)
+        running: dict[Any, tuple[int, int]] = {}
+        order: list[tuple[int, int]] = []  # sent and not handed on, in battle order
+        finished: dict[int, Tally] = {}  # of those, the ones done, by first battle
+        threads, counted = self._threads(), time.monotonic()
         try:
-            for future in as_completed(futures):
-                first, count = futures[future]
-                yield first, count, future.result()
+            while not stop_requested():
+                while len(running) < IN_FLIGHT_PER_THREAD * threads and (
+                    len(order) - len(running) < AHEAD_PER_THREAD * threads
+                ):
+                    chunk = next(chunks, None)
+                    if chunk is None:
+                        break
+                    first, count = chunk
+                    future = self.client.submit(
+                        *(chunk_tally, ruleset, canonical, seed, first, count, self.threads),
+                        key=key.format(first, count),
+                        retries=RETRIES,
+                        pure=False,
+                    )
+                    running[future] = chunk
+                    order.append(chunk)
+                if not order:  # every chunk sent and handed on
+                    return
+                for future in _first_done(running):
+                    first, count = running.pop(future)
+                    finished[first], seconds = future.result()
+                    if seconds is not None:
+                        sizes.timed(count, seconds)
+                while order and order[0][0] in finished:
+                    first, count = order.pop(0)
+                    yield first, count, finished.pop(first)
+                if time.monotonic() - counted > THREADS_EVERY:
+                    threads, counted = self._threads(), time.monotonic()
         finally:
-            for future in futures:
-                future.cancel()
+            if running:
+                self.client.cancel(list(running))
+
+    def _threads(self) -> int:
+        """The cluster's worker threads now (workers may join or leave during a run)."""
+        return max(1, sum(self.client.nthreads().values()))
+
+
+def _first_done(running: dict[Any, tuple[int, int]]) -> list[Any]:
+    """The futures of ``running`` done within POLL_SECONDS (often none): a short nap,
+    not ``as_completed``, so that Ctrl-C never waits for a chunk."""
+    from distributed import wait
+
+    try:
+        done, _ = wait(list(running), timeout=POLL_SECONDS, return_when="FIRST_COMPLETED")
+    except TimeoutError:
+        return []
+    return list(done)

@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ..errors import BattleOddsError
+from ..input.paths import not_a_folder
 
 #: File types of the options that write one kind of file.
 IMAGE = (".png", ".svg", ".pdf")
@@ -30,10 +31,10 @@ def check_output_path(
     path: str | Path, option: str, suffixes: Iterable[str] | None = None, kind: str = "file"
 ) -> Path:
     """``path`` as a file this process can create or replace, or a one-line error that
-    names ``option``. ``suffixes``: the types of ``kind`` of file the option writes
-    (None: any)."""
+    names ``option`` (or starts with the path alone, for a command's argument: ``option``
+    empty). ``suffixes``: the types of ``kind`` of file the option writes (None: any)."""
     path = Path(path)
-    where = f"{option} {path}"
+    where = f"{option} {path}" if option else str(path)
     try:
         return _checked(path, where, None if suffixes is None else tuple(suffixes), kind)
     except OSError as exc:  # a name too long, a folder that cannot be searched
@@ -44,9 +45,9 @@ def _checked(path: Path, where: str, allowed: tuple[str, ...] | None, kind: str)
     if path.is_dir():
         raise BattleOddsError(f"{where}: is a folder: expected a file name")
     folder = path.parent
-    blocking = _file_among_parents(folder)
-    if blocking is not None:
-        raise BattleOddsError(f"{where}: '{blocking}' is a file, not a folder")
+    blocked = not_a_folder(where, path)
+    if blocked is not None:
+        raise BattleOddsError(blocked)
     if not folder.is_dir():
         raise BattleOddsError(f"{where}: no such folder '{folder}'")
     if allowed is not None and path.suffix.lower() not in allowed:
@@ -60,12 +61,14 @@ def _checked(path: Path, where: str, allowed: tuple[str, ...] | None, kind: str)
     return path
 
 
-def _file_among_parents(folder: Path) -> Path | None:
-    """The nearest existing parent of a path when it is not a folder."""
-    for parent in (folder, *folder.parents):
-        if parent.exists():
-            return None if parent.is_dir() else parent
-    return None
+#: Why a folder takes no new file, where the system's words mislead: /proc exists, yet
+#: creating a file in it fails with "No such file or directory".
+_REASONS = {
+    errno.ENOENT: "it takes no new files",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "permission denied",
+    errno.EROFS: "a read-only file system",
+}
 
 
 def _cannot_create_beside(path: Path) -> str | None:
@@ -75,7 +78,7 @@ def _cannot_create_beside(path: Path) -> str | None:
     try:
         handle, probe = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except OSError as exc:
-        return exc.strerror or errno.errorcode.get(exc.errno or 0, "cannot write")
+        return _REASONS.get(exc.errno or 0) or exc.strerror or "cannot write"
     os.close(handle)
     os.unlink(probe)
     return None

@@ -18,6 +18,7 @@ from ..errors import BattleOddsError
 if TYPE_CHECKING:
     from ..results.stats import Tally
     from ..scenario.scenario import Scenario
+    from .chunking import ChunkSizes
 
 #: Battles per kernel call: large enough to amortise the call, small enough that the
 #: outcome rows of a chunk stay a few tens of MB and Ctrl-C is answered within a second
@@ -34,8 +35,12 @@ DEFAULT_MAX_BATTLES = 10_000_000
 
 #: (battles done, battles planned) as chunks finish.
 Progress = Callable[[int, int], None]
-#: (ruleset, canonical scenario data, seed, chunks) -> (first, count, tally) as they finish.
-ChunkExecutor = Callable[[str, str, int, list[tuple[int, int]]], Iterator[tuple[int, int, "Tally"]]]
+#: (ruleset, canonical scenario data, seed, ranges of battles, the sizes of their chunks)
+#: -> (first, count, tally) of each chunk, in battle order; it stops early once Ctrl-C
+#: asked the run to stop.
+ChunkExecutor = Callable[
+    [str, str, int, list[tuple[int, int]], "ChunkSizes"], Iterator[tuple[int, int, "Tally"]]
+]
 
 
 def check_run(battles: int, seed: int) -> None:

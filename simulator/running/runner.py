@@ -56,8 +56,9 @@ def thread_count(threads: int | None) -> Iterator[None]:
 
 
 def chunk_plan(first: int, battles: int, chunk: int) -> list[tuple[int, int]]:
-    """``(first battle, count)`` of each chunk of a run sent to workers, FIRST_CHUNK growing
-    fourfold to ``chunk`` (a run in this process sizes its calls by time instead)."""
+    """``(first battle, count)`` of each chunk of a fixed plan, FIRST_CHUNK growing fourfold
+    to ``chunk``, for the benchmarks that time kernel calls apart from their sizing (a run
+    sizes its calls by time instead)."""
     plan = []
     offset = 0
     size = min(FIRST_CHUNK, chunk)
@@ -74,10 +75,10 @@ def local_chunks(
     seed: int,
     ranges: list[tuple[int, int]],
     rows: list[dict[str, np.ndarray]] | None,
-    chunk: int = DEFAULT_CHUNK,
+    sizes: ChunkSizes,
 ) -> Iterator[tuple[int, int, Tally]]:
-    """The battles of ``ranges`` in order in this process, in calls sized by time and at
-    most ``chunk`` battles (appending their rows when asked)."""
+    """The battles of ``ranges`` in order in this process, in calls sized by ``sizes``
+    (appending their rows when asked)."""
 
     def run(first: int, count: int) -> Tally:
         outcomes = prepared.run(seed, first, count)
@@ -85,7 +86,7 @@ def local_chunks(
             rows.append(outcomes)
         return Tally.of(outcomes)
 
-    yield from sized_chunks(ranges, ChunkSizes(chunk), run)
+    yield from sized_chunks(ranges, sizes, run)
 
 
 def simulate(
@@ -172,15 +173,16 @@ def run_chunks(scenario: Scenario, plan: RunPlan, progress: Progress | None = No
     rows: list[dict[str, np.ndarray]] | None = [] if keep else None
     started = time.perf_counter()
     saved = started
-    stopped = False
     with thread_count(plan.threads), stop_on_interrupt(plan.interruptible):
         if progress is not None:
             progress(done_battles, battles)
+        # Calls sized by time (at most ``chunk`` battles) here or on the workers: Ctrl-C
+        # is answered within about a second either way.
+        sizes = ChunkSizes(chunk)
         if executor is None:
-            finished = local_chunks(prepared, seed, ranges, rows, chunk)
+            finished = local_chunks(prepared, seed, ranges, rows, sizes)
         else:
-            chunks = [c for start, n in ranges for c in chunk_plan(start, n, chunk)]
-            finished = executor(scenario.ruleset, scenario.canonical, seed, chunks)
+            finished = executor(scenario.ruleset, scenario.canonical, seed, ranges, sizes)
         for chunk_first, count, chunk_tally in finished:
             tally = tally.merge(chunk_tally)
             done_battles += count
@@ -193,8 +195,9 @@ def run_chunks(scenario: Scenario, plan: RunPlan, progress: Progress | None = No
             if progress is not None:
                 progress(done_battles, battles)
             if stop_requested():
-                stopped = done_battles < battles
                 break
+        # A Dask executor also ends, early, once Ctrl-C asked the run to stop.
+        stopped = stop_requested() and done_battles < battles
         if hasattr(finished, "close"):
             finished.close()
         if state is not None:

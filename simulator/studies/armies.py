@@ -19,6 +19,7 @@ from .. import rulesets
 from ..errors import BattleOddsError, did_you_mean
 from ..scenario.costs import given_costs, read_costs_file
 from .matrix import _types as offered_types
+from .one_type import check_budget
 
 Army = tuple[int, ...]
 #: Costs are compared in thousandths (MIN_COST is 0.001), so sums of costs are exact.
@@ -129,12 +130,9 @@ def make_offer(
     room: int | None,
 ) -> tuple[Offer, list[str]]:
     """The offer of a ``best`` question, checked; and notes on the types left out."""
-    if isinstance(budget, bool) or not isinstance(budget, int | float):
-        raise BattleOddsError(f"--budget {budget!r}: expected a number")
-    if not (math.isfinite(budget) and budget > 0):
-        raise BattleOddsError(f"--budget {budget}: expected a finite number > 0")
     table = side_costs(ruleset, data, costs)
     chosen, notes = offered_types(ruleset, table, types)
+    budget = check_budget("--budget", budget, {t: table[t] for t in chosen})
     limits = parse_caps(caps, chosen)
     cheapest = min(chosen, key=lambda t: table[t])
     if table[cheapest] > budget + 1e-9:
@@ -159,7 +157,9 @@ def count_armies(offer: Offer) -> int:
     units, purse = offer.units, offer.purse
     step = math.gcd(*units)
     size = purse // step + 1
-    men = 1 if offer.room is None else offer.room + 1
+    if offer.room is None:
+        return _count_by_spending(units, offer.caps, step, size)
+    men = offer.room + 1
     ways = np.zeros((size, men), dtype=object)
     ways[0, 0] = 1
     for unit, cap in zip(units, offer.caps, strict=True):
@@ -171,6 +171,26 @@ def count_armies(offer: Offer) -> int:
                 break
             after[spent:, taken:] += ways[: size - spent, : men - taken]
         ways = after
+    return int(ways.sum())
+
+
+def _count_by_spending(units: tuple[int, ...], caps: tuple[int, ...], step: int, size: int) -> int:
+    """count_armies without a room limit, in time linear in the purse: the ways to have
+    spent ``s`` after a type of stride ``k`` and cap ``c`` are the sum of the ways before
+    it at ``s, s - k, ..., s - c k``, a difference of two running sums along each
+    residue of ``k`` (adding the ``c + 1`` terms one by one took hours for a budget of
+    100,000 men)."""
+    ways = np.zeros(size, dtype=object)
+    ways[0] = 1
+    for unit, cap in zip(units, caps, strict=True):
+        stride = unit // step
+        rows = -(-size // stride)
+        padded = np.zeros(rows * stride, dtype=object)
+        padded[:size] = ways
+        running = np.cumsum(padded.reshape(rows, stride), axis=0)
+        if cap + 1 < rows:
+            running[cap + 1 :] -= running[: rows - cap - 1].copy()
+        ways = running.reshape(-1)[:size]
     return int(ways.sum())
 
 

@@ -4,7 +4,6 @@ every value checked, writing it, and which scenario files it names."""
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,14 +11,10 @@ from typing import Any
 
 import tomli_w
 
-from ..errors import BattleOddsError, Source
+from ..errors import BattleOddsError
 from ..input.reader import Node
+from ..input.toml import read_toml
 from ..running.plan import MAX_BATTLES, MAX_SEED
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 DEFAULT_LEVEL = 0.01
 KINDS = ("proportion", "mean", "median")
@@ -102,18 +97,7 @@ class Baseline:
 
 def read_baseline(path: Path) -> Baseline:
     """Parse and check a baseline file; a corrupt one is a clear error, not a traceback."""
-    label = str(path)
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise BattleOddsError(f"{label}: no such baseline file (create it with --update)") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BattleOddsError(f"{label}: cannot read the baseline ({exc})") from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise BattleOddsError(f"{label}: corrupt baseline, not valid TOML: {exc}") from None
-    source = Source(label, text, path)
+    data, source = read_toml(path, "baseline", "no such baseline file (create it with --update)")
     top = Node(data, "", source)
     top.only(("settings", "scenarios"))
     settings = top.child("settings", {})

@@ -29,7 +29,7 @@ from ..running.plan import ChunkExecutor
 from ..running.runner import simulate
 from ..scenario.costs import given_costs, read_costs_file
 from ..scenario.scenario import DEFAULT_SEED
-from .one_type import checked_settings, one_type_scenario, settings_columns
+from .one_type import check_budget, checked_settings, one_type_scenario, settings_columns
 from .sweep import battles_of
 
 if TYPE_CHECKING:
@@ -169,13 +169,10 @@ def equal_cost_matrix(
             else read_costs_file(costs, table)
         )
         table = {**table, **override}
-    if isinstance(budget, bool) or not isinstance(budget, int | float):
-        raise BattleOddsError(f"--budget {budget!r}: expected a number")
-    if not (math.isfinite(budget) and budget > 0):
-        raise BattleOddsError(f"--budget {budget}: expected a finite number > 0")
     if battles < 1:
         raise BattleOddsError(f"--battles {battles}: expected at least 1")
     chosen, notes = _types(rs, table, types)
+    budget = check_budget("--budget", budget, {t: table[t] for t in chosen})
     men = {t: _men(budget, table[t]) for t in chosen}
     unaffordable = [t for t in chosen if men[t] == 0]
     if unaffordable:

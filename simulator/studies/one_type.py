@@ -12,6 +12,7 @@ which rules it was played under.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -23,6 +24,28 @@ from ..scenario.scenario import Scenario, from_data
 
 #: The table of a scenario that ``settings`` go into.
 TABLE = "battle"
+#: The most men of one type a study's army fields: the most any ruleset holds in one
+#: place (an olympia unit's count of a type). A larger budget buys armies no battle
+#: takes, whose men were once spelled out in an error of 300 digits.
+MAX_MEN_OF_A_TYPE = 100_000
+
+
+def check_budget(option: str, budget: float, costs: Mapping[str, float]) -> float:
+    """``budget`` as a finite number > 0 that buys at most MAX_MEN_OF_A_TYPE men of the
+    cheapest of ``costs`` (type: cost), or a one-line error naming ``option``."""
+    if isinstance(budget, bool) or not isinstance(budget, int | float):
+        raise BattleOddsError(f"{option} {budget!r}: expected a number")
+    if not (math.isfinite(budget) and budget > 0):
+        raise BattleOddsError(f"{option} {budget}: expected a finite number > 0")
+    cheapest = min(costs, key=lambda kind: costs[kind])
+    most = MAX_MEN_OF_A_TYPE * costs[cheapest]
+    if budget > most * (1 + 1e-9):
+        raise BattleOddsError(
+            f"{option} {budget:g}: buys {budget / costs[cheapest]:.3g} {cheapest} (cost "
+            f"{costs[cheapest]:g}), more than the {MAX_MEN_OF_A_TYPE:,} men of a type an "
+            f"army fields: expected at most {most:,.6g}"
+        )
+    return float(budget)
 
 
 def checked_settings(settings: Mapping[str, Any] | None) -> dict[str, Any]:

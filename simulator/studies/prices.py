@@ -54,6 +54,7 @@ from ..running.interrupt import Interrupted
 from ..scenario.costs import given_costs, read_costs_file
 from ..scenario.scenario import DEFAULT_SEED
 from .matrix import _types
+from .one_type import check_budget
 from .price_cells import ROLES, CellBank, CellCount, Estimate, block_z
 from .price_list import Pairwise, Prices, TypePrice
 
@@ -115,12 +116,14 @@ def fair_prices(
     if base not in chosen:
         where = "of the types offered" if base in table else f"of {rs.name}"
         raise BattleOddsError(
-            f"--base {base}: not one {where} ({', '.join(chosen)})" + did_you_mean(base, chosen)
+            f"--base {base}: not one {where} ({', '.join(chosen)})"
+            + did_you_mean(base, chosen, list_valid=False)
         )
     spend = _budgets(budgets)
     if not 0 < confidence < 1:
         raise BattleOddsError(f"--confidence {confidence}: expected a probability, e.g. 0.95")
     start = {t: table[t] / table[base] for t in chosen}
+    check_budget("--budgets", spend[-1], start)
     smallest = spend[0]
     dear = [t for t in chosen if start[t] > smallest + 1e-9]
     if dear:

@@ -10,6 +10,7 @@ their luck (common random numbers) and the curve is smooth where the rules are.
 
 from __future__ import annotations
 
+import decimal
 import math
 import re
 from collections.abc import Callable, Sequence
@@ -41,9 +42,11 @@ PointProgress = Callable[[int, int], None]
 
 #: A sweep of more points than this is refused: it is almost always a typo in the range.
 MAX_POINTS = 10_000
+#: A number of a range: ``40``, ``0.5``, ``1e6`` (a range written ``1..1e9`` was read as
+#: one value, the string '1..1e9').
+_NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 _RANGE = re.compile(
-    r"^\s*(?P<lo>[-+]?[\d.]+)\s*\.\.\s*(?P<hi>[-+]?[\d.]+)"
-    r"\s*(?::\s*(?P<step>[-+]?[\d.]+))?\s*$"
+    rf"^\s*(?P<lo>{_NUMBER})\s*\.\.\s*(?P<hi>{_NUMBER})\s*(?::\s*(?P<step>{_NUMBER}))?\s*$"
 )
 
 
@@ -105,7 +108,9 @@ def parse_values(text: str, where: str) -> tuple[Value, ...]:
 
 
 def _decimals(text: str) -> int:
-    return len(text.split(".")[1]) if "." in text else 0
+    """Decimal places of a written number: 2 for ``0.25``, 5 for ``2.5e-5``."""
+    exponent = decimal.Decimal(text).as_tuple().exponent
+    return max(0, -exponent) if isinstance(exponent, int) else 0
 
 
 def parse_vary(scenario: Scenario, text: str) -> Vary:
