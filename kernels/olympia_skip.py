@@ -86,7 +86,18 @@ from .olympia import (
     refresh,
     strike_effect,
 )
-from .rng import below, seed_battle, uniform
+from .olympia_batch import (
+    BATCH_FROM,
+    BATCH_FULL,
+    BATCH_OVER,
+    E_LARGE,
+    F_SLOTS,
+    MOST_ENTRIES,
+    batch_deaths,
+    batch_run,
+    batch_table,
+)
+from .rng import below, next_u64_held, seed_battle, uniform
 
 #: Failures before the first success when there is none to expect: larger than any budget.
 NEVER = 1 << 62
@@ -115,23 +126,6 @@ P_RATE, P_MEN = 0, 1
 #: Rows of the per-battle room of each kind: the deaths it can still take before any of
 #: its groups could be empty, and that room when its groups' counts were last exact.
 R_LEFT, R_SETTLED = 0, 1
-
-
-@jit(inline=True)
-def _step(s0, s1, s2, s3):
-    """kernels/rng.py's next_u64 on a state held in four locals (registers, not memory):
-    ``(s0, s1, s2, s3, 53-bit integer)``."""
-    result = (((s1 * np.uint64(5)) << np.uint64(7)) | ((s1 * np.uint64(5)) >> np.uint64(57))) * (
-        np.uint64(9)
-    )
-    t = s1 << np.uint64(17)
-    s2 ^= s0
-    s3 ^= s1
-    s1 ^= s2
-    s0 ^= s3
-    s2 ^= t
-    s3 = (s3 << np.uint64(45)) | (s3 >> np.uint64(19))
-    return s0, s1, s2, s3, result >> np.uint64(11)
 
 
 @jit(inline=True)
@@ -343,6 +337,32 @@ def rebuild(groups, keep, sdef, standing, rating, w, t, pkill, sphit, krate, acc
             tl[e, m] = n
 
 
+@jit(counted=False)
+def recount(groups, w, t, tf, pkill, sphit, krate, acc, tl, nt):
+    """``krate``, ``tf`` and the sums of men (F_S) and of men's structure hits (F_Y)
+    counted afresh from the strikers and targets, as ``rebuild`` counts them, with its
+    kill chances (only men died since it ran: the batch path, which keeps counts only)."""
+    for e in range(2):
+        acc[F_S, e] = 0.0
+        acc[F_Y, e] = 0.0
+        for m in range(nt[e]):
+            j = tl[e, m]
+            krate[j] = 0.0
+            tf[j] = t[j]
+    for i in range(groups.shape[0]):
+        if w[i] == 0 or groups[i, G_KIND] == ENGINE:
+            continue
+        e = 1 - groups[i, G_SIDE]
+        acc[F_Y, e] += w[i] * sphit[i]
+        for m in range(nt[e]):
+            j = tl[e, m]
+            krate[j] += w[i] * pkill[i, j]
+    for e in range(2):
+        for m in range(nt[e]):
+            j = tl[e, m]
+            acc[F_S, e] += t[j] * krate[j]
+
+
 @jit(inline=True)
 def next_alternating(state, budget, ws, q0, q1, turn):
     """Under ``alternating`` order: ``(strikes, side, turn)`` up to and including the next
@@ -519,6 +539,9 @@ def _skip_battle(
     nt,
     kinds,
     room,
+    limits,
+    table,
+    weights,
 ):
     """One battle from the opening position already in the scratch arrays; returns
     whether the groups' counts or the chances moved (the caller then restores them)."""
@@ -529,108 +552,167 @@ def _skip_battle(
     man_value = kinds[K_VALUE]
     value, alive, _sdef, _sdmg, _standing, ws, ts, budget, _others, _front = per_side
     dirty = False
-    limit0 = sides[0, S_START] * sides[0, S_BREAK]
-    limit1 = sides[1, S_START] * sides[1, S_BREAK]
+    limit0 = limits[0]
+    limit1 = limits[1]
     # Broken before any strike: the strike kernel still strikes once, then stops.
     once = alive[0] == 0 or value[0] * 100 <= limit0 or alive[1] == 0 or value[1] * 100 <= limit1
     turn = ATTACKER
     steps = 0
     s0, s1, s2, s3 = state[0], state[1], state[2], state[3]
+    # The batch path (kernels/olympia_batch.py) keeps counts only: the chances are
+    # counted afresh from them before this path reads them again.
+    stale = False
     while True:
         strikers = ws[0] + ws[1]
         if strikers == 0:
             break  # nobody can strike: a stalemate, reported as a draw
-        # Changes per strike of the side striking at e, times that side's strikers.
-        c_at1 = (acc[F_S, 1] + acc[F_Y, 1]) * inv[ts[1]] + acc[F_Z, 1]
-        c_at0 = (acc[F_S, 0] + acc[F_Y, 0]) * inv[ts[0]] + acc[F_Z, 0]
-        total = c_at0 + c_at1
-        if not total > 0.0:
-            break  # strikers who can change nothing would strike forever
-        if once:
-            state[0], state[1], state[2], state[3] = s0, s1, s2, s3
-            steps = 1
-            if order == RANDOM:
-                r = uniform(state) * strikers  # past total: the one strike missed
-            else:
-                first = ATTACKER if ws[0] > 0 else DEFENDER
-                r = uniform(state) * ws[first]
-                if first == ATTACKER:
-                    r = r if r < c_at1 else total
+        changed = False
+        e = DEFENDER
+        target = -2
+        striker = -1
+        deaths = batch_deaths(ts, strikers) if table.shape[0] > 1 and not once else 0
+        if deaths > 0:
+            mask, scale = batch_table(
+                groups,
+                w,
+                t,
+                ts,
+                strikers,
+                pkill,
+                sphit,
+                tl,
+                nt,
+                man_column,
+                man_value,
+                deaths,
+                table,
+                weights,
+            )
+            if mask >= 0:
+                state[0], state[1], state[2], state[3] = s0, s1, s2, s3
+                how, e, target, striker, steps = batch_run(
+                    state,
+                    w,
+                    t,
+                    per_side,
+                    left,
+                    row,
+                    inv,
+                    limits,
+                    table,
+                    weights,
+                    mask,
+                    scale,
+                    deaths,
+                    steps,
+                )
+                s0, s1, s2, s3 = state[0], state[1], state[2], state[3]
+                if how == BATCH_OVER:
+                    state[0], state[1], state[2], state[3] = s0, s1, s2, s3
+                    finish(state, groups, cnt, health, alive, 1 - e, steps, row)
+                    return dirty
+                stale = True
+                if how == BATCH_FULL:
+                    continue
+                changed = True  # a change for the paths below, at side e
+        if stale:
+            recount(groups, w, t, tf, pkill, sphit, krate, acc, tl, nt)
+            stale = False
+        if not changed:
+            # Changes per strike of the side striking at e, times that side's strikers.
+            c_at1 = (acc[F_S, 1] + acc[F_Y, 1]) * inv[ts[1]] + acc[F_Z, 1]
+            c_at0 = (acc[F_S, 0] + acc[F_Y, 0]) * inv[ts[0]] + acc[F_Z, 0]
+            total = c_at0 + c_at1
+            if not total > 0.0:
+                break  # strikers who can change nothing would strike forever
+            if once:
+                state[0], state[1], state[2], state[3] = s0, s1, s2, s3
+                steps = 1
+                if order == RANDOM:
+                    r = uniform(state) * strikers  # past total: the one strike missed
                 else:
-                    r = r + c_at1 if r < c_at0 else total
-            s0, s1, s2, s3 = state[0], state[1], state[2], state[3]
-        elif order == RANDOM:
-            # The strikes until the next change (geometric, by inversion: counting against
-            # powers or two logarithms cost less than drawing strikes one by one, whose
-            # loop exit the processor cannot predict), then which change, the random state
-            # in registers.
-            p = min(total * inv[strikers], 1.0)
-            s0, s1, s2, s3, x = _step(s0, s1, s2, s3)
-            steps += geometric(1.0 - np.int64(x) * UNIT, p) + 1
-            s0, s1, s2, s3, x = _step(s0, s1, s2, s3)
-            r = np.int64(x) * UNIT * total
-        else:
-            q0 = c_at1 * inv[ws[0]]
-            q1 = c_at0 * inv[ws[1]]
-            state[0], state[1], state[2], state[3] = s0, s1, s2, s3
-            taken, s, turn = next_alternating(state, budget, ws, q0, q1, turn)
-            steps += taken
-            if s < 0:
-                break
-            r = uniform(state) * (c_at1 if s == ATTACKER else c_at0)
-            if s == DEFENDER:
-                r += c_at1
-            s0, s1, s2, s3 = state[0], state[1], state[2], state[3]
-        # r is uniform below total: the changes at the defender come first.
-        if r < total:
-            e = DEFENDER
-            if r >= c_at1:
-                r -= c_at1
-                e = ATTACKER
-            s = 1 - e
-            target = -2  # -1: e's structure
-            striker = -1
-            if r < acc[F_Z, e]:
-                target = -1  # an engine hit the structure: all engines do 5..10 points
-                for i in range(groups.shape[0]):
-                    if groups[i, G_SIDE] == s and groups[i, G_KIND] == ENGINE and w[i] > 0:
-                        striker = i
-                        break
-            else:
-                r = (r - acc[F_Z, e]) * ts[e]
-                if nt[2] <= SCAN_UP_TO:
-                    last = -1
-                    for m in range(nt[e]):
-                        j = tl[e, m]
-                        x = tf[j] * krate[j]
-                        if x > 0.0:
-                            last = j
-                            if r < x:
-                                target = j
-                                break
-                            r -= x
-                    if target == -2:
-                        # The structure, or rounding left r past the end: the last change.
-                        target = -1 if acc[F_Y, e] > 0.0 else last
-                else:
-                    # The first group whose running sum of shares passes r, counted
-                    # without a branch: where a scan of a long list leaves is what the
-                    # processor cannot predict.
-                    passed = 0
-                    running = 0.0
-                    for m in range(nt[2]):
-                        j = np.uint64(tl[e, m])  # unsigned: no negative-index check
-                        running += tf[j] * krate[j]
-                        passed += r >= running
-                    if passed < nt[e]:
-                        target = tl[e, passed]
-                    elif acc[F_Y, e] > 0.0:
-                        target = -1
+                    first = ATTACKER if ws[0] > 0 else DEFENDER
+                    r = uniform(state) * ws[first]
+                    if first == ATTACKER:
+                        r = r if r < c_at1 else total
                     else:
-                        # Rounding left r past the end: the last group with a share.
+                        r = r + c_at1 if r < c_at0 else total
+                s0, s1, s2, s3 = state[0], state[1], state[2], state[3]
+            elif order == RANDOM:
+                # The strikes until the next change (geometric, by inversion: counting against
+                # powers or two logarithms cost less than drawing strikes one by one, whose
+                # loop exit the processor cannot predict), then which change, the random state
+                # in registers.
+                p = min(total * inv[strikers], 1.0)
+                s0, s1, s2, s3, x = next_u64_held(s0, s1, s2, s3)
+                steps += geometric(1.0 - np.int64(x >> np.uint64(11)) * UNIT, p) + 1
+                s0, s1, s2, s3, x = next_u64_held(s0, s1, s2, s3)
+                r = np.int64(x >> np.uint64(11)) * UNIT * total
+            else:
+                q0 = c_at1 * inv[ws[0]]
+                q1 = c_at0 * inv[ws[1]]
+                state[0], state[1], state[2], state[3] = s0, s1, s2, s3
+                taken, s, turn = next_alternating(state, budget, ws, q0, q1, turn)
+                steps += taken
+                if s < 0:
+                    break
+                r = uniform(state) * (c_at1 if s == ATTACKER else c_at0)
+                if s == DEFENDER:
+                    r += c_at1
+                s0, s1, s2, s3 = state[0], state[1], state[2], state[3]
+            # r is uniform below total: the changes at the defender come first.
+            if r < total:
+                e = DEFENDER
+                if r >= c_at1:
+                    r -= c_at1
+                    e = ATTACKER
+                s = 1 - e
+                target = -2  # -1: e's structure
+                striker = -1
+                if r < acc[F_Z, e]:
+                    target = -1  # an engine hit the structure: all engines do 5..10 points
+                    for i in range(groups.shape[0]):
+                        if groups[i, G_SIDE] == s and groups[i, G_KIND] == ENGINE and w[i] > 0:
+                            striker = i
+                            break
+                else:
+                    r = (r - acc[F_Z, e]) * ts[e]
+                    if nt[2] <= SCAN_UP_TO:
+                        last = -1
                         for m in range(nt[e]):
-                            if tf[tl[e, m]] * krate[tl[e, m]] > 0.0:
-                                target = tl[e, m]
+                            j = tl[e, m]
+                            x = tf[j] * krate[j]
+                            if x > 0.0:
+                                last = j
+                                if r < x:
+                                    target = j
+                                    break
+                                r -= x
+                        if target == -2:
+                            # The structure, or rounding left r past the end: the last change.
+                            target = -1 if acc[F_Y, e] > 0.0 else last
+                    else:
+                        # The first group whose running sum of shares passes r, counted
+                        # without a branch: where a scan of a long list leaves is what the
+                        # processor cannot predict.
+                        passed = 0
+                        running = 0.0
+                        for m in range(nt[2]):
+                            j = np.uint64(tl[e, m])  # unsigned: no negative-index check
+                            running += tf[j] * krate[j]
+                            passed += r >= running
+                        if passed < nt[e]:
+                            target = tl[e, passed]
+                        elif acc[F_Y, e] > 0.0:
+                            target = -1
+                        else:
+                            # Rounding left r past the end: the last group with a share.
+                            for m in range(nt[e]):
+                                if tf[tl[e, m]] * krate[tl[e, m]] > 0.0:
+                                    target = tl[e, m]
+                changed = True
+        if changed:
+            s = 1 - e
             group = target  # the group that loses a man, once drawn from the kind
             stands = False
             if target >= 0 and man_column[target] >= 0:
@@ -770,7 +852,9 @@ def skip_battles(groups, survive, sides, order, seed, first, out):
     health0 = np.empty(n_groups, np.int64)
     rating0 = np.empty(n_groups, np.int64)
     w0 = np.empty(n_groups, np.int64)
-    t0 = np.zeros(n_groups + 1, np.int64)
+    # Past the padding group n, group n + 1 stands for a structure in the batch path's
+    # table: a target of count 1.
+    t0 = np.zeros(n_groups + 2, np.int64)
     per_side0 = np.zeros((N_PER_SIDE, 2), np.int64)
     pkill0 = np.zeros((n_groups, n_groups))
     sphit0 = np.zeros(n_groups)
@@ -805,6 +889,16 @@ def skip_battles(groups, survive, sides, order, seed, first, out):
         kinds,
         room0,
     )
+    t0[n_groups + 1] = 1
+    # Hundreds of men a side may take the batch path; its tables are only allocated then.
+    men = np.zeros(2, np.int64)
+    for g in range(n_groups):
+        men[groups[g, G_SIDE]] += groups[g, G_COUNT]
+    entries = MOST_ENTRIES if min(men[0], men[1]) + 1 >= BATCH_FROM else 1
+    # Each side's value at its break point, times 100.
+    limits = np.empty(2, np.int64)
+    for s in range(2):
+        limits[s] = sides[s, S_START] * sides[s, S_BREAK]
     for block in prange((n + BLOCK - 1) // BLOCK):
         state = np.empty(4, np.uint64)
         cnt = np.empty(n_groups, np.int64)
@@ -812,7 +906,7 @@ def skip_battles(groups, survive, sides, order, seed, first, out):
         unit_men = np.empty(n_units, np.int64)
         rating = np.empty(n_groups, np.int64)
         w = np.empty(n_groups, np.int64)
-        t = np.zeros(n_groups + 1, np.int64)
+        t = t0.copy()
         per_side = np.empty((N_PER_SIDE, 2), np.int64)
         pkill = pkill0.copy()
         sphit = np.empty(n_groups)
@@ -822,6 +916,8 @@ def skip_battles(groups, survive, sides, order, seed, first, out):
         acc = np.empty((3, 2))
         tl = tl0.copy()
         nt = np.empty(3, np.int64)
+        table = np.empty((entries, E_LARGE + 1), np.int64)
+        weights = np.empty((max(entries, 3), F_SLOTS + 1))
         room = np.empty((2, n_groups), np.int64)
         left = room[R_LEFT]
         dirty = True
@@ -876,4 +972,7 @@ def skip_battles(groups, survive, sides, order, seed, first, out):
                 nt,
                 kinds,
                 room,
+                limits,
+                table,
+                weights,
             )

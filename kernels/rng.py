@@ -89,6 +89,22 @@ def next_u64(state):
 
 
 @jit(inline=True)
+def next_u64_held(s0, s1, s2, s3):
+    """:func:`next_u64` on a state held in four locals (registers, not memory), for a
+    kernel's hottest loop: ``(s0, s1, s2, s3, bits)``. The same numbers as
+    :func:`next_u64` on the array those locals were read from."""
+    result = _rotl(s1 * np.uint64(5), 7) * np.uint64(9)
+    t = s1 << np.uint64(17)
+    s2 ^= s0
+    s3 ^= s1
+    s1 ^= s2
+    s0 ^= s3
+    s2 ^= t
+    s3 = _rotl(s3, 45)
+    return s0, s1, s2, s3, result
+
+
+@jit(inline=True)
 def uniform(state):
     """A float64 in [0, 1) with 53 random bits."""
     return float(next_u64(state) >> np.uint64(11)) * _TO_UNIT

@@ -18,8 +18,8 @@ import pytest
 from scipy import stats
 
 import simulator
-from kernels import olympia_skip
-from kernels.olympia import G_KIND, G_ROW, G_SIDE, MAN, NOBLE
+from kernels import olympia_batch, olympia_skip
+from kernels.olympia import G_COUNT, G_KIND, G_ROW, G_SIDE, MAN, NOBLE
 from kernels.rng import new_state, seed_battle
 from simulator.errors import BattleOddsError, Source
 from simulator.rulesets.olympia.model import Ratings
@@ -128,6 +128,30 @@ def test_skip_and_strike_kernels_give_the_same_distributions(name: str, order: s
     assert differing_columns(strike, skip, prepared.columns) == []
 
 
+def test_big_armies_take_batches_of_deaths_with_the_strike_kernels_distributions() -> None:
+    """Hundreds of men in both front rows: the skip kernel draws deaths in batches from a
+    fixed table, thinned (kernels/olympia_batch.py), until a side's front falls under
+    BATCH_FROM, and per change after it. Units share soldiers and pikemen (a kind's room
+    runs out inside a batch), catapults hit a tower, rear rows strike, and nobles come into
+    reach late in the battle."""
+    scenario = simulator.inline_scenario(
+        "olympia",
+        "noble, 300 soldier, 60 archer@1; noble, 40 knight; noble, 100 soldier, 2 catapult",
+        "noble, 300 pikeman, 40 crossbowman@1; noble, 30 swordsman; noble, 150 pikeman",
+        structure="tower:20",
+        attacker_break=20,
+        defender_break=20,
+    )
+    prepared = OlympiaPrepared(scenario.model)
+    front = prepared.arrays.groups[:, G_ROW] == 0
+    for side in (0, 1):
+        men = prepared.arrays.groups[(prepared.arrays.groups[:, G_SIDE] == side) & front]
+        assert men[:, G_COUNT].sum() >= olympia_batch.BATCH_FROM + 100
+    strike = prepared.run_matrix(11, 0, BATTLES, "strike")
+    skip = prepared.run_matrix(12, 0, BATTLES, "skip")
+    assert differing_columns(strike, skip, prepared.columns) == []
+
+
 def test_a_broken_skip_kernel_is_caught() -> None:
     """The comparison has the power to see a small bias: one more strike per battle."""
     scenario = simulator.inline_scenario("olympia", "noble, 15 soldier", "noble, 15 soldier")
@@ -164,6 +188,8 @@ def test_a_stalemate_is_a_draw_without_strikes_in_every_kernel() -> None:
             "noble, 60 soldier; noble, 40 soldier; noble, 30 soldier",
             "noble, 20 knight; noble, 15 knight",
         ),
+        # Big enough for batches of deaths (kernels/olympia_batch.py).
+        ("noble, 300 soldier; noble, 100 soldier, 40 archer@1", "noble, 350 pikeman"),
     ],
 )
 def test_same_seed_same_battles_on_any_thread_count_and_chunking(
