@@ -43,7 +43,7 @@ from .rng import next_u64_held
 BATCH_FROM = 256
 #: ... and a batch takes at most this fraction of them: about ``2 / BATCH_SHARE`` of
 #: the candidates are thinned out at its end, and a table is built every few hundred deaths.
-BATCH_SHARE = 8
+BATCH_SHARE = 12
 #: Most candidates in a table: an index of 11 low bits leaves 53 high bits, disjoint, for
 #: the alias table's uniform number.
 MOST_ENTRIES = 2048
@@ -176,9 +176,10 @@ def batch_run(
 ):
     """Candidates from the table until ``deaths`` men died, the battle ended, or a change
     this path leaves to the skip kernel came. Returns ``(how, side, target, striker,
-    steps)``: ``how`` BATCH_FULL, BATCH_OVER (``side`` lost) or BATCH_CHANGE (the change
-    at ``side``: ``target`` a group, or -1 its structure, struck by ``striker``).
-    Indices are unsigned where they are known not to be negative: no wrap-around check."""
+    steps, died)``: ``how`` BATCH_FULL, BATCH_OVER (``side`` lost) or BATCH_CHANGE (the
+    change at ``side``: ``target`` a group, or -1 its structure, struck by ``striker``),
+    and ``died`` the men this call took. Indices are unsigned where they are known not
+    to be negative: no wrap-around check."""
     value, alive = per_side[0], per_side[1]
     ws, ts = per_side[5], per_side[6]
     structure = t.shape[0] - 1
@@ -219,7 +220,7 @@ def batch_run(
         if column < 0 or left[j] == 0:
             state[0], state[1], state[2], state[3] = s0, s1, s2, s3
             target = -1 if j == structure else np.int64(j)
-            return BATCH_CHANGE, np.int64(e), target, np.int64(g), steps
+            return BATCH_CHANGE, np.int64(e), target, np.int64(g), steps, died
         # A man dies and his group stands: the skip kernel's per-death path, counts only.
         left[j] -= 1
         row[np.uint64(column)] += 1
@@ -234,8 +235,8 @@ def batch_run(
             strikers -= 1
         if alive[e] == 0 or value[e] * 100 <= limits[e]:
             state[0], state[1], state[2], state[3] = s0, s1, s2, s3
-            return BATCH_OVER, np.int64(e), -1, -1, steps
+            return BATCH_OVER, np.int64(e), -1, -1, steps, died
         died += 1
         if died == deaths:
             state[0], state[1], state[2], state[3] = s0, s1, s2, s3
-            return BATCH_FULL, np.int64(e), -1, -1, steps
+            return BATCH_FULL, np.int64(e), -1, -1, steps, died

@@ -87,6 +87,7 @@ from .olympia import (
     strike_effect,
 )
 from .olympia_batch import (
+    BATCH_CHANGE,
     BATCH_FROM,
     BATCH_FULL,
     BATCH_OVER,
@@ -562,35 +563,44 @@ def _skip_battle(
     # The batch path (kernels/olympia_batch.py) keeps counts only: the chances are
     # counted afresh from them before this path reads them again.
     stale = False
+    # Deaths the batch path's table may still take (0: none, or none built).
+    unused = 0
+    mask = -1
+    scale = 0.0
     while True:
         strikers = ws[0] + ws[1]
         if strikers == 0:
             break  # nobody can strike: a stalemate, reported as a draw
         changed = False
+        batched = False
         e = DEFENDER
         target = -2
         striker = -1
-        deaths = batch_deaths(ts, strikers) if table.shape[0] > 1 and not once else 0
-        if deaths > 0:
-            mask, scale = batch_table(
-                groups,
-                w,
-                t,
-                ts,
-                strikers,
-                pkill,
-                sphit,
-                tl,
-                nt,
-                man_column,
-                man_value,
-                deaths,
-                table,
-                weights,
-            )
-            if mask >= 0:
+        if table.shape[0] > 1 and not once and batch_deaths(ts, strikers) > 0:
+            if unused == 0:
+                # A new table: the last one is used up or its chances moved.
+                unused = batch_deaths(ts, strikers)
+                mask, scale = batch_table(
+                    groups,
+                    w,
+                    t,
+                    ts,
+                    strikers,
+                    pkill,
+                    sphit,
+                    tl,
+                    nt,
+                    man_column,
+                    man_value,
+                    unused,
+                    table,
+                    weights,
+                )
+                if mask < 0:
+                    unused = 0
+            if unused > 0:
                 state[0], state[1], state[2], state[3] = s0, s1, s2, s3
-                how, e, target, striker, steps = batch_run(
+                how, e, target, striker, steps, died = batch_run(
                     state,
                     w,
                     t,
@@ -603,7 +613,7 @@ def _skip_battle(
                     weights,
                     mask,
                     scale,
-                    deaths,
+                    unused,
                     steps,
                 )
                 s0, s1, s2, s3 = state[0], state[1], state[2], state[3]
@@ -612,9 +622,13 @@ def _skip_battle(
                     finish(state, groups, cnt, health, alive, 1 - e, steps, row)
                     return dirty
                 stale = True
+                # The change handed back takes a man at most: if it leaves the chances
+                # as they were (a death whose group stands), the table goes on.
+                unused -= died + (how == BATCH_CHANGE)
                 if how == BATCH_FULL:
                     continue
                 changed = True  # a change for the paths below, at side e
+                batched = True
         if stale:
             recount(groups, w, t, tf, pkill, sphit, krate, acc, tl, nt)
             stale = False
@@ -713,6 +727,8 @@ def _skip_battle(
                 changed = True
         if changed:
             s = 1 - e
+            if not batched:
+                unused = 0  # a death the table did not count
             group = target  # the group that loses a man, once drawn from the kind
             stands = False
             if target >= 0 and man_column[target] >= 0:
@@ -752,6 +768,7 @@ def _skip_battle(
                     acc[F_S, s] -= lost
                     acc[F_Y, s] -= sphit[target]
             else:
+                unused = 0  # the chances moved
                 state[0], state[1], state[2], state[3] = s0, s1, s2, s3
                 if _other_change(
                     state,
