@@ -21,10 +21,15 @@ So the strikes until the next candidate are geometric with one chance for the wh
 built by Vose's method), and a death moves counts only: no chance is recomputed until the
 batch ends. A batch ends after ``B`` deaths, at the battle's end, or at a change the skip
 kernel's other paths make (a kind with no room left, a noble, an engine, a structure hit),
-which it hands back. ``B`` is the fewest targets on a side or strikers over BATCH_SHARE,
-so that about ``2 / BATCH_SHARE`` of the candidates are thinned out at most; the path runs
-only while ``B`` is at least BATCH_MIN (hundreds of men in the front rows of both sides):
-smaller battles never take it, and draw as they did before it.
+which it hands back; when that change leaves the chances as they were (a death whose
+group still stands), the table goes on, its deaths counted. ``B`` is the fewest targets on
+a side or strikers over BATCH_SHARE, so that at most about ``2 / BATCH_SHARE`` of the
+candidates are thinned out, and the path runs only while those are at least BATCH_FROM:
+smaller battles never take it, and draw the numbers they drew before it.
+
+The large benchmark battle (11,070 deaths, all but 16 of them in batches, 29 tables and
+12,440 candidates a battle, 89% of them kept) went from 419 to 223 microseconds a battle
+on one thread (docs/benchmarks.md).
 """
 
 from __future__ import annotations

@@ -46,6 +46,11 @@ two kinds are scanned). Anything else (a kind's room used up, a noble out, an en
 lost, a structure's defense worn down) recomputes the strikers, targets and chances from
 the group table. Every battle starts from one opening position computed once per call.
 
+With hundreds of men in both front rows (``random`` order), deaths are drawn in batches
+from a table fixed for hundreds of them and thinned by the counts
+(kernels/olympia_batch.py), which then counts ``krate`` and the sums afresh (``recount``)
+for the paths below.
+
 Under ``random`` order each change costs two uniform numbers: one for the strikes
 until it (a geometric draw, by inversion: counted against the powers of the chance of a
 miss when that chance is small enough, by logarithms otherwise) and one for which
