@@ -61,8 +61,14 @@ E_STRIKER, E_TARGET, E_SIDE, E_SLOT, E_ALIAS, E_COLUMN, E_VALUE, E_SMALL, E_LARG
 #: Columns of the float table: each candidate's alias chance and thinning factor; its first
 #: three rows' third column hold ``1 / ts[0]``, ``1 / ts[1]`` and 1.
 F_PROB, F_THIN, F_SLOTS = range(3)
-#: What a batch ended with.
-BATCH_FULL, BATCH_OVER, BATCH_CHANGE = range(3)
+#: The batch's state between calls, in cells the table's build no longer needs: the
+#: deaths its table may still take (0: a new one is due; -k: none could be built, the
+#: per-change path for k changes) and its alias mask, in rows
+#: H_UNUSED and H_MASK of the integer table's column E_SMALL, and its geometric scale in
+#: row H_SCALE of the float table's column F_SLOTS (rows 0-2 hold the counts' factors).
+H_UNUSED, H_MASK, H_SCALE = 0, 1, 3
+#: What a batch ended with (BATCH_NONE: none ran, this position is for the per-change path).
+BATCH_FULL, BATCH_OVER, BATCH_CHANGE, BATCH_NONE = range(4)
 #: Misses before a candidate when there is none to expect: larger than any battle.
 NEVER = 1 << 62
 #: A 53-bit integer times this is a uniform number in [0, 1).
@@ -245,3 +251,83 @@ def batch_run(
         if died == deaths:
             state[0], state[1], state[2], state[3] = s0, s1, s2, s3
             return BATCH_FULL, np.int64(e), -1, -1, steps, died
+
+
+@jit(counted=False)
+def batch_step(
+    state,
+    groups,
+    w,
+    t,
+    per_side,
+    left,
+    row,
+    pkill,
+    sphit,
+    tl,
+    nt,
+    man_column,
+    man_value,
+    inv,
+    limits,
+    table,
+    weights,
+    steps,
+):
+    """A batch from this position, on the table still in use or a new one; returns
+    ``(how, side, target, striker, steps)`` as :func:`batch_run` (BATCH_NONE: none ran).
+    The table goes on after a change handed back that leaves the chances as they were
+    (the caller sets its deaths left, row H_UNUSED, to 0 when they moved)."""
+    ws, ts = per_side[5], per_side[6]
+    strikers = ws[0] + ws[1]
+    deaths = batch_deaths(ts, strikers)
+    if deaths == 0:
+        table[H_UNUSED, E_SMALL] = 0
+        return BATCH_NONE, 0, -1, -1, steps
+    if table[H_UNUSED, E_SMALL] < 0:
+        # No table could be built lately: the per-change path, for as many changes.
+        table[H_UNUSED, E_SMALL] += 1
+        return BATCH_NONE, 0, -1, -1, steps
+    if table[H_UNUSED, E_SMALL] == 0:
+        mask, scale = batch_table(
+            groups,
+            w,
+            t,
+            ts,
+            strikers,
+            pkill,
+            sphit,
+            tl,
+            nt,
+            man_column,
+            man_value,
+            deaths,
+            table,
+            weights,
+        )
+        if mask < 0:
+            table[H_UNUSED, E_SMALL] = -deaths
+            return BATCH_NONE, 0, -1, -1, steps
+        table[H_UNUSED, E_SMALL] = deaths
+        table[H_MASK, E_SMALL] = mask
+        weights[H_SCALE, F_SLOTS] = scale
+    unused = table[H_UNUSED, E_SMALL]
+    how, e, target, striker, steps, died = batch_run(
+        state,
+        w,
+        t,
+        per_side,
+        left,
+        row,
+        inv,
+        limits,
+        table,
+        weights,
+        table[H_MASK, E_SMALL],
+        weights[H_SCALE, F_SLOTS],
+        unused,
+        steps,
+    )
+    # The change handed back takes a man at most.
+    table[H_UNUSED, E_SMALL] = unused - died - (how == BATCH_CHANGE)
+    return how, e, target, striker, steps

@@ -92,16 +92,17 @@ from .olympia import (
     strike_effect,
 )
 from .olympia_batch import (
-    BATCH_CHANGE,
     BATCH_FROM,
     BATCH_FULL,
+    BATCH_NONE,
     BATCH_OVER,
     E_LARGE,
+    E_SMALL,
     F_SLOTS,
+    H_SCALE,
+    H_UNUSED,
     MOST_ENTRIES,
-    batch_deaths,
-    batch_run,
-    batch_table,
+    batch_step,
 )
 from .rng import below, next_u64_held, seed_battle, uniform
 
@@ -568,72 +569,46 @@ def _skip_battle(
     # The batch path (kernels/olympia_batch.py) keeps counts only: the chances are
     # counted afresh from them before this path reads them again.
     stale = False
-    # Deaths the batch path's table may still take (0: none, or none built).
-    unused = 0
-    mask = -1
-    scale = 0.0
+    table[H_UNUSED, E_SMALL] = 0  # no batch table yet
     while True:
         strikers = ws[0] + ws[1]
         if strikers == 0:
             break  # nobody can strike: a stalemate, reported as a draw
         changed = False
-        batched = False
         e = DEFENDER
         target = -2
         striker = -1
-        if table.shape[0] > 1 and not once and batch_deaths(ts, strikers) > 0:
-            if unused == 0:
-                # A new table: the last one is used up or its chances moved.
-                unused = batch_deaths(ts, strikers)
-                mask, scale = batch_table(
-                    groups,
-                    w,
-                    t,
-                    ts,
-                    strikers,
-                    pkill,
-                    sphit,
-                    tl,
-                    nt,
-                    man_column,
-                    man_value,
-                    unused,
-                    table,
-                    weights,
-                )
-                if mask < 0:
-                    unused = 0
-            if unused > 0:
-                state[0], state[1], state[2], state[3] = s0, s1, s2, s3
-                how, e, target, striker, steps, died = batch_run(
-                    state,
-                    w,
-                    t,
-                    per_side,
-                    left,
-                    row,
-                    inv,
-                    limits,
-                    table,
-                    weights,
-                    mask,
-                    scale,
-                    unused,
-                    steps,
-                )
-                s0, s1, s2, s3 = state[0], state[1], state[2], state[3]
-                if how == BATCH_OVER:
-                    state[0], state[1], state[2], state[3] = s0, s1, s2, s3
-                    finish(state, groups, cnt, health, alive, 1 - e, steps, row)
-                    return dirty
+        if table.shape[0] > 1 and not once:
+            state[0], state[1], state[2], state[3] = s0, s1, s2, s3
+            how, e, target, striker, steps = batch_step(
+                state,
+                groups,
+                w,
+                t,
+                per_side,
+                left,
+                row,
+                pkill,
+                sphit,
+                tl,
+                nt,
+                man_column,
+                man_value,
+                inv,
+                limits,
+                table,
+                weights,
+                steps,
+            )
+            s0, s1, s2, s3 = state[0], state[1], state[2], state[3]
+            if how == BATCH_OVER:
+                finish(state, groups, cnt, health, alive, 1 - e, steps, row)
+                return dirty
+            if how != BATCH_NONE:
                 stale = True
-                # The change handed back takes a man at most: if it leaves the chances
-                # as they were (a death whose group stands), the table goes on.
-                unused -= died + (how == BATCH_CHANGE)
                 if how == BATCH_FULL:
                     continue
                 changed = True  # a change for the paths below, at side e
-                batched = True
         if stale:
             recount(groups, w, t, tf, pkill, sphit, krate, acc, tl, nt)
             stale = False
@@ -732,8 +707,6 @@ def _skip_battle(
                 changed = True
         if changed:
             s = 1 - e
-            if not batched:
-                unused = 0  # a death the table did not count
             group = target  # the group that loses a man, once drawn from the kind
             stands = False
             if target >= 0 and man_column[target] >= 0:
@@ -773,7 +746,7 @@ def _skip_battle(
                     acc[F_S, s] -= lost
                     acc[F_Y, s] -= sphit[target]
             else:
-                unused = 0  # the chances moved
+                table[H_UNUSED, E_SMALL] = 0  # the chances move: a new batch table
                 state[0], state[1], state[2], state[3] = s0, s1, s2, s3
                 if _other_change(
                     state,
@@ -938,8 +911,8 @@ def skip_battles(groups, survive, sides, order, seed, first, out):
         acc = np.empty((3, 2))
         tl = tl0.copy()
         nt = np.empty(3, np.int64)
-        table = np.empty((entries, E_LARGE + 1), np.int64)
-        weights = np.empty((max(entries, 3), F_SLOTS + 1))
+        table = np.zeros((max(entries, H_UNUSED + 1), E_LARGE + 1), np.int64)
+        weights = np.zeros((max(entries, H_SCALE + 1), F_SLOTS + 1))
         room = np.empty((2, n_groups), np.int64)
         left = room[R_LEFT]
         dirty = True
