@@ -41,6 +41,7 @@ import numpy as np
 from ._jit import jit
 from .olympia import ENGINE, G_KIND, G_SIDE
 from .olympia_chain import KE, WE, exponential_from
+from .olympia_kinds import K_COLUMN, K_VALUE, R_LEFT, settle
 from .rng import next_u64_held
 
 #: The path runs while the fewest targets on a side, and the strikers, are at least this
@@ -183,7 +184,22 @@ def batch_table(
 
 @jit(counted=False)
 def batch_run(
-    state, w, t, per_side, left, row, inv, limits, table, weights, mask, scale, deaths, steps
+    state,
+    w,
+    t,
+    per_side,
+    cnt,
+    kinds,
+    room,
+    row,
+    inv,
+    limits,
+    table,
+    weights,
+    mask,
+    scale,
+    deaths,
+    steps,
 ):
     """Candidates from the table until ``deaths`` men died, the battle ended, or a change
     this path leaves to the skip kernel came. Returns ``(how, side, target, striker,
@@ -193,6 +209,7 @@ def batch_run(
     to be negative: no wrap-around check."""
     value, alive = per_side[0], per_side[1]
     ws, ts = per_side[5], per_side[6]
+    left = room[R_LEFT]
     structure = t.shape[0] - 1
     weights[0, F_SLOTS] = inv[ts[0]]
     weights[1, F_SLOTS] = inv[ts[1]]
@@ -228,12 +245,21 @@ def batch_run(
         if np.int64(bits >> np.uint64(11)) * UNIT >= keep:
             continue  # a miss
         column = table[k, E_COLUMN]
-        if column < 0 or left[j] == 0:
+        if column < 0:
             state[0], state[1], state[2], state[3] = s0, s1, s2, s3
             target = -1 if j == structure else np.int64(j)
             return BATCH_CHANGE, np.int64(e), target, np.int64(g), steps, died
+        if left[j] > 0:
+            left[j] -= 1  # no group of his kind can empty: which one is drawn later
+        else:
+            # The kind's deaths shared out among its groups, and his group drawn.
+            state[0], state[1], state[2], state[3] = s0, s1, s2, s3
+            group = settle(state, cnt, kinds, room, np.int64(j))
+            s0, s1, s2, s3 = state[0], state[1], state[2], state[3]
+            if cnt[group] == 1:
+                return BATCH_CHANGE, np.int64(e), group, np.int64(g), steps, died
+            cnt[group] -= 1
         # A man dies and his group stands: the skip kernel's per-death path, counts only.
-        left[j] -= 1
         row[np.uint64(column)] += 1
         value[e] -= table[k, E_VALUE]
         alive[e] -= 1
@@ -260,14 +286,14 @@ def batch_step(
     w,
     t,
     per_side,
-    left,
+    cnt,
+    kinds,
+    room,
     row,
     pkill,
     sphit,
     tl,
     nt,
-    man_column,
-    man_value,
     inv,
     limits,
     table,
@@ -276,8 +302,8 @@ def batch_step(
 ):
     """A batch from this position, on the table still in use or a new one; returns
     ``(how, side, target, striker, steps)`` as :func:`batch_run` (BATCH_NONE: none ran).
-    The table goes on after a change handed back that leaves the chances as they were
-    (the caller sets its deaths left, row H_UNUSED, to 0 when they moved)."""
+    A change handed back moves the chances: the caller then sets the table's deaths left
+    (row H_UNUSED) to 0, as the per-change path does at any such change."""
     ws, ts = per_side[5], per_side[6]
     strikers = ws[0] + ws[1]
     deaths = batch_deaths(ts, strikers)
@@ -299,8 +325,8 @@ def batch_step(
             sphit,
             tl,
             nt,
-            man_column,
-            man_value,
+            kinds[K_COLUMN],
+            kinds[K_VALUE],
             deaths,
             table,
             weights,
@@ -317,7 +343,9 @@ def batch_step(
         w,
         t,
         per_side,
-        left,
+        cnt,
+        kinds,
+        room,
         row,
         inv,
         limits,
@@ -328,6 +356,5 @@ def batch_step(
         unused,
         steps,
     )
-    # The change handed back takes a man at most.
-    table[H_UNUSED, E_SMALL] = unused - died - (how == BATCH_CHANGE)
+    table[H_UNUSED, E_SMALL] = unused - died
     return how, e, target, striker, steps

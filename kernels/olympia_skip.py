@@ -72,15 +72,12 @@ from .olympia import (
     DEFENDER,
     DRAW,
     ENGINE,
-    G_COLUMN,
     G_COUNT,
     G_DEF,
     G_KIND,
     G_PROTECTED,
     G_SIDE,
     G_UNIT,
-    G_VALUE,
-    MAN,
     N_PER_SIDE,
     RANDOM,
     S_BREAK,
@@ -88,12 +85,13 @@ from .olympia import (
     UNCHANGED,
     battle_start,
     finish,
+    is_broken,
     refresh,
     strike_effect,
 )
 from .olympia_batch import (
+    BATCH_CHANGE,
     BATCH_FROM,
-    BATCH_FULL,
     BATCH_NONE,
     BATCH_OVER,
     E_LARGE,
@@ -104,7 +102,18 @@ from .olympia_batch import (
     MOST_ENTRIES,
     batch_step,
 )
-from .rng import below, next_u64_held, seed_battle, uniform
+from .olympia_kinds import (
+    K_COLUMN,
+    K_REP,
+    K_VALUE,
+    R_LEFT,
+    R_SETTLED,
+    gather_kinds,
+    kind_room,
+    kind_table,
+    settle,
+)
+from .rng import next_u64_held, seed_battle, uniform
 
 #: Failures before the first success when there is none to expect: larger than any budget.
 NEVER = 1 << 62
@@ -121,18 +130,9 @@ SEARCH_FROM = 0.3
 #: Target lists up to this long are scanned until the pick is found; longer ones are
 #: counted without a branch (4% slower with one group a side, a fifth faster on large).
 SCAN_UP_TO = 2
-#: Rows of the kind table: each group's kind (its first group), where the kind's groups
-#: start in the member row, how many there are, and the groups listed kind by kind; and,
-#: for the per-death path, each group's casualty column (-1: not men) and value (in this
-#: table rather than arrays of their own: each array handed to the per-battle call is
-#: seven or nine more words passed, 2% of the yardstick battle).
-K_REP, K_START, K_SIZE, K_MEMBER, K_COLUMN, K_VALUE = range(6)
 #: Rows of the per-battle float scratch of each target kind: its per-man death rate
 #: ``krate`` and its men ``tf`` (one array for the same reason).
 P_RATE, P_MEN = 0, 1
-#: Rows of the per-battle room of each kind: the deaths it can still take before any of
-#: its groups could be empty, and that room when its groups' counts were last exact.
-R_LEFT, R_SETTLED = 0, 1
 
 
 @jit(inline=True)
@@ -169,126 +169,6 @@ def failures(state, p):
     if p <= 0.0:
         return NEVER
     return geometric(1.0 - uniform(state), p)
-
-
-@jit(inline=True)
-def hypergeometric(state, n, good, total):
-    """Good ones among ``n`` drawn without replacement from ``total``, ``good`` of them
-    good: the support walked outwards from the mode (mode, mode + 1, mode - 1, ...) until
-    the probabilities passed exceed one uniform number, which is exact for any order of
-    the walk and takes about two standard deviations of steps."""
-    bad = total - good
-    lo = max(0, n - bad)
-    hi = min(n, good)
-    if lo == hi:
-        return lo
-    mode = min(max((n + 1) * (good + 1) // (total + 2), lo), hi)
-    p_mode = math.exp(
-        math.lgamma(good + 1.0)
-        - math.lgamma(mode + 1.0)
-        - math.lgamma(good - mode + 1.0)
-        + math.lgamma(bad + 1.0)
-        - math.lgamma(n - mode + 1.0)
-        - math.lgamma(bad - n + mode + 1.0)
-        - math.lgamma(total + 1.0)
-        + math.lgamma(n + 1.0)
-        + math.lgamma(total - n + 1.0)
-    )
-    u = uniform(state) - p_mode
-    up = mode
-    down = mode
-    p_up = p_mode
-    p_down = p_mode
-    while u >= 0.0:
-        if up == hi and down == lo:
-            return mode  # rounding left u past the whole support
-        if up < hi:
-            p_up *= (good - up) * (n - up) / ((up + 1.0) * (bad - n + up + 1.0))
-            up += 1
-            u -= p_up
-            if u < 0.0:
-                return up
-        if down > lo:
-            p_down *= down * (bad - n + down) / ((good - down + 1.0) * (n - down + 1.0))
-            down -= 1
-            u -= p_down
-            if u < 0.0:
-                return down
-    return mode
-
-
-@jit(inline=True)
-def kind_room(cnt, kinds, k, dying):
-    """The deaths kind ``k`` can take before any of its groups could be empty: its
-    smallest standing group's men less one (``dying``: a group about to lose a man, or
-    -1)."""
-    fewest = 0
-    for m in range(kinds[K_START, k], kinds[K_START, k] + kinds[K_SIZE, k]):
-        g = kinds[K_MEMBER, m]
-        men = cnt[g] - (g == dying)
-        if men > 0 and (fewest == 0 or men < fewest):
-            fewest = men
-    return max(fewest - 1, 0)
-
-
-@jit(counted=False)
-def settle(state, cnt, kinds, room, k):
-    """Kind ``k``'s deaths since its groups' counts were last exact, shared out among
-    its groups, and the group of the death at hand, drawn in proportion to their men;
-    the kind's room is then counted after that death.
-
-    Between two such moments the men of a kind are alike for every chance, so which
-    group each death came from was a draw without replacement from the kind's men: its
-    counts are a multivariate hypergeometric draw, one group at a time. A kind of one
-    group draws nothing."""
-    start = kinds[K_START, k]
-    size = kinds[K_SIZE, k]
-    deaths = room[R_SETTLED, k] - room[R_LEFT, k]
-    men = 0
-    for m in range(start, start + size):
-        men += cnt[kinds[K_MEMBER, m]]
-    standing = men - deaths  # the kind's men once its deaths are shared out
-    for m in range(start, start + size):
-        g = kinds[K_MEMBER, m]
-        share = deaths if m == start + size - 1 else hypergeometric(state, deaths, cnt[g], men)
-        men -= cnt[g]
-        cnt[g] -= share
-        deaths -= share
-    group = kinds[K_MEMBER, start]
-    if size > 1:
-        r = below(state, standing)
-        for m in range(start, start + size):
-            group = kinds[K_MEMBER, m]
-            if r < cnt[group]:
-                break
-            r -= cnt[group]
-    room[R_LEFT, k] = kind_room(cnt, kinds, k, group)
-    room[R_SETTLED, k] = room[R_LEFT, k]
-    return group
-
-
-@jit(inline=True)
-def gather_kinds(groups, kinds, room, w, t, ws, ts):
-    """Each kind's strikers and targets counted at its first group, less its deaths
-    not yet shared out among its groups (whose counts ``refresh`` read)."""
-    # Backwards: a kind's first group comes before its others, which are then added in.
-    for g in range(groups.shape[0] - 1, -1, -1):
-        k = kinds[K_REP, g]
-        if k != g:
-            t[k] += t[g]
-            w[k] += w[g]
-            t[g] = 0
-            w[g] = 0
-            continue
-        deaths = room[R_SETTLED, k] - room[R_LEFT, k]
-        if deaths > 0:
-            s = groups[k, G_SIDE]
-            if t[k] > 0:
-                t[k] -= deaths
-                ts[s] -= deaths
-            if w[k] > 0:
-                w[k] -= deaths
-                ws[s] -= deaths
 
 
 @jit
@@ -566,19 +446,14 @@ def _skip_battle(
     turn = ATTACKER
     steps = 0
     s0, s1, s2, s3 = state[0], state[1], state[2], state[3]
-    # The batch path (kernels/olympia_batch.py) keeps counts only: the chances are
-    # counted afresh from them before this path reads them again.
-    stale = False
     table[H_UNUSED, E_SMALL] = 0  # no batch table yet
     while True:
         strikers = ws[0] + ws[1]
         if strikers == 0:
             break  # nobody can strike: a stalemate, reported as a draw
-        changed = False
-        e = DEFENDER
-        target = -2
-        striker = -1
         if table.shape[0] > 1 and not once:
+            # Hundreds of men a side: deaths in batches (kernels/olympia_batch.py), which
+            # keep counts only; the chances are counted afresh after them.
             state[0], state[1], state[2], state[3] = s0, s1, s2, s3
             how, e, target, striker, steps = batch_step(
                 state,
@@ -586,127 +461,156 @@ def _skip_battle(
                 w,
                 t,
                 per_side,
-                left,
+                cnt,
+                kinds,
+                room,
                 row,
                 pkill,
                 sphit,
                 tl,
                 nt,
-                man_column,
-                man_value,
                 inv,
                 limits,
                 table,
                 weights,
                 steps,
             )
-            s0, s1, s2, s3 = state[0], state[1], state[2], state[3]
-            if how == BATCH_OVER:
-                finish(state, groups, cnt, health, alive, 1 - e, steps, row)
-                return dirty
             if how != BATCH_NONE:
-                stale = True
-                if how == BATCH_FULL:
-                    continue
-                changed = True  # a change for the paths below, at side e
-        if stale:
-            recount(groups, w, t, tf, pkill, sphit, krate, acc, tl, nt)
-            stale = False
-        if not changed:
-            # Changes per strike of the side striking at e, times that side's strikers.
-            c_at1 = (acc[F_S, 1] + acc[F_Y, 1]) * inv[ts[1]] + acc[F_Z, 1]
-            c_at0 = (acc[F_S, 0] + acc[F_Y, 0]) * inv[ts[0]] + acc[F_Z, 0]
-            total = c_at0 + c_at1
-            if not total > 0.0:
-                break  # strikers who can change nothing would strike forever
-            if once:
-                state[0], state[1], state[2], state[3] = s0, s1, s2, s3
-                steps = 1
-                if order == RANDOM:
-                    r = uniform(state) * strikers  # past total: the one strike missed
-                else:
-                    first = ATTACKER if ws[0] > 0 else DEFENDER
-                    r = uniform(state) * ws[first]
-                    if first == ATTACKER:
-                        r = r if r < c_at1 else total
-                    else:
-                        r = r + c_at1 if r < c_at0 else total
+                dirty = True  # a kind's deaths may have been shared out among its groups
+                if how == BATCH_OVER:
+                    finish(state, groups, cnt, health, alive, 1 - e, steps, row)
+                    return dirty
+                recount(groups, w, t, tf, pkill, sphit, krate, acc, tl, nt)
+                if how == BATCH_CHANGE:
+                    # A change the batch path leaves to the paths below: its chances move.
+                    table[H_UNUSED, E_SMALL] = 0
+                    _handed_back(
+                        state,
+                        groups,
+                        keep,
+                        no_survive,
+                        sides,
+                        order,
+                        row,
+                        cnt,
+                        health,
+                        unit_men,
+                        rating,
+                        w,
+                        t,
+                        per_side,
+                        pkill,
+                        sphit,
+                        krate,
+                        acc,
+                        tl,
+                        nt,
+                        tf,
+                        kinds,
+                        room,
+                        striker,
+                        e,
+                        target,
+                    )
+                    lost_a = is_broken(value, alive, sides, ATTACKER)
+                    lost_d = is_broken(value, alive, sides, DEFENDER)
+                    if lost_a or lost_d:
+                        winner = DRAW if lost_a and lost_d else (DEFENDER if lost_a else ATTACKER)
+                        finish(state, groups, cnt, health, alive, winner, steps, row)
+                        return dirty
                 s0, s1, s2, s3 = state[0], state[1], state[2], state[3]
-            elif order == RANDOM:
-                # The strikes until the next change (geometric, by inversion: counting against
-                # powers or two logarithms cost less than drawing strikes one by one, whose
-                # loop exit the processor cannot predict), then which change, the random state
-                # in registers.
-                p = min(total * inv[strikers], 1.0)
-                s0, s1, s2, s3, x = next_u64_held(s0, s1, s2, s3)
-                steps += geometric(1.0 - np.int64(x >> np.uint64(11)) * UNIT, p) + 1
-                s0, s1, s2, s3, x = next_u64_held(s0, s1, s2, s3)
-                r = np.int64(x >> np.uint64(11)) * UNIT * total
+                continue
+        # Changes per strike of the side striking at e, times that side's strikers.
+        c_at1 = (acc[F_S, 1] + acc[F_Y, 1]) * inv[ts[1]] + acc[F_Z, 1]
+        c_at0 = (acc[F_S, 0] + acc[F_Y, 0]) * inv[ts[0]] + acc[F_Z, 0]
+        total = c_at0 + c_at1
+        if not total > 0.0:
+            break  # strikers who can change nothing would strike forever
+        if once:
+            state[0], state[1], state[2], state[3] = s0, s1, s2, s3
+            steps = 1
+            if order == RANDOM:
+                r = uniform(state) * strikers  # past total: the one strike missed
             else:
-                q0 = c_at1 * inv[ws[0]]
-                q1 = c_at0 * inv[ws[1]]
-                state[0], state[1], state[2], state[3] = s0, s1, s2, s3
-                taken, s, turn = next_alternating(state, budget, ws, q0, q1, turn)
-                steps += taken
-                if s < 0:
-                    break
-                r = uniform(state) * (c_at1 if s == ATTACKER else c_at0)
-                if s == DEFENDER:
-                    r += c_at1
-                s0, s1, s2, s3 = state[0], state[1], state[2], state[3]
-            # r is uniform below total: the changes at the defender come first.
-            if r < total:
-                e = DEFENDER
-                if r >= c_at1:
-                    r -= c_at1
-                    e = ATTACKER
-                s = 1 - e
-                target = -2  # -1: e's structure
-                striker = -1
-                if r < acc[F_Z, e]:
-                    target = -1  # an engine hit the structure: all engines do 5..10 points
-                    for i in range(groups.shape[0]):
-                        if groups[i, G_SIDE] == s and groups[i, G_KIND] == ENGINE and w[i] > 0:
-                            striker = i
-                            break
+                first = ATTACKER if ws[0] > 0 else DEFENDER
+                r = uniform(state) * ws[first]
+                if first == ATTACKER:
+                    r = r if r < c_at1 else total
                 else:
-                    r = (r - acc[F_Z, e]) * ts[e]
-                    if nt[2] <= SCAN_UP_TO:
-                        last = -1
-                        for m in range(nt[e]):
-                            j = tl[e, m]
-                            x = tf[j] * krate[j]
-                            if x > 0.0:
-                                last = j
-                                if r < x:
-                                    target = j
-                                    break
-                                r -= x
-                        if target == -2:
-                            # The structure, or rounding left r past the end: the last change.
-                            target = -1 if acc[F_Y, e] > 0.0 else last
-                    else:
-                        # The first group whose running sum of shares passes r, counted
-                        # without a branch: where a scan of a long list leaves is what the
-                        # processor cannot predict.
-                        passed = 0
-                        running = 0.0
-                        for m in range(nt[2]):
-                            j = np.uint64(tl[e, m])  # unsigned: no negative-index check
-                            running += tf[j] * krate[j]
-                            passed += r >= running
-                        if passed < nt[e]:
-                            target = tl[e, passed]
-                        elif acc[F_Y, e] > 0.0:
-                            target = -1
-                        else:
-                            # Rounding left r past the end: the last group with a share.
-                            for m in range(nt[e]):
-                                if tf[tl[e, m]] * krate[tl[e, m]] > 0.0:
-                                    target = tl[e, m]
-                changed = True
-        if changed:
+                    r = r + c_at1 if r < c_at0 else total
+            s0, s1, s2, s3 = state[0], state[1], state[2], state[3]
+        elif order == RANDOM:
+            # The strikes until the next change (geometric, by inversion: counting against
+            # powers or two logarithms cost less than drawing strikes one by one, whose
+            # loop exit the processor cannot predict), then which change, the random state
+            # in registers.
+            p = min(total * inv[strikers], 1.0)
+            s0, s1, s2, s3, x = next_u64_held(s0, s1, s2, s3)
+            steps += geometric(1.0 - np.int64(x >> np.uint64(11)) * UNIT, p) + 1
+            s0, s1, s2, s3, x = next_u64_held(s0, s1, s2, s3)
+            r = np.int64(x >> np.uint64(11)) * UNIT * total
+        else:
+            q0 = c_at1 * inv[ws[0]]
+            q1 = c_at0 * inv[ws[1]]
+            state[0], state[1], state[2], state[3] = s0, s1, s2, s3
+            taken, s, turn = next_alternating(state, budget, ws, q0, q1, turn)
+            steps += taken
+            if s < 0:
+                break
+            r = uniform(state) * (c_at1 if s == ATTACKER else c_at0)
+            if s == DEFENDER:
+                r += c_at1
+            s0, s1, s2, s3 = state[0], state[1], state[2], state[3]
+        # r is uniform below total: the changes at the defender come first.
+        if r < total:
+            e = DEFENDER
+            if r >= c_at1:
+                r -= c_at1
+                e = ATTACKER
             s = 1 - e
+            target = -2  # -1: e's structure
+            striker = -1
+            if r < acc[F_Z, e]:
+                target = -1  # an engine hit the structure: all engines do 5..10 points
+                for i in range(groups.shape[0]):
+                    if groups[i, G_SIDE] == s and groups[i, G_KIND] == ENGINE and w[i] > 0:
+                        striker = i
+                        break
+            else:
+                r = (r - acc[F_Z, e]) * ts[e]
+                if nt[2] <= SCAN_UP_TO:
+                    last = -1
+                    for m in range(nt[e]):
+                        j = tl[e, m]
+                        x = tf[j] * krate[j]
+                        if x > 0.0:
+                            last = j
+                            if r < x:
+                                target = j
+                                break
+                            r -= x
+                    if target == -2:
+                        # The structure, or rounding left r past the end: the last change.
+                        target = -1 if acc[F_Y, e] > 0.0 else last
+                else:
+                    # The first group whose running sum of shares passes r, counted
+                    # without a branch: where a scan of a long list leaves is what the
+                    # processor cannot predict.
+                    passed = 0
+                    running = 0.0
+                    for m in range(nt[2]):
+                        j = np.uint64(tl[e, m])  # unsigned: no negative-index check
+                        running += tf[j] * krate[j]
+                        passed += r >= running
+                    if passed < nt[e]:
+                        target = tl[e, passed]
+                    elif acc[F_Y, e] > 0.0:
+                        target = -1
+                    else:
+                        # Rounding left r past the end: the last group with a share.
+                        for m in range(nt[e]):
+                            if tf[tl[e, m]] * krate[tl[e, m]] > 0.0:
+                                target = tl[e, m]
             group = target  # the group that loses a man, once drawn from the kind
             stands = False
             if target >= 0 and man_column[target] >= 0:
@@ -790,42 +694,65 @@ def _skip_battle(
     return dirty
 
 
-@jit
-def kind_table(groups, survive):
-    """Groups of men alike in everything but their unit (side, row, ratings, defense,
-    value, protection, casualty column, survival) are one kind: the chances of the
-    per-death path are kept per kind, at its first group. Nobles and engines are kinds of
-    their own. Rows as the K_ constants say."""
-    n = groups.shape[0]
-    kinds = np.zeros((6, n), np.int64)
-    for g in range(n):
-        kinds[K_REP, g] = g
-        if groups[g, G_KIND] != MAN:
-            continue
-        for h in range(g):
-            if kinds[K_REP, h] != h or groups[h, G_KIND] != MAN or survive[h] != survive[g]:
-                continue
-            alike = True
-            for f in range(groups.shape[1]):
-                if f != G_UNIT and f != G_COUNT and groups[h, f] != groups[g, f]:
-                    alike = False
-            if alike:
-                kinds[K_REP, g] = h
-                break
-    for g in range(n):
-        kinds[K_SIZE, kinds[K_REP, g]] += 1
-        kinds[K_COLUMN, g] = groups[g, G_COLUMN] if groups[g, G_KIND] == MAN else -1
-        kinds[K_VALUE, g] = groups[g, G_VALUE]
-    start = 0
-    for k in range(n):
-        kinds[K_START, k] = start
-        start += kinds[K_SIZE, k]
-    placed = np.zeros(n, np.int64)
-    for g in range(n):
-        k = kinds[K_REP, g]
-        kinds[K_MEMBER, kinds[K_START, k] + placed[k]] = g
-        placed[k] += 1
-    return kinds
+@jit(counted=False)
+def _handed_back(
+    state,
+    groups,
+    keep,
+    no_survive,
+    sides,
+    order,
+    row,
+    cnt,
+    health,
+    unit_men,
+    rating,
+    w,
+    t,
+    per_side,
+    pkill,
+    sphit,
+    krate,
+    acc,
+    tl,
+    nt,
+    tf,
+    kinds,
+    room,
+    striker,
+    e,
+    target,
+):
+    """A change the batch path hands back, by the per-change path's rare branch (a call:
+    inlined a second time into the battle's loop, it would cost that loop its registers)."""
+    _other_change(
+        state,
+        groups,
+        keep,
+        no_survive,
+        sides,
+        order,
+        row,
+        cnt,
+        health,
+        unit_men,
+        rating,
+        w,
+        t,
+        per_side,
+        pkill,
+        sphit,
+        krate,
+        acc,
+        tl,
+        nt,
+        tf,
+        kinds,
+        room,
+        striker,
+        e,
+        target,
+    )
 
 
 @jit(parallel=True)

@@ -18,7 +18,7 @@ import pytest
 from scipy import stats
 
 import simulator
-from kernels import olympia_batch, olympia_skip
+from kernels import olympia_batch, olympia_kinds, olympia_skip
 from kernels.olympia import G_COUNT, G_KIND, G_ROW, G_SIDE, MAN, NOBLE
 from kernels.rng import new_state, seed_battle
 from simulator.errors import BattleOddsError, Source
@@ -267,7 +267,7 @@ def test_the_hypergeometric_draw_has_its_distribution(drawn: int, good: int, tot
     state = new_state()
     seed_battle(state, np.uint64(22), 0)
     draws = np.array(
-        [olympia_skip.hypergeometric(state, drawn, good, total) for _ in range(20_000)]
+        [olympia_kinds.hypergeometric(state, drawn, good, total) for _ in range(20_000)]
     )
     support = np.arange(max(0, drawn - (total - good)), min(drawn, good) + 1)
     exact = stats.hypergeom(total, good, drawn).pmf(support)
@@ -294,7 +294,7 @@ def test_the_hypergeometric_draw_where_one_count_is_possible(
 ) -> None:
     state = new_state()
     seed_battle(state, np.uint64(2), 0)
-    assert olympia_skip.hypergeometric(state, drawn, good, total) == only
+    assert olympia_kinds.hypergeometric(state, drawn, good, total) == only
 
 
 def test_groups_alike_but_for_their_unit_are_one_kind() -> None:
@@ -306,8 +306,8 @@ def test_groups_alike_but_for_their_unit_are_one_kind() -> None:
     )
     arrays = OlympiaPrepared(scenario.model).arrays
     groups = arrays.groups
-    kinds = olympia_skip.kind_table(groups, arrays.survive)
-    rep = kinds[olympia_skip.K_REP]
+    kinds = olympia_kinds.kind_table(groups, arrays.survive)
+    rep = kinds[olympia_kinds.K_REP]
     soldiers = np.flatnonzero(
         (groups[:, G_SIDE] == 0) & (groups[:, G_KIND] == MAN) & (groups[:, G_ROW] == 0)
     )
@@ -320,6 +320,6 @@ def test_groups_alike_but_for_their_unit_are_one_kind() -> None:
     pikemen = np.flatnonzero((groups[:, G_SIDE] == 1) & (groups[:, G_KIND] == MAN))
     assert len(set(rep[pikemen])) == len(pikemen) == 2
     for k in np.flatnonzero(rep == np.arange(len(rep))):
-        start, size = kinds[olympia_skip.K_START, k], kinds[olympia_skip.K_SIZE, k]
-        members = kinds[olympia_skip.K_MEMBER, start : start + size]
+        start, size = kinds[olympia_kinds.K_START, k], kinds[olympia_kinds.K_SIZE, k]
+        members = kinds[olympia_kinds.K_MEMBER, start : start + size]
         assert sorted(members) == sorted(np.flatnonzero(rep == k))
