@@ -19,16 +19,17 @@ table fixed for a *batch* of up to ``B`` deaths and corrects by thinning, which 
 So the strikes until the next candidate are geometric with one chance for the whole batch
 (an exponential times a constant), the candidate is one look-up in an alias table (Walker,
 built by Vose's method), and a death moves counts only: no chance is recomputed until the
-batch ends. A batch ends after ``B`` deaths, at the battle's end, or at a change the skip
-kernel's other paths make (a kind with no room left, a noble, an engine, a structure hit),
-which it hands back; when that change leaves the chances as they were (a death whose
-group still stands), the table goes on, its deaths counted. ``B`` is the fewest targets on
-a side or strikers over BATCH_SHARE, so that at most about ``2 / BATCH_SHARE`` of the
-candidates are thinned out, and the path runs only while those are at least BATCH_FROM:
-smaller battles never take it, and draw the numbers they drew before it.
+batch ends. A batch ends after ``B`` deaths, at the battle's end, or at a change the
+skip kernel's rare path makes (a group emptied, a noble, an engine, a structure hit),
+which it hands back. A kind whose room is used up has its deaths shared out among its
+groups inside the batch (kernels/olympia_kinds.py); if the group drawn for the death at
+hand stands, the batch goes on. ``B`` is the fewest targets on a side or strikers over
+BATCH_SHARE, so that at most about ``2 / BATCH_SHARE`` of the candidates are thinned
+out, and the path runs only while those are at least BATCH_FROM: smaller battles never
+take it, and draw the numbers they drew before it.
 
-The large benchmark battle (11,070 deaths, all but 16 of them in batches, 29 tables and
-12,440 candidates a battle, 89% of them kept) went from 419 to 223 microseconds a battle
+The large benchmark battle (11,072 deaths, all but one of them in batches, 29 tables and
+12,440 candidates a battle, 89% of them kept) went from 419 to 222 microseconds a battle
 on one thread (docs/benchmarks.md).
 """
 
