@@ -125,11 +125,12 @@ KE, WE, FE = _ziggurat_tables()
 
 
 @jit(inline=True)
-def exponential(state):
-    """An exponential number of mean 1 (the ziggurat above; its rare slow path takes
-    more numbers from the stream, and a logarithm in the tail past ZIGGURAT_R)."""
+def exponential_from(state, bits):
+    """An exponential number of mean 1 from the 64 random bits ``bits`` (the ziggurat
+    above; its rare slow path takes more numbers from ``state``, and a logarithm in the
+    tail past ZIGGURAT_R). A kernel that keeps its stream in registers tries the fast
+    path itself and calls this with the same bits when it fails."""
     while True:
-        bits = next_u64(state)
         i = np.int64(bits & np.uint64(255))
         j = np.int64(bits >> np.uint64(11))
         x = j * WE[i]
@@ -140,6 +141,13 @@ def exponential(state):
             return ZIGGURAT_R - math.log(1.0 - uniform(state))
         if FE[i] + uniform(state) * (FE[i - 1] - FE[i]) < math.exp(-x):
             return x
+        bits = next_u64(state)
+
+
+@jit(inline=True)
+def exponential(state):
+    """An exponential number of mean 1 from the stream ``state``."""
+    return exponential_from(state, next_u64(state))
 
 
 @jit(inline=True)

@@ -46,6 +46,11 @@ two kinds are scanned). Anything else (a kind's room used up, a noble out, an en
 lost, a structure's defense worn down) recomputes the strikers, targets and chances from
 the group table. Every battle starts from one opening position computed once per call.
 
+With hundreds of men in both front rows (``random`` order), deaths are drawn in batches
+from a table fixed for hundreds of them and thinned by the counts
+(kernels/olympia_batch.py), which then counts ``krate`` and the sums afresh (``recount``)
+for the paths below.
+
 Under ``random`` order each change costs two uniform numbers: one for the strikes
 until it (a geometric draw, by inversion: counted against the powers of the chance of a
 miss when that chance is small enough, by logarithms otherwise) and one for which
@@ -67,15 +72,12 @@ from .olympia import (
     DEFENDER,
     DRAW,
     ENGINE,
-    G_COLUMN,
     G_COUNT,
     G_DEF,
     G_KIND,
     G_PROTECTED,
     G_SIDE,
     G_UNIT,
-    G_VALUE,
-    MAN,
     N_PER_SIDE,
     RANDOM,
     S_BREAK,
@@ -83,10 +85,35 @@ from .olympia import (
     UNCHANGED,
     battle_start,
     finish,
+    is_broken,
     refresh,
     strike_effect,
 )
-from .rng import below, seed_battle, uniform
+from .olympia_batch import (
+    BATCH_CHANGE,
+    BATCH_FROM,
+    BATCH_NONE,
+    BATCH_OVER,
+    E_LARGE,
+    E_SMALL,
+    F_SLOTS,
+    H_SCALE,
+    H_UNUSED,
+    MOST_ENTRIES,
+    batch_step,
+)
+from .olympia_kinds import (
+    K_COLUMN,
+    K_REP,
+    K_VALUE,
+    R_LEFT,
+    R_SETTLED,
+    gather_kinds,
+    kind_room,
+    kind_table,
+    settle,
+)
+from .rng import next_u64_held, seed_battle, uniform
 
 #: Failures before the first success when there is none to expect: larger than any budget.
 NEVER = 1 << 62
@@ -103,35 +130,9 @@ SEARCH_FROM = 0.3
 #: Target lists up to this long are scanned until the pick is found; longer ones are
 #: counted without a branch (4% slower with one group a side, a fifth faster on large).
 SCAN_UP_TO = 2
-#: Rows of the kind table: each group's kind (its first group), where the kind's groups
-#: start in the member row, how many there are, and the groups listed kind by kind; and,
-#: for the per-death path, each group's casualty column (-1: not men) and value (in this
-#: table rather than arrays of their own: each array handed to the per-battle call is
-#: seven or nine more words passed, 2% of the yardstick battle).
-K_REP, K_START, K_SIZE, K_MEMBER, K_COLUMN, K_VALUE = range(6)
 #: Rows of the per-battle float scratch of each target kind: its per-man death rate
 #: ``krate`` and its men ``tf`` (one array for the same reason).
 P_RATE, P_MEN = 0, 1
-#: Rows of the per-battle room of each kind: the deaths it can still take before any of
-#: its groups could be empty, and that room when its groups' counts were last exact.
-R_LEFT, R_SETTLED = 0, 1
-
-
-@jit(inline=True)
-def _step(s0, s1, s2, s3):
-    """kernels/rng.py's next_u64 on a state held in four locals (registers, not memory):
-    ``(s0, s1, s2, s3, 53-bit integer)``."""
-    result = (((s1 * np.uint64(5)) << np.uint64(7)) | ((s1 * np.uint64(5)) >> np.uint64(57))) * (
-        np.uint64(9)
-    )
-    t = s1 << np.uint64(17)
-    s2 ^= s0
-    s3 ^= s1
-    s1 ^= s2
-    s0 ^= s3
-    s2 ^= t
-    s3 = (s3 << np.uint64(45)) | (s3 >> np.uint64(19))
-    return s0, s1, s2, s3, result >> np.uint64(11)
 
 
 @jit(inline=True)
@@ -168,126 +169,6 @@ def failures(state, p):
     if p <= 0.0:
         return NEVER
     return geometric(1.0 - uniform(state), p)
-
-
-@jit(inline=True)
-def hypergeometric(state, n, good, total):
-    """Good ones among ``n`` drawn without replacement from ``total``, ``good`` of them
-    good: the support walked outwards from the mode (mode, mode + 1, mode - 1, ...) until
-    the probabilities passed exceed one uniform number, which is exact for any order of
-    the walk and takes about two standard deviations of steps."""
-    bad = total - good
-    lo = max(0, n - bad)
-    hi = min(n, good)
-    if lo == hi:
-        return lo
-    mode = min(max((n + 1) * (good + 1) // (total + 2), lo), hi)
-    p_mode = math.exp(
-        math.lgamma(good + 1.0)
-        - math.lgamma(mode + 1.0)
-        - math.lgamma(good - mode + 1.0)
-        + math.lgamma(bad + 1.0)
-        - math.lgamma(n - mode + 1.0)
-        - math.lgamma(bad - n + mode + 1.0)
-        - math.lgamma(total + 1.0)
-        + math.lgamma(n + 1.0)
-        + math.lgamma(total - n + 1.0)
-    )
-    u = uniform(state) - p_mode
-    up = mode
-    down = mode
-    p_up = p_mode
-    p_down = p_mode
-    while u >= 0.0:
-        if up == hi and down == lo:
-            return mode  # rounding left u past the whole support
-        if up < hi:
-            p_up *= (good - up) * (n - up) / ((up + 1.0) * (bad - n + up + 1.0))
-            up += 1
-            u -= p_up
-            if u < 0.0:
-                return up
-        if down > lo:
-            p_down *= down * (bad - n + down) / ((good - down + 1.0) * (n - down + 1.0))
-            down -= 1
-            u -= p_down
-            if u < 0.0:
-                return down
-    return mode
-
-
-@jit(inline=True)
-def kind_room(cnt, kinds, k, dying):
-    """The deaths kind ``k`` can take before any of its groups could be empty: its
-    smallest standing group's men less one (``dying``: a group about to lose a man, or
-    -1)."""
-    fewest = 0
-    for m in range(kinds[K_START, k], kinds[K_START, k] + kinds[K_SIZE, k]):
-        g = kinds[K_MEMBER, m]
-        men = cnt[g] - (g == dying)
-        if men > 0 and (fewest == 0 or men < fewest):
-            fewest = men
-    return max(fewest - 1, 0)
-
-
-@jit(counted=False)
-def settle(state, cnt, kinds, room, k):
-    """Kind ``k``'s deaths since its groups' counts were last exact, shared out among
-    its groups, and the group of the death at hand, drawn in proportion to their men;
-    the kind's room is then counted after that death.
-
-    Between two such moments the men of a kind are alike for every chance, so which
-    group each death came from was a draw without replacement from the kind's men: its
-    counts are a multivariate hypergeometric draw, one group at a time. A kind of one
-    group draws nothing."""
-    start = kinds[K_START, k]
-    size = kinds[K_SIZE, k]
-    deaths = room[R_SETTLED, k] - room[R_LEFT, k]
-    men = 0
-    for m in range(start, start + size):
-        men += cnt[kinds[K_MEMBER, m]]
-    standing = men - deaths  # the kind's men once its deaths are shared out
-    for m in range(start, start + size):
-        g = kinds[K_MEMBER, m]
-        share = deaths if m == start + size - 1 else hypergeometric(state, deaths, cnt[g], men)
-        men -= cnt[g]
-        cnt[g] -= share
-        deaths -= share
-    group = kinds[K_MEMBER, start]
-    if size > 1:
-        r = below(state, standing)
-        for m in range(start, start + size):
-            group = kinds[K_MEMBER, m]
-            if r < cnt[group]:
-                break
-            r -= cnt[group]
-    room[R_LEFT, k] = kind_room(cnt, kinds, k, group)
-    room[R_SETTLED, k] = room[R_LEFT, k]
-    return group
-
-
-@jit(inline=True)
-def gather_kinds(groups, kinds, room, w, t, ws, ts):
-    """Each kind's strikers and targets counted at its first group, less its deaths
-    not yet shared out among its groups (whose counts ``refresh`` read)."""
-    # Backwards: a kind's first group comes before its others, which are then added in.
-    for g in range(groups.shape[0] - 1, -1, -1):
-        k = kinds[K_REP, g]
-        if k != g:
-            t[k] += t[g]
-            w[k] += w[g]
-            t[g] = 0
-            w[g] = 0
-            continue
-        deaths = room[R_SETTLED, k] - room[R_LEFT, k]
-        if deaths > 0:
-            s = groups[k, G_SIDE]
-            if t[k] > 0:
-                t[k] -= deaths
-                ts[s] -= deaths
-            if w[k] > 0:
-                w[k] -= deaths
-                ws[s] -= deaths
 
 
 @jit
@@ -341,6 +222,32 @@ def rebuild(groups, keep, sdef, standing, rating, w, t, pkill, sphit, krate, acc
     for e in range(2):
         for m in range(nt[e], nt[2]):
             tl[e, m] = n
+
+
+@jit(counted=False)
+def recount(groups, w, t, tf, pkill, sphit, krate, acc, tl, nt):
+    """``krate``, ``tf`` and the sums of men (F_S) and of men's structure hits (F_Y)
+    counted afresh from the strikers and targets, as ``rebuild`` counts them, with its
+    kill chances (only men died since it ran: the batch path, which keeps counts only)."""
+    for e in range(2):
+        acc[F_S, e] = 0.0
+        acc[F_Y, e] = 0.0
+        for m in range(nt[e]):
+            j = tl[e, m]
+            krate[j] = 0.0
+            tf[j] = t[j]
+    for i in range(groups.shape[0]):
+        if w[i] == 0 or groups[i, G_KIND] == ENGINE:
+            continue
+        e = 1 - groups[i, G_SIDE]
+        acc[F_Y, e] += w[i] * sphit[i]
+        for m in range(nt[e]):
+            j = tl[e, m]
+            krate[j] += w[i] * pkill[i, j]
+    for e in range(2):
+        for m in range(nt[e]):
+            j = tl[e, m]
+            acc[F_S, e] += t[j] * krate[j]
 
 
 @jit(inline=True)
@@ -519,6 +426,9 @@ def _skip_battle(
     nt,
     kinds,
     room,
+    limits,
+    table,
+    weights,
 ):
     """One battle from the opening position already in the scratch arrays; returns
     whether the groups' counts or the chances moved (the caller then restores them)."""
@@ -529,17 +439,87 @@ def _skip_battle(
     man_value = kinds[K_VALUE]
     value, alive, _sdef, _sdmg, _standing, ws, ts, budget, _others, _front = per_side
     dirty = False
-    limit0 = sides[0, S_START] * sides[0, S_BREAK]
-    limit1 = sides[1, S_START] * sides[1, S_BREAK]
+    limit0 = limits[0]
+    limit1 = limits[1]
     # Broken before any strike: the strike kernel still strikes once, then stops.
     once = alive[0] == 0 or value[0] * 100 <= limit0 or alive[1] == 0 or value[1] * 100 <= limit1
     turn = ATTACKER
     steps = 0
     s0, s1, s2, s3 = state[0], state[1], state[2], state[3]
+    table[H_UNUSED, E_SMALL] = 0  # no batch table yet
     while True:
         strikers = ws[0] + ws[1]
         if strikers == 0:
             break  # nobody can strike: a stalemate, reported as a draw
+        if table.shape[0] > 1 and not once:
+            # Hundreds of men a side: deaths in batches (kernels/olympia_batch.py), which
+            # keep counts only; the chances are counted afresh after them.
+            state[0], state[1], state[2], state[3] = s0, s1, s2, s3
+            how, e, target, striker, steps = batch_step(
+                state,
+                groups,
+                w,
+                t,
+                per_side,
+                cnt,
+                kinds,
+                room,
+                row,
+                pkill,
+                sphit,
+                tl,
+                nt,
+                inv,
+                limits,
+                table,
+                weights,
+                steps,
+            )
+            if how != BATCH_NONE:
+                dirty = True  # a kind's deaths may have been shared out among its groups
+                if how == BATCH_OVER:
+                    finish(state, groups, cnt, health, alive, 1 - e, steps, row)
+                    return dirty
+                recount(groups, w, t, tf, pkill, sphit, krate, acc, tl, nt)
+                if how == BATCH_CHANGE:
+                    # A change the batch path leaves to the paths below: its chances move.
+                    table[H_UNUSED, E_SMALL] = 0
+                    _handed_back(
+                        state,
+                        groups,
+                        keep,
+                        no_survive,
+                        sides,
+                        order,
+                        row,
+                        cnt,
+                        health,
+                        unit_men,
+                        rating,
+                        w,
+                        t,
+                        per_side,
+                        pkill,
+                        sphit,
+                        krate,
+                        acc,
+                        tl,
+                        nt,
+                        tf,
+                        kinds,
+                        room,
+                        striker,
+                        e,
+                        target,
+                    )
+                    lost_a = is_broken(value, alive, sides, ATTACKER)
+                    lost_d = is_broken(value, alive, sides, DEFENDER)
+                    if lost_a or lost_d:
+                        winner = DRAW if lost_a and lost_d else (DEFENDER if lost_a else ATTACKER)
+                        finish(state, groups, cnt, health, alive, winner, steps, row)
+                        return dirty
+                s0, s1, s2, s3 = state[0], state[1], state[2], state[3]
+                continue
         # Changes per strike of the side striking at e, times that side's strikers.
         c_at1 = (acc[F_S, 1] + acc[F_Y, 1]) * inv[ts[1]] + acc[F_Z, 1]
         c_at0 = (acc[F_S, 0] + acc[F_Y, 0]) * inv[ts[0]] + acc[F_Z, 0]
@@ -565,10 +545,10 @@ def _skip_battle(
             # loop exit the processor cannot predict), then which change, the random state
             # in registers.
             p = min(total * inv[strikers], 1.0)
-            s0, s1, s2, s3, x = _step(s0, s1, s2, s3)
-            steps += geometric(1.0 - np.int64(x) * UNIT, p) + 1
-            s0, s1, s2, s3, x = _step(s0, s1, s2, s3)
-            r = np.int64(x) * UNIT * total
+            s0, s1, s2, s3, x = next_u64_held(s0, s1, s2, s3)
+            steps += geometric(1.0 - np.int64(x >> np.uint64(11)) * UNIT, p) + 1
+            s0, s1, s2, s3, x = next_u64_held(s0, s1, s2, s3)
+            r = np.int64(x >> np.uint64(11)) * UNIT * total
         else:
             q0 = c_at1 * inv[ws[0]]
             q1 = c_at0 * inv[ws[1]]
@@ -670,6 +650,7 @@ def _skip_battle(
                     acc[F_S, s] -= lost
                     acc[F_Y, s] -= sphit[target]
             else:
+                table[H_UNUSED, E_SMALL] = 0  # the chances move: a new batch table
                 state[0], state[1], state[2], state[3] = s0, s1, s2, s3
                 if _other_change(
                     state,
@@ -713,42 +694,65 @@ def _skip_battle(
     return dirty
 
 
-@jit
-def kind_table(groups, survive):
-    """Groups of men alike in everything but their unit (side, row, ratings, defense,
-    value, protection, casualty column, survival) are one kind: the chances of the
-    per-death path are kept per kind, at its first group. Nobles and engines are kinds of
-    their own. Rows as the K_ constants say."""
-    n = groups.shape[0]
-    kinds = np.zeros((6, n), np.int64)
-    for g in range(n):
-        kinds[K_REP, g] = g
-        if groups[g, G_KIND] != MAN:
-            continue
-        for h in range(g):
-            if kinds[K_REP, h] != h or groups[h, G_KIND] != MAN or survive[h] != survive[g]:
-                continue
-            alike = True
-            for f in range(groups.shape[1]):
-                if f != G_UNIT and f != G_COUNT and groups[h, f] != groups[g, f]:
-                    alike = False
-            if alike:
-                kinds[K_REP, g] = h
-                break
-    for g in range(n):
-        kinds[K_SIZE, kinds[K_REP, g]] += 1
-        kinds[K_COLUMN, g] = groups[g, G_COLUMN] if groups[g, G_KIND] == MAN else -1
-        kinds[K_VALUE, g] = groups[g, G_VALUE]
-    start = 0
-    for k in range(n):
-        kinds[K_START, k] = start
-        start += kinds[K_SIZE, k]
-    placed = np.zeros(n, np.int64)
-    for g in range(n):
-        k = kinds[K_REP, g]
-        kinds[K_MEMBER, kinds[K_START, k] + placed[k]] = g
-        placed[k] += 1
-    return kinds
+@jit(counted=False)
+def _handed_back(
+    state,
+    groups,
+    keep,
+    no_survive,
+    sides,
+    order,
+    row,
+    cnt,
+    health,
+    unit_men,
+    rating,
+    w,
+    t,
+    per_side,
+    pkill,
+    sphit,
+    krate,
+    acc,
+    tl,
+    nt,
+    tf,
+    kinds,
+    room,
+    striker,
+    e,
+    target,
+):
+    """A change the batch path hands back, by the per-change path's rare branch (a call:
+    inlined a second time into the battle's loop, it would cost that loop its registers)."""
+    _other_change(
+        state,
+        groups,
+        keep,
+        no_survive,
+        sides,
+        order,
+        row,
+        cnt,
+        health,
+        unit_men,
+        rating,
+        w,
+        t,
+        per_side,
+        pkill,
+        sphit,
+        krate,
+        acc,
+        tl,
+        nt,
+        tf,
+        kinds,
+        room,
+        striker,
+        e,
+        target,
+    )
 
 
 @jit(parallel=True)
@@ -770,7 +774,9 @@ def skip_battles(groups, survive, sides, order, seed, first, out):
     health0 = np.empty(n_groups, np.int64)
     rating0 = np.empty(n_groups, np.int64)
     w0 = np.empty(n_groups, np.int64)
-    t0 = np.zeros(n_groups + 1, np.int64)
+    # Past the padding group n, group n + 1 stands for a structure in the batch path's
+    # table: a target of count 1.
+    t0 = np.zeros(n_groups + 2, np.int64)
     per_side0 = np.zeros((N_PER_SIDE, 2), np.int64)
     pkill0 = np.zeros((n_groups, n_groups))
     sphit0 = np.zeros(n_groups)
@@ -805,6 +811,16 @@ def skip_battles(groups, survive, sides, order, seed, first, out):
         kinds,
         room0,
     )
+    t0[n_groups + 1] = 1
+    # Hundreds of men a side may take the batch path; its tables are only allocated then.
+    men = np.zeros(2, np.int64)
+    for g in range(n_groups):
+        men[groups[g, G_SIDE]] += groups[g, G_COUNT]
+    entries = MOST_ENTRIES if min(men[0], men[1]) + 1 >= BATCH_FROM else 1
+    # Each side's value at its break point, times 100.
+    limits = np.empty(2, np.int64)
+    for s in range(2):
+        limits[s] = sides[s, S_START] * sides[s, S_BREAK]
     for block in prange((n + BLOCK - 1) // BLOCK):
         state = np.empty(4, np.uint64)
         cnt = np.empty(n_groups, np.int64)
@@ -812,7 +828,7 @@ def skip_battles(groups, survive, sides, order, seed, first, out):
         unit_men = np.empty(n_units, np.int64)
         rating = np.empty(n_groups, np.int64)
         w = np.empty(n_groups, np.int64)
-        t = np.zeros(n_groups + 1, np.int64)
+        t = t0.copy()
         per_side = np.empty((N_PER_SIDE, 2), np.int64)
         pkill = pkill0.copy()
         sphit = np.empty(n_groups)
@@ -822,6 +838,8 @@ def skip_battles(groups, survive, sides, order, seed, first, out):
         acc = np.empty((3, 2))
         tl = tl0.copy()
         nt = np.empty(3, np.int64)
+        table = np.zeros((max(entries, H_UNUSED + 1), E_LARGE + 1), np.int64)
+        weights = np.zeros((max(entries, H_SCALE + 1), F_SLOTS + 1))
         room = np.empty((2, n_groups), np.int64)
         left = room[R_LEFT]
         dirty = True
@@ -876,4 +894,7 @@ def skip_battles(groups, survive, sides, order, seed, first, out):
                 nt,
                 kinds,
                 room,
+                limits,
+                table,
+                weights,
             )

@@ -67,12 +67,10 @@ def _rotl(x, k):
 
 
 @jit(inline=True)
-def next_u64(state):
-    """The next 64 random bits of the stream (xoshiro256**), as a uint64."""
-    s0 = state[0]
-    s1 = state[1]
-    s2 = state[2]
-    s3 = state[3]
+def next_u64_held(s0, s1, s2, s3):
+    """:func:`next_u64` on a state held in four locals (registers, not memory), for a
+    kernel's hottest loop: ``(s0, s1, s2, s3, bits)``. The same numbers as
+    :func:`next_u64` on the array those locals were read from."""
     result = _rotl(s1 * np.uint64(5), 7) * np.uint64(9)
     t = s1 << np.uint64(17)
     s2 ^= s0
@@ -81,6 +79,13 @@ def next_u64(state):
     s0 ^= s3
     s2 ^= t
     s3 = _rotl(s3, 45)
+    return s0, s1, s2, s3, result
+
+
+@jit(inline=True)
+def next_u64(state):
+    """The next 64 random bits of the stream (xoshiro256**), as a uint64."""
+    s0, s1, s2, s3, result = next_u64_held(state[0], state[1], state[2], state[3])
     state[0] = s0
     state[1] = s1
     state[2] = s2

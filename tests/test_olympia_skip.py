@@ -18,8 +18,8 @@ import pytest
 from scipy import stats
 
 import simulator
-from kernels import olympia_skip
-from kernels.olympia import G_KIND, G_ROW, G_SIDE, MAN, NOBLE
+from kernels import olympia_batch, olympia_kinds, olympia_skip
+from kernels.olympia import G_COUNT, G_KIND, G_ROW, G_SIDE, MAN, NOBLE
 from kernels.rng import new_state, seed_battle
 from simulator.errors import BattleOddsError, Source
 from simulator.rulesets.olympia.model import Ratings
@@ -128,6 +128,30 @@ def test_skip_and_strike_kernels_give_the_same_distributions(name: str, order: s
     assert differing_columns(strike, skip, prepared.columns) == []
 
 
+def test_big_armies_take_batches_of_deaths_with_the_strike_kernels_distributions() -> None:
+    """Hundreds of men in both front rows: the skip kernel draws deaths in batches from a
+    fixed table, thinned (kernels/olympia_batch.py), until a side's front falls under
+    BATCH_FROM, and per change after it. Units share soldiers and pikemen (a kind's room
+    runs out inside a batch), catapults hit a tower, rear rows strike, and nobles come into
+    reach late in the battle."""
+    scenario = simulator.inline_scenario(
+        "olympia",
+        "noble, 300 soldier, 60 archer@1; noble, 40 knight; noble, 100 soldier, 2 catapult",
+        "noble, 300 pikeman, 40 crossbowman@1; noble, 30 swordsman; noble, 150 pikeman",
+        structure="tower:20",
+        attacker_break=20,
+        defender_break=20,
+    )
+    prepared = OlympiaPrepared(scenario.model)
+    front = prepared.arrays.groups[:, G_ROW] == 0
+    for side in (0, 1):
+        men = prepared.arrays.groups[(prepared.arrays.groups[:, G_SIDE] == side) & front]
+        assert men[:, G_COUNT].sum() >= olympia_batch.BATCH_FROM + 100
+    strike = prepared.run_matrix(11, 0, BATTLES, "strike")
+    skip = prepared.run_matrix(12, 0, BATTLES, "skip")
+    assert differing_columns(strike, skip, prepared.columns) == []
+
+
 def test_a_broken_skip_kernel_is_caught() -> None:
     """The comparison has the power to see a small bias: one more strike per battle."""
     scenario = simulator.inline_scenario("olympia", "noble, 15 soldier", "noble, 15 soldier")
@@ -164,6 +188,8 @@ def test_a_stalemate_is_a_draw_without_strikes_in_every_kernel() -> None:
             "noble, 60 soldier; noble, 40 soldier; noble, 30 soldier",
             "noble, 20 knight; noble, 15 knight",
         ),
+        # Big enough for batches of deaths (kernels/olympia_batch.py).
+        ("noble, 300 soldier; noble, 100 soldier, 40 archer@1", "noble, 350 pikeman"),
     ],
 )
 def test_same_seed_same_battles_on_any_thread_count_and_chunking(
@@ -241,7 +267,7 @@ def test_the_hypergeometric_draw_has_its_distribution(drawn: int, good: int, tot
     state = new_state()
     seed_battle(state, np.uint64(22), 0)
     draws = np.array(
-        [olympia_skip.hypergeometric(state, drawn, good, total) for _ in range(20_000)]
+        [olympia_kinds.hypergeometric(state, drawn, good, total) for _ in range(20_000)]
     )
     support = np.arange(max(0, drawn - (total - good)), min(drawn, good) + 1)
     exact = stats.hypergeom(total, good, drawn).pmf(support)
@@ -268,7 +294,7 @@ def test_the_hypergeometric_draw_where_one_count_is_possible(
 ) -> None:
     state = new_state()
     seed_battle(state, np.uint64(2), 0)
-    assert olympia_skip.hypergeometric(state, drawn, good, total) == only
+    assert olympia_kinds.hypergeometric(state, drawn, good, total) == only
 
 
 def test_groups_alike_but_for_their_unit_are_one_kind() -> None:
@@ -280,8 +306,8 @@ def test_groups_alike_but_for_their_unit_are_one_kind() -> None:
     )
     arrays = OlympiaPrepared(scenario.model).arrays
     groups = arrays.groups
-    kinds = olympia_skip.kind_table(groups, arrays.survive)
-    rep = kinds[olympia_skip.K_REP]
+    kinds = olympia_kinds.kind_table(groups, arrays.survive)
+    rep = kinds[olympia_kinds.K_REP]
     soldiers = np.flatnonzero(
         (groups[:, G_SIDE] == 0) & (groups[:, G_KIND] == MAN) & (groups[:, G_ROW] == 0)
     )
@@ -294,6 +320,6 @@ def test_groups_alike_but_for_their_unit_are_one_kind() -> None:
     pikemen = np.flatnonzero((groups[:, G_SIDE] == 1) & (groups[:, G_KIND] == MAN))
     assert len(set(rep[pikemen])) == len(pikemen) == 2
     for k in np.flatnonzero(rep == np.arange(len(rep))):
-        start, size = kinds[olympia_skip.K_START, k], kinds[olympia_skip.K_SIZE, k]
-        members = kinds[olympia_skip.K_MEMBER, start : start + size]
+        start, size = kinds[olympia_kinds.K_START, k], kinds[olympia_kinds.K_SIZE, k]
+        members = kinds[olympia_kinds.K_MEMBER, start : start + size]
         assert sorted(members) == sorted(np.flatnonzero(rep == k))
