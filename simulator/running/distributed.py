@@ -121,7 +121,10 @@ def connect(scheduler: str) -> Iterator[Any]:
                 processes=True,
                 host="127.0.0.1",
                 dashboard_address="127.0.0.1:0",
-                silence_logs=logging.ERROR,
+                # Errors too: a worker whose scheduler closed first (the command's end,
+                # or its Ctrl-C) logs a heartbeat failure with a traceback; a failure
+                # of a chunk reaches the command through its future, not the log.
+                silence_logs=logging.CRITICAL,
             )
         try:
             with Client(cluster) as client:
