@@ -109,7 +109,8 @@ def in_calls(run: Callable[[int], object], count: int) -> None:
     fresh array of hundreds of MB whose pages the kernel faults in) more than the
     kernel, and a faster kernel, timed on more battles, would pay more of it
     (knights_vs_pikemen's chain kernel on 4,194,304 battles in one call: 0.97 million
-    a second, against 1.6 million in calls of 131,072; one thread, AMD EPYC)."""
+    a second, against 1.6 million in calls of 131,072; one thread, AMD EPYC; see
+    docs/benchmarks.md)."""
     for done in range(0, count, DEFAULT_CHUNK):
         run(min(DEFAULT_CHUNK, count - done))
 
