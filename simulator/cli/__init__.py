@@ -8,7 +8,7 @@ module is one group of commands, registered on the app when imported here (in th
 from __future__ import annotations
 
 # Imported for their commands, in the order `--help` lists them.
-from . import run, regress, balance, designer, matrix, best, prices, new, schema  # noqa: F401  # isort: skip
+from . import run, regress, balance, designer, matrix, best, prices, new, schema, serve  # noqa: F401  # isort: skip
 from .app import app
 
 __all__ = ["app", "main"]

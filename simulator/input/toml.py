@@ -42,6 +42,12 @@ def read_toml(
             f"{label}:1: a second byte-order mark (U+FEFF) after the first: expected "
             "TOML text after at most one (save the file as UTF-8 once more)"
         )
+    return parse_toml(text, label, path)
+
+
+def parse_toml(text: str, label: str, path: Path | None = None) -> tuple[dict[str, Any], Source]:
+    """TOML text's data and its source; ``label`` names the text in errors (a file's
+    path, or "pasted scenario" for text given in ``battle-odds serve``'s page)."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -80,6 +80,30 @@ def battles_needed(tally: Tally, flags: frozenset[str], precision: float) -> int
     return needed
 
 
+def next_round_target(tally: Tally, flags: frozenset[str], plan: RunPlan) -> int:
+    """Battles a precision run should have done by the end of its next round, after the
+    ``tally.battles`` done so far (at most ``plan.max_battles``)."""
+    if plan.precision is None:
+        raise BattleOddsError("a precision run needs a precision target")
+    done = tally.battles
+    # Aim 5% past the estimate (the estimate itself is noisy), and at least double
+    # a small run so that a poor first estimate costs few rounds.
+    wanted = math.ceil(1.05 * battles_needed(tally, flags, plan.precision))
+    return min(plan.max_battles, max(wanted, done + min(done, plan.chunk)))
+
+
+def precision_report(plan: RunPlan, widest: float, done: int) -> Reported:
+    """What a precision run says of itself (``Result.extra["precision"]``)."""
+    assert plan.precision is not None
+    return Reported(
+        target=plan.precision,
+        reached=bool(widest < plan.precision),
+        half_width=round(widest, 6),
+        battles=done,
+        max_battles=plan.max_battles,
+    )
+
+
 def simulate_to_precision(
     scenario: Scenario,
     precision: float,
@@ -158,19 +182,10 @@ def run_to_precision(
         widest = widest_half_width(result.tally, result.flags)
         if widest < precision or done >= max_battles:
             break
-        # Aim 5% past the estimate (the estimate itself is noisy), and at least double
-        # a small run so that a poor first estimate costs few rounds.
-        wanted = math.ceil(1.05 * battles_needed(result.tally, result.flags, precision))
-        target = min(max_battles, max(wanted, done + min(done, plan.chunk)))
+        target = next_round_target(result.tally, result.flags, plan)
     rows = None
     if keep and kept:
         rows = {name: np.concatenate([k[name] for k in kept]) for name in kept[0]}
     extra = dict(result.extra)
-    extra["precision"] = Reported(
-        target=precision,
-        reached=bool(widest < precision),
-        half_width=round(widest, 6),
-        battles=done,
-        max_battles=max_battles,
-    )
+    extra["precision"] = precision_report(plan, widest, done)
     return replace(result, rows=rows, first=0, seconds=time.perf_counter() - started, extra=extra)

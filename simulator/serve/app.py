@@ -1,0 +1,358 @@
+"""The page's web application: the page itself, the rulesets it offers, and questions
+answered while their battles run, as Server-Sent Events.
+
+One process holds the kernels warm (:func:`warm`), so a question costs its battles and
+no start-up. Every question runs in a thread of its own and stops when its page asks
+(the stop button), when its page goes away (a closed tab or a new question), at the
+server's time limit, or when the server stops; its kernel calls take turns with other
+questions' through one lock, call by call, so several tabs get their own answers at
+once. A bad question is answered with the one-line error the command line prints, and
+the server goes on serving.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import sys
+import threading
+import time
+import traceback
+import uuid
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from .. import rulesets
+from ..errors import BattleOddsError, Source
+from ..input.toml import parse_toml
+from ..rulesets import InlineQuery
+from ..rulesets.keys import DEFAULT_BATTLES, DEFAULT_SEED
+from ..running.plan import DEFAULT_MAX_BATTLES
+from ..running.stream import stream_battles
+from ..scenario.scenario import from_data, from_query
+from ..studies.exact import exact
+from ..version import __version__
+from .answer import exact_payload, payload
+from .question import DEFAULT_RULESET, Question, settings
+
+#: Most questions running at once; one more is refused with a one-line error.
+MAX_RUNS = 8
+#: Default limit on one question's time (seconds): it then stops with the answer so far.
+MAX_SECONDS = 300.0
+#: Largest battle solved exactly beside the Monte Carlo answer (states of its chain).
+EXACT_STATES = 200_000
+#: An unread answer this many results behind means its page is gone: the run stops.
+UNREAD_LIMIT = 50
+#: Armies the page starts with, from each ruleset's docs (a ruleset not listed starts
+#: blank, its unit names completed as they are typed).
+EXAMPLES = {
+    "olympia": ("noble, 20 soldier, 10 archer@1", "noble, 30 pikeman"),
+    "age_of_gods": ("noble, 20 hvy_foot, 10 archer@1", "noble, 30 pikeman"),
+    "blocks": ("B2:4, A3:3, C1:4@r2", "B3:3@castle, A2:2"),
+    "confrontation": ("2 trooper, veteran", "3 trooper"),
+    "skirmish": ("cavalry, 2 swordsman", "giant, priest"),
+}
+PAGE = ("index.html", "page.js", "page.css")
+MEDIA = {".html": "text/html", ".js": "text/javascript", ".css": "text/css"}
+
+
+def _say(line: str) -> None:
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
+
+
+def warm(names: tuple[str, ...], say: Callable[[str], None] = _say) -> None:
+    """Load (or compile, the first time) every kernel the page may call: each ruleset's
+    starter battle, olympia's with each of its kernels, and the exact solvers, saying
+    so as it goes."""
+    for name in names:
+        ruleset = rulesets.get(name, "--warm")
+        began = time.perf_counter()
+        say(f"battle-odds serve: loading the {name} kernels ...")
+        data, _ = parse_toml(ruleset.starter(), f"{name} starter")
+        variants = [data]
+        choices = _kernel_choices(ruleset)
+        for choice in choices:
+            variants.append({**data, "battle": {**data.get("battle", {}), "kernel": choice}})
+        for variant in variants:
+            try:
+                scenario = from_data(variant, Source(f"{name} starter"))
+            except BattleOddsError:
+                continue  # a kernel that cannot run the starter battle (olympia's chain)
+            ruleset.prepare(scenario.model).run(1, 0, 64)
+        if ruleset.solvable and name in EXAMPLES:
+            small = from_query(name, InlineQuery(*_smallest(name)))
+            with contextlib.suppress(BattleOddsError):  # too big for the solver: nothing to load
+                exact(small, max_states=EXACT_STATES)
+        say(f"battle-odds serve: {name} ready ({time.perf_counter() - began:.1f} s)")
+
+
+def _kernel_choices(ruleset: Any) -> tuple[str, ...]:
+    """The named kernels a ruleset's ``battle.kernel`` key offers (none: one kernel)."""
+    try:
+        battle = ruleset.scenario_keys["battle"]
+        choices = battle["kernel"].choices
+    except (KeyError, AttributeError):
+        return ()
+    return tuple(c for c in choices if c != "auto")
+
+
+def _smallest(name: str) -> tuple[str, str]:
+    """A battle small enough for any exact solver, in ruleset ``name``'s syntax."""
+    if name in ("olympia", "age_of_gods"):
+        return "noble, 2 soldier", "noble, 2 soldier"
+    return EXAMPLES[name]
+
+
+@dataclass
+class Calculator:
+    """The server's state: the kernel lock, the questions running, the limits."""
+
+    max_seconds: float = MAX_SECONDS
+    max_runs: int = MAX_RUNS
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    stopping: threading.Event = field(default_factory=threading.Event)
+    runs: dict[str, threading.Event] = field(default_factory=dict)
+    working: int = 0
+    guard: threading.Lock = field(default_factory=threading.Lock)
+
+    def stop_all(self) -> None:
+        """The server is stopping: every question ends after its kernel call."""
+        self.stopping.set()
+        for stop in list(self.runs.values()):
+            stop.set()
+
+
+def _event(kind: str, data: dict[str, Any]) -> str:
+    return f"event: {kind}\ndata: {json.dumps(data, allow_nan=False)}\n\n"
+
+
+def _one_line(message: str) -> str:
+    return " ".join(message.split())
+
+
+def _internal(exc: BaseException) -> str:
+    """A bug's one line for the page; its traceback goes to the server's terminal."""
+    traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
+    return _one_line(f"internal error: {type(exc).__name__}: {exc} (details on the server)")
+
+
+def _error(message: str, status: int = 400) -> JSONResponse:
+    return JSONResponse({"error": _one_line(message)}, status_code=status)
+
+
+def _params(request: Request) -> dict[str, str]:
+    return {key: request.query_params[key] for key in request.query_params}
+
+
+def make_app(calculator: Calculator) -> Starlette:
+    """The Starlette application of ``battle-odds serve``."""
+
+    async def page(request: Request) -> Response:
+        name = request.path_params.get("name", "index.html")
+        if name not in PAGE:
+            return Response("not found", status_code=404, media_type="text/plain")
+        text = resources.files(__package__).joinpath("page", name).read_text(encoding="utf-8")
+        return Response(text, media_type=MEDIA["." + name.rsplit(".", 1)[1]])
+
+    async def offered(request: Request) -> Response:
+        found = []
+        for name in rulesets.available():
+            ruleset = rulesets.get(name)
+            units = ruleset.units()
+            attacker, defender = EXAMPLES.get(name, ("", ""))
+            found.append(
+                {
+                    "name": name,
+                    "title": ruleset.title or name,
+                    "units": [str(t) for t in units["type"]],
+                    "settings": [s.to_dict() for s in settings(name)],
+                    "example": {"attacker": attacker, "defender": defender},
+                    "exact": ruleset.solvable,
+                    "step_unit": ruleset.step_unit,
+                }
+            )
+        return JSONResponse(
+            {
+                "version": __version__,
+                "rulesets": found,
+                "defaults": {
+                    "ruleset": DEFAULT_RULESET,
+                    "battles": DEFAULT_BATTLES,
+                    "seed": DEFAULT_SEED,
+                    "max_battles": DEFAULT_MAX_BATTLES,
+                },
+                "max_seconds": calculator.max_seconds,
+            }
+        )
+
+    async def check(request: Request) -> Response:
+        """The question's scenario hash, address, TOML and command, or its error."""
+        try:
+            question = Question.of(_params(request))
+            plan = question.plan()
+            return JSONResponse(_described(question, plan.battles))
+        except BattleOddsError as exc:
+            return _error(str(exc))
+        except Exception as exc:  # a bug: one line here, the traceback on the terminal
+            return _error(_internal(exc), 500)
+
+    async def solve(request: Request) -> Response:
+        """The exact answer beside the Monte Carlo one, or why there is none."""
+        try:
+            question = Question.of(_params(request))
+        except BattleOddsError as exc:
+            return _error(str(exc))
+        scenario = question.scenario
+        if not rulesets.get(scenario.ruleset).solvable:
+            return JSONResponse({"unavailable": f"no exact solver for {scenario.ruleset}"})
+
+        def solved() -> dict[str, Any]:
+            with calculator.lock:
+                return exact_payload(exact(scenario, max_states=EXACT_STATES))
+
+        try:
+            return JSONResponse(await run_in_threadpool(solved))
+        except BattleOddsError as exc:
+            return JSONResponse({"unavailable": _one_line(str(exc))})
+        except Exception as exc:
+            return _error(_internal(exc), 500)
+
+    async def stop(request: Request) -> Response:
+        run = calculator.runs.get(request.query_params.get("run", ""))
+        if run is not None:
+            run.set()
+        return JSONResponse({"stopped": run is not None})
+
+    async def status(request: Request) -> Response:
+        return JSONResponse({"running": calculator.working, "questions": len(calculator.runs)})
+
+    async def answer(request: Request) -> Response:
+        try:
+            question = Question.of(_params(request))
+            plan = question.plan()
+            described = _described(question, plan.battles if plan.precision is None else None)
+        except BattleOddsError as exc:
+            return _stream_once("error", {"error": _one_line(str(exc))})
+        except Exception as exc:
+            return _stream_once("error", {"error": _internal(exc)})
+        if len(calculator.runs) >= calculator.max_runs:
+            return _stream_once(
+                "error",
+                {
+                    "error": f"the server is answering {len(calculator.runs)} questions "
+                    "already: stop one, or wait"
+                },
+            )
+        if calculator.stopping.is_set():
+            return _stream_once("error", {"error": "the server is stopping"})
+        run_id = uuid.uuid4().hex[:12]
+        halt = threading.Event()
+        calculator.runs[run_id] = halt
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[tuple[str, dict[str, Any]]] = asyncio.Queue()
+        deadline = time.monotonic() + calculator.max_seconds
+        planned = plan.battles if plan.precision is None else None
+
+        def put(kind: str, data: dict[str, Any]) -> None:
+            try:
+                loop.call_soon_threadsafe(queue.put_nowait, (kind, data))
+            except RuntimeError:
+                halt.set()  # the event loop is closed: the server has stopped
+
+        def should_stop() -> bool:
+            if queue.qsize() > UNREAD_LIMIT:
+                halt.set()  # nobody reads the answer any more
+            return halt.is_set() or calculator.stopping.is_set() or time.monotonic() > deadline
+
+        def work() -> None:
+            with calculator.guard:
+                calculator.working += 1
+            try:
+                for last, final in stream_battles(
+                    question.scenario, plan, stop=should_stop, lock=calculator.lock
+                ):
+                    if not final:
+                        put("progress", payload(last, running=True, planned=planned))
+                answer = payload(last, running=False, planned=planned)
+                if last.partial and time.monotonic() > deadline:
+                    answer["notes"].append(
+                        f"stopped at the server's limit of {calculator.max_seconds:g} s "
+                        "a question (battle-odds serve --max-seconds)"
+                    )
+                put("done", answer)
+            except BattleOddsError as exc:
+                put("error", {"error": _one_line(str(exc))})
+            except Exception as exc:
+                put("error", {"error": _internal(exc)})
+            finally:
+                with calculator.guard:
+                    calculator.working -= 1
+
+        async def events() -> AsyncIterator[str]:
+            worker = threading.Thread(target=work, name=f"question {run_id}", daemon=True)
+            try:
+                worker.start()
+                yield _event("start", {"run": run_id, **described})
+                while True:
+                    kind, data = await queue.get()
+                    yield _event(kind, data)
+                    if kind in ("done", "error"):
+                        break
+            finally:
+                halt.set()
+                calculator.runs.pop(run_id, None)
+
+        return StreamingResponse(
+            events(),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+        )
+
+    routes = [
+        Route("/", page),
+        Route("/api/rulesets", offered),
+        Route("/api/question", check),
+        Route("/api/run", answer),
+        Route("/api/exact", solve),
+        Route("/api/stop", stop, methods=["POST"]),
+        Route("/api/status", status),
+        Route("/{name}", page),
+    ]
+    return Starlette(routes=routes)
+
+
+def _described(question: Question, planned: int | None) -> dict[str, Any]:
+    """What the page shows of a question before its numbers: its scenario and how to ask
+    it elsewhere."""
+    scenario = question.scenario
+    plan = question.plan()
+    return {
+        "ruleset": scenario.ruleset,
+        "scenario": scenario.name,
+        "scenario_hash": scenario.hash,
+        "seed": plan.seed,
+        "planned": planned,
+        "precision": plan.precision,
+        "version": __version__,
+        "address": question.address(),
+        "toml": question.to_toml(),
+        "command": question.command(),
+        "exact": rulesets.get(scenario.ruleset).solvable,
+    }
+
+
+def _stream_once(kind: str, data: dict[str, Any]) -> Response:
+    async def one() -> AsyncIterator[str]:
+        yield _event(kind, data)
+
+    return StreamingResponse(one(), media_type="text/event-stream")

@@ -1,0 +1,115 @@
+"""Starting and stopping ``battle-odds serve``: bind, warm the kernels, print the
+address, serve until Ctrl-C."""
+
+from __future__ import annotations
+
+import socket
+import sys
+import threading
+import time
+import webbrowser
+from typing import Any
+
+import uvicorn
+
+from .. import rulesets
+from ..errors import BattleOddsError
+from .app import Calculator, make_app, warm
+
+#: Addresses that only this machine reaches.
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+#: Seconds the open connections get to finish once Ctrl-C stops the server.
+GRACE_SECONDS = 2
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, telling every running question to stop when it is told to
+    stop: a page's answer stream would otherwise hold the shutdown open."""
+
+    def __init__(self, config: uvicorn.Config, calculator: Calculator) -> None:
+        super().__init__(config)
+        self.calculator = calculator
+
+    def handle_exit(self, sig: int, frame: Any) -> None:
+        self.calculator.stop_all()
+        super().handle_exit(sig, frame)
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host:port`` (port 0: any free port)."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        raise BattleOddsError(
+            f"--host {host}: not an address of this machine ({exc.strerror})"
+        ) from None
+    family, kind, proto, _, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(address)
+    except OSError as exc:
+        sock.close()
+        raise BattleOddsError(
+            f"--port {port}: cannot listen on {host}:{port} ({exc.strerror}): "
+            "choose another port, or --port 0 for any free one"
+        ) from None
+    sock.listen(128)
+    sock.set_inheritable(True)
+    return sock
+
+
+def address_of(host: str, sock: socket.socket) -> str:
+    port = sock.getsockname()[1]
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}/"
+
+
+def serve(
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    open_page: bool = False,
+    warm_rulesets: tuple[str, ...] | None = None,
+    max_seconds: float | None = None,
+) -> None:
+    """Serve the page until Ctrl-C (which returns from here)."""
+    names = rulesets.available() if warm_rulesets is None else warm_rulesets
+    for name in names:
+        rulesets.get(name, "--warm")
+    sock = bind(host, port)
+    url = address_of(host, sock)
+    if host not in LOOPBACK:
+        sys.stderr.write(
+            f"warning: serving on {host}, not only this machine: anyone who can reach it "
+            "can run battles here (--host 127.0.0.1 keeps the page to this machine)\n"
+        )
+    calculator = Calculator() if max_seconds is None else Calculator(max_seconds=max_seconds)
+    try:
+        warm(tuple(names))
+        config = uvicorn.Config(
+            make_app(calculator),
+            log_level="warning",
+            lifespan="off",
+            timeout_graceful_shutdown=GRACE_SECONDS,
+        )
+        server = _Server(config, calculator)
+        threading.Thread(target=_announce, args=(server, url, open_page), daemon=True).start()
+        server.run(sockets=[sock])
+    except KeyboardInterrupt:
+        pass
+    finally:
+        calculator.stop_all()
+        sock.close()
+    sys.stderr.write("battle-odds serve: stopped\n")
+
+
+def _announce(server: _Server, url: str, open_page: bool) -> None:
+    """Print the address once the server listens (and open it, when asked)."""
+    while not server.started and not server.should_exit:
+        time.sleep(0.02)
+    if server.should_exit:
+        return
+    sys.stdout.write(f"battle-odds serve: {url} (Ctrl-C stops)\n")
+    sys.stdout.flush()
+    if open_page:
+        webbrowser.open(url)

@@ -1,0 +1,106 @@
+"""A ``battle-odds serve`` process for the tests of the page and its server."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+#: Seconds the server may take to start: it loads (or, on a fresh clone, compiles)
+#: olympia's kernels first.
+START_SECONDS = 900
+
+
+class Server:
+    """``battle-odds serve --port 0`` in a process of its own; ``url`` once it listens."""
+
+    def __init__(self, *args: str, warm: str = "olympia") -> None:
+        self.args = ["--port", "0", "--warm", warm, *args]
+        self.process: subprocess.Popen[str] | None = None
+        self.url = ""
+        self.errors = ""
+
+    def start(self) -> Server:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "simulator", "serve", *self.args],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "COLUMNS": "100"},
+        )
+        assert self.process.stdout is not None
+        deadline = time.monotonic() + START_SECONDS
+        while time.monotonic() < deadline:
+            line = self.process.stdout.readline()
+            if not line:
+                self.stop()
+                raise AssertionError(f"battle-odds serve ended before it listened: {self.errors}")
+            if "http://" in line:
+                self.url = line.split()[2]
+                return self
+        self.stop()
+        raise AssertionError("battle-odds serve did not print its address in time")
+
+    def stop(self, sig: int = signal.SIGINT) -> int:
+        """Ctrl-C, as a terminal sends it; the exit status."""
+        assert self.process is not None
+        if self.process.poll() is None:
+            self.process.send_signal(sig)
+        try:
+            _, self.errors = self.process.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            _, self.errors = self.process.communicate()
+        return self.process.returncode
+
+    def get(self, path: str) -> Any:
+        with urllib.request.urlopen(self.url.rstrip("/") + path, timeout=60) as response:
+            return json.loads(response.read())
+
+    def post(self, path: str) -> Any:
+        request = urllib.request.Request(self.url.rstrip("/") + path, method="POST", data=b"")
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return json.loads(response.read())
+
+    def events(self, query: str, timeout: float = 120) -> Iterator[tuple[str, Any]]:
+        """The answer stream of ``/api/run?query``, event by event."""
+        response = urllib.request.urlopen(f"{self.url}api/run?{query}", timeout=timeout)
+        with response:
+            kind = ""
+            for raw in response:
+                line = raw.decode().rstrip("\n")
+                if line.startswith("event: "):
+                    kind = line.removeprefix("event: ")
+                elif line.startswith("data: "):
+                    yield kind, json.loads(line.removeprefix("data: "))
+
+    def running(self, within: float = 5.0) -> int:
+        """Questions whose threads still run, waiting up to ``within`` seconds for none."""
+        deadline = time.monotonic() + within
+        while True:
+            running = int(self.get("/api/status")["running"])
+            if running == 0 or time.monotonic() > deadline:
+                return running
+            time.sleep(0.05)
+
+
+def odds_json(*args: str) -> dict[str, Any]:
+    """``battle-odds odds ... --json`` run as a user runs it."""
+    done = subprocess.run(
+        [sys.executable, "-m", "simulator", "odds", *args, "--json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=True,
+    )
+    return json.loads(done.stdout)  # type: ignore[no-any-return]

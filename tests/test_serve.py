@@ -1,0 +1,321 @@
+"""``battle-odds serve`` without a browser: the question the address carries, the
+answer stream (same numbers as ``battle-odds odds``), stopping, abandoned and
+concurrent questions, bad input, and Ctrl-C. The page in a real browser:
+tests/test_serve_browser.py."""
+
+from __future__ import annotations
+
+import shlex
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from urllib.parse import urlencode
+
+import pytest
+import tomllib
+
+pytest.importorskip("starlette")
+pytest.importorskip("uvicorn")
+
+from simulator.errors import BattleOddsError, Source
+from simulator.input.fields import Field
+from simulator.rulesets import InlineQuery
+from simulator.rulesets.olympia import keys as olympia_keys
+from simulator.running.plan import RunPlan
+from simulator.running.precision import run_to_precision
+from simulator.running.runner import run_chunks
+from simulator.running.stream import stream_battles
+from simulator.scenario.scenario import from_data, from_query
+from simulator.serve.question import Question, settings
+
+from .serving import ROOT, Server, odds_json
+
+ARMIES = {"attacker": "noble, 12 soldier, 4 archer@1", "defender": "noble, 14 pikeman"}
+
+
+# -- the question ----------------------------------------------------------------------
+
+
+def test_settings_are_the_declared_scenario_keys():
+    found = {s.path: s.field for s in settings("olympia")}
+    assert found["battle.terrain"] is olympia_keys.BATTLE["terrain"]
+    assert found["battle.weather"].choices == olympia_keys.WEATHERS
+    assert isinstance(found["attacker.break_point"], Field)
+    assert "defender.structure.defense" in found
+    # Armies and unit tables are not settings.
+    assert not any(p.startswith(("attacker.units", "units")) for p in found)
+    blocks = {s.path for s in settings("blocks")}
+    assert {"battle.castle_limit", "policy.withdraw"} <= blocks
+
+
+def test_a_question_builds_the_scenario_odds_builds():
+    question = Question.of({**ARMIES, "battle.terrain": "swamp", "attacker.break_point": "40"})
+    same = from_query(
+        "olympia",
+        InlineQuery(
+            ARMIES["attacker"], ARMIES["defender"], {"terrain": "swamp", "attacker_break": 40}
+        ),
+    )
+    assert question.scenario.hash == same.hash
+    command = question.command()
+    assert command is not None
+    assert "--terrain swamp" in command and "--attacker-break 40" in command
+    # The address asks the same question again.
+    again = Question.of(dict(_query(question.address())))
+    assert again.scenario.hash == question.scenario.hash
+
+
+def test_the_toml_copy_is_the_same_scenario():
+    question = Question.of({**ARMIES, "battle.weather": "rain", "seed": "7", "battles": "5000"})
+    data = tomllib.loads(question.to_toml())
+    assert data["seed"] == 7 and data["battles"] == 5000
+    loaded = from_data(data, Source("copy"))
+    assert {k: v for k, v in loaded.data.items() if k not in ("seed", "battles")} == dict(
+        question.scenario.data
+    )
+
+
+@pytest.mark.parametrize(
+    ("params", "words"),
+    [
+        ({**ARMIES, "attacker": "noble, 12 soldeir"}, "did you mean 'soldier'"),
+        ({**ARMIES, "battle.terain": "swamp"}, "did you mean 'battle.terrain'"),
+        ({**ARMIES, "battle.terrain": "moon"}, "terrain"),
+        ({**ARMIES, "attacker.break_point": "many"}, "expected a whole number"),
+        ({**ARMIES, "seed": "-1"}, "seed"),
+        ({**ARMIES, "battles": "0"}, "battles"),
+        ({**ARMIES, "battles": "100", "precision": "0.01"}, "give one"),
+        ({"toml": "ruleset = 'olympia'\n[attacker\n"}, "pasted scenario:2: malformed TOML"),
+        ({**ARMIES, "ruleset": "olympai"}, "did you mean 'olympia'"),
+    ],
+)
+def test_bad_questions_are_one_line_errors(params, words):
+    with pytest.raises(BattleOddsError) as caught:
+        Question.of(params).plan()
+    assert words in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+def _query(address: str) -> list[tuple[str, str]]:
+    from urllib.parse import parse_qsl
+
+    return parse_qsl(address, keep_blank_values=True)
+
+
+# -- the stream ------------------------------------------------------------------------
+
+
+def test_the_stream_ends_with_the_runs_own_numbers():
+    scenario = Question.of(ARMIES).scenario
+    plan = RunPlan.of(scenario, 30_000, 11)
+    sofar = list(stream_battles(scenario, plan, every=0.0))
+    assert [final for _, final in sofar] == [False] * (len(sofar) - 1) + [True]
+    seen = [result for result, _ in sofar]
+    assert len(seen) >= 2  # results so far, then the whole answer
+    assert [r.n for r in seen] == sorted(r.n for r in seen) and seen[0].n < 30_000
+    whole = run_chunks(scenario, plan)
+    assert seen[-1].tally.to_dict() == whole.tally.to_dict()
+    assert not seen[-1].partial
+
+
+def test_a_stopped_stream_is_the_run_of_its_battles():
+    scenario = Question.of(ARMIES).scenario
+    plan = RunPlan.of(scenario, 10**9, 5)
+    calls = iter(range(10**9))
+    last = list(stream_battles(scenario, plan, stop=lambda: next(calls) >= 3))[-1].result
+    assert last.partial and 0 < last.n < 10**9
+    same = run_chunks(scenario, RunPlan.of(scenario, last.n, 5))
+    assert last.tally.to_dict() == same.tally.to_dict()
+
+
+def test_a_precision_stream_takes_the_rounds_of_a_precision_run():
+    scenario = Question.of(ARMIES).scenario
+    plan = RunPlan.of(scenario, seed=3, precision=0.004)
+    last = list(stream_battles(scenario, plan))[-1].result
+    rounds = run_to_precision(scenario, plan)
+    assert last.n == rounds.n
+    assert last.tally.to_dict() == rounds.tally.to_dict()
+    assert str(last.extra["precision"]) == str(rounds.extra["precision"])
+
+
+# -- the server ------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def server():
+    running = Server().start()
+    yield running
+    assert running.stop() == 0, running.errors
+    assert "Traceback" not in running.errors
+
+
+def _answer(server: Server, params: dict[str, str]) -> tuple[dict, list[dict], dict]:
+    start, progress, done = None, [], None
+    for kind, data in server.events(urlencode(params)):
+        if kind == "start":
+            start = data
+        elif kind == "progress":
+            progress.append(data)
+        elif kind == "done":
+            done = data
+        elif kind == "error":
+            raise BattleOddsError(data["error"])
+    assert start is not None and done is not None
+    return start, progress, done
+
+
+def test_the_page_is_served_with_its_script(server):
+    with urllib.request.urlopen(server.url, timeout=30) as response:
+        page = response.read().decode()
+    assert '<script src="/page.js">' in page
+    for name in ("page.js", "page.css"):
+        with urllib.request.urlopen(server.url + name, timeout=30) as response:
+            assert response.status == 200 and len(response.read()) > 500
+    offered = server.get("/api/rulesets")
+    olympia = next(r for r in offered["rulesets"] if r["name"] == "olympia")
+    assert "pikeman" in olympia["units"]
+    assert any(s["path"] == "battle.terrain" for s in olympia["settings"])
+
+
+def test_answers_match_odds_on_the_same_seed(server):
+    params = {**ARMIES, "seed": "99", "battles": "40000", "battle.terrain": "swamp"}
+    start, _, done = _answer(server, params)
+    cli = odds_json(*shlex.split(start["command"])[2:])
+    assert done["battles"] == cli["battles"] == 40_000
+    assert done["scenario_hash"] == cli["scenario_hash"] == start["scenario_hash"]
+    for row in done["win"]:
+        assert row["p"] == cli["win"][row["outcome"]]["p"]
+        assert row["low"] == cli["win"][row["outcome"]]["low"]
+    means = {c["metric"]: c["mean"] for c in done["casualties"]}
+    assert means == {k: v["mean"] for k, v in cli["casualties"].items()}
+
+
+def test_results_arrive_while_the_battles_run(server):
+    _, progress, done = _answer(server, {**ARMIES, "battles": "3000000"})
+    assert progress, "no result arrived before the last"
+    widths = [
+        w["high"] - w["low"] for p in progress for w in p["win"] if w["outcome"] == "attacker"
+    ]
+    final = next(w for w in done["win"] if w["outcome"] == "attacker")
+    assert final["high"] - final["low"] <= min(widths)
+    assert progress[0]["battles"] < done["battles"] == 3_000_000
+
+
+def test_a_bad_question_is_one_line_and_the_next_works(server):
+    events = list(server.events(urlencode({**ARMIES, "defender": "noble, 14 pikemn"})))
+    assert events == [("error", {"error": events[0][1]["error"]})]
+    assert "did you mean 'pikeman'" in events[0][1]["error"]
+    _, _, done = _answer(server, {**ARMIES, "battles": "2000"})
+    assert done["battles"] == 2000
+
+
+def test_a_stopped_question_frees_its_thread(server):
+    events = server.events(urlencode({**ARMIES, "battles": str(10**10)}))
+    kind, start = next(events)
+    assert kind == "start"
+    assert next(events)[0] == "progress"
+    assert server.post(f"/api/stop?run={start['run']}") == {"stopped": True}
+    last = [data for kind, data in events if kind == "done"][-1]
+    assert last["partial"] and 0 < last["battles"] < 10**10
+    assert server.running() == 0
+
+
+def test_an_abandoned_question_frees_its_thread(server):
+    response = urllib.request.urlopen(
+        f"{server.url}api/run?{urlencode({**ARMIES, 'battles': str(10**10)})}", timeout=60
+    )
+    assert response.readline().startswith(b"event: start")
+    deadline = time.monotonic() + 30
+    while server.get("/api/status")["running"] == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    response.close()  # the tab is closed
+    assert server.running(within=10) == 0
+
+
+def test_several_tabs_get_their_own_answers(server):
+    answers: dict[int, dict] = {}
+
+    def ask(seed: int) -> None:
+        answers[seed] = _answer(server, {**ARMIES, "seed": str(seed), "battles": "200000"})[2]
+
+    tabs = [threading.Thread(target=ask, args=(seed,)) for seed in (1, 2, 3)]
+    for tab in tabs:
+        tab.start()
+    for tab in tabs:
+        tab.join(timeout=300)
+    assert sorted(answers) == [1, 2, 3]
+    alone = _answer(server, {**ARMIES, "seed": "2", "battles": "200000"})[2]
+    assert answers[2]["win"] == alone["win"]
+    assert answers[1]["win"] != answers[2]["win"]
+
+
+def test_the_exact_answer_stands_beside(server):
+    small = {"attacker": "noble, 3 soldier", "defender": "noble, 3 pikeman", "battles": "200000"}
+    solved = server.get("/api/exact?" + urlencode(small))
+    _, _, done = _answer(server, small)
+    for row in done["win"]:
+        exact = next(w["p"] for w in solved["win"] if w["outcome"] == row["outcome"])
+        # The exact answer inside a 99.9% interval of the Monte Carlo one (Wilson, z 3.29).
+        half = 3.29 / 1.96 * (row["high"] - row["low"]) / 2
+        assert abs(row["p"] - exact) <= half + 1e-12
+    huge = {"attacker": "noble, 2000 soldier", "defender": "noble, 2000 pikeman"}
+    big = server.get("/api/exact?" + urlencode(huge))
+    assert "states" in big["unavailable"]
+
+
+def test_ctrl_c_stops_the_server_cleanly_while_it_answers():
+    running = Server().start()
+    events = running.events(urlencode({**ARMIES, "battles": str(10**10)}))
+    assert next(events)[0] == "start"
+    assert next(events)[0] == "progress"
+    began = time.monotonic()
+    status = running.stop(signal.SIGINT)
+    assert time.monotonic() - began < 10
+    assert status == 0
+    assert "Traceback" not in running.errors
+    assert "battle-odds serve: stopped" in running.errors
+
+
+def test_another_address_than_loopback_is_warned_of():
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "simulator",
+            "serve",
+            "--host",
+            "0.0.0.0",
+            "--port",
+            "0",
+            "--warm",
+            "",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    assert line.startswith("battle-odds serve: http://0.0.0.0:")
+    process.send_signal(signal.SIGINT)
+    _, errors = process.communicate(timeout=30)
+    assert "warning: serving on 0.0.0.0" in errors
+    assert process.returncode == 0
+
+
+def test_a_port_in_use_is_a_one_line_error(server):
+    port = server.url.rsplit(":", 1)[1].strip("/")
+    done = subprocess.run(
+        [sys.executable, "-m", "simulator", "serve", "--port", port, "--warm", ""],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert done.stderr.startswith(f"error: --port {port}: cannot listen")
+    assert len(done.stderr.strip().splitlines()) == 1

@@ -1,0 +1,218 @@
+"""The calculator page in a real browser: Debian's headless Chromium driven through
+Selenium (.ci/run installs ``chromium`` and ``chromium-driver``; nothing downloads a
+browser). Load the page, enter two armies, see the probabilities arrive and match
+``battle-odds odds`` on the same seed; open the shared link in a new page and get the
+same numbers; a misspelt unit shows the error with its suggestion and the next question
+still works; stop a long run.
+
+``BATTLE_ODDS_SCREENSHOT=docs/serve.png`` also saves the page docs/serve.md shows.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("starlette")
+webdriver = pytest.importorskip("selenium.webdriver")
+
+from selenium.webdriver.chrome.service import Service  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+
+from .serving import ROOT, Server, odds_json  # noqa: E402
+
+CHROMIUM = "/usr/bin/chromium"
+DRIVER = "/usr/bin/chromedriver"
+#: Headless, as root, and quiet: no sandbox (root), no GPU, nothing fetched in the
+#: background (the network is closed), no first-run pages.
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+    "--window-size=1200,1700",
+)
+
+if not (Path(CHROMIUM).exists() and Path(DRIVER).exists()):
+    if os.environ.get("CI"):
+        pytest.fail(f"{CHROMIUM} or {DRIVER} missing: .ci/run installs chromium", pytrace=False)
+    pytest.skip("no Chromium: apt-get install chromium chromium-driver", allow_module_level=True)
+
+
+@pytest.fixture(scope="module")
+def server():
+    running = Server().start()
+    yield running
+    assert running.stop() == 0, running.errors
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in FLAGS:
+        options.add_argument(flag)
+    options.add_argument(f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}")
+    driver = webdriver.Chrome(service=Service(DRIVER), options=options)
+    driver.set_page_load_timeout(60)
+    yield driver
+    driver.quit()
+
+
+def wait_for(driver, state: str, timeout: float = 120) -> None:
+    WebDriverWait(driver, timeout, poll_frequency=0.05).until(
+        lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-state") == state
+    )
+
+
+def ask(driver, attacker: str, defender: str, seed: str, battles: str) -> None:
+    """Type a question into the form (answer-as-you-type off) and press Run."""
+    live = driver.find_element(By.ID, "live")
+    if live.is_selected():
+        live.click()
+    for field, text in (
+        ("attacker", attacker),
+        ("defender", defender),
+        ("seed", seed),
+        ("battles", battles),
+    ):
+        box = driver.find_element(By.ID, field)
+        box.clear()
+        box.send_keys(text)
+    driver.find_element(By.ID, "run").click()
+
+
+def shown(driver) -> dict[str, object]:
+    """The numbers on the page: each outcome's probability and interval, the provenance."""
+    rows = driver.find_elements(By.CSS_SELECTOR, "#outcomes tbody tr")
+    return {
+        "p": {
+            r.get_attribute("data-outcome"): float(
+                r.find_element(By.CSS_SELECTOR, "td.p").get_attribute("data-p")
+            )
+            for r in rows
+        },
+        "interval": [r.find_element(By.CSS_SELECTOR, "td.interval").text for r in rows],
+        "hash": driver.find_element(By.ID, "hash-shown").text,
+        "seed": driver.find_element(By.ID, "seed-shown").text,
+        "battles": driver.find_element(By.ID, "battles-shown").text,
+        "version": driver.find_element(By.ID, "version-shown").text,
+    }
+
+
+def test_two_armies_answer_as_odds_does_and_the_link_gives_the_same(server, browser):
+    browser.get(server.url)
+    wait_for(browser, "idle", 60)
+    ask(browser, "noble, 20 soldier, 10 archer@1", "noble, 26 pikeman", "4242", "60000")
+    wait_for(browser, "done")
+    page = shown(browser)
+    command = browser.find_element(By.ID, "command-text").text
+    assert command.startswith("battle-odds odds ")
+    cli = odds_json(*shlex.split(command)[2:])
+    assert cli["seed"] == 4242 and cli["battles"] == 60_000
+    assert page["p"] == {o: cli["win"][o]["p"] for o in ("attacker", "defender", "draw")}
+    assert page["hash"] == cli["scenario_hash"]
+    assert page["seed"] == "4242" and page["battles"] == "60,000"
+    assert page["version"] == cli["version"]
+    # The drawn answer: the bars, break timing and survivors' curves are on the page.
+    assert browser.find_elements(By.CSS_SELECTOR, "#bars rect")
+    assert browser.find_elements(By.CSS_SELECTOR, "#survival path.curve")
+    assert browser.find_elements(By.CSS_SELECTOR, "#survivors path.curve")
+    assert "Decided after (strikes)" in browser.find_element(By.ID, "steps-title").text
+    assert "soldiers lost by the attacking army" in browser.find_element(By.ID, "casualties").text
+    assert "[[attacker.units]]" in browser.find_element(By.ID, "toml-text").text
+    screenshot = os.environ.get("BATTLE_ODDS_SCREENSHOT")
+    if screenshot:
+        assert browser.save_screenshot(str(ROOT / screenshot))
+    link = browser.find_element(By.ID, "share").get_attribute("href")
+    assert "attacker=" in link and "seed=4242" in link
+    browser.switch_to.new_window("tab")
+    try:
+        browser.get(link)
+        wait_for(browser, "done")
+        assert shown(browser) == page
+    finally:
+        browser.close()
+        browser.switch_to.window(browser.window_handles[0])
+
+
+def test_probabilities_arrive_while_the_battles_run(server, browser):
+    browser.get(server.url)
+    wait_for(browser, "idle", 60)
+    ask(browser, "noble, 20 soldier", "noble, 22 pikeman", "1", "4000000")
+    seen: list[tuple[str, str]] = []
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        # Read in one script: the page redraws its rows as results arrive.
+        state, battles, interval = browser.execute_script(
+            "const cell = document.querySelector('#outcomes td.interval');"
+            "return [document.body.dataset.state,"
+            " document.getElementById('battles-shown').textContent,"
+            " cell ? cell.textContent : ''];"
+        )
+        if state == "running" and interval and (not seen or seen[-1][0] != battles):
+            seen.append((battles, interval))
+        if state == "done":
+            break
+        time.sleep(0.05)
+    wait_for(browser, "done")
+    assert len(seen) >= 2, seen  # more than one answer so far before the last
+    widths = [_width(interval) for _, interval in seen]
+    final = _width(browser.find_element(By.CSS_SELECTOR, "#outcomes td.interval").text)
+    assert final < widths[0]
+
+
+def _width(interval: str) -> float:
+    low, high = (float(x.strip().rstrip("%")) for x in interval.split(" - "))
+    return high - low
+
+
+def test_a_misspelt_unit_is_shown_and_the_next_question_works(server, browser):
+    browser.get(server.url)
+    wait_for(browser, "idle", 60)
+    ask(browser, "noble, 20 soldeir", "noble, 22 pikeman", "1", "5000")
+    wait_for(browser, "error")
+    error = browser.find_element(By.ID, "error")
+    assert error.is_displayed()
+    assert "unknown unit type 'soldeir'" in error.text
+    assert "did you mean 'soldier'" in error.text
+    assert "Traceback" not in browser.page_source
+    ask(browser, "noble, 20 soldier", "noble, 22 pikeman", "1", "5000")
+    wait_for(browser, "done")
+    assert not browser.find_element(By.ID, "error").is_displayed()
+    assert sum(shown(browser)["p"].values()) == pytest.approx(1.0)
+
+
+def test_stop_ends_a_long_run_with_the_answer_so_far(server, browser):
+    browser.get(server.url)
+    wait_for(browser, "idle", 60)
+    ask(browser, "noble, 20 soldier", "noble, 22 pikeman", "1", "10000000000")
+    WebDriverWait(browser, 120, poll_frequency=0.05).until(
+        lambda d: d.find_element(By.ID, "battles-shown").text not in ("", "0")
+    )
+    browser.find_element(By.ID, "stop").click()
+    began = time.monotonic()
+    wait_for(browser, "stopped", 30)
+    assert time.monotonic() - began < 5
+    assert "partial" in browser.find_element(By.ID, "status").text
+    assert server.running() == 0
+
+
+def test_completion_offers_the_rulesets_unit_names(server, browser):
+    browser.get(server.url)
+    wait_for(browser, "idle", 60)
+    box = browser.find_element(By.ID, "attacker")
+    box.clear()
+    box.send_keys("noble, 5 pik")
+    options = browser.find_elements(By.CSS_SELECTOR, "#attacker-units option")
+    assert [o.get_attribute("value") for o in options] == ["noble, 5 pikeman"]
