@@ -21,6 +21,7 @@ import json
 import os
 import re
 import shlex
+import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -359,6 +360,19 @@ def figure_commands() -> dict[str, list[str]]:
     return found
 
 
+#: A picture of the page taken by a browser test: ``BATTLE_ODDS_SCREENSHOT=docs/x.png pytest ...``.
+SCREENSHOT = re.compile(r"`BATTLE_ODDS_SCREENSHOT=(docs/[\w.-]+\.png) (pytest [^`\n]+)`")
+
+
+def screenshot_commands() -> dict[str, list[str]]:
+    """Each docs/*.png a page names with the browser test that takes it: its pytest line."""
+    found: dict[str, list[str]] = {}
+    for page in PAGES:
+        for path, command in SCREENSHOT.findall(page.read_text(encoding="utf-8")):
+            found[path] = shlex.split(command)
+    return found
+
+
 def regenerate_figures() -> list[str]:
     """Redraw the figures the pages show (slow: minutes), stored with a 256-colour
     palette to keep the repository small."""
@@ -372,6 +386,10 @@ def regenerate_figures() -> list[str]:
             run(Command("battle-odds " + shlex.join(argv)), ROOT)
             with Image.open(ROOT / path) as image:
                 image.convert("RGB").quantize(256).save(ROOT / path, optimize=True)
+            drawn.append(path)
+        for path, argv in screenshot_commands().items():
+            env = {**os.environ, "BATTLE_ODDS_SCREENSHOT": path}
+            subprocess.run([sys.executable, "-m", *argv], cwd=ROOT, env=env, check=True)
             drawn.append(path)
     finally:
         os.chdir(here)

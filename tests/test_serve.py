@@ -5,6 +5,7 @@ tests/test_serve_browser.py."""
 
 from __future__ import annotations
 
+import os
 import shlex
 import signal
 import subprocess
@@ -319,3 +320,35 @@ def test_a_port_in_use_is_a_one_line_error(server):
     assert done.returncode == 2
     assert done.stderr.startswith(f"error: --port {port}: cannot listen")
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_a_precision_target_is_met_as_precision_runs_meet_it(server):
+    _, _, done = _answer(server, {**ARMIES, "seed": "3", "precision": "0.004"})
+    scenario = Question.of(ARMIES).scenario
+    rounds = run_to_precision(scenario, RunPlan.of(scenario, seed=3, precision=0.004))
+    assert done["battles"] == rounds.n
+    assert done["precision"] == str(rounds.extra["precision"])
+    assert done["precision"].startswith("reached")
+
+
+def test_open_hands_the_address_to_the_browser(tmp_path):
+    opened = tmp_path / "opened"
+    browser = tmp_path / "browser.sh"
+    browser.write_text(f'#!/bin/sh\necho "$1" > {opened}\n')
+    browser.chmod(0o755)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "simulator", "serve", "--port", "0", "--warm", "", "--open"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "BROWSER": str(browser)},
+    )
+    assert process.stdout is not None
+    url = process.stdout.readline().split()[2]
+    deadline = time.monotonic() + 30
+    while not (opened.exists() and opened.read_text().strip()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    process.communicate(timeout=30)
+    assert opened.read_text().strip() == url

@@ -24,7 +24,12 @@ from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
+from simulator import simulate  # noqa: E402
+from simulator.serve.question import Question  # noqa: E402
+
 from .serving import ROOT, Server, odds_json  # noqa: E402
+
+ATTACKER, DEFENDER = "noble, 20 soldier, 10 archer@1", "noble, 26 pikeman"
 
 CHROMIUM = "/usr/bin/chromium"
 DRIVER = "/usr/bin/chromedriver"
@@ -113,7 +118,7 @@ def shown(driver) -> dict[str, object]:
 def test_two_armies_answer_as_odds_does_and_the_link_gives_the_same(server, browser):
     browser.get(server.url)
     wait_for(browser, "idle", 60)
-    ask(browser, "noble, 20 soldier, 10 archer@1", "noble, 26 pikeman", "4242", "60000")
+    ask(browser, ATTACKER, DEFENDER, "4242", "60000")
     wait_for(browser, "done")
     page = shown(browser)
     command = browser.find_element(By.ID, "command-text").text
@@ -131,6 +136,21 @@ def test_two_armies_answer_as_odds_does_and_the_link_gives_the_same(server, brow
     assert "Decided after (strikes)" in browser.find_element(By.ID, "steps-title").text
     assert "soldiers lost by the attacking army" in browser.find_element(By.ID, "casualties").text
     assert "[[attacker.units]]" in browser.find_element(By.ID, "toml-text").text
+    # P(at least k survive), worked out in the page from the casualty histogram.
+    k = browser.find_element(By.ID, "survivor-k")
+    k.clear()
+    k.send_keys("5")
+    kind = browser.find_element(By.ID, "survivor-type").get_attribute("value")
+    assert kind == "attacker.soldier"
+    shown_p = float(browser.find_element(By.ID, "survivor-p").get_attribute("data-p"))
+    question = Question.of({"attacker": ATTACKER, "defender": DEFENDER})
+    lost = simulate(question.scenario, 60_000, 4242).tally.columns["casualties.attacker.soldier"]
+    expected = lost.counts[lost.values <= 20 - 5].sum() / lost.n
+    assert shown_p == pytest.approx(expected, abs=1e-6)
+    assert (
+        "P(at least 5 of attacker.soldier survive)"
+        in browser.find_element(By.ID, "survivor-p").text
+    )
     screenshot = os.environ.get("BATTLE_ODDS_SCREENSHOT")
     if screenshot:
         assert browser.save_screenshot(str(ROOT / screenshot))

@@ -30,6 +30,7 @@ from ..input.fields import Field, Table
 from ..input.toml import parse_toml
 from ..rulesets import InlineQuery
 from ..rulesets.keys import DEFAULT_BATTLES, DEFAULT_SEED
+from ..rulesets.words import ARMY
 from ..running.plan import MAX_SEED, RunPlan, check_run
 from ..scenario.scenario import Scenario, from_data, from_query, set_path
 
@@ -87,8 +88,19 @@ def settings(name: str) -> list[Setting]:
             continue
         depth = 1 if entry.name in SIDES else 0
         for path, f in _fields(entry, entry.name, depth):
-            found.append(Setting(path, f, ruleset.describe_path(path)))
+            found.append(Setting(path, f, _words(ruleset, path)))
     return found
+
+
+def _words(ruleset: Any, path: str) -> str:
+    """A setting in words, as sweeps say their paths ("attacking army's break point"); a
+    side's table's key as "attacking army's structure: kind"."""
+    side, _, rest = path.partition(".")
+    table, _, key = rest.partition(".")
+    if side in SIDES and key:
+        army = ARMY[side].removeprefix("the ")
+        return f"{army}'s {table.replace('_', ' ')}: {key.replace('_', ' ')}"
+    return str(ruleset.describe_path(path))
 
 
 def _value(setting: Setting, text: str) -> Any:

@@ -58,7 +58,7 @@ function buildSettings() {
       for (const c of choices) input.append(new Option(c, c));
     } else {
       input = document.createElement("input");
-      input.size = 10;
+      input.size = s.kind === "names" || s.kind === "text" ? 18 : 10;
       let hint = s.default === null ? "" : Array.isArray(s.default) ?
         s.default.join(", ") : String(s.default);
       if (s.kind === "names") hint = `${hint || "none"}; of ${s.choices.join(", ")}`;
@@ -336,7 +336,7 @@ function el(name, attrs, text) {
 function bars(win) {
   const svg = $("bars");
   svg.textContent = "";
-  const left = 120, width = 480;
+  const left = 110, width = 440;
   win.forEach((w, i) => {
     const y = 8 + i * 32;
     svg.append(el("text", { x: 4, y: y + 15, class: "label" }, w.words));
