@@ -96,3 +96,12 @@ def test_quick_benchmark_writes_every_table_and_keeps_the_notes(tmp_path: Path) 
     for battle in ("benchmark small", "benchmark medium", "benchmark large", "yardstick"):
         assert f"| {battle} |" in text
     assert "| 100 |" in text  # a scaling row
+
+
+def test_serve_latency_benchmark_times_the_warm_server_against_odds() -> None:
+    pytest.importorskip("starlette")
+    out = run_script("serve_latency.py")
+    rows = {line.split("|")[1].strip(): line for line in out.splitlines() if line.startswith("| ")}
+    for row in ("serve, warm (median)", "serve, warm (slowest)", "`battle-odds odds` (median)"):
+        assert float(rows[row].split("|")[2]) > 0
+    assert "processor:" in out and "load average" in out

@@ -36,7 +36,7 @@ from ..errors import BattleOddsError, Source
 from ..input.toml import parse_toml
 from ..rulesets import InlineQuery
 from ..rulesets.keys import DEFAULT_BATTLES, DEFAULT_SEED
-from ..running.plan import DEFAULT_MAX_BATTLES
+from ..running.plan import DEFAULT_MAX_BATTLES, RunPlan
 from ..running.stream import stream_battles
 from ..scenario.scenario import from_data, from_query
 from ..studies.exact import exact
@@ -58,7 +58,7 @@ EXAMPLES = {
     "olympia": ("noble, 20 soldier, 10 archer@1", "noble, 30 pikeman"),
     "age_of_gods": ("noble, 20 hvy_foot, 10 archer@1", "noble, 30 pikeman"),
     "blocks": ("B2:4, A3:3, C1:4@r2", "B3:3@castle, A2:2"),
-    "confrontation": ("2 trooper, veteran", "3 trooper"),
+    "confrontation": ("2 trooper, veteran", "spearman, trooper"),
     "skirmish": ("cavalry, 2 swordsman", "giant, priest"),
 }
 PAGE = ("index.html", "page.js", "page.css")
@@ -89,6 +89,16 @@ def warm(names: tuple[str, ...], say: Callable[[str], None] = _say) -> None:
             except BattleOddsError:
                 continue  # a kernel that cannot run the starter battle (olympia's chain)
             ruleset.prepare(scenario.model).run(1, 0, 64)
+        if name in EXAMPLES:
+            # The page's own first question, through every function a question calls:
+            # what they import on first use is imported now, not at the first question.
+            attacker, defender = EXAMPLES[name]
+            question = Question.of({"ruleset": name, "attacker": attacker, "defender": defender})
+            question.to_toml()
+            question.command()
+            plan = RunPlan.of(question.scenario, 2_000, question.plan().seed)
+            for result, final in stream_battles(question.scenario, plan):
+                payload(result, running=not final, planned=plan.battles)
         if ruleset.solvable and name in EXAMPLES:
             small = from_query(name, InlineQuery(*_smallest(name)))
             with contextlib.suppress(BattleOddsError):  # too big for the solver: nothing to load

@@ -415,7 +415,8 @@ function survivors() {
   const svg = $("survivors");
   if (!c) {
     svg.textContent = "";
-    $("survivor-p").textContent = "";
+    $("survivor-p").textContent = last.casualties.length ?
+      "(the ruleset does not count its losses in men of a type at the start)" : "";
     return;
   }
   // Every whole k up to the men at the start (at most 400 of them, evenly spread).
