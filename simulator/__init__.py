@@ -19,7 +19,13 @@ and the ground (``errors``, ``locate``, ``atomic``, ``version``).
 
 from __future__ import annotations
 
-from .errors import BattleOddsError
+# First, before the heavy imports below: on the command line, Ctrl-C in the first second
+# ends the process in one line, and a failure no layer expected is one line too.
+from .startup import prepare_command_line
+
+prepare_command_line()
+
+from .errors import BattleOddsError  # noqa: E402  # isort: skip
 from .results.result import Result
 from .rulesets import ExactResult, InlineQuery
 from .running.runner import simulate

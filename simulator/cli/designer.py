@@ -189,14 +189,16 @@ def sensitivity(
         )
     if _plot_and_json(result, plots.tornado_panel, output, dpi, json):
         return
+    base = "not yet known" if math.isnan(result.base) else f"{100 * result.base:.2f}%"
     table = _table(
-        f"{loaded.name}: P({side} wins) = {100 * result.base:.2f}%; change in points "
+        f"{loaded.name}: P({side} wins) = {base}; change in points "
         f"per step (paired 95% interval), {result.battles:,} battles each, seed {result.seed}"
     )
     for column in ("number", "now", "down", "change", "up", "change "):
         table.add_column(column, justify="left" if column == "number" else "right")
     frame = result.frame
-    for knob, rows in frame.groupby("knob", sort=False):
+    # Stopped before the first change: no rows (and no columns to group by).
+    for knob, rows in frame.groupby("knob", sort=False) if len(frame) else ():
         by = {r["direction"]: r for r in rows.to_dict("records")}
         cells = [str(knob), f"{by['down']['from']:g}"]
         for direction in ("down", "up"):

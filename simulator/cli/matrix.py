@@ -211,6 +211,10 @@ def _table(result: Matrix) -> None:
             ),
             highlight=False,
         )
+    if not wide and any(
+        math.isnan(result.cell(a, d).win[0]) for a in types for d in types
+    ):
+        out.print("?: not yet known (the pair fought no battle)", highlight=False)
     for note in result.notes:
         out.print(note, highlight=False)
 
@@ -233,6 +237,8 @@ def shortened(names: Sequence[str], width: int) -> dict[str, str]:
 
 def _cell(result: Matrix, attacker: str, defender: str, wide: bool) -> str:
     p, low, high = result.cell(attacker, defender).win
+    if math.isnan(p):  # a pair not fought before Ctrl-C: 0 battles
+        return "not yet\nknown" if wide else "?"
     if wide:
         return f"{100 * p:.1f}%\n{100 * low:.1f}-{100 * high:.1f}"
     half = max(p - low, high - p)
