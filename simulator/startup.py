@@ -17,12 +17,14 @@ standard library alone, so that it runs before any heavy import.
 from __future__ import annotations
 
 import errno
+import itertools
 import os
 import signal
 import sys
 import threading
 import time
 from collections.abc import Callable
+from contextlib import suppress
 from types import TracebackType
 from typing import Any
 
@@ -40,9 +42,8 @@ def is_the_command_line() -> bool:
     if sys.argv and os.path.basename(sys.argv[0]) in (PROGRAM, f"{PROGRAM}.exe"):
         return True
     original = list(getattr(sys, "orig_argv", ()))
-    return any(
-        a == "-m" and b == "simulator" for a, b in zip(original, original[1:], strict=False)
-    ) or "-msimulator" in original
+    pairs = itertools.pairwise(original)
+    return any(a == "-m" and b == "simulator" for a, b in pairs) or "-msimulator" in original
 
 
 def say(message: str) -> None:
@@ -54,10 +55,8 @@ def say(message: str) -> None:
         data = line.encode(encoding, "backslashreplace")
     except LookupError:
         data = line.encode("ascii", "backslashreplace")
-    try:
+    with suppress(OSError):  # no stderr left to say it on
         os.write(2, data)
-    except OSError:
-        pass  # no stderr left to say it on
 
 
 def _exit_at_once(signum: int, frame: Any) -> None:
@@ -106,10 +105,7 @@ def report_failure(kind: type[BaseException], exc: BaseException, tb: TracebackT
     summary = f"{kind.__name__}: {exc}" if str(exc) else kind.__name__
     if len(summary) > 200:
         summary = summary[:199] + "…"
-    say(
-        f"{PROGRAM}: internal error ({summary}); {save_traceback(kind, exc, tb)}: "
-        "please report it"
-    )
+    say(f"{PROGRAM}: internal error ({summary}); {save_traceback(kind, exc, tb)}: please report it")
     return EXIT_FAILED
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 # Imported for their commands, in the order `--help` lists them.
 from . import run, regress, balance, designer, matrix, best, prices, new, schema  # noqa: F401  # isort: skip
-from .app import app
 from ..startup import run_command
+from .app import app
 
 __all__ = ["app", "main"]
 

@@ -211,9 +211,7 @@ def _table(result: Matrix) -> None:
             ),
             highlight=False,
         )
-    if not wide and any(
-        math.isnan(result.cell(a, d).win[0]) for a in types for d in types
-    ):
+    if not wide and any(math.isnan(result.cell(a, d).win[0]) for a in types for d in types):
         out.print("?: not yet known (the pair fought no battle)", highlight=False)
     for note in result.notes:
         out.print(note, highlight=False)

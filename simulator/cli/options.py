@@ -124,6 +124,9 @@ def runs_battles(command: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         with stop_on_interrupt(ending=True) as stop:
             answer = command(*args, **kwargs)
+        if stop.failure is not None:  # not Ctrl-C: the answer so far, then why
+            print_error(stop.failure)
+            raise typer.Exit(1)
         if stop.requested:
             err.print("interrupted: the answer printed is the answer so far", highlight=False)
             raise typer.Exit(EXIT_INTERRUPTED)

@@ -35,6 +35,9 @@ class StopRequest:
 
     def __init__(self) -> None:
         self.requested = False
+        #: Set when a failure, not Ctrl-C, stopped the work (a Dask cluster lost): the
+        #: answer so far is printed all the same, then this line, and the exit status is 1.
+        self.failure: str | None = None
 
 
 _active: StopRequest | None = None
@@ -77,6 +80,15 @@ def stop_on_interrupt(enabled: bool = True, ending: bool = False) -> Iterator[St
         _active = None
         if not (ending and stop.requested):
             signal.signal(signal.SIGINT, previous)
+
+
+def stop_with_failure(message: str) -> None:
+    """Stop the work as Ctrl-C would (the answer so far, marked partial), because of a
+    failure the command reports after its answer in one line (``message``). Outside
+    :func:`stop_on_interrupt` there is nothing to stop: the caller ends its own loop."""
+    if _active is not None and not _active.requested:
+        _active.requested = True
+        _active.failure = message
 
 
 class Interrupted(Exception):

@@ -196,8 +196,12 @@ def run_chunks(scenario: Scenario, plan: RunPlan, progress: Progress | None = No
                 progress(done_battles, battles)
             if stop_requested():
                 break
-        # A Dask executor also ends, early, once Ctrl-C asked the run to stop.
-        stopped = stop_requested() and done_battles < battles
+        # A Dask executor also ends, early, once Ctrl-C asked the run to stop, or when
+        # the cluster failed (no worker left, the scheduler lost): the chunks so far.
+        stopped = done_battles < battles
+        failure = getattr(executor, "failure", None)
+        if failure is not None:
+            notes += (failure,)
         if hasattr(finished, "close"):
             finished.close()
         if state is not None:
