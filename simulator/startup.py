@@ -146,7 +146,11 @@ def run_command(command: Callable[[], Any]) -> None:
     except SystemExit as stop:
         status = stop.code
     except BaseException as exc:  # the last resort: no traceback on the terminal
-        status = report_failure(type(exc), exc, exc.__traceback__)
+        if isinstance(exc, OSError) and _from_stdout(exc):
+            _stdout_lost(exc)  # the answer could not be printed: say that, not a bug
+            status = EXIT_FAILED
+        else:
+            status = report_failure(type(exc), exc, exc.__traceback__)
         said = True
     try:
         sys.stdout.flush()
@@ -154,6 +158,17 @@ def run_command(command: Callable[[], Any]) -> None:
         _stdout_lost(exc, said)
         status = status or EXIT_FAILED
     sys.exit(status)
+
+
+#: What a write to standard output fails with when it leads to a full disk or a closed
+#: pipe; the files the program writes name themselves in their errors.
+_OUTPUT_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, errno.EPIPE)
+
+
+def _from_stdout(exc: OSError) -> bool:
+    """Whether ``exc`` is standard output refusing the answer: an error of writing that
+    names no file (an output file that fails is reported with its name)."""
+    return exc.filename is None and exc.errno in _OUTPUT_ERRORS
 
 
 def _stdout_lost(exc: OSError, said: bool = False) -> None:

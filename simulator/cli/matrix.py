@@ -37,7 +37,9 @@ from .options import (
     print_json,
     runs_battles,
     say_partial,
+    say_written,
     user_errors,
+    written,
 )
 
 
@@ -94,14 +96,14 @@ def matrix(
     )
     note = f"{sum(c.result.n > 0 for c in result.cells)} pairs run" if result.partial else None
     if output is not None:
-        plots.save(plots.matrix_figure(result, dpi=dpi), output, partial=note)
+        figure = plots.matrix_figure(result, dpi=dpi)
+        written("-o", output, lambda: plots.save(figure, output, partial=note))
     if json:
         print_json(result.to_dict())
         return
     _table(result)
     say_partial(result.partial, json, note or "")
-    if output is not None:
-        out.print(f"{output}: heat map written", highlight=False)
+    say_written(output, "heat map")
 
 
 def fight_matrix(

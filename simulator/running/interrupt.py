@@ -38,6 +38,9 @@ class StopRequest:
         #: Set when a failure, not Ctrl-C, stopped the work (a Dask cluster lost): the
         #: answer so far is printed all the same, then this line, and the exit status is 1.
         self.failure: str | None = None
+        #: Failures that did not stop the work (an output file not written): printed
+        #: after the answer, one line each, and the exit status is 1.
+        self.problems: list[str] = []
 
 
 _active: StopRequest | None = None
@@ -89,6 +92,16 @@ def stop_with_failure(message: str) -> None:
     if _active is not None and not _active.requested:
         _active.requested = True
         _active.failure = message
+
+
+def fail_after_the_answer(message: str) -> bool:
+    """Note a failure that leaves the answer standing (a file that could not be written),
+    for the command to print after its answer; False when no command collects it
+    (outside :func:`stop_on_interrupt`: the caller raises instead)."""
+    if _active is None:
+        return False
+    _active.problems.append(message)
+    return True
 
 
 class Interrupted(Exception):
