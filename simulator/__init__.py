@@ -17,9 +17,17 @@ The package's layers, top to bottom, are its sub-packages (docs/architecture.md)
 and the ground (``errors``, ``locate``, ``atomic``, ``version``).
 """
 
+# ruff: noqa: E402  (the imports below come after the command line's first defence)
+
 from __future__ import annotations
 
-from .errors import BattleOddsError
+# First, before the heavy imports below: on the command line, Ctrl-C in the first second
+# ends the process in one line, and a failure no layer expected is one line too.
+from .startup import prepare_command_line
+
+prepare_command_line()
+
+from .errors import BattleOddsError  # isort: skip
 from .results.result import Result
 from .rulesets import ExactResult, InlineQuery
 from .running.runner import simulate

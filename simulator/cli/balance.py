@@ -40,6 +40,7 @@ from .options import (
     say_partial,
     seed_option,
     user_errors,
+    written,
 )
 
 Output = Annotated[
@@ -88,9 +89,12 @@ def plot(
     )
     result = run_battles(loaded, plan, console=err)
     note = f"interrupted after {result.n:,} battles" if result.partial else None
-    written = plots.save(plots.report_figure(result, dpi=dpi), output, partial=note)
+    figure = plots.report_figure(result, dpi=dpi)
+    saved = written("-o", output, lambda: plots.save(figure, output, partial=note))
     out.print(
-        f"{written}: {loaded.name}, {result.n:,} battles" + (" (PARTIAL)" if note else ""),
+        f"{saved or output}: {loaded.name}, {result.n:,} battles"
+        + (" (PARTIAL)" if note else "")
+        + ("" if saved else " (not written)"),
         highlight=False,
     )
 
@@ -132,11 +136,9 @@ def compare(
     if output is not None:
         from ..report import plots
 
-        plots.save(
-            plots.figure_of(plots.comparison_panel(comparison)),
-            output,
-            partial=f"interrupted after {comparison.n:,} battles" if comparison.partial else None,
-        )
+        figure = plots.figure_of(plots.comparison_panel(comparison))
+        note = f"interrupted after {comparison.n:,} battles" if comparison.partial else None
+        written("-o", output, lambda: plots.save(figure, output, partial=note))
     if json:
         print_json(comparison.to_dict())
         return
@@ -293,11 +295,9 @@ def _sweep(
                 **limits,
             )
         if output is not None:
-            plots.save(
-                plots.figure_of(plots.target_panel(search)),
-                output,
-                partial=f"stopped after {len(search.probes)} probes" if search.partial else None,
-            )
+            figure = plots.figure_of(plots.target_panel(search))
+            note = f"stopped after {len(search.probes)} probes" if search.partial else None
+            written("-o", output, lambda: plots.save(figure, output, partial=note))
         if json:
             sys.stdout.write(jsonlib.dumps(search.to_dict(), indent=2, default=str) + "\n")
             return
@@ -342,15 +342,17 @@ def _sweep(
             **limits,
         )
     done = f"{len(result.points)} of the grid's points run" if result.partial else None
+    saved = None
     if output is not None:
-        plots.save(plots.sweep_figure(result), output, partial=done)
+        figure = plots.sweep_figure(result)
+        saved = written("-o", output, lambda: plots.save(figure, output, partial=done))
     if json:
         sys.stdout.write(jsonlib.dumps(result.to_dict(), indent=2, default=str) + "\n")
         return
     columns = [v.path for v in result.varies] + ["p", "low", "high", "battles"]
     _print_frame(result.frame()[columns], f"{loaded.name}: P({outcome}) with 95% interval")
     say_partial(result.partial, json, done or "")
-    if output is not None:
+    if saved:
         out.print(f"{output}: plot written", highlight=False)
 
 

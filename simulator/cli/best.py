@@ -30,7 +30,9 @@ from .options import (
     print_json,
     runs_battles,
     say_partial,
+    say_written,
     user_errors,
+    written,
 )
 
 #: Frontier rows shown in the table (the cheapest and the dearest kept, the middle cut).
@@ -122,7 +124,8 @@ def best(
     if output is not None:
         from ..report.frontier import frontier_figure
 
-        plots.save(frontier_figure(answer, dpi=dpi), output, partial=note)
+        figure = frontier_figure(answer, dpi=dpi)
+        written("-o", output, lambda: plots.save(figure, output, partial=note))
     if json:
         print_json(answer.to_dict())
         return
@@ -169,8 +172,7 @@ def best(
     for line in answer.notes:
         out.print(line, highlight=False)
     say_partial(answer.partial, json, note or "")
-    if output is not None:
-        out.print(f"{output}: frontier plot written", highlight=False)
+    say_written(output, "frontier plot")
 
 
 def _seconds(seconds: float) -> str:

@@ -31,7 +31,9 @@ from .options import (
     print_json,
     runs_battles,
     say_partial,
+    say_written,
     user_errors,
+    written,
 )
 
 Side = Annotated[str, typer.Option(help="Whose win probability: attacker or defender.")]
@@ -55,7 +57,8 @@ def _plot_and_json(
 
     if output is not None:
         note = "interrupted by Ctrl-C" if answer.partial else None
-        plots.save(plots.figure_of(panel(answer)), output, dpi, partial=note)
+        figure = plots.figure_of(panel(answer))
+        written("-o", output, lambda: plots.save(figure, output, dpi, partial=note))
     if json:
         print_json(answer.to_dict())
     return json
@@ -142,8 +145,7 @@ def worth(
         out.print(f"(--max {max_n} lowered to {answer.max_n}: the room the {side} has left)")
     out.print(answer.sentence(), highlight=False)
     say_partial(answer.partial, json, f"{len(answer.probes)} probes run")
-    if output is not None:
-        out.print(f"{output}: plot of the probes written", highlight=False)
+    say_written(output, "plot of the probes")
 
 
 @app.command()
@@ -189,14 +191,16 @@ def sensitivity(
         )
     if _plot_and_json(result, plots.tornado_panel, output, dpi, json):
         return
+    base = "not yet known" if math.isnan(result.base) else f"{100 * result.base:.2f}%"
     table = _table(
-        f"{loaded.name}: P({side} wins) = {100 * result.base:.2f}%; change in points "
+        f"{loaded.name}: P({side} wins) = {base}; change in points "
         f"per step (paired 95% interval), {result.battles:,} battles each, seed {result.seed}"
     )
     for column in ("number", "now", "down", "change", "up", "change "):
         table.add_column(column, justify="left" if column == "number" else "right")
     frame = result.frame
-    for knob, rows in frame.groupby("knob", sort=False):
+    # Stopped before the first change: no rows (and no columns to group by).
+    for knob, rows in frame.groupby("knob", sort=False) if len(frame) else ():
         by = {r["direction"]: r for r in rows.to_dict("records")}
         cells = [str(knob), f"{by['down']['from']:g}"]
         for direction in ("down", "up"):
@@ -206,5 +210,4 @@ def sensitivity(
         table.add_row(*cells)
     out.print(table)
     say_partial(result.partial, json, f"{len(result.rows)} of the changes run")
-    if output is not None:
-        out.print(f"{output}: tornado plot written", highlight=False)
+    say_written(output, "tornado plot")

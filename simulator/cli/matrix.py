@@ -37,7 +37,9 @@ from .options import (
     print_json,
     runs_battles,
     say_partial,
+    say_written,
     user_errors,
+    written,
 )
 
 
@@ -94,14 +96,14 @@ def matrix(
     )
     note = f"{sum(c.result.n > 0 for c in result.cells)} pairs run" if result.partial else None
     if output is not None:
-        plots.save(plots.matrix_figure(result, dpi=dpi), output, partial=note)
+        figure = plots.matrix_figure(result, dpi=dpi)
+        written("-o", output, lambda: plots.save(figure, output, partial=note))
     if json:
         print_json(result.to_dict())
         return
     _table(result)
     say_partial(result.partial, json, note or "")
-    if output is not None:
-        out.print(f"{output}: heat map written", highlight=False)
+    say_written(output, "heat map")
 
 
 def fight_matrix(
@@ -211,6 +213,8 @@ def _table(result: Matrix) -> None:
             ),
             highlight=False,
         )
+    if not wide and any(math.isnan(result.cell(a, d).win[0]) for a in types for d in types):
+        out.print("?: not yet known (the pair fought no battle)", highlight=False)
     for note in result.notes:
         out.print(note, highlight=False)
 
@@ -233,6 +237,8 @@ def shortened(names: Sequence[str], width: int) -> dict[str, str]:
 
 def _cell(result: Matrix, attacker: str, defender: str, wide: bool) -> str:
     p, low, high = result.cell(attacker, defender).win
+    if math.isnan(p):  # a pair not fought before Ctrl-C: 0 battles
+        return "not yet\nknown" if wide else "?"
     if wide:
         return f"{100 * p:.1f}%\n{100 * low:.1f}-{100 * high:.1f}"
     half = max(p - low, high - p)

@@ -19,7 +19,7 @@ from .. import rulesets
 from ..errors import BattleOddsError
 from ..rulesets.keys import DEFAULT_BATTLES, DEFAULT_SEED
 from ..running.bounds import DEFAULT_MAX_TOTAL
-from ..running.interrupt import EXIT_INTERRUPTED, stop_on_interrupt
+from ..running.interrupt import EXIT_INTERRUPTED, fail_after_the_answer, stop_on_interrupt
 from ..running.plan import MAX_BATTLES
 
 out = Console()
@@ -122,14 +122,58 @@ def runs_battles(command: F) -> F:
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        code = None
+        _not_written.clear()
         with stop_on_interrupt(ending=True) as stop:
-            answer = command(*args, **kwargs)
-        if stop.requested:
+            try:
+                answer = command(*args, **kwargs)
+            except typer.Exit as exit_:  # regress's verdict, or its own Ctrl-C
+                answer, code = None, exit_.exit_code
+        # The answer is printed; then what failed on the way (a cluster lost, a file not
+        # written), one line each.
+        failed = [stop.failure] if stop.failure is not None else []
+        for problem in [*failed, *stop.problems]:
+            print_error(problem)
+        if code == EXIT_INTERRUPTED:
+            raise typer.Exit(code)
+        if stop.requested and not failed:
             err.print("interrupted: the answer printed is the answer so far", highlight=False)
             raise typer.Exit(EXIT_INTERRUPTED)
+        if failed or stop.problems:
+            raise typer.Exit(1)
+        if code is not None:
+            raise typer.Exit(code)
         return answer
 
     return wrapper  # type: ignore[return-value]
+
+
+T = TypeVar("T")
+
+
+def written(option: str, path: Path, write: Callable[[], T]) -> T | None:
+    """``write()`` an output file of a command that runs battles; when the system refuses
+    (a full disk, a read-only file system), the command still prints its answer, then
+    one line saying what was not written, and exits with status 1. The writers write
+    through a temporary file, so nothing partial is left and an old file stays whole."""
+    try:
+        return write()
+    except OSError as exc:
+        message = f"{option} {path}: not written ({exc.strerror or exc})".replace("  ", " ")
+        if not fail_after_the_answer(message.strip()):
+            raise
+        _not_written.add(Path(path))
+        return None
+
+
+#: The files of this command that :func:`written` could not write.
+_not_written: set[Path] = set()
+
+
+def say_written(path: Path | None, what: str) -> None:
+    """``PATH: WHAT written`` after a command's answer, for a file it did write."""
+    if path is not None and Path(path) not in _not_written:
+        out.print(f"{path}: {what} written", highlight=False)
 
 
 def say_partial(partial: bool, as_json: bool, what: str) -> None:

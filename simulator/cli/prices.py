@@ -39,7 +39,9 @@ from .options import (
     print_json,
     runs_battles,
     say_partial,
+    say_written,
     user_errors,
+    written,
 )
 
 Types = Annotated[
@@ -137,21 +139,22 @@ def prices(
         err.print(f"{write}: not written: the prices are partial", highlight=False, soft_wrap=True)
         write = None
     elif write is not None:
-        write_atomically(write, result.costs_toml())
+        costs = result.costs_toml()
+        written("--write", write, lambda: write_atomically(write, costs))
     note = f"{result.cells:,} pairs of counts fought" if result.partial else None
     if output is not None:
         from ..report import plots
         from ..report.price_plots import prices_figure
 
-        plots.save(prices_figure(result, dpi=dpi), output, partial=note)
+        figure = prices_figure(result, dpi=dpi)
+        written("-o", output, lambda: plots.save(figure, output, partial=note))
     if json:
         print_json(result.to_dict())
         return
     _prices_table(result)
     say_partial(result.partial, json, note or "")
     for path, what in ((write, "costs file"), (output, "plot")):
-        if path is not None:
-            out.print(f"{path}: {what} written", highlight=False)
+        say_written(path, what)
 
 
 def _prices_table(result: Prices) -> None:
@@ -261,15 +264,14 @@ def meta(
 
             figure = new_figure(dpi=dpi)
             figure.text(0.5, 0.5, "no game: fewer than two types fought", ha="center")
-        plots.save(figure, output, partial=note)
+        written("-o", output, lambda: plots.save(figure, output, partial=note))
     if json:
         print_json(result.to_dict())
         return
     if result.types:
         _meta_table(result)
     say_partial(result.partial, json, note or "")
-    if output is not None:
-        out.print(f"{output}: plot written", highlight=False)
+    say_written(output, "plot")
 
 
 def _meta_table(result: Meta) -> None:

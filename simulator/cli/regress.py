@@ -23,6 +23,7 @@ from .options import (
     print_error,
     runs_battles,
     say_partial,
+    written,
 )
 
 
@@ -58,7 +59,7 @@ def regress(
         if update:
             check_output_path(baseline, "--baseline", TOML)
             with progress_bar(err, "regress --update") as progress:
-                written = regression.update(
+                made = regression.update(
                     paths,
                     baseline,
                     battles=battles,
@@ -67,7 +68,7 @@ def regress(
                     progress=progress,
                 )
             out.print(
-                f"{baseline}: baseline of {len(written.entries)} scenarios written", highlight=False
+                f"{baseline}: baseline of {len(made.entries)} scenarios written", highlight=False
             )
             return
         read = regression.read_baseline(baseline)
@@ -76,6 +77,9 @@ def regress(
     except BattleOddsError as exc:
         print_error(str(exc))
         raise typer.Exit(2) from None
+    except OSError as exc:  # the baseline, whole or not at all: the old file stays
+        print_error(f"--baseline {baseline}: not written ({exc.strerror or exc})")
+        raise typer.Exit(1) from None
     except Interrupted:
         err.print(
             f"{baseline}: not written (interrupted before every scenario ran)",
@@ -84,7 +88,8 @@ def regress(
         )
         raise typer.Exit(EXIT_INTERRUPTED) from None
     if junit is not None:
-        write_atomically(junit, report.junit())
+        xml = report.junit()
+        written("--junit", junit, lambda: write_atomically(junit, xml))
     if json:
         sys.stdout.write(jsonlib.dumps(report.to_dict(), indent=2) + "\n")
     else:

@@ -38,6 +38,7 @@ from .options import (
     print_json,
     runs_battles,
     user_errors,
+    written,
 )
 
 
@@ -93,9 +94,10 @@ def run(
         interruptible=True,
     )
     result = run_battles(loaded, plan, console=err, scheduler=scheduler)
+    _show(result, json)  # first: a file that cannot be written takes nothing from it
     if keep_battles is not None and result.rows is not None:
-        write_atomically(keep_battles, result.battles.to_csv(index=False))
-    _show(result, json)
+        rows = result.battles.to_csv(index=False)
+        written("--keep-battles", keep_battles, lambda: write_atomically(keep_battles, rows))
 
 
 @app.command()

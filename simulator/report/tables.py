@@ -19,7 +19,13 @@ def to_json(result: Result) -> str:
     return json.dumps(result.to_dict(), indent=2, allow_nan=False, default=float)
 
 
+#: A probability of a run stopped before its first battle.
+NOT_YET_KNOWN = "not yet known"
+
+
 def _pct(p: float) -> str:
+    if math.isnan(p):
+        return NOT_YET_KNOWN
     return f"{100 * p:.2f}%"
 
 
@@ -65,7 +71,7 @@ def render(result: Result, console: Console) -> None:
         wins.add_row(
             f"{r.metric} wins" if r.metric != "draw" else "draw",
             _pct(r.mean),
-            f"{_pct(r.low)} - {_pct(r.high)}",
+            f"{_pct(r.low)} - {_pct(r.high)}" if result.n else "",
         )
     console.print(wins)
 
@@ -82,7 +88,8 @@ def render(result: Result, console: Console) -> None:
         steps.add_column(col, justify=justify)  # type: ignore[arg-type]
     for r in (r for r in rows if r.group == "steps"):
         steps.add_row(r.metric, _num(r.mean), _num(r.q10), _num(r.q50), _num(r.q90))
-    console.print(steps)
+    if steps.row_count:  # none when stopped before the first battle
+        console.print(steps)
 
     dist = [r for r in rows if r.group == "casualties"]
     if len(dist):

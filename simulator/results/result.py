@@ -71,7 +71,8 @@ class Result:
     def summary_rows(self) -> list[SummaryRow]:
         """The reported numbers, one record each (what tables, JSON and CI read)."""
         rows = [SummaryRow.probability("win", outcome, *self.win(outcome)) for outcome in OUTCOMES]
-        rows.append(SummaryRow.distribution("steps", "all", self.tally.steps))
+        if self.tally.steps.n:  # a run stopped before its first battle has no steps
+            rows.append(SummaryRow.distribution("steps", "all", self.tally.steps))
         for outcome, h in zip(OUTCOMES, self.tally.steps_by_outcome, strict=True):
             if h.n:
                 rows.append(SummaryRow.distribution("steps", outcome, h))
@@ -105,8 +106,10 @@ class Result:
         def section(group: str) -> dict[str, Any]:
             return {r.metric: r.numbers() for r in rows if r.group == group}
 
+        # A run stopped before its first battle knows no probability yet: "p" is null
+        # (the interval of no battles is 0..1).
         win = {
-            o: {"p": v["mean"], "low": v["low"], "high": v["high"]}
+            o: {"p": v.get("mean"), "low": v["low"], "high": v["high"]}
             for o, v in section("win").items()
         }
         return {

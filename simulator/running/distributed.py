@@ -26,14 +26,14 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from functools import lru_cache
 from typing import Any
 
 from ..errors import BattleOddsError, Source
 from ..results.stats import Tally
 from .chunking import ChunkSizes, chunk_ranges
-from .interrupt import stop_requested
+from .interrupt import stop_requested, stop_with_failure
 
 #: Times a chunk is retried after the worker running it is lost.
 RETRIES = 5
@@ -47,6 +47,14 @@ AHEAD_PER_THREAD = 8
 POLL_SECONDS = 0.1
 #: How often (seconds) the client counts the cluster's worker threads during a run.
 THREADS_EVERY = 2.0
+#: Seconds a run waits on a cluster with no worker left (a local cluster's workers take
+#: a few seconds to come back) before it ends with the chunks that finished.
+NO_WORKERS_SECONDS = 20.0
+#: Seconds a question to the scheduler (how many threads) may take before the scheduler
+#: counts as lost.
+ASK_SECONDS = 5.0
+#: Seconds to connect to a scheduler, and to learn that an address is not one.
+CONNECT_SECONDS = 10.0
 _LOCAL = re.compile(r"^local:(\d+)$")
 #: The kernels that ran in this worker process: a kernel's first call also loads it.
 _loaded: set[tuple[str, str]] = set()
@@ -83,19 +91,54 @@ def chunk_tally(
     return tally, seconds
 
 
-@contextmanager
-def sigint_ignored() -> Iterator[None]:
-    """Processes started in the block ignore Ctrl-C: a terminal sends it to every
-    process of the command, and a local cluster's workers would print a traceback each
-    (the command stops them itself when it ends)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
+def in_background(build: Any, seconds: float | None, what: str) -> Any:
+    """``build()`` in a thread that blocks SIGINT (and so do the threads and processes it
+    starts: a terminal sends Ctrl-C to every process of the command, and a local
+    cluster's workers would print a traceback each; the command stops them itself).
+    This thread meanwhile looks for Ctrl-C every POLL_SECONDS, so a cluster that takes
+    seconds to start or an address that never answers does not make Ctrl-C wait.
+
+    Returns what ``build`` returned, or None when Ctrl-C asked the work to stop first:
+    then ``build``'s thread closes what it built once it has built it (the process ends
+    after that). Any exception of ``build`` is raised here; a build that takes longer
+    than ``seconds`` is one line naming ``what``."""
+    box: dict[str, Any] = {}
+    abandoned = threading.Event()
+
+    def target() -> None:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            box["built"] = build()
+        except BaseException as exc:  # handed to the waiting thread
+            box["error"] = exc
+            return
+        if abandoned.is_set():
+            _close_quietly(box["built"])
+
+    thread = threading.Thread(target=target, name=f"battle-odds {what}", daemon=seconds is not None)
+    deadline = None if seconds is None else time.monotonic() + seconds
+    thread.start()
+    while thread.is_alive():
+        thread.join(POLL_SECONDS)
+        if stop_requested() and thread.is_alive():
+            abandoned.set()
+            return None
+        if deadline is not None and time.monotonic() > deadline and thread.is_alive():
+            abandoned.set()
+            raise BattleOddsError(f"{what}: no answer within {seconds:g} s")
+    if "error" in box:
+        raise box["error"]
+    return box["built"]
+
+
+def _close_quietly(thing: Any) -> None:
+    with suppress(Exception):  # closing what nobody waits for: nothing to tell
+        thing.close()
+
+
+class ClusterFailed(BattleOddsError):
+    """A cluster that could not be started or reached: not bad input, but one line all
+    the same (exit status 2, as an address that is not a scheduler)."""
 
 
 @contextmanager
@@ -112,9 +155,10 @@ def connect(scheduler: str) -> Iterator[Any]:
         workers = int(local.group(1))
         if not 1 <= workers <= 64:
             raise BattleOddsError(f"--scheduler {scheduler}: expected local:N with N in 1..64")
-        # Loopback only; the scheduler's HTTP endpoint takes any free port rather than
-        # 8787, which another cluster on the machine may hold.
-        with sigint_ignored():
+
+        def start() -> Any:
+            # Loopback only; the scheduler's HTTP endpoint takes any free port rather
+            # than 8787, which another cluster on the machine may hold.
             cluster = LocalCluster(
                 n_workers=workers,
                 threads_per_worker=1,
@@ -126,22 +170,62 @@ def connect(scheduler: str) -> Iterator[Any]:
                 # of a chunk reaches the command through its future, not the log.
                 silence_logs=logging.CRITICAL,
             )
+            try:
+                return cluster, Client(cluster)
+            except BaseException:
+                cluster.close()
+                raise
+
+        # Ctrl-C while the cluster starts (seconds) stops the command at once: the
+        # cluster is closed once it has started, and the run has no chunk to run.
         try:
-            with Client(cluster) as client:
-                yield client
+            started = in_background(start, None, f"--scheduler {scheduler}")
+        except Exception as exc:  # a worker that died while starting, ports, memory
+            raise ClusterFailed(
+                f"--scheduler {scheduler}: the local cluster did not start "
+                f"({type(exc).__name__}: {_one_line(exc)})"
+            ) from None
+        if started is None:
+            yield None
+            return
+        cluster, client = started
+        try:
+            yield client
         finally:
+            _close_quietly(client)
             cluster.close()
         return
     if not re.match(r"^(tcp|tls|inproc|ucx)://", scheduler):
         raise BattleOddsError(f"--scheduler {scheduler}: expected tcp://HOST:PORT or local:N")
+    where = f"--scheduler {scheduler}"
     try:
-        client = Client(scheduler, timeout="10s")
+        # In a thread with a deadline of its own: a service that is not a Dask scheduler
+        # may never answer the handshake (Dask's own timeout then waits for ever), or
+        # answer with bytes Dask reads as a frame of exbibytes.
+        client = in_background(
+            lambda: Client(scheduler, timeout=f"{CONNECT_SECONDS:g}s"),
+            CONNECT_SECONDS + 0.5,
+            f"{where}: not a Dask scheduler, or not answering",
+        )
+    except BattleOddsError:
+        raise
     except OSError as exc:
-        raise BattleOddsError(f"--scheduler {scheduler}: cannot connect ({exc})") from None
+        raise BattleOddsError(f"{where}: cannot connect ({_one_line(exc)})") from None
+    except Exception:  # what Dask makes of a service that is not a scheduler speaking
+        raise BattleOddsError(f"{where}: not a Dask scheduler (it answered, not as one)") from None
+    if client is None:  # Ctrl-C while connecting
+        yield None
+        return
     try:
         yield client
     finally:
-        client.close()
+        _close_quietly(client)
+
+
+def _one_line(exc: BaseException, most: int = 160) -> str:
+    """An exception's message on one line of at most ``most`` characters."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= most else text[: most - 1] + "…"
 
 
 @contextmanager
@@ -162,6 +246,8 @@ class DaskChunks:
     def __init__(self, client: Any, threads: int | None = 1) -> None:
         self.client = client
         self.threads = threads
+        #: Why the last run ended before its last chunk (None: it did not).
+        self.failure: str | None = None
 
     def __call__(
         self,
@@ -176,16 +262,30 @@ class DaskChunks:
         # Keys name the run too: the chunks of two runs of one scenario and seed (a warm-up
         # and the run, a notebook cell run twice) are alike, and cancelling the first run's
         # futures at its end would cancel the second's under the same key.
+        self.failure = None
+        if self.client is None or stop_requested():  # Ctrl-C while the cluster started
+            return
         key = f"battle-odds-{content_hash(canonical)}-{seed}-{{}}-{{}}-{uuid.uuid4().hex[:8]}"
         chunks = chunk_ranges(ranges, sizes)
         running: dict[Any, tuple[int, int]] = {}
         order: list[tuple[int, int]] = []  # sent and not handed on, in battle order
         finished: dict[int, Tally] = {}  # of those, the ones done, by first battle
         threads, counted = self._threads(), time.monotonic()
+        workers_seen = time.monotonic()  # when the cluster last had a worker
         try:
             while not stop_requested():
-                while len(running) < IN_FLIGHT_PER_THREAD * threads and (
-                    len(order) - len(running) < AHEAD_PER_THREAD * threads
+                if threads < 0:
+                    self._fail("lost the connection to the Dask scheduler")
+                    return
+                if threads == 0 and time.monotonic() - workers_seen > NO_WORKERS_SECONDS:
+                    self._fail(f"no Dask worker left for {NO_WORKERS_SECONDS:g} s")
+                    return
+                if self.client.status not in ("running", "connecting"):
+                    self._fail("lost the connection to the Dask scheduler")
+                    return
+                room = max(threads, 1)  # chunks wait on the scheduler for workers to come
+                while len(running) < IN_FLIGHT_PER_THREAD * room and (
+                    len(order) - len(running) < AHEAD_PER_THREAD * room
                 ):
                     chunk = next(chunks, None)
                     if chunk is None:
@@ -203,7 +303,14 @@ class DaskChunks:
                     return
                 for future in _first_done(running):
                     first, count = running.pop(future)
-                    finished[first], seconds = future.result()
+                    try:
+                        finished[first], seconds = future.result()
+                    except Exception as exc:  # retried RETRIES times, or the scheduler lost
+                        self._fail(
+                            f"battles {first:,}..{first + count - 1:,} failed on the Dask "
+                            f"cluster ({type(exc).__name__}: {_one_line(exc)})"
+                        )
+                        return
                     if seconds is not None:
                         sizes.timed(count, seconds)
                 while order and order[0][0] in finished:
@@ -211,13 +318,27 @@ class DaskChunks:
                     yield first, count, finished.pop(first)
                 if time.monotonic() - counted > THREADS_EVERY:
                     threads, counted = self._threads(), time.monotonic()
+                    if threads > 0:
+                        workers_seen = counted
         finally:
-            if running:
-                self.client.cancel(list(running))
+            if running and self.client.status == "running":
+                # A scheduler lost meanwhile has nothing left to cancel.
+                with suppress(Exception):
+                    self.client.cancel(list(running))
+
+    def _fail(self, message: str) -> None:
+        """End the run with the chunks handed on so far: a one-line failure after the
+        answer (:func:`~simulator.running.interrupt.stop_with_failure`)."""
+        self.failure = f"{message}: the answer is that of the chunks that finished"
+        stop_with_failure(self.failure)
 
     def _threads(self) -> int:
-        """The cluster's worker threads now (workers may join or leave during a run)."""
-        return max(1, sum(self.client.nthreads().values()))
+        """The cluster's worker threads now (workers may join or leave during a run);
+        -1 when the scheduler does not answer within ASK_SECONDS."""
+        try:
+            return sum(self.client.nthreads(callback_timeout=ASK_SECONDS).values())
+        except Exception:  # a scheduler gone: the connection closed, or no answer
+            return -1
 
 
 def _first_done(running: dict[Any, tuple[int, int]]) -> list[Any]:
@@ -229,4 +350,6 @@ def _first_done(running: dict[Any, tuple[int, int]]) -> list[Any]:
         done, _ = wait(list(running), timeout=POLL_SECONDS, return_when="FIRST_COMPLETED")
     except TimeoutError:
         return []
+    except Exception:  # the scheduler lost: a cancelled future is done, its result says why
+        return [future for future in running if future.done()]
     return list(done)

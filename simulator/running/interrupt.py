@@ -35,6 +35,12 @@ class StopRequest:
 
     def __init__(self) -> None:
         self.requested = False
+        #: Set when a failure, not Ctrl-C, stopped the work (a Dask cluster lost): the
+        #: answer so far is printed all the same, then this line, and the exit status is 1.
+        self.failure: str | None = None
+        #: Failures that did not stop the work (an output file not written): printed
+        #: after the answer, one line each, and the exit status is 1.
+        self.problems: list[str] = []
 
 
 _active: StopRequest | None = None
@@ -77,6 +83,25 @@ def stop_on_interrupt(enabled: bool = True, ending: bool = False) -> Iterator[St
         _active = None
         if not (ending and stop.requested):
             signal.signal(signal.SIGINT, previous)
+
+
+def stop_with_failure(message: str) -> None:
+    """Stop the work as Ctrl-C would (the answer so far, marked partial), because of a
+    failure the command reports after its answer in one line (``message``). Outside
+    :func:`stop_on_interrupt` there is nothing to stop: the caller ends its own loop."""
+    if _active is not None and not _active.requested:
+        _active.requested = True
+        _active.failure = message
+
+
+def fail_after_the_answer(message: str) -> bool:
+    """Note a failure that leaves the answer standing (a file that could not be written),
+    for the command to print after its answer; False when no command collects it
+    (outside :func:`stop_on_interrupt`: the caller raises instead)."""
+    if _active is None:
+        return False
+    _active.problems.append(message)
+    return True
 
 
 class Interrupted(Exception):

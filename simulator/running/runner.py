@@ -26,7 +26,7 @@ from ..scenario.scenario import Scenario
 from ..version import __version__
 from .checkpoint import Checkpoint
 from .chunking import FIRST_CHUNK, ChunkSizes, sized_chunks
-from .interrupt import StopRequest, stop_on_interrupt, stop_requested
+from .interrupt import StopRequest, fail_after_the_answer, stop_on_interrupt, stop_requested
 from .plan import DEFAULT_CHUNK, ChunkExecutor, Progress, RunPlan
 
 #: Per-battle rows are kept (``Result.battles``) up to this many battles unless asked.
@@ -53,6 +53,21 @@ def thread_count(threads: int | None) -> Iterator[None]:
         yield
     finally:
         numba.set_num_threads(previous)
+
+
+def _saved(state: Checkpoint) -> Checkpoint | None:
+    """``state`` after saving it, or None when the system refused the file (a full disk,
+    a read-only file system): the run goes on without a checkpoint, its answer is
+    whole, and the command says after it what was not written (exit status 1). The old
+    file is left whole: checkpoints are written through a temporary file."""
+    try:
+        state.save()
+    except OSError as exc:
+        message = f"--checkpoint {state.path}: not written ({exc.strerror or exc})"
+        if not fail_after_the_answer(message):
+            raise BattleOddsError(message) from None
+        return None
+    return state
 
 
 def chunk_plan(first: int, battles: int, chunk: int) -> list[tuple[int, int]]:
@@ -190,18 +205,27 @@ def run_chunks(scenario: Scenario, plan: RunPlan, progress: Progress | None = No
                 state.add(chunk_first, count, tally)
                 # The first chunk is saved at once, so even a short run can resume.
                 if len(state.done) == 1 or time.perf_counter() - saved > CHECKPOINT_EVERY:
-                    state.save()
+                    state = _saved(state)
                     saved = time.perf_counter()
             if progress is not None:
                 progress(done_battles, battles)
             if stop_requested():
                 break
-        # A Dask executor also ends, early, once Ctrl-C asked the run to stop.
-        stopped = stop_requested() and done_battles < battles
+        # A Dask executor also ends, early, once Ctrl-C asked the run to stop, or when
+        # the cluster failed (no worker left, the scheduler lost): the chunks so far.
+        stopped = done_battles < battles
+        failure = getattr(executor, "failure", None)
+        if failure is not None:
+            notes += (failure,)
         if hasattr(finished, "close"):
             finished.close()
         if state is not None:
-            state.save()
+            state = _saved(state)
+        if checkpoint is not None and state is None:
+            notes += (
+                f"--checkpoint {checkpoint}: not kept up to date: a run resumed from it "
+                "fights again the battles after its last save",
+            )
     kept = None
     if rows:
         kept = {name: np.concatenate([r[name] for r in rows]) for name in rows[0]}
