@@ -101,9 +101,18 @@ class Result:
         from .. import rulesets
 
         rows = self.summary_rows()
+        ruleset = rulesets.get(self.scenario.ruleset)
 
         def section(group: str) -> dict[str, Any]:
             return {r.metric: r.numbers() for r in rows if r.group == group}
+
+        def labelled(group: str, prefix: str = "") -> dict[str, Any]:
+            # The keys stay the columns scripts read; "label" says them in words.
+            return {
+                r.metric: {"label": ruleset.describe_column(prefix + r.metric), **r.numbers()}
+                for r in rows
+                if r.group == group
+            }
 
         win = {
             o: {"p": v["mean"], "low": v["low"], "high": v["high"]}
@@ -122,8 +131,8 @@ class Result:
             "step_unit": rulesets.get(self.scenario.ruleset).step_unit,
             "win": win,
             "steps": section("steps"),
-            "casualties": section("casualties"),
-            "extras": section("extra"),
+            "casualties": labelled("casualties", "casualties."),
+            "extras": labelled("extra"),
             "turn_limit_battles": self.turn_limit_battles,
             "notes": list(self.notes),
             "seconds": round(self.seconds, 3),
