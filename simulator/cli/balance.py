@@ -348,7 +348,7 @@ def _sweep(
         out.print(escape(question(loaded)), highlight=False)
         _print_frame(
             search.frame(),
-            f"Target search: the smallest {varied} with P({wins}) at least {target:.0%} "
+            f"Target search: the smallest value of {varied} with P({wins}) at least {target:.0%} "
             f"(intervals at z = {search.z:.2f})",
             {search.vary.path: varied},
         )
@@ -362,7 +362,8 @@ def _sweep(
             )
         else:
             out.print(
-                f"smallest {escape(varied)} reaching {target:.0%}: [bold]{search.value}[/bold]"
+                f"smallest value of {escape(varied)} reaching {target:.0%}: "
+                f"[bold]{search.value}[/bold]"
                 + (
                     ""
                     if search.sure
@@ -431,7 +432,7 @@ def _print_frame(frame: Any, title: str, names: dict[str, str] | None = None) ->
             escape(header),
             justify="right",
             no_wrap=str(column) in _COLUMN_WORDS,
-            min_width=6 if str(column) not in _COLUMN_WORDS else None,
+            min_width=min(len(header), 30) if str(column) not in _COLUMN_WORDS else None,
         )
     for row in frame.itertuples(index=False):
         cells = []

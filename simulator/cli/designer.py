@@ -16,6 +16,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..report.question import question
+from ..rulesets.words import plural
 from ..running.plan import MAX_BATTLES
 from ..running.progress import progress_bar
 from ..scenario.scenario import load_scenario
@@ -143,7 +144,13 @@ def worth(
         f"{loaded.name}: P({side} wins) in %, intervals at z = {answer.z:.2f} "
         f"({answer.confidence:.0%} for the whole search), seed {answer.seed}"
     )
-    for column in (f"+{answer.in_}", "P % (interval)", "P - P with X", "verdict", "battles"):
+    for column in (
+        f"{plural(answer.in_)} added",
+        "P % (interval)",
+        f"P - P with {add}",
+        "verdict",
+        "battles",
+    ):
         table.add_column(column, justify="right")
     for row in answer.frame.to_dict("records"):
         table.add_row(

@@ -66,6 +66,17 @@ def settings_words(data: Mapping[str, Any]) -> list[str]:
             continue
         if isinstance(value, Mapping):
             parts += [f"{said(k)} {value_words(v)}" for k, v in value.items() if k != "attacked"]
+    scripted = sorted(
+        {
+            str(action.get("ability"))
+            for turn in data.get("script") or []
+            if isinstance(turn, Mapping)
+            for action in turn.get("actions") or []
+            if isinstance(action, Mapping) and action.get("ability")
+        }
+    )
+    if scripted:
+        parts.append("ability " + ", ".join(scripted))
     breaks = [
         (data.get(side) or {}).get("break_point")
         for side in SIDES
