@@ -167,7 +167,7 @@ def test_readme_says_whether_the_run_holds_the_exact_answer() -> None:
         b for b in BLOCKS if b.page.name == "README.md" and b.commands[0].argv[0] == "exact"
     )
     interval = next(line for line in run.commands[0].shown if "attacker wins" in line)
-    p, low, high = regenerate.numbers(interval)
+    _, low, high = regenerate.numbers(interval)
     truth = regenerate.numbers(
         next(line for line in exact.commands[0].shown if "attacker wins" in line)
     )[0]
