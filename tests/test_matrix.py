@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 
 import matplotlib.image
@@ -199,7 +200,12 @@ def test_heat_map(tmp_path):
         "archer (3)",
     ]
     texts = [t.get_text() for t in ax.texts]
-    assert len(texts) == 9 and all("%\n\u00b1" in t for t in texts)
+    # Each cell: p over its interval, never "0% \u00b11" (an interval below nothing).
+    assert len(texts) == 9 and all(re.fullmatch(r"\d+%\n\d+-\d+", t) for t in texts), texts
+    for text, (p, low, high) in zip(
+        texts, (result.cell(a, d).win for a in result.types for d in result.types), strict=True
+    ):
+        assert text == f"{100 * p:.0f}%\n{100 * low:.0f}-{100 * high:.0f}"
     assert len(plots.figure_of(ax).axes) == 2  # the heat map and its colour bar
     image = tmp_path / "matrix.png"
     run = invoke("--budget", "3", "--types", "soldier,knight", "-n", "20", "-o", str(image))
