@@ -92,5 +92,31 @@ class Source:
         where = f"{self.label}:{line}" if line else self.label
         option = self.option_of(key) if self.option_of is not None else None
         if option:
-            where = option
+            # A one-line army has no keys the user wrote: say the place in its words.
+            if key.rsplit(".", 1)[-1] in option.replace("-", "_"):
+                return BattleOddsError(f"{option}: {message}")  # --set rules: the key itself
+            return BattleOddsError(f"{option}: {key_words(key, option)}: {message}")
         return BattleOddsError(f"{where}: {key}: {message}")
+
+
+#: A list of a one-line army's data by what one of its entries is to the user.
+_ENTRY = {"men": "item", "units": "unit", "stacks": "stack", "blocks": "block"}
+_INDEXED = re.compile(r"^(\w+)\[(\d+)\]$")
+
+
+def key_words(key: str, option: str = "") -> str:
+    """A data key of an option's value in words, counted from 1 as the user counts:
+    ``attacker.units[0].men[0].count`` of ``--attacker`` is "unit 1, item 1, count";
+    ``battle.terrain`` of ``--terrain`` is "terrain"."""
+    parts = re.findall(r"[^.\[\]]+(?:\[\d+\])?", key.replace("].", "]."))
+    said = []
+    for number, part in enumerate(parts):
+        if number == 0 and part in ("attacker", "defender", "battle", "policy"):
+            continue  # the option names the side or the table
+        indexed = _INDEXED.match(part)
+        if indexed:
+            name, index = indexed.groups()
+            said.append(f"{_ENTRY.get(name, name.rstrip('s'))} {int(index) + 1}")
+        else:
+            said.append(part.replace("_", " "))
+    return ", ".join(said) or option

@@ -158,3 +158,20 @@ def test_every_figure_in_docs_names_the_command_that_draws_it() -> None:
     assert drawn == {
         p.relative_to(ROOT).as_posix() for p in (ROOT / "docs").glob("*.png")
     }
+
+
+def test_readme_says_whether_the_run_holds_the_exact_answer() -> None:
+    """Question 1's interval and question 2's exact answer: the prose between them says
+    whether one holds the other, as the numbers shown (kept true by regenerate) have it."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    run = next(b for b in BLOCKS if b.page.name == "README.md" and b.commands[0].argv[0] == "run")
+    exact = next(
+        b for b in BLOCKS if b.page.name == "README.md" and b.commands[0].argv[0] == "exact"
+    )
+    interval = next(line for line in run.commands[0].shown if "attacker wins" in line)
+    _, low, high = regenerate.numbers(interval)
+    truth = regenerate.numbers(
+        next(line for line in exact.commands[0].shown if "attacker wins" in line)
+    )[0]
+    says_not = "interval above does not hold the exact answer" in " ".join(text.split())
+    assert says_not == (not low <= truth <= high), (interval, truth)

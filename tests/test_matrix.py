@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 
 import matplotlib.image
@@ -63,9 +64,12 @@ def test_every_ruleset_prints_the_table(ruleset, budget, types):
     run = invoke("--ruleset", ruleset, "--budget", budget, "--types", types, "-n", "30")
     assert run.exit_code == 0, run.output
     text = " ".join(run.stdout.split())
-    assert f"{ruleset}: P(attacker wins) at equal cost, budget {budget}," in text
+    assert (
+        f"{ruleset}: P(attacker wins) at equal cost, rows attack and columns defend, "
+        f"budget {budget}," in text
+    )
     for name in types.split(","):
-        assert name in text
+        assert name.replace("_", " ") in text
 
 
 def test_the_exact_answer_lies_in_every_cells_interval():
@@ -150,7 +154,7 @@ def test_a_scenario_unit_type_takes_a_cost(tmp_path):
     scenario.write_text(scenario.read_text().replace("cost = 3", "cost = 0"))
     run = CliRunner().invoke(app, ["validate", str(scenario)])
     line = one_error_line(run)
-    assert "priced.toml:3: units.knight.cost: 0 is out of range: expected 0.001..1_000_000" in line
+    assert "priced.toml:3: units.knight.cost: 0 is out of range: expected 0.001..1,000,000" in line
 
 
 @pytest.mark.parametrize(
@@ -196,7 +200,12 @@ def test_heat_map(tmp_path):
         "archer (3)",
     ]
     texts = [t.get_text() for t in ax.texts]
-    assert len(texts) == 9 and all("%\n\u00b1" in t for t in texts)
+    # Each cell: p over its interval, never "0% \u00b11" (an interval below nothing).
+    assert len(texts) == 9 and all(re.fullmatch(r"\d+%\n\d+-\d+", t) for t in texts), texts
+    for text, (p, low, high) in zip(
+        texts, (result.cell(a, d).win for a in result.types for d in result.types), strict=True
+    ):
+        assert text == f"{100 * p:.0f}%\n{100 * low:.0f}-{100 * high:.0f}"
     assert len(plots.figure_of(ax).axes) == 2  # the heat map and its colour bar
     image = tmp_path / "matrix.png"
     run = invoke("--budget", "3", "--types", "soldier,knight", "-n", "20", "-o", str(image))
@@ -258,12 +267,12 @@ def test_too_big_an_army_for_the_field_names_the_pair():
             "knight = 3\nknigt = 2\n",
             "costs.toml:2: knigt: unknown unit type 'knigt' (did you mean 'knight'?)",
         ),
-        ("knight = 0\n", "costs.toml:1: knight: 0 is out of range: expected 0.001..1_000_000"),
+        ("knight = 0\n", "costs.toml:1: knight: 0 is out of range: expected 0.001..1,000,000"),
         ("knight = nan\n", "costs.toml:1: knight: nan is not a finite number"),
         ("knight = inf\n", "costs.toml:1: knight: inf is not a finite number"),
         (
             'knight = "three"\n',
-            "costs.toml:1: knight: expected a number in 0.001..1_000_000, got a string 'three'",
+            "costs.toml:1: knight: expected a number in 0.001..1,000,000, got a string 'three'",
         ),
         ("knight = \n", "costs.toml:1: malformed TOML"),
     ],

@@ -29,7 +29,7 @@ BAD_FILES = {
     ),
     "negative count": (
         'ruleset = "olympia"\n[[attacker.units]]\nmen = { knight = -3 }\n' + DEFENDER,
-        [":3:", "men.knight", "-3", "expected 0..100_000"],
+        [":3:", "men.knight", "-3", "expected 0..100,000"],
     ),
     "break point 150": (
         'ruleset = "olympia"\n[attacker]\nbreak_point = 150\n[[attacker.units]]\n'
@@ -106,7 +106,7 @@ BAD_INLINE = {
     "empty army": (["--attacker", " "], ["--attacker", "empty army"]),
     "bad structure": (["--structure", "tower"], ["--structure", "KIND:DEFENSE"]),
     "misspelt ruleset": (["--ruleset", "olympa"], ["--ruleset", "did you mean 'olympia'"]),
-    "bad terrain": (["--terrain", "sea"], ["battle.terrain", "'sea'", "land, swamp, ship"]),
+    "bad terrain": (["--terrain", "sea"], ["--terrain: 'sea'", "land, swamp, ship"]),
     "bad weather": (["--weather", "wind,snow"], ["'snow'"]),
     "engine at sea": (["--attacker", "noble, 1 catapult", "--terrain", "ship"], ["at sea"]),
     "another ruleset's option": (["--ability", "attack"], ["--ability", "not an olympia option"]),

@@ -47,7 +47,15 @@ def test_report_figure_has_every_panel(result):
     assert survival.get_ylabel() == "P(still undecided after t)"
     assert survival.get_xlabel() == "t (strikes)"
     casualties = figure.axes[titles.index("Men lost by the attacking army")]
-    assert [t.get_text() for t in casualties.get_yticklabels()] == ["knight", "soldier"]
+    # The starting strength in the label and as a mark, one scale for both sides.
+    assert [t.get_text() for t in casualties.get_yticklabels()] == [
+        "knight (of 6)",
+        "soldier (of 10)",
+    ]
+    starts = [line.get_xdata()[0] for line in casualties.lines if line.get_marker() == "|"]
+    assert starts == [6, 10]
+    other = figure.axes[titles.index("Men lost by the defending army")]
+    assert casualties.get_xlim() == other.get_xlim()
 
 
 def test_survival_curve_is_the_exact_histogram(result):

@@ -13,12 +13,14 @@ from typing import Annotated, Any
 
 import typer
 from rich import box
+from rich.markup import escape
 from rich.table import Table
 
 from ..errors import BattleOddsError
+from ..report.question import question
 from ..report.tables import print_title
 from ..results.stats import OUTCOMES
-from ..running.plan import RunPlan
+from ..running.plan import MAX_BATTLES, RunPlan
 from ..running.progress import progress_bar, run_battles
 from ..scenario.scenario import load_scenario
 from .app import app
@@ -142,10 +144,36 @@ def compare(
     if json:
         print_json(comparison.to_dict())
         return
-    table = Table(box=box.SIMPLE_HEAVY, caption_justify="left")
+    render_comparison(comparison, a, b)
+    say_partial(comparison.partial, json, f"{comparison.n:,} of {total:,} battles")
+    if output is not None:
+        out.print(f"{output}: plot of the differences written", highlight=False)
+
+
+def render_comparison(comparison: Any, a: Path, b: Path) -> None:
+    """The comparison's tables: each outcome's probability in A and B with B - A and its
+    intervals, then the means, every number on one line; the words of a row wrap where
+    the terminal is narrow, the numbers never do."""
+    from .. import rulesets
+    from ..report.question import question
+
+    first, second = comparison.a.scenario, comparison.b.scenario
+    ruleset = rulesets.get(first.ruleset)
+    out.print(f"A: {first.name} ({a})", highlight=False)
+    out.print(f"   {escape(question(first))}", highlight=False)
+    out.print(f"B: {second.name} ({b})", highlight=False)
+    out.print(f"   {escape(question(second))}", highlight=False)
+    print_title(
+        out,
+        f"B - A on common random numbers: {comparison.n:,} battles, seed {comparison.a.seed}"
+        + (" [PARTIAL: interrupted]" if comparison.partial else ""),
+    )
+    table = Table(box=box.SIMPLE_HEAVY, caption_justify="left", pad_edge=False)
     table.caption = "95% intervals of B - A, in points: paired, and as two independent runs"
     for column in ("outcome", "A", "B", "B - A", "paired", "independent"):
-        table.add_column(column, justify="left" if column == "outcome" else "right", no_wrap=True)
+        table.add_column(
+            column, justify="left" if column == "outcome" else "right", no_wrap=column != "outcome"
+        )
     for outcome in OUTCOMES:
         d, ind = comparison.win(outcome), comparison.win_independent(outcome)
         table.add_row(
@@ -156,34 +184,39 @@ def compare(
             f"{100 * d.low:+.2f} .. {100 * d.high:+.2f}",
             f"{100 * ind.low:+.2f} .. {100 * ind.high:+.2f}",
         )
-    out.print(f"A: {first.name} ({a})\nB: {second.name} ({b})", highlight=False)
-    print_title(
-        out,
-        f"B - A on common random numbers: {comparison.n:,} battles, seed {comparison.a.seed}"
-        + (" [PARTIAL: interrupted]" if comparison.partial else ""),
-    )
     out.print(table)
-    print_title(out, "Means (per battle)")
-    # Names whole (they are the JSON's keys), numbers never wrapped, two spaces apart.
+    print_title(out, "Means per battle (yes/no outcomes: how often, in %)")
     means = Table(box=None, padding=(0, 1), pad_edge=False, header_style="bold underline")
-    for column in ("number", "A", "B", "B - A", "paired 95%"):
+    for column in ("what", "A", "B", "B - A", "paired 95%"):
         means.add_column(
             column,
-            justify="left" if column == "number" else "right",
-            no_wrap=True,
-            min_width=max(map(len, comparison.sums), default=6) if column == "number" else None,
+            justify="left" if column == "what" else "right",
+            no_wrap=column != "what",
+            ratio=1 if column == "what" else None,
         )
+    flags = comparison.a.flags | comparison.b.flags
     for name in comparison.sums:
         d = comparison.mean(name)
-        means.add_row(
-            name,
-            f"{d.a:,.2f}",
-            f"{d.b:,.2f}",
-            f"{d.difference:+,.3f}",
-            f"{d.low:+,.3f} .. {d.high:+,.3f}",
-        )
+        if name == "steps":
+            said = f"{ruleset.step_unit} until decided"
+        else:
+            said = ruleset.describe_column(name)
+        if name in flags:
+            cells = (
+                _pct(d.a),
+                _pct(d.b),
+                f"{100 * d.difference:+,.2f}",
+                f"{100 * d.low:+,.2f} .. {100 * d.high:+,.2f}",
+            )
+        else:
+            cells = (
+                f"{d.a:,.2f}",
+                f"{d.b:,.2f}",
+                f"{d.difference:+,.3f}",
+                f"{d.low:+,.3f} .. {d.high:+,.3f}",
+            )
+        means.add_row(escape(said), *cells)
     out.print(means)
-    say_partial(comparison.partial, json, f"{comparison.n:,} of {total:,} battles")
 
 
 @app.command()
@@ -211,7 +244,16 @@ def sweep(
         ),
     ] = None,
     precision: Precision = None,
-    max_battles: MaxBattles = None,
+    max_battles: Annotated[
+        int | None,
+        typer.Option(
+            "--max-battles",
+            min=1,
+            max=MAX_BATTLES,
+            help="Cap of each point's --precision run (default 10,000,000), or of each "
+            "--target probe, its looks doubling up to it (default 1,000,000).",
+        ),
+    ] = None,
     output: Annotated[
         Path | None,
         typer.Option(
@@ -301,21 +343,27 @@ def _sweep(
         if json:
             sys.stdout.write(jsonlib.dumps(search.to_dict(), indent=2, default=str) + "\n")
             return
+        varied = _path_words(loaded, search.vary.path)
+        wins = _outcome_words(outcome)
+        out.print(escape(question(loaded)), highlight=False)
         _print_frame(
             search.frame(),
-            f"Target search: P({outcome}) >= {target} (intervals at z = {search.z:.2f})",
+            f"Target search: the smallest value of {varied} with P({wins}) at least {target:.0%} "
+            f"(intervals at z = {search.z:.2f})",
+            {search.vary.path: varied},
         )
         if search.partial:
             say_partial(True, json, f"no answer after {len(search.probes)} probes")
         elif search.value is None:
             out.print(
-                f"not reached: P({outcome}) stays below {target} up to "
-                f"{search.vary.path} = {max(search.vary.values, key=float)}",
+                f"not reached: P({wins}) stays below {target:.0%} up to "
+                f"{varied} = {max(search.vary.values, key=float)}",
                 highlight=False,
             )
         else:
             out.print(
-                f"smallest {search.vary.path} reaching {target}: [bold]{search.value}[/bold]"
+                f"smallest value of {escape(varied)} reaching {target:.0%}: "
+                f"[bold]{search.value}[/bold]"
                 + (
                     ""
                     if search.sure
@@ -349,17 +397,45 @@ def _sweep(
     if json:
         sys.stdout.write(jsonlib.dumps(result.to_dict(), indent=2, default=str) + "\n")
         return
-    columns = [v.path for v in result.varies] + ["p", "low", "high", "battles"]
-    _print_frame(result.frame()[columns], f"{loaded.name}: P({outcome}) with 95% interval")
+    names = {v.path: _path_words(loaded, v.path) for v in result.varies}
+    out.print(escape(question(loaded)), highlight=False)
+    title = f"{loaded.name}: P({_outcome_words(outcome)}) with 95% interval"
+    if len(result.varies) == 2 and not result.partial:
+        _print_grid(result, names, title)
+    else:
+        columns = [v.path for v in result.varies] + ["p", "low", "high", "battles"]
+        _print_frame(result.frame()[columns], title, names)
     say_partial(result.partial, json, done or "")
     if saved:
         out.print(f"{output}: plot written", highlight=False)
 
 
-def _print_frame(frame: Any, title: str) -> None:
+def _path_words(scenario: Any, path: str) -> str:
+    from .. import rulesets
+
+    return rulesets.get(scenario.ruleset).describe_path(path, scenario.data)
+
+
+def _outcome_words(outcome: str) -> str:
+    return "draw" if outcome == "draw" else f"{outcome} wins"
+
+
+#: The columns of a sweep's or a search's table, in words.
+_COLUMN_WORDS = {"p": "P", "low": "low", "high": "high", "battles": "battles", "side": "side"}
+
+
+def _print_frame(frame: Any, title: str, names: dict[str, str] | None = None) -> None:
+    """One row per point; the varied values' columns headed in words (wrapped where the
+    terminal is narrow), the numbers never wrapped."""
     table = Table(title=title, box=box.SIMPLE, title_justify="left")
     for column in frame.columns:
-        table.add_column(str(column), justify="right")
+        header = (names or {}).get(str(column), _COLUMN_WORDS.get(str(column), str(column)))
+        table.add_column(
+            escape(header),
+            justify="right",
+            no_wrap=str(column) in _COLUMN_WORDS,
+            min_width=min(len(header), 30) if str(column) not in _COLUMN_WORDS else None,
+        )
     for row in frame.itertuples(index=False):
         cells = []
         for column, value in zip(frame.columns, row, strict=True):
@@ -371,3 +447,33 @@ def _print_frame(frame: Any, title: str) -> None:
                 cells.append(str(value))
         table.add_row(*cells)
     out.print(table)
+
+
+def _print_grid(result: Any, names: dict[str, str], title: str) -> None:
+    """A two-value sweep as a grid: the first value down, the second across, each cell
+    P in % with its interval's larger half-width; columns split over several grids when
+    the terminal is too narrow for all of them."""
+    first, second = result.varies
+    cells: dict[tuple[str, str], str] = {}
+    for values, run in zip(result.points, result.results, strict=True):
+        p, low, high = run.win(result.outcome)
+        half = max(p - low, high - p)
+        cells[(str(values[0]), str(values[1]))] = f"{100 * p:.1f}\u00b1{100 * half:.1f}"
+    rows = [str(v) for v in first.values]
+    columns = [str(v) for v in second.values]
+    cell_width = max(len(c) for c in cells.values())
+    label = max(len(names[first.path]) // 2, *(len(r) for r in rows), 8)
+    per_grid = max(1, (out.width - label - 2) // (cell_width + 1))
+    counts = sorted({run.n for run in result.results})
+    each = f"{counts[0]:,}" if len(counts) == 1 else f"{counts[0]:,} to {counts[-1]:,}"
+    print_title(out, f"{title} (cells: % \u00b1 95% half-width; {each} battles a point)")
+    out.print(escape(f"rows: {names[first.path]}; columns: {names[second.path]}"), highlight=False)
+    for at in range(0, len(columns), per_grid):
+        shown = columns[at : at + per_grid]
+        table = Table(box=box.SIMPLE, pad_edge=False, padding=(0, 1), collapse_padding=True)
+        table.add_column("", justify="right", no_wrap=True, min_width=min(label, 12))
+        for column in shown:
+            table.add_column(column, justify="right", no_wrap=True, min_width=cell_width)
+        for row in rows:
+            table.add_row(row, *(cells.get((row, c), "-") for c in shown))
+        out.print(table)

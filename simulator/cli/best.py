@@ -10,8 +10,10 @@ from typing import Annotated
 
 import typer
 from rich import box
+from rich.markup import escape
 from rich.table import Table
 
+from ..report.question import question
 from ..running.progress import progress_bar
 from ..scenario.scenario import load_scenario
 from .app import app
@@ -129,6 +131,7 @@ def best(
     if json:
         print_json(answer.to_dict())
         return
+    out.print(escape(question(loaded)), highlight=False)
     table = Table(
         title=f"{loaded.name}: the best army found at each cost for the {side}, P({side} wins) "
         f"in % ({answer.confidence:.0%} interval), seed {answer.seed}",

@@ -12,15 +12,18 @@ from typing import Annotated, Any
 
 import typer
 from rich import box
+from rich.markup import escape
 from rich.table import Table
 
+from ..report.question import question
+from ..rulesets.words import plural
+from ..running.plan import MAX_BATTLES
 from ..running.progress import progress_bar
 from ..scenario.scenario import load_scenario
 from .app import app
 from .options import (
     Dpi,
     Json,
-    MaxBattles,
     MaxTotal,
     PlotOutput,
     ScenarioPath,
@@ -81,9 +84,22 @@ def worth(
     side: Side = "attacker",
     battles: Annotated[
         int | None,
-        typer.Option(min=1, help="Battles of each probe's first look (doubled until sure)."),
+        typer.Option(
+            "--battles",
+            "-n",
+            min=1,
+            help="Battles of each probe's first look, doubled until sure (default 4,000).",
+        ),
     ] = None,
-    max_battles: MaxBattles = None,
+    max_battles: Annotated[
+        int | None,
+        typer.Option(
+            "--max-battles",
+            min=1,
+            max=MAX_BATTLES,
+            help="Most battles a probe fights, its looks doubling up to it (default 256,000).",
+        ),
+    ] = None,
     seed: Seed = None,
     confidence: Annotated[
         float,
@@ -126,11 +142,18 @@ def worth(
         )
     if _plot_and_json(answer, plots.worth_panel, output, dpi, json):
         return
+    out.print(escape(question(loaded)), highlight=False)
     table = _table(
         f"{loaded.name}: P({side} wins) in %, intervals at z = {answer.z:.2f} "
         f"({answer.confidence:.0%} for the whole search), seed {answer.seed}"
     )
-    for column in (f"+{answer.in_}", "P % (interval)", "P - P with X", "verdict", "battles"):
+    for column in (
+        f"{plural(answer.in_)} added",
+        "P % (interval)",
+        f"P - P with {add}",
+        "verdict",
+        "battles",
+    ):
         table.add_column(column, justify="right")
     for row in answer.frame.to_dict("records"):
         table.add_row(
@@ -155,7 +178,8 @@ def sensitivity(
     scenario: ScenarioPath,
     side: Side = "attacker",
     battles: Annotated[
-        int | None, typer.Option(min=1, help="Battles per change (default 20,000).")
+        int | None,
+        typer.Option("--battles", "-n", min=1, help="Battles per change (default 20,000)."),
     ] = None,
     seed: Seed = None,
     count_step: Annotated[int, typer.Option(help="Men added and taken away per count.")] = 1,
@@ -192,6 +216,7 @@ def sensitivity(
     if _plot_and_json(result, plots.tornado_panel, output, dpi, json):
         return
     base = "not yet known" if math.isnan(result.base) else f"{100 * result.base:.2f}%"
+    out.print(escape(question(loaded)), highlight=False)
     table = _table(
         f"{loaded.name}: P({side} wins) = {base}; change in points "
         f"per step (paired 95% interval), {result.battles:,} battles each, seed {result.seed}"

@@ -5,7 +5,8 @@ and ranges as inequalities (``[0<=x<=9223372036854775807]``), and keeps a docstr
 breaks, so a description can break mid-sentence. :func:`tidy` changes one command's
 parameters and text in place before its help is drawn: no type column (it left the help a
 few words a line at 80 columns), ranges in words after the help (``[1 to 100 billion]``,
-``[0 or more]``) and each paragraph of a description one line for the terminal to wrap.
+``[0 or more]``), numeric defaults with thousands separators (``[default: 2,000]``) and
+each paragraph of a description one line for the terminal to wrap.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ _NAMES = ((10**12, "trillion"), (10**9, "billion"), (10**6, "million"))
 def number_words(value: float) -> str:
     """0.5, 100, 10,000, 100 billion: a range's end as a reader says it."""
     if isinstance(value, float) and not value.is_integer():
-        return f"{value:f}".rstrip("0")
+        # Plain digits, as many as the number has: 0.000000001, never "0." or 1e-09.
+        return f"{value:.15f}".rstrip("0")
     whole = int(value)
     for size, name in _NAMES:
         if whole >= size and whole % size == 0:
@@ -83,3 +85,13 @@ def tidy_parameter(param: Any) -> None:
         text = f"{text} [{words}]".strip()
     if hasattr(param, "help"):
         param.help = text or None
+    default = getattr(param, "default", None)
+    if (
+        isinstance(default, int | float)
+        and not isinstance(default, bool)
+        and getattr(param, "show_default", None) is not False
+        and not getattr(param, "is_flag", False)
+    ):
+        # [default: 256,000], not click's [default: 256000].
+        shown = number_words(default)
+        param._get_default_string = lambda *args, **kwargs: shown

@@ -159,52 +159,80 @@ def _budget(text: str) -> float:
 
 #: Width of a compact cell (``100\u00b110``) and the space after it.
 _COMPACT = 6
+#: The first column's header: the matrix's sense, said in every layout.
+SENSE = "attacker \u2193\ndefender \u2192"
+
+
+def type_words(name: str) -> str:
+    """A unit type's name as words for a header that may wrap ("blessed soldier")."""
+    return name.replace("_", " ")
+
+
+def _compact_width(name: str) -> int:
+    """A compact column's width with the type's name as its (wrapped) header."""
+    return max(_COMPACT - 1, *(len(w) for w in type_words(name).split()))
 
 
 def _table(result: Matrix) -> None:
-    """Rows attacker types, columns defender types. Where the names fit across the
-    console, each cell is p over its interval; where they do not, a column is headed by
-    its type's name shortened to the cell's width (a line under the table spells out the
-    shortened ones), a cell is p and the interval's larger half-width in points, and the
-    columns are split over several tables if they still do not fit."""
+    """Rows attacker types, columns defender types (the first column's header says so in
+    every layout). Where the names fit across the console, each cell is p over its
+    interval; else each cell is p and the interval's larger half-width in points, under
+    the types' names in words (wrapped at their spaces) when those fit in one table, else
+    under names shortened to the cell's width (a line under the table spells them out),
+    the columns split over several tables if they still do not fit."""
     types = result.types
-    label_width = max(map(len, types)) + 2
+    label_width = max(10, *(len(type_words(t)) for t in types)) + 2
     wide = label_width + 12 + sum(max(len(t), 11) + 2 for t in types) <= out.width
+    named = label_width + sum(_compact_width(t) + 1 for t in types) <= out.width
     title = (
-        f"{result.ruleset}: P(attacker wins) at equal cost, budget {result.budget:g}, "
-        f"{result.battles:,} battles a pair, seed {result.seed}"
+        f"{result.ruleset}: P(attacker wins) at equal cost, rows attack and columns defend, "
+        f"budget {result.budget:g}, {result.battles:,} battles a pair, seed {result.seed}"
         + (f", --set {settings_text(result.settings)}" if result.settings else "")
     )
-    short = {t: t for t in types} if wide else shortened(types, _COMPACT - 1)
-    if wide:
+    if wide or named:
+        short = {t: type_words(t) for t in types}
         groups = [list(range(len(types)))]
     else:
-        title += " (cells: % \u00b1 95% half-width)"
+        short = shortened(types, _COMPACT - 1)
         per_table = max(1, (out.width - label_width) // _COMPACT)
         groups = [
             list(range(first, min(first + per_table, len(types))))
             for first in range(0, len(types), per_table)
         ]
+    if not wide:
+        title += " (cells: % \u00b1 95% half-width)"
     for number, group in enumerate(groups):
         first, last = short[types[group[0]]], short[types[group[-1]]]
         print_title(out, title if number == 0 else f"(continued: columns {first} to {last})")
-        table = Table(box=box.SIMPLE_HEAVY, show_lines=wide, padding=(0, 1) if wide else (0, 0))
-        table.add_column("attacker \u2193  defender \u2192" if wide else "", no_wrap=True)
+        table = Table(
+            box=box.SIMPLE_HEAVY,
+            show_lines=wide,
+            padding=(0, 1) if wide else (0, 0),
+            collapse_padding=not wide,
+        )
+        table.add_column(SENSE, no_wrap=True)
         for j in group:
-            header = f"{types[j]}\n{result.men[types[j]]} men" if wide else short[types[j]]
-            table.add_column(header, justify="right", no_wrap=True, min_width=_COMPACT - 1)
+            kind = types[j]
+            header = f"{type_words(kind)}\n{result.men[kind]} men" if wide else short[kind]
+            table.add_column(
+                header,
+                justify="right",
+                no_wrap=not named or wide,
+                min_width=_compact_width(kind) if named and not wide else _COMPACT - 1,
+                max_width=None if wide or not named else _compact_width(kind),
+            )
         for a in types:
             cells = [_cell(result, a, types[j], wide) for j in group]
             men = f"{result.men[a]} men, cost {result.costs[a]:g}"
-            table.add_row(f"{a}\n{men}" if wide else a, *cells)
+            table.add_row(f"{type_words(a)}\n{men}" if wide else type_words(a), *cells)
         out.print(table)
-    spelt = [f"{s} = {t}" for t, s in short.items() if s != t]
+    spelt = [f"{s} = {type_words(t)}" for t, s in short.items() if s != type_words(t)]
     if spelt:
         out.print("columns: " + ", ".join(spelt), highlight=False)
     if not wide:
         alike: dict[tuple[int, float], list[str]] = {}
         for t in types:
-            alike.setdefault((result.men[t], result.costs[t]), []).append(t)
+            alike.setdefault((result.men[t], result.costs[t]), []).append(type_words(t))
         out.print(
             "men a side: "
             + "; ".join(

@@ -51,7 +51,6 @@ def new(
     out.print(
         f"{scenario}: {ruleset} starter written; edit it, then: battle-odds run {scenario}",
         highlight=False,
-        soft_wrap=True,
     )
 
 
@@ -78,5 +77,4 @@ def new_ruleset(
         f"{folder}: ruleset package written; then: pip install -e {folder}, "
         f"pytest {folder / 'tests'}, battle-odds odds --ruleset {name} --attacker 5 --defender 4",
         highlight=False,
-        soft_wrap=True,
     )

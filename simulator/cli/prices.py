@@ -23,7 +23,7 @@ from ..studies.one_type import settings_text
 from ..studies.price_list import Prices
 from ..studies.prices import DEFAULT_BATTLES, DEFAULT_BUDGETS
 from .app import app
-from .matrix import fight_matrix
+from .matrix import fight_matrix, type_words
 from .options import (
     BattleSettings,
     Dpi,
@@ -201,6 +201,11 @@ def _prices_table(result: Prices) -> None:
         out.print(note, highlight=False)
 
 
+def _reply(kind: str, score: float) -> str:
+    """The best reply to a type and its score: a counter above 0, the least bad below."""
+    return f"{type_words(kind)} {score + 0.0:+.2f}" if kind else ""
+
+
 def _edge(price: float, beyond: str | None) -> str:
     return {None: "", "above": ">", "below": "<"}[beyond] + f"{price:.3g}"
 
@@ -286,20 +291,20 @@ def _meta_table(result: Meta) -> None:
         pad_edge=False,
         collapse_padding=True,
     )
-    widest = max(len(t) for t in result.types)
+    # Type names as words wrap at their spaces: a narrow terminal folds a name, never cuts it.
+    word = max(len(w) for t in result.types for w in type_words(t).split())
     for column, justify, width in (
-        ("type, men", "left", widest + 3),
+        ("type, men", "left", word + 4),
         ("weight", "right", 6),
         ("in mix*", "right", 7),
         ("vs mix", "right", 6),
-        ("countered by", "left", widest),
-        ("dominated by", "left", widest),
+        ("best reply", "left", word + 6),
+        ("dominated by", "left", word + 5),
     ):
-        # Only the last column may wrap (its share under the name): the others read across.
         table.add_column(
             column,
             justify=justify,  # type: ignore[arg-type]
-            no_wrap=column != "dominated by",
+            no_wrap=justify == "right",
             min_width=width,
         )
     scores = result.against_mix()
@@ -307,19 +312,22 @@ def _meta_table(result: Meta) -> None:
         kind = result.types[i]
         beaten = result.dominated_by.get(kind)
         table.add_row(
-            f"{kind} {m.men[kind]}",
+            f"{type_words(kind)} {m.men[kind]}",
             f"{100 * result.weights[i]:.1f}%",
             f"{100 * result.support[i]:.0f}%" if result.bootstrap else "-",
             f"{scores[i]:+.2f}",
-            result.counter(kind)[0],
-            "" if beaten is None else f"{beaten} {100 * result.dominated_share[kind]:.0f}%",
+            _reply(*result.counter(kind)),
+            ""
+            if beaten is None
+            else f"{type_words(beaten)} {100 * result.dominated_share[kind]:.0f}%",
         )
     out.print(table)
-    mix = ", ".join(f"{t} {100 * w:.0f}%" for t, w in result.mix.items())
+    mix = ", ".join(f"{type_words(t)} {100 * w:.0f}%" for t, w in result.mix.items())
     out.print(
         f"the mix: {mix}; value {result.value + 0.0:+.3f} (a symmetric game: 0). "
-        "Scores are P(win) - P(loss) over both roles; 'countered by': the type that does "
-        "best against it; 'dominated by': in the share of redrawn games shown. *in mix: share "
+        "Scores are P(win) - P(loss) over both roles; 'best reply': the type that does "
+        "best against it, with its score (below 0 it is only the least bad reply: every type "
+        "loses to it); 'dominated by': in the share of redrawn games shown. *in mix: share "
         f"of {result.bootstrap} "
         "redrawn games with the type in the mix; a weight whose type is there in well under "
         "100% of them rests on noise",

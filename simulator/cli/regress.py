@@ -74,6 +74,7 @@ def regress(
         read = regression.read_baseline(baseline)
         with progress_bar(err, "regress") as progress:
             report = regression.check(paths, read, baseline, max_total=max_total, progress=progress)
+        changed = changed_scenarios(report, paths, read, baseline)
     except BattleOddsError as exc:
         print_error(str(exc))
         raise typer.Exit(2) from None
@@ -93,13 +94,46 @@ def regress(
     if json:
         sys.stdout.write(jsonlib.dumps(report.to_dict(), indent=2) + "\n")
     else:
-        render_regression(report)
+        render_regression(report, changed, read)
         say_partial(report.partial, json, "the scenarios after the last one shown were not run")
     if not report.partial:
         raise typer.Exit(0 if report.passed else 1)
 
 
-def render_regression(report: Any) -> None:
+def changed_scenarios(
+    report: Any, paths: list[Path], read: Any, baseline: Path
+) -> dict[str, tuple[Any, Any]]:
+    """Each scenario whose file changed since the baseline: its baseline entry and the
+    scenario as it is now (to say what the baseline held and what changed)."""
+    from ..scenario.scenario import load_scenario
+    from ..studies import regress as regression
+
+    files = {regression.key_of(p, baseline): p for p in regression.scenario_files(paths, baseline)}
+    return {
+        key: (read.entries[key], load_scenario(files[key]))
+        for key, status in report.statuses.items()
+        if status == "changed" and key in files and key in read.entries
+    }
+
+
+def number_words(name: str, ruleset: str) -> str:
+    """A baseline number's name in words: ``win.attacker`` is "P(attacker wins)",
+    ``steps.median`` "median strikes", ``casualties.defender.pikeman`` "pikemen lost by
+    the defending army"."""
+    from .. import rulesets
+
+    rules = rulesets.get(ruleset)
+    group, _, rest = name.partition(".")
+    if group == "win":
+        return "P(draw)" if rest == "draw" else f"P({rest} wins)"
+    if group == "steps":
+        return f"{rest.replace('_', ' ')} {rules.step_unit}"
+    return rules.describe_column(name)
+
+
+def render_regression(
+    report: Any, changed: dict[str, tuple[Any, Any]] | None = None, read: Any = None
+) -> None:
     from rich.table import Table
 
     table = Table(
@@ -111,12 +145,29 @@ def render_regression(report: Any) -> None:
         style = "green" if status == "ok" else "bold red"
         table.add_row(scenario, f"[{style}]{status}[/{style}]")
     out.print(table)
+    for key, (entry, scenario) in (changed or {}).items():
+        wins = [
+            f"{number_words(name, entry.ruleset)} {number.value:.4g}"
+            for name, number in entry.numbers.items()
+            if name.startswith("win.")
+        ]
+        out.print(
+            f"{key}: changed since the baseline (scenario hash {entry.scenario_hash} -> "
+            f"{scenario.hash}); not run: the baseline's {len(entry.numbers)} numbers "
+            f"({', '.join(wins)}, ...) are of the old file: review the change, then "
+            "regress --update",
+            highlight=False,
+            markup=False,
+        )
     if report.moved:
         # One line per number, never wrapped: CI logs are read with grep.
         out.print("[bold]What moved[/bold] (baseline -> now, change, p-value <= Holm threshold):")
         for c in report.moved:
+            entry = read.entries.get(c.scenario) if read is not None else None
+            ruleset = entry.ruleset if entry is not None else None
             out.print(
-                f"  {c.scenario}  {c.number}  {c.baseline:.4g} -> {c.now:.4g}  "
+                f"  {c.scenario}  {number_words(c.number, ruleset) if ruleset else c.number}"
+                f"  {c.baseline:.4g} -> {c.now:.4g}  "
                 f"({c.change:+.4g}, p={c.p:.2g} <= {c.threshold:.2g})",
                 soft_wrap=True,
                 highlight=False,

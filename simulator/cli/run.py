@@ -338,5 +338,11 @@ def replay(
     replayed = replay_battle(load_scenario(scenario), battle, seed, battles)
     if json:
         sys.stdout.write(json_module.dumps(replayed.to_dict()) + "\n")
-    else:
-        sys.stdout.write("\n".join(replayed.lines()) + "\n")
+        return
+    import textwrap
+
+    # A log line longer than the terminal wraps at a space, its rest indented under it.
+    for line in replayed.lines():
+        indent = " " * (len(line) - len(line.lstrip()) + 4)
+        wrapped = textwrap.wrap(line, out.width, subsequent_indent=indent, drop_whitespace=True)
+        sys.stdout.write("\n".join(wrapped or [""]) + "\n")

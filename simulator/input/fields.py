@@ -141,8 +141,9 @@ def range_text(lo: float | None, hi: float | None) -> str:
 
 
 def _grouped(value: Any) -> str:
-    """A bound as TOML may write it: ``1_000_000`` reads better than ``1000000``."""
-    return f"{value:_}" if isinstance(value, int) and abs(value) >= 10_000 else str(value)
+    """A bound as a reader writes it: ``1,000,000`` reads better than ``1000000`` (and
+    than TOML's ``1_000_000``, which is a programmer's spelling)."""
+    return f"{value:,}" if isinstance(value, int) and abs(value) >= 10_000 else str(value)
 
 
 def _show(value: Any) -> str:

@@ -162,19 +162,42 @@ def casualty_sides(result: Result) -> list[str]:
     return sides
 
 
+def starting_strength(result: Result) -> dict[tuple[str, str], int]:
+    """(side, unit type) -> how many the side starts with, where the ruleset says."""
+    from ..errors import BattleOddsError
+
+    try:
+        forces = rulesets.get(result.scenario.ruleset).forces(result.scenario.model)
+    except (BattleOddsError, AttributeError, TypeError):
+        return {}
+    return {(side, kind): count for side, kind, count in forces}
+
+
+def lost_unit(result: Result) -> str:
+    """What a casualty counts: men, or (blocks) steps."""
+    template = rulesets.get(result.scenario.ruleset).column_words.get("casualties", "")
+    return "steps" if template.startswith("steps") else "men"
+
+
 def casualty_panel(result: Result, side: str = "attacker", ax: Axes | None = None) -> Axes:
     """Losses per unit type of one side: box from the exact histograms (box: quartiles,
-    line: median, whiskers: 10% and 90%, diamond: mean)."""
+    line: median, whiskers: 10% and 90%, diamond: mean), and where the ruleset says how
+    many of a type the side starts with, that number as a bar and in the label."""
     ax = axes_for(ax)
     prefix = f"casualties.{side}."
     army = words.ARMY.get(side, side)
-    ax.set_title(f"Men lost by {army}")
+    unit = lost_unit(result)
+    start = starting_strength(result)
+    ax.set_title(f"{unit.capitalize()} lost by {army}")
     stats = []
     for name, h in result.tally.columns.items():
         if name.startswith(prefix) and h.n:
+            kind = name.removeprefix(prefix)
             stats.append(
                 {
-                    "label": name.removeprefix(prefix),
+                    "label": kind.replace("_", " ")
+                    + (f" (of {start[(side, kind)]})" if (side, kind) in start else ""),
+                    "start": start.get((side, kind)),
                     "med": h.quantile(0.5),
                     "q1": h.quantile(0.25),
                     "q3": h.quantile(0.75),
@@ -191,20 +214,24 @@ def casualty_panel(result: Result, side: str = "attacker", ax: Axes | None = Non
         return say(ax, f"In every battle {army}\nlost exactly {lost}.")
     if stats:
         ax.bxp(
-            stats,
+            [{k: v for k, v in s.items() if k != "start"} for s in stats],
             **HORIZONTAL,
             showmeans=True,
             patch_artist=True,
             boxprops={"facecolor": COLOURS.get(side, "#95a5a6"), "alpha": 0.5},
             meanprops={"marker": "D", "markerfacecolor": "white", "markeredgecolor": "black"},
         )
+        for row, entry in enumerate(stats, start=1):
+            if entry["start"] is not None:
+                ax.plot([entry["start"]], [row], marker="|", markersize=16, color="black")
         ax.invert_yaxis()
         # Losses are whole men: an axis of at least one man, from none.
         left, right = ax.get_xlim()
         ax.set_xlim(min(left, -0.05), max(right, 1.05))
     else:
         return say(ax, f"The ruleset reports no losses per type for {army}.")
-    ax.set_xlabel("men lost per battle\n(box 25-75%, whiskers 10-90%, \u25c7 mean)")
+    marked = " (| at the start)" if start else ""
+    ax.set_xlabel(f"{unit} lost per battle{marked}\nbox 25-75%, whiskers 10-90%, \u25c7 mean")
     return ax
 
 
@@ -246,8 +273,18 @@ def report_figure(
     outcome_panel(result, upper[0])
     survival_panel(result, upper[1])
     lower = bottom.subplots(1, max(len(sides), 1) + (1 if has_flags else 0), squeeze=False)[0]
-    for ax, side in zip(lower, sides or ["attacker"], strict=False):
+    casualty_axes = [
         casualty_panel(result, side, ax)
+        for ax, side in zip(lower, sides or ["attacker"], strict=False)
+    ]
+    # One scale for both sides' losses: a side that lost 5 is not drawn as long as one
+    # that lost 50.
+    drawn = [ax for ax in casualty_axes if ax.lines or ax.patches]
+    if len(drawn) > 1:
+        left = min(ax.get_xlim()[0] for ax in drawn)
+        right = max(ax.get_xlim()[1] for ax in drawn)
+        for ax in drawn:
+            ax.set_xlim(left, right)
     if has_flags:
         flags_panel(result, lower[-1])
     ruleset = result.scenario.ruleset

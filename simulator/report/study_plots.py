@@ -201,35 +201,66 @@ def probability_axes(ax: Axes, xlabel: str, outcome: str, title: str) -> Axes:
 
 
 def comparison_panel(comparison: Comparison, ax: Axes | None = None) -> Axes:
-    """B - A for each outcome: the paired interval and, fainter, the independent one."""
+    """B - A for each outcome, in points: the paired interval (the outcome's colour) with
+    the estimate marked and written beside it and, fainter above it, the independent
+    one; the legend shows both kinds of interval."""
+    from matplotlib.lines import Line2D
+
     ax = axes_for(ax)
     rows = np.arange(len(OUTCOMES))
     for row, outcome in zip(rows, OUTCOMES, strict=True):
         paired, independent = comparison.win(outcome), comparison.win_independent(outcome)
         ax.plot(
-            [independent.low, independent.high],
-            [row + 0.15] * 2,
+            [100 * independent.low, 100 * independent.high],
+            [row - 0.22] * 2,
             color="#bbbbbb",
             linewidth=6,
             solid_capstyle="butt",
-            label="independent runs" if row == 0 else None,
         )
         ax.plot(
-            [paired.low, paired.high],
+            [100 * paired.low, 100 * paired.high],
             [row] * 2,
             color=COLOURS[outcome],
-            linewidth=6,
+            linewidth=9,
             solid_capstyle="butt",
-            label="paired (common random numbers)" if row == 0 else None,
         )
-        ax.plot([paired.difference], [row], marker="|", color="black", markersize=14)
+        ax.plot(
+            [100 * paired.difference],
+            [row],
+            marker="o",
+            markersize=9,
+            color="black",
+            markerfacecolor="white",
+        )
+        ax.annotate(
+            f"{100 * paired.difference:+.2f} ({100 * paired.low:+.2f} to {100 * paired.high:+.2f})",
+            (100 * max(paired.high, independent.high), row),
+            xytext=(8, 0),
+            textcoords="offset points",
+            va="center",
+            fontsize="small",
+        )
     ax.axvline(0, color="black", linewidth=0.8)
     ax.set_yticks(rows, [won(o) for o in OUTCOMES])
-    ax.invert_yaxis()
-    ax.set_xlabel(f"P(B) - P(A), 95% intervals, {comparison.n:,} battles")
+    ax.set_ylim(len(OUTCOMES) - 0.5, -0.7)
+    low = min(100 * comparison.win_independent(o).low for o in OUTCOMES)
+    high = max(100 * comparison.win_independent(o).high for o in OUTCOMES)
+    span = max(high - low, 1.0)
+    # Room on the right for the values written beside the intervals.
+    ax.set_xlim(min(low, 0) - 0.05 * span, max(high, 0) + 0.9 * span)
+    ax.set_xlabel(f"P(B) - P(A) in points, 95% intervals, {comparison.n:,} battles")
     ax.set_title(_comparison_title(comparison), fontsize="medium")
+    handles = [
+        Line2D([], [], color="#555555", linewidth=9, label="paired (common random numbers)"),
+        Line2D([], [], color="#bbbbbb", linewidth=6, label="as two independent runs"),
+        Line2D(
+            [], [], marker="o", color="black", markerfacecolor="white", linestyle="", label="B - A"
+        ),
+    ]
     # Below the axes: inside, it covers an interval wherever the differences fall.
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, fontsize="small")
+    ax.legend(
+        handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3, fontsize="small"
+    )
     return ax
 
 
@@ -284,8 +315,9 @@ def tornado_panel(result: Sensitivity, ax: Axes | None = None, top: int = 15) ->
     rows = np.arange(len(knobs))
     for direction, offset, alpha in (("down", -0.2, 0.45), ("up", 0.2, 1.0)):
         part = frame[frame["direction"] == direction].set_index("knob").reindex(knobs)
-        diff = part["diff"].to_numpy(dtype=float)
-        low, high = part["low"].to_numpy(float), part["high"].to_numpy(float)
+        # In points, as the table prints them: +1.5 is P going from 24.1% to 25.6%.
+        diff = 100 * part["diff"].to_numpy(dtype=float)
+        low, high = 100 * part["low"].to_numpy(float), 100 * part["high"].to_numpy(float)
         ax.barh(
             rows + offset,
             np.nan_to_num(diff),
@@ -314,16 +346,16 @@ def tornado_panel(result: Sensitivity, ax: Axes | None = None, top: int = 15) ->
     ax.set_yticks(rows, [f"{_knob_words(first.loc[k])} ({first.loc[k, 'from']:g})" for k in knobs])
     ax.invert_yaxis()
     ax.axvline(0, color="black", linewidth=0.8)
-    reach = np.nanmax(np.abs(frame[["low", "high"]].to_numpy(float))) if len(frame) else 0.0
+    reach = 100 * np.nanmax(np.abs(frame[["low", "high"]].to_numpy(float))) if len(frame) else 0.0
     reach = 1.0 if not np.isfinite(reach) or reach == 0 else reach
     ax.set_xlim(-1.25 * reach, 1.25 * reach)
     ax.set_xlabel(
-        f"change in P({won(result.side)}), paired 95% intervals\n"
+        f"change in P({won(result.side)}) in points, paired 95% intervals\n"
         "(beside each bar: the value stepped to)"
     )
     ax.set_title(
         f"{result.scenario.name}: which number matters\n"
-        f"P({won(result.side)}) = {result.base:.3f}, {result.battles:,} battles per change, "
+        f"P({won(result.side)}) = {100 * result.base:.1f}%, {result.battles:,} battles per change, "
         f"seed {result.seed}",
         fontsize="medium",
     )
@@ -335,27 +367,27 @@ def tornado_panel(result: Sensitivity, ax: Axes | None = None, top: int = 15) ->
 def matrix_panel(matrix: Matrix, ax: Axes | None = None) -> Axes:
     """Who beats whom at equal cost: P(attacker wins) for each pair of unit types (rows
     attack, columns defend) on a diverging scale centred at 1/2, each cell showing the
-    probability and its 95% interval's larger half-width, in points."""
+    probability over its 95% interval (``0%`` over ``0-1``: never a "0% \u00b11" that reaches
+    below nothing)."""
     n = len(matrix.types)
     ax = axes_for(ax, *_matrix_size(n))
     p, low, high = (matrix.grid(c) for c in ("p", "low", "high"))
     image = ax.imshow(p, cmap="RdBu_r", vmin=0, vmax=1, interpolation="nearest")
     percent_colorbar(ax, image, "P(attacker wins)", fraction=0.05, pad=0.02)
-    half = np.maximum(p - low, high - p)
     cell_font = "medium" if n <= 10 else "small" if n <= 14 else "x-small"
     small = "medium" if n <= 10 else "small" if n <= 14 else "x-small"
     for (r, c), value in np.ndenumerate(p):
         ax.text(
             c,
             r,
-            f"{100 * value:.0f}%\n\u00b1{np.ceil(100 * half[r, c]):.0f}",
+            f"{100 * value:.0f}%\n{100 * low[r, c]:.0f}-{100 * high[r, c]:.0f}",
             ha="center",
             va="center",
             fontsize=cell_font,
             linespacing=1.1,
             color="white" if abs(value - 0.5) > 0.3 else "black",
         )
-    labels = [f"{t} ({matrix.men[t]})" for t in matrix.types]
+    labels = [f"{t.replace('_', ' ')} ({matrix.men[t]})" for t in matrix.types]
     ax.set_xticks(np.arange(n), labels)
     if n > 5:
         ax.tick_params(axis="x", labelrotation=35)
@@ -368,7 +400,7 @@ def matrix_panel(matrix: Matrix, ax: Axes | None = None) -> Axes:
     ax.set_ylabel("attacking army (men)")
     ax.set_title(
         f"{matrix.ruleset}: who beats whom at equal cost (budget {matrix.budget:g})\n"
-        f"P(attacker wins) \u00b1 95% interval, {matrix.battles:,} battles a pair, "
+        f"P(attacker wins) over its 95% interval, {matrix.battles:,} battles a pair, "
         f"seed {matrix.seed}",
         fontsize="medium",
     )

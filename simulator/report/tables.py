@@ -13,6 +13,19 @@ from rich.table import Table
 
 from .. import rulesets
 from ..results.result import Result
+from .question import question
+
+#: The rows of the "decided after" table: all battles, then those each outcome ended.
+STEP_ROWS = {
+    "all": "all battles",
+    "attacker": "attacker won",
+    "defender": "defender won",
+    "draw": "drawn",
+}
+
+
+def step_row(metric: str) -> str:
+    return STEP_ROWS.get(metric, metric.replace("_", " "))
 
 
 def to_json(result: Result) -> str:
@@ -63,6 +76,7 @@ def render(result: Result, console: Console) -> None:
         title += " [PARTIAL: interrupted]"
 
     print_title(console, title)
+    console.print(escape(question(result.scenario, ruleset=False)), highlight=False)
     wins = Table(box=box.SIMPLE_HEAVY)
     wins.add_column("outcome")
     wins.add_column("probability", justify="right")
@@ -75,9 +89,8 @@ def render(result: Result, console: Console) -> None:
         )
     console.print(wins)
 
-    steps = Table(
-        title=f"Decided after ({ruleset.step_unit})", box=box.SIMPLE, title_justify="left"
-    )
+    print_title(console, f"Decided after ({ruleset.step_unit})")
+    steps = Table(box=box.SIMPLE)
     for col, justify in (
         ("outcome", "left"),
         ("mean", "right"),
@@ -87,36 +100,43 @@ def render(result: Result, console: Console) -> None:
     ):
         steps.add_column(col, justify=justify)  # type: ignore[arg-type]
     for r in (r for r in rows if r.group == "steps"):
-        steps.add_row(r.metric, _num(r.mean), _num(r.q10), _num(r.q50), _num(r.q90))
+        steps.add_row(step_row(r.metric), _num(r.mean), _num(r.q10), _num(r.q50), _num(r.q90))
     if steps.row_count:  # none when stopped before the first battle
         console.print(steps)
 
     dist = [r for r in rows if r.group == "casualties"]
     if len(dist):
-        cas = Table(title="Casualties per type", box=box.SIMPLE, title_justify="left")
+        cas = Table(title="Casualties", box=box.SIMPLE, title_justify="left")
         for col, justify in (
-            ("side.type", "left"),
+            ("what", "left"),
             ("mean", "right"),
             ("10%", "right"),
             ("50%", "right"),
             ("90%", "right"),
         ):
-            cas.add_column(col, justify=justify)  # type: ignore[arg-type]
+            cas.add_column(col, justify=justify, no_wrap=col != "what")  # type: ignore[arg-type]
         for r in dist:
-            cas.add_row(r.metric, _num(r.mean), _num(r.q10), _num(r.q50), _num(r.q90))
+            cas.add_row(
+                escape(ruleset.describe_column("casualties." + r.metric)),
+                _num(r.mean),
+                _num(r.q10),
+                _num(r.q50),
+                _num(r.q90),
+            )
         console.print(cas)
 
     extras = [r for r in rows if r.group == "extra"]
     if len(extras):
         ex = Table(title="Other outcomes", box=box.SIMPLE, title_justify="left")
         ex.add_column("what")
-        ex.add_column("mean / probability", justify="right")
-        ex.add_column("10% / 50% / 90%", justify="right")
+        ex.add_column("mean / probability", justify="right", no_wrap=True)
+        ex.add_column("10% / 50% / 90%", justify="right", no_wrap=True)
         for r in extras:
+            said = escape(ruleset.describe_column(r.metric))
             if r.metric in result.flags:
-                ex.add_row(f"P({r.metric})", _pct(r.mean), "")
+                ex.add_row(said, _pct(r.mean), "")
             else:
-                ex.add_row(r.metric, _num(r.mean), f"{_num(r.q10)} / {_num(r.q50)} / {_num(r.q90)}")
+                ex.add_row(said, _num(r.mean), f"{_num(r.q10)} / {_num(r.q50)} / {_num(r.q90)}")
         console.print(ex)
 
     info: dict[str, Any] = {
@@ -148,6 +168,7 @@ def render_exact(answer: Any, console: Console) -> None:
         f"{answer.states:,} states, {answer.seconds:.2f} s"
     )
     print_title(console, title)
+    console.print(escape(question(answer.scenario, ruleset=False)), highlight=False)
     wins = Table(box=box.SIMPLE_HEAVY)
     wins.add_column("outcome")
     wins.add_column("probability", justify="right")
@@ -157,12 +178,13 @@ def render_exact(answer: Any, console: Console) -> None:
     means = Table(title="Expected values", box=box.SIMPLE, title_justify="left")
     means.add_column("what")
     means.add_column("mean / probability", justify="right")
-    step_unit = rulesets.get(answer.scenario.ruleset).step_unit
-    means.add_row(f"{step_unit} until decided", f"{answer.expected_steps:,.3f}")
+    ruleset = rulesets.get(answer.scenario.ruleset)
+    means.add_row(f"{ruleset.step_unit} until decided", f"{answer.expected_steps:,.3f}")
     for name, v in answer.casualties.items():
-        means.add_row(f"casualties {name.removeprefix('casualties.')}", f"{v:,.4f}")
+        column = name if name.startswith("casualties.") else "casualties." + name
+        means.add_row(escape(ruleset.describe_column(column)), f"{v:,.4f}")
     for name, v in answer.extras.items():
         shown = f"{100 * v:.4f}%" if name in answer.flags else f"{v:,.4f}"
-        means.add_row(f"P({name})" if name in answer.flags else name, shown)
+        means.add_row(escape(ruleset.describe_column(name)), shown)
     console.print(means)
     console.print(f"[bold]scenario hash[/bold] {answer.scenario.hash}")

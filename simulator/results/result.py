@@ -102,9 +102,18 @@ class Result:
         from .. import rulesets
 
         rows = self.summary_rows()
+        ruleset = rulesets.get(self.scenario.ruleset)
 
         def section(group: str) -> dict[str, Any]:
             return {r.metric: r.numbers() for r in rows if r.group == group}
+
+        def labelled(group: str, prefix: str = "") -> dict[str, Any]:
+            # The keys stay the columns scripts read; "label" says them in words.
+            return {
+                r.metric: {"label": ruleset.describe_column(prefix + r.metric), **r.numbers()}
+                for r in rows
+                if r.group == group
+            }
 
         # A run stopped before its first battle knows no probability yet: "p" is null
         # (the interval of no battles is 0..1).
@@ -125,8 +134,8 @@ class Result:
             "step_unit": rulesets.get(self.scenario.ruleset).step_unit,
             "win": win,
             "steps": section("steps"),
-            "casualties": section("casualties"),
-            "extras": section("extra"),
+            "casualties": labelled("casualties", "casualties."),
+            "extras": labelled("extra"),
             "turn_limit_battles": self.turn_limit_battles,
             "notes": list(self.notes),
             "seconds": round(self.seconds, 3),

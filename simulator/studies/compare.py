@@ -205,6 +205,15 @@ class Comparison:
             }
 
         keys = ("a", "b", "difference", "low", "high")
+        ruleset = rulesets.get(self.a.scenario.ruleset)
+
+        def labelled(group: str, prefix: str = "") -> dict[str, Any]:
+            # The keys stay the columns scripts read; "label" says them in words.
+            return {
+                metric: {"label": ruleset.describe_column(prefix + metric), **numbers}
+                for metric, numbers in section(group, keys).items()
+            }
+
         return {
             "a": {
                 "scenario": self.a.scenario.name,
@@ -222,8 +231,8 @@ class Comparison:
             "paired": True,
             "win": section("win", (*keys, "independent_low", "independent_high")),
             "steps": section("steps", keys).get("steps", {}),
-            "casualties": section("casualties", keys),
-            "extras": section("extra", keys),
+            "casualties": labelled("casualties", "casualties."),
+            "extras": labelled("extra"),
             "seconds": round(self.seconds, 3),
         }
 

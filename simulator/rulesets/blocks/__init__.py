@@ -33,6 +33,7 @@ class Blocks(Ruleset):
             "storm_fought": "a storm fought",
             "sally_made": "the besieged sallied",
             "steps_lost": "steps lost by {army}",
+            "casualties": "steps lost by {subject} ({side})",
             "blocks_eliminated": "blocks of {army} eliminated",
             "eliminated": "{side}'s {subject} eliminated",
             "turn": "game turn of the decision",

@@ -37,7 +37,8 @@ class Replay:
         tiles = field_tiles(model.attacked)
         out = [
             f"{self.scenario.name}: battle {self.battle} of seed {self.seed}: "
-            f"{OUTCOMES[self.outcome['winner']]} after {self.outcome['steps']} turn(s)",
+            f"{OUTCOMES[self.outcome['winner']]} after {self.outcome['steps']} "
+            + ("turn" if self.outcome["steps"] == 1 else "turns"),
             f"rules: {model.rules} (expected values: {model.expected_value})",
             "participants:",
         ]
@@ -49,7 +50,7 @@ class Replay:
                 f"unit {p.unit_number}  {p.unit.name} {p.health}/{p.unit.health}  "
                 f"{'+'.join(p.unit.abilities) or '-'}"
             )
-        out.append("moves (participant, target, move_type, effect):")
+        out.append("moves (participant, target, move type, effect):")
         names = {p.id: p.unit.name for p in model.participants}
         maximum = {p.id: p.unit.health for p in model.participants}
         turn = 0

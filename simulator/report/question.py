@@ -1,0 +1,101 @@
+"""The question an answer answers, in one line of words: the armies, the battle's settings
+and the ruleset, so that a pasted answer says what was asked (a rain run and a dry run of
+the same armies read differently)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .. import rulesets
+from ..errors import BattleOddsError
+from ..rulesets.words import SIDES, plural
+
+#: Scenario keys that are not the battle's settings (who fights is said by the armies).
+NOT_SETTINGS = ("ruleset", "name", "description", "battles", "seed", "attacker", "defender")
+
+
+def said(name: str) -> str:
+    """A key or identifier in words: ``strike_order`` -> "strike order"."""
+    return str(name).replace("_", " ")
+
+
+def value_words(value: Any) -> str:
+    """A setting's value as a reader says it: ``["rain"]`` -> "rain", ``true`` -> "yes"."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, list | tuple):
+        return ", ".join(value_words(v) for v in value) if value else "none"
+    if isinstance(value, Mapping):
+        return ", ".join(f"{said(k)} {value_words(v)}" for k, v in value.items())
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10_000:
+        return f"{value:,}"
+    return said(value)
+
+
+def count_words(count: int, kind: str) -> str:
+    return f"{count} {said(kind) if count == 1 else plural(kind)}"
+
+
+def army_words(scenario: Any) -> dict[str, str]:
+    """Each side's army in words ("10 knights, 20 soldiers"), from the ruleset's
+    ``forces`` where it has them, else from the blocks or units the data lists."""
+    ruleset = rulesets.get(scenario.ruleset)
+    armies: dict[str, list[str]] = {side: [] for side in SIDES}
+    try:
+        for side, kind, count in ruleset.forces(scenario.model):
+            armies.setdefault(side, []).append(count_words(count, kind))
+    except (BattleOddsError, AttributeError, TypeError):
+        for side in SIDES:
+            table = scenario.data.get(side) or {}
+            for block in table.get("blocks") or []:
+                armies[side].append(
+                    f"{block.get('name', '?')} ({block.get('steps', '?')} steps)"
+                    if isinstance(block, Mapping)
+                    else str(block)
+                )
+    return {side: ", ".join(parts) or "nobody" for side, parts in armies.items()}
+
+
+def settings_words(data: Mapping[str, Any]) -> list[str]:
+    """The battle's settings a scenario states, in words: "weather rain", "break points
+    50% / 50%"."""
+    parts: list[str] = []
+    for key, value in data.items():
+        if key in NOT_SETTINGS or key == "stacks" or key == "script":
+            continue
+        if isinstance(value, Mapping):
+            parts += [f"{said(k)} {value_words(v)}" for k, v in value.items() if k != "attacked"]
+    scripted = sorted(
+        {
+            str(action.get("ability"))
+            for turn in data.get("script") or []
+            if isinstance(turn, Mapping)
+            for action in turn.get("actions") or []
+            if isinstance(action, Mapping) and action.get("ability")
+        }
+    )
+    if scripted:
+        parts.append("ability " + ", ".join(scripted))
+    breaks = [
+        (data.get(side) or {}).get("break_point")
+        for side in SIDES
+        if isinstance(data.get(side), Mapping)
+    ]
+    if any(b is not None for b in breaks):
+        parts.append(
+            "break points " + " / ".join("default" if b is None else f"{b}%" for b in breaks)
+        )
+    return parts
+
+
+def question(scenario: Any, ruleset: bool = True) -> str:
+    """``attacker 10 knights, 20 soldiers against defender 40 pikemen; terrain land, ...
+    (olympia)``: what the run was asked, in one line (the ruleset left out where a title
+    already names it)."""
+    armies = army_words(scenario)
+    settings = settings_words(scenario.data)
+    line = f"attacker {armies['attacker']} against defender {armies['defender']}"
+    if settings:
+        line += "; " + ", ".join(settings)
+    return f"{line} ({scenario.ruleset})" if ruleset else line

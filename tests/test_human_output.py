@@ -1,0 +1,361 @@
+"""What a person reads, from every command on every bundled ruleset: words, not the
+program's identifiers; nothing cut or wider than the terminal; the question restated;
+``-n`` taken by every command that runs battles; --help's defaults the functions'.
+
+Most commands are run in-process at COLUMNS=80 (few battles each: the words and the
+layout are under test, not the odds); a few are also run as a real process in a
+pseudo-terminal of 80 and of 120 columns, where rich measures the terminal itself.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import re
+import select
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+import simulator
+from simulator import rulesets
+from simulator.cli import app
+from simulator.report.question import question
+
+ROOT = Path(__file__).resolve().parents[1]
+SCENARIOS = ROOT / "scenarios"
+
+
+#: Per bundled ruleset: a scenario, a second one to compare with it, a --vary, one-line
+#: armies (with a setting the question must restate), and two unit types for matrix.
+RULESETS: dict[str, dict[str, Any]] = {
+    "olympia": {
+        "scenario": "olympia/knights_vs_pikemen.toml",
+        "other": "olympia/knights_in_swamp.toml",
+        "vary": "attacker.knight=9..10",
+        "odds": ["--attacker", "noble, 10 soldier", "--defender", "noble, 12 pikeman"],
+        "setting": (["--weather", "rain"], "weather rain"),
+        "types": "soldier,blessed_soldier,elite_guard",
+        "budget": "6",
+    },
+    "age_of_gods": {
+        "scenario": "age_of_gods/pikemen_vs_knights.toml",
+        "other": "age_of_gods/swamp_ambush.toml",
+        "vary": "battle.terrain=land,swamp",
+        "odds": ["--attacker", "noble, 10 hvy_foot", "--defender", "noble, 12 pikeman"],
+        "setting": (["--terrain", "forest"], "terrain forest"),
+        "types": "lt_foot,hvy_foot",
+        "budget": "4",
+    },
+    "blocks": {
+        "scenario": "blocks/field_battle.toml",
+        "other": "blocks/field_reserves.toml",
+        "vary": "battle.turns=1,2",
+        "odds": ["--attacker", "B2:4, A3:3", "--defender", "B3:3, A2:2"],
+        "setting": None,
+        "types": "A2,C3",
+        "budget": "2",
+    },
+    "confrontation": {
+        "scenario": "confrontation/open_field.toml",
+        "other": "confrontation/attack.toml",
+        "vary": "battle.turns=9,10",
+        "odds": ["--attacker", "2 trooper, veteran", "--defender", "spearman, trooper"],
+        "setting": (["--ability", "attack"], "ability attack"),
+        "types": "trooper,spearman",
+        "budget": "4",
+    },
+    "skirmish": {
+        "scenario": "skirmish/cavalry_charge.toml",
+        "other": "skirmish/archers_and_healer.toml",
+        "vary": "battle.turn_limit=9,10",
+        "odds": ["--attacker", "cavalry, 2 swordsman", "--defender", "giant, priest"],
+        "setting": None,
+        "types": "swordsman,cavalry",
+        "budget": "4",
+    },
+}
+FEW = ["-n", "200"]
+
+
+def path_of(ruleset: str, key: str = "scenario") -> str:
+    return str(SCENARIOS / RULESETS[ruleset][key])
+
+
+def invoke(args: list[str], columns: int = 80) -> str:
+    """What the command prints (stdout) in a terminal ``columns`` wide; it must succeed."""
+    result = CliRunner().invoke(app, [str(a) for a in args], env={"COLUMNS": str(columns)})
+    assert result.exit_code == 0, (args, result.output)
+    return result.stdout
+
+
+def commands(ruleset: str, tmp_path: Path) -> dict[str, list[str]]:
+    """Every command of a reader's session on this ruleset, each with -n where it runs
+    battles."""
+    info = RULESETS[ruleset]
+    scenario = path_of(ruleset)
+    found: dict[str, list[str]] = {
+        "run": ["run", scenario, *FEW],
+        "odds": ["odds", "--ruleset", ruleset, *info["odds"], *FEW],
+        "compare": ["compare", scenario, path_of(ruleset, "other"), *FEW],
+        "sweep": ["sweep", scenario, "--vary", info["vary"], *FEW],
+        "sensitivity": ["sensitivity", scenario, "-n", "100"],
+        "plot": ["plot", scenario, "-o", str(tmp_path / "report.png"), *FEW],
+        "validate": ["validate", scenario],
+        "units": ["units", "--ruleset", ruleset],
+        "new": ["new", str(tmp_path / "mine.toml"), "--ruleset", ruleset],
+    }
+    if info["setting"] is not None:
+        found["odds with a setting"] = [*found["odds"], *info["setting"][0]]
+    if info["types"] is not None:
+        matrix = ["--ruleset", ruleset, "--budget", info["budget"], "--types", info["types"]]
+        found["matrix"] = ["matrix", *matrix, "-n", "40"]
+        found["meta"] = ["meta", *matrix, "-n", "40", "--bootstrap", "20"]
+    if ruleset == "olympia":
+        found["exact"] = ["exact", scenario]
+        found["worth"] = [
+            "worth", scenario, "--add", "1 knight", "--in", "soldier", "--max", "4",
+            "-n", "200", "--max-battles", "400",
+        ]  # fmt: skip
+        found["sweep grid"] = [
+            "sweep", scenario, "--vary", "attacker.knight=9..10", "--vary",
+            "defender.pikeman=39..41", *FEW,
+        ]  # fmt: skip
+        found["sweep --target"] = [
+            "sweep", scenario, "--vary", "attacker.knight=1..20", "--target", "0.5",
+            "-n", "200", "--max-battles", "400",
+        ]  # fmt: skip
+        found["best"] = [
+            "best", scenario, "--budget", "4", "--types", "soldier,knight", "-n", "100",
+            "--max-battles", "200",
+        ]  # fmt: skip
+        found["prices"] = [
+            "prices", "--types", "soldier,knight", "--budgets", "4", "-n", "40",
+        ]  # fmt: skip
+    if ruleset == "skirmish":
+        found["replay"] = ["replay", scenario, "-k", "1", *FEW]
+    return found
+
+
+#: A program's identifiers where words belong: dotted columns (casualties.attacker.knight,
+#: leader_captured.defender), list indices, TOML's 100_000, Python's literals.
+RAW = [
+    re.compile(r"\b\w+\.(?:attacker|defender)\b"),
+    re.compile(r"\b(?:attacker|defender)\.\w+"),
+    re.compile(r"\w\[\d+\]"),
+    re.compile(r"\b\d{1,3}(?:_\d{3})+\b"),
+    re.compile(r"\bP\(\w+_\w+"),
+    re.compile(r"(?<![\w-])(?:None|True|False|nan)(?![\w-])"),
+    re.compile(r"[\[{(]'\w+'"),
+]
+
+
+def raw_identifiers(text: str, ruleset: str) -> list[str]:
+    """The identifiers a person should not have to read in ``text``: the patterns above,
+    and any snake_case word that is not one of the ruleset's unit type names (the names a
+    reader writes in scenarios and --types), a file name or a command-line option."""
+    names = set(rulesets.get(ruleset).units()["type"]) | set(rulesets.names())
+    cleaned = re.sub(r"--[\w-]+(?:[ =]\S+)?|\S*[/\\]\S*|\S+\.(?:toml|png|json)\b", " ", text)
+    found = [m.group(0) for pattern in RAW for m in pattern.finditer(cleaned)]
+    for word in re.findall(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b", cleaned):
+        if word not in names:
+            found.append(word)
+    return found
+
+
+def too_wide(text: str, columns: int) -> list[str]:
+    return [line for line in text.splitlines() if len(line.rstrip()) > columns] + (
+        ["\u2026 (a cut cell)"] if "\u2026" in text else []
+    )
+
+
+@pytest.mark.parametrize("ruleset", sorted(RULESETS))
+def test_every_command_speaks_words_and_fits_80_columns(ruleset: str, tmp_path: Path) -> None:
+    problems = []
+    for name, args in commands(ruleset, tmp_path).items():
+        text = invoke(args)
+        if name == "units":
+            # The unit table is the reference of the names a scenario is written with:
+            # its snake_case values (when_weaker) are what the reader copies.
+            text = re.sub(r"\b[a-z]+(?:_[a-z]+)+\b", "", text)
+        problems += [f"{name}: raw {word!r}" for word in raw_identifiers(text, ruleset)]
+        problems += [f"{name}: wider than 80: {line!r}" for line in too_wide(text, 80)]
+        (tmp_path / "mine.toml").unlink(missing_ok=True)
+    assert problems == []
+
+
+@pytest.mark.parametrize("ruleset", sorted(RULESETS))
+def test_every_answer_restates_its_question(ruleset: str, tmp_path: Path) -> None:
+    scenario = simulator.load_scenario(path_of(ruleset))
+    asked = " ".join(question(scenario, ruleset=False).split())
+    for name in ("run", "sweep", "sensitivity", "compare"):
+        text = " ".join(invoke(commands(ruleset, tmp_path)[name]).split())
+        assert asked in text, (name, asked, text[:400])
+    setting = RULESETS[ruleset]["setting"]
+    odds = commands(ruleset, tmp_path)
+    plain = " ".join(invoke(odds["odds"]).split())
+    assert "attacker " in plain and " against defender " in plain, plain[:300]
+    if setting is not None:
+        told = " ".join(invoke(odds["odds with a setting"]).split())
+        assert setting[1] in told and setting[1] not in plain, (told[:300], plain[:300])
+
+
+def test_the_question_names_armies_settings_and_ruleset() -> None:
+    rain = simulator.load_scenario(SCENARIOS / "olympia" / "archers_in_rain.toml")
+    said = question(rain)
+    assert said.endswith("(olympia)") and "weather rain" in said
+    assert re.match(r"attacker \d+ \w+.* against defender \d+ \w+", said), said
+    blocks = question(simulator.load_scenario(path_of("blocks")))
+    assert "Richard (4 steps)" in blocks and "(blocks)" in blocks
+
+
+#: The commands that run battles: each must take -n (its battles, or its first look).
+BATTLE_COMMANDS = [
+    "run", "odds", "compare", "sweep", "plot", "worth", "sensitivity", "matrix", "meta",
+    "prices", "best", "regress", "replay",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("command", BATTLE_COMMANDS)
+def test_every_command_that_runs_battles_takes_n(command: str) -> None:
+    click_command = _click_command(command)
+    option = next((p for p in click_command.params if "--battles" in p.opts), None)
+    assert option is not None and "-n" in option.opts, command
+
+
+def _click_command(name: str) -> Any:
+    import typer.main
+
+    group = typer.main.get_command(app)
+    return group.get_command(None, name)  # type: ignore[attr-defined]
+
+
+def _help_default(command: str, option: str) -> float:
+    """The number --help states as the option's default: "(default 4,000)" in its text,
+    or click's "[default: 2,000]"."""
+    param = next(p for p in _click_command(command).params if option in p.opts)
+    said = re.search(r"\(default (?:of )?([\d,.]+)\)", param.help or "")
+    if said is None:
+        return float(param.default)
+    return float(said.group(1).replace(",", ""))
+
+
+def _default(function: Any, name: str) -> float:
+    return float(inspect.signature(function).parameters[name].default)
+
+
+def test_help_defaults_are_the_functions_defaults() -> None:
+    from simulator.rulesets.keys import DEFAULT_BATTLES
+    from simulator.running.bounds import DEFAULT_MAX_TOTAL
+    from simulator.running.plan import DEFAULT_MAX_BATTLES
+    from simulator.studies import best, sensitivity, sweep, worth
+
+    expected = {
+        ("worth", "--battles"): _default(worth.worth, "first_battles"),
+        ("worth", "--max-battles"): _default(worth.worth, "max_battles"),
+        ("sensitivity", "--battles"): sensitivity.DEFAULT_BATTLES,
+        ("odds", "--battles"): DEFAULT_BATTLES,
+        ("run", "--max-battles"): DEFAULT_MAX_BATTLES,
+        ("best", "--battles"): _default(best.best, "battles"),
+        ("best", "--max-battles"): _default(best.best, "max_battles"),
+        ("matrix", "--max-total"): DEFAULT_MAX_TOTAL,
+    }
+    for (command, option), value in expected.items():
+        assert _help_default(command, option) == value, (command, option)
+    # sweep's --max-battles caps two things, each with its own default.
+    text = _click_command("sweep").params
+    cap = next(p for p in text if "--max-battles" in p.opts).help
+    assert f"(default {DEFAULT_MAX_BATTLES:,})" in cap
+    assert f"(default {_default(sweep.find_target, 'max_battles'):,.0f})" in cap
+
+
+def test_help_shows_ranges_and_defaults_as_plain_numbers() -> None:
+    for command in ("regress", "best", "worth", "prices", "matrix"):
+        text = invoke([command, "--help"], 120)
+        assert not re.search(r"\d_\d{3}|\[0\. |\d{5,}\]", text), (command, text)
+    assert "[0.000000001 to 0.5]" in " ".join(invoke(["regress", "--help"], 120).split())
+    assert "[default: 2,000]" in invoke(["best", "--help"], 120)
+
+
+def test_a_one_line_army_error_says_where_in_words() -> None:
+    result = CliRunner().invoke(
+        app, ["odds", "--attacker", "noble, 200000 knight", "--defender", "noble, 5 soldier"]
+    )
+    assert result.exit_code == 2
+    line = result.stderr.strip()
+    assert line == (
+        "error: --attacker: unit 1, item 1, count: 200000 is out of range: expected 0..100,000"
+    ), line
+
+
+def test_json_labels_stand_beside_the_keys() -> None:
+    answer = json.loads(invoke(["run", path_of("olympia"), *FEW, "--json"]))
+    knight = answer["casualties"]["attacker.knight"]
+    assert knight["label"] == "knights lost by the attacking army" and "mean" in knight
+    captured = answer["extras"]["leader_captured.attacker"]
+    assert captured["label"] == "attacker's leader captured"
+
+
+# -- a real terminal -----------------------------------------------------------------
+
+
+def in_terminal(args: list[str], columns: int) -> str:
+    """What the command shows in a pseudo-terminal ``columns`` wide (no COLUMNS: rich
+    asks the terminal), escape sequences removed."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    env["TERM"] = "xterm-256color"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "simulator", *args],
+        stdin=follower,
+        stdout=follower,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        cwd=ROOT,
+    )
+    os.close(follower)
+    chunks = []
+    while True:
+        ready, _, _ = select.select([leader], [], [], 600)
+        if not ready:
+            process.kill()
+            break
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the terminal closed: the process ended
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(leader)
+    assert process.wait(timeout=60) == 0, args
+    text = b"".join(chunks).decode("utf-8", "replace").replace("\r\n", "\n")
+    return re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]|\x1b\][^\x07]*\x07", "", text)
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_tables_fit_a_real_terminal(columns: int) -> None:
+    knights, swamp = path_of("olympia"), path_of("olympia", "other")
+    for args in (
+        ["run", knights, *FEW],
+        ["compare", knights, swamp, *FEW],
+        ["matrix", "--budget", "6", "-n", "20"],
+    ):
+        text = in_terminal(args, columns)
+        assert too_wide(text, columns) == [], (args, text)
+        assert raw_identifiers(text, "olympia") == [], (args, text)
+        if args[0] == "compare":
+            # Every number of the outcome table is whole: A, B, B - A and two intervals.
+            row = next(line for line in text.splitlines() if "attacker wins" in line)
+            assert len(re.findall(r"[-+]?\d+\.\d\d", row)) == 7, row
