@@ -25,6 +25,7 @@ from .. import rulesets
 from ..errors import BattleOddsError
 from ..results.result import Result
 from ..results.stats import OUTCOMES, Z95, Tally
+from ..rulesets.base import use_common_kernel
 from ..running.chunking import ChunkSizes, sized_chunks
 from ..running.interrupt import stop_requested
 from ..running.plan import DEFAULT_CHUNK, Progress, check_run
@@ -260,10 +261,8 @@ def compare(
     check_comparable(a, b)
     prepared_a = rulesets.get(a.ruleset).prepare(a.model)
     prepared_b = rulesets.get(b.ruleset).prepare(b.model)
-    if prepared_a.kernel != prepared_b.kernel:
-        # Different kernels draw battle i differently: pair them on the reference kernel.
-        prepared_a.use_reference_kernel()
-        prepared_b.use_reference_kernel()
+    # Different kernels draw battle i differently: both on one kernel.
+    use_common_kernel([prepared_a, prepared_b])
     tally_a, tally_b = Tally(), Tally()
     joint = np.zeros((3, 3), np.int64)
     sums: dict[str, PairedSums] = {}
