@@ -24,6 +24,7 @@ from .options import (
     MaxTotal,
     PlotOutput,
     ScenarioPath,
+    Scheduler,
     Seed,
     Threads,
     err,
@@ -94,9 +95,11 @@ def worth(
     json: Json = False,
     threads: Threads = None,
     max_total: MaxTotal = None,
+    scheduler: Scheduler = None,
 ) -> None:
     """How many men of one type win as often as X added to a side (e.g. 1 knight)."""
     from ..report import plots
+    from ..running.distributed import executor_for
     from ..studies.worth import worth as find_worth
 
     limits = {}
@@ -107,7 +110,7 @@ def worth(
     loaded = load_scenario(scenario)
     if output is not None:
         plots.check_output(output)
-    with progress_bar(err, "worth", "probes") as progress:
+    with executor_for(scheduler) as executor, progress_bar(err, "worth", "probes") as progress:
         answer = find_worth(
             loaded,
             side=side,
@@ -119,6 +122,7 @@ def worth(
             threads=threads,
             progress=progress,
             max_total=max_total,
+            executor=executor,
             **limits,
         )
     if _plot_and_json(answer, plots.worth_panel, output, dpi, json):
@@ -166,16 +170,18 @@ def sensitivity(
     json: Json = False,
     threads: Threads = None,
     max_total: MaxTotal = None,
+    scheduler: Scheduler = None,
 ) -> None:
     """Which number matters: each count and rating one step down and up, on common random
     numbers, sorted by effect."""
     from ..report import plots
+    from ..running.distributed import executor_for
     from ..studies.sensitivity import sensitivity as run_sensitivity
 
     loaded = load_scenario(scenario)
     if output is not None:
         plots.check_output(output)
-    with progress_bar(err, "sensitivity") as progress:
+    with executor_for(scheduler) as executor, progress_bar(err, "sensitivity") as progress:
         result = run_sensitivity(
             loaded,
             battles,
@@ -186,6 +192,7 @@ def sensitivity(
             threads=threads,
             progress=progress,
             max_total=max_total,
+            executor=executor,
         )
     if _plot_and_json(result, plots.tornado_panel, output, dpi, json):
         return

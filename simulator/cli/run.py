@@ -24,6 +24,7 @@ from .options import (
     Battles,
     Json,
     MaxBattles,
+    MaxTotal,
     OddsBattles,
     OddsSeed,
     Precision,
@@ -60,6 +61,7 @@ def run(
     precision: Precision = None,
     max_battles: MaxBattles = None,
     scheduler: Scheduler = None,
+    max_total: MaxTotal = None,
     checkpoint: Annotated[
         Path | None,
         typer.Option(dir_okay=False, help="Record progress here; run again with it to resume."),
@@ -92,6 +94,7 @@ def run(
         max_battles=max_battles,
         interruptible=True,
     )
+    plan.check_total(max_total)
     result = run_battles(loaded, plan, console=err, scheduler=scheduler)
     if keep_battles is not None and result.rows is not None:
         write_atomically(keep_battles, result.battles.to_csv(index=False))
@@ -157,6 +160,8 @@ def odds(
             "exact solver, e.g. olympia).",
         ),
     ] = False,
+    scheduler: Scheduler = None,
+    max_total: MaxTotal = None,
 ) -> None:
     """Odds for two armies written on one line, no file needed."""
     options: dict[str, Any] = {
@@ -184,7 +189,8 @@ def odds(
         max_battles=max_battles,
         interruptible=True,
     )
-    result = run_battles(scenario, plan, console=err)
+    plan.check_total(max_total)
+    result = run_battles(scenario, plan, console=err, scheduler=scheduler)
     _show(result, json)
 
 
