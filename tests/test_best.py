@@ -418,7 +418,7 @@ def test_cli_target_answers_the_cheapest_army(files, exact_odds):
         (["--tolerance", "0"], "--tolerance 0.0: expected a probability above 0"),
         (["--confidence", "1"], "--confidence 1.0: expected a probability"),
         (["--side", "middle"], "--side middle: expected attacker or defender"),
-        (["--battles", "5000", "--max-battles", "1000"], "expected 1 <= battles <= max battles"),
+        (["--battles", "5000", "--max-battles", "1000"], "--max-battles 1,000: expected --battles"),
     ],
 )
 def test_cli_bad_input_is_one_line_and_status_2(files, extra, message):

@@ -20,6 +20,7 @@ from ..errors import BattleOddsError
 from ..report.question import question
 from ..report.tables import print_title
 from ..results.stats import OUTCOMES
+from ..running.bounds import check_total
 from ..running.plan import MAX_BATTLES, RunPlan
 from ..running.progress import progress_bar, run_battles
 from ..scenario.scenario import load_scenario
@@ -32,6 +33,7 @@ from .options import (
     MaxTotal,
     Precision,
     ScenarioPath,
+    Scheduler,
     Seed,
     Threads,
     battles_option,
@@ -74,6 +76,8 @@ def plot(
     max_battles: MaxBattles = None,
     threads: Threads = None,
     dpi: Dpi = 100,
+    scheduler: Scheduler = None,
+    max_total: MaxTotal = None,
 ) -> None:
     """Run a scenario and write one figure: outcomes, break timing, casualties."""
     from ..report import plots
@@ -89,7 +93,8 @@ def plot(
         max_battles=max_battles,
         interruptible=True,
     )
-    result = run_battles(loaded, plan, console=err)
+    plan.check_total(max_total)
+    result = run_battles(loaded, plan, console=err, scheduler=scheduler)
     note = f"interrupted after {result.n:,} battles" if result.partial else None
     figure = plots.report_figure(result, dpi=dpi)
     saved = written("-o", output, lambda: plots.save(figure, output, partial=note))
@@ -123,6 +128,8 @@ def compare(
         Path | None,
         typer.Option("--output", "-o", dir_okay=False, help="Also plot the differences here."),
     ] = None,
+    scheduler: Scheduler = None,
+    max_total: MaxTotal = None,
 ) -> None:
     """Two scenarios on common random numbers: each win probability and B - A."""
     from ..studies.compare import compare as run_comparison
@@ -131,10 +138,16 @@ def compare(
         from ..report import plots
 
         plots.check_output(output)
+    from ..running.distributed import executor_for
+
     first, second = load_scenario(a), load_scenario(b)
     total = first.battles if battles is None else battles
-    with progress_bar(err, f"{first.name} vs {second.name}") as progress:
-        comparison = run_comparison(first, second, total, seed, threads=threads, progress=progress)
+    check_total(f"compare: 2 scenarios x --battles {total:,}", 2 * total, max_total)
+    label = f"{first.name} vs {second.name}"
+    with executor_for(scheduler) as executor, progress_bar(err, label) as progress:
+        comparison = run_comparison(
+            first, second, total, seed, threads=threads, progress=progress, executor=executor
+        )
     if output is not None:
         from ..report import plots
 
@@ -262,10 +275,7 @@ def sweep(
     ] = None,
     json: Json = False,
     threads: Threads = None,
-    scheduler: Annotated[
-        str | None,
-        typer.Option(help="Run each point's chunks on a Dask cluster: tcp://HOST:PORT or local:N."),
-    ] = None,
+    scheduler: Scheduler = None,
     max_total: MaxTotal = None,
 ) -> None:
     """Win probability as one or two values vary (a curve or a heat map), or --target."""

@@ -27,6 +27,7 @@ from .options import (
     MaxTotal,
     PlotOutput,
     ScenarioPath,
+    Scheduler,
     Seed,
     Threads,
     err,
@@ -113,9 +114,11 @@ def worth(
     json: Json = False,
     threads: Threads = None,
     max_total: MaxTotal = None,
+    scheduler: Scheduler = None,
 ) -> None:
     """How many men of one type win as often as X added to a side (e.g. 1 knight)."""
     from ..report import plots
+    from ..running.distributed import executor_for
     from ..studies.worth import worth as find_worth
 
     limits = {}
@@ -126,7 +129,7 @@ def worth(
     loaded = load_scenario(scenario)
     if output is not None:
         plots.check_output(output)
-    with progress_bar(err, "worth", "probes") as progress:
+    with executor_for(scheduler) as executor, progress_bar(err, "worth", "probes") as progress:
         answer = find_worth(
             loaded,
             side=side,
@@ -138,6 +141,7 @@ def worth(
             threads=threads,
             progress=progress,
             max_total=max_total,
+            executor=executor,
             **limits,
         )
     if _plot_and_json(answer, plots.worth_panel, output, dpi, json):
@@ -192,16 +196,18 @@ def sensitivity(
     json: Json = False,
     threads: Threads = None,
     max_total: MaxTotal = None,
+    scheduler: Scheduler = None,
 ) -> None:
     """Which number matters: each count and rating one step down and up, on common random
     numbers, sorted by effect."""
     from ..report import plots
+    from ..running.distributed import executor_for
     from ..studies.sensitivity import sensitivity as run_sensitivity
 
     loaded = load_scenario(scenario)
     if output is not None:
         plots.check_output(output)
-    with progress_bar(err, "sensitivity") as progress:
+    with executor_for(scheduler) as executor, progress_bar(err, "sensitivity") as progress:
         result = run_sensitivity(
             loaded,
             battles,
@@ -212,6 +218,7 @@ def sensitivity(
             threads=threads,
             progress=progress,
             max_total=max_total,
+            executor=executor,
         )
     if _plot_and_json(result, plots.tornado_panel, output, dpi, json):
         return

@@ -20,7 +20,7 @@ from ..errors import BattleOddsError
 from ..rulesets.keys import DEFAULT_BATTLES, DEFAULT_SEED
 from ..running.bounds import DEFAULT_MAX_TOTAL
 from ..running.interrupt import EXIT_INTERRUPTED, fail_after_the_answer, stop_on_interrupt
-from ..running.plan import MAX_BATTLES
+from ..running.plan import MAX_BATTLES, PlanError
 
 out = Console()
 err = Console(stderr=True)
@@ -100,6 +100,11 @@ Scheduler = Annotated[
 ]
 
 
+def flag_of(parameter: str) -> str:
+    """The flag of a plan's parameter: ``max_battles`` -> ``--max-battles``."""
+    return "--" + parameter.replace("_", "-")
+
+
 def user_errors(command: F) -> F:
     """Bad input: one line on stderr and exit status 2, never a traceback."""
 
@@ -107,6 +112,9 @@ def user_errors(command: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return command(*args, **kwargs)
+        except PlanError as exc:  # a plan's parameter, said as the command's flag
+            print_error(exc.words(flag_of))
+            raise typer.Exit(2) from None
         except BattleOddsError as exc:
             print_error(str(exc))
             raise typer.Exit(2) from None

@@ -16,6 +16,7 @@ from rich.table import Table
 
 from ..atomic import write_atomically
 from ..running.output_paths import check_output_path
+from ..running.progress import progress_bar
 from ..scenario.scenario import DEFAULT_SEED
 from ..studies.matrix import DEFAULT_BATTLES as MATRIX_BATTLES
 from ..studies.meta import DEFAULT_BOOTSTRAP, Meta
@@ -103,8 +104,10 @@ def prices(
     json: Json = False,
     threads: Threads = None,
     max_total: MaxTotal = None,
+    scheduler: Scheduler = None,
 ) -> None:
     """What should each unit cost? A fair price list, with each type's break-even prices."""
+    from ..running.distributed import executor_for
     from ..studies.prices import fair_prices
 
     settings = battle_settings(setting)
@@ -114,10 +117,13 @@ def prices(
         plots.check_output(output)
     if write is not None:
         check_output_path(write, "--write")
-    with err.status("prices: fighting matchups", spinner="line") as status:
+    with (
+        executor_for(scheduler) as executor,
+        progress_bar(err, "prices", "pairs of counts", open_ended=True) as bar,
+    ):
 
         def progress(cells: int) -> None:
-            status.update(f"prices: {cells:,} matchups fought")
+            bar(cells, 0)
 
         result = fair_prices(
             ruleset,
@@ -129,9 +135,10 @@ def prices(
             seed,
             confidence=confidence,
             threads=threads,
-            progress=progress if err.is_terminal else None,
+            progress=progress,
             settings=settings,
             max_total=max_total,
+            executor=executor,
         )
     # A partial price list is no --costs file: matrix, meta and best would read it as
     # fair prices. It is printed, drawn and marked; the file is left as it was.

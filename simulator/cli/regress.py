@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json as jsonlib
 import sys
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -17,6 +18,7 @@ from .app import app
 from .options import (
     Json,
     MaxTotal,
+    Scheduler,
     battles_option,
     err,
     out,
@@ -47,13 +49,21 @@ def regress(
         Path | None, typer.Option(help="Also write a JUnit XML report here.", dir_okay=False)
     ] = None,
     max_total: MaxTotal = None,
+    scheduler: Scheduler = None,
 ) -> None:
     """Compare balance numbers with a baseline: exit 0 within noise, 1 moved, 2 bad input
     (Ctrl-C: the scenarios checked so far, exit 130)."""
+    from functools import partial
+
     from ..atomic import write_atomically
+    from ..running.distributed import executor_for
+    from ..running.runner import simulate
     from ..studies import regress as regression
 
+    stack = ExitStack()
     try:
+        executor = stack.enter_context(executor_for(scheduler))
+        run = partial(simulate, executor=executor)
         if junit is not None:
             check_output_path(junit, "--junit", XML)
         if update:
@@ -66,6 +76,7 @@ def regress(
                     level=level,
                     max_total=max_total,
                     progress=progress,
+                    run=run,
                 )
             out.print(
                 f"{baseline}: baseline of {len(made.entries)} scenarios written", highlight=False
@@ -73,7 +84,9 @@ def regress(
             return
         read = regression.read_baseline(baseline)
         with progress_bar(err, "regress") as progress:
-            report = regression.check(paths, read, baseline, max_total=max_total, progress=progress)
+            report = regression.check(
+                paths, read, baseline, max_total=max_total, progress=progress, run=run
+            )
         changed = changed_scenarios(report, paths, read, baseline)
     except BattleOddsError as exc:
         print_error(str(exc))
@@ -88,6 +101,8 @@ def regress(
             soft_wrap=True,
         )
         raise typer.Exit(EXIT_INTERRUPTED) from None
+    finally:
+        stack.close()
     if junit is not None:
         xml = report.junit()
         written("--junit", junit, lambda: write_atomically(junit, xml))

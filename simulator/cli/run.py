@@ -24,6 +24,7 @@ from .options import (
     Battles,
     Json,
     MaxBattles,
+    MaxTotal,
     OddsBattles,
     OddsSeed,
     Precision,
@@ -61,6 +62,7 @@ def run(
     precision: Precision = None,
     max_battles: MaxBattles = None,
     scheduler: Scheduler = None,
+    max_total: MaxTotal = None,
     checkpoint: Annotated[
         Path | None,
         typer.Option(dir_okay=False, help="Record progress here; run again with it to resume."),
@@ -93,6 +95,7 @@ def run(
         max_battles=max_battles,
         interruptible=True,
     )
+    plan.check_total(max_total)
     result = run_battles(loaded, plan, console=err, scheduler=scheduler)
     _show(result, json)  # first: a file that cannot be written takes nothing from it
     if keep_battles is not None and result.rows is not None:
@@ -159,6 +162,8 @@ def odds(
             "exact solver, e.g. olympia).",
         ),
     ] = False,
+    scheduler: Scheduler = None,
+    max_total: MaxTotal = None,
 ) -> None:
     """Odds for two armies written on one line, no file needed."""
     options: dict[str, Any] = {
@@ -186,7 +191,8 @@ def odds(
         max_battles=max_battles,
         interruptible=True,
     )
-    result = run_battles(scenario, plan, console=err)
+    plan.check_total(max_total)
+    result = run_battles(scenario, plan, console=err, scheduler=scheduler)
     _show(result, json)
 
 

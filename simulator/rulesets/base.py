@@ -21,7 +21,7 @@ import copy
 import re
 import sys
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -80,12 +80,46 @@ class Prepared(ABC):
     def run(self, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
         """Outcome columns of battles ``first .. first+count-1`` of run ``seed``."""
 
-    def use_reference_kernel(self) -> None:  # noqa: B027 - an optional hook, empty by default
-        """Run the ruleset's reference kernel from now on.
+    def kernel_choices(self) -> tuple[str, ...]:
+        """The kernels that can run this battle, the one it runs (``kernel``) first, then
+        the others a group may share, faster first, the reference kernel last. Rulesets
+        with a single kernel have just it."""
+        return (self.kernel,)
 
-        Battle i of a seed is the same battle only within one kernel: a paired comparison
-        of two scenarios whose automatic choices differ puts both on the reference kernel.
-        Rulesets with a single kernel have nothing to do."""
+    def use_kernel(self, name: str) -> None:
+        """Run the kernel ``name`` from now on (one of :meth:`kernel_choices`)."""
+        if name not in self.kernel_choices():
+            raise BattleOddsError(
+                f"kernel {name!r}: this battle runs on {', '.join(self.kernel_choices())}"
+            )
+        self.kernel = name
+
+
+def common_kernel(group: Sequence[Prepared]) -> str | None:
+    """The one kernel for a group of prepared scenarios that must draw battle i alike
+    (common random numbers, the randomness contract): battle i of a seed is the same
+    battle only within one kernel. It is the first choice of the first scenario that
+    every other can run (a ruleset's reference kernel can run every battle); None when
+    the group is empty or shares no kernel (scenarios of different rulesets, whose
+    kernels draw differently anyway). The kernel is chosen only: :func:`use_common_kernel`
+    sets it."""
+    if not group:
+        return None
+    choices = [p.kernel_choices() for p in group]
+    for name in choices[0]:
+        if all(name in c for c in choices[1:]):
+            return name
+    return None
+
+
+def use_common_kernel(group: Sequence[Prepared]) -> str | None:
+    """Put every scenario of ``group`` on :func:`common_kernel`, and return it."""
+    name = common_kernel(group)
+    if name is not None:
+        for prepared in group:
+            if prepared.kernel != name:
+                prepared.use_kernel(name)
+    return name
 
 
 class Ruleset(ABC):

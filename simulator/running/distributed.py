@@ -25,10 +25,12 @@ import signal
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from functools import lru_cache
 from typing import Any
+
+import numpy as np
 
 from ..errors import BattleOddsError, Source
 from ..results.stats import Tally
@@ -89,6 +91,57 @@ def chunk_tally(
         _loaded.add(kernel)
         return tally, None
     return tally, seconds
+
+
+#: A study's scenarios prepared on this worker (many: the armies of a race), apart from
+#: a run's (a study sets its group's kernel on them).
+_study_prepared = lru_cache(maxsize=4096)(_prepared.__wrapped__)
+
+
+def _prepared_on(ruleset: str, canonical: str, kernel: str | None) -> Any:
+    prepared = _study_prepared(ruleset, canonical)
+    if kernel is not None and prepared.kernel != kernel:
+        prepared.use_kernel(kernel)  # a study's one kernel for its group
+    return prepared
+
+
+def scenario_columns(
+    scenarios: list[tuple[str, str]],
+    kernel: str | None,
+    seed: int,
+    first: int,
+    count: int,
+    outcome: int,
+) -> np.ndarray:
+    """Runs on a worker for :meth:`simulator.running.scenarios.ScenarioBattles.wins`:
+    which of battles ``first ..`` ended with ``outcome`` for each scenario (its ruleset
+    and canonical data), as bits packed
+    along the battles (one column per scenario), each kernel on one thread."""
+    from .runner import thread_count
+
+    won = np.empty((count, len(scenarios)), bool)
+    with thread_count(1):
+        for column, (ruleset, canonical) in enumerate(scenarios):
+            winner = _prepared_on(ruleset, canonical, kernel).run(seed, first, count)["winner"]
+            np.equal(winner, outcome, out=won[:, column])
+    return np.packbits(won, axis=0)
+
+
+def scenario_summary(
+    scenarios: list[tuple[str, str]],
+    kernel: str | None,
+    seed: int,
+    first: int,
+    count: int,
+    summarise: Callable[[list[dict[str, np.ndarray]]], Any],
+) -> tuple[Any, float]:
+    """Runs on a worker for :meth:`simulator.running.scenarios.ScenarioBattles.tallies`:
+    ``summarise`` of battles ``first .. first + count - 1`` of each scenario, and the
+    seconds the kernels took."""
+    prepared = [_prepared_on(ruleset, c, kernel) for ruleset, c in scenarios]
+    started = time.perf_counter()
+    columns = [p.run(seed, first, count) for p in prepared]
+    return summarise(columns), time.perf_counter() - started
 
 
 def in_background(build: Any, seconds: float | None, what: str) -> Any:

@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import BattleOddsError
+from .bounds import DEFAULT_MAX_TOTAL
 
 if TYPE_CHECKING:
     from ..results.stats import Tally
@@ -33,8 +34,9 @@ MAX_SEED = 2**63 - 1
 #: Default cap on the battles a precision run may spend.
 DEFAULT_MAX_BATTLES = 10_000_000
 
-#: (battles done, battles planned) as chunks finish.
-Progress = Callable[[int, int], None]
+#: (battles done, battles planned) as chunks finish; a study's may add a third argument,
+#: what the work is at, in words (simulator.running.progress.progress_bar).
+Progress = Callable[..., None]
 #: (ruleset, canonical scenario data, seed, ranges of battles, the sizes of their chunks)
 #: -> (first, count, tally) of each chunk, in battle order; it stops early once Ctrl-C
 #: asked the run to stop.
@@ -134,6 +136,17 @@ class RunPlan:
             raise BattleOddsError(f"chunk: {chunk}: expected at least 1")
         return plan
 
+    @property
+    def most_battles(self) -> int:
+        """The most battles the run may fight: its battles, or a precision run's cap."""
+        return self.battles if self.precision is None else self.max_battles
+
+    def check_total(self, max_total: int | None) -> None:
+        """Refuse a run of more than ``max_total`` battles (``--max-total``)."""
+        from .bounds import check_total
+
+        check_total(f"{self.most_battles:,} battles", self.most_battles, max_total)
+
     def round(self, first: int, battles: int, keep_battles: bool) -> RunPlan:
         """One fixed-size round of a precision run: the battles after the ``first`` done."""
         return replace(self, first=first, battles=battles, keep_battles=keep_battles)
@@ -141,3 +154,104 @@ class RunPlan:
     def on(self, executor: ChunkExecutor | None) -> RunPlan:
         """The same run with its chunks sent to ``executor`` (None: this process)."""
         return replace(self, executor=executor)
+
+
+class PlanError(BattleOddsError):
+    """A number of a plan out of its range, said with the parameter's name
+    (``max_battles``); the command line says it with its flag (``--max-battles``):
+    :meth:`words` with the translation."""
+
+    def __init__(self, parameter: str, value: object, expected: str, whole: bool = False) -> None:
+        self.parameter, self.value, self.expected, self.whole = parameter, value, expected, whole
+        super().__init__(self.words(lambda name: name))
+
+    def words(self, name_of: Callable[[str], str]) -> str:
+        """The message with every parameter named by ``name_of`` (names in the expected
+        text are written ``{name}``; ``whole``: that text is the whole message)."""
+        names = {p: name_of(p) for p in _PARAMETERS}
+        said = self.expected.format(**names)
+        return said if self.whole else f"{name_of(self.parameter)} {self.value}: {said}"
+
+
+@dataclass(frozen=True)
+class StudyPlan:
+    """How a study runs its battles, beside :class:`RunPlan` for a single run: the
+    ``seed`` of every scenario's battles from ``first`` on; ``battles`` a scenario (a
+    race's first look), at most ``max_battles`` (a race's cap); ``confidence`` of its
+    intervals and guarantees; at most ``max_total`` battles in all, checked before the
+    first; ``threads`` (None: all) here or ``executor`` (a Dask executor of
+    :mod:`simulator.running.distributed`, its ``client`` used); ``progress`` the study's
+    ``(done, total)`` callback. Built by :meth:`of`, which checks every number once."""
+
+    seed: int
+    battles: int
+    max_battles: int
+    first: int = 0
+    threads: int | None = None
+    executor: Any = None
+    progress: Callable[..., None] | None = None
+    max_total: int = DEFAULT_MAX_TOTAL
+    confidence: float = 0.95
+
+    @classmethod
+    def of(
+        cls,
+        *,
+        seed: int,
+        battles: int,
+        max_battles: int | None = None,
+        first: int = 0,
+        threads: int | None = None,
+        executor: Any = None,
+        progress: Callable[..., None] | None = None,
+        max_total: int | None = None,
+        confidence: float = 0.95,
+    ) -> StudyPlan:
+        """The plan, every number checked (a :class:`PlanError` names the parameter)."""
+        cap = battles if max_battles is None else max_battles
+        if not 1 <= battles <= MAX_BATTLES:
+            raise PlanError("battles", f"{battles:,}", f"expected 1..{MAX_BATTLES:,}")
+        if not battles <= cap <= MAX_BATTLES:
+            raise PlanError(
+                "max_battles", f"{cap:,}", f"expected {{battles}} ({battles:,}) or more"
+            )
+        if not 0 <= seed <= MAX_SEED:
+            raise PlanError("seed", seed, "expected 0..2**63-1")
+        if not 0 <= first <= MAX_BATTLES:
+            raise PlanError("first", f"{first:,}", f"expected 0..{MAX_BATTLES:,}")
+        if not 0 < confidence < 1:
+            raise PlanError("confidence", confidence, "expected a probability, e.g. 0.95")
+        total = DEFAULT_MAX_TOTAL if max_total is None else max_total
+        if total < 1:
+            raise PlanError("max_total", total, "expected at least 1")
+        if threads is not None:
+            import numba
+
+            available = numba.config.NUMBA_NUM_THREADS  # type: ignore[attr-defined]
+            if not 1 <= threads <= available:
+                raise PlanError("threads", threads, f"expected 1..{available} on this machine")
+        return cls(seed, battles, cap, first, threads, executor, progress, total, confidence)
+
+    def check_total(self, what: str, battles: int) -> None:
+        """Refuse a study of ``battles`` in all (``what``: how they add up) beyond
+        ``max_total``, before its first battle."""
+        if battles > self.max_total:
+            raise PlanError(
+                "max_total",
+                self.max_total,
+                f"{what} = {battles:,} battles in all, more than {{max_total}} "
+                f"{self.max_total:,}: fewer values or battles, or raise {{max_total}}",
+                whole=True,
+            )
+
+
+#: The parameters a :class:`PlanError` may name.
+_PARAMETERS = (
+    "seed",
+    "battles",
+    "max_battles",
+    "first",
+    "threads",
+    "max_total",
+    "confidence",
+)

@@ -1,6 +1,7 @@
-"""Progress of long runs: a bar with the time left on a terminal; in a pipe, one line
-on stderr when the run will take more than a minute. Nothing else in pipes, files or CI
-logs."""
+"""Progress of long runs, the same for every command that runs battles: a bar with what
+it counts, the total and the time left on a terminal; in a pipe or a notebook, plain
+lines on stderr once the run will take more than a minute (then every half minute).
+Nothing for a short run in pipes, files or CI logs."""
 
 from __future__ import annotations
 
@@ -30,6 +31,8 @@ ETA_NOTICE_SECONDS = 60.0
 #: A search counted in probes or looks has no time left to show until a probe is done (the
 #: first may take minutes): in a pipe it says it runs this many seconds after its start.
 RUNNING_NOTICE_SECONDS = 2.0
+#: In a pipe, after the first notice, a line of progress at most this often (seconds).
+PIPE_EVERY_SECONDS = 30.0
 #: The rate of battles is timed over at least this long (seconds) before it is trusted.
 TIMED_SECONDS = 0.5
 
@@ -113,46 +116,59 @@ def progress_bar(
     notice_after: float | None = None,
     clock: Callable[[], float] = time.perf_counter,
     running_after: float = RUNNING_NOTICE_SECONDS,
-) -> Iterator[ProgressCallback | None]:
-    """Yield a ``progress(done, total)`` callback for ``console``.
+    open_ended: bool = False,
+) -> Iterator[ProgressCallback]:
+    """Yield a ``progress(done, total, detail="")`` callback for ``console``: ``done`` of
+    ``total`` ``unit`` (battles, matchups, ...; ``open_ended``: no total is known, and
+    ``total`` is ignored), ``detail`` what the work is at (``look 3 of 8: 412 armies left
+    in the race``).
 
     On a terminal it draws a transient bar with the time left (it disappears when the
-    run ends and the tables are printed). Elsewhere it prints one line, once, when the
-    estimated time left exceeds ``notice_after`` seconds (default ETA_NOTICE_SECONDS); a
-    search counted in another ``unit`` (probes, looks) also says, ``running_after``
-    seconds after its start, that it runs.
+    run ends and the tables are printed). Elsewhere (a pipe, a notebook, a CI log) it
+    prints plain lines: one when the estimated time left exceeds ``notice_after``
+    seconds (default ETA_NOTICE_SECONDS), then one every PIPE_EVERY_SECONDS with what is
+    done of how many and the time left; work counted in another ``unit`` than battles
+    (probes, looks), or open-ended, also says ``running_after`` seconds after its start
+    that it runs.
     """
     estimate = Estimate(clock)
     if not console.is_terminal:
         limit = ETA_NOTICE_SECONDS if notice_after is None else notice_after
-        told = False
+        told: float | None = None
         running: threading.Timer | None = None
-        if unit != "battles":
+
+        def say(text: str) -> None:
+            console.print(
+                f"battle-odds: {label}: {text}", highlight=False, markup=False, soft_wrap=True
+            )
+
+        if unit != "battles" or open_ended:
             running = threading.Timer(
                 running_after,
-                lambda: console.print(
-                    f"battle-odds: {label}: running, counted in {unit} "
-                    "(Ctrl-C stops with the answer so far)",
-                    highlight=False,
-                    markup=False,
-                    soft_wrap=True,
-                ),
+                lambda: say(f"running, counted in {unit} (Ctrl-C stops with the answer so far)"),
             )
             running.daemon = True
             running.start()
 
-        def notice(done: int, total: int) -> None:
+        def notice(done: int, total: int, detail: str = "") -> None:
             nonlocal told
-            left = estimate.left(done, total)
-            if not told and left is not None and left > limit:
-                told = True
-                console.print(
-                    f"battle-odds: {label}: about {format_seconds(left)} left for "
-                    f"{total - done:,} more {unit} (Ctrl-C stops with the result so far)",
-                    highlight=False,
-                    markup=False,
-                    soft_wrap=True,
-                )
+            left = None if open_ended else estimate.left(done, total)
+            now = clock()
+            if told is None:
+                if left is not None and left > limit:
+                    told = now
+                    say(
+                        f"about {format_seconds(left)} left for {total - done:,} more {unit} "
+                        "(Ctrl-C stops with the result so far)"
+                    )
+                elif open_ended:
+                    told = now
+                return
+            if now - told >= PIPE_EVERY_SECONDS:
+                told = now
+                count = f"{done:,} {unit}" if open_ended else f"{done:,} of {total:,} {unit}"
+                time_left = "" if left is None else f", about {format_seconds(left)} left"
+                say(count + (f" ({detail})" if detail else "") + time_left)
 
         try:
             yield notice
@@ -167,16 +183,20 @@ def progress_bar(
         TextColumn(unit),
         TimeElapsedColumn(),
         TextColumn("eta {task.fields[eta]}"),
+        TextColumn("{task.fields[detail]}"),
     )
     with Progress(*columns, console=console, transient=True) as bar:
         # A long scenario name would squeeze the bar and the ETA out of an 80-column line.
         short = label if len(label) <= 28 else label[:27] + "…"
-        task = bar.add_task(short, total=None, eta="…")
+        task = bar.add_task(short, total=None, eta="…", detail="")
 
-        def update(done: int, total: int) -> None:
+        def update(done: int, total: int, detail: str = "") -> None:
+            if open_ended:
+                bar.update(task, completed=done, detail=detail)
+                return
             left = estimate.left(done, total)
             eta = "…" if left is None else format_seconds(left)
-            bar.update(task, completed=done, total=total, eta=eta)
+            bar.update(task, completed=done, total=total, eta=eta, detail=detail)
 
         yield update
 

@@ -28,20 +28,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numba
-
 from .. import rulesets
 from ..errors import BattleOddsError
 from ..results.stats import wilson
-from ..running.bounds import check_total
 from ..running.interrupt import Interrupted, check_stop, stop_requested
-from ..running.plan import check_run
-from ..running.runner import thread_count
+from ..running.plan import StudyPlan
 from ..scenario.scenario import Scenario
 from .armies import Army, Offer, all_armies, count_armies, make_offer, neighbours, starts
 from .army_battles import ArmyBattles
 from .racing import Choice, Race, TargetChoice, choose_best, choose_cheapest, looks
-from .sweep import check_looks
 from .worth import check_side
 
 if TYPE_CHECKING:
@@ -64,8 +59,8 @@ STEP_LOOKS = 16
 #: The final race of a search fights battles from this index on: fresh luck, so that
 #: its guarantee holds whatever the search saw.
 FRESH_BATTLES = 2**40
-#: ``progress(looks done, looks at most)`` of the race that chooses.
-Progress = Callable[[int, int], None]
+#: ``progress(battles done, most battles, what the race is at)`` of each race.
+Progress = Callable[[int, int, str], None]
 
 
 @dataclass
@@ -328,24 +323,28 @@ def best(
     check_side(side)
     if target is not None and not 0 < target < 1:
         raise BattleOddsError(f"--target {target}: expected a probability between 0 and 1")
-    if not 0 < confidence < 1:
-        raise BattleOddsError(f"--confidence {confidence}: expected a probability, e.g. 0.95")
     if not 0 < tolerance < 1:
         raise BattleOddsError(
             f"--tolerance {tolerance}: expected a probability above 0, e.g. 0.005"
         )
-    check_looks(battles, max_battles)
     seed = scenario.seed if seed is None else seed
-    check_run(max_battles, seed)
+    plan = StudyPlan.of(
+        seed=seed,
+        battles=battles,
+        max_battles=max_battles,
+        threads=threads,
+        executor=executor,
+        progress=progress,
+        max_total=max_total,
+        confidence=confidence,
+    )
     offer, notes = make_offer(
         ruleset, scenario.data, budget, types, costs, caps, ruleset.room(scenario, side)
     )
     candidates = count_armies(offer)
     exhaustive = candidates <= exhaustive_limit
-    check_total(*_work(offer, candidates, exhaustive, battles, max_battles), max_total)
-    with thread_count(threads):  # checks --threads
-        workers = numba.get_num_threads()
-    evaluate = ArmyBattles(scenario, side, offer, seed, workers, getattr(executor, "client", None))
+    plan.check_total(*_work(offer, candidates, exhaustive, battles, max_battles))
+    evaluate = ArmyBattles(scenario, side, offer, plan)
     searched: dict[int, tuple[int, int]] = {}
     pool: list[int] = []
     choice: Choice | TargetChoice | None = None
@@ -357,12 +356,12 @@ def best(
             pool = _search(
                 evaluate, offer, seed, confidence, tolerance, battles, max_battles, searched
             )
+        schedule = looks(battles, max_battles)
         race = Race(
             pool,
-            evaluate,
-            looks(battles, max_battles),
+            evaluate.race(pool, schedule),
+            schedule,
             first_battle=0 if exhaustive else FRESH_BATTLES,
-            on_look=progress,
         )
         if target is None:
             best_choice = choose_best(race, confidence, tolerance)
@@ -468,7 +467,7 @@ def _search(
     def race_of(armies: list[Army]) -> tuple[Race, Choice]:
         ids = _register_all(evaluate, armies)
         gathered.update(dict.fromkeys(ids))
-        race = Race(ids, evaluate, schedule)
+        race = Race(ids, evaluate.race(ids, schedule, "a search step's race"), schedule)
         try:
             return race, choose_best(race, confidence, tolerance)
         finally:

@@ -25,10 +25,8 @@ from .. import rulesets
 from ..errors import BattleOddsError
 from ..results.result import Result
 from ..results.stats import OUTCOMES, Z95, Tally
-from ..running.chunking import ChunkSizes, sized_chunks
-from ..running.interrupt import stop_requested
-from ..running.plan import DEFAULT_CHUNK, Progress, check_run
-from ..running.runner import thread_count
+from ..running.plan import DEFAULT_CHUNK, Progress, StudyPlan
+from ..running.scenarios import ScenarioBattles
 from ..scenario.scenario import Scenario
 
 if TYPE_CHECKING:
@@ -249,6 +247,30 @@ def check_comparable(a: Scenario, b: Scenario) -> None:
         )
 
 
+@dataclass
+class PairedChunk:
+    """What a chunk of battles of both scenarios says, mergeable: each one's tally, the
+    joint table of outcomes and the paired sums of every column both report."""
+
+    a: Tally
+    b: Tally
+    joint: np.ndarray
+    sums: dict[str, PairedSums]
+
+
+def paired_chunk(columns: list[dict[str, np.ndarray]]) -> PairedChunk:
+    """A chunk of battles of A and B (their outcome columns) as a :class:`PairedChunk`
+    (it runs where the battles ran: here, or on a Dask worker)."""
+    out_a, out_b = columns
+    joint = np.bincount(3 * out_a["winner"] + out_b["winner"], minlength=9).reshape(3, 3)
+    sums: dict[str, PairedSums] = {}
+    for name in out_a:
+        if name != "winner" and name in out_b:
+            diff = out_b[name].astype(np.int64) - out_a[name].astype(np.int64)
+            sums.setdefault(name, PairedSums()).add(diff)
+    return PairedChunk(Tally.of(out_a), Tally.of(out_b), joint, sums)
+
+
 def compare(
     a: Scenario,
     b: Scenario,
@@ -259,55 +281,56 @@ def compare(
     chunk: int = DEFAULT_CHUNK,
     progress: Progress | None = None,
     first: int = 0,
+    executor: Any = None,
 ) -> Comparison:
     """Run ``a`` and ``b`` on common random numbers: battle i of both uses stream i of
     ``seed``. Battles and seed default to A's scenario file. ``first``: the index of the
-    first battle, to continue a comparison (see :meth:`Comparison.merge`)."""
+    first battle, to continue a comparison (see :meth:`Comparison.merge`); ``executor``:
+    a Dask executor (:func:`simulator.running.distributed.executor_for`)."""
     battles = a.battles if battles is None else battles
     seed = a.seed if seed is None else seed
-    check_run(battles, seed)
     check_comparable(a, b)
-    prepared_a = rulesets.get(a.ruleset).prepare(a.model)
-    prepared_b = rulesets.get(b.ruleset).prepare(b.model)
-    if prepared_a.kernel != prepared_b.kernel:
-        # Different kernels draw battle i differently: pair them on the reference kernel.
-        prepared_a.use_reference_kernel()
-        prepared_b.use_reference_kernel()
+    plan = StudyPlan.of(seed=seed, battles=battles, first=first, threads=threads, executor=executor)
+    engine = ScenarioBattles(plan)
+    engine.add("a", a)
+    engine.add("b", b)
+    # Different kernels draw battle i differently: both on one kernel (two rulesets
+    # share none, and each runs its own).
+    kernel = engine.settle(["a", "b"])
+    prepared = [engine.prepared("a"), engine.prepared("b")]
     tally_a, tally_b = Tally(), Tally()
     joint = np.zeros((3, 3), np.int64)
     sums: dict[str, PairedSums] = {}
     started = time.perf_counter()
-
-    def both(at: int, count: int) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
-        return prepared_a.run(seed, at, count), prepared_b.run(seed, at, count)
-
     done = 0
-    with thread_count(threads):
-        for _, count, (out_a, out_b) in sized_chunks([(first, battles)], ChunkSizes(chunk), both):
-            tally_a = tally_a.merge(Tally.of(out_a))
-            tally_b = tally_b.merge(Tally.of(out_b))
-            joint += np.bincount(3 * out_a["winner"] + out_b["winner"], minlength=9).reshape(3, 3)
-            for name in out_a:
-                if name != "winner" and name in out_b:
-                    diff = out_b[name].astype(np.int64) - out_a[name].astype(np.int64)
-                    sums.setdefault(name, PairedSums()).add(diff)
-            done += count
-            if progress is not None:
-                progress(done, battles)
-            if stop_requested():
-                break
+    chunks = engine.tallies(["a", "b"], first, battles, paired_chunk, kernel, chunk)
+    for _, count, part in chunks:
+        tally_a, tally_b = tally_a.merge(part.a), tally_b.merge(part.b)
+        joint += part.joint
+        for name, s in part.sums.items():
+            mine = sums.setdefault(name, PairedSums())
+            mine.n, mine.total, mine.squares = (
+                mine.n + s.n,
+                mine.total + s.total,
+                mine.squares + s.squares,
+            )
+        done += count
+        if progress is not None:
+            progress(done, battles)
+    engine.close()
     seconds = time.perf_counter() - started
     results = [
         Result(
             scenario=s,
             seed=seed,
+            first=first,
             tally=t,
             kernel=p.kernel,
             notes=p.notes,
             flags=p.flags,
             seconds=seconds,
         )
-        for s, t, p in ((a, tally_a, prepared_a), (b, tally_b, prepared_b))
+        for s, t, p in ((a, tally_a, prepared[0]), (b, tally_b, prepared[1]))
     ]
     return Comparison(
         a=results[0],

@@ -4,7 +4,8 @@ For a budget B, each unit type i fields floor(B / cost_i) men with the ruleset's
 leader or setting (:meth:`Ruleset.one_type_battle`); every ordered pair of types fights,
 the diagonal too as a sanity value, and the answer is the attacker's win probability of
 each pair with its 95% Wilson interval. Every cell runs on the same seed and battle
-indices (common random numbers), through :func:`simulator.simulate`. ``settings`` go into
+indices (common random numbers) and one kernel, on the study engine
+(:mod:`simulator.running.scenarios`). ``settings`` go into
 every battle's ``[battle]`` table (:mod:`simulator.studies.one_type`).
 """
 
@@ -23,22 +24,19 @@ from ..errors import BattleOddsError, did_you_mean
 from ..results.result import Result
 from ..results.stats import Tally
 from ..rulesets import Army
-from ..running.bounds import check_total
-from ..running.interrupt import stop_requested
-from ..running.plan import ChunkExecutor
-from ..running.runner import simulate
+from ..running.plan import ChunkExecutor, StudyPlan
+from ..running.scenarios import ScenarioBattles, tally_each
 from ..scenario.costs import given_costs, read_costs_file
 from ..scenario.scenario import DEFAULT_SEED
 from .one_type import check_budget, checked_settings, one_type_scenario, settings_columns
-from .sweep import battles_of
 
 if TYPE_CHECKING:
     import pandas as pd
 
 #: Battles per cell unless told: about +-2 points of interval at p = 0.5.
 DEFAULT_BATTLES = 2_000
-#: ``progress(battles_done, battles_total)`` over every cell.
-CellProgress = Callable[[int, int], None]
+#: ``progress(battles_done, battles_total, what is done)`` over every cell.
+CellProgress = Callable[..., None]
 
 
 @dataclass(frozen=True)
@@ -183,34 +181,53 @@ def equal_cost_matrix(
             + f": raise it to at least {cheapest:g}"
             + ("" if types is None else " or leave them out of --types")
         )
-    check_total(
+    plan = StudyPlan.of(
+        seed=seed, battles=battles, threads=threads, executor=executor, max_total=max_total
+    )
+    plan.check_total(
         f"matrix: {len(chosen)} x {len(chosen)} pairs x --battles {battles:,}",
         len(chosen) ** 2 * battles,
-        max_total,
     )
     # Build (and so validate) every cell's battle before running any.
     pairs = [(Army(a, men[a]), Army(d, men[d])) for a in chosen for d in chosen]
-    scenarios = [
-        one_type_scenario(rs, attacker, defender, given, f"--budget {budget:g}")
-        for attacker, defender in pairs
-    ]
-    cells = []
-    for done, (scenario, (attacker, defender)) in enumerate(zip(scenarios, pairs, strict=True)):
-        result = simulate(
-            scenario,
-            battles,
-            seed,
-            threads=threads,
-            keep_battles=False,
-            executor=executor,
-            progress=battles_of(progress, done * battles, len(pairs) * battles),
+    engine = ScenarioBattles(plan)
+    for pair in pairs:
+        engine.add(pair, one_type_scenario(rs, *pair, given, f"--budget {budget:g}"))
+    tallies = [Tally() for _ in pairs]
+    done = 0
+    try:
+        # Every cell on one kernel and the same battles (common random numbers), all
+        # cells in each call: a cell's battles are few, and calls of one cell at a time
+        # would spend more on starting calls than on battles.
+        kernel = engine.settle(pairs)
+        for _, count, chunk in engine.tallies(pairs, 0, battles, tally_each, kernel):
+            tallies = [t.merge(c) for t, c in zip(tallies, chunk, strict=True)]
+            done += count
+            if progress is not None:
+                progress(
+                    done * len(pairs),
+                    battles * len(pairs),
+                    f"{len(pairs)} matchups side by side, {done:,} of {battles:,} battles each",
+                )
+    finally:
+        engine.close()
+    cells = [
+        Cell(
+            attacker,
+            defender,
+            Result(
+                scenario=engine.scenario((attacker, defender)),
+                seed=seed,
+                tally=tally,
+                kernel=engine.prepared((attacker, defender)).kernel,
+                notes=engine.prepared((attacker, defender)).notes,
+                flags=engine.prepared((attacker, defender)).flags,
+                partial=done < battles,
+            ),
         )
-        cells.append(Cell(attacker, defender, result))
-        if stop_requested():
-            break
-    partial = len(cells) < len(pairs) or any(c.result.partial for c in cells)
-    for scenario, (attacker, defender) in list(zip(scenarios, pairs, strict=True))[len(cells) :]:
-        cells.append(Cell(attacker, defender, Result(scenario=scenario, seed=seed, tally=Tally())))
+        for (attacker, defender), tally in zip(pairs, tallies, strict=True)
+    ]
+    partial = done < battles
     return Matrix(
         ruleset=rs.name,
         budget=budget,

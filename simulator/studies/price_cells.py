@@ -14,10 +14,18 @@ linear reading of the cells (one matchup, or a type's average over many) is comp
 block; the spread of the blocks gives its standard error with the correlation that common
 random numbers put between cells (batch means), which a binomial formula would ignore.
 
-A cell's battles run in calls of its kernel sized by time: Ctrl-C is answered between
-calls (the cell in progress is dropped and :class:`~simulator.running.interrupt.Interrupted`
-raised). The bank fights at most ``max_total`` battles in all: the search has no size
-known in advance, so ``prices`` checks a bound before it starts and the bank holds it.
+The cells run on the study engine (:mod:`simulator.running.scenarios`), in calls of
+their kernel sized by time: Ctrl-C is answered between calls (the cell in progress is
+dropped and :class:`~simulator.running.interrupt.Interrupted` raised). The bank fights at
+most ``max_total`` battles in all: the search has no size known in advance, so
+``prices`` checks a bound before it starts and the bank holds it.
+
+One kernel for every cell (the randomness contract: battle i is the same luck in every
+cell only within one kernel). The cells a search reads are not known in advance, so the
+bank's kernel is the first choice of its first cell that every cell fought so far can
+run; a cell that cannot run it (an olympia cell past the chain kernel's size limit)
+moves the bank to the next kernel they share, and the cells fought before are fought
+again on it when next read, so that the scores the search reads never mix kernels.
 """
 
 from __future__ import annotations
@@ -32,10 +40,10 @@ import numpy as np
 from .. import rulesets
 from ..errors import BattleOddsError
 from ..rulesets import Army
-from ..running.bounds import DEFAULT_MAX_TOTAL, OPTION
-from ..running.chunking import ChunkSizes, winners
-from ..running.plan import MAX_BATTLES
-from ..running.runner import thread_count
+from ..running.bounds import OPTION
+from ..running.interrupt import Interrupted
+from ..running.plan import StudyPlan
+from ..running.scenarios import ScenarioBattles, winner_column
 from .one_type import checked_settings, one_type_scenario
 
 #: Blocks of battle indices per cell, for batch-means standard errors.
@@ -87,13 +95,16 @@ class CellBank:
         progress: CellCount | None = None,
         settings: Mapping[str, Any] | None = None,
         max_total: int | None = None,
+        executor: Any = None,
     ) -> None:
         if battles < 2 * BATCHES:
             raise BattleOddsError(f"--battles {battles}: expected at least {2 * BATCHES}")
         self.ruleset = rulesets.get(ruleset, "--ruleset")
+        self.plan = StudyPlan.of(
+            seed=seed, battles=battles, threads=threads, executor=executor, max_total=max_total
+        )
         self.battles = battles
         self.seed = seed
-        self.threads = threads
         self.progress = progress
         self.settings = checked_settings(settings)
         self.starts = np.array([battles * b // BATCHES for b in range(BATCHES)])
@@ -102,12 +113,21 @@ class CellBank:
         self.sizes = sizes.astype(float)
         #: (attacker type, men, defender type, men) -> per-block net score of the attacker.
         self._scores: dict[tuple[str, int, str, int], np.ndarray] = {}
-        self.max_total = DEFAULT_MAX_TOTAL if max_total is None else max_total
-        self._sizes = ChunkSizes(MAX_BATTLES)
+        self.max_total = self.plan.max_total
+        self.engine = ScenarioBattles(self.plan)
+        #: The kernels every cell fought so far can run, the bank's kernel first.
+        self._kernels: tuple[str, ...] | None = None
+        #: Battles fought, cells fought again on a new kernel included.
+        self.fought = 0
 
     @property
     def cells(self) -> int:
         return len(self._scores)
+
+    @property
+    def kernel(self) -> str | None:
+        """The kernel of every cell (None before the first)."""
+        return None if not self._kernels else self._kernels[0]
 
     def score(self, attacker: str, a_men: int, defender: str, d_men: int) -> np.ndarray:
         """Per block: P(attacker wins) - P(defender wins) of ``a_men`` against ``d_men``.
@@ -116,32 +136,53 @@ class CellBank:
             return np.full(BATCHES, float(np.sign(a_men - d_men)))
         key = (attacker, a_men, defender, d_men)
         if key not in self._scores:
-            if (self.cells + 1) * self.battles > self.max_total:
+            if self.fought + self.battles > self.max_total:
                 raise BattleOddsError(
                     f"prices: the search needs more than {self.cells:,} pairs of counts x "
                     f"--battles {self.battles:,}, more than {OPTION} {self.max_total:,} "
                     f"battles: fewer types, budgets or battles, or raise {OPTION}"
                 )
-            self._scores[key] = self._fight(*key)
+            self._scores[key] = self._fight(key)
             if self.progress is not None:
                 self.progress(len(self._scores))
         return self._scores[key]
 
-    def _fight(self, attacker: str, a_men: int, defender: str, d_men: int) -> np.ndarray:
-        scenario = one_type_scenario(
-            self.ruleset, Army(attacker, a_men), Army(defender, d_men), self.settings
+    def _fight(self, key: tuple[str, int, str, int]) -> np.ndarray:
+        attacker, a_men, defender, d_men = key
+        self.engine.add_built(
+            key,
+            lambda: one_type_scenario(
+                self.ruleset, Army(attacker, a_men), Army(defender, d_men), self.settings
+            ),
         )
-        prepared = self.ruleset.prepare(scenario.model)
-        with thread_count(self.threads):
-            winner = winners(
-                lambda first, count: prepared.run(self.seed, first, count),
-                0,
-                self.battles,
-                self._sizes,
+        self._share_kernel(self.engine.prepared(key).kernel_choices())
+        parts = [
+            winner
+            for _, _, winner in self.engine.tallies(
+                [key], 0, self.battles, winner_column, self.kernel
             )
+        ]
+        self.engine.forget(key)  # the cell's scores are kept, not its tables
+        winner = parts[0] if len(parts) == 1 else np.concatenate(parts)
+        if len(winner) < self.battles:
+            raise Interrupted  # Ctrl-C: the cell in progress is dropped
+        self.fought += self.battles
         attacker_won = np.add.reduceat((winner == 0).astype(np.int64), self.starts)
         defender_won = np.add.reduceat((winner == 1).astype(np.int64), self.starts)
         return (attacker_won - defender_won) / self.sizes
+
+    def _share_kernel(self, choices: tuple[str, ...]) -> None:
+        """Keep the kernels a new cell can run among the bank's; when the bank's kernel is
+        not one of them, forget the cells fought on it (they are fought again)."""
+        if self._kernels is None:
+            self._kernels = choices
+            return
+        shared = tuple(name for name in self._kernels if name in choices)
+        if not shared:  # pragma: no cover - every cell of a ruleset runs its reference
+            raise BattleOddsError(f"{self.ruleset.name}: cells with no kernel in common")
+        if shared[0] != self._kernels[0]:
+            self._scores.clear()
+        self._kernels = shared
 
     def side_score(
         self, me: str, my_men: float, other: str, other_men: float, role: str

@@ -91,13 +91,15 @@ def fair_prices(
     progress: CellCount | None = None,
     settings: Mapping[str, Any] | None = None,
     max_total: int | None = None,
+    executor: Any = None,
 ) -> Prices:
     """The fair price list of ``types`` (default: every type that can fight alone) in units
     of ``base`` (default: the first type), over ``budgets``; ``costs`` (a mapping or a
     ``--costs`` file) are the starting prices (default: the unit table's); ``settings``
     (``{"rules": "engine"}``) go into every battle's ``[battle]`` table; ``max_total``:
     the most battles in all (default
-    :data:`simulator.running.bounds.DEFAULT_MAX_TOTAL`)."""
+    :data:`simulator.running.bounds.DEFAULT_MAX_TOTAL`); ``executor``: a Dask executor
+    (:func:`simulator.running.distributed.executor_for`)."""
     rs = rulesets.get(ruleset, "--ruleset")
     table = rs.unit_costs()
     if costs is not None:
@@ -148,6 +150,7 @@ def fair_prices(
         progress=progress,
         max_total=max_total,
         settings=settings,
+        executor=executor,
     )
     search = _Search(bank, chosen, spend, base, start)
     found: dict[str, TypePrice] = {}
@@ -159,6 +162,8 @@ def fair_prices(
             found[t] = search.price_of(t, z)
     except Interrupted:
         pass
+    finally:
+        bank.engine.close()
     partial = len(found) < len(chosen)
     answer = {t: found.get(t) or _without_interval(t, search.prices[t]) for t in chosen}
     converged, sweeps, evaluations, residual = solved or (False, 0, 0, math.nan)

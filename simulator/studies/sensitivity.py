@@ -93,6 +93,7 @@ def sensitivity(
     threads: int | None = None,
     progress: PointProgress | None = None,
     max_total: int | None = None,
+    executor: Any = None,
 ) -> Sensitivity:
     """Each knob one step down and up (``count_step`` men, ``rating_step`` of a rating,
     rounded to the field's resolution and at least one step of it), each against the
@@ -160,6 +161,7 @@ def sensitivity(
                         battles,
                         seed,
                         threads=threads,
+                        executor=executor,
                         progress=battles_of(progress, len(result.rows) * battles, total * battles),
                     )
                     result.partial = result.partial or comparison.partial

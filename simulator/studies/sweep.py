@@ -22,12 +22,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from .. import rulesets
 from ..errors import BattleOddsError
 from ..results.result import Result
-from ..results.stats import OUTCOMES, wilson
+from ..results.stats import OUTCOMES, Tally, wilson
 from ..running.bounds import check_total
 from ..running.interrupt import Interrupted, check_stop, stop_requested
-from ..running.plan import DEFAULT_MAX_BATTLES, ChunkExecutor
+from ..running.plan import DEFAULT_MAX_BATTLES, ChunkExecutor, StudyPlan
 from ..running.precision import simulate_to_precision
 from ..running.runner import simulate
+from ..running.scenarios import ScenarioBattles, tally_each
 from ..scenario.scenario import Scenario
 
 if TYPE_CHECKING:
@@ -224,21 +225,11 @@ def sweep(
     points = list(product(*(v.values for v in varies)))
     # Build (and so validate) every point before running any: a bad value fails at once.
     scenarios = [point(scenario, varies, values) for values in points]
-    results = []
-    for done, at in enumerate(scenarios):
-        if precision is None:
-            results.append(
-                simulate(
-                    at,
-                    each,
-                    seed,
-                    threads=threads,
-                    keep_battles=False,
-                    executor=executor,
-                    progress=battles_of(progress, done * each, size * each),
-                )
-            )
-        else:
+    if precision is None:
+        results = _fixed_points(scenarios, each, seed, threads, executor, progress, max_total)
+    else:
+        results = []
+        for done, at in enumerate(scenarios):
             results.append(
                 simulate_to_precision(
                     at,
@@ -250,12 +241,57 @@ def sweep(
                     executor=executor,
                 )
             )
-        if progress is not None and precision is not None:
-            progress(done + 1, len(scenarios))
-        if stop_requested():
-            break
+            if progress is not None:
+                progress(done + 1, len(scenarios))
+            if stop_requested():
+                break
     partial = len(results) < len(points) or any(r.partial for r in results)
     return Sweep(scenario, varies, outcome, points[: len(results)], results, partial)
+
+
+def _fixed_points(
+    scenarios: list[Scenario],
+    battles: int,
+    seed: int,
+    threads: int | None,
+    executor: Any,
+    progress: PointProgress | None,
+    max_total: int | None,
+) -> list[Result]:
+    """Battles 0 .. ``battles`` - 1 of each point, point after point, on the study
+    engine: one kernel for every point (common random numbers), each point prepared
+    once; the points done when Ctrl-C stops (the last one partial)."""
+    plan = StudyPlan.of(
+        seed=seed, battles=battles, threads=threads, executor=executor, max_total=max_total
+    )
+    keys = list(range(len(scenarios)))
+    results = []
+    with ScenarioBattles(plan) as engine:
+        for key, at in zip(keys, scenarios, strict=True):
+            engine.add(key, at)
+        kernel = engine.settle(keys)
+        for key in keys:
+            tally, done = Tally(), 0
+            for _, count, (part,) in engine.tallies([key], 0, battles, tally_each, kernel):
+                tally, done = tally.merge(part), done + count
+                if progress is not None:
+                    progress(key * battles + done, len(keys) * battles)
+            prepared = engine.prepared(key)
+            results.append(
+                Result(
+                    scenario=scenarios[key],
+                    seed=seed,
+                    tally=tally,
+                    kernel=prepared.kernel,
+                    notes=prepared.notes,
+                    flags=prepared.flags,
+                    partial=done < battles,
+                )
+            )
+            engine.forget(key)
+            if stop_requested():
+                break
+    return results
 
 
 @dataclass

@@ -226,6 +226,7 @@ def worth(
     threads: int | None = None,
     progress: PointProgress | None = None,
     max_total: int | None = None,
+    executor: Any = None,
 ) -> Worth:
     """How many men of type ``in_`` added to ``side`` win at least as often as ``add``
     (``"1 knight"`` or ``(1, "knight")``); see the module docstring for the search."""
@@ -272,7 +273,9 @@ def worth(
         with_n = reinforced(scenario, side, other, n, f"+{n} {other}")
 
         def run(done: int, battles: int) -> Comparison:
-            return compare(with_x, with_n, battles, seed, threads=threads, first=done)
+            return compare(
+                with_x, with_n, battles, seed, threads=threads, first=done, executor=executor
+            )
 
         def decided(c: Comparison) -> bool:
             d = c.win(side, z)

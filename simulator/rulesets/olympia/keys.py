@@ -15,8 +15,15 @@ from ..keys import COST
 TERRAINS = ("land", "swamp", "ship")
 WEATHERS = ("wind", "rain")
 STRIKE_ORDERS = ("random", "alternating")
-#: Kernels (see prepare.py): ``auto`` picks the faster one for the battle.
-KERNEL_CHOICES = ("auto", "strike", "skip", "chain")
+#: The kernels, the one list of their names (prepare.py's ``KERNEL_RUNS`` runs each):
+#: ``strike`` draws every strike (the reference); ``skip`` draws the strikes until the
+#: next change and which change it is (kernels/olympia_skip.py); ``chain`` does the same
+#: through a table of the battle's Markov chain computed once (kernels/olympia_chain.py):
+#: the same distribution of every outcome, at a cost that grows with the kills rather
+#: than the strikes, and for ``chain`` without recomputing any chance.
+KERNELS = ("strike", "skip", "chain")
+#: What a scenario may ask for: a kernel, or ``auto`` (the faster one for the battle).
+KERNEL_CHOICES = ("auto", *KERNELS)
 STRUCTURES = tuple(package_toml(__package__)["structures"])
 MAX_RATING = 10_000
 MAX_MEN = 100_000

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -9,17 +10,15 @@ import numpy as np
 from kernels import olympia as k
 from kernels import olympia_chain, olympia_skip
 
-from ...errors import BattleOddsError
+from ...errors import BattleOddsError, did_you_mean
 from ..base import Prepared
+from .keys import KERNELS
 from .model import SIDES, Battle, Ratings, weathered
 from .space import Layout, layout, positions, reachable_bound
 
-#: ``strike`` draws every strike (the reference); ``skip`` draws the strikes until the
-#: next change and which change it is (kernels/olympia_skip.py); ``chain`` does the same
-#: through a table of the battle's Markov chain computed once (kernels/olympia_chain.py):
-#: the same distribution of every outcome, at a cost that grows with the kills rather
-#: than the strikes, and for ``chain`` without recomputing any chance.
-KERNELS = ("strike", "skip", "chain")
+#: The reference kernel: every battle can run it, and a group of scenarios whose choices
+#: have no other kernel in common runs on it.
+REFERENCE_KERNEL = "strike"
 #: What ``auto`` runs when the chain's table is over budget or the order is
 #: ``alternating``: ``skip``, faster than ``strike`` on every battle measured, from a noble
 #: a side to 19,000 men (benchmarks/run.py prints every kernel and the pick on each
@@ -283,41 +282,85 @@ class OlympiaPrepared(Prepared):
             self._chain_built = True
         return self._chain
 
-    def use_reference_kernel(self) -> None:
-        self.kernel = "strike"
+    def kernel_choices(self) -> tuple[str, ...]:
+        """The kernels that can run this battle, the one it runs first: a kernel the
+        scenario names, or after ``auto``'s choice the others that can run it, faster
+        first (``chain`` only where its table fits); the reference kernel last."""
+        if self.battle.kernel != "auto":
+            return tuple(dict.fromkeys((self.battle.kernel, REFERENCE_KERNEL)))
+        able = ("chain", AUTO_KERNEL) if self.chain_table() is not None else (AUTO_KERNEL,)
+        return tuple(dict.fromkeys((self.kernel, *able, REFERENCE_KERNEL)))
+
+    def use_kernel(self, name: str) -> None:
+        """Run ``name`` from now on (a group's common kernel: Prepared.use_kernel)."""
+        kernel_run(name)  # an unknown name is an error, never another kernel
+        if name == "chain" and self.chain_table() is None:
+            raise BattleOddsError(
+                f'kernel "chain": {chain_refusal(self.arrays) or "its table is over budget"}'
+            )
+        self.kernel = name
 
     def run_matrix(
         self, seed: int, first: int, count: int, kernel: str | None = None
     ) -> np.ndarray:
-        a = self.arrays
-        out = np.zeros((count, a.n_columns), np.int64)
+        out = np.zeros((count, self.arrays.n_columns), np.int64)
         if not count:
             return out
-        chosen = kernel or self.kernel
-        if chosen == "chain":
-            table = self.chain_table()
-            if table is None:
-                raise BattleOddsError(
-                    f'kernel = "chain": {chain_refusal(a) or "its table is over budget"}; '
-                    'use "skip" or "auto"'
-                )
-            space = table.space
-            olympia_chain.chain_battles(
-                a.groups,
-                a.sides,
-                (space.radix, space.stride, space.sradix, space.sstride),
-                (table.code, table.ends, table.scale, table.cum, table.to),
-                table.once,
-                float(table.p_change[0]),
-                np.uint64(seed),
-                first,
-                out,
-            )
-        else:
-            run = olympia_skip.skip_battles if chosen == "skip" else k.strike_battles
-            run(a.groups, a.survive, a.sides, a.order, np.uint64(seed), first, out)
+        kernel_run(kernel or self.kernel)(self, np.uint64(seed), first, out)
         return out
 
     def run(self, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
         out = self.run_matrix(seed, first, count)
         return {name: out[:, col] for name, col in self.columns.items()}
+
+
+#: How a kernel runs battles: ``run(prepared, seed, first, out)`` fills ``out``'s rows.
+KernelRun = Callable[[OlympiaPrepared, np.uint64, int, np.ndarray], None]
+
+
+def _run_strike(prepared: OlympiaPrepared, seed: np.uint64, first: int, out: np.ndarray) -> None:
+    a = prepared.arrays
+    k.strike_battles(a.groups, a.survive, a.sides, a.order, seed, first, out)
+
+
+def _run_skip(prepared: OlympiaPrepared, seed: np.uint64, first: int, out: np.ndarray) -> None:
+    a = prepared.arrays
+    olympia_skip.skip_battles(a.groups, a.survive, a.sides, a.order, seed, first, out)
+
+
+def _run_chain(prepared: OlympiaPrepared, seed: np.uint64, first: int, out: np.ndarray) -> None:
+    a = prepared.arrays
+    table = prepared.chain_table()
+    if table is None:
+        raise BattleOddsError(
+            f'kernel = "chain": {chain_refusal(a) or "its table is over budget"}; '
+            'use "skip" or "auto"'
+        )
+    space = table.space
+    olympia_chain.chain_battles(
+        a.groups,
+        a.sides,
+        (space.radix, space.stride, space.sradix, space.sstride),
+        (table.code, table.ends, table.scale, table.cum, table.to),
+        table.once,
+        float(table.p_change[0]),
+        seed,
+        first,
+        out,
+    )
+
+
+#: The kernel table: what runs each name of keys.KERNELS (the one list of the names).
+KERNEL_RUNS: dict[str, KernelRun] = {"strike": _run_strike, "skip": _run_skip, "chain": _run_chain}
+if tuple(KERNEL_RUNS) != KERNELS:  # pragma: no cover - a table out of step with the names
+    raise ImportError(f"olympia's kernel table {tuple(KERNEL_RUNS)} is not keys.KERNELS {KERNELS}")
+
+
+def kernel_run(name: str) -> KernelRun:
+    """What runs the kernel ``name``; an unknown name is an error naming the kernels."""
+    if name not in KERNEL_RUNS:
+        raise BattleOddsError(
+            f"kernel {name!r}: expected one of {', '.join(KERNELS)}"
+            + did_you_mean(name, KERNELS, False)
+        )
+    return KERNEL_RUNS[name]

@@ -1,0 +1,344 @@
+"""Battles of many scenarios on one seed: the engine of every study.
+
+A study asks questions of many scenarios (armies of ``best``, cells of ``prices`` and
+``matrix``, the two sides of ``compare``) on the same battles: battle ``i`` of every
+scenario runs on stream ``i`` of one seed (common random numbers). The engine keeps, for
+the whole study:
+
+* each scenario built once and prepared once, in a cache keyed by what changes from
+  one scenario to the next (an army, a pair of counts: the caller's key);
+* one kernel for every group of scenarios that must draw battle ``i`` alike (a race, a
+  comparison, a study's cells), by one rule (:func:`simulator.rulesets.base.common_kernel`):
+  two olympia scenarios either side of the chain kernel's size limit would otherwise
+  run different kernels and the common random numbers would be lost;
+* calls of the kernels sized by time (:mod:`simulator.running.chunking`), so Ctrl-C is
+  answered between them with :class:`~simulator.running.interrupt.Interrupted`;
+* threads of this process, or a Dask cluster, through one worker path
+  (:func:`simulator.running.distributed.scenario_columns`: a worker keeps one cache of
+  prepared scenarios, as this process does).
+
+Two ways to ask: :meth:`ScenarioBattles.wins` (which battles of a range each scenario's
+side won: the races) and :meth:`ScenarioBattles.tallies` (mergeable per-chunk summaries
+of a range of battles of a group: everything else).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed, wait
+from typing import Any, TypeVar
+
+import numba
+import numpy as np
+
+from .. import rulesets
+from ..results.stats import Tally
+from ..rulesets.base import Prepared, use_common_kernel
+from ..scenario.scenario import Scenario
+from .chunking import GROWTH, ChunkSizes, sized_chunks
+from .interrupt import Interrupted, check_stop, stop_requested
+from .plan import DEFAULT_CHUNK, StudyPlan
+from .runner import thread_count
+
+#: Scenarios per Dask task of :meth:`ScenarioBattles.wins`.
+TASK_SCENARIOS = 32
+#: Outcome columns of one chunk of battles of a group: one dict of columns per scenario.
+Columns = list[dict[str, np.ndarray]]
+T = TypeVar("T")
+
+
+class ScenarioBattles:
+    """Battles of many scenarios on the seed of ``plan`` (of any rulesets: a group of
+    two rulesets shares no kernel, and each runs its own).
+
+    Scenarios are added under a key (:meth:`add`, or :meth:`add_built` for one built on
+    first use from others); each is validated when added and prepared at its first
+    battles. ``kernel_seconds`` counts the time inside the kernels (all threads) and
+    ``battles`` the battles fought (each scenario's counted)."""
+
+    def __init__(self, plan: StudyPlan) -> None:
+        self.plan = plan
+        self.seed = plan.seed
+        self.client: Any = getattr(plan.executor, "client", None)
+        with thread_count(plan.threads):  # checks the count
+            self.workers = numba.get_num_threads()
+        self._scenarios: dict[Hashable, Scenario] = {}
+        self._prepared: dict[Hashable, Prepared] = {}
+        self._pool: ThreadPoolExecutor | None = None
+        #: Each scenario's call sizes; a new one starts near the last one's (the
+        #: scenarios of a study are alike), a quarter of it in case it is larger.
+        self._sizes: dict[Hashable, ChunkSizes] = {}
+        self._last_size = 1
+        self.kernel_seconds = 0.0
+        self.battles = 0
+        #: Called (in the calling thread) each time battles are done: a study's progress.
+        self.on_battles: Callable[[], None] | None = None
+
+    def __enter__(self) -> ScenarioBattles:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
+
+    # -- the scenarios -------------------------------------------------------------
+
+    def add(self, key: Hashable, scenario: Scenario) -> Hashable:
+        """Keep ``scenario`` under ``key`` (a key added before keeps its scenario)."""
+        self._scenarios.setdefault(key, scenario)
+        return key
+
+    def add_built(self, key: Hashable, build: Callable[[], Scenario]) -> Scenario:
+        """The scenario of ``key``, built by ``build`` (and so checked) the first time."""
+        if key not in self._scenarios:
+            self._scenarios[key] = build()
+        return self._scenarios[key]
+
+    def __contains__(self, key: Hashable) -> bool:
+        return key in self._scenarios
+
+    def scenario(self, key: Hashable) -> Scenario:
+        return self._scenarios[key]
+
+    def prepared(self, key: Hashable) -> Prepared:
+        """The scenario of ``key`` prepared, once."""
+        if key not in self._prepared:
+            scenario = self._scenarios[key]
+            self._prepared[key] = rulesets.get(scenario.ruleset).prepare(scenario.model)
+            self._sizes[key] = ChunkSizes(DEFAULT_CHUNK, max(1, self._last_size // GROWTH))
+        return self._prepared[key]
+
+    def forget(self, key: Hashable) -> None:
+        """Drop the prepared scenario of ``key`` (its tables), keeping its scenario: a
+        study that keeps what the battles said needs no more of them."""
+        self._prepared.pop(key, None)
+
+    def settle(self, keys: Sequence[Hashable]) -> str | None:
+        """The one kernel of the group ``keys`` (the randomness contract: battle i is the
+        same battle only within one kernel), set on each of them; hand it to
+        :meth:`wins` and :meth:`tallies` of the group, which set it again (a scenario may
+        belong to several groups)."""
+        return use_common_kernel([self.prepared(k) for k in keys])
+
+    def _on(self, key: Hashable, kernel: str | None) -> Prepared:
+        prepared = self.prepared(key)
+        if kernel is not None and prepared.kernel != kernel:
+            prepared.use_kernel(kernel)
+        return prepared
+
+    # -- the races -----------------------------------------------------------------
+
+    def wins(
+        self, keys: Sequence[Hashable], outcome: int, first: int, count: int, kernel: str | None
+    ) -> np.ndarray:
+        """A ``count x len(keys)`` bool array: True where battle ``first + row`` of the
+        scenario of the column ended with ``outcome`` (0 attacker, 1 defender won).
+
+        Each scenario's battles run in calls sized by time; the scenarios side by side on
+        the plan's threads, each kernel on one thread (a kernel's own threads would meet
+        at a barrier at every call of a few thousand battles, which on a busy machine
+        costs more than the battles), or in tasks of TASK_SCENARIOS on the cluster.
+        Raises :class:`Interrupted` within about a second of Ctrl-C."""
+        check_stop()
+        keys = list(keys)
+        if self.client is None:
+            return self._wins_here(keys, outcome, first, count, kernel)
+        won = self._wins_on_cluster(keys, outcome, first, count, kernel)
+        self._done(count * len(keys))
+        return won
+
+    def _done(self, battles: int) -> None:
+        self.battles += battles
+        if self.on_battles is not None:
+            self.on_battles()
+
+    def _wins_here(
+        self, keys: list[Hashable], outcome: int, first: int, count: int, kernel: str | None
+    ) -> np.ndarray:
+        prepared = [self._on(k, kernel) for k in keys]
+
+        def block(column: int) -> float:
+            started = time.perf_counter()
+            run, sizes = prepared[column].run, self._sizes[keys[column]]
+            at = 0
+            for _, n, winner in sized_chunks(
+                [(first, count)], sizes, lambda a, n: _checked(run, self.seed, a, n)["winner"]
+            ):
+                np.equal(winner, outcome, out=won[at : at + n, column])
+                at += n
+            self._last_size = sizes.size
+            return time.perf_counter() - started
+
+        won = np.empty((count, len(keys)), bool)
+        if self.workers > 1 and len(keys) > 1:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(
+                    self.workers, initializer=numba.set_num_threads, initargs=(1,)
+                )
+            blocks = [self._pool.submit(block, c) for c in range(len(keys))]
+            try:
+                for finished in as_completed(blocks):
+                    self.kernel_seconds += finished.result()
+                    self._done(count)
+            except BaseException:
+                # At Ctrl-C the blocks raise Interrupted at their next call: the ones not
+                # begun are left, the others end within a call.
+                for pending in blocks:
+                    pending.cancel()
+                wait(blocks)
+                raise
+        else:
+            with thread_count(1 if len(keys) > 1 else self.plan.threads):
+                for column in range(len(keys)):
+                    self.kernel_seconds += block(column)
+                    self._done(count)
+        return won
+
+    def _wins_on_cluster(
+        self, keys: list[Hashable], outcome: int, first: int, count: int, kernel: str | None
+    ) -> np.ndarray:
+        from .distributed import RETRIES, scenario_columns
+
+        groups = [keys[i : i + TASK_SCENARIOS] for i in range(0, len(keys), TASK_SCENARIOS)]
+        futures = [
+            self.client.submit(
+                scenario_columns,
+                [self._task_scenario(k) for k in group],
+                kernel,
+                self.seed,
+                first,
+                count,
+                outcome,
+                pure=False,
+                retries=RETRIES,
+            )
+            for group in groups
+        ]
+        packed = self._gather(futures)
+        return np.concatenate(
+            [np.unpackbits(p, axis=0, count=count).astype(bool) for p in packed], axis=1
+        )
+
+    def _task_scenario(self, key: Hashable) -> tuple[str, str]:
+        """What a worker needs of a scenario: its ruleset and canonical data."""
+        scenario = self._scenarios[key]
+        return scenario.ruleset, scenario.canonical
+
+    def _gather(self, futures: list[Any]) -> list[Any]:
+        """The futures' answers, waited for in short naps: Ctrl-C cancels them."""
+        while not all(future.done() for future in futures):
+            if stop_requested():
+                self.client.cancel(futures)
+                raise Interrupted
+            time.sleep(0.05)
+        return list(self.client.gather(futures))
+
+    # -- mergeable tallies ---------------------------------------------------------
+
+    def tallies(
+        self,
+        keys: Sequence[Hashable],
+        first: int,
+        count: int,
+        summarise: Callable[[Columns], T],
+        kernel: str | None,
+        chunk: int = DEFAULT_CHUNK,
+    ) -> Iterator[tuple[int, int, T]]:
+        """``(first, count, summarise(columns))`` of chunks of battles ``first ..
+        first + count - 1`` of every scenario of ``keys``, in battle order: a chunk runs
+        the same battles of each scenario and ``summarise`` turns their outcome columns
+        into something mergeable (a :class:`~simulator.results.stats.Tally` each, a
+        comparison's paired sums), where the battles ran (here or on a worker:
+        ``summarise`` must then be a module-level function). Calls are sized by time (as
+        the group's first scenario's calls were), at most ``chunk`` battles; the iterator
+        ends early once Ctrl-C asked to stop."""
+        keys = list(keys)
+        if self.client is not None:
+            yield from self._tallies_on_cluster(keys, first, count, summarise, kernel, chunk)
+            return
+        prepared = [self._on(k, kernel) for k in keys]
+        sizes = self._sizes[keys[0]]
+        sizes.cap = min(sizes.cap, chunk)
+
+        def run(at: int, n: int) -> T:
+            started = time.perf_counter()
+            columns = [p.run(self.seed, at, n) for p in prepared]
+            self.kernel_seconds += time.perf_counter() - started
+            return summarise(columns)
+
+        with thread_count(self.plan.threads):
+            for at, n, summary in sized_chunks([(first, count)], sizes, run):
+                self._done(n * len(keys))
+                self._last_size = sizes.size
+                yield at, n, summary
+                if stop_requested():
+                    return
+
+    def _tallies_on_cluster(
+        self,
+        keys: list[Hashable],
+        first: int,
+        count: int,
+        summarise: Callable[[Columns], T],
+        kernel: str | None,
+        chunk: int,
+    ) -> Iterator[tuple[int, int, T]]:
+        """Chunks as Dask tasks, a few per worker thread in flight, handed on in battle
+        order; sized by the time the workers measure."""
+        from .distributed import IN_FLIGHT_PER_THREAD, RETRIES, scenario_summary
+
+        canonicals = [self._task_scenario(k) for k in keys]
+        sizes = ChunkSizes(chunk)
+        threads = max(1, sum(self.client.nthreads().values()))
+        at, end = first, first + count
+        in_flight: list[tuple[Any, int, int]] = []
+        try:
+            while (at < end or in_flight) and not stop_requested():
+                while at < end and len(in_flight) < IN_FLIGHT_PER_THREAD * threads:
+                    n = sizes.next(end - at)
+                    future = self.client.submit(
+                        scenario_summary,
+                        *(canonicals, kernel, self.seed, at, n, summarise),
+                        pure=False,
+                        retries=RETRIES,
+                    )
+                    in_flight.append((future, at, n))
+                    at += n
+                future, chunk_first, n = in_flight[0]
+                if not future.done():
+                    time.sleep(0.05)
+                    continue
+                in_flight.pop(0)
+                summary, seconds = future.result()
+                sizes.timed(n, seconds)
+                self.kernel_seconds += seconds
+                self._done(n * len(keys))
+                yield chunk_first, n, summary
+        finally:
+            if in_flight:
+                self.client.cancel([f for f, _, _ in in_flight])
+
+
+def tally_each(columns: Columns) -> list[Tally]:
+    """Each scenario's :class:`~simulator.results.stats.Tally` of a chunk (a
+    :meth:`ScenarioBattles.tallies` summary)."""
+    return [Tally.of(c) for c in columns]
+
+
+def winner_column(columns: Columns) -> np.ndarray:
+    """The ``winner`` column of a group of one (a :meth:`ScenarioBattles.tallies`
+    summary)."""
+    return columns[0]["winner"]
+
+
+def _checked(
+    run: Callable[[int, int, int], Mapping[str, np.ndarray]], seed: int, first: int, count: int
+) -> Mapping[str, np.ndarray]:
+    """A kernel call, unless Ctrl-C asked to stop (then :class:`Interrupted`)."""
+    check_stop()
+    return run(seed, first, count)

@@ -1,0 +1,83 @@
+"""Kernel choice by one table: the names listed once (olympia's keys.KERNELS), every
+name run by its own kernel, an unknown name an error (never the strike kernel), and one
+kernel for a group of scenarios that must draw battle i alike."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import simulator
+from simulator import rulesets
+from simulator.errors import BattleOddsError
+from simulator.rulesets.base import common_kernel, use_common_kernel
+from simulator.rulesets.olympia import keys
+from simulator.rulesets.olympia.prepare import KERNEL_RUNS, REFERENCE_KERNEL
+
+SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
+SMALL = ("noble, 10 soldier", "noble, 10 pikeman")
+#: Over the chain kernel's size limit: ``auto`` runs skip.
+LARGE = ("noble, 3000 soldier", "noble, 3000 pikeman")
+
+
+def prepared(*armies: str, **battle: str):
+    scenario = simulator.inline_scenario("olympia", *armies, **battle)
+    return rulesets.get("olympia").prepare(scenario.model)
+
+
+def test_the_kernel_table_runs_exactly_the_listed_names() -> None:
+    assert tuple(KERNEL_RUNS) == keys.KERNELS
+    assert ("auto", *keys.KERNELS) == keys.KERNEL_CHOICES
+    assert REFERENCE_KERNEL in keys.KERNELS
+
+
+def test_an_unknown_kernel_is_an_error_not_the_strike_kernel() -> None:
+    battle = prepared(*SMALL)
+    with pytest.raises(BattleOddsError, match=r"kernel 'skipp'.*did you mean 'skip'"):
+        battle.run_matrix(1, 0, 10, "skipp")
+    with pytest.raises(BattleOddsError, match="kernel 'fast'"):
+        battle.use_kernel("fast")
+
+
+def test_each_name_runs_its_own_kernel() -> None:
+    """Different kernels draw battle i differently: three names, three sets of battles
+    (were a name to fall back on another kernel, two would be equal)."""
+    battle = prepared(*SMALL)
+    runs = {name: battle.run_matrix(5, 0, 400, name) for name in keys.KERNELS}
+    names = list(runs)
+    for i, a in enumerate(names):
+        for b in names[i + 1 :]:
+            assert not np.array_equal(runs[a], runs[b]), (a, b)
+
+
+def test_a_group_shares_the_fastest_kernel_all_can_run() -> None:
+    small, large = prepared(*SMALL), prepared(*LARGE)
+    assert small.kernel == "chain" and large.kernel == "skip"
+    # Not the reference kernel: every battle can run skip.
+    assert common_kernel([small, large]) == common_kernel([large, small]) == "skip"
+    assert common_kernel([small, prepared(*SMALL)]) == "chain"
+    named = prepared(*SMALL, kernel="chain"), prepared(*SMALL, kernel="skip")
+    assert common_kernel(named) == REFERENCE_KERNEL  # named kernels with nothing else shared
+    assert use_common_kernel([small, large]) == "skip"
+    assert small.kernel == large.kernel == "skip"
+
+
+def test_scenarios_of_rulesets_with_no_kernel_in_common_keep_theirs() -> None:
+    blocks = simulator.load_scenario(sorted(SCENARIOS.glob("blocks/*.toml"))[0])
+    dice = rulesets.get("blocks").prepare(blocks.model)
+    small = prepared(*SMALL)
+    assert common_kernel([small, dice]) is None
+    use_common_kernel([small, dice])
+    assert (small.kernel, dice.kernel) == ("chain", "dice")
+
+
+def test_compare_pairs_a_chain_and_a_skip_scenario_on_skip() -> None:
+    a = simulator.inline_scenario("olympia", *SMALL)
+    b = simulator.inline_scenario("olympia", *LARGE)
+    result = simulator.compare(a, b, 20, 2)
+    assert result.a.kernel == result.b.kernel == "skip"
+    same = simulator.compare(a, a, 300, 2)
+    assert same.a.kernel == same.b.kernel == "chain"
+    assert same.joint[0, 1] == same.joint[1, 0] == 0

@@ -1,0 +1,208 @@
+"""The study engine (simulator.running.scenarios) and every study on it: the same answer
+on one thread, on two and on a local Dask cluster (the randomness contract: battle i of
+a seed is the same battle wherever it runs); one kernel for a group; the plan's checks
+said with the parameter's name, and with its flag on the command line."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+import simulator
+from simulator.cli import app
+from simulator.errors import BattleOddsError
+from simulator.running.plan import PlanError, StudyPlan
+from simulator.running.scenarios import ScenarioBattles, tally_each
+
+SMALL = ("noble, 10 soldier", "noble, 10 pikeman")
+#: Over the chain kernel's size limit: ``auto`` runs skip on it alone.
+LARGE = ("noble, 3000 soldier", "noble, 3000 pikeman")
+
+
+def without_times(answer: Any) -> Any:
+    """A study's JSON answer without its timings (which differ from run to run)."""
+    if isinstance(answer, dict):
+        return {k: without_times(v) for k, v in answer.items() if "seconds" not in k}
+    if isinstance(answer, list):
+        return [without_times(v) for v in answer]
+    return answer
+
+
+def _compare(**how: Any) -> dict[str, Any]:
+    a = simulator.inline_scenario("olympia", *SMALL)
+    b = simulator.inline_scenario("olympia", "noble, 10 soldier", "noble, 11 pikeman")
+    return simulator.compare(a, b, 3_000, 4, **how).to_dict()
+
+
+def _matrix(**how: Any) -> dict[str, Any]:
+    return simulator.matrix("blocks", 3, battles=500, seed=2, **how).to_dict()
+
+
+def _sweep(**how: Any) -> dict[str, Any]:
+    scenario = simulator.inline_scenario("olympia", *SMALL)
+    return simulator.sweep(scenario, ["attacker.soldier=8..12:2"], 1_000, 3, **how).to_dict()
+
+
+def _best(**how: Any) -> dict[str, Any]:
+    scenario = simulator.inline_scenario("olympia", "noble", "noble, 4 pikeman")
+    return simulator.best(
+        scenario,
+        budget=5,
+        types=("soldier", "knight"),
+        costs={"soldier": 1, "knight": 3},
+        battles=500,
+        max_battles=4_000,
+        tolerance=0.02,
+        seed=5,
+        **how,
+    ).to_dict()
+
+
+def _prices(**how: Any) -> dict[str, Any]:
+    from simulator.studies.prices import fair_prices
+
+    return fair_prices(
+        "olympia", "soldier,pikeman", budgets="6", battles=200, seed=7, **how
+    ).to_dict()
+
+
+def _worth(**how: Any) -> dict[str, Any]:
+    scenario = simulator.inline_scenario("olympia", *SMALL)
+    return simulator.worth(
+        scenario,
+        add="1 knight",
+        in_="soldier",
+        seed=3,
+        first_battles=500,
+        max_battles=2_000,
+        max_n=6,
+        **how,
+    ).to_dict()
+
+
+def _sensitivity(**how: Any) -> dict[str, Any]:
+    scenario = simulator.inline_scenario("olympia", *SMALL)
+    return simulator.sensitivity(scenario, 600, 3, **how).to_dict()
+
+
+STUDIES: dict[str, Callable[..., dict[str, Any]]] = {
+    "compare": _compare,
+    "matrix": _matrix,
+    "sweep": _sweep,
+    "best": _best,
+    "prices": _prices,
+    "worth": _worth,
+    "sensitivity": _sensitivity,
+}
+
+
+@pytest.fixture(scope="module")
+def dask_executor() -> Iterator[Any]:
+    pytest.importorskip("distributed")
+    from simulator.running.distributed import executor_for
+
+    with executor_for("local:2") as executor:
+        yield executor
+
+
+@pytest.mark.parametrize("study", STUDIES)
+def test_the_same_answer_on_one_and_two_threads_and_on_dask(study: str, dask_executor: Any):
+    run = STUDIES[study]
+    one = without_times(run(threads=1))
+    assert without_times(run(threads=2)) == one
+    assert without_times(run(executor=dask_executor)) == one
+
+
+def test_a_group_runs_on_one_kernel_across_the_chain_limit() -> None:
+    """Two scenarios either side of the chain kernel's limit: each alone runs its own
+    kernel, together both run skip, and battle i of the small one is the battle it is
+    on skip alone (the group's answer is the skip kernel's)."""
+    plan = StudyPlan.of(seed=9, battles=50)
+    with ScenarioBattles(plan) as engine:
+        engine.add("small", simulator.inline_scenario("olympia", *SMALL))
+        engine.add("large", simulator.inline_scenario("olympia", *LARGE))
+        assert engine.prepared("small").kernel == "chain"
+        assert engine.prepared("large").kernel == "skip"
+        kernel = engine.settle(["small", "large"])
+        assert kernel == "skip"
+        together = next(engine.tallies(["small", "large"], 0, 50, tally_each, kernel))
+    alone = simulator.inline_scenario("olympia", *SMALL, kernel="skip")
+    assert together[2][0].wins.tolist() == simulator.simulate(alone, 50, 9).tally.wins.tolist()
+
+
+def test_wins_are_the_battles_the_kernel_draws() -> None:
+    plan = StudyPlan.of(seed=4, battles=300, threads=2)
+    scenarios = [
+        simulator.inline_scenario("olympia", f"noble, {n} soldier", "noble, 10 pikeman")
+        for n in (8, 10, 12)
+    ]
+    with ScenarioBattles(plan) as engine:
+        for i, s in enumerate(scenarios):
+            engine.add(i, s)
+        won = engine.wins([0, 1, 2], 0, 100, 200, engine.settle([0, 1, 2]))
+    for column, s in enumerate(scenarios):
+        rows = simulator.simulate(s, 200, 4, first=100, keep_battles=True).rows
+        assert rows is not None
+        np.testing.assert_array_equal(won[:, column], rows["winner"] == 0)
+
+
+@pytest.mark.parametrize(
+    ("asked", "said"),
+    [
+        ({"battles": 0}, "battles 0: expected 1.."),
+        ({"battles": 5_000, "max_battles": 1_000}, "max_battles 1,000: expected battles"),
+        ({"confidence": 1.5}, "confidence 1.5: expected a probability"),
+        ({"seed": -1}, "seed -1: expected 0..2**63-1"),
+    ],
+)
+def test_the_plan_speaks_the_parameter_name(asked: dict[str, Any], said: str) -> None:
+    with pytest.raises(PlanError, match=said.replace("*", r"\*").replace("(", r"\(")):
+        StudyPlan.of(**{"seed": 1, "battles": 100, **asked})
+
+
+def test_the_command_line_says_the_flag() -> None:
+    error = PlanError("max_battles", "1,000", "expected {battles} (5,000) or more")
+    assert isinstance(error, BattleOddsError)
+    assert str(error) == "max_battles 1,000: expected battles (5,000) or more"
+    result = CliRunner().invoke(
+        app,
+        [
+            "best",
+            "scenarios/olympia/knights_vs_pikemen.toml",
+            "--budget",
+            "3",
+            "--battles",
+            "5000",
+            "--max-battles",
+            "1000",
+        ],
+    )
+    assert result.exit_code == 2
+    assert "--max-battles 1,000: expected --battles (5,000) or more" in result.output
+
+
+RUNS_BATTLES = [
+    "run",
+    "odds",
+    "plot",
+    "compare",
+    "sweep",
+    "worth",
+    "sensitivity",
+    "matrix",
+    "meta",
+    "prices",
+    "best",
+    "regress",
+]
+
+
+@pytest.mark.parametrize("command", RUNS_BATTLES)
+def test_every_command_that_runs_battles_takes_scheduler_and_max_total(command: str) -> None:
+    result = CliRunner().invoke(app, [command, "--help"], terminal_width=200)
+    assert result.exit_code == 0
+    assert "--scheduler" in result.output and "--max-total" in result.output
