@@ -22,10 +22,14 @@ import numpy as np
 
 from ..atomic import write_atomically
 from ..errors import BattleOddsError
+from ..input.paths import read_regular_file
 from ..results.stats import OUTCOMES, Histogram, Tally
 from .output_paths import check_output_path
 
 FORMAT = "battle-odds checkpoint 3"
+#: The largest checkpoint read (bytes): a tally's histograms hold at most a few
+#: thousand values a column.
+MAX_CHECKPOINT_BYTES = 64 << 20
 #: Every checkpoint error ends with what to do about it.
 ADVICE = "delete it or choose another --checkpoint file"
 
@@ -94,8 +98,10 @@ class Checkpoint:
 def read(path: Path) -> dict[str, Any]:
     """The checksummed content of a checkpoint file (identity, done, tally)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        data = json.loads(read_regular_file(path, str(path), MAX_CHECKPOINT_BYTES).decode())
+    except BattleOddsError as exc:  # a FIFO or device, or larger than any checkpoint
+        raise CheckpointError(f"{exc}; {ADVICE}") from None
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) else "not JSON"
         raise CheckpointError(
             f"{path}: not a battle-odds checkpoint ({reason}); {ADVICE}"
