@@ -54,8 +54,16 @@ class Checkpoint:
     tally: Tally
 
     @classmethod
-    def open(cls, path: str | Path, identity: dict[str, Any]) -> Checkpoint:
-        """The checkpoint at ``path`` (checked), or an empty one when there is none yet."""
+    def open(
+        cls,
+        path: str | Path,
+        identity: dict[str, Any],
+        columns: Mapping[str, tuple[int | None, int | None]] | None = None,
+    ) -> Checkpoint:
+        """The checkpoint at ``path`` (checked), or an empty one when there is none yet.
+        ``columns``: the scenario's outcome columns and the least and most value each
+        can take (None: no bound); a tally with other columns, or values outside, is
+        refused: numbers the scenario cannot give, whatever the checksum says."""
         path = check_output_path(path, "--checkpoint")
         if not path.exists():
             return cls(path, identity, [], Tally())
@@ -67,7 +75,7 @@ class Checkpoint:
                 f"{path}: checkpoint of a different run ({differ} differ); {ADVICE}"
             )
         done = check_done(path, content["done"], identity["first"], identity["battles"])
-        tally = check_tally(path, content["tally"], sum(count for _, count in done))
+        tally = check_tally(path, content["tally"], sum(count for _, count in done), columns)
         return cls(path, identity, done, tally)
 
     @property
@@ -151,8 +159,14 @@ def _is_range(item: Any) -> bool:
     )
 
 
-def check_tally(path: Path, data: Any, battles: int) -> Tally:
-    """The tally of ``battles`` battles, every count of it consistent with that number."""
+def check_tally(
+    path: Path,
+    data: Any,
+    battles: int,
+    columns: Mapping[str, tuple[int | None, int | None]] | None = None,
+) -> Tally:
+    """The tally of ``battles`` battles, every count of it consistent with that number,
+    and (given the scenario's ``columns``) every value one the scenario can give."""
 
     def bad(message: str) -> CheckpointError:
         return CheckpointError(f"{path}: tally: {message}; {ADVICE}")
@@ -170,9 +184,30 @@ def check_tally(path: Path, data: Any, battles: int) -> Tally:
         raise bad(f"expected {len(OUTCOMES)} histograms of steps, one per outcome")
     for outcome, steps, won in zip(OUTCOMES, tally.steps_by_outcome, wins, strict=True):
         _check_histogram(bad, f"steps of {outcome}", steps, int(won))
+        _check_values(bad, f"steps of {outcome}", steps, 0, None)
     for name, histogram in tally.columns.items():
         _check_histogram(bad, name, histogram, battles)
+    if columns is not None and battles:
+        if set(tally.columns) != set(columns):
+            differ = sorted(set(tally.columns) ^ set(columns))
+            raise bad(f"columns {', '.join(differ[:4])} are not this scenario's")
+        for name, (low, high) in columns.items():
+            _check_values(bad, name, tally.columns[name], low, high)
     return tally
+
+
+def _check_values(
+    bad: Any, name: str, histogram: Histogram, low: int | None, high: int | None
+) -> None:
+    """Every value of ``histogram`` within ``low .. high`` (None: no bound)."""
+    if not len(histogram.values):
+        return
+    least, most = int(histogram.values[0]), int(histogram.values[-1])
+    if (low is not None and least < low) or (high is not None and most > high):
+        expected = f"{'' if low is None else f'{low:,}'}..{'' if high is None else f'{high:,}'}"
+        raise bad(
+            f"{name}: values {least:,}..{most:,}, impossible in this scenario (expected {expected})"
+        )
 
 
 def _check_histogram(bad: Any, name: str, histogram: Histogram, n: int) -> None:
