@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import rulesets
-from ..errors import BattleOddsError, Source, did_you_mean
+from ..errors import BattleOddsError, Source, did_you_mean, printable
 from ..input.reader import Node
 from ..input.toml import read_toml
 from ..rulesets import keys
@@ -119,7 +119,8 @@ def from_data(data: Mapping[str, Any], source: Source) -> Scenario:
     default_name = source.path.stem if source.path else "inline"
     return Scenario(
         ruleset=name,
-        name=top.text("name", default_name),
+        # Printed in titles, tables and figures: escaped, never obeyed by a terminal.
+        name=printable(top.text("name", default_name)),
         description=top.read(keys.DESCRIPTION),
         battles=top.read(keys.BATTLES),
         seed=top.read(keys.SEED),
