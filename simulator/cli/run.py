@@ -15,6 +15,7 @@ from .. import rulesets
 from ..atomic import write_atomically
 from ..report import tables as report
 from ..rulesets import InlineQuery
+from ..running.bounds import check_total
 from ..running.output_paths import CSV, check_output_path
 from ..running.plan import DEFAULT_CHUNK, RunPlan
 from ..running.progress import run_battles
@@ -24,6 +25,7 @@ from .options import (
     Battles,
     Json,
     MaxBattles,
+    MaxTotal,
     OddsBattles,
     OddsSeed,
     Precision,
@@ -74,6 +76,7 @@ def run(
     chunk: Annotated[
         int, typer.Option(min=1, help="Battles per kernel call (and per Dask task).")
     ] = DEFAULT_CHUNK,
+    max_total: MaxTotal = None,
 ) -> None:
     """Run a scenario file and print the odds (Ctrl-C: stop, print what is done)."""
     if keep_battles is not None:
@@ -93,6 +96,11 @@ def run(
         max_battles=max_battles,
         interruptible=True,
     )
+    # The same bound on the whole work as the studies have, before the first battle.
+    if plan.precision is None:
+        check_total("the run", plan.battles, max_total)
+    else:
+        check_total("the run (its --max-battles)", plan.max_battles, max_total)
     result = run_battles(loaded, plan, console=err, scheduler=scheduler)
     _show(result, json)  # first: a file that cannot be written takes nothing from it
     if keep_battles is not None and result.rows is not None:
