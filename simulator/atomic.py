@@ -7,13 +7,33 @@ import shutil
 import tempfile
 from pathlib import Path
 
+#: The most characters of a file's name its temporary file repeats: a name may have 255
+#: bytes, and the temporary one adds a dot, eight random characters and ``.tmp``.
+NAME_IN_TEMPORARY = 200
+
+
+def temporary_prefix(path: Path) -> str:
+    """The prefix of ``path``'s temporary file: a dot and the start of its name."""
+    return f".{path.name[:NAME_IN_TEMPORARY]}."
+
+
+def followed(path: str | Path) -> Path:
+    """``path``, or the file a symbolic link there points to: an output written through
+    a link replaces the link's target and leaves the link, as ``open()`` would, instead
+    of putting a file in the link's place."""
+    path = Path(path)
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
+
 
 def write_atomically(path: str | Path, data: str | bytes) -> None:
-    """Write to a temporary file beside ``path``, flush it to disk, then rename it over
-    ``path``: readers see the old file or the new one, never half of one."""
-    path = Path(path)
+    """Write to a temporary file beside ``path`` (the target of a symbolic link there),
+    flush it to disk, then rename it over ``path``: readers see the old file or the new
+    one, never half of one."""
+    path = followed(path)
     payload = data.encode() if isinstance(data, str) else data
-    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+    fd, temporary = tempfile.mkstemp(
+        prefix=temporary_prefix(path), suffix=".tmp", dir=path.parent or "."
+    )
     try:
         # mkstemp creates the file 0600; the result should have the mode any new file of
         # the user gets (an existing file keeps its own), as a plain open() would give.

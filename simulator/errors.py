@@ -20,6 +20,18 @@ class BattleOddsError(Exception):
     """Bad input: the message is for the user, not a traceback."""
 
 
+#: Control characters (C0, DEL, C1): escape sequences that retitle a terminal, clear it
+#: or move its cursor begin with one.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """``text`` with its control characters written as escapes (``\x1b``), so that a
+    name read from a file reaches the terminal as the characters it holds, never as an
+    escape sequence the terminal obeys."""
+    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
 def nearest(name: str, valid: Iterable[str]) -> str | None:
     """The valid name closest to ``name``, if any is close enough to be a typo."""
     matches = difflib.get_close_matches(name, list(valid), n=1, cutoff=0.6)

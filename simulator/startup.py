@@ -19,6 +19,7 @@ from __future__ import annotations
 import errno
 import itertools
 import os
+import re
 import signal
 import sys
 import threading
@@ -34,6 +35,8 @@ EXIT_INTERRUPTED = 130
 EXIT_FAILED = 1
 #: The program's name at the head of its own one-line messages.
 PROGRAM = "battle-odds"
+#: Control characters, which a message shows escaped (a terminal would obey them).
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
 def is_the_command_line() -> bool:
@@ -49,7 +52,7 @@ def is_the_command_line() -> bool:
 def say(message: str) -> None:
     """One line on stderr, written to the descriptor itself: it works when ``sys.stderr``
     is broken or its encoding (``PYTHONIOENCODING=ascii``) cannot hold the text."""
-    line = " ".join(message.split()) + "\n"
+    line = _CONTROL.sub(lambda m: repr(m.group())[1:-1], " ".join(message.split())) + "\n"
     encoding = getattr(sys.stderr, "encoding", None) or "utf-8"
     try:
         data = line.encode(encoding, "backslashreplace")
@@ -127,10 +130,31 @@ def install_last_resort() -> None:
 
 def prepare_command_line() -> None:
     """What a command-line process does first: Ctrl-C answered at once and the last
-    resort for failures, both before any heavy import (a no-op elsewhere)."""
+    resort for failures, both before any heavy import (a no-op elsewhere); then the
+    environment checked and made safe (:func:`check_environment`)."""
     if is_the_command_line():
         answer_ctrl_c_at_once()
         install_last_resort()
+        check_environment()
+
+
+def check_environment() -> None:
+    """What the environment can break before a command runs, each one line: a thread
+    count Numba refuses at import (``NUMBA_NUM_THREADS=0``), and an output encoding
+    that cannot hold a scenario's name (``PYTHONIOENCODING=ascii``): such characters
+    are written as escapes (``\\xe9``) rather than failing the command."""
+    threads = os.environ.get("NUMBA_NUM_THREADS")
+    if threads is not None and not (threads.strip().isdigit() and int(threads) > 0):
+        say(
+            f"error: NUMBA_NUM_THREADS={threads!r}: expected a whole number of threads, at "
+            "least 1 (or leave it unset: all cores)"
+        )
+        sys.exit(2)
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            with suppress(Exception):  # a stream that cannot be reconfigured stays as it is
+                reconfigure(errors="backslashreplace")
 
 
 def run_command(command: Callable[[], Any]) -> None:

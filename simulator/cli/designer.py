@@ -6,7 +6,6 @@ Registered on the one typer app by importing this module at the end of ``cli.py`
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -51,17 +50,16 @@ def _change(d: float, low: float, high: float) -> str:
     return "-" if math.isnan(d) else f"{100 * d:+.1f} ({100 * low:+.1f}..{100 * high:+.1f})"
 
 
-def _plot_and_json(
-    answer: Any, panel: Callable[[Any], Any], output: Path | None, dpi: int, json: bool
-) -> bool:
-    """Draw ``panel(answer)`` to ``output`` when asked (marked when the answer is partial),
-    and print the ``--json`` answer when asked; True when that was the answer (no table
-    follows)."""
-    from ..report import plots
-
+def _plot_and_json(answer: Any, panel: str, output: Path | None, dpi: int, json: bool) -> bool:
+    """Draw ``plots.<panel>(answer)`` to ``output`` when asked (marked when the answer is
+    partial), and print the ``--json`` answer when asked; True when that was the answer
+    (no table follows). Plots (matplotlib, a second or more to import) are imported
+    here, after the battles: a command that imported them first answered Ctrl-C late."""
     if output is not None:
+        from ..report import plots
+
         note = "interrupted by Ctrl-C" if answer.partial else None
-        figure = plots.figure_of(panel(answer))
+        figure = plots.figure_of(getattr(plots, panel)(answer))
         written("-o", output, lambda: plots.save(figure, output, dpi, partial=note))
     if json:
         print_json(answer.to_dict())
@@ -117,7 +115,6 @@ def worth(
     scheduler: Scheduler = None,
 ) -> None:
     """How many men of one type win as often as X added to a side (e.g. 1 knight)."""
-    from ..report import plots
     from ..running.distributed import executor_for
     from ..studies.worth import worth as find_worth
 
@@ -128,7 +125,9 @@ def worth(
         limits["max_battles"] = max_battles
     loaded = load_scenario(scenario)
     if output is not None:
-        plots.check_output(output)
+        from ..report.figures import check_output  # matplotlib: only for -o
+
+        check_output(output)
     with executor_for(scheduler) as executor, progress_bar(err, "worth", "probes") as progress:
         answer = find_worth(
             loaded,
@@ -144,7 +143,7 @@ def worth(
             executor=executor,
             **limits,
         )
-    if _plot_and_json(answer, plots.worth_panel, output, dpi, json):
+    if _plot_and_json(answer, "worth_panel", output, dpi, json):
         return
     out.print(escape(question(loaded)), highlight=False)
     table = _table(
@@ -200,13 +199,14 @@ def sensitivity(
 ) -> None:
     """Which number matters: each count and rating one step down and up, on common random
     numbers, sorted by effect."""
-    from ..report import plots
     from ..running.distributed import executor_for
     from ..studies.sensitivity import sensitivity as run_sensitivity
 
     loaded = load_scenario(scenario)
     if output is not None:
-        plots.check_output(output)
+        from ..report.figures import check_output  # matplotlib: only for -o
+
+        check_output(output)
     with executor_for(scheduler) as executor, progress_bar(err, "sensitivity") as progress:
         result = run_sensitivity(
             loaded,
@@ -220,7 +220,7 @@ def sensitivity(
             max_total=max_total,
             executor=executor,
         )
-    if _plot_and_json(result, plots.tornado_panel, output, dpi, json):
+    if _plot_and_json(result, "tornado_panel", output, dpi, json):
         return
     base = "not yet known" if math.isnan(result.base) else f"{100 * result.base:.2f}%"
     out.print(escape(question(loaded)), highlight=False)

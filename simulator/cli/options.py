@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from .. import rulesets
-from ..errors import BattleOddsError
+from ..errors import BattleOddsError, printable
 from ..rulesets.keys import DEFAULT_BATTLES, DEFAULT_SEED
 from ..running.bounds import DEFAULT_MAX_TOTAL
 from ..running.interrupt import EXIT_INTERRUPTED, fail_after_the_answer, stop_on_interrupt
@@ -31,7 +31,7 @@ out.width = err.width = None  # type: ignore[assignment]
 def print_error(message: str) -> None:
     """``error: ...`` on stderr, on one line whatever the message holds."""
     # The message may hold TOML like [[attacker.units]]: it is text, not markup.
-    line = " ".join(message.split())
+    line = printable(" ".join(message.split()))
     err.print(f"[bold red]error:[/bold red] {escape(line)}", highlight=False, soft_wrap=True)
 
 

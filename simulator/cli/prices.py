@@ -146,8 +146,8 @@ def prices(
         err.print(f"{write}: not written: the prices are partial", highlight=False, soft_wrap=True)
         write = None
     elif write is not None:
-        costs = result.costs_toml()
-        written("--write", write, lambda: write_atomically(write, costs))
+        price_list = result.costs_toml()
+        written("--write", write, lambda: write_atomically(write, price_list))
     note = f"{result.cells:,} pairs of counts fought" if result.partial else None
     if output is not None:
         from ..report import plots

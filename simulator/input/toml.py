@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import BattleOddsError, Source
-from .paths import not_a_folder
+from .paths import MAX_INPUT_BYTES, not_a_folder, read_regular_file
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -17,15 +17,22 @@ else:  # pragma: no cover - exercised only on 3.10
     import tomli as tomllib
 
 
+#: Tables and arrays nested deeper than this are refused: no scenario nests more than
+#: four, and Python's parser and every reader after it recurse once per level.
+MAX_NESTING = 32
+
+
 def read_toml(
-    path: Path, what: str, missing: str = "no such file"
+    path: Path, what: str, missing: str = "no such file", limit: int = MAX_INPUT_BYTES
 ) -> tuple[dict[str, Any], Source]:
     """A TOML file's data and its source (for located errors); ``what`` names the kind
     of file in the message when it is a folder, ``missing`` says what to do when there
-    is no such file. A byte-order mark may open the text (Windows editors write one)."""
+    is no such file. A byte-order mark may open the text (Windows editors write one).
+    Only a regular file of at most ``limit`` bytes, nested at most MAX_NESTING deep, is
+    read (:func:`~simulator.input.paths.read_regular_file`)."""
     label = str(path)
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        text = read_regular_file(path, label, limit).decode("utf-8-sig")
     except FileNotFoundError:
         raise BattleOddsError(f"{label}: {missing}") from None
     except IsADirectoryError:
@@ -54,7 +61,29 @@ def parse_toml(text: str, label: str, path: Path | None = None) -> tuple[dict[st
         raise BattleOddsError(
             f"{label}:{_toml_line(exc)}: malformed TOML: {_toml_reason(exc)}"
         ) from None
+    except RecursionError:
+        data = None
+    if data is None or nesting(data) > MAX_NESTING:
+        raise BattleOddsError(
+            f"{label}: tables and arrays nested deeper than {MAX_NESTING} levels: expected "
+            "a scenario's few levels"
+        )
     return data, Source(label, text, path)
+
+
+def nesting(data: Any, most: int = MAX_NESTING) -> int:
+    """How deep tables and arrays nest in ``data`` (counted up to ``most`` + 1)."""
+    deepest, level = 0, [(data, 0)]
+    while level:
+        item, depth = level.pop()
+        if depth > most:
+            return depth
+        deepest = max(deepest, depth)
+        if isinstance(item, dict):
+            level.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            level.extend((v, depth + 1) for v in item)
+    return deepest
 
 
 #: The byte-order mark, which "utf-8-sig" takes off once.

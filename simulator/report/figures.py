@@ -15,6 +15,7 @@ from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from ..atomic import temporary_prefix
 from ..running.output_paths import check_output_path
 
 if TYPE_CHECKING:
@@ -103,7 +104,7 @@ def save(
     path, fmt, folder = check_output(path)
     if partial is not None:
         mark_partial(figure, partial)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    handle, temporary = tempfile.mkstemp(prefix=temporary_prefix(path), suffix=".tmp", dir=folder)
     # mkstemp makes the file private; give the plot the permissions a plain open() would.
     umask = os.umask(0)
     os.umask(umask)

@@ -75,6 +75,11 @@ class Prepared(ABC):
     notes: tuple[str, ...] = ()
     #: Outcome columns that are yes/no (0/1), reported as probabilities.
     flags: frozenset[str] = frozenset()
+    #: The values an outcome column can take at most and least, where the scenario
+    #: says (``casualties.attacker.knight``: 0 to the knights the attacker brings): a
+    #: checkpoint whose tally leaves them is refused. Flags are 0..1 and casualties at
+    #: least 0 without saying so here.
+    column_bounds: Mapping[str, tuple[int, int]] = MappingProxyType({})
 
     @abstractmethod
     def run(self, seed: int, first: int, count: int) -> dict[str, np.ndarray]:

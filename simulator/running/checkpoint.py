@@ -22,10 +22,14 @@ import numpy as np
 
 from ..atomic import write_atomically
 from ..errors import BattleOddsError
+from ..input.paths import read_regular_file
 from ..results.stats import OUTCOMES, Histogram, Tally
 from .output_paths import check_output_path
 
 FORMAT = "battle-odds checkpoint 3"
+#: The largest checkpoint read (bytes): a tally's histograms hold at most a few
+#: thousand values a column.
+MAX_CHECKPOINT_BYTES = 64 << 20
 #: Every checkpoint error ends with what to do about it.
 ADVICE = "delete it or choose another --checkpoint file"
 
@@ -50,8 +54,16 @@ class Checkpoint:
     tally: Tally
 
     @classmethod
-    def open(cls, path: str | Path, identity: dict[str, Any]) -> Checkpoint:
-        """The checkpoint at ``path`` (checked), or an empty one when there is none yet."""
+    def open(
+        cls,
+        path: str | Path,
+        identity: dict[str, Any],
+        columns: Mapping[str, tuple[int | None, int | None]] | None = None,
+    ) -> Checkpoint:
+        """The checkpoint at ``path`` (checked), or an empty one when there is none yet.
+        ``columns``: the scenario's outcome columns and the least and most value each
+        can take (None: no bound); a tally with other columns, or values outside, is
+        refused: numbers the scenario cannot give, whatever the checksum says."""
         path = check_output_path(path, "--checkpoint")
         if not path.exists():
             return cls(path, identity, [], Tally())
@@ -63,7 +75,7 @@ class Checkpoint:
                 f"{path}: checkpoint of a different run ({differ} differ); {ADVICE}"
             )
         done = check_done(path, content["done"], identity["first"], identity["battles"])
-        tally = check_tally(path, content["tally"], sum(count for _, count in done))
+        tally = check_tally(path, content["tally"], sum(count for _, count in done), columns)
         return cls(path, identity, done, tally)
 
     @property
@@ -94,8 +106,10 @@ class Checkpoint:
 def read(path: Path) -> dict[str, Any]:
     """The checksummed content of a checkpoint file (identity, done, tally)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        data = json.loads(read_regular_file(path, str(path), MAX_CHECKPOINT_BYTES).decode())
+    except BattleOddsError as exc:  # a FIFO or device, or larger than any checkpoint
+        raise CheckpointError(f"{exc}; {ADVICE}") from None
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) else "not JSON"
         raise CheckpointError(
             f"{path}: not a battle-odds checkpoint ({reason}); {ADVICE}"
@@ -145,8 +159,14 @@ def _is_range(item: Any) -> bool:
     )
 
 
-def check_tally(path: Path, data: Any, battles: int) -> Tally:
-    """The tally of ``battles`` battles, every count of it consistent with that number."""
+def check_tally(
+    path: Path,
+    data: Any,
+    battles: int,
+    columns: Mapping[str, tuple[int | None, int | None]] | None = None,
+) -> Tally:
+    """The tally of ``battles`` battles, every count of it consistent with that number,
+    and (given the scenario's ``columns``) every value one the scenario can give."""
 
     def bad(message: str) -> CheckpointError:
         return CheckpointError(f"{path}: tally: {message}; {ADVICE}")
@@ -164,9 +184,30 @@ def check_tally(path: Path, data: Any, battles: int) -> Tally:
         raise bad(f"expected {len(OUTCOMES)} histograms of steps, one per outcome")
     for outcome, steps, won in zip(OUTCOMES, tally.steps_by_outcome, wins, strict=True):
         _check_histogram(bad, f"steps of {outcome}", steps, int(won))
+        _check_values(bad, f"steps of {outcome}", steps, 0, None)
     for name, histogram in tally.columns.items():
         _check_histogram(bad, name, histogram, battles)
+    if columns is not None and battles:
+        if set(tally.columns) != set(columns):
+            differ = sorted(set(tally.columns) ^ set(columns))
+            raise bad(f"columns {', '.join(differ[:4])} are not this scenario's")
+        for name, (low, high) in columns.items():
+            _check_values(bad, name, tally.columns[name], low, high)
     return tally
+
+
+def _check_values(
+    bad: Any, name: str, histogram: Histogram, low: int | None, high: int | None
+) -> None:
+    """Every value of ``histogram`` within ``low .. high`` (None: no bound)."""
+    if not len(histogram.values):
+        return
+    least, most = int(histogram.values[0]), int(histogram.values[-1])
+    if (low is not None and least < low) or (high is not None and most > high):
+        expected = f"{'' if low is None else f'{low:,}'}..{'' if high is None else f'{high:,}'}"
+        raise bad(
+            f"{name}: values {least:,}..{most:,}, impossible in this scenario (expected {expected})"
+        )
 
 
 def _check_histogram(bad: Any, name: str, histogram: Histogram, n: int) -> None:

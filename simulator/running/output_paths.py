@@ -16,6 +16,7 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
+from ..atomic import followed, temporary_prefix
 from ..errors import BattleOddsError
 from ..input.paths import not_a_folder
 
@@ -33,9 +34,10 @@ def check_output_path(
     """``path`` as a file this process can create or replace, or a one-line error that
     names ``option`` (or starts with the path alone, for a command's argument: ``option``
     empty). ``suffixes``: the types of ``kind`` of file the option writes (None: any)."""
-    path = Path(path)
     where = f"{option} {path}" if option else str(path)
     try:
+        # A symbolic link is followed on purpose: its target is the file written.
+        path = followed(path)
         return _checked(path, where, None if suffixes is None else tuple(suffixes), kind)
     except OSError as exc:  # a name too long, a folder that cannot be searched
         raise BattleOddsError(f"{where}: {exc.strerror or exc}") from None
@@ -44,6 +46,8 @@ def check_output_path(
 def _checked(path: Path, where: str, allowed: tuple[str, ...] | None, kind: str) -> Path:
     if path.is_dir():
         raise BattleOddsError(f"{where}: is a folder: expected a file name")
+    if path.exists() and not path.is_file():  # /dev/null, a FIFO: never replaced
+        raise BattleOddsError(f"{where}: not a regular file: expected a file to write")
     folder = path.parent
     blocked = not_a_folder(where, path)
     if blocked is not None:
@@ -76,7 +80,9 @@ def _cannot_create_beside(path: Path) -> str | None:
     it can). Tried, not guessed from mode bits, which a read-only mount or a root
     process make lie; the name is the writer's, so a name too long fails here too."""
     try:
-        handle, probe = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        handle, probe = tempfile.mkstemp(
+            prefix=temporary_prefix(path), suffix=".tmp", dir=path.parent
+        )
     except OSError as exc:
         return _REASONS.get(exc.errno or 0) or exc.strerror or "cannot write"
     os.close(handle)

@@ -70,6 +70,26 @@ def _saved(state: Checkpoint) -> Checkpoint | None:
     return state
 
 
+def outcome_ranges(
+    prepared: Any, seed: int, first: int
+) -> dict[str, tuple[int | None, int | None]]:
+    """The outcome columns of ``prepared`` (as one battle shows them) and the least and
+    most value each can take: what a checkpoint's tally must keep to."""
+    columns = Tally.of(prepared.run(seed, first, 1)).columns
+    bounds = dict(prepared.column_bounds)
+    ranges: dict[str, tuple[int | None, int | None]] = {}
+    for name in columns:
+        if name in bounds:
+            ranges[name] = bounds[name]
+        elif name in prepared.flags:
+            ranges[name] = (0, 1)
+        elif name.startswith("casualties."):
+            ranges[name] = (0, None)
+        else:
+            ranges[name] = (None, None)
+    return ranges
+
+
 def chunk_plan(first: int, battles: int, chunk: int) -> list[tuple[int, int]]:
     """``(first battle, count)`` of each chunk of a fixed plan, FIRST_CHUNK growing fourfold
     to ``chunk``, for the benchmarks that time kernel calls apart from their sizing (a run
@@ -163,6 +183,7 @@ def run_chunks(scenario: Scenario, plan: RunPlan, progress: Progress | None = No
             )
     state = None
     ranges = [(first, battles)]
+    prepared = rulesets.get(scenario.ruleset).prepare(scenario.model)
     if checkpoint is not None:
         state = Checkpoint.open(
             Path(checkpoint),
@@ -174,9 +195,9 @@ def run_chunks(scenario: Scenario, plan: RunPlan, progress: Progress | None = No
                 "battles": battles,
                 "version": __version__,
             },
+            outcome_ranges(prepared, seed, first),
         )
         ranges = state.remaining()
-    prepared = rulesets.get(scenario.ruleset).prepare(scenario.model)
     tally = state.tally if state is not None else Tally()
     done_battles = tally.battles
     notes = prepared.notes

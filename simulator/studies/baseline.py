@@ -95,9 +95,15 @@ class Baseline:
         )
 
 
+#: The largest baseline read (bytes): a few kilobytes a scenario.
+MAX_BASELINE_BYTES = 16 << 20
+
+
 def read_baseline(path: Path) -> Baseline:
     """Parse and check a baseline file; a corrupt one is a clear error, not a traceback."""
-    data, source = read_toml(path, "baseline", "no such baseline file (create it with --update)")
+    data, source = read_toml(
+        path, "baseline", "no such baseline file (create it with --update)", MAX_BASELINE_BYTES
+    )
     top = Node(data, "", source)
     top.only(("settings", "scenarios"))
     settings = top.child("settings", {})

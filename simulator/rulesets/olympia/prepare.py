@@ -248,6 +248,13 @@ class OlympiaPrepared(Prepared):
         self.flags = frozenset(
             c for c in self.columns if c.startswith(("leader_", "structure_collapsed"))
         )
+        brought: dict[str, int] = {}
+        for side, side_name in zip(battle.sides, SIDES, strict=True):
+            for unit in side.units:
+                for men in unit.men:
+                    name = f"casualties.{side_name}.{men.type}"
+                    brought[name] = brought.get(name, 0) + men.count
+        self.column_bounds = {name: (0, count) for name, count in brought.items()}
 
     def _columns(self) -> dict[str, int]:
         """Outcome columns worth reporting for this battle, name -> index in the row."""
