@@ -354,6 +354,11 @@ def test_tables_fit_a_real_terminal(columns: int) -> None:
     ):
         text = in_terminal(args, columns)
         assert too_wide(text, columns) == [], (args, text)
+        if args[0] == "run":
+            # The terminal's own width is used: the question (115 characters) is one line
+            # at 120 columns and wraps at 80.
+            asked = question(simulator.load_scenario(knights), ruleset=False)
+            assert (asked in text.splitlines()) == (columns >= len(asked)), text
         assert raw_identifiers(text, "olympia") == [], (args, text)
         if args[0] == "compare":
             # Every number of the outcome table is whole: A, B, B - A and two intervals.
