@@ -10,8 +10,10 @@ commands and compares the numbers: a probability shown with its interval must li
 the run's interval, every other number (battles, seeds, means, states, ...) must be the
 run's, and times (``0.70 s``) are neither compared nor rewritten: a page states them with
 the machine they were measured on. ``--figures`` also redraws the pictures the pages show
-(docs/*.png) with the commands they name. A block preceded by the comment
-``<!-- regenerate: slow -->`` is left to this script; the tests skip it.
+(docs/*.png) with the commands they name, and stores each one's numbers beside it
+(docs/X.json: the command and its --json answer, for the tests to compare). A block
+preceded by the comment ``<!-- regenerate: slow -->`` is left to this script; the tests
+skip it, as they skip rerunning the SLOW_FIGURES.
 """
 
 from __future__ import annotations
@@ -356,7 +358,8 @@ def figure_commands() -> dict[str, list[str]]:
     found: dict[str, list[str]] = {}
     for page in PAGES:
         for command, path in FIGURE.findall(page.read_text(encoding="utf-8")):
-            found[path] = shlex.split(" ".join(command.split()))[1:]
+            # A block's "\" at the end of a line continues the command (not an escape).
+            found[path] = shlex.split(" ".join(command.replace("\\\n", " ").split()))[1:]
     return found
 
 
@@ -373,9 +376,26 @@ def screenshot_commands() -> dict[str, list[str]]:
     return found
 
 
-def regenerate_figures() -> list[str]:
+#: Figures whose commands take minutes (a price search, the meta game on its prices, an
+#: army search): their data is checked by this script, not rerun by the tests.
+SLOW_FIGURES = ("docs/prices.png", "docs/meta.png", "docs/designer_best.png")
+
+
+def data_path(figure: str) -> Path:
+    """Where a figure's numbers are stored: beside it, ``docs/matrix.png`` ->
+    ``docs/matrix.json``."""
+    return ROOT / Path(figure).with_suffix(".json")
+
+
+def figure_data(argv: list[str], printed: str) -> dict:
+    """What is stored beside a figure: the command that drew it and its --json answer."""
+    return {"command": ["battle-odds", *argv], "answer": json.JSONDecoder().raw_decode(printed)[0]}
+
+
+def regenerate_figures(only: list[str] | None = None) -> list[str]:
     """Redraw the figures the pages show (slow: minutes), stored with a 256-colour
-    palette to keep the repository small."""
+    palette to keep the repository small, each with its numbers beside it (the command's
+    --json answer, drawn in the same run) for the tests to compare."""
     from PIL import Image
 
     drawn = []
@@ -383,11 +403,19 @@ def regenerate_figures() -> list[str]:
     os.chdir(ROOT)
     try:
         for path, argv in figure_commands().items():
-            run(Command("battle-odds " + shlex.join(argv)), ROOT)
+            if only and path not in only:
+                continue
+            printed = run(Command("battle-odds " + shlex.join([*argv, "--json"])), ROOT)
             with Image.open(ROOT / path) as image:
                 image.convert("RGB").quantize(256).save(ROOT / path, optimize=True)
+            if "{" not in printed:
+                raise SystemExit(f"{path}: the command printed no answer:\n{printed}")
+            data = figure_data(argv, printed[printed.index("{") :])
+            data_path(path).write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
             drawn.append(path)
         for path, argv in screenshot_commands().items():
+            if only and path not in only:
+                continue
             env = {**os.environ, "BATTLE_ODDS_SCREENSHOT": path}
             subprocess.run([sys.executable, "-m", *argv], cwd=ROOT, env=env, check=True)
             drawn.append(path)
@@ -400,10 +428,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 if stale")
     parser.add_argument("--figures", action="store_true", help="also redraw docs/*.png")
+    parser.add_argument(
+        "--figure", action="append", help="with --figures: only this one (docs/X.png)"
+    )
     parser.add_argument("pages", nargs="*", type=Path, help="pages (default: all)")
     options = parser.parse_args()
     if options.figures and not options.check:
-        for path in regenerate_figures():
+        for path in regenerate_figures(options.figure):
             print(f"redrawn: {path}")
     stale = regenerate([p.resolve() for p in options.pages] or PAGES, write=not options.check)
     for name in stale:

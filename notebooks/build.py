@@ -89,7 +89,8 @@ def olympia_knight() -> nbformat.NotebookNode:
             "fig, ax = plt.subplots(figsize=(7, 4))\n"
             "plots.sweep_panel(soldiers, ax, target=p_knights)\n"
             'ax.set_title(f"Soldiers alone; dotted: {KNIGHTS} knights win {p_knights:.0%}")\n'
-            'soldiers.frame()[["attacker.soldier", "p", "low", "high"]]'
+            'soldiers.frame()[["attacker.soldier", "p", "low", "high"]].rename(\n'
+            '    columns={"attacker.soldier": "soldiers in the attacking army", "p": "P"})'
         ),
         new_code_cell(
             'search = find_target(army(soldiers=10), "attacker.soldier=10..120", '
@@ -97,9 +98,9 @@ def olympia_knight() -> nbformat.NotebookNode:
             "                     SEED, first_battles=max(BATTLES // 10, 200), "
             "max_battles=max(BATTLES, 1000))\n"
             "worth = search.value\n"
-            'print(f"{KNIGHTS} knights win {p_knights:.1%}; soldiers needed for that: {worth} "\n'
-            '      f"(sure: {search.sure}); one knight is worth about "\n'
-            "      f\"{worth / KNIGHTS if worth else float('nan'):.1f} soldiers\")"
+            'print(f"{KNIGHTS} knights win {p_knights:.1%}; soldiers needed for that: {worth}"\n'
+            '      + ("" if search.sure else " (not sure: a probe near the answer was still "\n'
+            '                                "undecided at its battle cap)"))'
         ),
         new_markdown_cell(
             "## Terrain and weather\n"
@@ -136,8 +137,14 @@ def olympia_knight() -> nbformat.NotebookNode:
             "    return (f\"change by {r['difference']:+.1%} \"\n"
             "            f\"(95%: {r['low']:+.1%} to {r['high']:+.1%})\")\n"
             "\n"
-            'lines = [f"one knight is worth about {worth / KNIGHTS:.1f} soldiers here"\n'
-            '         if worth else "no soldier count up to 120 matches the knights"]\n'
+            "if not worth:\n"
+            '    lines = ["no soldier count up to 120 matches the knights"]\n'
+            "elif search.sure:\n"
+            '    lines = [f"one knight is worth about {worth / KNIGHTS:.1f} soldiers here"]\n'
+            "else:\n"
+            '    lines = [f"not sure: one knight is worth roughly {worth / KNIGHTS:.1f} soldiers "\n'
+            '             "here, but a probe near the answer was still undecided at its battle "\n'
+            '             "cap, so the count of soldiers may be off by one or more"]\n'
             "for r in rows:\n"
             "    lines.append(f\"{r['conditions']}: the knights' odds {effect(r)}\")\n"
             'print("\\n".join(lines))'

@@ -6,7 +6,9 @@ drifted is brought back by ``python docs/regenerate.py``."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import re
+import shlex
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -175,3 +177,44 @@ def test_readme_says_whether_the_run_holds_the_exact_answer() -> None:
     )[0]
     says_not = "interval above does not hold the exact answer" in " ".join(text.split())
     assert says_not == (not low <= truth <= high), (interval, truth)
+
+
+def test_every_figure_has_its_numbers_beside_it() -> None:
+    """docs/X.png was drawn by the command its page names, whose --json answer (the
+    figure's numbers) is stored in docs/X.json by python docs/regenerate.py --figures."""
+    for figure, argv in regenerate.figure_commands().items():
+        stored = regenerate.data_path(figure)
+        assert stored.exists(), f"{figure}: no {stored.name}; run docs/regenerate.py --figures"
+        data = json.loads(stored.read_text(encoding="utf-8"))
+        assert data["command"] == ["battle-odds", *argv], figure
+        assert isinstance(data["answer"], dict) and data["answer"], figure
+
+
+def _without_times(value: object) -> object:
+    if isinstance(value, dict):
+        return {k: _without_times(v) for k, v in value.items() if k != "seconds"}
+    if isinstance(value, list):
+        return [_without_times(v) for v in value]
+    return value
+
+
+@pytest.mark.parametrize(
+    "figure",
+    sorted(set(regenerate.figure_commands()) - set(regenerate.SLOW_FIGURES)),
+)
+def test_a_figures_numbers_are_what_its_command_prints(figure: str) -> None:
+    """The figure's stored numbers against a fresh run of its command (same seed: the
+    same numbers; a figure is compared by its numbers, not its pixels)."""
+    argv = regenerate.figure_commands()[figure]
+    at = argv.index("-o")
+    command = regenerate.Command(
+        "battle-odds " + shlex.join([*argv[:at], *argv[at + 2 :], "--json"])
+    )
+    with regenerate.workspace() as folder:
+        printed = regenerate.run(command, Path(folder))
+    fresh = json.JSONDecoder().raw_decode(printed[printed.index("{") :])[0]
+    stored = json.loads(regenerate.data_path(figure).read_text(encoding="utf-8"))["answer"]
+    problems = regenerate.json_problems(_without_times(stored), _without_times(fresh), "$")
+    assert problems == [], f"{figure}: run python docs/regenerate.py --figures\n" + "\n".join(
+        problems
+    )

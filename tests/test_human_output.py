@@ -354,8 +354,33 @@ def test_tables_fit_a_real_terminal(columns: int) -> None:
     ):
         text = in_terminal(args, columns)
         assert too_wide(text, columns) == [], (args, text)
+        if args[0] == "run":
+            # The terminal's own width is used: the question (115 characters) is one line
+            # at 120 columns and wraps at 80.
+            asked = question(simulator.load_scenario(knights), ruleset=False)
+            assert (asked in text.splitlines()) == (columns >= len(asked)), text
         assert raw_identifiers(text, "olympia") == [], (args, text)
         if args[0] == "compare":
             # Every number of the outcome table is whole: A, B, B - A and two intervals.
             row = next(line for line in text.splitlines() if "attacker wins" in line)
             assert len(re.findall(r"[-+]?\d+\.\d\d", row)) == 7, row
+
+
+def test_regress_says_what_a_changed_scenario_held(tmp_path: Path) -> None:
+    battle = tmp_path / "battle.toml"
+    battle.write_text((SCENARIOS / "olympia" / "knights_vs_pikemen.toml").read_text())
+    baseline = tmp_path / "baseline.toml"
+    invoke(["regress", str(tmp_path), "--baseline", str(baseline), "--update", "-n", "300"])
+    battle.write_text(battle.read_text().replace("knight = 10", "knight = 11"))
+    result = CliRunner().invoke(
+        app, ["regress", str(tmp_path), "--baseline", str(baseline)], env={"COLUMNS": "80"}
+    )
+    assert result.exit_code == 1, result.output
+    said = " ".join(result.stdout.split())
+    assert re.search(
+        r"battle\.toml: changed since the baseline \(scenario hash \w+ -> \w+\); not run: the "
+        r"baseline's \d+ numbers \(P\(attacker wins\) [\d.]+, P\(defender wins\) [\d.]+, "
+        r"P\(draw\) [\d.]+, \.\.\.\)",
+        said,
+    ), said
+    assert raw_identifiers(result.stdout, "olympia") == []

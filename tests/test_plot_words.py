@@ -174,3 +174,23 @@ def test_a_jpg_is_accepted(tmp_path: Path) -> None:
     figure = plots.new_figure()
     figure.add_subplot().plot([0, 1])
     assert plots.save(figure, tmp_path / "x.jpg").read_bytes()[:3] == b"\xff\xd8\xff"
+
+
+def test_a_comparison_of_two_unnamed_variants_says_what_b_changes() -> None:
+    """Variants built in a notebook share a name and have no file: the title says what B
+    is ("terrain swamp, not land"), not "variant B vs variant A"."""
+    base = simulator.load_scenario(KNIGHTS)
+    data = dict(base.data)
+    swamp = simulator.from_data(
+        {**data, "battle": {**data["battle"], "terrain": "swamp"}},
+        simulator.errors.Source("notebook"),
+    )
+    on_land = simulator.from_data(data, simulator.errors.Source("notebook"))
+    title = plots.comparison_panel(compare(on_land, swamp, 200, 1)).get_title()
+    assert title == "Knights against pikemen\nB: terrain swamp, not land"
+
+
+def test_a_data_path_of_men_is_said_in_words() -> None:
+    assert rulesets.get("olympia").describe_path("defender.units[0].men.pikeman") == (
+        "pikemen in the defending army (unit 1)"
+    )

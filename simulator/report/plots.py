@@ -11,7 +11,7 @@ disk is never half written.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from matplotlib.axes import Axes
@@ -189,7 +189,7 @@ def casualty_panel(result: Result, side: str = "attacker", ax: Axes | None = Non
     unit = lost_unit(result)
     start = starting_strength(result)
     ax.set_title(f"{unit.capitalize()} lost by {army}")
-    stats = []
+    stats: list[dict[str, Any]] = []
     for name, h in result.tally.columns.items():
         if name.startswith(prefix) and h.n:
             kind = name.removeprefix(prefix)

@@ -54,18 +54,24 @@ def prices_panel(prices: Prices, ax: Axes | None = None) -> Axes:
             [row - 0.38, row + 0.38], fair.low, fair.high, color="black", alpha=0.15, zorder=2
         )
         # Name the matchups at the two ends of the row (every type has some: two types or more).
-        ends = (min(fair.pairwise, key=_price), max(fair.pairwise, key=_price))
-        for end in ends:
+        # The cheapest below the row and to its left, the dearest above and to its right:
+        # two ends close together never write over each other (or over the next row).
+        cheapest, dearest = min(fair.pairwise, key=_price), max(fair.pairwise, key=_price)
+        for end, ha, dy, va in ((cheapest, "right", -9, "top"), (dearest, "left", 9, "bottom")):
             ax.annotate(
-                f"vs {end.against}",
+                f"vs {end.against.replace('_', ' ')}",
                 (end.price, row),
-                xytext=(0, 10),
+                xytext=(-3 if ha == "right" else 3, dy),
                 textcoords="offset points",
-                ha="center",
+                ha=ha,
+                va=va,
                 fontsize="x-small",
                 color="#444444",
             )
-    ax.set_yticks([rows[t] for t in kinds], [f"{t}\n{prices.prices[t].price:.3g}" for t in kinds])
+    ax.set_yticks(
+        [rows[t] for t in kinds],
+        [f"{t.replace('_', ' ')}\n{prices.prices[t].price:.3g}" for t in kinds],
+    )
     ax.set_ylim(-0.6, len(kinds) - 0.4)
     ax.margins(x=0.08)  # room for the names of the cheapest and dearest matchups
     ax.set_xscale("log")
@@ -105,7 +111,7 @@ def _budget_colours(n: int) -> list[tuple[float, float, float, float]]:
 
 
 def _prices_size(types: int) -> tuple[float, float]:
-    return 9.0, 1.6 + 0.55 * types
+    return 9.0, 1.6 + 0.75 * types
 
 
 def prices_figure(prices: Prices, dpi: float = 100) -> Figure:
@@ -114,56 +120,60 @@ def prices_figure(prices: Prices, dpi: float = 100) -> Figure:
     return figure
 
 
-def meta_panel(meta: Meta, ax: Axes | None = None) -> Axes:
-    """The equilibrium mix (bars) and how often each type is in the mix of a redrawn
-    game (the percentage beside each bar); each row names the type's best counter."""
+def meta_panel(meta: Meta, ax: Axes | None = None, support_ax: Axes | None = None) -> Axes:
+    """The equilibrium mix: each type's weight (bars, written beside them) and, on an axis
+    of its own (``support_ax``; beside the weights in ``meta_figure``), how often the type
+    is in the mix of a redrawn game: two quantities, two scales, never bars over bars.
+    Each row names the type's best reply and its score (below 0: the least bad reply)."""
     n = len(meta.types)
     if ax is None:
-        ax = new_figure(*_meta_size(n)).add_subplot()
+        figure = new_figure(*_meta_size(n))
+        ax, support_ax = figure.subplots(1, 2, sharey=True, width_ratios=(3, 2))
     order = sorted(range(n), key=lambda i: (-meta.weights[i], -meta.support[i]))
     rows = np.arange(n)
     weights = np.array([meta.weights[i] for i in order])
-    support = np.array([meta.support[i] for i in order])
-    ax.barh(rows, weights, color="#2467a8", label="weight in the equilibrium mix")
-    ax.barh(
-        rows,
-        support,
-        height=0.25,
-        color="#e67e22",
-        alpha=0.8,
-        label=f"share of {meta.bootstrap} redrawn games with the type in the mix",
-    )
-    for row, i in zip(rows, order, strict=True):
-        note = f"{100 * meta.weights[i]:.0f}%  (in the mix in {100 * meta.support[i]:.0f}%)"
-        if meta.types[i] in meta.dominated_by:
-            note += f"; dominated by {meta.dominated_by[meta.types[i]]}"
-        ax.text(
-            max(meta.weights[i], meta.support[i]) + 0.01,
-            float(row),
-            note,
-            va="center",
-            fontsize="small",
-        )
+    ax.barh(rows, weights, color="#2467a8")
+    for row, weight in zip(rows, weights, strict=True):
+        ax.text(weight + 0.02, float(row), f"{100 * weight:.0f}%", va="center", fontsize="small")
     labels = []
     for i in order:
-        counter, _ = meta.counter(meta.types[i])
-        men = "" if meta.matrix is None else f", {meta.matrix.men[meta.types[i]]} men"
-        labels.append(f"{meta.types[i]}{men}\n(countered by {counter})")
+        kind = meta.types[i]
+        reply, score = meta.counter(kind)
+        men = "" if meta.matrix is None else f", {meta.matrix.men[kind]} men"
+        line = f"{kind.replace('_', ' ')}{men}\nbest reply: {reply.replace('_', ' ')} {score:+.2f}"
+        if kind in meta.dominated_by:
+            line += f"\ndominated by {meta.dominated_by[kind].replace('_', ' ')}"
+        labels.append(line)
     ax.set_yticks(rows, labels, fontsize="small")
     ax.invert_yaxis()
-    ax.set_xlim(0, 1.45)
+    ax.set_xlim(0, 1.15)
     ax.set_xticks([0, 0.25, 0.5, 0.75, 1], ["0", "25%", "50%", "75%", "100%"])
-    ax.set_xlabel("weight in the mix / share of redrawn games")
-    ax.legend(loc="lower right", fontsize="small")
+    ax.set_xlabel("weight in the equilibrium mix")
+    ax.grid(axis="x", alpha=0.25)
+    if support_ax is not None:
+        support = np.array([meta.support[i] for i in order])
+        support_ax.barh(rows, support, color="#e67e22", alpha=0.85)
+        for row, share in zip(rows, support, strict=True):
+            support_ax.text(
+                share + 0.02, float(row), f"{100 * share:.0f}%", va="center", fontsize="small"
+            )
+        support_ax.set_xlim(0, 1.2)
+        support_ax.set_xticks([0, 0.5, 1], ["0", "50%", "100%"])
+        support_ax.set_xlabel(f"in the mix of how many of\n{meta.bootstrap} redrawn games")
+        support_ax.tick_params(axis="y", left=False)
+        support_ax.grid(axis="x", alpha=0.25)
     where = ""
     if meta.matrix is not None:
         where = f"{meta.matrix.ruleset}, budget {meta.matrix.budget:g}, "
         where += f"{meta.matrix.battles:,} battles a pair: "
-    ax.set_title(
+    title = (
         f"{where}what players will build\n(Nash equilibrium of the equal-cost game, "
-        f"both roles; value {_zero(meta.value):+.3f})",
-        fontsize="medium",
+        f"both roles; value {_zero(meta.value):+.3f})"
     )
+    if support_ax is not None:
+        ax.figure.suptitle(title, fontsize="medium")
+    else:
+        ax.set_title(title, fontsize="medium")
     return ax
 
 
@@ -172,10 +182,11 @@ def _zero(x: float) -> float:
 
 
 def _meta_size(types: int) -> tuple[float, float]:
-    return 8.5, 1.5 + 0.55 * types
+    return 9.0, 1.8 + 0.75 * types
 
 
 def meta_figure(meta: Meta, dpi: float = 100) -> Figure:
     figure = new_figure(*_meta_size(len(meta.types)), dpi)
-    meta_panel(meta, figure.add_subplot())
+    weights, support = figure.subplots(1, 2, sharey=True, width_ratios=(3, 2))
+    meta_panel(meta, weights, support)
     return figure

@@ -43,7 +43,43 @@ def _comparison_title(comparison: Comparison) -> str:
         if tails[0] == tails[1]:
             tails = [f"{Path(f).parent.name}/{Path(f).name}" for f in files]
         return f"{a.name}\nB ({tails[0]}) vs A ({tails[1]})"
-    return f"{a.name}\nvariant B vs variant A"
+    changed = _differences(a, b)
+    return f"{a.name}\nB: {changed}" if changed else f"{a.name}\nB and A: the same battle"
+
+
+def _flat(data: Any, prefix: str = "") -> dict[str, Any]:
+    """Scenario data as dotted paths to values (list items by index)."""
+    if isinstance(data, dict):
+        found: dict[str, Any] = {}
+        for key, value in data.items():
+            found.update(_flat(value, f"{prefix}.{key}" if prefix else str(key)))
+        return found
+    if isinstance(data, list) and any(isinstance(v, dict | list) for v in data):
+        found = {}
+        for i, value in enumerate(data):
+            found.update(_flat(value, f"{prefix}[{i}]"))
+        return found
+    return {prefix: data}
+
+
+def _differences(a: Any, b: Any, most: int = 2) -> str:
+    """What B changes from A in words ("terrain swamp, not land"), the first ``most``
+    changes: a comparison of two unnamed variants says what its B is."""
+    from .question import value_words
+
+    ruleset = rulesets.get(a.ruleset)
+    before, after = _flat(dict(a.data)), _flat(dict(b.data))
+    ignored = {"name", "description", "battles", "seed"}
+    changes = []
+    for path in dict.fromkeys([*before, *after]):
+        if path in ignored or before.get(path) == after.get(path):
+            continue
+        said = ruleset.describe_path(path, b.data).replace("_", " ")
+        old = "none" if path not in before else value_words(before[path])
+        new = "none" if path not in after else value_words(after[path])
+        changes.append(f"{said} {new}, not {old}")
+    shown = "; ".join(changes[:most])
+    return shown + (f" (and {len(changes) - most} more changes)" if len(changes) > most else "")
 
 
 def _knob_words(knob: Any) -> str:
@@ -374,7 +410,7 @@ def matrix_panel(matrix: Matrix, ax: Axes | None = None) -> Axes:
     p, low, high = (matrix.grid(c) for c in ("p", "low", "high"))
     image = ax.imshow(p, cmap="RdBu_r", vmin=0, vmax=1, interpolation="nearest")
     percent_colorbar(ax, image, "P(attacker wins)", fraction=0.05, pad=0.02)
-    cell_font = "medium" if n <= 10 else "small" if n <= 14 else "x-small"
+    cell_font = "small" if n <= 10 else "x-small" if n <= 14 else "xx-small"
     small = "medium" if n <= 10 else "small" if n <= 14 else "x-small"
     for (r, c), value in np.ndenumerate(p):
         ax.text(

@@ -10,6 +10,7 @@ plugin's columns read sensibly without a table of its own.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 
 SIDES = ("attacker", "defender")
@@ -82,6 +83,10 @@ def describe_column(column: str, table: Mapping[str, str] | None = None) -> str:
 def describe_path(path: str, unit_types: Sequence[str] = (), types_key: str = "units") -> str:
     """A sweep's ``--vary`` path in words: ``attacker.knight`` -> "knights in the attacking
     army", ``units.knight.attack`` -> "knight's attack", ``battle.terrain`` -> "terrain"."""
+    men = re.fullmatch(r"(attacker|defender)\.units\[(\d+)\]\.men\.(\w+)", path)
+    if men:
+        side, unit, kind = men.groups()
+        return f"{plural(kind)} in {ARMY[side]} (unit {int(unit) + 1})"
     parts = path.split(".")
     if len(parts) == 2 and parts[0] in SIDES:
         if parts[1] in unit_types:
