@@ -100,7 +100,8 @@ class Source:
 
     def error(self, key: str, message: str, value: object = None) -> BattleOddsError:
         """An error at ``key`` (a dotted path like ``attacker.units[1].men``)."""
-        line = self.line_of(key, value) if self.path is not None else None
+        # A file's text, or text pasted into the page (no path): its line.
+        line = self.line_of(key, value) if self.text else None
         where = f"{self.label}:{line}" if line else self.label
         option = self.option_of(key) if self.option_of is not None else None
         if option:

@@ -5,6 +5,7 @@ tests/test_serve_browser.py."""
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import signal
@@ -12,6 +13,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.error
 import urllib.request
 from urllib.parse import urlencode
 
@@ -30,6 +32,7 @@ from simulator.running.precision import run_to_precision
 from simulator.running.runner import run_chunks
 from simulator.running.stream import stream_battles
 from simulator.scenario.scenario import from_data, from_query
+from simulator.serve.app import MAX_RUNS
 from simulator.serve.question import Question, settings
 
 from .serving import ROOT, Server, odds_json
@@ -352,3 +355,58 @@ def test_open_hands_the_address_to_the_browser(tmp_path):
     process.send_signal(signal.SIGINT)
     process.communicate(timeout=30)
     assert opened.read_text().strip() == url
+
+
+def test_a_pasted_scenario_answers_as_run_does(server):
+    path = ROOT / "scenarios" / "olympia" / "knights_vs_pikemen.toml"
+    start, _, done = _answer(
+        server, {"toml": path.read_text(encoding="utf-8"), "battles": "20000", "seed": "5"}
+    )
+    assert start["command"] is None  # a file is asked with `run`, not on one line
+    ran = subprocess.run(
+        [sys.executable, "-m", "simulator", "run", str(path), "-n", "20000", "-s", "5", "--json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=900,
+    )
+    cli = json.loads(ran.stdout)
+    assert done["scenario_hash"] == cli["scenario_hash"]
+    assert {w["outcome"]: w["p"] for w in done["win"]} == {o: v["p"] for o, v in cli["win"].items()}
+
+
+def test_a_request_under_another_name_is_refused(server):
+    port = server.url.rsplit(":", 1)[1].strip("/")
+    request = urllib.request.Request(server.url, headers={"Host": f"rebound.example:{port}"})
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=30)
+    assert refused.value.code == 403
+    named = urllib.request.Request(server.url, headers={"Host": f"localhost:{port}"})
+    with urllib.request.urlopen(named, timeout=30) as response:
+        assert response.status == 200
+
+
+def test_a_question_is_bounded_in_time():
+    limited = Server("--max-seconds", "1").start()
+    try:
+        began = time.monotonic()
+        _, _, done = _answer(limited, {**ARMIES, "battles": str(10**10)})
+        assert time.monotonic() - began < 10
+        assert done["partial"] and 0 < done["battles"] < 10**10
+        assert any("limit of 1 s a question" in note for note in done["notes"])
+    finally:
+        assert limited.stop() == 0
+
+
+def test_questions_at_once_are_bounded(server):
+    streams = [
+        server.events(urlencode({**ARMIES, "battles": str(10**10)})) for _ in range(MAX_RUNS)
+    ]
+    assert all(next(stream)[0] == "start" for stream in streams)
+    refused = list(server.events(urlencode(ARMIES)))
+    assert refused[0][0] == "error"
+    assert f"answering {MAX_RUNS} questions already" in refused[0][1]["error"]
+    for stream in streams:
+        stream.close()
+    assert server.running(within=15) == 0

@@ -75,9 +75,18 @@ def browser(tmp_path_factory):
 
 
 def wait_for(driver, state: str, timeout: float = 120) -> None:
-    WebDriverWait(driver, timeout, poll_frequency=0.05).until(
-        lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-state") == state
-    )
+    """Wait until the page is in ``state`` (its body's ``data-state``)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        now = driver.execute_script(
+            "return [document.body.dataset.state, document.getElementById('error').textContent,"
+            " document.getElementById('status').textContent];"
+        )
+        if now[0] == state:
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the page did not reach '{state}' in {timeout} s: {now}")
+        time.sleep(0.05)
 
 
 def ask(driver, attacker: str, defender: str, seed: str, battles: str) -> None:
@@ -118,11 +127,15 @@ def shown(driver) -> dict[str, object]:
 def test_two_armies_answer_as_odds_does_and_the_link_gives_the_same(server, browser):
     browser.get(server.url)
     wait_for(browser, "idle", 60)
+    # A setting, from the form the declarations generate.
+    setting = browser.find_element(By.CSS_SELECTOR, '[data-path="defender.break_point"]')
+    setting.clear()
+    setting.send_keys("40")
     ask(browser, ATTACKER, DEFENDER, "4242", "60000")
     wait_for(browser, "done")
     page = shown(browser)
     command = browser.find_element(By.ID, "command-text").text
-    assert command.startswith("battle-odds odds ")
+    assert command.startswith("battle-odds odds ") and "--defender-break 40" in command
     cli = odds_json(*shlex.split(command)[2:])
     assert cli["seed"] == 4242 and cli["battles"] == 60_000
     assert page["p"] == {o: cli["win"][o]["p"] for o in ("attacker", "defender", "draw")}
@@ -143,7 +156,9 @@ def test_two_armies_answer_as_odds_does_and_the_link_gives_the_same(server, brow
     kind = browser.find_element(By.ID, "survivor-type").get_attribute("value")
     assert kind == "attacker.soldier"
     shown_p = float(browser.find_element(By.ID, "survivor-p").get_attribute("data-p"))
-    question = Question.of({"attacker": ATTACKER, "defender": DEFENDER})
+    question = Question.of(
+        {"attacker": ATTACKER, "defender": DEFENDER, "defender.break_point": "40"}
+    )
     lost = simulate(question.scenario, 60_000, 4242).tally.columns["casualties.attacker.soldier"]
     expected = lost.counts[lost.values <= 20 - 5].sum() / lost.n
     assert shown_p == pytest.approx(expected, abs=1e-6)
@@ -153,9 +168,13 @@ def test_two_armies_answer_as_odds_does_and_the_link_gives_the_same(server, brow
     )
     screenshot = os.environ.get("BATTLE_ODDS_SCREENSHOT")
     if screenshot:
+        from PIL import Image  # matplotlib's dependency: stored as the docs' figures are
+
         assert browser.save_screenshot(str(ROOT / screenshot))
+        with Image.open(ROOT / screenshot) as image:
+            image.convert("RGB").quantize(256).save(ROOT / screenshot, optimize=True)
     link = browser.find_element(By.ID, "share").get_attribute("href")
-    assert "attacker=" in link and "seed=4242" in link
+    assert "attacker=" in link and "seed=4242" in link and "defender.break_point=40" in link
     browser.switch_to.new_window("tab")
     try:
         browser.get(link)
@@ -236,3 +255,25 @@ def test_completion_offers_the_rulesets_unit_names(server, browser):
     box.send_keys("noble, 5 pik")
     options = browser.find_elements(By.CSS_SELECTOR, "#attacker-units option")
     assert [o.get_attribute("value") for o in options] == ["noble, 5 pikeman"]
+
+
+def test_a_pasted_scenario_is_answered_and_its_errors_name_the_line(server, browser):
+    browser.get(server.url)
+    wait_for(browser, "idle", 60)
+    browser.find_element(By.ID, "live").click()  # off: the question is asked with Run
+    browser.find_element(By.CSS_SELECTOR, "input[name=mode][value=toml]").click()
+    text = (ROOT / "scenarios" / "olympia" / "knights_vs_pikemen.toml").read_text()
+    box = browser.find_element(By.ID, "toml")
+    misspelt = text.replace("knight = 10", "knigt = 10")
+    browser.execute_script("arguments[0].value = arguments[1];", box, misspelt)
+    browser.find_element(By.ID, "run").click()
+    wait_for(browser, "error")
+    error = browser.find_element(By.ID, "error").text
+    assert "pasted scenario:18:" in error and "did you mean 'knight'" in error
+    browser.execute_script("arguments[0].value = arguments[1];", box, text)
+    browser.find_element(By.ID, "battles").send_keys("20000")
+    browser.find_element(By.ID, "run").click()
+    wait_for(browser, "done")
+    expected = Question.of({"toml": text}).scenario.hash
+    assert browser.find_element(By.ID, "hash-shown").text == expected
+    assert browser.find_element(By.ID, "battles-shown").text == "20,000"

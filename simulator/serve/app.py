@@ -164,8 +164,36 @@ def _params(request: Request) -> dict[str, str]:
     return {key: request.query_params[key] for key in request.query_params}
 
 
-def make_app(calculator: Calculator) -> Starlette:
-    """The Starlette application of ``battle-odds serve``."""
+#: Names of this machine that a page served on the loopback address is asked under.
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
+
+
+class LoopbackOnly:
+    """Refuses a request asked under another name than this machine's: a page elsewhere
+    that gets a browser to ask 127.0.0.1 under its own name (DNS rebinding) gets no
+    answer from a server meant for this machine only."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            host = dict(scope["headers"]).get(b"host", b"").decode("latin-1")
+            name = host if host.endswith("]") else host.rsplit(":", 1)[0]
+            if name.strip("[]") not in LOOPBACK_NAMES:
+                refused = Response(
+                    f"battle-odds serve answers this machine only, not '{host}'",
+                    status_code=403,
+                    media_type="text/plain",
+                )
+                await refused(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def make_app(calculator: Calculator, loopback_only: bool = False) -> Any:
+    """The ASGI application of ``battle-odds serve`` (``loopback_only``: it answers
+    requests addressed to this machine's own names only)."""
 
     async def page(request: Request) -> Response:
         name = request.path_params.get("name", "index.html")
@@ -338,7 +366,8 @@ def make_app(calculator: Calculator) -> Starlette:
         Route("/api/status", status),
         Route("/{name}", page),
     ]
-    return Starlette(routes=routes)
+    app = Starlette(routes=routes)
+    return LoopbackOnly(app) if loopback_only else app
 
 
 def _described(question: Question, planned: int | None) -> dict[str, Any]:

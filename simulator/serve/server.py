@@ -87,7 +87,7 @@ def serve(
     try:
         warm(tuple(names))
         config = uvicorn.Config(
-            make_app(calculator),
+            make_app(calculator, loopback_only=host in LOOPBACK),
             log_level="warning",
             lifespan="off",
             timeout_graceful_shutdown=GRACE_SECONDS,
