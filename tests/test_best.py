@@ -16,8 +16,14 @@ from typer.testing import CliRunner
 import simulator
 from simulator.cli import app
 from simulator.studies import best as best_study
-from simulator.studies.armies import Offer, all_armies, count_armies, neighbours
-from simulator.studies.racing import Race, choose_best, choose_cheapest, looks, paired_lower
+from simulator.studies.machinery.armies import Offer, all_armies, count_armies, neighbours
+from simulator.studies.machinery.racing import (
+    Race,
+    choose_best,
+    choose_cheapest,
+    looks,
+    paired_lower,
+)
 
 TYPES = ("soldier", "pikeman", "swordsman", "knight")
 COSTS = {"soldier": 1, "pikeman": 1.5, "swordsman": 2, "knight": 3}

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 import simulator
 from simulator.cli import app
 from simulator.studies.compare import compare
-from simulator.studies.worth import reinforced
+from simulator.studies.machinery.armies import reinforced
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
 runner = CliRunner()

@@ -79,5 +79,14 @@ def test_compare_pairs_a_chain_and_a_skip_scenario_on_skip() -> None:
     result = simulator.compare(a, b, 20, 2)
     assert result.a.kernel == result.b.kernel == "skip"
     same = simulator.compare(a, a, 300, 2)
-    assert same.a.kernel == same.b.kernel == "chain"
+    assert same.a.kernel == same.b.kernel
     assert same.joint[0, 1] == same.joint[1, 0] == 0
+
+
+def test_a_large_group_of_few_battles_builds_no_chain_tables() -> None:
+    """A table that would cost more than the battles it speeds up is not built: with a
+    few battles each the group runs skip, with many the chain kernel."""
+    many = prepared("noble, 10 soldier, 8 swordsman", "noble, 40 pikeman")
+    assert many.kernel_choices(100)[0] == "skip"
+    assert not many._chain_built
+    assert many.kernel_choices(10_000_000)[0] == "chain"

@@ -21,7 +21,7 @@ from simulator.errors import Source
 from simulator.rulesets import get
 from simulator.rulesets.skirmish.replay import replay
 from simulator.scenario.scenario import Scenario, from_data
-from simulator.studies.worth import reinforced
+from simulator.studies.machinery.armies import reinforced
 from tests.reference import skirmish as reference
 from tests.stats_tests import ALPHA, reproducibility
 

@@ -19,8 +19,8 @@ from simulator.cli import app
 from simulator.cli.options import battle_settings
 from simulator.errors import BattleOddsError
 from simulator.rulesets import Army
-from simulator.studies.one_type import one_type_scenario
-from simulator.studies.price_cells import CellBank
+from simulator.studies.machinery.one_type import one_type_scenario
+from simulator.studies.machinery.price_cells import CellBank
 from tests.test_matrix import one_error_line
 
 SEED = 11

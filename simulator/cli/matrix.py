@@ -18,8 +18,8 @@ from ..errors import BattleOddsError
 from ..report.tables import print_title
 from ..running.progress import progress_bar
 from ..scenario.scenario import DEFAULT_SEED
+from ..studies.machinery.one_type import settings_text
 from ..studies.matrix import DEFAULT_BATTLES, Matrix, equal_cost_matrix
-from ..studies.one_type import settings_text
 from .app import app
 from .options import (
     BattleSettings,

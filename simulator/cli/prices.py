@@ -18,10 +18,10 @@ from ..atomic import write_atomically
 from ..running.output_paths import check_output_path
 from ..running.progress import progress_bar
 from ..scenario.scenario import DEFAULT_SEED
+from ..studies.machinery.one_type import settings_text
+from ..studies.machinery.price_list import Prices
 from ..studies.matrix import DEFAULT_BATTLES as MATRIX_BATTLES
 from ..studies.meta import DEFAULT_BOOTSTRAP, Meta
-from ..studies.one_type import settings_text
-from ..studies.price_list import Prices
 from ..studies.prices import DEFAULT_BATTLES, DEFAULT_BUDGETS
 from .app import app
 from .matrix import fight_matrix, type_words

@@ -13,8 +13,8 @@ from matplotlib.lines import Line2D
 from .figures import new_figure
 
 if TYPE_CHECKING:
+    from ..studies.machinery.price_list import Pairwise, Prices
     from ..studies.meta import Meta
-    from ..studies.price_list import Pairwise, Prices
 
 ROLE_MARKERS = {"attacker": "^", "defender": "v"}
 

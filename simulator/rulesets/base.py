@@ -85,10 +85,13 @@ class Prepared(ABC):
     def run(self, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
         """Outcome columns of battles ``first .. first+count-1`` of run ``seed``."""
 
-    def kernel_choices(self) -> tuple[str, ...]:
+    def kernel_choices(self, battles: int | None = None) -> tuple[str, ...]:
         """The kernels that can run this battle, the one it runs (``kernel``) first, then
-        the others a group may share, faster first, the reference kernel last. Rulesets
-        with a single kernel have just it."""
+        the others a group may share, faster first, the reference kernel last. With
+        ``battles``, the ones worth their set-up for that many battles of it first (a
+        group of many scenarios, a few thousand battles each: a kernel that builds a large
+        table per scenario may cost more than the battles). Rulesets with a single kernel
+        have just it."""
         return (self.kernel,)
 
     def use_kernel(self, name: str) -> None:
@@ -100,30 +103,30 @@ class Prepared(ABC):
         self.kernel = name
 
 
-def common_kernel(group: Sequence[Prepared]) -> str | None:
+def common_kernel(group: Sequence[Prepared], battles: int | None = None) -> str | None:
     """The one kernel for a group of prepared scenarios that must draw battle i alike
     (common random numbers, the randomness contract): battle i of a seed is the same
     battle only within one kernel. It is the first choice of the first scenario that
     every other can run (a ruleset's reference kernel can run every battle); None when
     the group is empty or shares no kernel (scenarios of different rulesets, whose
-    kernels draw differently anyway). The kernel is chosen only: :func:`use_common_kernel`
+    kernels draw differently anyway). ``battles``: about how many battles each will run
+    (:meth:`Prepared.kernel_choices`). The kernel is chosen only: :func:`use_common_kernel`
     sets it."""
     if not group:
         return None
-    choices = [p.kernel_choices() for p in group]
+    choices = [p.kernel_choices(battles) for p in group]
     for name in choices[0]:
         if all(name in c for c in choices[1:]):
             return name
     return None
 
 
-def use_common_kernel(group: Sequence[Prepared]) -> str | None:
+def use_common_kernel(group: Sequence[Prepared], battles: int | None = None) -> str | None:
     """Put every scenario of ``group`` on :func:`common_kernel`, and return it."""
-    name = common_kernel(group)
+    name = common_kernel(group, battles)
     if name is not None:
         for prepared in group:
-            if prepared.kernel != name:
-                prepared.use_kernel(name)
+            prepared.use_kernel(name)  # not "if it differs": a kernel is settled on use
     return name
 
 

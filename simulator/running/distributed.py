@@ -100,31 +100,32 @@ _study_prepared = lru_cache(maxsize=4096)(_prepared.__wrapped__)
 
 def _prepared_on(ruleset: str, canonical: str, kernel: str | None) -> Any:
     prepared = _study_prepared(ruleset, canonical)
-    if kernel is not None and prepared.kernel != kernel:
+    if kernel is not None:
         prepared.use_kernel(kernel)  # a study's one kernel for its group
     return prepared
 
 
-def scenario_columns(
+def scenario_each(
     scenarios: list[tuple[str, str]],
     kernel: str | None,
     seed: int,
     first: int,
     count: int,
-    outcome: int,
-) -> np.ndarray:
-    """Runs on a worker for :meth:`simulator.running.scenarios.ScenarioBattles.wins`:
-    which of battles ``first ..`` ended with ``outcome`` for each scenario (its ruleset
-    and canonical data), as bits packed
-    along the battles (one column per scenario), each kernel on one thread."""
+    summarise: Callable[[Any], Any],
+) -> tuple[list[Any], float]:
+    """Runs on a worker for :meth:`simulator.running.scenarios.ScenarioBattles.each`:
+    ``summarise`` of battles ``first .. first + count - 1`` of each scenario (its ruleset
+    and canonical data) in one call of its kernel on one thread, and the seconds the
+    kernels took."""
     from .runner import thread_count
 
-    won = np.empty((count, len(scenarios)), bool)
+    started = time.perf_counter()
     with thread_count(1):
-        for column, (ruleset, canonical) in enumerate(scenarios):
-            winner = _prepared_on(ruleset, canonical, kernel).run(seed, first, count)["winner"]
-            np.equal(winner, outcome, out=won[:, column])
-    return np.packbits(won, axis=0)
+        summaries = [
+            summarise(_prepared_on(ruleset, canonical, kernel).run(seed, first, count))
+            for ruleset, canonical in scenarios
+        ]
+    return summaries, time.perf_counter() - started
 
 
 def scenario_summary(

@@ -201,6 +201,21 @@ def progress_bar(
         yield update
 
 
+@contextmanager
+def or_plain_lines(
+    progress: ProgressCallback | None, label: str, unit: str = "battles", open_ended: bool = False
+) -> Iterator[ProgressCallback]:
+    """``progress``, or when the caller gave none (the Python API: a notebook, a script)
+    the plain lines of :func:`progress_bar` on stderr: nothing for a short study, the time
+    left and then a line every half minute for a long one."""
+    if progress is not None:
+        yield progress
+        return
+    console = Console(stderr=True, force_terminal=False, force_jupyter=False)
+    with progress_bar(console, label, unit, open_ended=open_ended) as plain:
+        yield plain
+
+
 def run_battles(
     scenario: Scenario,
     plan: RunPlan,

@@ -113,23 +113,152 @@ class ScenarioBattles:
             self._sizes[key] = ChunkSizes(DEFAULT_CHUNK, max(1, self._last_size // GROWTH))
         return self._prepared[key]
 
+    def _threads(self) -> ThreadPoolExecutor:
+        """The plan's threads, each running kernels on one thread."""
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(
+                self.workers, initializer=numba.set_num_threads, initargs=(1,)
+            )
+        return self._pool
+
     def forget(self, key: Hashable) -> None:
         """Drop the prepared scenario of ``key`` (its tables), keeping its scenario: a
         study that keeps what the battles said needs no more of them."""
         self._prepared.pop(key, None)
 
-    def settle(self, keys: Sequence[Hashable]) -> str | None:
+    def settle(self, keys: Sequence[Hashable], battles: int | None = None) -> str | None:
         """The one kernel of the group ``keys`` (the randomness contract: battle i is the
         same battle only within one kernel), set on each of them; hand it to
-        :meth:`wins` and :meth:`tallies` of the group, which set it again (a scenario may
-        belong to several groups)."""
-        return use_common_kernel([self.prepared(k) for k in keys])
+        :meth:`each`, :meth:`wins` and :meth:`tallies` of the group, which set it again
+        (a scenario may belong to several groups). ``battles``: about how many battles
+        each will run, for a kernel worth its set-up (Prepared.kernel_choices)."""
+        prepared = [self.prepared(k) for k in keys]
+        if self.client is None and self.workers > 1 and len(prepared) > 1:
+            # What each can run may need its tables built (olympia's chain table): built
+            # side by side, as its battles would be.
+            list(self._threads().map(lambda p: p.kernel_choices(battles), prepared))
+        return use_common_kernel(prepared, battles)
 
     def _on(self, key: Hashable, kernel: str | None) -> Prepared:
         prepared = self.prepared(key)
-        if kernel is not None and prepared.kernel != kernel:
+        if kernel is not None:
             prepared.use_kernel(kernel)
         return prepared
+
+    # -- each scenario on its own ------------------------------------------------
+
+    def each(
+        self,
+        keys: Sequence[Hashable],
+        first: int,
+        count: int,
+        kernel: str | None,
+        summarise: Callable[[Mapping[str, np.ndarray]], T],
+        combine: Callable[[list[T]], T],
+    ) -> Iterator[tuple[int, T]]:
+        """``(i, summary)`` of battles ``first .. first + count - 1`` of the scenario of
+        ``keys[i]``, for every ``i``, in the order they finish: ``summarise`` turns a
+        call's outcome columns into something ``combine`` joins (where the battles ran:
+        here, or on a worker, where both must be module-level functions).
+
+        Each scenario's battles run in calls sized by time; the scenarios side by side
+        on the plan's threads, each kernel on one thread (a kernel's own threads would
+        meet at a barrier at every call of a few thousand battles, which on a busy
+        machine costs more than the battles), a single scenario on all of them; or in
+        tasks of TASK_SCENARIOS on the cluster. Raises :class:`Interrupted` within about
+        a second of Ctrl-C, after the summaries finished before it."""
+        check_stop()
+        keys = list(keys)
+        if self.client is not None:
+            yield from self._each_on_cluster(keys, first, count, kernel, summarise, combine)
+            return
+        prepared = [self._on(k, kernel) for k in keys]
+
+        def block(i: int) -> tuple[T, float]:
+            started = time.perf_counter()
+            run, sizes = prepared[i].run, self._sizes[keys[i]]
+            parts = [
+                summarise(columns)
+                for _, _, columns in sized_chunks(
+                    [(first, count)], sizes, lambda a, n: _checked(run, self.seed, a, n)
+                )
+            ]
+            self._last_size = sizes.size
+            return (parts[0] if len(parts) == 1 else combine(parts)), time.perf_counter() - started
+
+        if self.workers > 1 and len(keys) > 1:
+            pool = self._threads()
+            blocks = {pool.submit(block, i): i for i in range(len(keys))}
+            try:
+                for finished in as_completed(blocks):
+                    summary, seconds = finished.result()
+                    self.kernel_seconds += seconds
+                    self._done(count)
+                    yield blocks[finished], summary
+            finally:
+                # At Ctrl-C the blocks raise Interrupted at their next call: the ones not
+                # begun are left, the others end within a call.
+                for pending in blocks:
+                    pending.cancel()
+                wait(blocks)
+        else:
+            with thread_count(1 if len(keys) > 1 else self.plan.threads):
+                for i in range(len(keys)):
+                    summary, seconds = block(i)
+                    self.kernel_seconds += seconds
+                    self._done(count)
+                    yield i, summary
+
+    def _each_on_cluster(
+        self,
+        keys: list[Hashable],
+        first: int,
+        count: int,
+        kernel: str | None,
+        summarise: Callable[[Mapping[str, np.ndarray]], T],
+        combine: Callable[[list[T]], T],
+    ) -> Iterator[tuple[int, T]]:
+        from .distributed import RETRIES, scenario_each
+
+        starts = range(0, len(keys), TASK_SCENARIOS)
+        futures = {
+            self.client.submit(
+                scenario_each,
+                [self._task_scenario(k) for k in keys[start : start + TASK_SCENARIOS]],
+                kernel,
+                self.seed,
+                first,
+                count,
+                summarise,
+                pure=False,
+                retries=RETRIES,
+            ): start
+            for start in starts
+        }
+        waiting = dict(futures)
+        try:
+            while waiting:
+                if stop_requested():
+                    raise Interrupted
+                done = [f for f in waiting if f.done()]
+                if not done:
+                    time.sleep(0.02)
+                    continue
+                for future in done:
+                    start = waiting.pop(future)
+                    summaries, seconds = future.result()
+                    self.kernel_seconds += seconds
+                    self._done(count * len(summaries))
+                    for offset, summary in enumerate(summaries):
+                        yield start + offset, summary
+        finally:
+            if waiting:
+                self.client.cancel(list(waiting))
+
+    def _done(self, battles: int) -> None:
+        self.battles += battles
+        if self.on_battles is not None:
+            self.on_battles()
 
     # -- the races -----------------------------------------------------------------
 
@@ -137,106 +266,18 @@ class ScenarioBattles:
         self, keys: Sequence[Hashable], outcome: int, first: int, count: int, kernel: str | None
     ) -> np.ndarray:
         """A ``count x len(keys)`` bool array: True where battle ``first + row`` of the
-        scenario of the column ended with ``outcome`` (0 attacker, 1 defender won).
-
-        Each scenario's battles run in calls sized by time; the scenarios side by side on
-        the plan's threads, each kernel on one thread (a kernel's own threads would meet
-        at a barrier at every call of a few thousand battles, which on a busy machine
-        costs more than the battles), or in tasks of TASK_SCENARIOS on the cluster.
-        Raises :class:`Interrupted` within about a second of Ctrl-C."""
-        check_stop()
-        keys = list(keys)
-        if self.client is None:
-            return self._wins_here(keys, outcome, first, count, kernel)
-        won = self._wins_on_cluster(keys, outcome, first, count, kernel)
-        self._done(count * len(keys))
-        return won
-
-    def _done(self, battles: int) -> None:
-        self.battles += battles
-        if self.on_battles is not None:
-            self.on_battles()
-
-    def _wins_here(
-        self, keys: list[Hashable], outcome: int, first: int, count: int, kernel: str | None
-    ) -> np.ndarray:
-        prepared = [self._on(k, kernel) for k in keys]
-
-        def block(column: int) -> float:
-            started = time.perf_counter()
-            run, sizes = prepared[column].run, self._sizes[keys[column]]
-            at = 0
-            for _, n, winner in sized_chunks(
-                [(first, count)], sizes, lambda a, n: _checked(run, self.seed, a, n)["winner"]
-            ):
-                np.equal(winner, outcome, out=won[at : at + n, column])
-                at += n
-            self._last_size = sizes.size
-            return time.perf_counter() - started
-
+        scenario of the column ended with ``outcome`` (0 attacker, 1 defender won), the
+        scenarios side by side (:meth:`each`). Raises :class:`Interrupted` at Ctrl-C."""
         won = np.empty((count, len(keys)), bool)
-        if self.workers > 1 and len(keys) > 1:
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(
-                    self.workers, initializer=numba.set_num_threads, initargs=(1,)
-                )
-            blocks = [self._pool.submit(block, c) for c in range(len(keys))]
-            try:
-                for finished in as_completed(blocks):
-                    self.kernel_seconds += finished.result()
-                    self._done(count)
-            except BaseException:
-                # At Ctrl-C the blocks raise Interrupted at their next call: the ones not
-                # begun are left, the others end within a call.
-                for pending in blocks:
-                    pending.cancel()
-                wait(blocks)
-                raise
-        else:
-            with thread_count(1 if len(keys) > 1 else self.plan.threads):
-                for column in range(len(keys)):
-                    self.kernel_seconds += block(column)
-                    self._done(count)
+        summarise = _WON[outcome]
+        for column, column_won in self.each(keys, first, count, kernel, summarise, joined):
+            won[:, column] = column_won
         return won
-
-    def _wins_on_cluster(
-        self, keys: list[Hashable], outcome: int, first: int, count: int, kernel: str | None
-    ) -> np.ndarray:
-        from .distributed import RETRIES, scenario_columns
-
-        groups = [keys[i : i + TASK_SCENARIOS] for i in range(0, len(keys), TASK_SCENARIOS)]
-        futures = [
-            self.client.submit(
-                scenario_columns,
-                [self._task_scenario(k) for k in group],
-                kernel,
-                self.seed,
-                first,
-                count,
-                outcome,
-                pure=False,
-                retries=RETRIES,
-            )
-            for group in groups
-        ]
-        packed = self._gather(futures)
-        return np.concatenate(
-            [np.unpackbits(p, axis=0, count=count).astype(bool) for p in packed], axis=1
-        )
 
     def _task_scenario(self, key: Hashable) -> tuple[str, str]:
         """What a worker needs of a scenario: its ruleset and canonical data."""
         scenario = self._scenarios[key]
         return scenario.ruleset, scenario.canonical
-
-    def _gather(self, futures: list[Any]) -> list[Any]:
-        """The futures' answers, waited for in short naps: Ctrl-C cancels them."""
-        while not all(future.done() for future in futures):
-            if stop_requested():
-                self.client.cancel(futures)
-                raise Interrupted
-            time.sleep(0.05)
-        return list(self.client.gather(futures))
 
     # -- mergeable tallies ---------------------------------------------------------
 
@@ -322,6 +363,42 @@ class ScenarioBattles:
         finally:
             if in_flight:
                 self.client.cancel([f for f, _, _ in in_flight])
+
+
+def attacker_won(columns: Mapping[str, np.ndarray]) -> np.ndarray:
+    """Which battles the attacker won."""
+    return np.asarray(columns["winner"] == 0)
+
+
+def defender_won(columns: Mapping[str, np.ndarray]) -> np.ndarray:
+    """Which battles the defender won."""
+    return np.asarray(columns["winner"] == 1)
+
+
+_WON = (attacker_won, defender_won)
+
+
+def joined(parts: list[np.ndarray]) -> np.ndarray:
+    """The columns of consecutive calls as one."""
+    return np.concatenate(parts)
+
+
+def merged(parts: list[Tally]) -> Tally:
+    """The tallies of consecutive calls as one."""
+    total = parts[0]
+    for part in parts[1:]:
+        total = total.merge(part)
+    return total
+
+
+def winner(columns: Mapping[str, np.ndarray]) -> np.ndarray:
+    """The ``winner`` column of a call."""
+    return columns["winner"]
+
+
+def tally(columns: Mapping[str, np.ndarray]) -> Tally:
+    """A call's :class:`~simulator.results.stats.Tally`."""
+    return Tally.of(columns)
 
 
 def tally_each(columns: Columns) -> list[Tally]:

@@ -8,9 +8,10 @@ cheapest army that surely reaches it, the likeliest to win among equally cheap o
 
 Every army fights the same battles (common random numbers), in blocks through its
 prepared kernel (no compile per army, no loop over battles in Python), and the races of
-:mod:`simulator.studies.racing` choose with a stated guarantee. When the armies are more than
-``EXHAUSTIVE_LIMIT`` a local search (neighbouring armies, from several starts, a race at
-each step) gathers the armies to race, and the answer says how many it evaluated.
+:mod:`simulator.studies.machinery.racing` choose with a stated guarantee. When the
+armies are more than ``EXHAUSTIVE_LIMIT`` a local search (neighbouring armies, from
+several starts, a race at each step) gathers the armies to race, and the answer says
+how many it evaluated.
 
 Ctrl-C (see :mod:`simulator.running.interrupt`) stops the kernels between calls. A race
 that has fought a look answers with it, as at ``max_battles`` (its guarantee holds after
@@ -24,7 +25,8 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from contextlib import ExitStack
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,10 +35,11 @@ from ..errors import BattleOddsError
 from ..results.stats import wilson
 from ..running.interrupt import Interrupted, check_stop, stop_requested
 from ..running.plan import StudyPlan
+from ..running.progress import or_plain_lines
 from ..scenario.scenario import Scenario
-from .armies import Army, Offer, all_armies, count_armies, make_offer, neighbours, starts
-from .army_battles import ArmyBattles
-from .racing import Choice, Race, TargetChoice, choose_best, choose_cheapest, looks
+from .machinery.armies import Army, Offer, all_armies, count_armies, make_offer, neighbours, starts
+from .machinery.army_battles import ArmyBattles
+from .machinery.racing import Choice, Race, TargetChoice, choose_best, choose_cheapest, looks
 from .worth import check_side
 
 if TYPE_CHECKING:
@@ -344,6 +347,9 @@ def best(
     candidates = count_armies(offer)
     exhaustive = candidates <= exhaustive_limit
     plan.check_total(*_work(offer, candidates, exhaustive, battles, max_battles))
+    said = ExitStack()
+    # No progress asked (the Python API): plain lines on stderr if the race is long.
+    plan = replace(plan, progress=said.enter_context(or_plain_lines(progress, "best")))
     evaluate = ArmyBattles(scenario, side, offer, plan)
     searched: dict[int, tuple[int, int]] = {}
     pool: list[int] = []
@@ -377,6 +383,7 @@ def best(
         pass  # before the choosing race's first look: no choice (see the module text)
     finally:
         evaluate.close()
+        said.close()
     armies = evaluate.armies
     if choice is None:
         tallies = {armies[x]: counts for x, counts in searched.items()}

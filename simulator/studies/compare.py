@@ -296,7 +296,7 @@ def compare(
     engine.add("b", b)
     # Different kernels draw battle i differently: both on one kernel (two rulesets
     # share none, and each runs its own).
-    kernel = engine.settle(["a", "b"])
+    kernel = engine.settle(["a", "b"], battles)
     prepared = [engine.prepared("a"), engine.prepared("b")]
     tally_a, tally_b = Tally(), Tally()
     joint = np.zeros((3, 3), np.int64)

@@ -6,7 +6,7 @@ the diagonal too as a sanity value, and the answer is the attacker's win probabi
 each pair with its 95% Wilson interval. Every cell runs on the same seed and battle
 indices (common random numbers) and one kernel, on the study engine
 (:mod:`simulator.running.scenarios`). ``settings`` go into
-every battle's ``[battle]`` table (:mod:`simulator.studies.one_type`).
+every battle's ``[battle]`` table (:mod:`simulator.studies.machinery.one_type`).
 """
 
 from __future__ import annotations
@@ -20,15 +20,22 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import rulesets
-from ..errors import BattleOddsError, did_you_mean
+from ..errors import BattleOddsError
 from ..results.result import Result
 from ..results.stats import Tally
 from ..rulesets import Army
+from ..running.interrupt import Interrupted
 from ..running.plan import ChunkExecutor, StudyPlan
-from ..running.scenarios import ScenarioBattles, tally_each
+from ..running.scenarios import ScenarioBattles, merged, tally
 from ..scenario.costs import given_costs, read_costs_file
 from ..scenario.scenario import DEFAULT_SEED
-from .one_type import check_budget, checked_settings, one_type_scenario, settings_columns
+from .machinery.one_type import (
+    check_budget,
+    checked_settings,
+    offered_types,
+    one_type_scenario,
+    settings_columns,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -169,7 +176,7 @@ def equal_cost_matrix(
         table = {**table, **override}
     if battles < 1:
         raise BattleOddsError(f"--battles {battles}: expected at least 1")
-    chosen, notes = _types(rs, table, types)
+    chosen, notes = offered_types(rs, table, types)
     budget = check_budget("--budget", budget, {t: table[t] for t in chosen})
     men = {t: _men(budget, table[t]) for t in chosen}
     unaffordable = [t for t in chosen if men[t] == 0]
@@ -193,41 +200,37 @@ def equal_cost_matrix(
     engine = ScenarioBattles(plan)
     for pair in pairs:
         engine.add(pair, one_type_scenario(rs, *pair, given, f"--budget {budget:g}"))
-    tallies = [Tally() for _ in pairs]
-    done = 0
+    tallies: dict[int, Tally] = {}
     try:
-        # Every cell on one kernel and the same battles (common random numbers), all
-        # cells in each call: a cell's battles are few, and calls of one cell at a time
-        # would spend more on starting calls than on battles.
-        kernel = engine.settle(pairs)
-        for _, count, chunk in engine.tallies(pairs, 0, battles, tally_each, kernel):
-            tallies = [t.merge(c) for t, c in zip(tallies, chunk, strict=True)]
-            done += count
+        # Every cell on one kernel and the same battles (common random numbers), the
+        # cells side by side, each kernel on one thread.
+        kernel = engine.settle(pairs, battles)
+        for i, cell_tally in engine.each(pairs, 0, battles, kernel, tally, merged):
+            tallies[i] = cell_tally
             if progress is not None:
+                done = len(tallies)
                 progress(
-                    done * len(pairs),
-                    battles * len(pairs),
-                    f"{len(pairs)} matchups side by side, {done:,} of {battles:,} battles each",
+                    done * battles,
+                    len(pairs) * battles,
+                    f"{done:,} of {len(pairs):,} matchups done",
                 )
+    except Interrupted:
+        pass  # the cells done are the answer so far
     finally:
         engine.close()
-    cells = [
-        Cell(
-            attacker,
-            defender,
-            Result(
-                scenario=engine.scenario((attacker, defender)),
-                seed=seed,
-                tally=tally,
-                kernel=engine.prepared((attacker, defender)).kernel,
-                notes=engine.prepared((attacker, defender)).notes,
-                flags=engine.prepared((attacker, defender)).flags,
-                partial=done < battles,
-            ),
+    cells = []
+    for i, (attacker, defender) in enumerate(pairs):
+        prepared = engine.prepared((attacker, defender))
+        result = Result(
+            scenario=engine.scenario((attacker, defender)),
+            seed=seed,
+            tally=tallies.get(i, Tally()),
+            kernel=prepared.kernel,
+            notes=prepared.notes,
+            flags=prepared.flags,
         )
-        for (attacker, defender), tally in zip(pairs, tallies, strict=True)
-    ]
-    partial = done < battles
+        cells.append(Cell(attacker, defender, result))
+    partial = len(tallies) < len(pairs)
     return Matrix(
         ruleset=rs.name,
         budget=budget,
@@ -250,37 +253,6 @@ def _number(x: float) -> float | None:
 def _men(budget: float, cost: float) -> int:
     # A hair of tolerance so that 0.3 / 0.1 buys 3 men, not 2.999... -> 2.
     return math.floor(budget / cost + 1e-9)
-
-
-def _types(
-    rs: rulesets.Ruleset, costs: Mapping[str, float], types: Sequence[str] | str | None
-) -> tuple[list[str], list[str]]:
-    """The types to fight, and notes on the ones left out."""
-    unfit = rs.cannot_fight_alone()
-    if types is None:
-        chosen = [t for t in costs if t not in unfit]
-        left_out = [f"{t} ({why})" for t, why in unfit.items()]
-        notes = ["left out, cannot fight alone: " + ", ".join(left_out)] if left_out else []
-        return chosen, notes
-    names = [t.strip() for t in types.split(",")] if isinstance(types, str) else list(types)
-    chosen = []
-    for name in names:
-        if not name:
-            raise BattleOddsError("--types: an empty name: expected e.g. knight,pikeman,archer")
-        if name not in costs:
-            raise BattleOddsError(
-                f"--types: unknown unit type '{name}' of {rs.name}" + did_you_mean(name, costs)
-            )
-        if name in unfit:
-            raise BattleOddsError(
-                f"--types: {name} cannot fight alone ({unfit[name]}): leave it out"
-            )
-        if name in chosen:
-            raise BattleOddsError(f"--types: {name} is named twice")
-        chosen.append(name)
-    if not chosen:
-        raise BattleOddsError("--types: no types: expected e.g. knight,pikeman,archer")
-    return chosen, []
 
 
 #: ``simulator.matrix``: the name the package exports.

@@ -35,8 +35,8 @@ import numpy as np
 from ..errors import BattleOddsError
 from ..running.interrupt import stop_requested
 from ..scenario.scenario import DEFAULT_SEED
+from .machinery.one_type import settings_columns
 from .matrix import DEFAULT_BATTLES, Matrix, equal_cost_matrix
-from .one_type import settings_columns
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -9,9 +9,10 @@ the other's loss, so the scores of all types sum to 0).
 
 How it is solved:
 
-- every matchup is read from a :class:`~simulator.studies.price_cells.CellBank`: each count of
-  men against each count is fought once, on the same seed and battle indices, and kept
-  (common random numbers across iterations), so the equations are the same functions
+- every matchup is read from a
+  :class:`~simulator.studies.machinery.price_cells.CellBank`: each count of men against
+  each count is fought once, on the same seed and battle indices, and kept (common
+  random numbers across iterations), so the equations are the same functions
   at every iteration and their roots do not move with the noise;
 - counts are whole, so a price between two counts is read by linear interpolation
   between the neighbouring counts (on both sides);
@@ -42,6 +43,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -51,12 +53,12 @@ from .. import rulesets
 from ..errors import BattleOddsError, did_you_mean
 from ..running.bounds import check_total
 from ..running.interrupt import Interrupted
+from ..running.progress import or_plain_lines
 from ..scenario.costs import given_costs, read_costs_file
 from ..scenario.scenario import DEFAULT_SEED
-from .matrix import _types
-from .one_type import check_budget
-from .price_cells import ROLES, CellBank, CellCount, Estimate, block_z
-from .price_list import Pairwise, Prices, TypePrice
+from .machinery.one_type import check_budget, offered_types
+from .machinery.price_cells import ROLES, CellBank, CellCount, Estimate, block_z
+from .machinery.price_list import Pairwise, Prices, TypePrice
 
 DEFAULT_BUDGETS = (10.0, 20.0, 40.0)
 #: Battles per pair of counts: about +-3 points on one matchup, far less on a type's average.
@@ -111,7 +113,7 @@ def fair_prices(
                 else read_costs_file(costs, table)
             ),
         }
-    chosen, notes = _types(rs, table, types)
+    chosen, notes = offered_types(rs, table, types)
     if len(chosen) < 2:
         raise BattleOddsError("--types: a price list needs at least two types")
     base = chosen[0] if base is None else base.strip()
@@ -142,6 +144,13 @@ def fair_prices(
         matchups * CELLS_PER_MATCHUP * battles,
         max_total,
     )
+    said = ExitStack()
+    if progress is None:  # the Python API: plain lines on stderr if the search is long
+        lines = said.enter_context(or_plain_lines(None, "prices", "pairs of counts", True))
+
+        def progress(cells: int) -> None:
+            lines(cells, 0)
+
     bank = CellBank(
         rs.name,
         battles,
@@ -164,6 +173,7 @@ def fair_prices(
         pass
     finally:
         bank.engine.close()
+        said.close()
     partial = len(found) < len(chosen)
     answer = {t: found.get(t) or _without_interval(t, search.prices[t]) for t in chosen}
     converged, sweeps, evaluations, residual = solved or (False, 0, 0, math.nan)
@@ -255,13 +265,16 @@ class _Search:
     def score(self, kind: str, price: float) -> Estimate:
         """``kind``'s net score at ``price``, the others at theirs, over every other type,
         budget and role (each context weighing the same)."""
-        blocks = [
-            self.bank.side_score(kind, b / price, other, b / self.prices[other], role)
+        contexts = [
+            (kind, b / price, other, b / self.prices[other], role)
             for other in self.types
             if other != kind
             for b in self.budgets
             for role in ROLES
         ]
+        # The cells this score reads, fought side by side before it reads them.
+        self.bank.fight(cell for c in contexts for cell in self.bank.cells_of(*c))
+        blocks = [self.bank.side_score(*c) for c in contexts]
         return self.bank.estimate(np.mean(blocks, axis=0))
 
     def solve(self) -> tuple[bool, int, int, float]:

@@ -27,7 +27,7 @@ from ..running.plan import Progress
 from ..running.runner import simulate
 from ..scenario.scenario import Scenario, load_scenario
 from ..version import __version__
-from .baseline import (
+from .machinery.baseline import (
     Baseline,
     Entry,
     Number,

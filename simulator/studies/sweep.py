@@ -28,7 +28,7 @@ from ..running.interrupt import Interrupted, check_stop, stop_requested
 from ..running.plan import DEFAULT_MAX_BATTLES, ChunkExecutor, StudyPlan
 from ..running.precision import simulate_to_precision
 from ..running.runner import simulate
-from ..running.scenarios import ScenarioBattles, tally_each
+from ..running.scenarios import ScenarioBattles, merged, tally
 from ..scenario.scenario import Scenario
 
 if TYPE_CHECKING:
@@ -260,37 +260,40 @@ def _fixed_points(
 ) -> list[Result]:
     """Battles 0 .. ``battles`` - 1 of each point, point after point, on the study
     engine: one kernel for every point (common random numbers), each point prepared
-    once; the points done when Ctrl-C stops (the last one partial)."""
+    once; at Ctrl-C the points done before the first unfinished one."""
     plan = StudyPlan.of(
         seed=seed, battles=battles, threads=threads, executor=executor, max_total=max_total
     )
     keys = list(range(len(scenarios)))
-    results = []
+    tallies: dict[int, Tally] = {}
     with ScenarioBattles(plan) as engine:
         for key, at in zip(keys, scenarios, strict=True):
             engine.add(key, at)
-        kernel = engine.settle(keys)
-        for key in keys:
-            tally, done = Tally(), 0
-            for _, count, (part,) in engine.tallies([key], 0, battles, tally_each, kernel):
-                tally, done = tally.merge(part), done + count
+        # The points side by side, each kernel on one thread.
+        kernel = engine.settle(keys, battles)
+        try:
+            for key, point_tally in engine.each(keys, 0, battles, kernel, tally, merged):
+                tallies[key] = point_tally
                 if progress is not None:
-                    progress(key * battles + done, len(keys) * battles)
+                    progress(len(tallies) * battles, len(keys) * battles)
+        except Interrupted:
+            pass  # the points done are the answer so far
+        results = []
+        # The points done, in order, up to the first not done (a sweep's answer so far).
+        for key in keys:
+            if key not in tallies:
+                break
             prepared = engine.prepared(key)
             results.append(
                 Result(
                     scenario=scenarios[key],
                     seed=seed,
-                    tally=tally,
+                    tally=tallies[key],
                     kernel=prepared.kernel,
                     notes=prepared.notes,
                     flags=prepared.flags,
-                    partial=done < battles,
                 )
             )
-            engine.forget(key)
-            if stop_requested():
-                break
     return results
 
 

@@ -15,17 +15,18 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .. import rulesets
-from ..errors import BattleOddsError, Source
+from ..errors import BattleOddsError
 from ..results.stats import wilson
 from ..rulesets.designer import resolve_type
 from ..running.bounds import check_total
 from ..running.interrupt import Interrupted
-from ..scenario.scenario import Scenario, from_data
+from ..scenario.scenario import Scenario
 from .compare import Comparison, compare
+from .machinery.armies import reinforced
 from .sweep import (
     PointProgress,
     bisection_probes,
@@ -66,16 +67,6 @@ def parse_add(text: str) -> tuple[int, str]:
             f"--add '{text}': expected a count of at least 1 and a unit type, e.g. '1 knight'"
         )
     return int(match[1]), match[2]
-
-
-def reinforced(scenario: Scenario, side: str, kind: str, count: int, label: str) -> Scenario:
-    """The scenario with ``count`` men of ``kind`` added to ``side`` where its ruleset puts
-    them (negative: taken away), validated, keeping the scenario's battles and seed."""
-    data = rulesets.get(scenario.ruleset).add_men(scenario, side, kind, count)
-    changed = from_data(data, Source(f"{scenario.source.label} with {label}"))
-    return replace(
-        changed, name=f"{scenario.name} [{label}]", battles=scenario.battles, seed=scenario.seed
-    )
 
 
 @dataclass

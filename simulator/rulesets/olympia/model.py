@@ -181,11 +181,20 @@ def _fighter_types(custom: Node, source: Source) -> dict[str, FighterType]:
             merged[name] = {**base, **dict(sub.data)}
     fighters = {}
     for name, data in merged.items():
-        where = (
-            f"units.{name}" if custom.data and name in custom.data else f"(package) fighters.{name}"
-        )
-        fighters[name] = _fighter(name, Node(data, where, source))
+        if custom.data and name in custom.data:
+            fighters[name] = _fighter(name, Node(data, f"units.{name}", source))
+        else:
+            fighters[name] = _package_fighter(name)
     return fighters
+
+
+@cache
+def _package_fighter(name: str) -> FighterType:
+    """A fighter type of the package's table, read once: a study builds thousands of
+    scenarios (the armies of ``best``, the cells of ``prices``), and reading the whole
+    table again for each was most of their building."""
+    data = standard_fighters()[name]
+    return _fighter(name, Node(data, f"(package) fighters.{name}", Source("package")))
 
 
 def _not_a_fighter(custom: Node, name: str) -> None:

@@ -9,17 +9,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .. import rulesets
-from ..errors import BattleOddsError, did_you_mean
-from ..scenario.costs import given_costs, read_costs_file
-from .matrix import _types as offered_types
-from .one_type import check_budget
+from ... import rulesets
+from ...errors import BattleOddsError, Source, did_you_mean
+from ...scenario.costs import given_costs, read_costs_file
+from ...scenario.scenario import Scenario, from_data
+from .one_type import check_budget, offered_types
 
 Army = tuple[int, ...]
 #: Costs are compared in thousandths (MIN_COST is 0.001), so sums of costs are exact.
@@ -279,3 +279,13 @@ def _fill(
                     army[i] += 1
         else:
             army[open_[int(rng.integers(len(open_)))]] += 1
+
+
+def reinforced(scenario: Scenario, side: str, kind: str, count: int, label: str) -> Scenario:
+    """The scenario with ``count`` men of ``kind`` added to ``side`` where its ruleset puts
+    them (negative: taken away), validated, keeping the scenario's battles and seed."""
+    data = rulesets.get(scenario.ruleset).add_men(scenario, side, kind, count)
+    changed = from_data(data, Source(f"{scenario.source.label} with {label}"))
+    return replace(
+        changed, name=f"{scenario.name} [{label}]", battles=scenario.battles, seed=scenario.seed
+    )

@@ -31,19 +31,19 @@ again on it when next read, so that the scores the search reads never mix kernel
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from .. import rulesets
-from ..errors import BattleOddsError
-from ..rulesets import Army
-from ..running.bounds import OPTION
-from ..running.interrupt import Interrupted
-from ..running.plan import StudyPlan
-from ..running.scenarios import ScenarioBattles, winner_column
+from ... import rulesets
+from ...errors import BattleOddsError
+from ...rulesets import Army
+from ...running.bounds import OPTION
+from ...running.plan import StudyPlan
+from ...running.scenarios import ScenarioBattles, joined
+from ...running.scenarios import winner as winner_of
 from .one_type import checked_settings, one_type_scenario
 
 #: Blocks of battle indices per cell, for batch-means standard errors.
@@ -135,41 +135,52 @@ class CellBank:
         if a_men <= 0 or d_men <= 0:
             return np.full(BATCHES, float(np.sign(a_men - d_men)))
         key = (attacker, a_men, defender, d_men)
-        if key not in self._scores:
-            if self.fought + self.battles > self.max_total:
-                raise BattleOddsError(
-                    f"prices: the search needs more than {self.cells:,} pairs of counts x "
-                    f"--battles {self.battles:,}, more than {OPTION} {self.max_total:,} "
-                    f"battles: fewer types, budgets or battles, or raise {OPTION}"
-                )
-            self._scores[key] = self._fight(key)
-            if self.progress is not None:
-                self.progress(len(self._scores))
+        while key not in self._scores:  # a new kernel for the bank forgets the cells
+            self.fight([key])
         return self._scores[key]
 
-    def _fight(self, key: tuple[str, int, str, int]) -> np.ndarray:
-        attacker, a_men, defender, d_men = key
-        self.engine.add_built(
-            key,
-            lambda: one_type_scenario(
-                self.ruleset, Army(attacker, a_men), Army(defender, d_men), self.settings
-            ),
-        )
-        self._share_kernel(self.engine.prepared(key).kernel_choices())
-        parts = [
-            winner
-            for _, _, winner in self.engine.tallies(
-                [key], 0, self.battles, winner_column, self.kernel
+    def fight(self, keys: Iterable[tuple[str, int, str, int]]) -> None:
+        """Fight the cells of ``keys`` not fought yet, side by side (each cell's kernel on
+        one thread, the cells on the plan's threads: the kernels' own threads would meet
+        at a barrier at every call of a cell's few thousand battles). Ctrl-C: the cells
+        finished are kept, the others dropped, and :class:`Interrupted` raised."""
+        new = [k for k in dict.fromkeys(keys) if k not in self._scores and k[1] > 0 and k[3] > 0]
+        if not new:
+            return
+        if self.fought + len(new) * self.battles > self.max_total:
+            raise BattleOddsError(
+                f"prices: the search needs more than {self.cells + len(new) - 1:,} pairs of "
+                f"counts x --battles {self.battles:,}, more than {OPTION} "
+                f"{self.max_total:,} battles: fewer types, budgets or battles, or raise {OPTION}"
             )
+        for key in new:
+            if key not in self.engine:
+                attacker, a_men, defender, d_men = key
+                battle = one_type_scenario(
+                    self.ruleset, Army(attacker, a_men), Army(defender, d_men), self.settings
+                )
+                self.engine.add(key, battle)
+            self._share_kernel(self.engine.prepared(key).kernel_choices(self.battles))
+        kernel = self.kernel
+        for i, winner in self.engine.each(new, 0, self.battles, kernel, winner_of, joined):
+            key = new[i]
+            self.engine.forget(key)  # the cell's scores are kept, not its tables
+            self.fought += self.battles
+            attacker_won = np.add.reduceat((winner == 0).astype(np.int64), self.starts)
+            defender_won = np.add.reduceat((winner == 1).astype(np.int64), self.starts)
+            self._scores[key] = (attacker_won - defender_won) / self.sizes
+            if self.progress is not None:
+                self.progress(len(self._scores))
+
+    def cells_of(
+        self, me: str, my_men: float, other: str, other_men: float, role: str
+    ) -> list[tuple[str, int, str, int]]:
+        """The cells :meth:`side_score` reads."""
+        return [
+            (me, mine, other, theirs) if role == "attacker" else (other, theirs, me, mine)
+            for mine, _ in _neighbours(my_men)
+            for theirs, _ in _neighbours(other_men)
         ]
-        self.engine.forget(key)  # the cell's scores are kept, not its tables
-        winner = parts[0] if len(parts) == 1 else np.concatenate(parts)
-        if len(winner) < self.battles:
-            raise Interrupted  # Ctrl-C: the cell in progress is dropped
-        self.fought += self.battles
-        attacker_won = np.add.reduceat((winner == 0).astype(np.int64), self.starts)
-        defender_won = np.add.reduceat((winner == 1).astype(np.int64), self.starts)
-        return (attacker_won - defender_won) / self.sizes
 
     def _share_kernel(self, choices: tuple[str, ...]) -> None:
         """Keep the kernels a new cell can run among the bank's; when the bank's kernel is

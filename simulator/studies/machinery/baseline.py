@@ -11,10 +11,10 @@ from typing import Any
 
 import tomli_w
 
-from ..errors import BattleOddsError
-from ..input.reader import Node
-from ..input.toml import read_toml
-from ..running.plan import MAX_BATTLES, MAX_SEED
+from ...errors import BattleOddsError
+from ...input.reader import Node
+from ...input.toml import read_toml
+from ...running.plan import MAX_BATTLES, MAX_SEED
 
 DEFAULT_LEVEL = 0.01
 KINDS = ("proportion", "mean", "median")

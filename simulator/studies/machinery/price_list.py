@@ -8,7 +8,7 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..rulesets.keys import MAX_COST, MIN_COST
+from ...rulesets.keys import MAX_COST, MIN_COST
 from .one_type import settings_columns, settings_text
 
 if TYPE_CHECKING:

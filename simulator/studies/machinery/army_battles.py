@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..results.stats import OUTCOMES
-from ..running.plan import StudyPlan
-from ..running.scenarios import ScenarioBattles
-from ..scenario.scenario import Scenario
-from .armies import Army, Offer
+from ...results.stats import OUTCOMES
+from ...running.plan import StudyPlan
+from ...running.scenarios import ScenarioBattles
+from ...scenario.scenario import Scenario
+from .armies import Army, Offer, reinforced
 from .racing import WinsOf
-from .worth import reinforced
 
 
 class ArmyBattles:
@@ -67,7 +66,8 @@ class ArmyBattles:
         battles done of the most it may still fight (every army left to the last look),
         and the look and armies left (``what``: the race's name)."""
         keys = [self.armies[i] for i in ids]
-        kernel = self.engine.settle(keys)
+        kernel = self.engine.settle(keys, schedule[0])
+        running = list(keys)
         report = self.engine.plan.progress
         started = self.engine.battles
         looked = 0
@@ -85,6 +85,10 @@ class ArmyBattles:
                 self.engine.on_battles = lambda: report(self.engine.battles - started, most, detail)
                 self.engine.on_battles()
             armies = [self.armies[i] for i in alive]
+            # An army out of the race runs no more battles in it: its tables go.
+            for gone in set(running) - set(armies):
+                self.engine.forget(gone)
+            running[:] = armies
             return self.engine.wins(armies, self.outcome, first, count, kernel)
 
         return wins_of

@@ -14,13 +14,13 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .. import rulesets
-from ..errors import BattleOddsError, Source
-from ..rulesets import Army
-from ..scenario.scenario import Scenario, from_data
+from ... import rulesets
+from ...errors import BattleOddsError, Source, did_you_mean
+from ...rulesets import Army
+from ...scenario.scenario import Scenario, from_data
 
 #: The table of a scenario that ``settings`` go into.
 TABLE = "battle"
@@ -108,3 +108,35 @@ def settings_columns(settings: Mapping[str, Any]) -> dict[str, Any]:
     """A frame's columns for the settings, named by their data path (``battle.rules``)
     as a sweep names what it varies."""
     return {f"{TABLE}.{key}": value for key, value in settings.items()}
+
+
+def offered_types(
+    rs: rulesets.Ruleset, costs: Mapping[str, float], types: Sequence[str] | str | None
+) -> tuple[list[str], list[str]]:
+    """The types to fight (``types``: a comma-separated list or a sequence; None: every
+    type of ``costs`` that can fight alone), and notes on the ones left out."""
+    unfit = rs.cannot_fight_alone()
+    if types is None:
+        chosen = [t for t in costs if t not in unfit]
+        left_out = [f"{t} ({why})" for t, why in unfit.items()]
+        notes = ["left out, cannot fight alone: " + ", ".join(left_out)] if left_out else []
+        return chosen, notes
+    names = [t.strip() for t in types.split(",")] if isinstance(types, str) else list(types)
+    chosen = []
+    for name in names:
+        if not name:
+            raise BattleOddsError("--types: an empty name: expected e.g. knight,pikeman,archer")
+        if name not in costs:
+            raise BattleOddsError(
+                f"--types: unknown unit type '{name}' of {rs.name}" + did_you_mean(name, costs)
+            )
+        if name in unfit:
+            raise BattleOddsError(
+                f"--types: {name} cannot fight alone ({unfit[name]}): leave it out"
+            )
+        if name in chosen:
+            raise BattleOddsError(f"--types: {name} is named twice")
+        chosen.append(name)
+    if not chosen:
+        raise BattleOddsError("--types: no types: expected e.g. knight,pikeman,archer")
+    return chosen, []

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..running.interrupt import Interrupted
+from ...running.interrupt import Interrupted
 
 #: ``wins_of(armies, first battle, count)``: a ``count x len(armies)`` bool array, True
 #: where the army's side won that battle.
