@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -76,3 +77,23 @@ def test_named_modules_exist(page: Path) -> None:
     missing = sorted({n for n in DOTTED.findall(text) if unresolved(n)})
     missing += sorted({p for p in SLASHED.findall(text) if not (ROOT / p).exists()})
     assert missing == []
+
+
+def test_the_studies_layout_says_which_modules_are_commands() -> None:
+    """Each module at the top of simulator/studies/ answers one question, a command of
+    the same name (``regress``, ``exact`` and the rest); what they are built of lives in
+    simulator/studies/machinery/, which imports none of them (the ``studies`` contract)."""
+    from typer.main import get_command
+
+    from simulator.cli import app
+
+    commands = set(get_command(app).commands)  # type: ignore[attr-defined]
+    studies = ROOT / "simulator" / "studies"
+    tops = {p.stem for p in studies.glob("*.py")} - {"__init__"}
+    assert tops <= commands, tops - commands
+    machinery = {p.stem for p in (studies / "machinery").glob("*.py")} - {"__init__"}
+    assert machinery and not machinery & commands
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    by_id = {c["id"]: c for c in contracts["contracts"]}
+    forbidden = set(by_id["studies"]["forbidden_modules"])
+    assert forbidden == {f"simulator.studies.{name}" for name in tops}

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 
 import matplotlib.image
 import pytest
@@ -288,8 +287,10 @@ def test_a_bad_image_name_fails_before_any_battle(tmp_path, monkeypatch):
     def no_battles(*args, **kwargs):
         raise AssertionError("battles were run for an image that cannot be written")
 
-    # ``simulator.matrix`` is the function; its module is where ``simulate`` is looked up.
-    monkeypatch.setattr(sys.modules["simulator.studies.matrix"], "simulate", no_battles)
+    # The matrix's cells run on the study engine: no call of it may happen.
+    from simulator.running.scenarios import ScenarioBattles
+
+    monkeypatch.setattr(ScenarioBattles, "each", no_battles)
     line = one_error_line(invoke("--budget", "2", "-o", str(tmp_path / "m.gif")))
     assert "unknown image type '.gif'" in line
     assert list(tmp_path.iterdir()) == []

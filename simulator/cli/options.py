@@ -36,7 +36,12 @@ def print_error(message: str) -> None:
 
 
 def print_json(data: dict[str, Any]) -> None:
-    """A command's ``--json`` answer: indented, and never the non-standard NaN."""
+    """A command's ``--json`` answer: indented, and never the non-standard NaN; with the
+    package version beside the seed and scenario hashes the answer carries (provenance:
+    what reproduces it)."""
+    from ..version import __version__
+
+    data = {**data, "version": data.get("version", __version__)}
     sys.stdout.write(jsonlib.dumps(data, indent=2, allow_nan=False) + "\n")
 
 

@@ -106,6 +106,7 @@ class Matrix:
                     "defender_type": cell.defender.type,
                     "attacker_men": cell.attacker.men,
                     "defender_men": cell.defender.men,
+                    "scenario_hash": cell.result.scenario.hash,
                     "p": p,
                     "low": low,
                     "high": high,
@@ -136,6 +137,7 @@ class Matrix:
                     "defender": cell.defender.type,
                     "attacker_men": cell.attacker.men,
                     "defender_men": cell.defender.men,
+                    "scenario_hash": cell.result.scenario.hash,
                     # A cell an interrupted matrix did not run has no numbers (null).
                     "p": _number(cell.win[0]),
                     "low": _number(cell.win[1]),
