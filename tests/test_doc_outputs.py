@@ -218,3 +218,23 @@ def test_a_figures_numbers_are_what_its_command_prints(figure: str) -> None:
     assert problems == [], f"{figure}: run python docs/regenerate.py --figures\n" + "\n".join(
         problems
     )
+
+
+def test_the_numbers_quoted_from_the_matrix_are_its_numbers() -> None:
+    """designer.md quotes two cells of docs/matrix.png: they are the stored figure's."""
+    text = " ".join((ROOT / "docs" / "designer.md").read_text(encoding="utf-8").split())
+    cells = {
+        (c["attacker"], c["defender"]): c
+        for c in json.loads((ROOT / "docs" / "matrix.json").read_text(encoding="utf-8"))["answer"][
+            "cells"
+        ]
+    }
+    for (attacker, defender), wording in {
+        ("archer", "pikeman"): r"20 archers attacking 20 pikemen win",
+        ("pikeman", "archer"): r"20 pikemen attacking 20 archers",
+    }.items():
+        found = re.search(wording + r" (\d+)% \((\d+)-(\d+)\)", text)
+        assert found is not None, wording
+        cell = cells[(attacker, defender)]
+        shown = [f"{100 * cell[k]:.0f}" for k in ("p", "low", "high")]
+        assert list(found.groups()) == shown, (attacker, defender, shown)
