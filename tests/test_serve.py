@@ -410,3 +410,12 @@ def test_questions_at_once_are_bounded(server):
     for stream in streams:
         stream.close()
     assert server.running(within=15) == 0
+
+
+def test_a_long_pasted_scenario_fits_in_the_address(server):
+    path = ROOT / "scenarios" / "olympia" / "knights_vs_pikemen.toml"
+    padding = "".join(f"# a designer's note, line {i}, kept in the file\n" for i in range(600))
+    text = path.read_text(encoding="utf-8") + padding
+    assert len(urlencode({"toml": text})) > 32_000
+    _, _, done = _answer(server, {"toml": text, "battles": "1000"})
+    assert done["battles"] == 1000
