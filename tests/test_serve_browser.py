@@ -149,6 +149,16 @@ def test_two_armies_answer_as_odds_does_and_the_link_gives_the_same(server, brow
     assert "Decided after (strikes)" in browser.find_element(By.ID, "steps-title").text
     assert "soldiers lost by the attacking army" in browser.find_element(By.ID, "casualties").text
     assert "[[attacker.units]]" in browser.find_element(By.ID, "toml-text").text
+    # The exact answer beside the Monte Carlo one (a small battle: olympia's solver),
+    # inside the Monte Carlo answer's 99.9% interval.
+    exact = WebDriverWait(browser, 120, poll_frequency=0.05).until(
+        lambda d: d.execute_script(
+            "const c = document.querySelector('#outcomes tr[data-outcome=attacker] td.exact');"
+            "return c && c.dataset.p ? parseFloat(c.dataset.p) : null;"
+        )
+    )
+    p, n = page["p"]["attacker"], 60_000
+    assert abs(exact - p) < 3.29 * (p * (1 - p) / n) ** 0.5
     # P(at least k survive), worked out in the page from the casualty histogram.
     k = browser.find_element(By.ID, "survivor-k")
     k.clear()
