@@ -22,7 +22,7 @@ webdriver = pytest.importorskip("selenium.webdriver")
 
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
-from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
 
 from simulator import simulate  # noqa: E402
 from simulator.serve.question import Question  # noqa: E402
@@ -287,3 +287,32 @@ def test_a_pasted_scenario_is_answered_and_its_errors_name_the_line(server, brow
     expected = Question.of({"toml": text}).scenario.hash
     assert browser.find_element(By.ID, "hash-shown").text == expected
     assert browser.find_element(By.ID, "battles-shown").text == "20,000"
+
+
+def test_the_answer_follows_the_typing(server, browser):
+    browser.get(server.url)
+    wait_for(browser, "idle", 60)
+    assert browser.find_element(By.ID, "live").is_selected()
+    battles = browser.find_element(By.ID, "battles")
+    battles.send_keys("3000")
+    wait_for(browser, "done")  # asked without pressing Run
+    assert browser.find_element(By.ID, "battles-shown").text == "3,000"
+    box = browser.find_element(By.ID, "defender")
+    box.send_keys(", 5 archer@1")
+    WebDriverWait(browser, 120, poll_frequency=0.05).until(
+        lambda d: "defender.archer" in d.find_element(By.ID, "casualties").text
+        and d.find_element(By.TAG_NAME, "body").get_attribute("data-state") == "done"
+    )
+    assert "defender.archer" in browser.find_element(By.ID, "casualties").text
+
+
+def test_another_ruleset_brings_its_own_settings_and_words(server, browser):
+    browser.get(server.url)
+    wait_for(browser, "idle", 60)
+    Select(browser.find_element(By.ID, "ruleset")).select_by_value("blocks")
+    assert browser.find_elements(By.CSS_SELECTOR, '[data-path="policy.withdraw"]')
+    assert not browser.find_elements(By.CSS_SELECTOR, '[data-path="battle.terrain"]')
+    wait_for(browser, "done", 600)  # blocks' kernel loads at its first question
+    assert browser.find_element(By.ID, "steps-title").text.startswith("Decided after (phases")
+    command = browser.find_element(By.ID, "command-text").text
+    assert command.startswith("battle-odds odds --ruleset blocks ")
