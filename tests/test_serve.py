@@ -72,6 +72,29 @@ def test_a_question_builds_the_scenario_odds_builds():
     assert again.scenario.hash == question.scenario.hash
 
 
+def test_the_hash_is_the_one_odds_prints_for_the_command():
+    armies = {"ruleset": "blocks", "attacker": "B2:4, A3:3", "defender": "B3:3@castle, A2:2"}
+    question = Question.of(
+        {**armies, "battle.siege": "true", "battle.castle_limit": "2", "battles": "500"}
+    )
+    command = question.command()
+    assert command is not None and "--set siege=true --set castle_limit=2" in command
+    assert odds_json(*shlex.split(command)[2:])["scenario_hash"] == question.scenario.hash
+
+
+def test_a_setting_odds_cannot_say_is_set_at_its_key():
+    question = Question.of(
+        {
+            "ruleset": "skirmish",
+            "attacker": "cavalry",
+            "defender": "giant",
+            "battle.turn_limit": "50",
+        }
+    )
+    assert question.scenario.data["battle"]["turn_limit"] == 50
+    assert question.command() is None  # the TOML file asks it
+
+
 def test_the_toml_copy_is_the_same_scenario():
     question = Question.of({**ARMIES, "battle.weather": "rain", "seed": "7", "battles": "5000"})
     data = tomllib.loads(question.to_toml())
