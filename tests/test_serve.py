@@ -72,6 +72,29 @@ def test_a_question_builds_the_scenario_odds_builds():
     assert again.scenario.hash == question.scenario.hash
 
 
+def test_the_hash_is_the_one_odds_prints_for_the_command():
+    armies = {"ruleset": "blocks", "attacker": "B2:4, A3:3", "defender": "B3:3@castle, A2:2"}
+    question = Question.of(
+        {**armies, "battle.siege": "true", "battle.castle_limit": "2", "battles": "500"}
+    )
+    command = question.command()
+    assert command is not None and "--set siege=true --set castle_limit=2" in command
+    assert odds_json(*shlex.split(command)[2:])["scenario_hash"] == question.scenario.hash
+
+
+def test_a_setting_odds_cannot_say_is_set_at_its_key():
+    question = Question.of(
+        {
+            "ruleset": "skirmish",
+            "attacker": "cavalry",
+            "defender": "giant",
+            "battle.turn_limit": "50",
+        }
+    )
+    assert question.scenario.data["battle"]["turn_limit"] == 50
+    assert question.command() is None  # the TOML file asks it
+
+
 def test_the_toml_copy_is_the_same_scenario():
     question = Question.of({**ARMIES, "battle.weather": "rain", "seed": "7", "battles": "5000"})
     data = tomllib.loads(question.to_toml())
@@ -410,3 +433,12 @@ def test_questions_at_once_are_bounded(server):
     for stream in streams:
         stream.close()
     assert server.running(within=15) == 0
+
+
+def test_a_long_pasted_scenario_fits_in_the_address(server):
+    path = ROOT / "scenarios" / "olympia" / "knights_vs_pikemen.toml"
+    padding = "".join(f"# a designer's note, line {i}, kept in the file\n" for i in range(600))
+    text = path.read_text(encoding="utf-8") + padding
+    assert len(urlencode({"toml": text})) > 32_000
+    _, _, done = _answer(server, {"toml": text, "battles": "1000"})
+    assert done["battles"] == 1000

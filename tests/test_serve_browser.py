@@ -22,7 +22,7 @@ webdriver = pytest.importorskip("selenium.webdriver")
 
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
-from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
 
 from simulator import simulate  # noqa: E402
 from simulator.serve.question import Question  # noqa: E402
@@ -149,6 +149,16 @@ def test_two_armies_answer_as_odds_does_and_the_link_gives_the_same(server, brow
     assert "Decided after (strikes)" in browser.find_element(By.ID, "steps-title").text
     assert "soldiers lost by the attacking army" in browser.find_element(By.ID, "casualties").text
     assert "[[attacker.units]]" in browser.find_element(By.ID, "toml-text").text
+    # The exact answer beside the Monte Carlo one (a small battle: olympia's solver),
+    # inside the Monte Carlo answer's 99.9% interval.
+    exact = WebDriverWait(browser, 120, poll_frequency=0.05).until(
+        lambda d: d.execute_script(
+            "const c = document.querySelector('#outcomes tr[data-outcome=attacker] td.exact');"
+            "return c && c.dataset.p ? parseFloat(c.dataset.p) : null;"
+        )
+    )
+    p, n = page["p"]["attacker"], 60_000
+    assert abs(exact - p) < 3.29 * (p * (1 - p) / n) ** 0.5
     # P(at least k survive), worked out in the page from the casualty histogram.
     k = browser.find_element(By.ID, "survivor-k")
     k.clear()
@@ -277,3 +287,32 @@ def test_a_pasted_scenario_is_answered_and_its_errors_name_the_line(server, brow
     expected = Question.of({"toml": text}).scenario.hash
     assert browser.find_element(By.ID, "hash-shown").text == expected
     assert browser.find_element(By.ID, "battles-shown").text == "20,000"
+
+
+def test_the_answer_follows_the_typing(server, browser):
+    browser.get(server.url)
+    wait_for(browser, "idle", 60)
+    assert browser.find_element(By.ID, "live").is_selected()
+    battles = browser.find_element(By.ID, "battles")
+    battles.send_keys("3000")
+    wait_for(browser, "done")  # asked without pressing Run
+    assert browser.find_element(By.ID, "battles-shown").text == "3,000"
+    box = browser.find_element(By.ID, "defender")
+    box.send_keys(", 5 archer@1")
+    WebDriverWait(browser, 120, poll_frequency=0.05).until(
+        lambda d: "defender.archer" in d.find_element(By.ID, "casualties").text
+        and d.find_element(By.TAG_NAME, "body").get_attribute("data-state") == "done"
+    )
+    assert "defender.archer" in browser.find_element(By.ID, "casualties").text
+
+
+def test_another_ruleset_brings_its_own_settings_and_words(server, browser):
+    browser.get(server.url)
+    wait_for(browser, "idle", 60)
+    Select(browser.find_element(By.ID, "ruleset")).select_by_value("blocks")
+    assert browser.find_elements(By.CSS_SELECTOR, '[data-path="policy.withdraw"]')
+    assert not browser.find_elements(By.CSS_SELECTOR, '[data-path="battle.terrain"]')
+    wait_for(browser, "done", 600)  # blocks' kernel loads at its first question
+    assert browser.find_element(By.ID, "steps-title").text.startswith("Decided after (phases")
+    command = browser.find_element(By.ID, "command-text").text
+    assert command.startswith("battle-odds odds --ruleset blocks ")

@@ -155,9 +155,14 @@ class Question:
     battles: int | None = None
     precision: float | None = None
     scenario: Scenario = field(init=False, repr=False, compare=False)
+    #: The ``odds`` options that ask this question (None: a file, or settings ``odds``
+    #: cannot say), as words of its command line.
+    odds_words: tuple[str, ...] | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "scenario", self._build())
+        scenario, words = self._build()
+        object.__setattr__(self, "scenario", scenario)
+        object.__setattr__(self, "odds_words", words)
 
     @classmethod
     def of(cls, params: Mapping[str, str]) -> Question:
@@ -198,21 +203,67 @@ class Question:
 
     # -- the scenario ------------------------------------------------------------------
 
-    def _build(self) -> Scenario:
+    def _build(self) -> tuple[Scenario, tuple[str, ...] | None]:
+        """The question's scenario, built by ``odds``' own path where its options can say
+        every setting (then its hash is the one ``odds`` prints), else from the same data
+        with the settings set at their keys; and the ``odds`` options that ask it."""
         if self.toml.strip():
             data, source = parse_toml(self.toml.lstrip("\ufeff"), PASTED)
-            return from_data(data, source)
+            return from_data(data, source), None
         if not self.attacker.strip() or not self.defender.strip():
             missing = "--attacker" if not self.attacker.strip() else "--defender"
             raise BattleOddsError(f"{missing}: an empty army: write both armies")
         ruleset = rulesets.get(self.ruleset, "--ruleset")
         data = ruleset.inline(InlineQuery(self.attacker, self.defender, {}))
+        said = self._odds_options(ruleset, data)
+        if said is not None:
+            options, words = said
+            try:
+                query = InlineQuery(self.attacker, self.defender, options)
+                return from_query(self.ruleset, query), words
+            except BattleOddsError:
+                pass  # an option this ruleset's one-line form does not take: by its key
         declared = {s.path: s for s in settings(self.ruleset)}
         for path, text in self.settings:
             set_path(data, path, _value(declared[path], text))
-        return from_data(
-            data, Source("odds", option_of=lambda key: ruleset.inline_option(data, key))
-        )
+        source = Source("odds", option_of=lambda key: ruleset.inline_option(data, key))
+        return from_data(data, source), None
+
+    def _odds_options(
+        self, ruleset: Any, data: Mapping[str, Any]
+    ) -> tuple[dict[str, Any], tuple[str, ...]] | None:
+        """The settings as ``odds`` options (as typer hands them over) and command-line
+        words; None when one of them has no option."""
+        declared = {s.path: s for s in settings(self.ruleset)}
+        options: dict[str, Any] = {}
+        words: list[str] = []
+        structures: dict[str, dict[str, str]] = {}
+        for path, text in self.settings:
+            side, _, rest = path.partition(".")
+            if side in SIDES and rest.startswith("structure."):
+                structures.setdefault(side, {})[rest.removeprefix("structure.")] = text
+                continue
+            option = ruleset.inline_option(data, path)
+            if option is None:
+                return None
+            if option.startswith("--set "):
+                key = option.removeprefix("--set ")
+                options[key] = text
+                words += ["--set", f"{key}={text}"]
+            else:
+                # Whole numbers read, the rest text, as typer hands them to ``odds``.
+                kind = declared[path].field.kind
+                value = _value(declared[path], text) if kind == "int" else text
+                options[option[2:].replace("-", "_")] = value
+                words += [option, text]
+        for side, parts in structures.items():
+            if "kind" not in parts or "defense" not in parts:
+                return None
+            text = ":".join(parts[k] for k in ("kind", "defense", "damage") if k in parts)
+            option = "--structure" if side == "defender" else "--attacker-structure"
+            options[option[2:].replace("-", "_")] = text
+            words += [option, text]
+        return options, tuple(words)
 
     def plan(self) -> RunPlan:
         """How the question's battles run: its seed and battles (the scenario's when not
@@ -255,41 +306,12 @@ class Question:
     def command(self) -> str | None:
         """``battle-odds odds ...`` asking this question (None: a pasted scenario, or
         settings the one-line command cannot say; then the TOML file is the way)."""
-        if self.toml.strip():
+        if self.odds_words is None:
             return None
-        ruleset = rulesets.get(self.ruleset)
-        data = self.scenario.data
-        options: dict[str, Any] = {}
         words: list[str] = ["battle-odds", "odds"]
         if self.ruleset != DEFAULT_RULESET:
             words += ["--ruleset", self.ruleset]
-        words += ["--attacker", self.attacker, "--defender", self.defender]
-        structures: dict[str, dict[str, str]] = {}
-        declared = {s.path: s for s in settings(self.ruleset)}
-        for path, text in self.settings:
-            side, _, rest = path.partition(".")
-            if side in SIDES and rest.startswith("structure."):
-                structures.setdefault(side, {})[rest.removeprefix("structure.")] = text
-                continue
-            option = ruleset.inline_option(data, path)
-            if option is None:
-                return None
-            if option.startswith("--set "):
-                key = option.removeprefix("--set ")
-                options[key] = text
-                words += ["--set", f"{key}={text.replace(' ', '')}"]
-            else:
-                # As typer hands them to ``odds``: whole numbers read, the rest text.
-                kind = declared[path].field.kind
-                options[option[2:].replace("-", "_")] = int(text) if kind == "int" else text
-                words += [option, text.replace(" ", "")]
-        for side, parts in structures.items():
-            if "kind" not in parts or "defense" not in parts:
-                return None
-            text = ":".join(parts[k] for k in ("kind", "defense", "damage") if k in parts)
-            option = "--structure" if side == "defender" else "--attacker-structure"
-            options[option[2:].replace("-", "_")] = text
-            words += [option, text]
+        words += ["--attacker", self.attacker, "--defender", self.defender, *self.odds_words]
         plan = self.plan()
         if plan.precision is not None:
             words += ["--precision", repr(plan.precision)]
@@ -297,11 +319,4 @@ class Question:
             words += ["-n", str(plan.battles)]
         if plan.seed != DEFAULT_SEED:
             words += ["-s", str(plan.seed)]
-        # Only a command that builds this very scenario is offered.
-        try:
-            same = from_query(self.ruleset, InlineQuery(self.attacker, self.defender, options))
-        except BattleOddsError:
-            return None
-        if same.hash != self.scenario.hash:
-            return None
         return shlex.join(words)

@@ -18,6 +18,8 @@ from .app import Calculator, make_app, warm
 
 #: Addresses that only this machine reaches.
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+#: Longest request head (the address with its question) the server reads, in bytes.
+MAX_ADDRESS = 1 << 20
 #: Seconds the open connections get to finish once Ctrl-C stops the server.
 GRACE_SECONDS = 2
 
@@ -91,6 +93,9 @@ def serve(
             log_level="warning",
             lifespan="off",
             timeout_graceful_shutdown=GRACE_SECONDS,
+            # The address carries a pasted scenario: room for a long one (Chromium takes
+            # addresses of up to 2 MB; h11's default, 16 KB, refuses a few pages of TOML).
+            h11_max_incomplete_event_size=MAX_ADDRESS,
         )
         server = _Server(config, calculator)
         threading.Thread(target=_announce, args=(server, url, open_page), daemon=True).start()

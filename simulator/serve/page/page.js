@@ -123,6 +123,7 @@ function fill(p) {
   if (p.has("toml")) {
     document.querySelector("input[name=mode][value=toml]").checked = true;
     $("toml").value = p.get("toml");
+    buildSettings();
   } else {
     if (p.has("ruleset") && offered.rulesets.some((r) => r.name === p.get("ruleset"))) {
       $("ruleset").value = p.get("ruleset");
@@ -217,7 +218,7 @@ function stop() {
 function solve(p, es) {
   $("exact-note").textContent = "solving exactly ...";
   fetch("/api/exact?" + p.toString()).then((r) => r.json()).then((answer) => {
-    if (source !== es && document.body.dataset.state === "running") return;
+    if (source !== es) return; // an answer to a question asked before
     if (answer.unavailable || answer.error) {
       $("exact-note").textContent = "exact: " + (answer.unavailable || answer.error);
       return;
@@ -241,6 +242,7 @@ function drawExact() {
 
 function described(d) {
   $("answer").hidden = false;
+  $("outcomes").classList.toggle("no-exact", !d.exact);
   $("seed-shown").textContent = d.seed;
   $("version-shown").textContent = d.version;
   $("hash-shown").textContent = d.scenario_hash;
