@@ -178,6 +178,23 @@ def rows_of(scenario: Scenario, engine: str, n: int, seed: int) -> dict[str, np.
     return {k: np.array(v) for k, v in reference.simulate(scenario.model, n, seed).items()}
 
 
+def test_rules_pick_every_switch_and_a_key_of_its_own_overrides_one() -> None:
+    from simulator.rulesets.blocks.keys import SWITCHES
+
+    text = inline("B2:4", "B3:3").model
+    assert text.rules == "text"
+    assert all(getattr(text.switches, k) == choices[0] for k, choices in SWITCHES.items())
+    engine = inline("B2:4", "B3:3", rules="engine", castle_marks="kept").model
+    assert engine.switches.castle_marks == "kept"
+    assert all(
+        getattr(engine.switches, k) == choices[1]
+        for k, choices in SWITCHES.items()
+        if k != "castle_marks"
+    )
+    one = inline("B2:4", "B3:3", relief="field_contested").model.switches
+    assert one.relief == "field_contested" and one.lost_field == "fight_on"
+
+
 @pytest.mark.parametrize("engine", ["kernel", "reference"])
 @pytest.mark.parametrize("rules", READINGS)
 def test_duel_defender_field_force_lost_while_its_reserve_comes(engine: str, rules: str) -> None:
@@ -508,6 +525,37 @@ def line_of(text: str, needle: str) -> int:
             "castle_limt = 2",
             ["unknown key 'castle_limt'", "did you mean 'castle_limit'"],
         ),
+        (
+            "siege = true",
+            'siege = true\nrules = "engin"',
+            ["battle.rules", "did you mean 'engine'"],
+        ),
+        (
+            "siege = true",
+            'siege = true\nrelief = "contested"',
+            ["battle.relief", "did you mean 'field_contested'"],
+        ),
+        (
+            "siege = true",
+            'siege = true\nlost_field = "swap"',
+            ["battle.lost_field", "'swap' is not one of fight_on, swap_roles"],
+        ),
+        ("siege = true", "siege = true\nretreat_road = 1", ["battle.retreat_road"]),
+        (
+            'storm = "round1"',
+            'storm = "round1"\nretreat_round = 4',
+            ["policy.retreat_round", "4 is out of range", "1..3"],
+        ),
+        (
+            'storm = "round1"',
+            'storm = "round1"\nstorm_withdraw = "when_weak"',
+            ["policy.storm_withdraw", "did you mean 'when_weaker'"],
+        ),
+        (
+            'storm = "round1"',
+            'storm = "round1"\ntie_break = "weakst"',
+            ["policy.tie_break", "did you mean 'weakest'"],
+        ),
     ],
 )
 def test_bad_scenario_file(tmp_path: Path, old: str, new: str, expected: list[str]) -> None:
@@ -547,6 +595,12 @@ def test_more_castle_blocks_than_the_limit_in_a_file(tmp_path: Path) -> None:
         ("B2:4", "B3:3", ["storm=allways"], ["policy.storm", "'allways'", "round1"]),
         ("B2:4", "B3:3 knigts", [], ["defender.blocks[0].traits", "did you mean 'knights'"]),
         ("B2", "B3:3", [], ["--attacker", "RATING:STEPS"]),
+        ("B2:4", "B3:3", ["rules=engin"], ["battle.rules", "'engin'", "did you mean 'engine'"]),
+        ("B2:4", "B3:3", ["charge_sixes=missed"], ["battle.charge_sixes", "missed_six"]),
+        ("B2:4", "B3:3", ["retreat_round=0"], ["policy.retreat_round", "out of range", "1..3"]),
+        ("B2:4", "B3:3", ["retreat_road=maybe"], ["retreat_road", "true or false"]),
+        ("B2:4", "B3:3", ["castle_withdraw=alwys"], ["policy.castle_withdraw", "when_weaker"]),
+        ("B2:4", "B3:3", ["relif=field_contested"], ["relif", "did you mean 'relief'"]),
     ],
 )
 def test_bad_inline_query(
