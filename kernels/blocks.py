@@ -32,15 +32,38 @@ RESERVE, FIELD, CASTLE, STORM, SALLY, GONE, AWAY, TRYING = range(8)
     P_CHARGE,
     P_RETREAT,
     P_TIE_BREAK,
-) = range(10)
-N_PARAMS = 10
+    P_LOST_FIELD,
+    P_RELIEF,
+    P_FIRST_SALLY,
+    P_QUIET_SIEGE,
+    P_CASTLE_MARKS,
+    P_CHARGE_SIXES,
+    P_RETREAT_ROUND,
+    P_HARRY,
+    P_CASTLE_WITHDRAW,
+    P_STORM_WITHDRAW,
+    P_RETREAT_ROAD,
+) = range(21)
+N_PARAMS = 21
 # Policy codes: the index of the choice in simulator.rulesets.blocks.model.POLICIES.
 WITHDRAW_NONE, WITHDRAW_FILL, WITHDRAW_WHEN_WEAKER = 0, 1, 2
 STORM_NEVER, STORM_ROUND1, STORM_WHEN_STRONGER = 0, 1, 2
 SALLY_NEVER, SALLY_WHEN_STRONGER = 0, 1
 CHARGE_NEVER, CHARGE_ALWAYS = 0, 1
-RETREAT_NEVER, RETREAT_WHEN_WEAKER = 0, 1
-TIE_RANDOM, TIE_LISTED = 0, 1
+RETREAT_NEVER, RETREAT_WHEN_WEAKER, RETREAT_FROM_ROUND = 0, 1, 2
+TIE_RANDOM, TIE_LISTED, TIE_WEAKEST = 0, 1, 2
+HARRY_WITH_RETREAT, HARRY_ALWAYS = 0, 1
+CASTLE_WITHDRAW_NEVER, CASTLE_WITHDRAW_WHEN_WEAKER = 0, 1
+STORM_WITHDRAW_NEVER, STORM_WITHDRAW_WHEN_WEAKER = 0, 1
+# Rule switches: 0 is the rule text's reading, 1 the released engine's (docs/blocks.md,
+# "Rule text and released engine"); the index of the choice in
+# simulator.rulesets.blocks.keys.SWITCHES.
+LOST_FIELD_FIGHT_ON, LOST_FIELD_SWAP_ROLES = 0, 1
+RELIEF_BESIEGED_RESERVES, RELIEF_FIELD_CONTESTED = 0, 1
+FIRST_SALLY_NEVER, FIRST_SALLY_UNCONTESTED = 0, 1
+QUIET_NO_RESERVES, QUIET_NO_BESIEGED_RESERVES = 0, 1
+MARKS_KEPT, MARKS_CLEARED = 0, 1
+SIXES_EVERY, SIXES_MISSED = 0, 1
 
 ATTACKER, DEFENDER, DRAW = 0, 1, 2
 NO_SIDE = -1
@@ -156,6 +179,18 @@ def choose_target(state, blocks, steps, pos, mark, enemy, place_a, place_b, cast
                 tied += 1
     if tied <= 1 or tie_break == TIE_LISTED:
         return first
+    if tie_break == TIE_WEAKEST:
+        # The owner gives the hit to the equal block of least firepower (first listed).
+        weakest = first
+        for b in range(n):
+            if (
+                blocks[b, B_SIDE] == enemy
+                and (pos[b] == place_a or pos[b] == place_b)
+                and steps[b] == most
+                and blocks[b, B_FIRE] < blocks[weakest, B_FIRE]
+            ):
+                weakest = b
+        return weakest
     k = below(state, tied)
     for b in range(n):
         if (
@@ -181,7 +216,7 @@ def fire(
         roll = below(state, 6) + 1
         if roll <= firepower:
             hits += 1
-        if charging and roll == 6:
+        if charging and roll == 6 and (params[P_CHARGE_SIXES] == SIXES_EVERY or roll > firepower):
             sixes += 1
     for _ in range(hits):
         target = choose_target(
@@ -203,8 +238,9 @@ def fire(
 
 
 @jit(inline=True)
-def field_round(state, blocks, params, steps, pos, mark, attacker, combat_round, row):
-    """Every block in the field (and sallying) fires once: defender A, attacker A, ..."""
+def field_round(state, blocks, params, steps, pos, mark, attacker, combat_round, castle_owner, row):
+    """Every block in the field (and sallying) fires once: defender A, attacker A, ...
+    unless its side's policy retreats it or withdraws it into the castle instead."""
     n = blocks.shape[0]
     for initiative in range(3):
         for turn in range(2):
@@ -219,16 +255,41 @@ def field_round(state, blocks, params, steps, pos, mark, attacker, combat_round,
                     continue
                 if count_at(blocks, pos, enemy, FIELD, SALLY) == 0:
                     return
-                retreats = (
-                    params[P_RETREAT] == RETREAT_WHEN_WEAKER
-                    and combat_round >= 2
-                    and pos[b] == FIELD
-                    and steps_at(blocks, steps, pos, side, FIELD, SALLY)
-                    < steps_at(blocks, steps, pos, enemy, FIELD, SALLY)
+                weaker = steps_at(blocks, steps, pos, side, FIELD, SALLY) < steps_at(
+                    blocks, steps, pos, enemy, FIELD, SALLY
                 )
-                if retreats and blocks[b, B_HARRY] == 0:
+                may_retreat = (
+                    params[P_RETREAT_ROAD] == 1
+                    and pos[b] == FIELD
+                    and combat_round >= params[P_RETREAT_ROUND]
+                )
+                retreats = may_retreat and (
+                    (params[P_RETREAT] == RETREAT_WHEN_WEAKER and weaker)
+                    or (params[P_RETREAT] == RETREAT_FROM_ROUND and side == attacker)
+                )
+                hit_and_run = (
+                    may_retreat
+                    and blocks[b, B_HARRY] == 1
+                    and (retreats or params[P_HARRY] == HARRY_ALWAYS)
+                )
+                if retreats and not hit_and_run:
                     pos[b] = AWAY
                     row[O_FLAGS + F_ATTACKER_RETREATED + side] = 1
+                    continue
+                if (
+                    not hit_and_run
+                    and params[P_CASTLE_WITHDRAW] == CASTLE_WITHDRAW_WHEN_WEAKER
+                    and weaker
+                    and (
+                        pos[b] == SALLY
+                        or (
+                            side != attacker
+                            and side == castle_owner
+                            and count_at(blocks, pos, side, CASTLE, SALLY) < params[P_CASTLE_LIMIT]
+                        )
+                    )
+                ):
+                    pos[b] = CASTLE
                     continue
                 charging = params[P_CHARGE] == CHARGE_ALWAYS and blocks[b, B_KNIGHTS] == 1
                 fire(
@@ -246,7 +307,7 @@ def field_round(state, blocks, params, steps, pos, mark, attacker, combat_round,
                     charging,
                     row,
                 )
-                if retreats and pos[b] == FIELD:
+                if hit_and_run and pos[b] == FIELD:
                     pos[b] = AWAY
                     row[O_FLAGS + F_ATTACKER_RETREATED + side] = 1
 
@@ -271,6 +332,14 @@ def castle_round(state, blocks, params, steps, pos, mark, besieged, row):
                     continue
                 if count_at(blocks, pos, enemy, area, area) == 0:
                     return
+                if (
+                    at_castle
+                    and params[P_STORM_WITHDRAW] == STORM_WITHDRAW_WHEN_WEAKER
+                    and steps_at(blocks, steps, pos, side, STORM, STORM)
+                    < steps_at(blocks, steps, pos, besieged, CASTLE, CASTLE)
+                ):
+                    pos[b] = FIELD  # the stormer withdraws from the storm instead of firing
+                    continue
                 fire(
                     state,
                     blocks,
@@ -365,6 +434,19 @@ def finish(blocks, pos, steps_value, siege_goes_on, row):
         row[O_FLAGS + F_ATTACKER_WON_FIELD] = 1
 
 
+@jit(inline=True)
+def in_field(blocks, pos, side):
+    """The side's blocks outside the castle and off the road (stormers too), as the
+    engine counts a contested field."""
+    return count_at(blocks, pos, side, FIELD, SALLY) + count_at(blocks, pos, side, STORM, STORM)
+
+
+@jit(inline=True)
+def clear_marks(mark):
+    for b in range(mark.shape[0]):
+        mark[b] = 0
+
+
 @jit(counted=False)
 def one_battle(state, blocks, params, steps, pos, mark, row):
     n = blocks.shape[0]
@@ -375,6 +457,8 @@ def one_battle(state, blocks, params, steps, pos, mark, row):
         mark[b] = 0
     new_battle = params[P_SIEGE] == 0
     limit = params[P_CASTLE_LIMIT]
+    engine_relief = params[P_RELIEF] == RELIEF_FIELD_CONTESTED
+    marks_cleared = params[P_CASTLE_MARKS] == MARKS_CLEARED
     # Combat deployment: the defender may withdraw field blocks into the castle.
     if (
         new_battle
@@ -396,19 +480,51 @@ def one_battle(state, blocks, params, steps, pos, mark, row):
     for b in range(n):
         if pos[b] == CASTLE:
             besieged = blocks[b, B_SIDE]
+    # The side that may withdraw into the castle during a field battle.
+    castle_owner = besieged
+    if castle_owner == NO_SIDE and limit > 0:
+        castle_owner = DEFENDER
     attacker = ATTACKER
     for turn in range(1, params[P_TURNS] + 1):
         base = PHASES_PER_TURN * (turn - 1)
         straight_to_attrition = False
+        if turn > 1:
+            # Reserves kept off the field by an early siege attrition are in the area now.
+            move_all(blocks, pos, NO_SIDE, RESERVE, FIELD)
+            if marks_cleared:
+                clear_marks(mark)
         for combat_round in range(1, 4):
+            if (
+                combat_round == 1
+                and params[P_QUIET_SIEGE] == QUIET_NO_BESIEGED_RESERVES
+                and besieged != NO_SIDE
+                and count_at(blocks, pos, besieged, CASTLE, CASTLE) > 0
+                and in_field(blocks, pos, 1 - besieged) == 0
+            ):
+                continue  # the engine skips round 1 when the besiegers are all on the road
             if combat_round >= 2:
+                was_contested = in_field(blocks, pos, ATTACKER) > 0 and (
+                    in_field(blocks, pos, DEFENDER) > 0
+                )
                 relief = False
                 for b in range(n):
                     if pos[b] == RESERVE and blocks[b, B_ARRIVES] == combat_round:
                         pos[b] = FIELD
                         relief = relief or blocks[b, B_SIDE] == besieged
+                if engine_relief:
+                    # The engine: relief is the field turning contested under a siege,
+                    # whichever side's reserves arrive.
+                    relief = (
+                        besieged != NO_SIDE
+                        and count_at(blocks, pos, besieged, CASTLE, CASTLE) > 0
+                        and not was_contested
+                        and in_field(blocks, pos, ATTACKER) > 0
+                        and in_field(blocks, pos, DEFENDER) > 0
+                    )
                 if relief:
                     move_all(blocks, pos, NO_SIDE, STORM, FIELD)
+                    if marks_cleared:
+                        clear_marks(mark)
                     attacker = besieged
             sally_allowed = besieged != NO_SIDE and not (
                 new_battle and turn == 1 and combat_round == 1
@@ -416,30 +532,89 @@ def one_battle(state, blocks, params, steps, pos, mark, row):
             castle_held = (
                 besieged != NO_SIDE and count_at(blocks, pos, besieged, CASTLE, CASTLE) > 0
             )
+            field_fought = False
             if contested(blocks, pos):
                 if sally_allowed and sally_wanted(blocks, params, steps, pos, besieged):
                     move_all(blocks, pos, besieged, CASTLE, SALLY)
                     row[O_FLAGS + F_SALLY_MADE] = 1
-                field_round(state, blocks, params, steps, pos, mark, attacker, combat_round, row)
+                field_round(
+                    state,
+                    blocks,
+                    params,
+                    steps,
+                    pos,
+                    mark,
+                    attacker,
+                    combat_round,
+                    castle_owner,
+                    row,
+                )
+                field_fought = True
             elif castle_held and try_storm(blocks, params, steps, pos, besieged, combat_round):
                 attacker = 1 - besieged
                 row[O_FLAGS + F_STORM_FOUGHT] = 1
                 castle_round(state, blocks, params, steps, pos, mark, besieged, row)
                 if count_at(blocks, pos, besieged, CASTLE, CASTLE) == 0:
                     row[O_FLAGS + F_CASTLE_STORMED] = 1
+                    if engine_relief and present(blocks, pos, besieged):
+                        # The engine: the stormers come out and, with the besieged side
+                        # still on the road, the sides swap roles and the besiegers hold
+                        # the empty castle.
+                        move_all(blocks, pos, NO_SIDE, STORM, FIELD)
+                        attacker = besieged
+                        castle_owner = 1 - besieged
+                if marks_cleared and count_at(blocks, pos, 1 - besieged, STORM, STORM) == 0:
+                    clear_marks(mark)  # the storm is over
             elif (
-                sally_allowed and castle_held and sally_wanted(blocks, params, steps, pos, besieged)
+                castle_held
+                and (
+                    sally_allowed
+                    or (params[P_FIRST_SALLY] == FIRST_SALLY_UNCONTESTED and besieged != NO_SIDE)
+                )
+                and sally_wanted(blocks, params, steps, pos, besieged)
             ):
                 attacker = besieged
                 move_all(blocks, pos, besieged, CASTLE, SALLY)
                 row[O_FLAGS + F_SALLY_MADE] = 1
-                field_round(state, blocks, params, steps, pos, mark, attacker, combat_round, row)
+                field_round(
+                    state,
+                    blocks,
+                    params,
+                    steps,
+                    pos,
+                    mark,
+                    attacker,
+                    combat_round,
+                    castle_owner,
+                    row,
+                )
+                field_fought = True
             elif (
+                params[P_QUIET_SIEGE] == QUIET_NO_BESIEGED_RESERVES
+                and besieged != NO_SIDE
+                and count_at(blocks, pos, besieged, RESERVE, RESERVE) == 0
+            ) or (
                 count_at(blocks, pos, ATTACKER, RESERVE, RESERVE)
                 + count_at(blocks, pos, DEFENDER, RESERVE, RESERVE)
                 == 0
             ):
                 straight_to_attrition = True
+            if (
+                field_fought
+                and params[P_LOST_FIELD] == LOST_FIELD_SWAP_ROLES
+                and count_at(blocks, pos, attacker, FIELD, SALLY) > 0
+                and count_at(blocks, pos, 1 - attacker, FIELD, SALLY) == 0
+                and count_at(blocks, pos, 1 - attacker, RESERVE, RESERVE) > 0
+            ):
+                # The engine: the defender's field force is gone while its reserves are
+                # coming, so the sides swap roles; the new defender takes the castle if
+                # nobody holds it.
+                if count_at(blocks, pos, 1 - attacker, CASTLE, CASTLE) == 0:
+                    castle_owner = attacker
+                attacker = 1 - attacker
+            for b in range(n):
+                if pos[b] == CASTLE:
+                    besieged = blocks[b, B_SIDE]  # blocks withdrawn mid-battle make a siege
             if attacker != ATTACKER:
                 row[O_FLAGS + F_ROLES_SWAPPED] = 1
             if not (present(blocks, pos, ATTACKER) and present(blocks, pos, DEFENDER)):
@@ -451,8 +626,16 @@ def one_battle(state, blocks, params, steps, pos, mark, row):
             # After battle retreat.
             move_all(blocks, pos, NO_SIDE, SALLY, CASTLE)
             move_all(blocks, pos, NO_SIDE, STORM, FIELD)
+            if marks_cleared:
+                clear_marks(mark)
             if contested(blocks, pos):
-                move_all(blocks, pos, attacker, FIELD, AWAY)
+                if params[P_RETREAT_ROAD] == 1:
+                    move_all(blocks, pos, attacker, FIELD, AWAY)
+                else:
+                    # No road to retreat by: the blocks that must retreat are eliminated.
+                    for b in range(n):
+                        while blocks[b, B_SIDE] == attacker and pos[b] == FIELD:
+                            lose_step(blocks, steps, pos, b, row)
                 row[O_FLAGS + F_ATTACKER_RETREATED + attacker] = 1
             if not (present(blocks, pos, ATTACKER) and present(blocks, pos, DEFENDER)):
                 finish(blocks, pos, base + 3, False, row)

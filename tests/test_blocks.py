@@ -164,6 +164,215 @@ def test_attacker_retreats_after_round_three() -> None:
     assert np.all(rows["winner"][undecided] == 1) and np.all(rows["steps"][undecided] == 3)
 
 
+# --- the released engine's reading: exact cases under both readings ------------------------
+# Each battle is small enough to work out by hand; the kernel and the reference must both
+# give the exact figures under rules = "text" and rules = "engine" (docs/blocks.md, "Rule
+# text and released engine").
+
+READINGS = ("text", "engine")
+
+
+def rows_of(scenario: Scenario, engine: str, n: int, seed: int) -> dict[str, np.ndarray]:
+    if engine == "kernel":
+        return kernel_rows(scenario, n, seed)
+    return {k: np.array(v) for k, v in reference.simulate(scenario.model, n, seed).items()}
+
+
+def test_rules_pick_every_switch_and_a_key_of_its_own_overrides_one() -> None:
+    from simulator.rulesets.blocks.keys import SWITCHES
+
+    text = inline("B2:4", "B3:3").model
+    assert text.rules == "text"
+    assert all(getattr(text.switches, k) == choices[0] for k, choices in SWITCHES.items())
+    engine = inline("B2:4", "B3:3", rules="engine", castle_marks="kept").model
+    assert engine.switches.castle_marks == "kept"
+    assert all(
+        getattr(engine.switches, k) == choices[1]
+        for k, choices in SWITCHES.items()
+        if k != "castle_marks"
+    )
+    one = inline("B2:4", "B3:3", relief="field_contested").model.switches
+    assert one.relief == "field_contested" and one.lost_field == "fight_on"
+
+
+@pytest.mark.parametrize("engine", ["kernel", "reference"])
+@pytest.mark.parametrize("rules", READINGS)
+def test_duel_defender_field_force_lost_while_its_reserve_comes(engine: str, rules: str) -> None:
+    """A6:1 (always hits) kills the defender's C1:1 in round 1; B1:4 arrives in round 2.
+    Each round the A6 takes a step off the B1 first, then the B1 fires back with its
+    steps (3 dice in round 2, 2 in round 3; each hits on a 1). Text: the A6 side is still
+    the attacker and must retreat after round 3, so the defender always wins. Engine: the
+    roles swap in round 1, so the B1 must retreat after round 3: the attacker wins when
+    the B1 misses both rounds, (5/6)^3 (5/6)^2 = 3125/7776."""
+    scenario = inline("A6:1", "C1:1, B1:4@r2", rules=rules)
+    n = 40_000 if engine == "kernel" else 6_000
+    rows = rows_of(scenario, engine, n, 71)
+    killed_in_round_2 = 1 - (5 / 6) ** 3
+    assert interval_contains(
+        int(((rows["winner"] == 1) & (rows["steps"] == 2)).sum()), n, killed_in_round_2
+    )
+    assert np.all(rows["eliminated.defender.C1"] == 1)
+    if rules == "text":
+        assert np.all(rows["winner"] == 1) and not rows["roles_swapped"].any()
+    else:
+        assert np.all(rows["roles_swapped"] == 1)
+        won = rows["winner"] == 0
+        assert np.all(rows["steps"][won] == 3) and np.all(rows["defender_retreated"][won] == 1)
+        assert interval_contains(int(won.sum()), n, 3125 / 7776)
+
+
+@pytest.mark.parametrize("engine", ["kernel", "reference"])
+@pytest.mark.parametrize("rules", READINGS)
+def test_one_storm_and_the_half_hit_mark(engine: str, rules: str) -> None:
+    """Two A6:1 (castle limit 1) storm a C1:1 castle block. Round 1: the first stormer
+    marks it; the castle's C1 then kills that stormer 1 time in 6. Round 2: a live
+    stormer takes the step. When the first stormer fell, the second storms: text, the mark
+    is kept and the step goes at once; engine, the mark went with the repulsed storm, so
+    the second stormer marks again, is killed 1 time in 6 (the defender wins) and
+    otherwise takes the castle in round 3."""
+    scenario = inline("A6:1, A6:1", "C1:1@castle", siege="true", storm="when_stronger", rules=rules)
+    n = 40_000 if engine == "kernel" else 6_000
+    rows = rows_of(scenario, engine, n, 72)
+    stormed = rows["castle_stormed"] == 1
+    assert np.array_equal(stormed, rows["winner"] == 0)
+    if rules == "text":
+        assert np.all(stormed) and np.all(rows["steps"] == 2)
+    else:
+        assert interval_contains(int((stormed & (rows["steps"] == 2)).sum()), n, 5 / 6)
+        assert interval_contains(int((stormed & (rows["steps"] == 3)).sum()), n, 5 / 36)
+        held = rows["winner"] == 1
+        assert np.all(rows["steps"][held] == 2)
+        assert interval_contains(int(held.sum()), n, 1 / 36)
+
+
+@pytest.mark.parametrize("engine", ["kernel", "reference"])
+@pytest.mark.parametrize("rules", READINGS)
+def test_attrition_over_turns_with_the_besiegers_main_body_on_the_road(
+    engine: str, rules: str
+) -> None:
+    """Besiegers C1:1 in the field and A6:4 on the road (round 2) before a castle with
+    B1:2 (limit 1), storming when their stormers have at least the castle's steps. Text:
+    the A6 arrives in round 2, storms and takes the castle with its four hits (mark, step,
+    mark, step). Engine: only the besieged side's reserves count, so round 1 goes straight
+    to attrition (a step lost on 1-3); the A6 is in the field in turn 2 and storms in its
+    round 1 (phase 5). With one turn the siege goes on, the castle a step down half the
+    time."""
+    scenario = inline(
+        "C1:1, A6:4@r2",
+        "B1:2@castle",
+        siege="true",
+        castle_limit="1",
+        storm="when_stronger",
+        turns="2",
+        rules=rules,
+    )
+    n = 4_000
+    rows = rows_of(scenario, engine, n, 73)
+    assert np.all(rows["winner"] == 0) and np.all(rows["castle_stormed"] == 1)
+    assert np.all(rows["casualties.defender.B1"] == 2)
+    assert np.all(rows["steps"] == (2 if rules == "text" else 5))
+    one_turn = rows_of(scenario.with_changes({"battle.turns": 1}), engine, n, 74)
+    if rules == "text":
+        assert np.all(one_turn["winner"] == 0) and np.all(one_turn["steps"] == 2)
+    else:
+        assert np.all(one_turn["siege_continues"] == 1) and np.all(one_turn["steps"] == 4)
+        assert interval_contains(int(one_turn["casualties.defender.B1"].sum()), n, 1 / 2)
+
+
+@pytest.mark.parametrize("engine", ["kernel", "reference"])
+@pytest.mark.parametrize("rules", READINGS)
+def test_sally_in_round_one_of_a_new_siege(engine: str, rules: str) -> None:
+    """A B6:2 withdraws into a castle of limit 1 before a C1:1. Text: no sally in round 1
+    of a new battle, nothing else to do: attrition, the siege goes on. Engine: the
+    besieged sally from the uncontested field in round 1; the B6's two dice kill the C1."""
+    scenario = inline(
+        "C1:1", "B6:2", castle_limit="1", withdraw="fill", sally="when_stronger", rules=rules
+    )
+    rows = rows_of(scenario, engine, 2_000, 75)
+    if rules == "text":
+        assert np.all(rows["siege_continues"] == 1) and np.all(rows["steps"] == 4)
+        assert not rows["sally_made"].any()
+    else:
+        assert np.all(rows["winner"] == 1) and np.all(rows["steps"] == 1)
+        assert np.all(rows["sally_made"] == 1) and np.all(rows["roles_swapped"] == 1)
+
+
+@pytest.mark.parametrize("engine", ["kernel", "reference"])
+@pytest.mark.parametrize("rules", READINGS)
+def test_a_charging_six_that_hits(engine: str, rules: str) -> None:
+    """B5:1 knights charges at firepower 6: every die hits the C1:1 before it fires. Text:
+    a 6 still costs the charger its step (nobody left, a draw, 1 time in 6). Engine: only a
+    6 that missed costs a step, so the attacker always wins."""
+    scenario = inline("B5:1 knights", "C1:1", charge="always", rules=rules)
+    n = 30_000 if engine == "kernel" else 6_000
+    rows = rows_of(scenario, engine, n, 76)
+    assert np.all(rows["steps"] == 1) and np.all(rows["eliminated.defender.C1"] == 1)
+    if rules == "text":
+        assert interval_contains(int((rows["winner"] == 2).sum()), n, 1 / 6)
+    else:
+        assert np.all(rows["winner"] == 0)
+
+
+@pytest.mark.parametrize("engine", ["kernel", "reference"])
+def test_the_engines_options_as_policies(engine: str) -> None:
+    n = 30_000 if engine == "kernel" else 6_000
+    # Which of equal blocks takes the hit: the weakest (C1, firepower 1) by choice; the
+    # C6 then kills the A6. Listed: the C6 (listed first) goes and the C1 hits 1 time in 6.
+    rows = rows_of(inline("A6:1", "C6:1, C1:1", tie_break="weakest"), engine, 2_000, 77)
+    assert np.all(rows["eliminated.defender.C1"] == 1) and np.all(rows["winner"] == 1)
+    rows = rows_of(inline("A6:1", "C6:1, C1:1", tie_break="listed"), engine, n, 78)
+    assert np.all(rows["eliminated.defender.C6"] == 1)
+    assert interval_contains(int((rows["winner"] == 1).sum()), n, 1 / 6)
+    # Retreat from round 1: the defender's C1 fires first (a hit on 1), then the
+    # attacker's retreats instead of firing.
+    rows = rows_of(inline("C1:1", "C1:1", retreat="from_round", retreat_round="1"), engine, n, 79)
+    assert np.all(rows["winner"] == 1) and np.all(rows["steps"] == 1)
+    assert np.array_equal(rows["attacker_retreated"], 1 - rows["eliminated.attacker.C1"])
+    assert interval_contains(int(rows["eliminated.attacker.C1"].sum()), n, 1 / 6)
+    # Harry always: the A1 fires (a hit on 1), then retreats.
+    rows = rows_of(inline("A1:1 harry", "C1:4", harry="always", retreat_round="1"), engine, n, 80)
+    assert np.all(rows["winner"] == 1) and np.all(rows["attacker_retreated"] == 1)
+    assert interval_contains(int(rows["casualties.defender.C1"].sum()), n, 1 / 6)
+    # Withdraw into the castle: the weaker defender's A1 goes in instead of firing, the
+    # B6's hits kill the C1, and the castle starves on 1-3 in the attrition.
+    rows = rows_of(
+        inline("B6:3", "A1:1, C1:1", castle_limit="1", castle_withdraw="when_weaker"),
+        engine,
+        n,
+        81,
+    )
+    assert np.all(rows["eliminated.defender.C1"] == 1) and np.all(rows["steps"] == 4)
+    assert np.all(rows["casualties.attacker.B6"] == 0)
+    assert np.array_equal(rows["castle_fell_to_attrition"], rows["winner"] == 0)
+    assert interval_contains(int((rows["winner"] == 0).sum()), n, 1 / 2)
+    # Stormers withdraw: the A1:2 stormer is weaker than the C1:3 castle and leaves the
+    # storm before firing; nothing else happens until attrition.
+    rows = rows_of(
+        inline("A1:2", "C1:3@castle", siege="true", storm="round1", storm_withdraw="when_weaker"),
+        engine,
+        n,
+        82,
+    )
+    assert np.all(rows["storm_fought"] == 1) and np.all(rows["steps_lost.attacker"] == 0)
+    assert np.all(rows["siege_continues"] == 1)
+    assert interval_contains(int(rows["steps_lost.defender"].sum()), n, 1 / 2)
+
+
+@pytest.mark.parametrize("engine", ["kernel", "reference"])
+def test_no_retreat_road_eliminates_the_retreating_attacker(engine: str) -> None:
+    # A1:1 v C1:1 undecided after three rounds: the attacker must retreat and, with no
+    # road, is eliminated.
+    n = 30_000 if engine == "kernel" else 6_000
+    rows = rows_of(inline("A1:1", "C1:1", retreat_road="false"), engine, n, 83)
+    lost = rows["eliminated.attacker.A1"] == 1
+    assert np.array_equal(lost, rows["winner"] == 1)
+    undecided = rows["attacker_retreated"] == 1
+    assert np.all(lost[undecided]) and np.all(rows["steps"][undecided] == 3)
+    assert interval_contains(int(undecided.sum()), n, (25 / 36) ** 3)
+    expected = one_on_one_distribution()
+    assert interval_contains(int(lost.sum()), n, sum(p for (w, _), p in expected.items() if w == 1))
+
+
 # --- kernel against the reference -------------------------------------------------------------
 
 
@@ -316,6 +525,37 @@ def line_of(text: str, needle: str) -> int:
             "castle_limt = 2",
             ["unknown key 'castle_limt'", "did you mean 'castle_limit'"],
         ),
+        (
+            "siege = true",
+            'siege = true\nrules = "engin"',
+            ["battle.rules", "did you mean 'engine'"],
+        ),
+        (
+            "siege = true",
+            'siege = true\nrelief = "contested"',
+            ["battle.relief", "did you mean 'field_contested'"],
+        ),
+        (
+            "siege = true",
+            'siege = true\nlost_field = "swap"',
+            ["battle.lost_field", "'swap' is not one of fight_on, swap_roles"],
+        ),
+        ("siege = true", "siege = true\nretreat_road = 1", ["battle.retreat_road"]),
+        (
+            'storm = "round1"',
+            'storm = "round1"\nretreat_round = 4',
+            ["policy.retreat_round", "4 is out of range", "1..3"],
+        ),
+        (
+            'storm = "round1"',
+            'storm = "round1"\nstorm_withdraw = "when_weak"',
+            ["policy.storm_withdraw", "did you mean 'when_weaker'"],
+        ),
+        (
+            'storm = "round1"',
+            'storm = "round1"\ntie_break = "weakst"',
+            ["policy.tie_break", "did you mean 'weakest'"],
+        ),
     ],
 )
 def test_bad_scenario_file(tmp_path: Path, old: str, new: str, expected: list[str]) -> None:
@@ -355,6 +595,12 @@ def test_more_castle_blocks_than_the_limit_in_a_file(tmp_path: Path) -> None:
         ("B2:4", "B3:3", ["storm=allways"], ["policy.storm", "'allways'", "round1"]),
         ("B2:4", "B3:3 knigts", [], ["defender.blocks[0].traits", "did you mean 'knights'"]),
         ("B2", "B3:3", [], ["--attacker", "RATING:STEPS"]),
+        ("B2:4", "B3:3", ["rules=engin"], ["battle.rules", "'engin'", "did you mean 'engine'"]),
+        ("B2:4", "B3:3", ["charge_sixes=missed"], ["battle.charge_sixes", "missed_six"]),
+        ("B2:4", "B3:3", ["retreat_round=0"], ["policy.retreat_round", "out of range", "1..3"]),
+        ("B2:4", "B3:3", ["retreat_road=maybe"], ["retreat_road", "true or false"]),
+        ("B2:4", "B3:3", ["castle_withdraw=alwys"], ["policy.castle_withdraw", "when_weaker"]),
+        ("B2:4", "B3:3", ["relif=field_contested"], ["relif", "did you mean 'relief'"]),
     ],
 )
 def test_bad_inline_query(

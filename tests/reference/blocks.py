@@ -81,6 +81,7 @@ class Fight:
             0,
         )
         self.attacker = ATTACKER  # the side in the attacker's role right now
+        self.castle_owner: int | None = None  # who may withdraw into the castle mid-battle
 
     # --- looking at the board -------------------------------------------------------------
     def of(self, side: int, *places: str) -> list[Piece]:
@@ -110,6 +111,9 @@ class Fight:
         tied = [p for p in candidates if p.steps == most]
         if len(tied) == 1 or self.policy.tie_break == "listed":
             return tied[0]
+        if self.policy.tie_break == "weakest":
+            # min() keeps the first listed among equally weak blocks.
+            return min(tied, key=lambda p: p.firepower)
         return tied[self.rng.randrange(len(tied))]
 
     def hit(self, targets: list[Piece], in_castle: bool) -> None:
@@ -135,8 +139,9 @@ class Fight:
             if roll <= firepower:
                 self.hit(self.of(1 - piece.side, *enemy_places), in_castle)
         if charging:
+            only_misses = self.battle.switches.charge_sixes == "missed_six"
             for roll in rolls:
-                if roll == 6 and piece.steps > 0:
+                if roll == 6 and piece.steps > 0 and not (only_misses and roll <= firepower):
                     self.lose_step(piece)
 
     def firing_order(self) -> list[tuple[str, int]]:
@@ -152,26 +157,45 @@ class Fight:
                 "field",
                 *[[p.name for p in self.of(s, "field", "sallying")] for s in (0, 1)],
             )
+        policy = self.policy
         for letter, side in self.firing_order():
             for piece in [p for p in self.pieces if p.side == side and p.initiative == letter]:
                 if not piece.in_field:
-                    continue  # eliminated or gone before its turn
+                    continue  # eliminated, gone or withdrawn before its turn
                 enemy = 1 - side
                 if not self.of(enemy, "field", "sallying"):
                     return
-                retreats = (
-                    self.policy.retreat == "when_weaker"
-                    and combat_round >= 2
-                    and piece.where == "field"
-                    and self.total(side, "field", "sallying")
-                    < self.total(enemy, "field", "sallying")
+                weaker = self.total(side, "field", "sallying") < self.total(
+                    enemy, "field", "sallying"
                 )
-                if retreats and not piece.harry:
+                may_retreat = (
+                    self.battle.retreat_road
+                    and piece.where == "field"
+                    and combat_round >= policy.retreat_round
+                )
+                retreats = may_retreat and (
+                    (policy.retreat == "when_weaker" and weaker)
+                    or (policy.retreat == "from_round" and side == self.attacker)
+                )
+                hit_and_run = may_retreat and piece.harry and (retreats or policy.harry == "always")
+                if retreats and not hit_and_run:
                     self.retreat(piece)
                     continue
-                charging = self.policy.charge == "always" and piece.knights
+                castle_room = len(self.of(side, "castle", "sallying")) < self.battle.castle_limit
+                if (
+                    not hit_and_run
+                    and policy.castle_withdraw == "when_weaker"
+                    and weaker
+                    and (
+                        piece.where == "sallying"
+                        or (side != self.attacker and side == self.castle_owner and castle_room)
+                    )
+                ):
+                    piece.where = "castle"
+                    continue
+                charging = policy.charge == "always" and piece.knights
                 self.fire(piece, ("field", "sallying"), False, charging)
-                if retreats and piece.where == "field":
+                if hit_and_run and piece.where == "field":
                     self.retreat(piece)
 
     def retreat(self, piece: Piece) -> None:
@@ -194,6 +218,11 @@ class Fight:
                 elif side != besieged and piece.where == "storming":
                     if not self.of(besieged, "castle"):
                         return
+                    if self.policy.storm_withdraw == "when_weaker" and self.total(
+                        side, "storming"
+                    ) < self.total(besieged, "castle"):
+                        piece.where = "field"  # withdraws from the storm instead of firing
+                        continue
                     self.fire(piece, ("castle",), True, False)
 
     # --- player choices --------------------------------------------------------------------
@@ -230,8 +259,19 @@ class Fight:
         self.flags["sally_made"] = 1
 
     # --- the procedure ---------------------------------------------------------------------
+    def clear_marks(self) -> None:
+        for p in self.pieces:
+            p.marked = False
+
+    def in_field(self, side: int) -> bool:
+        """Outside the castle and off the road, stormers included (the engine's count)."""
+        return bool(self.of(side, "field", "sallying", "storming"))
+
     def run(self) -> dict[str, int]:
         battle = self.battle
+        rules = battle.switches
+        engine_relief = rules.relief == "field_contested"
+        marks_cleared = rules.castle_marks == "cleared"
         new_battle = not battle.siege
         # Combat deployment.
         withdraw = self.policy.withdraw
@@ -247,46 +287,106 @@ class Fight:
                     p.where = "castle"
         holders = {p.side for p in self.pieces if p.where == "castle"}
         besieged = holders.pop() if holders else None
+        self.castle_owner = besieged
+        if besieged is None and battle.castle_limit > 0:
+            self.castle_owner = DEFENDER
 
         for turn in range(1, battle.turns + 1):
             base = 4 * (turn - 1)
             early_attrition = False
+            if turn > 1:
+                for p in self.pieces:
+                    if p.where == "reserve":  # kept off the field by an early attrition
+                        p.where = "field"
+                if marks_cleared:
+                    self.clear_marks()
             for combat_round in (1, 2, 3):
+                if (
+                    combat_round == 1
+                    and rules.quiet_siege == "no_besieged_reserves"
+                    and besieged is not None
+                    and self.of(besieged, "castle")
+                    and not self.in_field(1 - besieged)
+                ):
+                    continue  # the engine skips round 1 when the besiegers are all on the road
+                was_contested = self.in_field(ATTACKER) and self.in_field(DEFENDER)
                 arriving = [
                     p for p in self.pieces if p.where == "reserve" and p.arrives == combat_round
                 ]
                 for p in arriving:
                     p.where = "field"
-                if besieged is not None and any(p.side == besieged for p in arriving):
+                if engine_relief:
+                    relief = (
+                        besieged is not None
+                        and bool(self.of(besieged, "castle"))
+                        and bool(arriving)
+                        and not was_contested
+                        and self.in_field(ATTACKER)
+                        and self.in_field(DEFENDER)
+                    )
+                else:
+                    relief = besieged is not None and any(p.side == besieged for p in arriving)
+                if relief and besieged is not None:
                     for p in self.pieces:
                         if p.where == "storming":
                             p.where = "field"
+                    if marks_cleared:
+                        self.clear_marks()
                     self.attacker = besieged
                 may_sally = besieged is not None and not (
                     new_battle and turn == 1 and combat_round == 1
                 )
                 castle_held = besieged is not None and bool(self.of(besieged, "castle"))
+                field_fought = False
                 if self.field_contested():
                     if may_sally and besieged is not None and self.wants_sally(besieged):
                         self.sally(besieged)
                     self.field_battle(turn, combat_round)
+                    field_fought = True
                 elif castle_held and besieged is not None and self.storm(besieged, combat_round):
                     self.attacker = 1 - besieged
                     self.flags["storm_fought"] = 1
                     self.storm_battle(turn, combat_round, besieged)
                     if not self.of(besieged, "castle"):
                         self.flags["castle_stormed"] = 1
+                        if engine_relief and self.still_here(besieged):
+                            for p in self.of(1 - besieged, "storming"):
+                                p.where = "field"
+                            self.attacker = besieged
+                            self.castle_owner = 1 - besieged
+                    if marks_cleared and not self.of(1 - besieged, "storming"):
+                        self.clear_marks()
                 elif (
-                    may_sally
-                    and castle_held
+                    castle_held
                     and besieged is not None
+                    and (may_sally or rules.first_sally == "uncontested_field")
                     and self.wants_sally(besieged)
                 ):
                     self.attacker = besieged
                     self.sally(besieged)
                     self.field_battle(turn, combat_round)
-                elif not any(p.where == "reserve" for p in self.pieces):
+                    field_fought = True
+                elif not any(p.where == "reserve" for p in self.pieces) or (
+                    rules.quiet_siege == "no_besieged_reserves"
+                    and besieged is not None
+                    and not self.of(besieged, "reserve")
+                ):
                     early_attrition = True
+                defending = 1 - self.attacker
+                if (
+                    field_fought
+                    and rules.lost_field == "swap_roles"
+                    and self.of(self.attacker, "field", "sallying")
+                    and not self.of(defending, "field", "sallying")
+                    and self.of(defending, "reserve")
+                ):
+                    # The defender's field force is gone while its reserves are coming.
+                    if not self.of(defending, "castle"):
+                        self.castle_owner = self.attacker
+                    self.attacker = defending
+                castle_side = {p.side for p in self.pieces if p.where == "castle"}
+                if castle_side:
+                    besieged = castle_side.pop()  # withdrawn into the castle mid-battle
                 if self.attacker != ATTACKER:
                     self.flags["roles_swapped"] = 1
                 if not (self.still_here(ATTACKER) and self.still_here(DEFENDER)):
@@ -299,9 +399,15 @@ class Fight:
                         p.where = "castle"
                     elif p.where == "storming":
                         p.where = "field"
+                if marks_cleared:
+                    self.clear_marks()
                 if self.field_contested():
                     for p in self.of(self.attacker, "field"):
-                        p.where = "retreated"
+                        if battle.retreat_road:
+                            p.where = "retreated"
+                        else:  # no road to retreat by: eliminated
+                            while p.steps > 0:
+                                self.lose_step(p)
                     self.flags[f"{SIDES[self.attacker]}_retreated"] = 1
                 if not (self.still_here(ATTACKER) and self.still_here(DEFENDER)):
                     return self.outcome(base + 3, False)

@@ -194,6 +194,60 @@ BLOCKS = {
     ),
 }
 
+#: The released engine's reading of the procedure (``[battle] rules = "engine"``): the
+#: bundled battles, then a battle for each point where it parts from the text and the
+#: engine's options as player policies (docs/blocks.md, "Rule text and released engine").
+BLOCKS_ENGINE_BUNDLED = {f"engine-{n}": (n, {"battle.rules": "engine"}) for n in BLOCKS_BUNDLED}
+BLOCKS_ENGINE = {
+    "engine-lost_field": ("A3:3, B2:2", "C1:1, B2:3@r2, B1:2@r2", {"rules": "engine"}),
+    "engine-relief_into_contested_field": (
+        "A2:3",
+        "B2:2@castle, B1:2, B3:3@r2",
+        {"siege": "true", "castle_limit": "1", "rules": "engine"},
+    ),
+    "engine-marks_over_turns": (
+        "A1:2",
+        "A1:2@castle",
+        {"siege": "true", "castle_limit": "1", "turns": "3", "storm": "round1", "rules": "engine"},
+    ),
+    "engine-field_policies": (
+        "B2:3, A1:3 harry, C2:2, B5:2 knights",
+        "B3:3, A2:3, B2:4, B1:2@r2",
+        {
+            "retreat": "when_weaker",
+            "harry": "always",
+            "tie_break": "weakest",
+            "charge": "always",
+            "rules": "engine",
+        },
+    ),
+    "engine-castle_withdraw_and_storm": (
+        "A2:4, B3:3",
+        "B2:3, B1:2",
+        {
+            "castle_limit": "2",
+            "castle_withdraw": "when_weaker",
+            "storm": "when_stronger",
+            "storm_withdraw": "when_weaker",
+            "rules": "engine",
+        },
+    ),
+    "engine-relief_with_storm_and_sally": (
+        *BLOCKS["relief_with_storm_and_sally"][:2],
+        {**BLOCKS["relief_with_storm_and_sally"][2], "rules": "engine"},
+    ),
+    "engine-besieged_attacker_sallies_over_turns": (
+        *BLOCKS["besieged_attacker_sallies_over_turns"][:2],
+        {**BLOCKS["besieged_attacker_sallies_over_turns"][2], "rules": "engine"},
+    ),
+    "attacker_retreats_from_round_3": (
+        "B2:3, C2:2, A1:2 harry@r2",
+        "B2:3, A2:2",
+        {"retreat": "from_round", "retreat_round": "3"},
+    ),
+    "no_retreat_road": ("C1:4, B1:2", "C1:4, A1:1@r3", {"retreat_road": "false"}),
+}
+
 CONFRONTATION_BUNDLED = ("attack", "bombard", "morale_cascade", "open_field", "strike")
 CONFRONTATION = {
     "attack-flat1": ("attack", {"battle.min_damage_rule": "flat1"}),
@@ -224,6 +278,13 @@ def _cases() -> list[Case]:
     cases.append(Case("age_of_gods", "special attack, swamp", dragons_in_swamp))
     cases += [Case("blocks", n, _file("blocks", n)) for n in BLOCKS_BUNDLED]
     cases += [Case("blocks", n, _inline("blocks", a, d, **o)) for n, (a, d, o) in BLOCKS.items()]
+    cases += [
+        Case("blocks", n, _file("blocks", stem, changes))
+        for n, (stem, changes) in BLOCKS_ENGINE_BUNDLED.items()
+    ]
+    cases += [
+        Case("blocks", n, _inline("blocks", a, d, **o)) for n, (a, d, o) in BLOCKS_ENGINE.items()
+    ]
     cases += [Case("confrontation", n, _file("confrontation", n)) for n in CONFRONTATION_BUNDLED]
     cases += [
         Case("confrontation", n, _file("confrontation", stem, changes))

@@ -16,12 +16,12 @@ from typing import Any
 
 from ...errors import BattleOddsError, did_you_mean, nearest
 from ..base import InlineQuery
-from .model import BATTLE_KEYS, POLICIES, parse_rating
+from .model import BATTLE_KEYS, POLICY_KEYS, parse_rating
 
 _STEPS = re.compile(r"^(?P<rating>[^:\s]+):(?P<steps>[+-]?\d+)(?:/(?P<max>[+-]?\d+))?$")
 _PLACE = re.compile(r"^r(?P<round>[+-]?\d+)$")
-INT_OPTIONS = ("castle_limit", "attrition", "turns")
-BOOL_OPTIONS = ("siege",)
+INT_OPTIONS = ("castle_limit", "attrition", "turns", "retreat_round")
+BOOL_OPTIONS = ("siege", "retreat_road")
 #: ``odds`` options of other rulesets, named as the user typed them in errors.
 OTHER_RULESETS_OPTIONS = (
     "terrain",
@@ -123,7 +123,7 @@ def scenario_data(query: InlineQuery) -> dict[str, Any]:
         "attacker": parse_side(query.attacker, "--attacker"),
         "defender": parse_side(query.defender, "--defender"),
     }
-    valid = (*BATTLE_KEYS, *POLICIES)
+    valid = (*BATTLE_KEYS, *POLICY_KEYS)
     battle: dict[str, Any] = {}
     policy: dict[str, Any] = {}
     for key, raw in options.items():

@@ -15,16 +15,51 @@ POLICIES: dict[str, tuple[str, ...]] = {
     "storm": ("never", "round1", "when_stronger"),
     "sally": ("never", "when_stronger"),
     "charge": ("never", "always"),
-    "retreat": ("never", "when_weaker"),
-    "tie_break": ("random", "listed"),
+    "retreat": ("never", "when_weaker", "from_round"),
+    "tie_break": ("random", "listed", "weakest"),
+    "harry": ("with_retreat", "always"),
+    "castle_withdraw": ("never", "when_weaker"),
+    "storm_withdraw": ("never", "when_weaker"),
 }
 POLICY_DOCS = {
     "withdraw": "when the field side withdraws blocks into the castle",
     "storm": "when the besieger storms the castle",
     "sally": "when the besieged sally out",
     "charge": "whether knights charge",
-    "retreat": "when a side retreats",
-    "tie_break": "how equal initiatives are ordered",
+    "retreat": "when a side retreats (from_round: the attacker, from retreat_round on)",
+    "tie_break": "which of equally strong blocks takes a hit",
+    "harry": "when harry blocks fire and then retreat",
+    "castle_withdraw": "when the castle's side withdraws field blocks into it mid-battle",
+    "storm_withdraw": "when stormers withdraw from a storm",
+}
+#: The first combat round voluntary retreats happen in (the engine allows round 1).
+RETREAT_ROUNDS = (1, 3)
+DEFAULT_RETREAT_ROUND = 2
+
+#: Whose reading of the procedure: the rule text's (default) or the released engine's code.
+RULES = ("text", "engine")
+#: The points where the two readings part, each a [battle] key of its own: the first
+#: choice is the text's reading, the second the engine's; without the key, ``rules`` picks.
+SWITCHES: dict[str, tuple[str, ...]] = {
+    "lost_field": ("fight_on", "swap_roles"),
+    "relief": ("besieged_reserves", "field_contested"),
+    "first_sally": ("never", "uncontested_field"),
+    "quiet_siege": ("no_reserves", "no_besieged_reserves"),
+    "castle_marks": ("kept", "cleared"),
+    "charge_sixes": ("every_six", "missed_six"),
+}
+SWITCH_DOCS = {
+    "lost_field": "a defender whose field force is gone while its reserves come: "
+    "fights on, or the roles swap (engine)",
+    "relief": "what makes the besieged the attacker: its reserves arriving, or the "
+    "field turning contested (engine)",
+    "first_sally": "sally in round 1 of a new siege: never, or from an uncontested field (engine)",
+    "quiet_siege": "an idle round goes to attrition when no reserves are on the road, or "
+    "none of the besieged side's (engine)",
+    "castle_marks": "a castle block's half-hit mark: kept, or cleared when a storm ends "
+    "and after each battle (engine)",
+    "charge_sixes": "a charging block loses a step for every 6, or only for a 6 that "
+    "missed (engine)",
 }
 
 BATTLE = Table(
@@ -37,14 +72,41 @@ BATTLE = Table(
         Field("attrition", "int", "attrition roll threshold of a siege", lo=0, hi=6, default=3),
         Field("siege", "bool", "an existing siege (the besieged are in the castle)", default=False),
         Field("turns", "int", "game turns played", lo=1, hi=MAX_TURNS, default=1),
+        Field(
+            "rules",
+            "choice",
+            "whose reading of the procedure: the rule text or the released engine's code",
+            choices=RULES,
+            default="text",
+        ),
+        *(
+            Field(key, "choice", SWITCH_DOCS[key] + "; default: as rules", choices=choices)
+            for key, choices in SWITCHES.items()
+        ),
+        Field(
+            "retreat_road",
+            "bool",
+            "blocks have a road to retreat by (false: a block that must retreat is eliminated)",
+            default=True,
+        ),
     ),
 )
 POLICY = Table(
     "policy",
     "the players' choices",
-    tuple(
-        Field(key, "choice", POLICY_DOCS[key], choices=choices, default=choices[0])
-        for key, choices in POLICIES.items()
+    (
+        *(
+            Field(key, "choice", POLICY_DOCS[key], choices=choices, default=choices[0])
+            for key, choices in POLICIES.items()
+        ),
+        Field(
+            "retreat_round",
+            "int",
+            "the first combat round a voluntary retreat happens in",
+            lo=RETREAT_ROUNDS[0],
+            hi=RETREAT_ROUNDS[1],
+            default=DEFAULT_RETREAT_ROUND,
+        ),
     ),
 )
 BLOCK = Table(

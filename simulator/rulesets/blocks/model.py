@@ -14,7 +14,7 @@ from ...errors import Source
 from ...input.reader import Node
 from ..keys import read_cost
 from . import keys
-from .keys import POLICIES, RESERVE_ROUNDS
+from .keys import POLICIES, RESERVE_ROUNDS, RULES, SWITCHES
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -27,6 +27,7 @@ else:  # pragma: no cover
 SIDES = ("attacker", "defender")
 INITIATIVES = "ABC"
 BATTLE_KEYS = tuple(keys.BATTLE)
+POLICY_KEYS = tuple(keys.POLICY)
 
 _RATING = re.compile(r"^([A-Za-z])(\d+)$")
 
@@ -56,6 +57,28 @@ class Policies:
     charge: str = "never"
     retreat: str = "never"
     tie_break: str = "random"
+    harry: str = "with_retreat"
+    castle_withdraw: str = "never"
+    storm_withdraw: str = "never"
+    retreat_round: int = keys.DEFAULT_RETREAT_ROUND
+
+
+@dataclass(frozen=True)
+class Switches:
+    """The reading of each point where the rule text and the released engine part
+    (keys.SWITCHES): the text's by default."""
+
+    lost_field: str = "fight_on"
+    relief: str = "besieged_reserves"
+    first_sally: str = "never"
+    quiet_siege: str = "no_reserves"
+    castle_marks: str = "kept"
+    charge_sixes: str = "every_six"
+
+    @classmethod
+    def of(cls, rules: str) -> Switches:
+        """Every point read as ``rules`` reads it."""
+        return cls(**{key: choices[RULES.index(rules)] for key, choices in SWITCHES.items()})
 
 
 @dataclass(frozen=True)
@@ -67,6 +90,9 @@ class Battle:
     siege: bool = False
     turns: int = 1
     policies: Policies = Policies()
+    rules: str = "text"
+    switches: Switches = Switches()
+    retreat_road: bool = True
 
     @property
     def sides(self) -> tuple[tuple[Block, ...], tuple[Block, ...]]:
@@ -93,10 +119,18 @@ def validate(data: Mapping[str, Any], source: Source) -> Battle:
     attrition = battle.read(keys.BATTLE["attrition"])
     siege = battle.read(keys.BATTLE["siege"])
     turns = battle.read(keys.BATTLE["turns"])
+    rules = battle.read(keys.BATTLE["rules"])
+    switches = replace(
+        Switches.of(rules),
+        **{key: battle.read(keys.BATTLE[key]) for key in SWITCHES if battle.has(key)},
+    )
+    retreat_road = battle.read(keys.BATTLE["retreat_road"])
 
     policy = top.child("policy", {})
     policy.only(keys.POLICY)
-    policies = Policies(**{key: policy.read(keys.POLICY[key]) for key in POLICIES})
+    policies = Policies(
+        **{key: policy.read(keys.POLICY[key]) for key in (*POLICIES, "retreat_round")}
+    )
 
     sides = []
     for side_name in SIDES:
@@ -166,6 +200,9 @@ def validate(data: Mapping[str, Any], source: Source) -> Battle:
         siege=siege,
         turns=turns,
         policies=policies,
+        rules=rules,
+        switches=switches,
+        retreat_road=retreat_road,
     )
 
 

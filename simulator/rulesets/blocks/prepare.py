@@ -9,6 +9,7 @@ import numpy as np
 from kernels import blocks as k
 
 from ..base import Prepared
+from .keys import SWITCHES
 from .model import INITIATIVES, POLICIES, SIDES, Battle
 
 _PLACE = {"field": k.FIELD, "castle": k.CASTLE, "reserve": k.RESERVE}
@@ -52,8 +53,22 @@ def compile_battle(battle: Battle) -> BlocksArrays:
         (k.P_CHARGE, "charge"),
         (k.P_RETREAT, "retreat"),
         (k.P_TIE_BREAK, "tie_break"),
+        (k.P_HARRY, "harry"),
+        (k.P_CASTLE_WITHDRAW, "castle_withdraw"),
+        (k.P_STORM_WITHDRAW, "storm_withdraw"),
     ):
         params[index] = POLICIES[key].index(getattr(policies, key))
+    params[k.P_RETREAT_ROUND] = policies.retreat_round
+    for index, key in (
+        (k.P_LOST_FIELD, "lost_field"),
+        (k.P_RELIEF, "relief"),
+        (k.P_FIRST_SALLY, "first_sally"),
+        (k.P_QUIET_SIEGE, "quiet_siege"),
+        (k.P_CASTLE_MARKS, "castle_marks"),
+        (k.P_CHARGE_SIXES, "charge_sixes"),
+    ):
+        params[index] = SWITCHES[key].index(getattr(battle.switches, key))
+    params[k.P_RETREAT_ROAD] = int(battle.retreat_road)
     return BlocksArrays(
         blocks=np.array(rows, np.int64).reshape(-1, k.N_BLOCK_FIELDS),
         params=params,
