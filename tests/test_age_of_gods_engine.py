@@ -22,7 +22,8 @@ from kernels import olympia as ol
 from simulator.cli import app
 from simulator.errors import BattleOddsError, Source
 from simulator.rulesets.age_of_gods.prepare import AgeOfGodsPrepared, fielded
-from tests.stats_tests import interval_contains
+from tests.reference.cases import AGE_OF_GODS_ENGINE, age_of_gods_data
+from tests.stats_tests import interval_contains, reproducibility
 
 RULESET = "age_of_gods"
 runner = CliRunner()
@@ -359,6 +360,11 @@ def test_allies_arrive_in_their_round_and_the_threshold_is_recomputed() -> None:
     assert np.all(rows["winner"] == 0)
 
 
+def test_engine_battles_are_the_same_on_any_threads_and_chunks() -> None:
+    sc = age_of_gods_data(AGE_OF_GODS_ENGINE["engine, tower, garrison, allies in round 2"])()
+    assert reproducibility(sc, 3_000, seed=22) == []
+
+
 # --- the sea ------------------------------------------------------------------------
 
 
@@ -500,7 +506,11 @@ men = { soldier = 3 }
             "noble = { garrison = true }\nmen = { soldier = 3 }",
             r"defender.allies.units\[0\].noble.garrison: a garrison leads its stack",
         ),
-        ("round = 2", "round = 0", r":20: defender.allies.round: 0 is out of range: expected 1..1000"),
+        (
+            "round = 2",
+            "round = 0",
+            r":20: defender.allies.round: 0 is out of range: expected 1..1000",
+        ),
         ("round = 2", "rounds = 2", r"defender.allies.rounds: unknown key .*did you mean 'round'"),
         ("animal = true", 'animal = "yes"', r"units.wolf.animal: expected true or false"),
     ],
