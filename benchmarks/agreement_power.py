@@ -119,8 +119,11 @@ def chi_square_power(histogram: Histogram, n_other: int, alpha: float) -> float:
     return shift_power(q, moves, n, n_other, alpha)
 
 
-def chi_square(case: Case) -> tuple[int, float]:
-    """The first stored sample's size and its weakest other column's chi-square power."""
+def chi_square(case: Case) -> tuple[int, float] | None:
+    """The first stored sample's size and its weakest other column's chi-square power
+    (None: the case came after the chi-square test, as age_of_gods' engine cases)."""
+    if case.key not in EARLIER:
+        return None
     battles = EARLIER[case.key]
     columns = tally_histograms(load_sample(case))
     others = [c for c in columns if c != "winner"]
@@ -135,7 +138,7 @@ def chi_square(case: Case) -> tuple[int, float]:
 def before(case: Case) -> tuple[int, float, float] | None:
     """The old test's reference battles, winner's power and weakest other column's
     (None: the case had no test then, as the skirmish engine-* cases)."""
-    if case.ruleset == "skirmish" and case.name not in BEFORE_SKIRMISH:
+    if case.key not in EARLIER or (case.ruleset == "skirmish" and case.name not in BEFORE_SKIRMISH):
         return None
     kernel, reference = (
         BEFORE_SKIRMISH[case.name] if case.ruleset == "skirmish" else BEFORE[case.ruleset]
@@ -171,13 +174,16 @@ def main() -> None:
         n_before, winner_before, other_before = (
             (f"{old[0]:,}", f"{old[1]:.3f}", f"{old[2]:.3f}") if old else ("-", "", "")
         )
-        n_earlier, other_earlier = chi_square(case)
+        earlier = chi_square(case)
+        n_earlier, other_earlier = (
+            (f"{earlier[0]:,}", f"{earlier[1]:.2f}") if earlier else ("-", "")
+        )
         sample = load_sample(case)
         power = agreement_power(sample, KERNEL_BATTLES[case.ruleset])
         winner = power.pop("winner")
         print(
-            f"| {case.ruleset}: {case.name} | {n_before} / {n_earlier:,} / {sample.battles:,} |"
-            f" {winner_before} | {winner:.2f} | {other_before} | {other_earlier:.2f} |"
+            f"| {case.ruleset}: {case.name} | {n_before} / {n_earlier} / {sample.battles:,} |"
+            f" {winner_before} | {winner:.2f} | {other_before} | {other_earlier} |"
             f" {min(power.values()):.2f} |"
         )
 

@@ -11,6 +11,15 @@ man already hit this phase is wasted) and applied together when the phase ends.
 In Olympia's columns, G_FRONT holds the melee (attack) rating and G_REAR the missile
 rating.
 
+The differences between the rule text's reading and the released engine's (docs/
+age_of_gods.md, "Rule text and released engine") are data, not code paths chosen at
+compile time: the side table says how terrain multiplies (``S_ATTACK_QUARTERS``,
+``S_QUARTERS``, ``S_SPECIAL_TERRAIN``), whether a structure is the engine's
+(``S_COVERS`` > 0: damage points and a bonus to the first men it covers), how prisoners
+are taken (``S_CERTAIN_CAPTURE``, ``S_NO_PRISONERS``); the group table holds each
+unit's tactics (``G_ATTACK_PCT``, ``G_DEFENSE_PCT``), who is inside (``G_INSIDE``) and
+the round allies arrive in (``G_ARRIVES``).
+
 Only ``strike`` (once per strike) is inlined; the per-phase helpers are compiled as
 separate functions, because inlining them all into one battle function multiplies
 Numba's compile time for a per-call cost that is negligible once per phase.
@@ -25,16 +34,44 @@ from . import olympia as ol
 from ._jit import jit
 from .rng import below, chance, seed_battle, uniform
 
-# Columns of the group table after Olympia's.
-G_MOUNTED, G_PIKE, G_SPECIAL, G_SPECIAL_TARGETS, G_FLED_COLUMN, G_BAND = range(
-    ol.N_GROUP_FIELDS, ol.N_GROUP_FIELDS + 6
-)
-N_GROUP_FIELDS = ol.N_GROUP_FIELDS + 6
-# Columns of the side table after Olympia's: the terrain multiplier on attack and
-# defense, in quarters (4 = x1), so hit chances stay integer ratios.
-S_QUARTERS = ol.N_SIDE_FIELDS
-N_SIDE_FIELDS = ol.N_SIDE_FIELDS + 1
+# Columns of the group table after Olympia's: mounted, pikes, the special attack,
+# the fled column, the band (who flees together), the unit's attack and defense
+# tactics in percent (100 = x1), inside the side's structure (1) and the round the
+# group arrives in (0: from the start; allies: a later round).
+(
+    G_MOUNTED,
+    G_PIKE,
+    G_SPECIAL,
+    G_SPECIAL_TARGETS,
+    G_FLED_COLUMN,
+    G_BAND,
+    G_ATTACK_PCT,
+    G_DEFENSE_PCT,
+    G_INSIDE,
+    G_ARRIVES,
+) = range(ol.N_GROUP_FIELDS, ol.N_GROUP_FIELDS + 10)
+N_GROUP_FIELDS = ol.N_GROUP_FIELDS + 10
+# Columns of the side table after Olympia's: the terrain multiplier on this side's
+# defense and on its melee attack, in quarters (4 = x1), so hit chances stay integer
+# ratios; whether the defense multiplier holds against special attacks; the men the
+# side's structure covers under the engine's structure rules (0: the text's rules);
+# whether this side, losing with nobody standing, has all its nobles taken (the
+# engine's 100%); whether this side's leader takes no prisoners (a garrison: those it
+# would take are killed).
+(
+    S_QUARTERS,
+    S_ATTACK_QUARTERS,
+    S_SPECIAL_TERRAIN,
+    S_COVERS,
+    S_CERTAIN_CAPTURE,
+    S_NO_PRISONERS,
+) = range(ol.N_SIDE_FIELDS, ol.N_SIDE_FIELDS + 6)
+N_SIDE_FIELDS = ol.N_SIDE_FIELDS + 6
 QUARTERS = 4
+#: Tactics are percentages: a strike's rating and a target's defense are both scaled
+#: by 100 x 4 (percent x quarters); the engine's structure bonus is in hundredths of a
+#: point, so under it both are scaled by 100 more.
+PERCENT = 100
 
 # Phases; also the values of the outcome column O_PHASE (where the battle was decided).
 VOLLEY, SPECIAL, MISSILE, MELEE, STALEMATE = range(5)
@@ -49,9 +86,10 @@ O_COLUMNS = O_PHASE + 1
 
 # Rows of the per-side scratch: Olympia's value, alive, structure defense, damage and
 # standing, refresh()'s striker and target totals and its two scratch rows, then the
-# structure hits pending in this phase, the size of the special attacks' target pool
-# and the side's missile and melee caps for this phase.
-N_PER_SIDE = 13
+# structure hits pending in this phase, the size of the special attacks' target pool,
+# the side's missile and melee caps for this phase, and its starting value (which
+# allies raise when they arrive: the break threshold is recomputed with them).
+N_PER_SIDE = 14
 BLOCK = ol.BLOCK
 
 
@@ -118,22 +156,59 @@ def strike_caps(ts, pool_total, standing, missile_cap, melee_cap):
 
 @jit(inline=True)
 def strike(
-    state, groups, sides, cnt, hit, sdef, standing, pending, weights, total, e, rating, mounted
+    state,
+    groups,
+    sides,
+    cnt,
+    hit,
+    sdef,
+    sdmg,
+    standing,
+    pending,
+    weights,
+    total,
+    e,
+    rating,
+    mounted,
+    special,
 ):
-    """One strike of ``rating`` (in quarters) at a target of side ``e`` drawn by
-    ``weights`` (past the groups: the structure), recorded in ``hit`` / ``pending``."""
-    target = ol.pick(weights, groups, e, below(state, total))
+    """One strike of ``rating`` (scaled by percent x quarters) at a target of side ``e``
+    drawn by ``weights`` (past the groups: the structure), recorded in ``hit`` /
+    ``pending``. ``special``: a special attack (terrain may not count against it)."""
+    r = below(state, total)
+    target = ol.pick(weights, groups, e, r)
+    covers = sides[e, S_COVERS]
+    attack = rating
     if target < 0:
-        defense = sdef[e] * QUARTERS
+        defense = sdef[e] * PERCENT * QUARTERS
     else:
-        defense = groups[target, ol.G_DEF] * sides[e, S_QUARTERS]
+        quarters = sides[e, S_QUARTERS]
+        if special == 1 and sides[e, S_SPECIAL_TERRAIN] == 0:
+            quarters = QUARTERS
+        defense = groups[target, ol.G_DEF]
+        if covers > 0:
+            # The engine's structure: the first men it covers (target slots 2.., the
+            # structure being slot 1 while it stands) add defense x (100 - damage) / 100
+            # hundredths of a point, before tactics, terrain and pikes multiply.
+            attack *= PERCENT
+            defense *= PERCENT
+            if groups[target, G_INSIDE] == 1 and standing[e] == 1 and r + 2 <= covers:
+                defense += sdef[e] * (ol.COLLAPSE_DAMAGE - sdmg[e]) // ol.COLLAPSE_DAMAGE
+        defense *= groups[target, G_DEFENSE_PCT] * quarters
         if mounted == 1 and groups[target, G_PIKE] == 1:
             defense *= 2
-        if groups[target, ol.G_PROTECTED] == 1 and standing[e] == 1:
-            defense += sdef[e] * QUARTERS
-    if chance(state, rating, rating + defense):
+        if covers == 0 and groups[target, ol.G_PROTECTED] == 1 and standing[e] == 1:
+            defense += sdef[e] * PERCENT * QUARTERS
+    if chance(state, attack, attack + defense):
         if target < 0:
-            pending[e] += 1
+            if covers == 0:
+                pending[e] += 1
+            else:
+                # The engine counts damage points like men: a hit on a point already
+                # taken this phase is wasted.
+                points = ol.COLLAPSE_DAMAGE - sdmg[e]
+                if chance(state, points - pending[e], points):
+                    pending[e] += 1
         elif chance(state, cnt[target] - hit[target], cnt[target]):
             # The hit lands on a man not yet hit this phase; otherwise it is wasted.
             hit[target] += 1
@@ -141,7 +216,22 @@ def strike(
 
 @jit(counted=False)
 def ranged_or_melee(
-    state, groups, sides, cnt, hit, sdef, standing, pending, t, ts, front, ready, s, phase, cap
+    state,
+    groups,
+    sides,
+    cnt,
+    hit,
+    sdef,
+    sdmg,
+    standing,
+    pending,
+    t,
+    ts,
+    front,
+    ready,
+    s,
+    phase,
+    cap,
 ):
     """Side ``s``'s missile or melee strikes: strikers drawn without replacement (a
     shuffled list cut at ``cap``). Returns the number of strikes."""
@@ -164,7 +254,7 @@ def ranged_or_melee(
         if phase == MISSILE:
             rating = groups[g, ol.G_REAR] * QUARTERS
         else:
-            rating = groups[g, ol.G_FRONT] * sides[s, S_QUARTERS]
+            rating = groups[g, ol.G_FRONT] * sides[s, S_ATTACK_QUARTERS]
         strike(
             state,
             groups,
@@ -172,19 +262,23 @@ def ranged_or_melee(
             cnt,
             hit,
             sdef,
+            sdmg,
             standing,
             pending,
             t,
             ts[e],
             e,
-            rating,
+            rating * groups[g, G_ATTACK_PCT],
             groups[g, G_MOUNTED],
+            0,
         )
     return strikes
 
 
 @jit(counted=False)
-def special_attacks(state, groups, sides, cnt, hit, sdef, standing, pending, pool, pool_total):
+def special_attacks(
+    state, groups, sides, cnt, hit, sdef, sdmg, standing, pending, pool, pool_total
+):
     """Every special attacker strikes its number of targets, sides in random order."""
     first = below(state, 2)
     strikes = 0
@@ -204,13 +298,15 @@ def special_attacks(state, groups, sides, cnt, hit, sdef, standing, pending, poo
                     cnt,
                     hit,
                     sdef,
+                    sdmg,
                     standing,
                     pending,
                     pool,
                     pool_total[e],
                     e,
-                    groups[g, G_SPECIAL] * QUARTERS,
+                    groups[g, G_SPECIAL] * QUARTERS * groups[g, G_ATTACK_PCT],
                     groups[g, G_MOUNTED],
+                    1,
                 )
                 strikes += 1
     return strikes
@@ -222,6 +318,7 @@ def apply_losses(
     groups,
     survive,
     flee,
+    sides,
     cnt,
     health,
     hit,
@@ -273,6 +370,14 @@ def apply_losses(
             value[s] -= fled * groups[g, ol.G_VALUE]
             alive[s] -= fled
     for s in range(2):
+        if sides[s, S_COVERS] > 0 and standing[s] == 1 and pending[s] > 0:
+            # The engine's structure: each hit is a point of damage, none of defense.
+            sdmg[s] = min(ol.COLLAPSE_DAMAGE, sdmg[s] + pending[s])
+            row[ol.extra(s, ol.X_STRUCTURE_DMG)] = sdmg[s]
+            if sdmg[s] >= ol.COLLAPSE_DAMAGE:
+                standing[s] = 0
+                row[ol.extra(s, ol.X_COLLAPSED)] = 1
+            pending[s] = 0
         while pending[s] > 0 and standing[s] == 1:
             ol.strike_effect(
                 state,
@@ -294,11 +399,18 @@ def apply_losses(
         pending[s] = 0
 
 
+@jit(inline=True)
+def is_broken(value, alive, start, sides, s):
+    """A side at or under its break threshold (of its starting value, allies who have
+    arrived included), or with nobody left, has lost."""
+    return alive[s] == 0 or value[s] * 100 <= start[s] * sides[s, ol.S_BREAK]
+
+
 @jit(counted=False)
-def verdict(value, alive, sides):
+def verdict(value, alive, start, sides):
     """The winner if the break rule ends the battle now, else -1."""
-    lost_a = ol.is_broken(value, alive, sides, ATTACKER)
-    lost_d = ol.is_broken(value, alive, sides, DEFENDER)
+    lost_a = is_broken(value, alive, start, sides, ATTACKER)
+    lost_d = is_broken(value, alive, start, sides, DEFENDER)
     if lost_a and lost_d:
         return DRAW
     if lost_a:
@@ -306,6 +418,60 @@ def verdict(value, alive, sides):
     if lost_d:
         return ATTACKER
     return -1
+
+
+@jit(counted=False)
+def arrive(groups, cnt, value, alive, start, rounds):
+    """Allies of round ``rounds`` join: present from now on, and counted in their side's
+    starting value (the engine recomputes the break threshold with them). Returns
+    whether allies are still to come after this round."""
+    later = False
+    for g in range(groups.shape[0]):
+        arrives = groups[g, G_ARRIVES]
+        if arrives == rounds and rounds > 0:
+            s = groups[g, ol.G_SIDE]
+            cnt[g] = groups[g, ol.G_COUNT]
+            alive[s] += cnt[g]
+            value[s] += cnt[g] * groups[g, ol.G_VALUE]
+            start[s] += cnt[g] * groups[g, ol.G_VALUE]
+        elif arrives > rounds:
+            later = True
+    return later
+
+
+@jit(counted=False)
+def finish(state, groups, sides, cnt, health, alive, winner, steps, row):
+    """The outcome row's winner and steps, then prisoners: the winner takes each
+    surviving noble of the loser (allies who never came excepted) with chance
+    clamp(25 W / L, 25, 75) percent; under the engine's prisoner rules 100 percent when
+    the loser has nobody standing; a winner whose leader takes no prisoners (a
+    garrison) kills those it would take."""
+    row[ol.O_WINNER] = winner
+    row[ol.O_STEPS] = steps
+    if winner == DRAW:
+        return
+    loser = 1 - winner
+    percent = 75
+    if alive[loser] > 0:
+        percent = min(75, max(25, 25 * alive[winner] // alive[loser]))
+    elif sides[loser, S_CERTAIN_CAPTURE] == 1:
+        percent = 100
+    for g in range(groups.shape[0]):
+        noble = groups[g, ol.G_SIDE] == loser and groups[g, ol.G_KIND] == ol.NOBLE
+        came = groups[g, G_ARRIVES] <= steps
+        if noble and came and health[g] > 0 and below(state, 100) < percent:
+            leader = groups[g, ol.G_LEADER] == 1
+            if sides[winner, S_NO_PRISONERS] == 0:
+                row[ol.extra(loser, ol.X_CAPTURED)] += 1
+                if leader:
+                    row[ol.extra(loser, ol.X_LEADER_CAPTURED)] = 1
+            else:
+                if cnt[g] == 0:  # he was counted wounded: now he is dead
+                    row[ol.extra(loser, ol.X_WOUNDED)] -= 1
+                row[ol.extra(loser, ol.X_KILLED)] += 1
+                if leader:
+                    row[ol.extra(loser, ol.X_LEADER_WOUNDED)] = 0
+                    row[ol.extra(loser, ol.X_LEADER_KILLED)] = 1
 
 
 @jit(counted=False)
@@ -329,8 +495,14 @@ def _phased_battle(
     per_side,
 ):
     value, alive, sdef, sdmg, standing, ws, ts, others, front = per_side[:9]
-    pending, pool_total, missile_cap, melee_cap = per_side[9:]
+    pending, pool_total, missile_cap, melee_cap, start = per_side[9:]
     ol.battle_start(groups, sides, cnt, health, value, alive, sdef, sdmg, standing, row)
+    for s in range(2):
+        start[s] = sides[s, ol.S_START]
+    for g in range(groups.shape[0]):
+        if groups[g, G_ARRIVES] > 0:  # allies: not on the field until their round
+            alive[groups[g, ol.G_SIDE]] -= cnt[g]
+            cnt[g] = 0
     survey(
         groups,
         cnt,
@@ -356,6 +528,7 @@ def _phased_battle(
         cnt,
         hit,
         sdef,
+        sdmg,
         standing,
         pending,
         t,
@@ -371,6 +544,7 @@ def _phased_battle(
         groups,
         survive,
         flee,
+        sides,
         cnt,
         health,
         hit,
@@ -383,14 +557,15 @@ def _phased_battle(
         pending,
         row,
     )
-    winner = verdict(value, alive, sides)
+    winner = verdict(value, alive, start, sides)
     if winner >= 0:
-        ol.finish(state, groups, cnt, health, alive, winner, 0, row)
+        finish(state, groups, sides, cnt, health, alive, winner, 0, row)
         row[O_PHASE] = VOLLEY
         return
     rounds = 0
     while True:
         rounds += 1
+        later = arrive(groups, cnt, value, alive, start, rounds)
         strikes = 0
         for phase in range(SPECIAL, MELEE + 1):
             survey(
@@ -413,7 +588,7 @@ def _phased_battle(
             )
             if phase == SPECIAL:
                 strikes += special_attacks(
-                    state, groups, sides, cnt, hit, sdef, standing, pending, pool, pool_total
+                    state, groups, sides, cnt, hit, sdef, sdmg, standing, pending, pool, pool_total
                 )
             else:
                 for s in range(2):
@@ -425,6 +600,7 @@ def _phased_battle(
                         cnt,
                         hit,
                         sdef,
+                        sdmg,
                         standing,
                         pending,
                         t,
@@ -440,6 +616,7 @@ def _phased_battle(
                 groups,
                 survive,
                 flee,
+                sides,
                 cnt,
                 health,
                 hit,
@@ -452,14 +629,15 @@ def _phased_battle(
                 pending,
                 row,
             )
-            winner = verdict(value, alive, sides)
+            winner = verdict(value, alive, start, sides)
             if winner >= 0:
-                ol.finish(state, groups, cnt, health, alive, winner, rounds, row)
+                finish(state, groups, sides, cnt, health, alive, winner, rounds, row)
                 row[O_PHASE] = phase
                 return
-        if strikes == 0:
-            # Nobody on either side could strike in a whole round: nothing will change.
-            ol.finish(state, groups, cnt, health, alive, DRAW, rounds, row)
+        if strikes == 0 and not later:
+            # Nobody on either side could strike in a whole round and no allies are to
+            # come: nothing will change.
+            finish(state, groups, sides, cnt, health, alive, DRAW, rounds, row)
             row[O_PHASE] = STALEMATE
             return
 

@@ -3,7 +3,10 @@
 Follows docs/age_of_gods.md step by step with Python's own random numbers. It reads
 the validated model, not the kernel's group table, so agreement in distribution
 checks the kernel's bookkeeping (group table, shielding, caps, wasted hits, bands,
-phases) against a plain reading of the rules.
+phases) against a plain reading of the rules. Every point where the text's and the
+released engine's readings part is followed as the model's settings say (terrain,
+control limits, structures, prisoners, the sea), and so are allies arriving in a later
+round, nobles' own ratings and tactics, garrisons and monster stacks.
 """
 
 from __future__ import annotations
@@ -13,11 +16,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from simulator.rulesets.age_of_gods.keys import RANKS
 from simulator.rulesets.age_of_gods.model import (
     CONTROL_LIMIT,
     CONTROL_LIMIT_DEFENDING_EXTRA,
     SIDES,
     Battle,
+    Leader,
     noble_in_battle,
 )
 from simulator.rulesets.age_of_gods.prepare import AgeOfGodsPrepared
@@ -50,12 +55,16 @@ class Man:
     health: int = 100
     present: bool = True
     hit: bool = False
+    attack_percent: int = 100  # his unit's tactics
+    defense_percent: int = 100
+    arrives: int = 0  # the round he joins in (allies)
 
 
 @dataclass
 class Structure:
     defense: int
     damage: int
+    covers: int  # the men its bonus covers under the engine's rules (0: the text's)
     standing: bool = True
     pending: int = 0
 
@@ -67,15 +76,21 @@ class Fight:
         self.men: list[Man] = []
         self.structures: list[Structure | None] = []
         self.start = [0, 0]
+        text_terrain = battle.terrain_rules == "text"
+        # The terrain multiplier on each side's defense and melee attack, in quarters.
         self.quarters = [4, battle.defender_quarters]
+        self.attack_quarters = self.quarters if text_terrain else [4, 4]
         self.row: dict[str, int] = {}
         self.fronts = [0, 0]
+        self.round = 0
         for s, side in enumerate(battle.sides):
             st = side.structure
-            self.structures.append(Structure(st.defense, st.damage) if st else None)
-            room = battle.capacity[st.kind] if st else 0
-            for u, unit in enumerate(side.units):
-                nb = noble_in_battle(battle, unit.noble)
+            engine = battle.structure_rules == "engine"
+            covers = battle.capacity[st.kind] if st and engine else 0
+            self.structures.append(Structure(st.defense, st.damage, covers) if st else None)
+            room = battle.capacity[st.kind] if st and not engine else 0
+            for u, (unit, leader, arrives) in enumerate(battle.units_of(s)):
+                nb = noble_in_battle(battle, unit.noble, leader)
                 people = [
                     Man(
                         s,
@@ -92,19 +107,51 @@ class Fight:
                         health=unit.noble.health,
                     )
                 ]
-                people += self.fielded(s, u, unit)
+                people += self.fielded(s, u, unit, leader)
                 for man in people:
-                    man.inside = room > 0
-                    room -= 1
-                    self.start[s] += man.value
+                    man.attack_percent = leader.attack_percent
+                    man.defense_percent = leader.defense_percent
+                    man.arrives = arrives
+                    man.present = arrives == 0
+                    if engine:
+                        man.inside = st is not None and arrives == 0
+                    else:
+                        man.inside = room > 0 and arrives == 0
+                        room -= arrives == 0
+                    if arrives == 0:
+                        self.start[s] += man.value
                 self.men += people
 
-    def fielded(self, s: int, u: int, unit) -> list[Man]:  # type: ignore[no-untyped-def]
+    def limits(self, s: int, leader: Leader) -> tuple[int, int | None]:
+        """Men and beasts a leader fields (None: beasts count as men)."""
         battle = self.battle
+        extra = CONTROL_LIMIT_DEFENDING_EXTRA if s == 1 else 0
+        if battle.control_rules == "text":
+            return CONTROL_LIMIT + extra, None
+        if leader.kind == "beast":
+            return 10**12, 10**12
+        if leader.kind == "garrison":
+            return 20 + extra, 0
+        return CONTROL_LIMIT + leader.control_battle + RANKS[leader.rank] + extra, leader.use_beasts
+
+    def fielded(self, s: int, u: int, unit, leader: Leader) -> list[Man]:  # type: ignore[no-untyped-def]
+        battle = self.battle
+        entries = [e for e in unit.men if e.count > 0]
+        engine_list = battle.structure_rules == "engine" or (
+            battle.control_limits and battle.control_rules == "engine"
+        )
+        if engine_list:
+            # The engine's list: attack + defense + missile, then attack + missile, of
+            # the type's own (land) ratings, highest first.
+            def own(e):  # type: ignore[no-untyped-def]
+                r = battle.fighters[e.type].land
+                return (-(r.attack + r.defense + r.missile), -(r.attack + r.missile))
+
+            entries = sorted(entries, key=own)
         men = []
-        for entry in unit.men:
+        for entry in entries:
             f = battle.fighters[entry.type]
-            r = f.ratings(battle.terrain, battle.weather)
+            r = battle.fighter_ratings(f)
             for _ in range(entry.count):
                 men.append(
                     Man(
@@ -127,11 +174,23 @@ class Fight:
                     )
                 )
         if battle.control_limits:
-            limit = CONTROL_LIMIT + (CONTROL_LIMIT_DEFENDING_EXTRA if s == 1 else 0)
-            strongest = sorted(
-                range(len(men)), key=lambda i: -(men[i].attack + men[i].defense + men[i].missile)
-            )
-            keep = set(strongest[:limit])
+            limit, beasts = self.limits(s, leader)
+            if beasts is None:
+                strongest = sorted(
+                    range(len(men)),
+                    key=lambda i: -(men[i].attack + men[i].defense + men[i].missile),
+                )
+                keep = set(strongest[:limit])
+            else:
+                keep = set()
+                for i, m in enumerate(men):
+                    if battle.fighters[m.type].animal:
+                        if beasts > 0:
+                            keep.add(i)
+                            beasts -= 1
+                    elif limit > 0:
+                        keep.add(i)
+                        limit -= 1
             men = [m for i, m in enumerate(men) if i in keep]
         return men
 
@@ -164,20 +223,40 @@ class Fight:
         self.fronts = [self.front_row(0), self.front_row(1)]
 
     # --- one strike -----------------------------------------------------------------
-    def strike(self, rating: int, mounted: bool, pool: list[Man | Structure]) -> None:
-        target = pool[self.rng.randrange(len(pool))]
+    def strike(
+        self, rating: int, mounted: bool, pool: list[Man | Structure], special: bool = False
+    ) -> None:
+        """``rating`` is the striker's, times his tactics percent and the quarters."""
+        index = self.rng.randrange(len(pool))
+        target = pool[index]
+        attack = rating
         if isinstance(target, Structure):
-            defense = 4 * target.defense
+            defense = 400 * target.defense
         else:
-            defense = target.defense * self.quarters[target.side]
+            e = target.side
+            st = self.structures[e]
+            quarters = self.quarters[e]
+            if special and self.battle.terrain_rules == "engine":
+                quarters = 4
+            defense = target.defense
+            if st is not None and st.covers:
+                # The engine: the structure is target slot 1 while it stands, and the
+                # men in slots 2..covers inside it add defense x (100 - damage) / 100
+                # hundredths of a point.
+                attack *= 100
+                defense *= 100
+                if target.inside and st.standing and index + 2 <= st.covers:
+                    defense += st.defense * (COLLAPSE - st.damage) // COLLAPSE
+            defense *= target.defense_percent * quarters
             if mounted and target.pike:
                 defense *= 2
-            st = self.structures[target.side]
-            if target.inside and st is not None and st.standing:
-                defense += 4 * st.defense
-        if self.rng.random() * (rating + defense) < rating:
+            if target.inside and st is not None and not st.covers and st.standing:
+                defense += 400 * st.defense
+        if self.rng.random() * (attack + defense) < attack:
             if isinstance(target, Structure):
-                target.pending += 1
+                points = COLLAPSE - target.damage
+                if not target.covers or self.rng.random() * points < points - target.pending:
+                    target.pending += 1
             else:
                 target.hit = True  # a second hit on a man already hit is wasted
 
@@ -217,9 +296,10 @@ class Fight:
         pool = self.front_pool(1 - s)
         for m in strikers:
             if phase == "missile":
-                self.strike(4 * m.missile, m.mounted, pool)
+                self.strike(4 * m.missile * m.attack_percent, m.mounted, pool)
             else:
-                self.strike(m.attack * self.quarters[s], m.mounted, pool)
+                rating = m.attack * self.attack_quarters[s] * m.attack_percent
+                self.strike(rating, m.mounted, pool)
         return len(strikers)
 
     def specials(self) -> int:
@@ -231,7 +311,7 @@ class Fight:
                 continue
             for m in self.present(s):
                 for _ in range(m.targets if m.special else 0):
-                    self.strike(4 * m.special, m.mounted, pool)
+                    self.strike(4 * m.special * m.attack_percent, m.mounted, pool, special=True)
                     strikes += 1
         return strikes
 
@@ -260,9 +340,12 @@ class Fight:
         for s, st in enumerate(self.structures):
             if st is None:
                 continue
-            used = min(st.pending, st.defense)
-            st.defense -= used
-            st.damage = min(COLLAPSE, st.damage + st.pending - used)
+            if st.covers:  # the engine: a point of damage a hit, no defense lost
+                st.damage = min(COLLAPSE, st.damage + st.pending)
+            else:
+                used = min(st.pending, st.defense)
+                st.defense -= used
+                st.damage = min(COLLAPSE, st.damage + st.pending - used)
             st.pending = 0
             if st.standing and st.damage >= COLLAPSE:
                 st.standing = False
@@ -280,6 +363,17 @@ class Fight:
             self.start[s] * side.break_point / 100 for s, side in enumerate(self.battle.sides)
         ]
 
+        def arrive() -> bool:
+            """Allies of this round join, and their side's threshold is recomputed from
+            its starting value with them; True if allies are still to come."""
+            for m in self.men:
+                if m.arrives and m.arrives == self.round:
+                    m.present = True
+                    self.start[m.side] += m.value
+            for s, side in enumerate(self.battle.sides):
+                threshold[s] = self.start[s] * side.break_point / 100
+            return any(m.arrives > self.round for m in self.men)
+
         def verdict() -> int | None:
             a, d = self.lost(0, threshold), self.lost(1, threshold)
             if a or d:
@@ -295,6 +389,8 @@ class Fight:
         rounds = 0
         while True:
             rounds += 1
+            self.round = rounds
+            later = arrive()
             strikes = self.specials()
             self.apply()
             if (winner := verdict()) is not None:
@@ -307,22 +403,39 @@ class Fight:
                 self.apply()
                 if (winner := verdict()) is not None:
                     return winner, rounds, phase
-            if strikes == 0:
+            if strikes == 0 and not later:
                 return DRAW, rounds, "stalemate"
 
     def prisoners(self, winner: int) -> None:
-        """Olympia: each surviving noble of the loser is taken with chance
-        clamp(25 W / L, 25, 75) percent, W and L the men and nobles still standing."""
+        """Olympia: each surviving noble of the loser (allies who never came excepted)
+        is taken with chance clamp(25 W / L, 25, 75) percent, W and L the men and nobles
+        still standing; under the engine's prisoner rules every one when nobody of the
+        loser stands. A garrison takes none: it kills those it would take."""
         loser = 1 - winner
         standing = [len(self.present(s)) for s in (0, 1)]
         percent = 75
         if standing[loser]:
             percent = min(75, max(25, 25 * standing[winner] // standing[loser]))
+        elif self.battle.prisoner_rules == "engine":
+            percent = 100
+        garrison = self.battle.leaders[winner][0].kind == "garrison"
         for m in self.men:
-            if m.side == loser and m.noble and m.health > 0 and self.rng.randrange(100) < percent:
+            came = m.arrives <= self.round
+            if not (m.side == loser and m.noble and came and m.health > 0):
+                continue
+            if self.rng.randrange(100) >= percent:
+                continue
+            if not garrison:
                 self.count(f"nobles_captured.{SIDES[loser]}")
                 if m.leader:
                     self.row[f"leader_captured.{SIDES[loser]}"] = 1
+                continue
+            if not m.present:  # counted wounded: now dead
+                self.row[f"nobles_wounded.{SIDES[loser]}"] -= 1
+            self.count(f"nobles_killed.{SIDES[loser]}")
+            if m.leader:
+                self.row[f"leader_wounded.{SIDES[loser]}"] = 0
+                self.row[f"leader_killed.{SIDES[loser]}"] = 1
 
 
 def simulate(battle: Battle, battles: int, seed: int) -> dict[str, np.ndarray]:

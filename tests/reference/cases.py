@@ -170,6 +170,87 @@ def dragons_in_swamp() -> Scenario:
     )
 
 
+def age_of_gods_data(data: dict[str, object]) -> Callable[[], Scenario]:
+    return lambda: simulator.from_data({"ruleset": "age_of_gods", **data}, Source("test"))
+
+
+#: The released engine's reading (``[battle] rules = "engine"``) and its points one at a
+#: time: terrain on defense only (not against special attacks), control limits from rank
+#: and experience with beasts apart, tactics, the engine's structure (damage points, a
+#: bonus to the first men it covers), a garrison, allies arriving in round 2, the 100%
+#: capture, knights at sea; a monster stack led by its beast.
+AGE_OF_GODS_ENGINE = {
+    "engine, forest, ranks, beasts, dragon": {
+        "battle": {"rules": "engine", "terrain": "forest"},
+        "units": {"wolf": {"attack": 5, "defense": 5, "animal": True}, "dragon": DRAGON},
+        "attacker": {
+            "units": [
+                {
+                    "noble": {"rank": "duke", "use_beasts": 3, "attack_tactics": 20},
+                    "men": {"soldier": 30, "wolf": 6, "dragon": 1},
+                },
+                {
+                    "noble": {"ratings": {"attack": 60, "defense": 120}},
+                    "men": {"archer": 4},
+                    "behind": 1,
+                },
+            ]
+        },
+        "defender": {
+            "units": [
+                {
+                    "noble": {"control_battle": 2, "defense_tactics": 30},
+                    "men": {"pikeman": 40, "lt_foot": 2},
+                },
+            ]
+        },
+    },
+    "engine, tower, garrison, allies in round 2": {
+        "battle": {"rules": "engine", "terrain": "mountain"},
+        "attacker": {
+            "units": [
+                {"noble": {"rank": "duke"}, "men": {"hvy_foot": 5, "soldier": 20}},
+                {"men": {"elite_archer": 5}, "behind": 1},
+            ]
+        },
+        "defender": {
+            "structure": {"kind": "tower", "defense": 300, "damage": 60},
+            "units": [
+                {"noble": {"garrison": True}, "men": {"pikeman": 20, "soldier": 10, "archer": 3}}
+            ],
+            "allies": {
+                "round": 2,
+                "units": [{"noble": {"health": 60}, "men": {"lt_foot": 3, "peasant": 4}}],
+            },
+        },
+    },
+    "engine, sea, knights, monster stack": {
+        "battle": {"rules": "engine", "terrain": "ship", "weather": ["wind"]},
+        "units": {"serpent": {"attack": 60, "defense": 60, "animal": True}},
+        "attacker": {"units": [{"noble": {"beast": "serpent"}, "men": {"serpent": 5}}]},
+        "defender": {
+            "break_point": 30,
+            "units": [{"men": {"knight": 3, "pirate": 4, "hvy_xbowman": 2}}],
+        },
+    },
+    "text terrain, engine structures and prisoners": {
+        "battle": {
+            "terrain": "forest",
+            "structure_rules": "engine",
+            "prisoner_rules": "engine",
+            "control_limits": True,
+        },
+        "attacker": {
+            "units": [{"men": {"lt_foot": 8, "archer": 2}}, {"men": {"lt_foot": 6, "archer": 2}}]
+        },
+        "defender": {
+            "structure": {"kind": "galley", "defense": 500},
+            "units": [{"men": {"soldier": 10}}, {"men": {"pikeman": 5}}],
+        },
+    },
+}
+
+
 BLOCKS_BUNDLED = ("field_battle", "field_reserves", "storm", "siege_attrition", "relief")
 BLOCKS = {
     "listed_ties_and_retreats": (
@@ -276,6 +357,7 @@ def _cases() -> list[Case]:
         for n, (a, d, o) in AGE_OF_GODS.items()
     ]
     cases.append(Case("age_of_gods", "special attack, swamp", dragons_in_swamp))
+    cases += [Case("age_of_gods", n, age_of_gods_data(d)) for n, d in AGE_OF_GODS_ENGINE.items()]
     cases += [Case("blocks", n, _file("blocks", n)) for n in BLOCKS_BUNDLED]
     cases += [Case("blocks", n, _inline("blocks", a, d, **o)) for n, (a, d, o) in BLOCKS.items()]
     cases += [

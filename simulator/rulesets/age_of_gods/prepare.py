@@ -12,27 +12,85 @@ from kernels import olympia as ol
 
 from ..base import Prepared
 from ..olympia.model import Men, Side, Unit
-from .model import CONTROL_LIMIT, CONTROL_LIMIT_DEFENDING_EXTRA, SIDES, Battle, noble_in_battle
+from .keys import RANKS
+from .model import (
+    CONTROL_LIMIT,
+    CONTROL_LIMIT_DEFENDING_EXTRA,
+    GARRISON_CONTROL_LIMIT,
+    SIDES,
+    UNLIMITED,
+    Battle,
+    Leader,
+    noble_in_battle,
+)
 
 
-def fielded(battle: Battle, side: int, unit: Unit) -> list[Men]:
-    """The men of ``unit`` who take part, in stack order. Under control limits a noble
-    fields at most CONTROL_LIMIT men (more when defending), strongest first by attack +
-    defense + missile in this battle; ties keep stack order."""
+def engine_order(battle: Battle, men: list[Men]) -> list[int]:
+    """The engine's list order of a noble's men (combat.c, combat_comp): highest attack
+    + defense + missile of the type's own ratings first, then highest attack + missile;
+    ties keep stack order."""
+
+    def key(i: int) -> tuple[int, int]:
+        r = battle.fighters[men[i].type].land
+        return (-(r.attack + r.defense + r.missile), -(r.attack + r.missile))
+
+    return sorted(range(len(men)), key=key)
+
+
+def control_limit(battle: Battle, side: int, leader: Leader) -> tuple[int, int]:
+    """The men and the beasts a unit's leader fields under control limits. The text's
+    rule: CONTROL_LIMIT men and beasts together (more when defending). The engine's
+    (combat.c, calc_man_limit and calc_beast_limit): a noble 10 + his Control-battle
+    experience + his rank's bonus (+20 defending) men and his Use-beasts experience in
+    beasts; a garrison 20 (+20) men and no beasts; a monster stack no limit."""
+    defending = side == 1
+    if battle.control_rules == "text":
+        return CONTROL_LIMIT + (CONTROL_LIMIT_DEFENDING_EXTRA if defending else 0), -1
+    if leader.kind == "beast":
+        return UNLIMITED, UNLIMITED
+    extra = CONTROL_LIMIT_DEFENDING_EXTRA if defending else 0
+    if leader.kind == "garrison":
+        return GARRISON_CONTROL_LIMIT + extra, 0
+    men = CONTROL_LIMIT + leader.control_battle + RANKS[leader.rank] + extra
+    return men, leader.use_beasts
+
+
+def fielded(battle: Battle, side: int, unit: Unit, leader: Leader | None = None) -> list[Men]:
+    """The men of ``unit`` who take part. Under control limits a leader fields at most
+    his limit (:func:`control_limit`): under the text's rule strongest first by attack +
+    defense + missile in this battle, ties in stack order; under the engine's in its
+    list order, beasts counted apart. The men come in stack order, or in the engine's
+    list order when a rule of the engine's depends on it (its control limits, or its
+    structures, whose bonus covers the first men of the list)."""
+    leader = leader or Leader()
     men = [m for m in unit.men if m.count > 0]
-    if not battle.control_limits:
-        return men
-    limit = CONTROL_LIMIT + (CONTROL_LIMIT_DEFENDING_EXTRA if side == 1 else 0)
+    engine_control = battle.control_limits and battle.control_rules == "engine"
+    listed = (
+        engine_order(battle, men)
+        if engine_control or battle.structure_rules == "engine"
+        else list(range(len(men)))
+    )
+    kept = {i: m.count for i, m in enumerate(men)}
+    if battle.control_limits:
+        limit, beasts = control_limit(battle, side, leader)
+        if beasts < 0:  # the text's rule: one limit for all, strongest first
 
-    def strength(m: Men) -> int:
-        r = battle.fighters[m.type].ratings(battle.terrain, battle.weather)
-        return r.attack + r.defense + r.missile
+            def strength(i: int) -> int:
+                r = battle.fighter_ratings(battle.fighters[men[i].type])
+                return r.attack + r.defense + r.missile
 
-    kept: dict[int, int] = {}
-    for i in sorted(range(len(men)), key=lambda i: -strength(men[i])):
-        kept[i] = min(men[i].count, limit)
-        limit -= kept[i]
-    return [Men(m.type, kept[i], m.behind) for i, m in enumerate(men) if kept[i] > 0]
+            for i in sorted(listed, key=lambda i: -strength(i)):
+                kept[i] = min(men[i].count, limit)
+                limit -= kept[i]
+        else:
+            for i in listed:
+                if battle.fighters[men[i].type].animal:
+                    kept[i] = min(men[i].count, beasts)
+                    beasts -= kept[i]
+                else:
+                    kept[i] = min(men[i].count, limit)
+                    limit -= kept[i]
+    return [Men(men[i].type, kept[i], men[i].behind) for i in listed if kept[i] > 0]
 
 
 @dataclass
@@ -61,11 +119,20 @@ def compile_battle(battle: Battle) -> AgeOfGodsArrays:
     unit_base = 0
     for s, side in enumerate(battle.sides):
         quarters = battle.defender_quarters if s == 1 else k.QUARTERS
+        engine_structure = battle.structure_rules == "engine" and side.structure is not None
         room = battle.capacity[side.structure.kind] if side.structure else 0
         start = 0
-        for u, unit in enumerate(side.units):
-            nb = noble_in_battle(battle, unit.noble)
-            # (fields, count, survive, flee): the noble first, then his men, in stack order
+        units = battle.units_of(s)
+        for u, (unit, leader, arrives) in enumerate(units):
+            nb = noble_in_battle(battle, unit.noble, leader)
+            tactics = {
+                "attack_pct": leader.attack_percent,
+                "defense_pct": leader.defense_percent,
+                "arrives": arrives,
+                # Allies come from outside: never inside the side's structure.
+                "inside": int(side.structure is not None and arrives == 0),
+            }
+            # (fields, count, survive, flee): the noble first, then his men, in list order
             entries: list[tuple[dict[str, int], int, float, float]] = [
                 (
                     {
@@ -79,17 +146,18 @@ def compile_battle(battle: Battle) -> AgeOfGodsArrays:
                         "fled": -1,
                         "health": unit.noble.health,
                         "leader": int(u == 0),
+                        **tactics,
                     },
                     1,
                     0.0,
                     0.0,
                 )
             ]
-            men = fielded(battle, s, unit)
+            men = fielded(battle, s, unit, leader)
             left_out[s] += sum(m.count for m in unit.men) - sum(m.count for m in men)
             for m in men:
                 f = battle.fighters[m.type]
-                r = f.ratings(battle.terrain, battle.weather)
+                r = battle.fighter_ratings(f)
                 entries.append(
                     (
                         {
@@ -105,6 +173,7 @@ def compile_battle(battle: Battle) -> AgeOfGodsArrays:
                             "pike": int(f.pike),
                             "special": f.special.strength if f.special else 0,
                             "targets": f.special.targets if f.special else 0,
+                            **tactics,
                         },
                         m.count,
                         f.survive,
@@ -112,9 +181,12 @@ def compile_battle(battle: Battle) -> AgeOfGodsArrays:
                     )
                 )
             for fields, count, chance_to_survive, chance_to_flee in entries:
-                start += fields["value"] * count
-                # The first `room` men and nobles of the side (stack order) are inside.
-                inside = min(count, room)
+                if arrives == 0:
+                    start += fields["value"] * count
+                # Under the text's structure rules the first `room` men and nobles of the
+                # side (stack order) are inside, for good; under the engine's the bonus
+                # goes to whoever is among the first men targeted (the kernel decides).
+                inside = 0 if engine_structure or arrives else min(count, room)
                 room -= inside
                 band = len(rows)
                 for part, protected in ((inside, 1), (count - inside, 0)):
@@ -136,6 +208,10 @@ def compile_battle(battle: Battle) -> AgeOfGodsArrays:
                         (k.G_SPECIAL, "special"),
                         (k.G_SPECIAL_TARGETS, "targets"),
                         (k.G_FLED_COLUMN, "fled"),
+                        (k.G_ATTACK_PCT, "attack_pct"),
+                        (k.G_DEFENSE_PCT, "defense_pct"),
+                        (k.G_INSIDE, "inside"),
+                        (k.G_ARRIVES, "arrives"),
                     ):
                         row[index] = fields.get(key, 0)
                     row[ol.G_SIDE], row[ol.G_UNIT], row[ol.G_COUNT] = s, unit_base + u, part
@@ -147,8 +223,15 @@ def compile_battle(battle: Battle) -> AgeOfGodsArrays:
         sides[s, ol.S_BREAK] = side.break_point
         sides[s, ol.S_LEADER_UNIT] = unit_base
         sides[s, k.S_QUARTERS] = quarters
+        text_terrain = battle.terrain_rules == "text"
+        sides[s, k.S_ATTACK_QUARTERS] = quarters if text_terrain else k.QUARTERS
+        sides[s, k.S_SPECIAL_TERRAIN] = int(text_terrain)
+        covers = battle.capacity[side.structure.kind] if side.structure is not None else 0
+        sides[s, k.S_COVERS] = covers if engine_structure else 0
+        sides[s, k.S_CERTAIN_CAPTURE] = int(battle.prisoner_rules == "engine")
+        sides[s, k.S_NO_PRISONERS] = int(battle.leaders[s][0].kind == "garrison")
         _structure(sides[s], side)
-        unit_base += len(side.units)
+        unit_base += len(units)
     return AgeOfGodsArrays(
         groups=np.array(rows, np.int64).reshape(-1, k.N_GROUP_FIELDS),
         survive=np.array(survive, np.float64),
