@@ -32,6 +32,7 @@ from typing import Any
 
 from ..errors import BattleOddsError, Source
 from ..results.stats import Tally
+from ..startup import is_the_command_line
 from .chunking import ChunkSizes, chunk_ranges
 from .interrupt import stop_requested, stop_with_failure
 
@@ -157,6 +158,13 @@ def connect(scheduler: str) -> Iterator[Any]:
         raise BattleOddsError(
             f'--scheduler {scheduler}: Dask is not installed: pip install -e ".[distributed]"'
         ) from None
+    if is_the_command_line():
+        # A cluster that loses its workers or its scheduler logs tracebacks of its own
+        # (tasks of the client's loop that end in AllExit or a closed comm) at any time,
+        # even after the command answered: its failure reaches the command through its
+        # futures, and the command says it in one line.
+        for name in ("asyncio", "distributed", "tornado"):
+            logging.getLogger(name).setLevel(logging.CRITICAL + 1)
     local = _LOCAL.match(scheduler)
     if local:
         workers = int(local.group(1))
