@@ -34,6 +34,7 @@ import numpy as np
 
 from ..errors import BattleOddsError, Source
 from ..results.stats import Tally
+from ..startup import is_the_command_line
 from .chunking import ChunkSizes, chunk_ranges
 from .interrupt import stop_requested, stop_with_failure
 
@@ -55,6 +56,11 @@ NO_WORKERS_SECONDS = 20.0
 #: Seconds a question to the scheduler (how many threads) may take before the scheduler
 #: counts as lost.
 ASK_SECONDS = 5.0
+#: Seconds a chunk reported done may take to hand over its tally: one done and then lost
+#: with its worker is run again, and waiting for it without a bound hung the command.
+RESULT_SECONDS = 1.0
+#: Seconds the command waits for its local cluster to close.
+CLOSE_SECONDS = 10.0
 #: Seconds to connect to a scheduler, and to learn that an address is not one.
 CONNECT_SECONDS = 10.0
 _LOCAL = re.compile(r"^local:(\d+)$")
@@ -186,8 +192,10 @@ def in_background(build: Any, seconds: float | None, what: str) -> Any:
 
 
 def _close_quietly(thing: Any) -> None:
-    with suppress(Exception):  # closing what nobody waits for: nothing to tell
-        thing.close()
+    """Close a client or a cluster within CLOSE_SECONDS: one whose workers or scheduler
+    died may never report itself closed. A failure to close has nothing to tell."""
+    with suppress(Exception):
+        thing.close(timeout=CLOSE_SECONDS)
 
 
 class ClusterFailed(BattleOddsError):
@@ -204,6 +212,13 @@ def connect(scheduler: str) -> Iterator[Any]:
         raise BattleOddsError(
             f'--scheduler {scheduler}: Dask is not installed: pip install -e ".[distributed]"'
         ) from None
+    if is_the_command_line():
+        # A cluster that loses its workers or its scheduler logs tracebacks of its own
+        # (tasks of the client's loop that end in AllExit or a closed comm) at any time,
+        # even after the command answered: its failure reaches the command through its
+        # futures, and the command says it in one line.
+        for name in ("asyncio", "distributed", "tornado"):
+            logging.getLogger(name).setLevel(logging.CRITICAL + 1)
     local = _LOCAL.match(scheduler)
     if local:
         workers = int(local.group(1))
@@ -247,7 +262,7 @@ def connect(scheduler: str) -> Iterator[Any]:
             yield client
         finally:
             _close_quietly(client)
-            cluster.close()
+            _close_quietly(cluster)
         return
     if not re.match(r"^(tcp|tls|inproc|ucx)://", scheduler):
         raise BattleOddsError(f"--scheduler {scheduler}: expected tcp://HOST:PORT or local:N")
@@ -358,7 +373,12 @@ class DaskChunks:
                 for future in _first_done(running):
                     first, count = running.pop(future)
                     try:
-                        finished[first], seconds = future.result()
+                        finished[first], seconds = future.result(timeout=RESULT_SECONDS)
+                    except TimeoutError:
+                        # Done, then lost with the worker that held it (being run again):
+                        # waited for below, with the cluster's workers counted meanwhile.
+                        running[future] = (first, count)
+                        continue
                     except Exception as exc:  # retried RETRIES times, or the scheduler lost
                         self._fail(
                             f"battles {first:,}..{first + count - 1:,} failed on the Dask "
