@@ -238,3 +238,23 @@ def test_the_numbers_quoted_from_the_matrix_are_its_numbers() -> None:
         cell = cells[(attacker, defender)]
         shown = [f"{100 * cell[k]:.0f}" for k in ("p", "low", "high")]
         assert list(found.groups()) == shown, (attacker, defender, shown)
+
+
+def test_the_numbers_quoted_from_the_price_list_and_the_meta_are_theirs() -> None:
+    """designer.md's fair prices, counter-pick spreads and mix are the stored figures'."""
+    text = " ".join((ROOT / "docs" / "designer.md").read_text(encoding="utf-8").split())
+    prices = json.loads((ROOT / "docs" / "prices.json").read_text(encoding="utf-8"))["answer"]
+    listed = re.search(r"Olympia's fair prices, in soldiers: (.*?) \(on land", text)
+    assert listed is not None
+    for name, price in re.findall(r"([a-z ]+?) (\d+\.\d\d)", listed.group(1)):
+        kind = name.strip().replace(" ", "_")
+        assert f"{prices['prices'][kind]['price']:.2f}" == price, kind
+    assert f"after fighting {prices['cells']:,} pairs of counts" in text
+    for kind, cheap, dear in (("pikeman", "0.81", "1.75"), ("elite_guard", "2.07", "4.54")):
+        pairs = sorted(q["price"] for q in prices["prices"][kind]["pairwise"])
+        assert [f"{pairs[0]:.2f}", f"{pairs[-1]:.2f}"] == [cheap, dear], kind
+    assert "0.81 soldiers against elite guard but 1.75 against pirates" in text
+    assert "2.07 against crossbowmen but 4.54 against pikemen" in text
+    meta = json.loads((ROOT / "docs" / "meta.json").read_text(encoding="utf-8"))["answer"]
+    mix = ", ".join(f"{t.replace('_', ' ')} {100 * w:.0f}%" for t, w in meta["mix"].items())
+    assert f"The mix is {mix.replace(', crossbowman', ' and crossbowman')}," in text, mix

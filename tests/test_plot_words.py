@@ -59,7 +59,7 @@ def test_a_column_without_a_template_is_said_generically() -> None:
         ("units.knight.attack", "knight's attack"),
         ("battle.terrain", "terrain"),
         ("attacker.break_point", "attacking army's break point"),
-        ("attacker.units[0].men.knight", "attacker.units[0].men.knight"),
+        ("attacker.units[0].men.knight", "knights in the attacking army (unit 1)"),
     ],
 )
 def test_sweep_paths_in_words(path: str, label: str) -> None:

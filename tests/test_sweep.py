@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from itertools import pairwise
 
 import matplotlib.image
@@ -136,7 +137,11 @@ def test_cli_sweep_table_plot_and_heatmap(base, tmp_path):
         ],
     )
     assert run.exit_code == 0, run.output
-    assert "units.knight.attack" in run.output and grid.read_text().startswith("<?xml")
+    # A grid: the knights down, the attack across, both named in words.
+    said = " ".join(run.output.split())
+    assert "rows: knights in the attacking army; columns: knight's attack" in said
+    assert re.search(r"^\s+4\s+[\d.]+\u00b1[\d.]+\s+[\d.]+\u00b1[\d.]+\s*$", run.output, re.M)
+    assert grid.read_text().startswith("<?xml")
     bad = CliRunner().invoke(
         app,
         [

@@ -195,6 +195,7 @@ def casualty_panel(result: Result, side: str = "attacker", ax: Axes | None = Non
             kind = name.removeprefix(prefix)
             stats.append(
                 {
+                    "kind": kind,
                     "label": kind.replace("_", " ")
                     + (f" (of {start[(side, kind)]})" if (side, kind) in start else ""),
                     "start": start.get((side, kind)),
@@ -210,11 +211,11 @@ def casualty_panel(result: Result, side: str = "attacker", ax: Axes | None = Non
     if stats and all(s["mean"] == 0 for s in stats):
         return say(ax, f"No man of {army} died\nin any of the {result.n:,} battles.")
     if stats and all(s["whislo"] == s["whishi"] == s["mean"] for s in stats):
-        lost = ", ".join(f"{s['mean']:g} {s['label']}" for s in stats)
+        lost = ", ".join(f"{s['mean']:g} {s['kind']}" for s in stats)
         return say(ax, f"In every battle {army}\nlost exactly {lost}.")
     if stats:
         ax.bxp(
-            [{k: v for k, v in s.items() if k != "start"} for s in stats],
+            [{k: v for k, v in s.items() if k not in ("start", "kind")} for s in stats],
             **HORIZONTAL,
             showmeans=True,
             patch_artist=True,
