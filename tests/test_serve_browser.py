@@ -316,3 +316,18 @@ def test_another_ruleset_brings_its_own_settings_and_words(server, browser):
     assert browser.find_element(By.ID, "steps-title").text.startswith("Decided after (phases")
     command = browser.find_element(By.ID, "command-text").text
     assert command.startswith("battle-odds odds --ruleset blocks ")
+
+
+def test_a_precision_target_instead_of_battles(server, browser):
+    browser.get(server.url)
+    wait_for(browser, "idle", 60)
+    live = browser.find_element(By.ID, "live")
+    if live.is_selected():
+        live.click()
+    browser.find_element(By.ID, "precision").send_keys("0.005")
+    browser.find_element(By.ID, "run").click()
+    wait_for(browser, "done")
+    status = browser.find_element(By.ID, "status").text
+    assert "precision reached: widest 95% half-width" in status
+    assert "precision=0.005" in browser.find_element(By.ID, "share").get_attribute("href")
+    assert "--precision 0.005" in browser.find_element(By.ID, "command-text").text
