@@ -255,13 +255,17 @@ def field_round(state, blocks, params, steps, pos, mark, attacker, combat_round,
                     continue
                 if count_at(blocks, pos, enemy, FIELD, SALLY) == 0:
                     return
-                weaker = steps_at(blocks, steps, pos, side, FIELD, SALLY) < steps_at(
-                    blocks, steps, pos, enemy, FIELD, SALLY
-                )
                 may_retreat = (
                     params[P_RETREAT_ROAD] == 1
                     and pos[b] == FIELD
                     and combat_round >= params[P_RETREAT_ROUND]
+                )
+                # Counting steps is the dearest part of a round: only when a policy asks.
+                weaker = (
+                    (may_retreat and params[P_RETREAT] == RETREAT_WHEN_WEAKER)
+                    or params[P_CASTLE_WITHDRAW] == CASTLE_WITHDRAW_WHEN_WEAKER
+                ) and steps_at(blocks, steps, pos, side, FIELD, SALLY) < steps_at(
+                    blocks, steps, pos, enemy, FIELD, SALLY
                 )
                 retreats = may_retreat and (
                     (params[P_RETREAT] == RETREAT_WHEN_WEAKER and weaker)
@@ -503,8 +507,10 @@ def one_battle(state, blocks, params, steps, pos, mark, row):
             ):
                 continue  # the engine skips round 1 when the besiegers are all on the road
             if combat_round >= 2:
-                was_contested = in_field(blocks, pos, ATTACKER) > 0 and (
-                    in_field(blocks, pos, DEFENDER) > 0
+                was_contested = (
+                    engine_relief
+                    and in_field(blocks, pos, ATTACKER) > 0
+                    and in_field(blocks, pos, DEFENDER) > 0
                 )
                 relief = False
                 for b in range(n):
@@ -612,9 +618,10 @@ def one_battle(state, blocks, params, steps, pos, mark, row):
                 if count_at(blocks, pos, 1 - attacker, CASTLE, CASTLE) == 0:
                     castle_owner = attacker
                 attacker = 1 - attacker
-            for b in range(n):
-                if pos[b] == CASTLE:
-                    besieged = blocks[b, B_SIDE]  # blocks withdrawn mid-battle make a siege
+            if params[P_CASTLE_WITHDRAW] != CASTLE_WITHDRAW_NEVER:
+                for b in range(n):
+                    if pos[b] == CASTLE:
+                        besieged = blocks[b, B_SIDE]  # withdrawn mid-battle: a siege now
             if attacker != ATTACKER:
                 row[O_FLAGS + F_ROLES_SWAPPED] = 1
             if not (present(blocks, pos, ATTACKER) and present(blocks, pos, DEFENDER)):
