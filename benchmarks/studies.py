@@ -159,22 +159,67 @@ def studies(quick: bool) -> list[Study]:
     ]
 
 
-def run(tree: Path, args: list[str]) -> tuple[float, dict[str, Any]]:
-    """Seconds of ``battle-odds ARGS`` as a whole process of ``tree``, and its JSON."""
+@dataclass(frozen=True)
+class Timing:
+    """A whole process: wall-clock seconds, and CPU seconds (user + system, all its
+    threads): on a shared machine the CPU seconds are the work done, whatever share of
+    the processors the process got."""
+
+    wall: float
+    cpu: float
+
+
+def start(tree: Path, args: list[str]) -> tuple[subprocess.Popen[bytes], Any, Any]:
+    """``battle-odds ARGS`` of ``tree`` started, its output into temporary files (a
+    pipe could fill while the process is waited for)."""
     env = {**os.environ, "PYTHONPATH": str(tree)}
-    started = time.perf_counter()
-    done = subprocess.run(
-        [sys.executable, "-m", "simulator", *args],
-        cwd=tree,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
+    # Closed when the process is waited for (wait).
+    out, err = tempfile.TemporaryFile(), tempfile.TemporaryFile()  # noqa: SIM115
+    process = subprocess.Popen(
+        [sys.executable, "-m", "simulator", *args], cwd=tree, env=env, stdout=out, stderr=err
     )
-    seconds = time.perf_counter() - started
-    if done.returncode != 0:
-        raise SystemExit(f"{tree}: battle-odds {' '.join(args)}: {done.stderr.strip()}")
-    return seconds, json.loads(done.stdout)
+    return process, out, err
+
+
+def wait(
+    tree: Path, args: list[str], started: tuple[subprocess.Popen[bytes], Any, Any], began: float
+) -> tuple[Timing, Any]:
+    """The timing of a started process (its CPU seconds from its resource usage) and its
+    JSON answer."""
+    process, out, err = started
+    _, status, usage = os.wait4(process.pid, 0)
+    process.returncode = status  # reaped here, not by Popen
+    wall = time.perf_counter() - began
+    out.seek(0)
+    err.seek(0)
+    said, answer = err.read().decode().strip(), out.read()
+    out.close()
+    err.close()
+    if status != 0:
+        raise SystemExit(f"{tree}: battle-odds {' '.join(args)}: {said}")
+    return Timing(wall, usage.ru_utime + usage.ru_stime), json.loads(answer)
+
+
+def run_pair(args: list[str], base: Path, together: bool) -> tuple[Timing, Any, Timing, Any]:
+    """``battle-odds ARGS`` in this tree and in ``base``: one after the other, or both at
+    once (``together``: half the wall-clock time; compare CPU seconds then)."""
+    timings = []
+    answers = []
+    order = [ROOT, base]
+    if together:
+        began = time.perf_counter()
+        started = [start(tree, args) for tree in order]
+        for tree, process in zip(order, started, strict=True):
+            timing, answer = wait(tree, args, process, began)
+            timings.append(timing)
+            answers.append(answer)
+    else:
+        for tree in order:
+            began = time.perf_counter()
+            timing, answer = wait(tree, args, start(tree, args), began)
+            timings.append(timing)
+            answers.append(answer)
+    return timings[0], answers[0], timings[1], answers[1]
 
 
 def notebook_seconds(tree: Path) -> float:
@@ -214,36 +259,40 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=1, help="timed runs of each (best kept)")
     parser.add_argument("--quick", action="store_true", help="small runs (for the tests)")
     parser.add_argument("--no-notebook", action="store_true", help="leave the notebook out")
+    parser.add_argument(
+        "--together",
+        action="store_true",
+        help="run the two trees' processes at once (a busy machine: compare CPU seconds)",
+    )
     options = parser.parse_args()
     base = options.base.resolve()
     print(f"# {command_line()}")
     print(f"processor: {processor()}; {os.cpu_count()} logical processors")
-    print(f"load average before: {load_average()}")
+    print(f"load average before: {load_average()}", flush=True)
     print(f"this tree: {ROOT}; older tree: {base}")
-    rows = []
     # Untimed: the kernels compiled or loaded into each tree's cache, by the small runs.
     for study in studies(quick=True):
-        for tree in (ROOT, base):
-            run(tree, study.args)
+        run_pair(study.args, base, together=False)
     for study in studies(options.quick):
         new_times, old_times = [], []
         for _ in range(options.rounds):
-            seconds, new = run(ROOT, study.args)
-            new_times.append(seconds)
-            seconds, old = run(base, study.args)
-            old_times.append(seconds)
+            new_time, new, old_time, old = run_pair(study.args, base, options.together)
+            new_times.append(new_time)
+            old_times.append(old_time)
         same, said = study.same(new, old)
-        ratio = min(old_times) / min(new_times)
+        new_cpu, old_cpu = min(t.cpu for t in new_times), min(t.cpu for t in old_times)
+        new_wall, old_wall = min(t.wall for t in new_times), min(t.wall for t in old_times)
+        ratio = old_cpu / new_cpu
         verdict = (
             ""
             if study.target is None
-            else (f"; target {study.target:g}x: {'met' if ratio >= study.target else 'NOT met'}")
+            else f"; target {study.target:g}x: {'met' if ratio >= study.target else 'NOT met'}"
         )
-        rows.append((study.name, min(old_times), min(new_times), ratio))
         print(
-            f"{study.name}: {min(old_times):.1f} s -> {min(new_times):.1f} s, "
-            f"{ratio:.2f}x{verdict}; answers: {'same' if same else 'DIFFER'} ({said}); "
-            f"load {load_average()}"
+            f"{study.name}: CPU {old_cpu:.1f} s -> {new_cpu:.1f} s, {ratio:.2f}x{verdict}; "
+            f"wall {old_wall:.1f} s -> {new_wall:.1f} s, {old_wall / new_wall:.2f}x; "
+            f"answers: {'same' if same else 'DIFFER'} ({said}); load {load_average()}",
+            flush=True,
         )
     if not (options.quick or options.no_notebook):
         seconds = notebook_seconds(ROOT)

@@ -407,12 +407,6 @@ def tally_each(columns: Columns) -> list[Tally]:
     return [Tally.of(c) for c in columns]
 
 
-def winner_column(columns: Columns) -> np.ndarray:
-    """The ``winner`` column of a group of one (a :meth:`ScenarioBattles.tallies`
-    summary)."""
-    return columns[0]["winner"]
-
-
 def _checked(
     run: Callable[[int, int, int], Mapping[str, np.ndarray]], seed: int, first: int, count: int
 ) -> Mapping[str, np.ndarray]:

@@ -106,7 +106,6 @@ class Matrix:
                     "defender_type": cell.defender.type,
                     "attacker_men": cell.attacker.men,
                     "defender_men": cell.defender.men,
-                    "scenario_hash": cell.result.scenario.hash,
                     "p": p,
                     "low": low,
                     "high": high,
