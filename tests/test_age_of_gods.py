@@ -331,11 +331,15 @@ def test_kernel_agrees_with_stored_reference(case: Case) -> None:
     over the other columns, for one point of probability moved between neighbouring values:
 
     volley, rear archers, pikes: winner 0.98, others 0.82
-    knights, mountain, shielding: winner 1.00, others 0.97
+    knights, mountain, shielding: winner 1.00, others 0.82
     tower, wind, fleeing: winner 1.00, others 0.83
     hiding behind a thin front: winner 0.91, others 0.83
     control limits, blessed, items: winner 0.92, others 0.84
     special attack, swamp: winner 0.99, others 0.83
+    engine, forest, ranks, beasts, dragon: winner 0.93, others 0.84
+    engine, tower, garrison, allies in round 2: winner 0.92, others 0.83
+    engine, sea, knights, monster stack: winner 0.94, others 0.83
+    text terrain, engine structures and prisoners: winner 0.96, others 0.85
     """
     assert check_case(case, test_kernel_agrees_with_stored_reference.__doc__) == []
 
