@@ -194,6 +194,10 @@ def in_background(build: Any, seconds: float | None, what: str) -> Any:
 def _close_quietly(thing: Any) -> None:
     """Close a client or a cluster within CLOSE_SECONDS: one whose workers or scheduler
     died may never report itself closed. A failure to close has nothing to tell."""
+    if isinstance(thing, tuple):  # a cluster and its client: the client first
+        for part in reversed(thing):
+            _close_quietly(part)
+        return
     with suppress(Exception):
         thing.close(timeout=CLOSE_SECONDS)
 
