@@ -259,6 +259,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=1, help="timed runs of each (best kept)")
     parser.add_argument("--quick", action="store_true", help="small runs (for the tests)")
     parser.add_argument("--no-notebook", action="store_true", help="leave the notebook out")
+    parser.add_argument("--only", help="the studies whose name starts with this")
+    parser.add_argument("--no-warm", action="store_true", help="caches warm: no small runs")
     parser.add_argument(
         "--together",
         action="store_true",
@@ -271,9 +273,10 @@ def main() -> None:
     print(f"load average before: {load_average()}", flush=True)
     print(f"this tree: {ROOT}; older tree: {base}")
     # Untimed: the kernels compiled or loaded into each tree's cache, by the small runs.
-    for study in studies(quick=True):
+    chosen = [s for s in studies(options.quick) if s.name.startswith(options.only or "")]
+    for study in [] if options.no_warm else studies(quick=True):
         run_pair(study.args, base, together=False)
-    for study in studies(options.quick):
+    for study in chosen:
         new_times, old_times = [], []
         for _ in range(options.rounds):
             new_time, new, old_time, old = run_pair(study.args, base, options.together)

@@ -160,7 +160,11 @@ class CellBank:
                     self.ruleset, Army(attacker, a_men), Army(defender, d_men), self.settings
                 )
                 self.engine.add(key, battle)
-            self._share_kernel(self.engine.prepared(key).kernel_choices(self.battles))
+            # Every kernel that can run the cell, not only the ones worth their set-up
+            # for the cell's battles: a one-type cell's chain table is small (a
+            # millisecond), and a bank moved to ``skip`` by one cell would fight every
+            # cell on it, slower.
+            self._share_kernel(self.engine.prepared(key).kernel_choices())
         kernel = self.kernel
         for i, winner in self.engine.each(new, 0, self.battles, kernel, winner_of, joined):
             key = new[i]
