@@ -152,11 +152,9 @@ def scenario_summary(
 
 
 def in_background(build: Any, seconds: float | None, what: str) -> Any:
-    """``build()`` in a thread that blocks SIGINT (and so do the threads and processes it
-    starts: a terminal sends Ctrl-C to every process of the command, and a local
-    cluster's workers would print a traceback each; the command stops them itself).
-    This thread meanwhile looks for Ctrl-C every POLL_SECONDS, so a cluster that takes
-    seconds to start or an address that never answers does not make Ctrl-C wait.
+    """``build()`` in a thread, while this thread looks for Ctrl-C every POLL_SECONDS:
+    a cluster that takes seconds to start or an address that never answers does not make
+    Ctrl-C wait.
 
     Returns what ``build`` returned, or None when Ctrl-C asked the work to stop first:
     then ``build``'s thread closes what it built once it has built it (the process ends
@@ -166,6 +164,7 @@ def in_background(build: Any, seconds: float | None, what: str) -> Any:
     abandoned = threading.Event()
 
     def target() -> None:
+        # Ctrl-C is this thread's to see (Python runs signal handlers in it alone).
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         try:
             box["built"] = build()
@@ -189,6 +188,31 @@ def in_background(build: Any, seconds: float | None, what: str) -> Any:
     if "error" in box:
         raise box["error"]
     return box["built"]
+
+
+def workers_ignore_ctrl_c() -> None:
+    """The worker processes a local cluster starts, now and when it restarts one, ignore
+    Ctrl-C from their first line: a terminal sends Ctrl-C to every process of the
+    command, and each worker would print a KeyboardInterrupt traceback (the command
+    stops them itself). Python runs a spawned process as ``python -c PROGRAM``; the
+    program is prefixed with ``signal(SIGINT, SIG_IGN)``. Ignoring SIGINT in this
+    process while they start, as they would then inherit it, would lose a Ctrl-C that
+    comes meanwhile, and a cluster takes seconds to start."""
+    from multiprocessing import spawn
+
+    command_line = spawn.get_command_line
+    if getattr(command_line, "ignores_ctrl_c", False):
+        return
+
+    def ignoring(**kwargs: Any) -> list[str]:
+        line = list(command_line(**kwargs))
+        if "-c" in line:
+            at = line.index("-c") + 1
+            line[at] = "import signal; signal.signal(signal.SIGINT, signal.SIG_IGN); " + line[at]
+        return line
+
+    ignoring.ignores_ctrl_c = True  # type: ignore[attr-defined]
+    spawn.get_command_line = ignoring
 
 
 def _close_quietly(thing: Any) -> None:
@@ -217,6 +241,7 @@ def connect(scheduler: str) -> Iterator[Any]:
             f'--scheduler {scheduler}: Dask is not installed: pip install -e ".[distributed]"'
         ) from None
     if is_the_command_line():
+        workers_ignore_ctrl_c()
         # A cluster that loses its workers or its scheduler logs tracebacks of its own
         # (tasks of the client's loop that end in AllExit or a closed comm) at any time,
         # even after the command answered: its failure reaches the command through its
