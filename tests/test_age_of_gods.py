@@ -475,7 +475,7 @@ def test_bad_scenarios_name_the_key_line_and_nearest_name(
         (["--attacker", "noble, 5 hvy_fot"], "did you mean 'hvy_foot'"),
         (["--set", "control_limit=true"], "did you mean 'control_limits'"),
         (["--set", "control_limits=maybe"], "'maybe' is not true or false"),
-        (["--terrain", "hills"], "battle.terrain: 'hills' is not one of"),
+        (["--terrain", "hills"], "--terrain: 'hills' is not one of"),
         (["--strike-order", "alternating"], "strike_order: not an option of age_of_gods"),
     ],
 )

@@ -521,11 +521,11 @@ def line_of(text: str, needle: str) -> int:
     ("old", "new", "expected"),
     [
         ('rating = "A2"', 'rating = "D7"', ["rating 'D7'", "A, B or C", "1..6"]),
-        ("steps = 4", "steps = 5", ["attacker.blocks[0].steps", "5 is out of range", "1..4"]),
+        ("steps = 4", "steps = 5", ["--attacker: block 1, steps", "5 is out of range", "1..4"]),
         (
             'at = "castle"',
             'at = "reserve"\nround = 4',
-            ["defender.blocks[0].round", "reserve round 4", "round 2 or 3"],
+            ["--defender: block 1, round", "reserve round 4", "round 2 or 3"],
         ),
         ('storm = "round1"', 'strom = "round1"', ["unknown key 'strom'", "did you mean 'storm'"]),
         (
@@ -596,18 +596,18 @@ def test_more_castle_blocks_than_the_limit_in_a_file(tmp_path: Path) -> None:
     ("attacker", "defender", "sets", "expected"),
     [
         ("D7:2", "B2:2", [], ["--attacker", "rating 'D7'", "A, B or C"]),
-        ("B2:5", "B2:2", [], ["attacker.blocks[0].steps", "5 is out of range", "1..4"]),
+        ("B2:5", "B2:2", [], ["--attacker: block 1, steps", "5 is out of range", "1..4"]),
         (
             "B2:4",
             "B3:3@castle, A2:2@castle",
             ["castle_limit=1"],
             ["2 blocks in the castle but it holds 1", "castle_limit"],
         ),
-        ("B2:4", "B3:3@r4", [], ["defender.blocks[0].round", "reserve round 4", "round 2 or 3"]),
+        ("B2:4", "B3:3@r4", [], ["--defender: block 1, round", "reserve round 4", "round 2 or 3"]),
         ("B2:4", "B3:3@castel", [], ["--defender", "'@castel'", "did you mean 'castle'"]),
         ("B2:4", "B3:3", ["strom=round1"], ["strom", "did you mean 'storm'"]),
-        ("B2:4", "B3:3", ["storm=allways"], ["policy.storm", "'allways'", "round1"]),
-        ("B2:4", "B3:3 knigts", [], ["defender.blocks[0].traits", "did you mean 'knights'"]),
+        ("B2:4", "B3:3", ["storm=allways"], ["--set storm: 'allways'", "round1"]),
+        ("B2:4", "B3:3 knigts", [], ["--defender: block 1, traits", "did you mean 'knights'"]),
         ("B2", "B3:3", [], ["--attacker", "RATING:STEPS"]),
         ("B2:4", "B3:3", ["rules=engin"], ["battle.rules", "'engin'", "did you mean 'engine'"]),
         ("B2:4", "B3:3", ["charge_sixes=missed"], ["battle.charge_sixes", "missed_six"]),

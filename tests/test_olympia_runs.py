@@ -115,7 +115,7 @@ def test_run_prints_tables_with_the_seed_and_hash() -> None:
         "draw",
         "95% interval",
         "Casualties",
-        "attacker.knight",
+        "knights lost by the attacking army",
         "seed 42",
         "battles 3,000",
         "scenario hash",
