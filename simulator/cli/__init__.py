@@ -1,18 +1,19 @@
 """``battle-odds``: the command line. Thin: parse options, call the library, print.
 
-:mod:`.app` holds the typer app, :mod:`.options` what the commands share; each other
-module is one group of commands, registered on the app when imported here (in the order
-``--help`` lists them).
+:mod:`.app` holds the typer app and the table of commands, :mod:`.options` what the
+commands share; each other module is one group of commands, registered on the app when
+imported. A command's module is imported when the command runs (:class:`.app.OneLineErrors`),
+not at start: most import Numba and the kernels, which ``--version``, ``--help`` and the
+other commands should not pay for.
 """
 
 from __future__ import annotations
 
-# Imported for their commands, in the order `--help` lists them.
-from . import run, regress, balance, designer, matrix, best, prices, new, schema  # noqa: F401  # isort: skip
-from .app import app
+from .app import COMMANDS, app, run_and_exit
 
-__all__ = ["app", "main"]
+__all__ = ["COMMANDS", "app", "main"]
 
 
 def main() -> None:
-    app()
+    """The ``battle-odds`` program: runs the command line and ends the process."""
+    run_and_exit()
