@@ -18,6 +18,7 @@ from ..errors import BattleOddsError
 from ..results.result import Result
 from ..results.stats import OUTCOMES, Z95, Histogram, Tally, wilson
 from ..scenario.scenario import Scenario
+from .compiling import compile_clock
 from .plan import DEFAULT_CHUNK, DEFAULT_MAX_BATTLES, ChunkExecutor, Progress, RunPlan
 from .runner import KEEP_ROWS_LIMIT, run_chunks
 
@@ -128,7 +129,8 @@ def run_to_precision(
     if plan.precision is None:
         raise BattleOddsError("a precision run needs a precision target")
     precision, max_battles, keep_battles = plan.precision, plan.max_battles, plan.keep_battles
-    started = time.perf_counter()
+    clock = compile_clock()
+    started, compiled_before = time.perf_counter(), clock.seconds
     result: Result | None = None
     kept: list[dict[str, np.ndarray]] = []
     keep = True if keep_battles is None else keep_battles
@@ -173,4 +175,12 @@ def run_to_precision(
         battles=done,
         max_battles=max_battles,
     )
-    return replace(result, rows=rows, first=0, seconds=time.perf_counter() - started, extra=extra)
+    compiled = clock.seconds - compiled_before
+    return replace(
+        result,
+        rows=rows,
+        first=0,
+        seconds=time.perf_counter() - started - compiled,
+        compile_seconds=compiled,
+        extra=extra,
+    )

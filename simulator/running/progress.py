@@ -21,6 +21,7 @@ from rich.progress import (
 from ..results.result import Result
 from ..scenario.scenario import Scenario
 from .chunking import CallTimes
+from .compiling import announce_compiles
 from .plan import DEFAULT_CHUNK, RunPlan
 from .plan import Progress as ProgressCallback
 from .runner import run_chunks
@@ -123,6 +124,10 @@ def progress_bar(
     seconds after its start, that it runs.
     """
     estimate = Estimate(clock)
+
+    def say(line: str) -> None:
+        console.print(line, highlight=False, markup=False, soft_wrap=True)
+
     if not console.is_terminal:
         limit = ETA_NOTICE_SECONDS if notice_after is None else notice_after
         told = False
@@ -155,7 +160,8 @@ def progress_bar(
                 )
 
         try:
-            yield notice
+            with announce_compiles(say):
+                yield notice
         finally:
             if running is not None:
                 running.cancel()
@@ -176,9 +182,14 @@ def progress_bar(
         def update(done: int, total: int) -> None:
             left = estimate.left(done, total)
             eta = "…" if left is None else format_seconds(left)
-            bar.update(task, completed=done, total=total, eta=eta)
+            bar.update(task, description=short, completed=done, total=total, eta=eta)
 
-        yield update
+        def compiled(functions: int) -> None:
+            # A first run compiles for tens of seconds before any battle: the count moves.
+            bar.update(task, description=f"compiling: {functions} functions done")
+
+        with announce_compiles(say, compiled):
+            yield update
 
 
 def run_battles(
