@@ -130,7 +130,8 @@ def main() -> None:
     )
     row("`battle-odds --help`", median_of([*command, "--help"], options.repeats), "at most 0.3 s")
     print()
-    print("\n".join(markdown_table(["warm", "wall s", "CPU s", "wall / floor", "CPU / floor", "target"], rows)))
+    headers = ["warm", "wall s", "CPU s", "wall / floor", "CPU / floor", "target"]
+    print("\n".join(markdown_table(headers, rows)))
     if options.no_cold:
         return
     cold = []
