@@ -6,6 +6,31 @@ are public for rulesets written outside battle-odds (docs/writing-a-ruleset.md);
 kernel modules of the built-in rulesets are not.
 """
 
-from ._jit import jit
+import sys
+
+
+def _import_numba_without_scipy() -> None:
+    """Import Numba without the SciPy it loads to see whether BLAS is there.
+
+    When SciPy is installed, ``import numba`` imports it to check its version and
+    imports ``scipy.linalg.cython_blas`` (with scipy.linalg: 0.2 s of every process) to
+    decide whether ``np.dot`` and the like may compile; no kernel here uses them. SciPy
+    is "not found" while Numba loads, and the BLAS answer then set to whether SciPy is
+    installed: Numba imports SciPy's BLAS itself when a kernel that needs it compiles."""
+    if "numba" in sys.modules or "scipy" in sys.modules:
+        return
+    sys.modules["scipy"] = None  # type: ignore[assignment]  # an import of it fails at once
+    try:
+        import numba.np.arraymath as arraymath
+    finally:
+        del sys.modules["scipy"]
+    from importlib.util import find_spec
+
+    arraymath._HAVE_BLAS = find_spec("scipy") is not None
+
+
+_import_numba_without_scipy()
+
+from ._jit import jit  # noqa: E402
 
 __all__ = ["jit"]

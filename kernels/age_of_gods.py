@@ -535,8 +535,9 @@ def _phased_battle(
         ts,
         front,
         ready,
-        DEFENDER,
-        MISSILE,
+        # np.int64: literal constants would compile a second ranged_or_melee for them.
+        np.int64(DEFENDER),
+        np.int64(MISSILE),
         missile_cap[DEFENDER],
     )
     apply_losses(

@@ -384,7 +384,8 @@ def one_battle(
                     resolve2[u] = min(2, resolve2[u] + 1)
                 elif resolve2[u] > 6:
                     resolve2[u] = max(6, resolve2[u] - 1)
-    finish(units, integrity, resolve2, DRAW, turns, row)
+    # np.int64: a literal DRAW would compile a second finish for Literal[int].
+    finish(units, integrity, resolve2, np.int64(DRAW), turns, row)
 
 
 @jit(parallel=True)

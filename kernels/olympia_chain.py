@@ -260,17 +260,24 @@ def chain_table(groups, survive, sides, radix, stride, sradix, sstride, max_rows
 @jit
 def _grown(a, size):
     b = np.empty(size, a.dtype)
-    b[: a.shape[0]] = a
+    # An element loop: a slice assignment between arrays compiles Numba's shape-mismatch
+    # error message with it (about a second of every cold run).
+    for i in range(a.shape[0]):
+        b[i] = a[i]
     return b
 
 
-@jit(inline=True)
+@jit(counted=False)
 def settle_row(
     state, groups, sides, radix, stride, sradix, sstride, code, winner, steps, scratch, row
 ):
     """Fill ``row`` from the final position ``code``: casualties, engines and
     structures from the position, nobles' wounds and prisoners drawn (``scratch``: rows
-    cnt, health, and per side remaining, value, alive)."""
+    cnt, health, and per side remaining, value, alive).
+
+    Called, not inlined: it runs once a battle, and its three copies in :func:`_walk`
+    tripled what Numba compiled (a cold run's largest function); without reference
+    counting the call costs no atomic increments of its arrays."""
     cnt = scratch[0]
     health = scratch[1]
     remaining = scratch[2, :2]
@@ -311,7 +318,8 @@ def chain_battles(groups, sides, space, table, once, p_open, seed, first, out):
     opening is already broken). Up to SERIAL_UP_TO battles run on the calling thread."""
     n = out.shape[0]
     if n <= SERIAL_UP_TO:
-        _walk(groups, sides, space, table, once, p_open, seed, first, out, 0, n)
+        # np.int64(0), not 0: a literal argument compiles a second _walk for Literal[int](0).
+        _walk(groups, sides, space, table, once, p_open, seed, first, out, np.int64(0), n)
         return
     for block in prange((n + BLOCK - 1) // BLOCK):
         lo = block * BLOCK

@@ -121,7 +121,10 @@ def slot_histograms(
             if wide[s]:
                 dense_wide = True
             else:
-                counts[offsets[s] : offsets[s + 1]] = narrow[s]
+                # An element loop: a slice assignment between arrays compiles Numba's
+                # shape-mismatch error message with it (about a second of a cold run).
+                for v in range(NARROW):
+                    counts[offsets[s] + v] = narrow[s, v]
     if dense_wide:
         for i in range(rows):
             for s in range(slots):

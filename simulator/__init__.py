@@ -21,27 +21,70 @@ and the ground (``errors``, ``locate``, ``atomic``, ``version``).
 
 from __future__ import annotations
 
-# First, before the heavy imports below: on the command line, Ctrl-C in the first second
-# ends the process in one line, and a failure no layer expected is one line too.
+# First, before anything heavy: on the command line, Ctrl-C in the first second ends the
+# process in one line, and a failure no layer expected is one line too.
 from .startup import prepare_command_line
 
 prepare_command_line()
 
-from .errors import BattleOddsError  # isort: skip
-from .results.result import Result
-from .rulesets import ExactResult, InlineQuery
-from .running.runner import simulate
-from .scenario.scenario import Scenario, from_data, from_query, load_scenario
-from .studies.best import best
-from .studies.compare import compare
-from .studies.exact import exact
-from .studies.matrix import matrix
-from .studies.meta import meta
-from .studies.prices import prices
-from .studies.sensitivity import sensitivity
-from .studies.sweep import sweep
-from .studies.worth import worth
+from typing import TYPE_CHECKING, Any  # isort: skip
+
 from .version import __version__
+
+if TYPE_CHECKING:
+    from .errors import BattleOddsError
+    from .results.result import Result
+    from .rulesets import ExactResult, InlineQuery
+    from .running.runner import simulate
+    from .scenario.scenario import Scenario, from_data, load_scenario
+    from .studies.best import best
+    from .studies.compare import compare
+    from .studies.exact import exact
+    from .studies.matrix import matrix
+    from .studies.meta import meta
+    from .studies.prices import prices
+    from .studies.sensitivity import sensitivity
+    from .studies.sweep import sweep
+    from .studies.worth import worth
+
+#: Public name -> the module defining it, imported on first use (PEP 562): ``import
+#: simulator`` (which ``battle-odds`` does for every command, ``--version`` included) then
+#: costs nothing, where importing them all loaded Numba, the kernels and SciPy.
+_LAZY = {
+    "BattleOddsError": "errors",
+    "Result": "results.result",
+    "ExactResult": "rulesets",
+    "InlineQuery": "rulesets",
+    "simulate": "running.runner",
+    "Scenario": "scenario.scenario",
+    "from_data": "scenario.scenario",
+    "from_query": "scenario.scenario",
+    "load_scenario": "scenario.scenario",
+    "best": "studies.best",
+    "compare": "studies.compare",
+    "exact": "studies.exact",
+    "matrix": "studies.matrix",
+    "meta": "studies.meta",
+    "prices": "studies.prices",
+    "sensitivity": "studies.sensitivity",
+    "sweep": "studies.sweep",
+    "worth": "studies.worth",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'simulator' has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f".{_LAZY[name]}", __name__), name)
+    globals()[name] = value  # the next look-up finds it without this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 __all__ = [
     "BattleOddsError",
@@ -68,4 +111,7 @@ __all__ = [
 
 def inline_scenario(ruleset: str, attacker: str, defender: str, **options: object) -> Scenario:
     """A scenario from one-line armies, as ``battle-odds odds`` builds it."""
+    from .rulesets import InlineQuery
+    from .scenario.scenario import from_query
+
     return from_query(ruleset, InlineQuery(attacker, defender, options))

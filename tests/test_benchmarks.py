@@ -105,3 +105,39 @@ def test_serve_latency_benchmark_times_the_warm_server_against_odds() -> None:
     for row in ("serve, warm (median)", "serve, warm (slowest)", "`battle-odds odds` (median)"):
         assert float(rows[row].split("|")[2]) > 0
     assert "processor:" in out and "load average" in out
+
+
+def test_latency_benchmark_times_the_warm_commands_against_the_floor() -> None:
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "latency.py"), "--repeats", "1", "--no-cold"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    rows = [line for line in done.stdout.splitlines() if line.startswith("| `")]
+    assert [row.split("`")[1].split()[0] for row in rows] == [
+        "python",
+        "battle-odds",
+        "battle-odds",
+        "battle-odds",
+    ]
+    assert "processor" in done.stdout and "load average" in done.stdout
+
+
+def test_compile_benchmark_lists_a_cold_runs_compiled_functions() -> None:
+    """A cold run (its own empty cache) compiles the ruleset's kernel functions once each."""
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "compile.py"), "confrontation", "-n", "40"],
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
+    assert done.returncode == 0, done.stderr
+    counts = {
+        line.split()[3]: int(line.split()[2])
+        for line in done.stdout.splitlines()
+        if line.strip().split(" ")[-1].startswith("kernels.")
+    }
+    assert "kernels.confrontation.confrontation_battles" in counts
+    assert all(n == 1 for name, n in counts.items() if name.startswith("kernels.")), counts

@@ -67,6 +67,15 @@ def fields_lines(fields: dict[str, Any], width: int) -> list[str]:
     return lines
 
 
+def compiling_words(seconds: float) -> str:
+    """`` (+ 38 s compiling, first run only)`` after a run's time when Numba compiled its
+    kernels (nothing once they are cached)."""
+    if seconds <= 0.0:
+        return ""
+    shown = f"{seconds:.0f}" if seconds >= 10 else f"{seconds:.1f}"
+    return f" (+ {shown} s compiling, first run only)"
+
+
 def render(result: Result, console: Console) -> None:
     """Rich tables: outcomes, timing, casualties, extras, and the run's provenance."""
     rows = result.summary_rows()
@@ -144,7 +153,7 @@ def render(result: Result, console: Console) -> None:
         "battles": f"{result.n:,}",
         "scenario hash": result.scenario.hash,
         "kernel": result.kernel,
-        "time": f"{result.seconds:.2f} s",
+        "time": f"{result.seconds:.2f} s" + compiling_words(result.compile_seconds),
     }
     for key, value in result.extra.items():
         info[key] = value

@@ -30,7 +30,10 @@ class Result:
     notes: tuple[str, ...] = ()
     #: Extras that are yes/no (0/1) and are reported as probabilities.
     flags: frozenset[str] = frozenset()
+    #: Seconds the battles took, and (apart) seconds Numba compiled kernels for on a
+    #: first run (0 once they are in its cache).
     seconds: float = 0.0
+    compile_seconds: float = 0.0
     first: int = 0
     partial: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
@@ -139,6 +142,7 @@ class Result:
             "turn_limit_battles": self.turn_limit_battles,
             "notes": list(self.notes),
             "seconds": round(self.seconds, 3),
+            "compile_seconds": round(self.compile_seconds, 3),
             **self.extra,
         }
 

@@ -18,6 +18,7 @@ from ..errors import BattleOddsError
 from ..results.result import Result
 from ..results.stats import OUTCOMES, Z95, Histogram, Tally, wilson
 from ..scenario.scenario import Scenario
+from .compiling import compile_clock
 from .plan import DEFAULT_CHUNK, DEFAULT_MAX_BATTLES, ChunkExecutor, Progress, RunPlan
 from .runner import KEEP_ROWS_LIMIT, run_chunks
 
@@ -152,7 +153,8 @@ def run_to_precision(
     if plan.precision is None:
         raise BattleOddsError("a precision run needs a precision target")
     precision, max_battles, keep_battles = plan.precision, plan.max_battles, plan.keep_battles
-    started = time.perf_counter()
+    clock = compile_clock()
+    started, compiled_before = time.perf_counter(), clock.seconds
     result: Result | None = None
     kept: list[dict[str, np.ndarray]] = []
     keep = True if keep_battles is None else keep_battles
@@ -188,4 +190,12 @@ def run_to_precision(
         rows = {name: np.concatenate([k[name] for k in kept]) for name in kept[0]}
     extra = dict(result.extra)
     extra["precision"] = precision_report(plan, widest, done)
-    return replace(result, rows=rows, first=0, seconds=time.perf_counter() - started, extra=extra)
+    compiled = clock.seconds - compiled_before
+    return replace(
+        result,
+        rows=rows,
+        first=0,
+        seconds=time.perf_counter() - started - compiled,
+        compile_seconds=compiled,
+        extra=extra,
+    )

@@ -22,6 +22,7 @@ from rich.progress import (
 from ..results.result import Result
 from ..scenario.scenario import Scenario
 from .chunking import CallTimes
+from .compiling import announce_compiles
 from .plan import DEFAULT_CHUNK, RunPlan
 from .plan import Progress as ProgressCallback
 from .runner import run_chunks
@@ -132,6 +133,10 @@ def progress_bar(
     that it runs.
     """
     estimate = Estimate(clock)
+
+    def say(line: str) -> None:
+        console.print(line, highlight=False, markup=False, soft_wrap=True)
+
     if not console.is_terminal:
         limit = ETA_NOTICE_SECONDS if notice_after is None else notice_after
         told: float | None = None
@@ -172,7 +177,8 @@ def progress_bar(
                 say(count + (f" ({detail})" if detail else "") + time_left)
 
         try:
-            yield notice
+            with announce_compiles(say):
+                yield notice
         finally:
             if running is not None:
                 running.cancel()
@@ -197,9 +203,14 @@ def progress_bar(
                 return
             left = estimate.left(done, total)
             eta = "…" if left is None else format_seconds(left)
-            bar.update(task, completed=done, total=total, eta=eta, detail=detail)
+            bar.update(task, description=short, completed=done, total=total, eta=eta, detail=detail)
 
-        yield update
+        def compiled(functions: int) -> None:
+            # A first run compiles for tens of seconds before any battle: the count moves.
+            bar.update(task, description=f"compiling: {functions} functions done")
+
+        with announce_compiles(say, compiled):
+            yield update
 
 
 @contextmanager

@@ -15,7 +15,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import numba
 import numpy as np
 
 from .. import rulesets
@@ -26,6 +25,7 @@ from ..scenario.scenario import Scenario
 from ..version import __version__
 from .checkpoint import Checkpoint
 from .chunking import FIRST_CHUNK, ChunkSizes, sized_chunks
+from .compiling import compile_clock
 from .interrupt import StopRequest, fail_after_the_answer, stop_on_interrupt, stop_requested
 from .plan import DEFAULT_CHUNK, ChunkExecutor, Progress, RunPlan
 
@@ -44,6 +44,8 @@ def thread_count(threads: int | None) -> Iterator[None]:
     if threads is None:
         yield
         return
+    import numba  # here: imported at start, before the kernels, it would load SciPy
+
     available = numba.config.NUMBA_NUM_THREADS  # type: ignore[attr-defined]
     if not 1 <= threads <= available:
         raise BattleOddsError(f"--threads {threads}: expected 1..{available} on this machine")
@@ -183,6 +185,8 @@ def run_chunks(scenario: Scenario, plan: RunPlan, progress: Progress | None = No
             )
     state = None
     ranges = [(first, battles)]
+    clock = compile_clock()
+    compiled_before = clock.seconds
     prepared = rulesets.get(scenario.ruleset).prepare(scenario.model)
     if checkpoint is not None:
         state = Checkpoint.open(
@@ -208,6 +212,7 @@ def run_chunks(scenario: Scenario, plan: RunPlan, progress: Progress | None = No
         )
     rows: list[dict[str, np.ndarray]] | None = [] if keep else None
     started = time.perf_counter()
+    compiled_at_start = clock.seconds
     saved = started
     with thread_count(plan.threads), stop_on_interrupt(plan.interruptible):
         if progress is not None:
@@ -259,6 +264,8 @@ def run_chunks(scenario: Scenario, plan: RunPlan, progress: Progress | None = No
         kernel=prepared.kernel,
         notes=notes,
         flags=prepared.flags,
-        seconds=time.perf_counter() - started,
+        # The battles' time: a first run's compiling is reported apart.
+        seconds=time.perf_counter() - started - (clock.seconds - compiled_at_start),
+        compile_seconds=clock.seconds - compiled_before,
         partial=stopped,
     )
