@@ -134,8 +134,8 @@ def progress_bar(
     """
     estimate = Estimate(clock)
 
-    def say(line: str) -> None:
-        console.print(line, highlight=False, markup=False, soft_wrap=True)
+    def line(text: str) -> None:
+        console.print(text, highlight=False, markup=False, soft_wrap=True)
 
     if not console.is_terminal:
         limit = ETA_NOTICE_SECONDS if notice_after is None else notice_after
@@ -143,9 +143,7 @@ def progress_bar(
         running: threading.Timer | None = None
 
         def say(text: str) -> None:
-            console.print(
-                f"battle-odds: {label}: {text}", highlight=False, markup=False, soft_wrap=True
-            )
+            line(f"battle-odds: {label}: {text}")
 
         if unit != "battles" or open_ended:
             running = threading.Timer(
@@ -177,7 +175,7 @@ def progress_bar(
                 say(count + (f" ({detail})" if detail else "") + time_left)
 
         try:
-            with announce_compiles(say):
+            with announce_compiles(line):  # the notice names the program itself
                 yield notice
         finally:
             if running is not None:
@@ -209,7 +207,7 @@ def progress_bar(
             # A first run compiles for tens of seconds before any battle: the count moves.
             bar.update(task, description=f"compiling: {functions} functions done")
 
-        with announce_compiles(say, compiled):
+        with announce_compiles(line, compiled):
             yield update
 
 
