@@ -469,7 +469,7 @@ men = { soldier = 3 }
         (
             "control_battle = 3",
             "control_battle = -3",
-            r":13: attacker.units\[0\].noble.control_battle: .*0..10_000",
+            r":13: attacker.units\[0\].noble.control_battle: .*0..10,000",
         ),
         (
             "control_battle = 3",
@@ -479,7 +479,7 @@ men = { soldier = 3 }
         (
             "control_battle = 3",
             "attack_tactics = 20000",
-            r"attacker.units\[0\].noble.attack_tactics: .*0..10_000",
+            r"attacker.units\[0\].noble.attack_tactics: .*0..10,000",
         ),
         (
             "control_battle = 3",
@@ -547,7 +547,7 @@ def test_bad_new_keys_name_the_key_line_and_nearest_name(
         ),
         (
             ["--set", "defender_allies=noble, 5 soldier", "--set", "allies_round=0"],
-            "defender.allies.round",
+            "--defender: allies, round: 0 is out of range",
         ),
     ],
 )
