@@ -89,7 +89,8 @@ def read_stderr_until(process: subprocess.Popen[str], text: str) -> list[str]:
 def finish(process: subprocess.Popen[str], lines: list[str] | None = None) -> tuple[int, str, str]:
     out, err = process.communicate(timeout=180)
     time.sleep(0.2)  # the stderr reader's last lines
-    return process.returncode, out, "".join(lines) if lines is not None else err
+    # The reader thread and communicate() share stderr: each has some of its lines.
+    return process.returncode, out, "".join(lines or []) + err
 
 
 def loaded(pid: int, library: str) -> bool:

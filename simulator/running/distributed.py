@@ -246,8 +246,10 @@ def connect(scheduler: str) -> Iterator[Any]:
         # (tasks of the client's loop that end in AllExit or a closed comm) at any time,
         # even after the command answered: its failure reaches the command through its
         # futures, and the command says it in one line.
-        for name in ("asyncio", "distributed", "tornado"):
-            logging.getLogger(name).setLevel(logging.CRITICAL + 1)
+        quiet = ("asyncio", "distributed", "tornado")
+        for name in [*quiet, *logging.root.manager.loggerDict]:
+            if name.split(".")[0] in quiet:  # Dask gives some of its loggers a level
+                logging.getLogger(name).setLevel(logging.CRITICAL + 1)
     local = _LOCAL.match(scheduler)
     if local:
         workers = int(local.group(1))
