@@ -521,11 +521,11 @@ def line_of(text: str, needle: str) -> int:
     ("old", "new", "expected"),
     [
         ('rating = "A2"', 'rating = "D7"', ["rating 'D7'", "A, B or C", "1..6"]),
-        ("steps = 4", "steps = 5", ["--attacker: block 1, steps", "5 is out of range", "1..4"]),
+        ("steps = 4", "steps = 5", ["attacker.blocks[0].steps", "5 is out of range", "1..4"]),
         (
             'at = "castle"',
             'at = "reserve"\nround = 4',
-            ["--defender: block 1, round", "reserve round 4", "round 2 or 3"],
+            ["defender.blocks[0].round", "reserve round 4", "round 2 or 3"],
         ),
         ('storm = "round1"', 'strom = "round1"', ["unknown key 'strom'", "did you mean 'storm'"]),
         (
@@ -609,11 +609,11 @@ def test_more_castle_blocks_than_the_limit_in_a_file(tmp_path: Path) -> None:
         ("B2:4", "B3:3", ["storm=allways"], ["--set storm: 'allways'", "round1"]),
         ("B2:4", "B3:3 knigts", [], ["--defender: block 1, traits", "did you mean 'knights'"]),
         ("B2", "B3:3", [], ["--attacker", "RATING:STEPS"]),
-        ("B2:4", "B3:3", ["rules=engin"], ["battle.rules", "'engin'", "did you mean 'engine'"]),
-        ("B2:4", "B3:3", ["charge_sixes=missed"], ["battle.charge_sixes", "missed_six"]),
-        ("B2:4", "B3:3", ["retreat_round=0"], ["policy.retreat_round", "out of range", "1..3"]),
+        ("B2:4", "B3:3", ["rules=engin"], ["--set rules", "'engin'", "did you mean 'engine'"]),
+        ("B2:4", "B3:3", ["charge_sixes=missed"], ["--set charge_sixes", "missed_six"]),
+        ("B2:4", "B3:3", ["retreat_round=0"], ["--set retreat_round", "out of range", "1..3"]),
         ("B2:4", "B3:3", ["retreat_road=maybe"], ["retreat_road", "true or false"]),
-        ("B2:4", "B3:3", ["castle_withdraw=alwys"], ["policy.castle_withdraw", "when_weaker"]),
+        ("B2:4", "B3:3", ["castle_withdraw=alwys"], ["--set castle_withdraw", "when_weaker"]),
         ("B2:4", "B3:3", ["relif=field_contested"], ["relif", "did you mean 'relief'"]),
     ],
 )
