@@ -35,13 +35,15 @@ def print_error(message: str) -> None:
     err.print(f"[bold red]error:[/bold red] {escape(line)}", highlight=False, soft_wrap=True)
 
 
-def print_json(data: dict[str, Any]) -> None:
+def print_json(data: dict[str, Any], provenance: bool = True) -> None:
     """A command's ``--json`` answer: indented, and never the non-standard NaN; with the
     package version beside the seed and scenario hashes the answer carries (provenance:
-    what reproduces it)."""
+    what reproduces it). A listing keyed by name (``units``: one key per ruleset) is not
+    an answer and takes no extra key (``provenance=False``)."""
     from ..version import __version__
 
-    data = {**data, "version": data.get("version", __version__)}
+    if provenance:
+        data = {**data, "version": data.get("version", __version__)}
     sys.stdout.write(jsonlib.dumps(data, indent=2, allow_nan=False) + "\n")
 
 

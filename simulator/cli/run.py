@@ -239,12 +239,13 @@ def units(
             err.print(f"warning: {escape(problem)}", highlight=False, soft_wrap=True)
     tables = {name: rulesets.get(name).units() for name in names}
     if json:
-        # One object, each ruleset's rows under its name.
+        # One object, each ruleset's rows under its name (and nothing else under it).
         print_json(
             {
                 name: frame.astype(object).where(frame.notna(), None).to_dict(orient="records")
                 for name, frame in tables.items()
-            }
+            },
+            provenance=False,
         )
         return
     for name, frame in tables.items():
