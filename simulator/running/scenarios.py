@@ -135,10 +135,18 @@ class ScenarioBattles:
         (a scenario may belong to several groups). ``battles``: about how many battles
         each will run, for a kernel worth its set-up (Prepared.kernel_choices)."""
         prepared = [self.prepared(k) for k in keys]
+
+        def choices(p: Prepared) -> tuple[str, ...]:
+            check_stop()  # a table may take a second: Ctrl-C is answered between them
+            return p.kernel_choices(battles)
+
+        # What each can run may need its tables built (olympia's chain table): built
+        # side by side, as its battles would be.
         if self.client is None and self.workers > 1 and len(prepared) > 1:
-            # What each can run may need its tables built (olympia's chain table): built
-            # side by side, as its battles would be.
-            list(self._threads().map(lambda p: p.kernel_choices(battles), prepared))
+            list(self._threads().map(choices, prepared))
+        else:
+            for p in prepared:
+                choices(p)
         return use_common_kernel(prepared, battles)
 
     def _on(self, key: Hashable, kernel: str | None) -> Prepared:
