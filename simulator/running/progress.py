@@ -34,6 +34,9 @@ ETA_NOTICE_SECONDS = 60.0
 RUNNING_NOTICE_SECONDS = 2.0
 #: In a pipe, after the first notice, a line of progress at most this often (seconds).
 PIPE_EVERY_SECONDS = 30.0
+#: Pieces of work that fit no cost per call are timed this long (seconds), then their mean
+#: rate is the estimate.
+AVERAGE_AFTER_SECONDS = 5.0
 #: The rate of battles is timed over at least this long (seconds) before it is trusted.
 TIMED_SECONDS = 0.5
 
@@ -83,13 +86,19 @@ class Estimate:
         if len(calls) >= 3 and all(n == calls[0][0] for n, _ in calls):
             return self.times.seconds / sum(n for n, _ in calls)
         fitted = self.times.fit()
-        if fitted is None:
+        if (
+            fitted is None
+            or fitted[2] > fitted[1] / 4
+            or 4 * fitted[1] * max(n for n, _ in calls) < fitted[0]
+        ):
+            # b not known within a quarter, or battles under a fifth of the largest call
+            # (a slope over calls that are all fixed cost is noise). Pieces that are not
+            # calls (a study's scenarios side by side, reported every half second) may
+            # never fit: after AVERAGE_AFTER_SECONDS of them, their mean rate.
+            if self.times.seconds >= AVERAGE_AFTER_SECONDS:
+                return self.times.seconds / max(sum(n for n, _ in calls), 1)
             return None
-        a, b, error = fitted
-        # b known within a quarter, and battles a fifth of the largest call at least: a
-        # slope over calls that are all fixed cost is noise.
-        if error > b / 4 or 4 * b * max(n for n, _ in calls) < a:
-            return None
+        a, b, _ = fitted
         # The calls to come: as many battles as fit in the time a call should take, at
         # most the chunk size (or the size the calls settled at, two alike in a row).
         size = min((self.times.call_seconds() - a) / b, DEFAULT_CHUNK)

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed, wait
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from typing import Any, TypeVar
 
 import numba
@@ -41,6 +41,8 @@ from .interrupt import Interrupted, check_stop, stop_requested
 from .plan import DEFAULT_CHUNK, StudyPlan
 from .runner import thread_count
 
+#: How often (seconds) the battles done inside blocks running side by side are reported.
+PROGRESS_SECONDS = 0.5
 #: Scenarios per Dask task of :meth:`ScenarioBattles.wins`.
 TASK_SCENARIOS = 32
 #: Outcome columns of one chunk of battles of a group: one dict of columns per scenario.
@@ -133,10 +135,18 @@ class ScenarioBattles:
         (a scenario may belong to several groups). ``battles``: about how many battles
         each will run, for a kernel worth its set-up (Prepared.kernel_choices)."""
         prepared = [self.prepared(k) for k in keys]
+
+        def choices(p: Prepared) -> tuple[str, ...]:
+            check_stop()  # a table may take a second: Ctrl-C is answered between them
+            return p.kernel_choices(battles)
+
+        # What each can run may need its tables built (olympia's chain table): built
+        # side by side, as its battles would be.
         if self.client is None and self.workers > 1 and len(prepared) > 1:
-            # What each can run may need its tables built (olympia's chain table): built
-            # side by side, as its battles would be.
-            list(self._threads().map(lambda p: p.kernel_choices(battles), prepared))
+            list(self._threads().map(choices, prepared))
+        else:
+            for p in prepared:
+                choices(p)
         return use_common_kernel(prepared, battles)
 
     def _on(self, key: Hashable, kernel: str | None) -> Prepared:
@@ -173,28 +183,43 @@ class ScenarioBattles:
             yield from self._each_on_cluster(keys, first, count, kernel, summarise, combine)
             return
         prepared = [self._on(k, kernel) for k in keys]
+        #: Battles of each block done so far (written by its thread, read here).
+        fought = [0] * len(keys)
+        reported = 0
 
         def block(i: int) -> tuple[T, float]:
             started = time.perf_counter()
             run, sizes = prepared[i].run, self._sizes[keys[i]]
-            parts = [
-                summarise(columns)
-                for _, _, columns in sized_chunks(
-                    [(first, count)], sizes, lambda a, n: _checked(run, self.seed, a, n)
-                )
-            ]
+            parts = []
+            for _, n, columns in sized_chunks(
+                [(first, count)], sizes, lambda a, n: _checked(run, self.seed, a, n)
+            ):
+                parts.append(summarise(columns))
+                fought[i] += n
             self._last_size = sizes.size
             return (parts[0] if len(parts) == 1 else combine(parts)), time.perf_counter() - started
+
+        def report() -> None:
+            """The battles done since the last report, within blocks too: a study's
+            progress moves (and knows its time left) long before a block ends."""
+            nonlocal reported
+            now = sum(fought)
+            if now > reported:
+                self._done(now - reported)
+                reported = now
 
         if self.workers > 1 and len(keys) > 1:
             pool = self._threads()
             blocks = {pool.submit(block, i): i for i in range(len(keys))}
             try:
-                for finished in as_completed(blocks):
-                    summary, seconds = finished.result()
-                    self.kernel_seconds += seconds
-                    self._done(count)
-                    yield blocks[finished], summary
+                running = set(blocks)
+                while running:
+                    finished, running = wait(running, PROGRESS_SECONDS, FIRST_COMPLETED)
+                    report()
+                    for future in finished:
+                        summary, seconds = future.result()
+                        self.kernel_seconds += seconds
+                        yield blocks[future], summary
             finally:
                 # At Ctrl-C the blocks raise Interrupted at their next call: the ones not
                 # begun are left, the others end within a call.
@@ -206,7 +231,7 @@ class ScenarioBattles:
                 for i in range(len(keys)):
                     summary, seconds = block(i)
                     self.kernel_seconds += seconds
-                    self._done(count)
+                    report()
                     yield i, summary
 
     def _each_on_cluster(

@@ -206,15 +206,15 @@ def equal_cost_matrix(
         # Every cell on one kernel and the same battles (common random numbers), the
         # cells side by side, each kernel on one thread.
         kernel = engine.settle(pairs, battles)
+        if progress is not None:
+            report = progress
+            engine.on_battles = lambda: report(
+                engine.battles,
+                len(pairs) * battles,
+                f"{len(tallies):,} of {len(pairs):,} matchups done",
+            )
         for i, cell_tally in engine.each(pairs, 0, battles, kernel, tally, merged):
             tallies[i] = cell_tally
-            if progress is not None:
-                done = len(tallies)
-                progress(
-                    done * battles,
-                    len(pairs) * battles,
-                    f"{done:,} of {len(pairs):,} matchups done",
-                )
     except Interrupted:
         pass  # the cells done are the answer so far
     finally:

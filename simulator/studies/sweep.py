@@ -271,11 +271,12 @@ def _fixed_points(
             engine.add(key, at)
         # The points side by side, each kernel on one thread.
         kernel = engine.settle(keys, battles)
+        if progress is not None:
+            report = progress
+            engine.on_battles = lambda: report(engine.battles, len(keys) * battles)
         try:
             for key, point_tally in engine.each(keys, 0, battles, kernel, tally, merged):
                 tallies[key] = point_tally
-                if progress is not None:
-                    progress(len(tallies) * battles, len(keys) * battles)
         except Interrupted:
             pass  # the points done are the answer so far
         results = []
