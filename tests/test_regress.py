@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from functools import cache
 from pathlib import Path
 from xml.etree import ElementTree
 
@@ -82,6 +83,9 @@ def raise_knight_attack(monkeypatch: pytest.MonkeyPatch, factor: float) -> None:
     table = model.standard_fighters()
     table["knight"]["attack"] = round(table["knight"]["attack"] * factor)
     monkeypatch.setattr(model, "standard_fighters", lambda: {k: dict(v) for k, v in table.items()})
+    # The package's fighter types are read once per process: a fresh cache reads the
+    # changed table (the monkeypatch puts the old one back afterwards).
+    monkeypatch.setattr(model, "_package_fighter", cache(model._package_fighter.__wrapped__))
 
 
 def test_a_rules_change_of_twenty_percent_is_caught(

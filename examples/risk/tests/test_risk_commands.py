@@ -98,7 +98,7 @@ def test_new_and_schema_describe_the_same_file_format(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "named"),
     [
-        ("armies = 0", ["bad.toml:8:", "attacker.armies", f"1..{keys.MOST_ARMIES:_}"]),
+        ("armies = 0", ["bad.toml:8:", "attacker.armies", f"1..{keys.MOST_ARMIES:,}"]),
         ("armies = 10\nfleets = 2", ["bad.toml:9:", "attacker.fleets", "unknown key"]),
         ("armies = 1.5", ["bad.toml:8:", "attacker.armies", "whole number"]),
     ],
