@@ -412,7 +412,7 @@ def _sweep(
     title = f"{loaded.name}: P({_outcome_words(outcome)}) with 95% interval"
     if len(result.varies) == 2 and not result.partial:
         _print_grid(result, names, title)
-    else:
+    elif result.points:  # none when Ctrl-C came before the first point's answer
         columns = [v.path for v in result.varies] + ["p", "low", "high", "battles"]
         _print_frame(result.frame()[columns], title, names)
     say_partial(result.partial, json, done or "")

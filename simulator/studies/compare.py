@@ -25,6 +25,7 @@ from .. import rulesets
 from ..errors import BattleOddsError
 from ..results.result import Result
 from ..results.stats import OUTCOMES, Z95, Tally
+from ..running.interrupt import Interrupted, stop_requested
 from ..running.plan import DEFAULT_CHUNK, Progress, StudyPlan
 from ..running.scenarios import ScenarioBattles
 from ..scenario.scenario import Scenario
@@ -109,6 +110,8 @@ class Comparison:
         adj_b, adj_a = (only_b + 0.5) / adj_n, (only_a + 0.5) / adj_n
         centre = adj_b - adj_a
         half = z * math.sqrt(max(adj_b + adj_a - centre * centre, 0.0) / adj_n)
+        if n == 0:  # stopped before its first battle: nothing known yet
+            return Difference(p_a, p_b, math.nan, -1.0, 1.0)
         return Difference(
             p_a, p_b, (only_b - only_a) / n, max(-1.0, centre - half), min(1.0, centre + half)
         )
@@ -296,14 +299,21 @@ def compare(
     engine.add("b", b)
     # Different kernels draw battle i differently: both on one kernel (two rulesets
     # share none, and each runs its own).
-    kernel = engine.settle(["a", "b"], battles)
+    try:
+        kernel = engine.settle(["a", "b"], battles)
+    except Interrupted:  # Ctrl-C while their tables were built: no battle fought yet
+        kernel = None
     prepared = [engine.prepared("a"), engine.prepared("b")]
     tally_a, tally_b = Tally(), Tally()
     joint = np.zeros((3, 3), np.int64)
     sums: dict[str, PairedSums] = {}
     started = time.perf_counter()
     done = 0
-    chunks = engine.tallies(["a", "b"], first, battles, paired_chunk, kernel, chunk)
+    chunks = (
+        engine.tallies(["a", "b"], first, battles, paired_chunk, kernel, chunk)
+        if not stop_requested()
+        else iter(())
+    )
     for _, count, part in chunks:
         tally_a, tally_b = tally_a.merge(part.a), tally_b.merge(part.b)
         joint += part.joint

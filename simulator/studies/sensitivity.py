@@ -165,10 +165,13 @@ def sensitivity(
                         progress=battles_of(progress, len(result.rows) * battles, total * battles),
                     )
                     result.partial = result.partial or comparison.partial
-                    d = comparison.win(side, Z95)
-                    result.base = d.a
-                    row.update(p=d.b, diff=d.difference, low=d.low, high=d.high)
-                    row["battles"] = comparison.n
+                    if comparison.n == 0:  # Ctrl-C before its first battle
+                        row["note"] = "not run (interrupted)"
+                    else:
+                        d = comparison.win(side, Z95)
+                        result.base = d.a
+                        row.update(p=d.b, diff=d.difference, low=d.low, high=d.high)
+                        row["battles"] = comparison.n
             result.rows.append(row)
             if progress is not None:
                 progress(len(result.rows) * battles, total * battles)
