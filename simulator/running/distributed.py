@@ -186,6 +186,11 @@ def in_background(build: Any, seconds: float | None, what: str) -> Any:
             abandoned.set()
             raise BattleOddsError(f"{what}: no answer within {seconds:g} s")
     if "error" in box:
+        if stop_requested():
+            # Ctrl-C reaches every process of the command: a worker that was starting
+            # may die of it before its first line ignores it, and the cluster then fails
+            # to start. The command was asked to stop, and it stops.
+            return None
         raise box["error"]
     return box["built"]
 
@@ -198,7 +203,7 @@ def workers_ignore_ctrl_c() -> None:
     program is prefixed with ``signal(SIGINT, SIG_IGN)``. Ignoring SIGINT in this
     process while they start, as they would then inherit it, would lose a Ctrl-C that
     comes meanwhile, and a cluster takes seconds to start."""
-    from multiprocessing import spawn
+    from multiprocessing import spawn, util
 
     command_line = spawn.get_command_line
     if getattr(command_line, "ignores_ctrl_c", False):
@@ -208,11 +213,28 @@ def workers_ignore_ctrl_c() -> None:
         line = list(command_line(**kwargs))
         if "-c" in line:
             at = line.index("-c") + 1
-            line[at] = "import signal; signal.signal(signal.SIGINT, signal.SIG_IGN); " + line[at]
+            line[at] = (
+                "import signal; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+                "signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT}); " + line[at]
+            )
         return line
+
+    launch = util.spawnv_passfds
+
+    def born_deaf(*args: Any, **kwargs: Any) -> Any:
+        # The child is born with Ctrl-C blocked (a signal mask survives exec): one that
+        # comes while its interpreter starts, before the first line ignores it, would
+        # kill it in `import site` with a traceback. This process still sees it: its
+        # other threads, the main one among them, do not block it.
+        before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            return launch(*args, **kwargs)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, before)
 
     ignoring.ignores_ctrl_c = True  # type: ignore[attr-defined]
     spawn.get_command_line = ignoring
+    util.spawnv_passfds = born_deaf
 
 
 def _close_quietly(thing: Any) -> None:
