@@ -20,7 +20,14 @@ from simulator.errors import Source
 from simulator.running import progress
 from simulator.running.chunking import ChunkSizes
 from simulator.running.plan import RunPlan
-from simulator.running.progress import Estimate, format_seconds, progress_bar, run_battles
+from simulator.running.progress import (
+    Count,
+    Estimate,
+    bar_lines,
+    format_seconds,
+    progress_bar,
+    run_battles,
+)
 from simulator.running.runner import FIRST_CHUNK, chunk_plan
 from simulator.scenario.scenario import from_data
 
@@ -155,21 +162,40 @@ def test_pipe_prints_one_line_once_when_the_estimate_is_long() -> None:
     ]
 
 
-def test_pipe_says_a_search_counted_in_probes_runs_within_seconds() -> None:
-    """A search counted in probes has no time left until a probe ends (the first may take
-    minutes): in a pipe it says it runs soon after its start, once; a quick one says
-    nothing."""
+def test_pipe_says_what_a_search_counts_within_seconds() -> None:
+    """A search has no time left until enough of it is done (its first value may take
+    minutes): in a pipe it says soon after its start what it counts, done of how many in
+    all and what it is at, once; a quick one says nothing."""
     console, text = pipe_console()
-    with progress_bar(console, "worth", "probes", running_after=0.05):
+    with progress_bar(
+        console, "worth", "numbers of soldier tried", running_after=0.05, at_most=True
+    ) as report:
+        report(2, 18, "now 12 soldier: battles up to 8,000 of at most 256,000")
         time.sleep(0.5)
-    assert text.getvalue().splitlines() == [
-        "battle-odds: worth: running, counted in probes (Ctrl-C stops with the answer so far)"
-    ]
+    said = text.getvalue().splitlines()
+    assert len(said) == 1 and said[0].startswith(
+        "battle-odds: worth: running: 2 of at most 18 numbers of soldier tried (now 12 "
+        "soldier: battles up to 8,000 of at most 256,000), 0 s so far (the time left is "
+        "not known until more is done; Ctrl-C stops with the answer so far)"
+    ), said
     console, text = pipe_console()
-    with progress_bar(console, "worth", "probes", running_after=0.5):
+    with progress_bar(console, "worth", "numbers of soldier tried", running_after=0.5):
         pass
     time.sleep(0.7)
     assert text.getvalue() == ""
+
+
+def test_pipe_says_an_open_ended_search_runs_and_what_it_counts() -> None:
+    console, text = pipe_console()
+    with progress_bar(
+        console, "prices", "pairs of counts fought", running_after=0.05, open_ended=True
+    ) as report:
+        report(1_234, 0, "each 4,000 battles")
+        time.sleep(0.5)
+    assert text.getvalue().startswith(
+        "battle-odds: prices: running: 1,234 pairs of counts fought (each 4,000 battles), "
+    ), text.getvalue()
+    assert "no total is known in advance" in text.getvalue()
 
 
 def test_pipe_stays_silent_when_the_estimate_is_short() -> None:
@@ -188,7 +214,106 @@ def test_terminal_bar_shows_the_estimate() -> None:
         assert report is not None
         for done in (0, 8, 40, 72, 104):
             report(done, 1_000)
-    assert "eta 28 s" in text.getvalue()
+    assert "104 of 1,000 battles, about 28 s left" in text.getvalue()
+
+
+BAR_CASES = [
+    (Count(), "Knights against pikemen", "time left: estimating"),
+    (Count(done=1_234_567, total=10_000_000), "Knights against pikemen", "about 12 min left"),
+    (
+        Count("numbers of soldier tried", at_most=True, done=2, total=18),
+        "worth",
+        "up to 3 min left",
+    ),
+    (
+        Count(
+            "battles of this race",
+            at_most=True,
+            done=172_000,
+            total=21_504_000,
+            detail="a search step's race, look 2 of 8: 412 armies left of 1,234",
+        ),
+        "best",
+        "time left: estimating",
+    ),
+    (Count("pairs of counts fought", open_ended=True, done=25_000), "prices", "2 min so far"),
+]
+
+
+@pytest.mark.parametrize("width", [80, 120, 50])
+@pytest.mark.parametrize(("count", "label", "time_words"), BAR_CASES)
+def test_bar_fits_and_never_cuts_a_number(
+    count: Count, label: str, time_words: str, width: int
+) -> None:
+    """The bar fits the terminal (its last column free) and says, whole, what it counts,
+    done of how many in all with thousands separators, the time left and the detail."""
+    lines = [text for text, _ in bar_lines(label, count, time_words, width)]
+    assert all(len(line) <= width - 1 for line in lines), lines
+    said = " ".join(" ".join(lines).split())
+    if count.done is None:
+        assert f"starting: counting {count.unit}" in said
+    elif count.open_ended:
+        assert f"{count.done:,} {count.unit}" in said
+    else:
+        most = "at most " if count.at_most else ""
+        assert f"{count.done:,} of {most}{count.total:,} {count.unit}" in said, said
+    assert time_words in said and " ".join(count.detail.split()) in said
+    if width >= 80:  # room for the label, whole or cut at a word
+        assert lines[0].startswith(label.split()[0]), lines
+
+
+def test_a_real_terminal_shows_the_whole_count(tmp_path: Any) -> None:
+    """In a pseudo-terminal of 80 columns (rich measures it: no COLUMNS), the bar of a run
+    of 3,000,000 battles says ``... of 3,000,000 battles``, whole, within 80 columns."""
+    frames = bar_frames(["run", "scenarios/olympia/knights_vs_pikemen.toml", "-n", "3000000"], 80)
+    counted = [f for f in frames if "of 3,000,000 battles" in f]
+    assert counted, frames
+    assert all(len(f) <= 80 for f in frames), [f for f in frames if len(f) > 80]
+    assert all(re.search(r"\b[\d,]+ of 3,000,000 battles, ", f) for f in counted), counted
+
+
+def bar_frames(args: list[str], columns: int) -> list[str]:
+    """Every line the command draws on its terminal's stderr (the bar's frames too),
+    escape sequences removed."""
+    import fcntl
+    import os
+    import pty
+    import select
+    import struct
+    import subprocess
+    import sys
+    import termios
+    from pathlib import Path
+
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    env["TERM"] = "xterm-256color"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "simulator", *args],
+        stdin=follower,
+        stdout=subprocess.DEVNULL,
+        stderr=follower,
+        env=env,
+        cwd=Path(__file__).resolve().parents[1],
+    )
+    os.close(follower)
+    chunks = []
+    while select.select([leader], [], [], 600)[0]:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the terminal closed: the process ended
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(leader)
+    assert process.wait(timeout=60) == 0, args
+    raw = b"".join(chunks).decode("utf-8", "replace")
+    # Each frame is drawn after a carriage return or a cleared line.
+    pieces = re.split(r"\r|\n|\x1b\[2K|\x1b\[1A", raw)
+    plain = [re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", piece) for piece in pieces]
+    return [line for line in plain if line.strip()]
 
 
 def test_format_seconds() -> None:

@@ -333,7 +333,7 @@ def _sweep(
             limits["first_battles"] = battles
         if max_battles is not None:
             limits["max_battles"] = max_battles
-        with progress_bar(err, "target search", "probes") as progress:
+        with progress_bar(err, "sweep --target", "values tried", at_most=True) as progress:
             search = sweeping.find_target(
                 loaded,
                 vary[0],
@@ -384,7 +384,7 @@ def _sweep(
     if precision is None and max_battles is not None:
         raise BattleOddsError("--max-battles caps --precision or --target: give one of them too")
     limits = {} if max_battles is None else {"max_battles": max_battles}
-    unit = "points" if precision is not None else "battles"
+    unit = "points of the sweep" if precision is not None else "battles"
     with progress_bar(err, "sweep", unit) as progress:
         result = sweeping.sweep(
             loaded,

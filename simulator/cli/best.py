@@ -103,7 +103,10 @@ def best(
         from ..report import plots
 
         plots.check_output(output)
-    with executor_for(scheduler) as executor, progress_bar(err, "best", "looks") as progress:
+    with (
+        executor_for(scheduler) as executor,
+        progress_bar(err, "best", "battles of this race", at_most=True) as progress,
+    ):
         answer = find_best(
             loaded,
             budget=budget,

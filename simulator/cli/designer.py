@@ -128,7 +128,10 @@ def worth(
         from ..report.figures import check_output  # matplotlib: only for -o
 
         check_output(output)
-    with executor_for(scheduler) as executor, progress_bar(err, "worth", "probes") as progress:
+    with (
+        executor_for(scheduler) as executor,
+        progress_bar(err, "worth", f"numbers of {in_} tried", at_most=True) as progress,
+    ):
         answer = find_worth(
             loaded,
             side=side,

@@ -5,19 +5,17 @@ Nothing for a short run in pipes, files or CI logs."""
 
 from __future__ import annotations
 
+import textwrap
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, replace
+from typing import Any
 
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-)
+from rich.console import Console, RenderableType
+from rich.progress import Progress
+from rich.text import Text
 
 from ..results.result import Result
 from ..scenario.scenario import Scenario
@@ -29,9 +27,18 @@ from .runner import run_chunks
 
 #: In a pipe, a run estimated to take longer than this (seconds) says so on stderr.
 ETA_NOTICE_SECONDS = 60.0
-#: A search counted in probes or looks has no time left to show until a probe is done (the
-#: first may take minutes): in a pipe it says it runs this many seconds after its start.
+#: A search (values tried, a race's battles) has no time left to show until enough of it is
+#: done (the first value may take minutes): in a pipe it says this many seconds after its
+#: start what it counts and where it is.
 RUNNING_NOTICE_SECONDS = 2.0
+#: The terminal bar says how long it has run when the time left is not known this long
+#: after the start (seconds).
+ESTIMATING_SECONDS = 10.0
+#: The terminal bar's narrowest drawing and shortest label (columns): narrower, it goes.
+MIN_BAR = 10
+#: The time on the bar takes at least this many columns (``about 12 min left``).
+TIME_WIDTH = 17
+MIN_LABEL = 8
 #: In a pipe, after the first notice, a line of progress at most this often (seconds).
 PIPE_EVERY_SECONDS = 30.0
 #: Pieces of work that fit no cost per call are timed this long (seconds), then their mean
@@ -118,6 +125,117 @@ def format_seconds(seconds: float) -> str:
     return f"{seconds / 86400:.1f} days"
 
 
+@dataclass
+class Count:
+    """What a progress report says is done: ``done`` of ``total`` ``unit`` (``at_most``:
+    the total is a bound the work may stop short of, e.g. the values a search may try;
+    ``open_ended``: no total is known), ``detail`` what the work is at, in words."""
+
+    unit: str = "battles"
+    at_most: bool = False
+    open_ended: bool = False
+    done: int | None = None
+    total: int = 0
+    detail: str = ""
+
+    def words(self, aligned: bool = False) -> str:
+        """``1,234 of 3,000,000 battles``, ``2 of at most 7 values tried``, ``12 pairs of
+        counts``; before the first report, what will be counted (``starting: counting battles``).
+        ``aligned``: the count as wide as the total, for a bar that does not move."""
+        if self.done is None:
+            return f"starting: counting {self.unit}"
+        if self.open_ended:
+            return f"{self.done:,} {self.unit}"
+        most = "at most " if self.at_most else ""
+        total = f"{self.total:,}"
+        done = f"{self.done:,}".rjust(len(total) if aligned else 0)
+        return f"{done} of {most}{total} {self.unit}"
+
+
+def bar_lines(label: str, count: Count, time: str, width: int) -> list[tuple[str, str]]:
+    """The terminal bar of ``count`` in ``width`` columns, as lines of (text, bar) pairs:
+    ``label``, a bar, the count and ``time`` (``about 2 min left``) on the first line,
+    the detail wrapped below it. The count and the time are never cut (they wrap on
+    spaces in a very narrow terminal): the bar shrinks first, then the label. The last
+    column stays free (a terminal wraps a line that fills it)."""
+    room = max(width - 1, 20)
+    # Widths that do not move as the count grows (a label that came and went flickered).
+    head = f"{count.words(aligned=True)}, {time:<{TIME_WIDTH}}"
+    if len(label) + 1 + len(head) > room:  # no room to spare: the label first
+        head = f"{count.words()}, {time:<{TIME_WIDTH}}"
+    lines: list[tuple[str, str]] = []
+    if len(head) > room:
+        wrapped = textwrap.wrap(head, room, break_long_words=False, break_on_hyphens=False)
+        lines = [(label[:room], "")] + [(line, "") for line in wrapped]
+    else:
+        free = room - len(head) - 1  # for the label and the bar, each with a space
+        drawn = count.done is not None and not count.open_ended and count.total > 0
+        if not drawn:
+            label = _shortened(label, free)
+        elif len(label) + 1 + MIN_BAR > free:
+            # The label gives way to a bar of MIN_BAR, then to the count.
+            fits_bar = free - 1 - MIN_BAR >= MIN_LABEL
+            label = _shortened(label, free - 1 - MIN_BAR if fits_bar else free)
+        bar_room = min(free - len(label) - (1 if label else 0), 40)
+        bar = ""
+        if bar_room >= MIN_BAR and drawn:
+            assert count.done is not None
+            filled = round(bar_room * min(count.done / count.total, 1.0))
+            bar = "\u2501" * filled + "\u2500" * (bar_room - filled)
+        first = " ".join(part for part in (label, bar, head) if part)
+        lines = [(first, bar)]
+    if count.detail:
+        lines += [
+            (line, "")
+            for line in textwrap.wrap(
+                count.detail,
+                room,
+                initial_indent="  ",
+                subsequent_indent="  ",
+                break_long_words=False,
+                break_on_hyphens=False,
+            )
+        ]
+    return lines
+
+
+def _shortened(label: str, room: int) -> str:
+    """``label`` cut to ``room`` columns at a word (or in the word, marked, if it is one)."""
+    if len(label) <= room:
+        return label
+    if room < MIN_LABEL:
+        return ""
+    cut = label[: room - 1].rsplit(" ", 1)[0] if " " in label[: room - 1] else label[: room - 1]
+    return cut + "\u2026"
+
+
+class _Bar(Progress):
+    """rich's live display drawing :func:`bar_lines` at the console's width."""
+
+    def __init__(
+        self, lines: Callable[[int], list[tuple[str, str]]], console: Console, **kwargs: Any
+    ) -> None:
+        self.lines = lines  # before rich's set-up, which draws once
+        self.drawn_on = console
+        super().__init__(console=console, **kwargs)
+
+    def get_renderables(self) -> Iterable[RenderableType]:
+        text = Text(no_wrap=True, overflow="ignore")
+        for i, (line, bar) in enumerate(self.lines(self.drawn_on.width)):
+            if i:
+                text.append("\n")
+            if bar and bar in line:
+                before, after = line.split(bar, 1)
+                filled = bar.count("\u2501")
+                text.append(before, style="bold")
+                text.append(bar[:filled], style="bar.complete")
+                text.append(bar[filled:], style="bar.back")
+                text.append(after)
+            else:
+                text.append(line)
+        yield text
+
+
 @contextmanager
 def progress_bar(
     console: Console,
@@ -127,24 +245,50 @@ def progress_bar(
     clock: Callable[[], float] = time.perf_counter,
     running_after: float = RUNNING_NOTICE_SECONDS,
     open_ended: bool = False,
+    at_most: bool = False,
 ) -> Iterator[ProgressCallback]:
     """Yield a ``progress(done, total, detail="")`` callback for ``console``: ``done`` of
-    ``total`` ``unit`` (battles, matchups, ...; ``open_ended``: no total is known, and
-    ``total`` is ignored), ``detail`` what the work is at (``look 3 of 8: 412 armies left
-    in the race``).
+    ``total`` ``unit`` (battles, values tried, ...; ``at_most``: the total is the most the
+    work may come to, a search's; ``open_ended``: no total is known, and ``total`` is
+    ignored), ``detail`` what the work is at (``look 3 of 8: 412 armies left of 1,234``).
 
-    On a terminal it draws a transient bar with the time left (it disappears when the
-    run ends and the tables are printed). Elsewhere (a pipe, a notebook, a CI log) it
-    prints plain lines: one when the estimated time left exceeds ``notice_after``
-    seconds (default ETA_NOTICE_SECONDS), then one every PIPE_EVERY_SECONDS with what is
-    done of how many and the time left; work counted in another ``unit`` than battles
-    (probes, looks), or open-ended, also says ``running_after`` seconds after its start
-    that it runs.
+    On a terminal it draws a transient bar: what is counted, done of how many in all, the
+    time left, and the detail on a line below (it disappears when the run ends and the
+    tables are printed). Elsewhere (a pipe, a notebook, a CI log) it prints plain lines:
+    one when the estimated time left exceeds ``notice_after`` seconds (default
+    ETA_NOTICE_SECONDS), then one every PIPE_EVERY_SECONDS with what is done of how many
+    and the time left; a search (work counted in another ``unit`` than battles, or to a
+    total ``at_most``, or open-ended) also says ``running_after`` seconds after its start
+    what it counts and where it is, since its time left may not be known for minutes.
     """
     estimate = Estimate(clock)
+    count = Count(unit, at_most, open_ended)
+    # The time it has run, said where no time left is known: on the wall clock (``clock``
+    # times the estimate, and a test's ticks once per reading).
+    started = time.perf_counter()
+
+    def elapsed() -> str:
+        return format_seconds(time.perf_counter() - started)
 
     def line(text: str) -> None:
         console.print(text, highlight=False, markup=False, soft_wrap=True)
+
+    def time_words(left: float | None) -> str:
+        if count.open_ended or (
+            left is None and time.perf_counter() - started >= ESTIMATING_SECONDS
+        ):
+            # No total, or none timed yet: the time it has taken says it is alive.
+            return f"{elapsed()} so far"
+        return "time left: estimating" if left is None else left_words(left)
+
+    def left_words(left: float) -> str:
+        # A total that is a bound gives a time left that is one too.
+        return f"{'up to' if at_most else 'about'} {format_seconds(left)} left"
+
+    def record(done: int, total: int, detail: str) -> float | None:
+        left = None if open_ended else estimate.left(done, total)
+        count.done, count.total, count.detail = done, total, detail
+        return left
 
     if not console.is_terminal:
         limit = ETA_NOTICE_SECONDS if notice_after is None else notice_after
@@ -154,34 +298,46 @@ def progress_bar(
         def say(text: str) -> None:
             line(f"battle-odds: {label}: {text}")
 
-        if unit != "battles" or open_ended:
+        def where() -> str:
+            return count.words() + (f" ({count.detail})" if count.detail else "")
+
+        if unit != "battles" or open_ended or at_most:
             running = threading.Timer(
                 running_after,
-                lambda: say(f"running, counted in {unit} (Ctrl-C stops with the answer so far)"),
+                lambda: say(
+                    f"running: {where()}, {elapsed()} so far "
+                    + (
+                        "(no total is known in advance; "
+                        if open_ended
+                        else "(the time left is not known until more is done; "
+                    )
+                    + "Ctrl-C stops with the answer so far)"
+                ),
             )
             running.daemon = True
             running.start()
 
         def notice(done: int, total: int, detail: str = "") -> None:
             nonlocal told
-            left = None if open_ended else estimate.left(done, total)
+            left = record(done, total, detail)
             # The estimate read the clock: the same instant (a test's clock ticks per read).
             now = clock() if open_ended or estimate.last is None else estimate.last[0]
             if told is None:
-                if left is not None and left > limit:
+                # A search's time left is a bound (its first may be far off): it said
+                # that it runs, and its lines every half minute give the bound.
+                if left is not None and left > limit and not at_most:
                     told = now
                     say(
-                        f"about {format_seconds(left)} left for {total - done:,} more {unit} "
-                        "(Ctrl-C stops with the result so far)"
+                        f"about {format_seconds(left)} left for {total - done:,} more "
+                        f"{unit} (Ctrl-C stops with the result so far)"
                     )
-                elif open_ended:
-                    told = now
+                elif open_ended or (running is not None and not running.is_alive()):
+                    told = now  # the running notice was the first line
                 return
             if now - told >= PIPE_EVERY_SECONDS:
                 told = now
-                count = f"{done:,} {unit}" if open_ended else f"{done:,} of {total:,} {unit}"
-                time_left = "" if left is None else f", about {format_seconds(left)} left"
-                say(count + (f" ({detail})" if detail else "") + time_left)
+                time_left = f", {elapsed()} so far" if left is None else f", {left_words(left)}"
+                say(where() + time_left)
 
         try:
             with announce_compiles(line):  # the notice names the program itself
@@ -190,31 +346,23 @@ def progress_bar(
             if running is not None:
                 running.cancel()
         return
-    columns = (
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn(unit),
-        TimeElapsedColumn(),
-        TextColumn("eta {task.fields[eta]}"),
-        TextColumn("{task.fields[detail]}"),
-    )
-    with Progress(*columns, console=console, transient=True) as bar:
-        # A long scenario name would squeeze the bar and the ETA out of an 80-column line.
-        short = label if len(label) <= 28 else label[:27] + "…"
-        task = bar.add_task(short, total=None, eta="…", detail="")
+    shown = {"time": time_words(None), "compiling": ""}
+
+    def lines(width: int) -> list[tuple[str, str]]:
+        # A first run compiles before its first battle: that is what it is at.
+        said = replace(count, detail=shown["compiling"]) if shown["compiling"] else count
+        return bar_lines(label, said, shown["time"], width)
+
+    with _Bar(lines, console=console, transient=True):
 
         def update(done: int, total: int, detail: str = "") -> None:
-            if open_ended:
-                bar.update(task, completed=done, detail=detail)
-                return
-            left = estimate.left(done, total)
-            eta = "…" if left is None else format_seconds(left)
-            bar.update(task, description=short, completed=done, total=total, eta=eta, detail=detail)
+            shown["time"] = time_words(record(done, total, detail))
+            if done > 0:
+                shown["compiling"] = ""
 
         def compiled(functions: int) -> None:
             # A first run compiles for tens of seconds before any battle: the count moves.
-            bar.update(task, description=f"compiling: {functions} functions done")
+            shown["compiling"] = f"compiling the kernel: {functions} functions done"
 
         with announce_compiles(line, compiled):
             yield update
@@ -222,7 +370,11 @@ def progress_bar(
 
 @contextmanager
 def or_plain_lines(
-    progress: ProgressCallback | None, label: str, unit: str = "battles", open_ended: bool = False
+    progress: ProgressCallback | None,
+    label: str,
+    unit: str = "battles",
+    open_ended: bool = False,
+    at_most: bool = False,
 ) -> Iterator[ProgressCallback]:
     """``progress``, or when the caller gave none (the Python API: a notebook, a script)
     the plain lines of :func:`progress_bar` on stderr: nothing for a short study, the time
@@ -231,7 +383,7 @@ def or_plain_lines(
         yield progress
         return
     console = Console(stderr=True, force_terminal=False, force_jupyter=False)
-    with progress_bar(console, label, unit, open_ended=open_ended) as plain:
+    with progress_bar(console, label, unit, open_ended=open_ended, at_most=at_most) as plain:
         yield plain
 
 

@@ -349,7 +349,12 @@ def best(
     plan.check_total(*_work(offer, candidates, exhaustive, battles, max_battles))
     said = ExitStack()
     # No progress asked (the Python API): plain lines on stderr if the race is long.
-    plan = replace(plan, progress=said.enter_context(or_plain_lines(progress, "best")))
+    plan = replace(
+        plan,
+        progress=said.enter_context(
+            or_plain_lines(progress, "best", "battles of this race", at_most=True)
+        ),
+    )
     evaluate = ArmyBattles(scenario, side, offer, plan)
     searched: dict[int, tuple[int, int]] = {}
     pool: list[int] = []

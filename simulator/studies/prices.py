@@ -79,6 +79,11 @@ PAIRWISE_REACH = 8
 CELLS_PER_MATCHUP = 100
 
 
+def cell_words(battles: int) -> str:
+    """What a price search's progress counts, in words: its pairs of counts."""
+    return f"each {battles:,} battles of so many men of one type against so many of another"
+
+
 def fair_prices(
     ruleset: str,
     types: Sequence[str] | str | None = None,
@@ -146,10 +151,10 @@ def fair_prices(
     )
     said = ExitStack()
     if progress is None:  # the Python API: plain lines on stderr if the search is long
-        lines = said.enter_context(or_plain_lines(None, "prices", "pairs of counts", True))
+        lines = said.enter_context(or_plain_lines(None, "prices", "pairs of counts fought", True))
 
         def progress(cells: int) -> None:
-            lines(cells, 0)
+            lines(cells, 0, cell_words(battles))
 
     bank = CellBank(
         rs.name,

@@ -38,8 +38,9 @@ Value = int | float | str | bool
 T = TypeVar("T")
 V = TypeVar("V")
 #: ``progress(done, total)``: of battles where the total is known before the start (so
-#: that the time left is known within seconds), else of points or probes.
-PointProgress = Callable[[int, int], None]
+#: that the time left is known within seconds), else of points or values tried (then
+#: with a third argument, what the value in progress is at, in words).
+PointProgress = Callable[..., None]
 
 #: A sweep of more points than this is refused: it is almost always a typo in the range.
 MAX_POINTS = 10_000
@@ -417,11 +418,19 @@ def find_target(
     z = look_z(confidence, probes_at_most, first_battles, max_battles)
     k = OUTCOMES.index(outcome)
     search = TargetSearch(scenario, found, outcome, target, None, z=z)
+    varied = rulesets.get(scenario.ruleset).describe_path(found.path, scenario.data)
 
     def probe(value: Value) -> bool:
         at = point(scenario, (found,), (value,))
 
         def run(done: int, count: int) -> Result:
+            if progress is not None:
+                progress(
+                    len(search.probes),
+                    probes_at_most,
+                    f"now {varied} = {value}: battles up to {done + count:,} "
+                    f"of at most {max_battles:,}",
+                )
             return simulate(
                 at, count, seed, threads=threads, keep_battles=False, first=done, executor=executor
             )

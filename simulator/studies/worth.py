@@ -264,6 +264,12 @@ def worth(
         with_n = reinforced(scenario, side, other, n, f"+{n} {other}")
 
         def run(done: int, battles: int) -> Comparison:
+            if progress is not None:
+                progress(
+                    len(result.probes),
+                    probes_at_most,
+                    f"now {n} {other}: battles up to {done + battles:,} of at most {max_battles:,}",
+                )
             return compare(
                 with_x, with_n, battles, seed, threads=threads, first=done, executor=executor
             )
