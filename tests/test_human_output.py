@@ -235,51 +235,119 @@ def _click_command(name: str) -> Any:
     return group.get_command(None, name)  # type: ignore[attr-defined]
 
 
-def _help_default(command: str, option: str) -> float:
-    """The number --help states as the option's default: "(default 4,000)" in its text,
-    or click's "[default: 2,000]"."""
+def _help_defaults(command: str, option: str) -> list[float]:
+    """The numbers --help states as the option's default: each "(default 4,000)" of its
+    text, or click's "[default: 2,000]" (the default typer passes to the command)."""
     param = next(p for p in _click_command(command).params if option in p.opts)
-    said = re.search(r"\(default (?:of )?([\d,.]+)\)", param.help or "")
-    if said is None:
-        return float(param.default)
-    return float(said.group(1).replace(",", ""))
+    said = re.findall(r"\(default (?:of )?([\d,.]+)\)", param.help or "")
+    if said:
+        return [float(s.replace(",", "")) for s in said]
+    default = param.default
+    stated = (
+        isinstance(default, int | float)
+        and not isinstance(default, bool)
+        and getattr(param, "show_default", None) is not False
+        and not getattr(param, "is_flag", False)
+    )
+    return [float(default)] if stated else []
 
 
 def _default(function: Any, name: str) -> float:
     return float(inspect.signature(function).parameters[name].default)
 
 
-def test_help_defaults_are_the_functions_defaults() -> None:
-    from simulator.rulesets.keys import DEFAULT_BATTLES
+def _defaults_in_behaviour() -> dict[tuple[str, str], list[float]]:
+    """Per command and option, the default that the code which runs uses when the option
+    is left out: the study function's, or the constant the running code falls back to."""
+    from simulator.report.figures import new_figure
     from simulator.running.bounds import DEFAULT_MAX_TOTAL
-    from simulator.running.plan import DEFAULT_MAX_BATTLES
-    from simulator.studies import best, sensitivity, sweep, worth
+    from simulator.running.plan import RunPlan
+    from simulator.running.precision import simulate_to_precision
+    from simulator.serve import app as serving
+    from simulator.serve import server
+    from simulator.studies import best, matrix, meta, prices, sensitivity, sweep, worth
 
-    expected = {
-        ("worth", "--battles"): _default(worth.worth, "first_battles"),
-        ("worth", "--max-battles"): _default(worth.worth, "max_battles"),
-        ("sensitivity", "--battles"): sensitivity.DEFAULT_BATTLES,
-        ("odds", "--battles"): DEFAULT_BATTLES,
-        ("run", "--max-battles"): DEFAULT_MAX_BATTLES,
-        ("best", "--battles"): _default(best.best, "battles"),
-        ("best", "--max-battles"): _default(best.best, "max_battles"),
-        ("matrix", "--max-total"): DEFAULT_MAX_TOTAL,
+    precision_cap = _default(simulate_to_precision, "max_battles")
+    armies = ["--attacker", "noble, 2 soldier", "--defender", "noble, 2 soldier"]
+    odds = json.loads(invoke(["odds", "--ruleset", "olympia", *armies, "--json"]))
+    dpi = _default(new_figure, "dpi")
+    expected: dict[tuple[str, str], list[float]] = {
+        ("run", "--max-battles"): [precision_cap],
+        ("run", "--chunk"): [_default(RunPlan.of, "chunk")],
+        # odds with neither: what it ran.
+        ("odds", "--battles"): [odds["battles"]],
+        ("odds", "--seed"): [odds["seed"]],
+        ("odds", "--max-battles"): [precision_cap],
+        ("plot", "--max-battles"): [precision_cap],
+        ("sweep", "--max-battles"): [
+            _default(sweep.sweep, "max_battles"),
+            _default(sweep.find_target, "max_battles"),
+        ],
+        ("worth", "--battles"): [_default(worth.worth, "first_battles")],
+        ("worth", "--max-battles"): [_default(worth.worth, "max_battles")],
+        ("worth", "--confidence"): [_default(worth.worth, "confidence")],
+        ("worth", "--max"): [_default(worth.worth, "max_n")],
+        ("sensitivity", "--battles"): [sensitivity.DEFAULT_BATTLES],
+        ("sensitivity", "--count-step"): [_default(sensitivity.sensitivity, "count_step")],
+        ("sensitivity", "--rating-step"): [_default(sensitivity.sensitivity, "rating_step")],
+        ("matrix", "--battles"): [_default(matrix.equal_cost_matrix, "battles")],
+        ("matrix", "--seed"): [_default(matrix.equal_cost_matrix, "seed")],
+        ("best", "--battles"): [_default(best.best, "battles")],
+        ("best", "--max-battles"): [_default(best.best, "max_battles")],
+        ("best", "--confidence"): [_default(best.best, "confidence")],
+        ("best", "--tolerance"): [_default(best.best, "tolerance")],
+        ("prices", "--battles"): [_default(prices.fair_prices, "battles")],
+        ("prices", "--seed"): [_default(prices.fair_prices, "seed")],
+        ("prices", "--confidence"): [_default(prices.fair_prices, "confidence")],
+        ("meta", "--battles"): [_default(meta.meta, "battles")],
+        ("meta", "--seed"): [_default(meta.meta, "seed")],
+        ("meta", "--bootstrap"): [_default(meta.meta, "bootstrap")],
+        ("replay", "--battle"): [0.0],  # the first battle of the run
+        ("serve", "--port"): [_default(server.serve, "port")],
+        ("serve", "--max-seconds"): [serving.MAX_SECONDS],
     }
-    for (command, option), value in expected.items():
-        assert _help_default(command, option) == value, (command, option)
-    # sweep's --max-battles caps two things, each with its own default.
-    text = _click_command("sweep").params
-    cap = next(p for p in text if "--max-battles" in p.opts).help
-    assert f"(default {DEFAULT_MAX_BATTLES:,})" in cap
-    assert f"(default {_default(sweep.find_target, 'max_battles'):,.0f})" in cap
+    for command in ("run", "odds", "regress", "plot", "compare", "sweep", "worth",
+                    "sensitivity", "matrix", "best", "prices", "meta"):  # fmt: skip
+        expected[(command, "--max-total")] = [DEFAULT_MAX_TOTAL]
+    for command in ("plot", "worth", "sensitivity", "matrix", "best", "prices", "meta"):
+        expected[(command, "--dpi")] = [dpi]
+    return expected
+
+
+def test_help_defaults_are_the_functions_defaults() -> None:
+    """Every number --help gives as a default, on every command and option, is the one the
+    command uses when the option is left out; an option that states a default and is not
+    in the table of behaviour defaults fails here too (a new one is added to it)."""
+    from simulator.cli.app import COMMANDS
+
+    expected = _defaults_in_behaviour()
+    stated = {}
+    for command in COMMANDS:
+        for param in _click_command(command).params:
+            option = max(param.opts, key=len)
+            said = _help_defaults(command, option)
+            if said:
+                stated[(command, option)] = said
+    assert sorted(stated) == sorted(expected), set(stated) ^ set(expected)
+    wrong = {key: (said, expected[key]) for key, said in stated.items() if said != expected[key]}
+    assert wrong == {}
 
 
 def test_help_shows_ranges_and_defaults_as_plain_numbers() -> None:
-    for command in ("regress", "best", "worth", "prices", "matrix"):
-        text = invoke([command, "--help"], 120)
-        assert not re.search(r"\d_\d{3}|\[0\. |\d{5,}\]", text), (command, text)
+    from simulator.cli.app import COMMANDS
+
+    for command in COMMANDS:
+        text = " ".join(invoke([command, "--help"], 120).split())
+        # A seed is a name, not a quantity: its digits stand alone.
+        text = re.sub(r"Random seed[^[]*\(default \d+\)|\[default: 20261121\]", "", text)
+        unreadable = (
+            r"\d_\d{3}|\[0\. |(?<![.\d])\d{4,}\]|\(default \d{4,}\)|\d\.?\d*e[-+]?\d"
+            r"|\.0\]|20,261,121"  # the seed as a quantity
+        )
+        assert not re.search(unreadable, text), (command, re.findall(unreadable, text))
     assert "[0.000000001 to 0.5]" in " ".join(invoke(["regress", "--help"], 120).split())
     assert "[default: 2,000]" in invoke(["best", "--help"], 120)
+    assert "[default: 20261121]" in invoke(["matrix", "--help"], 120)
 
 
 def test_a_one_line_army_error_says_where_in_words() -> None:

@@ -21,11 +21,14 @@ from ..report.question import question
 from ..report.tables import print_title
 from ..results.stats import OUTCOMES
 from ..running.bounds import check_total
-from ..running.plan import MAX_BATTLES, RunPlan
+from ..running.plan import DEFAULT_MAX_BATTLES, MAX_BATTLES, RunPlan
 from ..running.progress import progress_bar, run_battles
 from ..scenario.scenario import load_scenario
+from ..studies.sweep import find_target
 from .app import app
+from .help import default_of, default_words
 from .options import (
+    DEFAULT_DPI,
     Battles,
     Dpi,
     Json,
@@ -75,7 +78,7 @@ def plot(
     precision: Precision = None,
     max_battles: MaxBattles = None,
     threads: Threads = None,
-    dpi: Dpi = 100,
+    dpi: Dpi = DEFAULT_DPI,
     scheduler: Scheduler = None,
     max_total: MaxTotal = None,
 ) -> None:
@@ -263,8 +266,9 @@ def sweep(
             "--max-battles",
             min=1,
             max=MAX_BATTLES,
-            help="Cap of each point's --precision run (default 10,000,000), or of each "
-            "--target probe, its looks doubling up to it (default 1,000,000).",
+            help=f"Cap of each point's --precision run {default_words(DEFAULT_MAX_BATTLES)}, "
+            "or of each --target probe, its looks doubling up to it "
+            f"{default_words(default_of(find_target, 'max_battles'))}.",
         ),
     ] = None,
     output: Annotated[

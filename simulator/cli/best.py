@@ -16,8 +16,11 @@ from rich.table import Table
 from ..report.question import question
 from ..running.progress import progress_bar
 from ..scenario.scenario import load_scenario
+from ..studies.best import best as find_best
 from .app import app
+from .help import default_of
 from .options import (
+    DEFAULT_DPI,
     CostsFile,
     Dpi,
     Json,
@@ -73,21 +76,21 @@ def best(
     ] = None,
     confidence: Annotated[
         float, typer.Option(help="Probability that the answer's guarantee holds.")
-    ] = 0.95,
+    ] = default_of(find_best, "confidence"),
     tolerance: Annotated[
         float,
         typer.Option(help="Armies this close in P(win) may be told apart no further."),
-    ] = 0.005,
+    ] = default_of(find_best, "tolerance"),
     battles: Annotated[
         int, typer.Option("--battles", "-n", min=1, help="Battles of a race's first look.")
-    ] = 2_000,
+    ] = default_of(find_best, "battles"),
     max_battles: Annotated[
         int,
         typer.Option(min=1, help="Most battles an army fights (its looks double up to it)."),
-    ] = 256_000,
+    ] = default_of(find_best, "max_battles"),
     seed: Seed = None,
     output: PlotOutput = None,
-    dpi: Dpi = 100,
+    dpi: Dpi = DEFAULT_DPI,
     json: Json = False,
     threads: Threads = None,
     scheduler: Scheduler = None,
@@ -96,7 +99,6 @@ def best(
     """What should I bring? The likeliest army to win within a budget (or the cheapest to
     reach --target), with a guarantee, and the best army found at every cost."""
     from ..running.distributed import executor_for
-    from ..studies.best import best as find_best
 
     loaded = load_scenario(scenario)
     if output is not None:

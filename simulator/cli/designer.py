@@ -19,8 +19,12 @@ from ..rulesets.words import plural
 from ..running.plan import MAX_BATTLES
 from ..running.progress import progress_bar
 from ..scenario.scenario import load_scenario
+from ..studies import sensitivity as studied
+from ..studies.worth import worth as worth_study
 from .app import app
+from .help import default_of, default_words
 from .options import (
+    DEFAULT_DPI,
     Dpi,
     Json,
     MaxTotal,
@@ -87,7 +91,8 @@ def worth(
             "--battles",
             "-n",
             min=1,
-            help="Battles of each probe's first look, doubled until sure (default 4,000).",
+            help="Battles of each probe's first look, doubled until sure "
+            f"{default_words(default_of(worth_study, 'first_battles'))}.",
         ),
     ] = None,
     max_battles: Annotated[
@@ -96,19 +101,20 @@ def worth(
             "--max-battles",
             min=1,
             max=MAX_BATTLES,
-            help="Most battles a probe fights, its looks doubling up to it (default 256,000).",
+            help="Most battles a probe fights, its looks doubling up to it "
+            f"{default_words(default_of(worth_study, 'max_battles'))}.",
         ),
     ] = None,
     seed: Seed = None,
     confidence: Annotated[
         float,
         typer.Option(help="Confidence that every comparison of the search is on the right side."),
-    ] = 0.95,
+    ] = default_of(worth_study, "confidence"),
     max_n: Annotated[
         int, typer.Option("--max", min=1, help="The most men of the --in type to try.")
-    ] = 100,
+    ] = default_of(worth_study, "max_n"),
     output: PlotOutput = None,
-    dpi: Dpi = 100,
+    dpi: Dpi = DEFAULT_DPI,
     json: Json = False,
     threads: Threads = None,
     max_total: MaxTotal = None,
@@ -116,7 +122,6 @@ def worth(
 ) -> None:
     """How many men of one type win as often as X added to a side (e.g. 1 knight)."""
     from ..running.distributed import executor_for
-    from ..studies.worth import worth as find_worth
 
     limits = {}
     if battles is not None:
@@ -132,7 +137,7 @@ def worth(
         executor_for(scheduler) as executor,
         progress_bar(err, "worth", f"numbers of {in_} tried", at_most=True) as progress,
     ):
-        answer = find_worth(
+        answer = worth_study(
             loaded,
             side=side,
             add=add,
@@ -185,16 +190,23 @@ def sensitivity(
     side: Side = "attacker",
     battles: Annotated[
         int | None,
-        typer.Option("--battles", "-n", min=1, help="Battles per change (default 20,000)."),
+        typer.Option(
+            "--battles",
+            "-n",
+            min=1,
+            help=f"Battles per change {default_words(studied.DEFAULT_BATTLES)}.",
+        ),
     ] = None,
     seed: Seed = None,
-    count_step: Annotated[int, typer.Option(help="Men added and taken away per count.")] = 1,
+    count_step: Annotated[
+        int, typer.Option(help="Men added and taken away per count.")
+    ] = default_of(studied.sensitivity, "count_step"),
     rating_step: Annotated[
         float,
         typer.Option(help="Fraction of a rating to move it by (rounded as the rating requires)."),
-    ] = 0.1,
+    ] = default_of(studied.sensitivity, "rating_step"),
     output: PlotOutput = None,
-    dpi: Dpi = 100,
+    dpi: Dpi = DEFAULT_DPI,
     json: Json = False,
     threads: Threads = None,
     max_total: MaxTotal = None,

@@ -11,7 +11,9 @@ each paragraph of a description one line for the terminal to wrap.
 
 from __future__ import annotations
 
+import inspect
 import math
+from collections.abc import Callable
 from typing import Any
 
 #: Above this a range's end is not a limit a reader needs to see as digits.
@@ -29,6 +31,17 @@ def number_words(value: float) -> str:
         if whole >= size and whole % size == 0:
             return f"{whole // size:,} {name}"
     return f"{whole:,}"
+
+
+def default_of(function: Callable[..., Any], parameter: str) -> Any:
+    """The default of ``function``'s ``parameter``: where a command leaves an option unset
+    (None) and the function decides, its help says this value, read from the function."""
+    return inspect.signature(function).parameters[parameter].default
+
+
+def default_words(value: float) -> str:
+    """``(default 256,000)``: a default in a help text, in plain digits."""
+    return f"(default {value:,})" if float(value).is_integer() else f"(default {value:g})"
 
 
 def range_words(low: float | None, high: float | None) -> str | None:
@@ -92,6 +105,7 @@ def tidy_parameter(param: Any) -> None:
         and getattr(param, "show_default", None) is not False
         and not getattr(param, "is_flag", False)
     ):
-        # [default: 256,000], not click's [default: 256000].
-        shown = number_words(default)
+        # [default: 256,000], not click's [default: 256000]; a seed is a name, not a
+        # quantity: its digits as they are written in a scenario.
+        shown = str(default) if param.name == "seed" else number_words(default)
         param._get_default_string = lambda *args, **kwargs: shown

@@ -22,6 +22,7 @@ from ..studies.machinery.one_type import settings_text
 from ..studies.matrix import DEFAULT_BATTLES, Matrix, equal_cost_matrix
 from .app import app
 from .options import (
+    DEFAULT_DPI,
     BattleSettings,
     CostsFile,
     Dpi,
@@ -70,7 +71,7 @@ def matrix(
     ] = DEFAULT_SEED,
     setting: BattleSettings = None,
     output: PlotOutput = None,
-    dpi: Dpi = 100,
+    dpi: Dpi = DEFAULT_DPI,
     json: Json = False,
     threads: Threads = None,
     scheduler: Scheduler = None,

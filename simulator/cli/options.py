@@ -20,7 +20,8 @@ from ..errors import BattleOddsError, printable
 from ..rulesets.keys import DEFAULT_BATTLES, DEFAULT_SEED
 from ..running.bounds import DEFAULT_MAX_TOTAL
 from ..running.interrupt import EXIT_INTERRUPTED, fail_after_the_answer, stop_on_interrupt
-from ..running.plan import MAX_BATTLES, PlanError
+from ..running.plan import DEFAULT_MAX_BATTLES, MAX_BATTLES, PlanError
+from .help import default_words
 
 out = Console()
 err = Console(stderr=True)
@@ -68,7 +69,7 @@ Battles = Annotated[int | None, battles_option("Number of battles (default: the 
 Seed = Annotated[int | None, seed_option("Random seed (default: the scenario's).")]
 #: ``odds`` has no scenario file: its defaults are the ones a file left without them gets.
 OddsBattles = Annotated[
-    int | None, battles_option(f"Number of battles (default {DEFAULT_BATTLES:,}).")
+    int | None, battles_option(f"Number of battles {default_words(DEFAULT_BATTLES)}.")
 ]
 OddsSeed = Annotated[int | None, seed_option(f"Random seed (default {DEFAULT_SEED}).")]
 Json = Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")]
@@ -94,7 +95,7 @@ MaxBattles = Annotated[
         "--max-battles",
         min=1,
         max=MAX_BATTLES,
-        help="Cap of a --precision run (default 10,000,000).",
+        help=f"Cap of a --precision run {default_words(DEFAULT_MAX_BATTLES)}.",
     ),
 ]
 
@@ -202,7 +203,7 @@ MaxTotal = Annotated[
     typer.Option(
         "--max-total",
         min=1,
-        help=f"Most battles the whole command may fight (default {DEFAULT_MAX_TOTAL:,}).",
+        help=f"Most battles the whole command may fight {default_words(DEFAULT_MAX_TOTAL)}.",
     ),
 ]
 #: ``-o`` of the commands whose answer is also a picture (worth, sensitivity, matrix, ...).
@@ -216,6 +217,9 @@ PlotOutput = Annotated[
     ),
 ]
 Dpi = Annotated[int, typer.Option(min=20, max=1200, help="Resolution of a .png (dots per inch).")]
+#: A figure's resolution when -o is given without --dpi: the figures' own default
+#: (simulator.report.figures.new_figure, which imports matplotlib: tests compare them).
+DEFAULT_DPI = 100
 #: ``--costs`` of the commands that spend a budget (matrix, best).
 CostsFile = Annotated[
     Path | None,

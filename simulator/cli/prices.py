@@ -26,6 +26,7 @@ from ..studies.prices import DEFAULT_BATTLES, DEFAULT_BUDGETS
 from .app import app
 from .matrix import fight_matrix, type_words
 from .options import (
+    DEFAULT_DPI,
     BattleSettings,
     Dpi,
     Json,
@@ -100,7 +101,7 @@ def prices(
         ),
     ] = None,
     output: PlotOutput = None,
-    dpi: Dpi = 100,
+    dpi: Dpi = DEFAULT_DPI,
     json: Json = False,
     threads: Threads = None,
     max_total: MaxTotal = None,
@@ -239,7 +240,7 @@ def meta(
     ] = DEFAULT_BOOTSTRAP,
     setting: BattleSettings = None,
     output: PlotOutput = None,
-    dpi: Dpi = 100,
+    dpi: Dpi = DEFAULT_DPI,
     json: Json = False,
     threads: Threads = None,
     scheduler: Scheduler = None,
