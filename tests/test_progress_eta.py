@@ -262,14 +262,63 @@ def test_bar_fits_and_never_cuts_a_number(
         assert lines[0].startswith(label.split()[0]), lines
 
 
-def test_a_real_terminal_shows_the_whole_count(tmp_path: Any) -> None:
-    """In a pseudo-terminal of 80 columns (rich measures it: no COLUMNS), the bar of a run
-    of 3,000,000 battles says ``... of 3,000,000 battles``, whole, within 80 columns."""
-    frames = bar_frames(["run", "scenarios/olympia/knights_vs_pikemen.toml", "-n", "3000000"], 80)
-    counted = [f for f in frames if "of 3,000,000 battles" in f]
-    assert counted, frames
-    assert all(len(f) <= 80 for f in frames), [f for f in frames if len(f) > 80]
-    assert all(re.search(r"\b[\d,]+ of 3,000,000 battles, ", f) for f in counted), counted
+KNIGHTS = "scenarios/olympia/knights_vs_pikemen.toml"
+#: Commands and what their bar must say, whole: a run's battles, a race's battles of the
+#: most it may fight with the look and the armies left, the numbers a search tried.
+IN_A_TERMINAL = {
+    "run": (["run", KNIGHTS, "-n", "3000000"], [r"\b[\d,]+ of 3,000,000 battles, "]),
+    "best": (
+        [
+            "best",
+            KNIGHTS,
+            "--budget",
+            "4",
+            "--types",
+            "soldier,knight",
+            "-n",
+            "100",
+            "--max-battles",
+            "200",
+        ],
+        [
+            r"\b[\d,]+ of at most [\d,]+ battles of this race, ",
+            r"look 1 of 2: 15 armies left of 15",
+        ],
+    ),
+    "worth": (
+        [
+            "worth",
+            KNIGHTS,
+            "--add",
+            "1 knight",
+            "--in",
+            "soldier",
+            "--max",
+            "4",
+            "-n",
+            "200",
+            "--max-battles",
+            "400",
+        ],
+        [
+            r"\b\d+ of at most 10 numbers of soldier tried, ",
+            r"now \d+ soldier: battles up to [\d,]+ of at most 400",
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+@pytest.mark.parametrize("command", sorted(IN_A_TERMINAL))
+def test_a_real_terminal_shows_the_whole_count(command: str, columns: int) -> None:
+    """In a pseudo-terminal (rich measures it: no COLUMNS), every frame of the bar fits
+    and says what it counts, done of how many in all, whole, with thousands separators."""
+    args, said = IN_A_TERMINAL[command]
+    frames = bar_frames(args, columns)
+    assert all(len(f) <= columns for f in frames), [f for f in frames if len(f) > columns]
+    for pattern in said:
+        assert any(re.search(pattern, f) for f in frames), (pattern, frames)
+    assert not [f for f in frames if re.search(r"\d\u2026|\d{4,} (?:of|battles)", f)], frames
 
 
 def bar_frames(args: list[str], columns: int) -> list[str]:
