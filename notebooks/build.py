@@ -39,7 +39,39 @@ from simulator.studies.sweep import find_target, sweep
 
 # The test suite sets a small count; a real study uses tens of thousands per point.
 BATTLES = int(os.environ.get("BATTLE_ODDS_NOTEBOOK_BATTLES", "20000"))
-SEED = 20261121"""
+SEED = 20261121
+
+
+def in_words(result):
+    # A run's summary with each measure in its ruleset's words (the columns stay in
+    # result.summary() for code).
+    ruleset = simulator.rulesets.get(result.scenario.ruleset)
+    unit = ruleset.step_unit
+
+    def said(group, metric):
+        if group == "win":
+            return "draw" if metric == "draw" else f"{metric} wins"
+        if group == "steps":
+            # "phases (rounds 1-3, 4 = attrition)": the unit's name, its gloss left out.
+            decided = f"{unit.split(' (')[0]} to decide"
+            ended = {"all": "", "draw": ", drawn"}
+            return decided + ended.get(metric, f", {metric} won")
+        prefix = "casualties." if group == "casualties" else ""
+        return ruleset.describe_column(prefix + metric)
+
+    frame = result.summary()
+    frame["measure"] = [said(g, m) for g, m in zip(frame["group"], frame["metric"])]
+    return frame.set_index("measure").drop(columns="metric")
+
+
+def side_by_side(comparison):
+    # A comparison's outcomes, A and B named by their battles, B - A with its paired
+    # 95% interval.
+    frame = comparison.summary().query("group == 'win'")
+    frame.index = ["draw" if m == "draw" else f"{m} wins" for m in frame["metric"]]
+    return frame[["a", "b", "difference", "low", "high"]].rename(
+        columns={"a": f"A: {comparison.a.scenario.name}", "b": f"B: {comparison.b.scenario.name}",
+                 "difference": "B - A", "low": "B - A low", "high": "B - A high"})"""
 
 #: The extra imports of the studies that tabulate and write their conclusions.
 STUDY_IMPORTS = """
@@ -62,7 +94,9 @@ def olympia_knight() -> nbformat.NotebookNode:
         new_code_cell(SETUP),
         new_code_cell(
             'def army(knights=0, soldiers=0, terrain="land", weather=()):\n'
-            '    data = {"ruleset": "olympia", "name": f"{knights} knights, {soldiers} soldiers",\n'
+            '    where = " ".join([terrain, *weather])\n'
+            '    data = {"ruleset": "olympia",\n'
+            '            "name": f"{knights} knights, {soldiers} soldiers, {where}",\n'
             '            "battle": {"terrain": terrain, "weather": list(weather)},\n'
             '            "attacker": {"units": [{"men": {"knight": knights,\n'
             '                                            "soldier": soldiers}}]},\n'
@@ -70,7 +104,7 @@ def olympia_knight() -> nbformat.NotebookNode:
             '    return simulator.from_data(data, simulator.errors.Source("notebook"))\n\n'
             "KNIGHTS = 14\nknights = army(knights=KNIGHTS)\n"
             "result = simulator.simulate(knights, BATTLES, SEED)\n"
-            "result.summary().head(6)"
+            "in_words(result).head(6)"
         ),
         new_markdown_cell(
             "The full picture of the knights' battle: who wins, when the "
@@ -132,19 +166,20 @@ def olympia_knight() -> nbformat.NotebookNode:
         ),
         new_code_cell(
             "def effect(r):\n"
+            "    # A difference of probabilities, in percentage points.\n"
             '    if r["low"] <= 0 <= r["high"]:\n'
-            "        return f\"do not change measurably ({r['difference']:+.2%})\"\n"
-            "    return (f\"change by {r['difference']:+.1%} \"\n"
-            "            f\"(95%: {r['low']:+.1%} to {r['high']:+.1%})\")\n"
+            "        return f\"do not change measurably ({100 * r['difference']:+.2f} points)\"\n"
+            "    return (f\"change by {100 * r['difference']:+.1f} points \"\n"
+            "            f\"(95%: {100 * r['low']:+.1f} to {100 * r['high']:+.1f})\")\n"
             "\n"
             "if not worth:\n"
             '    lines = ["no soldier count up to 120 matches the knights"]\n'
             "elif search.sure:\n"
             '    lines = [f"one knight is worth about {worth / KNIGHTS:.1f} soldiers here"]\n'
             "else:\n"
-            '    lines = [f"not sure: one knight is worth roughly {worth / KNIGHTS:.1f} soldiers "\n'
-            '             "here, but a probe near the answer was still undecided at its battle "\n'
-            '             "cap, so the count of soldiers may be off by one or more"]\n'
+            '    lines = [f"not sure: one knight is worth roughly {worth / KNIGHTS:.1f} "\n'
+            '             "soldiers here, but a probe near the answer was still undecided at "\n'
+            '             "its battle cap, so the count of soldiers may be off by one or more"]\n'
             "for r in rows:\n"
             "    lines.append(f\"{r['conditions']}: the knights' odds {effect(r)}\")\n"
             'print("\\n".join(lines))'
@@ -193,7 +228,7 @@ def age_of_gods_pikemen() -> nbformat.NotebookNode:
 
 charge = battle()
 result = simulator.simulate(charge, BATTLES, SEED)
-result.summary().head(6)'''
+in_words(result).head(6)'''
         ),
         new_markdown_cell(
             "The battle as it stands: who wins, in which round it breaks, and what each side loses."
@@ -215,7 +250,7 @@ print(f"Knights win {rule_win.a:.1%} mounted and {rule_win.b:.1%} on foot: the r
       f"(paired 95% interval {100 * -rule_win.high:+.1f} to {100 * -rule_win.low:+.1f}).")
 print(f"Knights lost per battle: {knights_lost.a:.1f} mounted, {knights_lost.b:.1f} on foot; "
       f"pikemen lost: {pikemen_lost.a:.1f} against mounted knights, {pikemen_lost.b:.1f} on foot.")
-rule.summary().head(3)"""
+side_by_side(rule)"""
         ),
         new_code_cell("plots.comparison_panel(rule).figure"),
         new_markdown_cell(
@@ -242,7 +277,8 @@ ax.set_ylim(-0.02, 1.02)
 ax.grid(alpha=0.3)
 ax.legend()
 ax.set_title("25 knights charge: how many pikemen hold?")
-pd.DataFrame({label: curve.frame().set_index(PIKEMEN)["p"] for label, curve in curves.items()})"""
+pd.DataFrame({label: curve.frame().set_index(PIKEMEN)["p"]
+              for label, curve in curves.items()}).rename_axis("pikemen in the front row")"""
         ),
         new_markdown_cell(
             "The target search finds the smallest number of pikemen that hold the line in at "
@@ -261,7 +297,9 @@ for ax, (mounted, search) in zip(axes, searches.items()):
     ax.set_title("against mounted knights" if mounted else "against knights on foot")
 for mounted, search in searches.items():
     print(f"{'mounted' if mounted else 'on foot'}: {search.value} pikemen hold in at least "
-          f"{HOLD:.0%} of battles (sure: {search.sure}, {len(search.probes)} probes)")"""
+          f"{HOLD:.0%} of battles ({len(search.probes)} values tried"
+          + ("" if search.sure else "; not sure: a value next to the answer was still "
+             "undecided at its battle cap") + ")")"""
         ),
         new_markdown_cell(
             "## 3. What terrain does\n"
@@ -409,7 +447,7 @@ def siege(strength, storm="never", turns=1, attrition=3):
 # Two full blocks fill the castle limit: the most that can storm at once.
 FULL = 4 * CASTLE_LIMIT
 storm_now = simulator.simulate(siege(FULL, "round1"), BATTLES, SEED)
-storm_now.summary().query("group != 'casualties'")'''
+in_words(storm_now).query("group != 'casualties'")'''
         ),
         new_markdown_cell(
             "One storm with two full blocks, in full: the outcome, when it is "
@@ -480,7 +518,9 @@ ax.set_title(f"Starving with {FULL} steps; dotted: storming now ({p_storm:.0%})"
 match = find_target(siege(FULL, "never"), "battle.turns=1..30", min(max(p_storm, 0.01), 0.99),
                     SEED, first_battles=max(BATTLES // 10, 200), max_battles=max(BATTLES, 1000))
 print(f"Storming now takes the castle with probability {p_storm:.1%}; starving matches it "
-      f"after {match.value} turns (sure: {match.sure}).")"""
+      f"after {match.value} turns"
+      + ("." if match.sure else " (not sure: a value next to it was still undecided at its "
+         "battle cap)."))"""
         ),
         new_markdown_cell(
             "## How harsh is the siege?\n"
@@ -585,7 +625,7 @@ def balance_pass() -> nbformat.NotebookNode:
             """scenario = simulator.load_scenario("../scenarios/olympia/knights_vs_pikemen.toml")
 result = simulator.simulate(scenario, BATTLES, SEED)
 p_attacker, low_attacker, high_attacker = result.win("attacker")
-result.summary().head(6)"""
+in_words(result).head(6)"""
         ),
         new_code_cell("plots.report_figure(result, width=11, height=7)"),
         new_markdown_cell(
@@ -600,7 +640,9 @@ result.summary().head(6)"""
                          seed=SEED, first_battles=max(BATTLES // 4, 200),
                          max_battles=max(BATTLES * 8, 1000), max_n=30)
 print(knight.sentence())
-knight.frame"""
+knight.frame[["n", "p", "p_with_x", "diff", "diff_low", "diff_high", "verdict", "battles"]].rename(
+    columns={"n": "soldiers", "p": "P with them", "p_with_x": "P with the knight",
+             "diff": "difference", "diff_low": "low", "diff_high": "high"})"""
         ),
         new_code_cell("plots.worth_panel(knight).figure"),
         new_markdown_cell(
@@ -635,7 +677,7 @@ pairs = at_cost.frame[at_cost.frame.attacker_type != at_cost.frame.defender_type
 record = pd.DataFrame({
     "attacking": pairs.groupby("attacker_type")["p"].mean(),
     "defending": 1 - pairs.groupby("defender_type")["p"].mean(),
-})
+}).rename_axis("type")
 record["overall"] = record.mean(axis=1)
 dominating = [t for t, rows in pairs.groupby("attacker_type") if (rows["low"] > 0.5).all()]
 dominated = [t for t, rows in pairs.groupby("attacker_type") if (rows["high"] < 0.5).all()]
@@ -672,8 +714,10 @@ from simulator.studies.meta import meta_of
 
 fair = simulator.prices("olympia", TYPES, budgets=[20], battles=max(BATTLES // 20, 100),
                         seed=SEED)
-print(("converged" if fair.converged else "NOT converged") + f", {fair.cells:,} matchups fought")
-fair.frame[["type", "price", "low", "high", "pairwise_min", "pairwise_max"]]"""
+print(("converged" if fair.converged else "not converged")
+      + f", {fair.cells:,} pairs of counts fought")
+fair.frame[["type", "price", "low", "high", "pairwise_min", "pairwise_max"]].rename(
+    columns={"pairwise_min": "lowest break-even", "pairwise_max": "highest break-even"})"""
         ),
         new_code_cell("prices_figure(fair)"),
         new_markdown_cell(
@@ -688,15 +732,17 @@ fair.frame[["type", "price", "low", "high", "pairwise_min", "pairwise_max"]]"""
 
 def win_rates(matrix):
     pairs = matrix.frame[matrix.frame.attacker_type != matrix.frame.defender_type]
-    return (pairs.groupby("attacker_type")["p"].mean()
-            + 1 - pairs.groupby("defender_type")["p"].mean()) / 2
+    return ((pairs.groupby("attacker_type")["p"].mean()
+             + 1 - pairs.groupby("defender_type")["p"].mean()) / 2).rename_axis("type")
 
 
 even = pd.DataFrame({"at cost 1": win_rates(at_cost), "at the fair prices": win_rates(priced)})
 spread = even.max() - even.min()
 plots.matrix_figure(priced)"""
         ),
-        new_code_cell("even.assign(men_after=[priced.men[t] for t in even.index])"),
+        new_code_cell(
+            'even.assign(**{"men at the fair prices": [priced.men[t] for t in even.index]})'
+        ),
         new_markdown_cell(
             "The meta: the equal-cost matrix read as a game in which each player picks a type "
             "(attacking and defending equally often), solved for its Nash equilibrium. The "
@@ -753,7 +799,10 @@ lines.append(
        else ", and no type loses to every other."))
 lines.append(f"- **What to add** (twelve men, at most four knights): {bring.sentence()}.")
 lines.append(
-    f"- **Fair prices** (in soldiers, budget 20): "
+    f"- **Fair prices** (in soldiers, budget 20"
+    + ("" if fair.converged else "; not sure: the search did not converge at this battle "
+       "count, so take them as a first guess")
+    + "): "
     + ", ".join(f"{t} {p.price:.2f}" for t, p in fair.prices.items())
     + "; at these prices the types' average win rates spread over "
     f"{spread['at the fair prices']:.0%} instead of {spread['at cost 1']:.0%} at cost 1. "

@@ -13,6 +13,8 @@ from typing import Any
 import nbformat
 import pytest
 
+from tests.test_human_output import raw_identifiers
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
@@ -65,6 +67,20 @@ def test_notebook_executes(path: Path, tmp_path: Path) -> None:
     assert not [o for o in outputs if o.output_type == "error"]
     images = [o for o in outputs if "image/png" in o.get("data", {})]
     assert len(images) >= 3, f"{path.name}: expected its plots in the outputs"
+    said = prose_of(outputs)
+    named = TITLE_RULESET.search(notebook.cells[0].source)
+    ruleset = named.group(1) if named else "olympia"
+    assert raw_identifiers(said, ruleset) == [], path.name
+    if "blocks" in path.name:  # a block loses steps, not men
+        assert not re.search(r"\bmen\b", said), said
+
+
+def prose_of(outputs: list[Any]) -> str:
+    """What a notebook says in sentences: its printed lines (not the progress lines of a
+    long study on stderr) and the conclusions it displays as Markdown."""
+    printed = [o.text for o in outputs if o.output_type == "stream" and o.name == "stdout"]
+    shown = [o["data"]["text/markdown"] for o in outputs if "text/markdown" in o.get("data", {})]
+    return "\n".join(printed + shown)
 
 
 #: An attack/defense pair in prose: "a knight (45/45)", "knights fight at 20/20".
