@@ -35,10 +35,10 @@ RUNNING_NOTICE_SECONDS = 2.0
 #: after the start (seconds).
 ESTIMATING_SECONDS = 10.0
 #: The terminal bar's narrowest drawing and shortest label (columns): narrower, it goes.
-MIN_BAR = 10
+MIN_BAR = 8
 #: The time on the bar takes at least this many columns (``about 12 min left``).
 TIME_WIDTH = 17
-MIN_LABEL = 8
+MIN_LABEL = 16
 #: In a pipe, after the first notice, a line of progress at most this often (seconds).
 PIPE_EVERY_SECONDS = 30.0
 #: Pieces of work that fit no cost per call are timed this long (seconds), then their mean
@@ -156,12 +156,13 @@ def bar_lines(label: str, count: Count, time: str, width: int) -> list[tuple[str
     """The terminal bar of ``count`` in ``width`` columns, as lines of (text, bar) pairs:
     ``label``, a bar, the count and ``time`` (``about 2 min left``) on the first line,
     the detail wrapped below it. The count and the time are never cut (they wrap on
-    spaces in a very narrow terminal): the bar shrinks first, then the label. The last
+    spaces in a very narrow terminal): the label shrinks to MIN_LABEL for a bar, then the
+    bar goes, then the label. The last
     column stays free (a terminal wraps a line that fills it)."""
     room = max(width - 1, 20)
     # Widths that do not move as the count grows (a label that came and went flickered).
     head = f"{count.words(aligned=True)}, {time:<{TIME_WIDTH}}"
-    if len(label) + 1 + len(head) > room:  # no room to spare: the label first
+    if len(label) + 1 + MIN_BAR + 1 + len(head) > room:  # no room to spare: the label first
         head = f"{count.words()}, {time:<{TIME_WIDTH}}"
     lines: list[tuple[str, str]] = []
     if len(head) > room:
@@ -170,12 +171,11 @@ def bar_lines(label: str, count: Count, time: str, width: int) -> list[tuple[str
     else:
         free = room - len(head) - 1  # for the label and the bar, each with a space
         drawn = count.done is not None and not count.open_ended and count.total > 0
-        if not drawn:
-            label = _shortened(label, free)
-        elif len(label) + 1 + MIN_BAR > free:
-            # The label gives way to a bar of MIN_BAR, then to the count.
-            fits_bar = free - 1 - MIN_BAR >= MIN_LABEL
-            label = _shortened(label, free - 1 - MIN_BAR if fits_bar else free)
+        # The label gives way to a bar of MIN_BAR down to MIN_LABEL columns, then the bar
+        # goes (it says again what the count says), then the rest of the label.
+        with_bar = free - 1 - MIN_BAR
+        keeps_bar = drawn and with_bar >= min(len(label), MIN_LABEL)
+        label = _shortened(label, with_bar if keeps_bar else free)
         bar_room = min(free - len(label) - (1 if label else 0), 40)
         bar = ""
         if bar_room >= MIN_BAR and drawn:
@@ -203,9 +203,11 @@ def _shortened(label: str, room: int) -> str:
     """``label`` cut to ``room`` columns at a word (or in the word, marked, if it is one)."""
     if len(label) <= room:
         return label
-    if room < MIN_LABEL:
+    if room < 4:
         return ""
-    cut = label[: room - 1].rsplit(" ", 1)[0] if " " in label[: room - 1] else label[: room - 1]
+    cut = label[: room - 1]
+    if label[room - 1] != " " and " " in cut:
+        cut = cut.rsplit(" ", 1)[0]  # the last word whole or not at all
     return cut + "\u2026"
 
 
