@@ -196,6 +196,12 @@ def test_pipe_says_an_open_ended_search_runs_and_what_it_counts() -> None:
         "battle-odds: prices: running: 1,234 pairs of counts fought (each 4,000 battles), "
     ), text.getvalue()
     assert "no total is known in advance" in text.getvalue()
+    console, text = pipe_console()
+    with progress_bar(console, "sweep", "points of the sweep", running_after=0.05, at_most=True):
+        time.sleep(0.5)  # no point done yet: it says what it counts all the same
+    assert text.getvalue().startswith(
+        "battle-odds: sweep: running: counting points of the sweep, none done yet, "
+    ), text.getvalue()
 
 
 def test_pipe_stays_silent_when_the_estimate_is_short() -> None:

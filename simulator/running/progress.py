@@ -301,6 +301,8 @@ def progress_bar(
             line(f"battle-odds: {label}: {text}")
 
         def where() -> str:
+            if count.done is None:
+                return f"counting {unit}, none done yet"
             return count.words() + (f" ({count.detail})" if count.detail else "")
 
         if unit != "battles" or open_ended or at_most:

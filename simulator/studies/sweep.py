@@ -230,6 +230,8 @@ def sweep(
         results = _fixed_points(scenarios, each, seed, threads, executor, progress, max_total)
     else:
         results = []
+        if progress is not None:
+            progress(0, len(scenarios))  # the total, before a point that may take minutes
         for done, at in enumerate(scenarios):
             results.append(
                 simulate_to_precision(
