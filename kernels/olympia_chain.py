@@ -176,7 +176,8 @@ def chain_table(groups, survive, sides, radix, stride, sradix, sstride, max_rows
     # that lead to it have been seen. Only reachable positions are touched, however
     # large the space (break points cut it short).
     pending = [-start]
-    row_of = {start: np.int64(-1)}
+    # The annotation is for mypy; Numba types the dict from its first entry.
+    row_of: dict[int, int | np.int64] = {start: np.int64(-1)}
     capacity = 1024
     code = np.empty(capacity, np.int64)
     ends = np.empty(capacity, np.int64)
