@@ -274,6 +274,91 @@ def test_a_checkpoint_with_impossible_numbers_is_refused(
     assert path.read_bytes() == before
 
 
+def forge(path: Path, edit: Any) -> bytes:
+    """Edit a real checkpoint's content with ``edit(data)``, recompute its checksum (so
+    that only the numbers can give it away), make it a run to resume; its bytes."""
+    data = json.loads(path.read_text())
+    data["identity"]["battles"] *= 2  # a run to resume
+    edit(data)
+    data["checksum"] = checksum({k: data[k] for k in ("identity", "done", "tally")})
+    path.write_text(json.dumps(data))
+    return path.read_bytes()
+
+
+RULESET_SCENARIOS = {
+    "age_of_gods": "scenarios/age_of_gods/pikemen_vs_knights.toml",
+    "blocks": "scenarios/blocks/storm.toml",
+    "confrontation": "scenarios/confrontation/open_field.toml",
+    "skirmish": "scenarios/skirmish/cavalry_charge.toml",
+}
+
+
+@pytest.mark.parametrize("change", [1_000_000, -100])
+@pytest.mark.parametrize("ruleset", sorted(RULESET_SCENARIOS))
+def test_every_ruleset_refuses_casualties_its_armies_cannot_lose(
+    tmp_path: Path, ruleset: str, change: int
+) -> None:
+    """Every ruleset declares what its columns can hold: a checkpoint saying the attacker
+    lost a million of a type it brought a few of, or fewer than none, is refused."""
+    scenario, path = RULESET_SCENARIOS[ruleset], tmp_path / "run.ckpt"
+    done = command("run", scenario, "-n", "500", "--checkpoint", str(path), "--json")
+    assert done.returncode == 0, done.stderr
+    name = next(
+        c
+        for c in json.loads(path.read_text())["tally"]["columns"]
+        if c.startswith("casualties.attacker.")
+    )
+
+    def edit(data: dict[str, Any]) -> None:
+        column = data["tally"]["columns"][name]
+        column["values"] = [v + change for v in column["values"]]
+
+    before = forge(path, edit)
+    done = command("run", scenario, "-n", "1000", "--checkpoint", str(path), "--json")
+    line = one_line(done.stderr)
+    assert done.returncode == 2 and "impossible in this scenario" in line and name in line
+    assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("ruleset", "limit"), [("blocks", "..4)"), ("confrontation", "..10)"), ("skirmish", "..")]
+)
+def test_battles_longer_than_the_turn_limit_are_refused(
+    tmp_path: Path, ruleset: str, limit: str
+) -> None:
+    """A ruleset with a turn limit bounds ``steps``: a battle that lasted longer cannot be."""
+    scenario, path = RULESET_SCENARIOS[ruleset], tmp_path / "run.ckpt"
+    done = command("run", scenario, "-n", "500", "--checkpoint", str(path), "--json")
+    assert done.returncode == 0, done.stderr
+
+    def edit(data: dict[str, Any]) -> None:
+        steps = data["tally"]["steps_by_outcome"][0]
+        steps["values"][-1] += 1_000_000
+
+    before = forge(path, edit)
+    done = command("run", scenario, "-n", "1000", "--checkpoint", str(path), "--json")
+    line = one_line(done.stderr)
+    assert done.returncode == 2 and "steps of" in line and "impossible" in line
+    assert f"(expected 0{limit}" in line
+    assert path.read_bytes() == before
+
+
+def test_a_histogram_that_does_not_count_every_battle_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "run.ckpt"
+    scenario = RULESET_SCENARIOS["blocks"]
+    done = command("run", scenario, "-n", "500", "--checkpoint", str(path), "--json")
+    assert done.returncode == 0, done.stderr
+
+    def edit(data: dict[str, Any]) -> None:
+        data["tally"]["columns"]["steps_lost.attacker"]["counts"][0] += 7
+
+    before = forge(path, edit)
+    done = command("run", scenario, "-n", "1000", "--checkpoint", str(path), "--json")
+    line = one_line(done.stderr)
+    assert done.returncode == 2 and "counts 507 battles, expected 500" in line
+    assert path.read_bytes() == before
+
+
 # --- 11: symbolic links and long names ----------------------------------------------------
 
 

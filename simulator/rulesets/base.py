@@ -75,11 +75,16 @@ class Prepared(ABC):
     notes: tuple[str, ...] = ()
     #: Outcome columns that are yes/no (0/1), reported as probabilities.
     flags: frozenset[str] = frozenset()
-    #: The values an outcome column can take at most and least, where the scenario
-    #: says (``casualties.attacker.knight``: 0 to the knights the attacker brings): a
-    #: checkpoint whose tally leaves them is refused. Flags are 0..1 and casualties at
-    #: least 0 without saying so here.
-    column_bounds: Mapping[str, tuple[int, int]] = MappingProxyType({})
+    #: The least and most value each outcome column can take in this scenario (None:
+    #: no bound), declared by the ruleset: ``casualties.attacker.knight`` 0 to the
+    #: knights the attacker brings, a unit's health left 0 to its health. A checkpoint
+    #: whose tally leaves them is refused (numbers no battle of the scenario can give,
+    #: whatever the checksum says). ``winner`` (0..2), ``steps`` (0..``step_limit``),
+    #: flags (0..1) and casualties (at least 0) are bounded without saying so here.
+    column_bounds: Mapping[str, tuple[int | None, int | None]] = MappingProxyType({})
+    #: The most ``steps`` a battle of this scenario can last (its turn limit), or None
+    #: where the ruleset sets none.
+    step_limit: int | None = None
 
     @abstractmethod
     def run(self, seed: int, first: int, count: int) -> dict[str, np.ndarray]:

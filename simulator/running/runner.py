@@ -75,11 +75,12 @@ def _saved(state: Checkpoint) -> Checkpoint | None:
 def outcome_ranges(
     prepared: Any, seed: int, first: int
 ) -> dict[str, tuple[int | None, int | None]]:
-    """The outcome columns of ``prepared`` (as one battle shows them) and the least and
-    most value each can take: what a checkpoint's tally must keep to."""
+    """The outcome columns of ``prepared`` (as one battle shows them), and ``steps``, with
+    the least and most value each can take: what a checkpoint's tally must keep to."""
     columns = Tally.of(prepared.run(seed, first, 1)).columns
     bounds = dict(prepared.column_bounds)
-    ranges: dict[str, tuple[int | None, int | None]] = {}
+    # ``steps`` is tallied by outcome, apart from the columns: its bound travels with them.
+    ranges: dict[str, tuple[int | None, int | None]] = {"steps": (0, prepared.step_limit)}
     for name in columns:
         if name in bounds:
             ranges[name] = bounds[name]
