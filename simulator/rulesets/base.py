@@ -40,6 +40,35 @@ ODDS_OPTIONS = ("terrain", "weather", "strike_order")
 #: The 0/1 outcome column of a battle ended as a draw by its ruleset's turn limit.
 TURN_LIMIT = "turn_limit"
 SIDES = ("attacker", "defender")
+#: Columns a kernel's row may hold beyond the named ones (derived, internal).
+SPARE_COLUMNS = 8
+
+#: The most units one side may field (olympia's and Age of Gods' nobles with their men,
+#: blocks, confrontation's units, skirmish's participants). The bundled scenarios field
+#: at most 9 a side and a real game's battle a few dozen; the bound is there because a
+#: battle's work and memory grow with its units (skirmish's with their square: 24,000
+#: participants took 4.7 GB and 15 s a battle; 2,000 take 32 MB and about 0.1 s).
+MAX_UNITS_PER_SIDE = 1_000
+#: The most men one side may field (the men of olympia's and Age of Gods' units with
+#: their nobles, blocks' steps; one a unit or participant elsewhere). The bundled
+#: scenarios field at most 160 a side, a real game's largest armies a few thousand; an
+#: olympia battle of a million men a side takes about a second, the longest a kernel
+#: call should take (Ctrl-C waits for it).
+MAX_MEN_PER_SIDE = 1_000_000
+
+
+@dataclass(frozen=True)
+class Force:
+    """What one side of a scenario fields, to bound before any work: its ``units`` and
+    ``men`` (:data:`MAX_UNITS_PER_SIDE`, :data:`MAX_MEN_PER_SIDE`), named by the scenario
+    ``key`` that holds them (``attacker.units``; ``stacks`` where sides are made of
+    stacks by owner)."""
+
+    side: str
+    key: str
+    units: int
+    men: int
+
 
 if TYPE_CHECKING:
     # The package imports pandas inside the functions that build a frame: at import it
@@ -86,9 +115,25 @@ class Prepared(ABC):
     #: where the ruleset sets none.
     step_limit: int | None = None
 
+    #: The outcome columns by name, each with its place in the kernel's row (columns
+    #: derived from others, such as blocks' ``turn``, may add a few).
+    columns: Mapping[str, int] = MappingProxyType({})
+
     @abstractmethod
     def run(self, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
         """Outcome columns of battles ``first .. first+count-1`` of run ``seed``."""
+
+    def memory_bytes(self, battles: int) -> int:
+        """The most bytes one kernel call of ``battles`` battles needs: its rows of
+        outcomes (int64), the tally's working copies of them (two more: the counts of
+        each column's values), and :meth:`table_bytes`."""
+        width = len(self.columns) + len(self.flags) + SPARE_COLUMNS
+        return 3 * 8 * width * battles + self.table_bytes()
+
+    def table_bytes(self) -> int:
+        """The bytes of the tables a kernel call builds for this battle besides its
+        rows (skirmish's expected damage of each participant against each other)."""
+        return 0
 
     def kernel_choices(self, battles: int | None = None) -> tuple[str, ...]:
         """The kernels that can run this battle, the one it runs (``kernel``) first, then
@@ -158,6 +203,13 @@ class Ruleset(ABC):
     @abstractmethod
     def prepare(self, model: Any) -> Prepared:
         """Compile a validated model to arrays."""
+
+    def side_sizes(self, model: Any) -> tuple[Force, ...]:
+        """What each side of a validated model fields (units and men), bounded before
+        any work by :data:`MAX_UNITS_PER_SIDE` and :data:`MAX_MEN_PER_SIDE`. The default,
+        nothing, leaves a ruleset's sides unbounded (the memory a run needs is still
+        estimated and bounded)."""
+        return ()
 
     @abstractmethod
     def inline(self, query: InlineQuery) -> dict[str, Any]:

@@ -27,6 +27,7 @@ from .checkpoint import Checkpoint
 from .chunking import FIRST_CHUNK, ChunkSizes, sized_chunks
 from .compiling import compile_clock
 from .interrupt import StopRequest, fail_after_the_answer, stop_on_interrupt, stop_requested
+from .memory import battles_per_call, check_memory, estimate, fits
 from .plan import DEFAULT_CHUNK, ChunkExecutor, Progress, RunPlan
 
 #: Per-battle rows are kept (``Result.battles``) up to this many battles unless asked.
@@ -189,6 +190,17 @@ def run_chunks(scenario: Scenario, plan: RunPlan, progress: Progress | None = No
     clock = compile_clock()
     compiled_before = clock.seconds
     prepared = rulesets.get(scenario.ruleset).prepare(scenario.model)
+    # Fewer battles a call for a scenario of many columns, and the run's memory known
+    # (and refused beyond the machine's) before any battle.
+    chunk = battles_per_call(prepared, chunk)
+    if keep and keep_battles is None and not fits(estimate(prepared, battles, chunk, True)):
+        keep = False  # rows are kept unasked only where they fit: the summary needs none
+    check_memory(
+        estimate(prepared, battles, chunk, keep),
+        "fewer battles kept (--keep-battles), or a smaller scenario"
+        if keep
+        else "a smaller scenario",
+    )
     if checkpoint is not None:
         state = Checkpoint.open(
             Path(checkpoint),

@@ -284,6 +284,10 @@ class OlympiaPrepared(Prepared):
         bounds.update(side_bounds(self.arrays.groups))
         self.column_bounds = bounds
 
+    def table_bytes(self) -> int:
+        """The chain kernel's table, when it may run: at most CHAIN_MAX_BYTES."""
+        return CHAIN_MAX_BYTES if self.battle.kernel in ("auto", "chain") else 0
+
     def _columns(self) -> dict[str, int]:
         """Outcome columns worth reporting for this battle, name -> index in the row."""
         columns = {"winner": k.O_WINNER, "steps": k.O_STEPS}

@@ -137,6 +137,11 @@ class SkirmishPrepared(Prepared):
             columns[name] = k.O_HEALTH + len(self.battle.participants) + i
         return columns
 
+    def table_bytes(self) -> int:
+        """The kernel's table of expected damage, every participant against every other
+        (float64), built by every call."""
+        return 8 * len(self.battle.participants) ** 2
+
     def run_matrix(self, seed: int, first: int, count: int) -> np.ndarray:
         out = np.zeros((count, self.n_columns), np.int64)
         if count:
