@@ -650,12 +650,11 @@ def test_ctrl_c_while_a_local_cluster_starts_answers_with_0_battles() -> None:
     assert time.monotonic() - pressed < 60
 
 
-@needs_dask
-def test_workers_killed_again_and_again_end_in_one_line_and_the_chunks_that_finished() -> None:
-    """All workers killed over and over: the run hung for ever, or ended in a
-    KilledWorker traceback without the finished chunks."""
+def run_killing_every_worker(*options: str) -> tuple[int, str, str]:
+    """``run`` of a long olympia battle on a local cluster whose workers are killed as
+    soon as they appear, to its end."""
     process = start(
-        "run", KNIGHTS, "-n", "1000000000", "--seed", "7", "--json", "--scheduler", "local:2"
+        "run", KNIGHTS, "-n", "1000000000", "--seed", "7", *options, "--scheduler", "local:2"
     )
     lines = read_stderr_until(process, "left for")
     while process.poll() is None:
@@ -663,7 +662,25 @@ def test_workers_killed_again_and_again_end_in_one_line_and_the_chunks_that_fini
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
         time.sleep(0.3)
-    code, out, err = finish(process, lines)
+    return finish(process, lines)
+
+
+@needs_dask
+def test_a_partial_answer_says_the_cluster_stopped_it_not_ctrl_c() -> None:
+    """The text answer of a run the cluster's failure stopped was marked "interrupted by
+    Ctrl-C", which nobody pressed."""
+    code, out, err = run_killing_every_worker()
+    assert code == 1, err
+    words = " ".join(out.split())  # the title may wrap at 80 columns
+    assert "[PARTIAL: the Dask cluster failed]" in words and "Ctrl-C" not in words
+    assert "Traceback" not in err
+
+
+@needs_dask
+def test_workers_killed_again_and_again_end_in_one_line_and_the_chunks_that_finished() -> None:
+    """All workers killed over and over: the run hung for ever, or ended in a
+    KilledWorker traceback without the finished chunks."""
+    code, out, err = run_killing_every_worker("--json")
     assert code == 1, err
     error = [line for line in err.splitlines() if line.startswith("error:")]
     assert len(error) == 1 and "Dask" in error[0] and "Traceback" not in err
