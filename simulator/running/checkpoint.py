@@ -5,8 +5,9 @@ hash, ruleset, seed, battle range, version), the ranges of battles done and the 
 of exactly those battles, under a SHA-256 checksum of that content. On load every part
 is checked (the checksum; the done ranges inside the run and not overlapping; the tally's
 battle count equal to the battles of the done ranges; the outcome counts, the break
-timings and every column counting those battles too): a failed check is one line and
-exit status 2, and the file is left as it was.
+timings and every column counting those battles too; every value within the bounds the
+scenario's ruleset declares, ``Prepared.column_bounds`` and ``step_limit``): a failed
+check is one line and exit status 2, and the file is left as it was.
 """
 
 from __future__ import annotations
