@@ -33,7 +33,7 @@ UNBOUNDED_VALUES = 1 << 12
 HISTOGRAM_BYTES_PER_VALUE = 32
 #: Bytes of a kept battle's row per column: the kept chunks, their joined copy, the
 #: table of battles made of it, and a margin (measured: 78 MB above the process's start
-#: for 500 battles of 2,009 columns, estimated 86 MB).
+#: for 500 battles of 2,009 columns, estimated 85 MB).
 KEPT_BYTES_PER_VALUE = 32
 #: The environment variable that sets the memory a run may use (bytes, or with a unit:
 #: ``512M``, ``4G``), for a machine shared with other work; by default what the
