@@ -154,3 +154,28 @@ def test_gaps() -> None:
     assert gaps([], 10, 5) == [(10, 5)]
     assert gaps([(12, 1)], 10, 5) == [(10, 2), (13, 2)]
     assert gaps([(10, 2), (12, 3)], 10, 5) == []
+
+
+@pytest.mark.parametrize(
+    "path", sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "scenarios").glob("*/*.toml"))
+)
+def test_every_value_a_bundled_scenario_gives_is_inside_its_declared_bounds(path: str) -> None:
+    """The bounds a checkpoint is held to (each ruleset's declaration) hold for real
+    battles: a bound too tight would refuse an honest checkpoint. Every column has at
+    least a bound below but for confrontation's resolve, which can fall below 0."""
+    from simulator import rulesets
+    from simulator.results.stats import Tally
+    from simulator.running.runner import outcome_ranges
+
+    scenario = simulator.load_scenario(ROOT / path)
+    prepared = rulesets.get(scenario.ruleset).prepare(scenario.model)
+    ranges = outcome_ranges(prepared, scenario.seed, 0)
+    tally = Tally.of(prepared.run(scenario.seed, 0, 2_000))
+    assert set(ranges) == {"steps", *tally.columns}
+    histograms = {"steps": tally.steps, **tally.columns}
+    for name, (low, high) in ranges.items():
+        values = histograms[name].values
+        assert low is not None or name.startswith("resolve_x2."), name
+        if len(values):
+            assert low is None or values[0] >= low, (name, values[0], low)
+            assert high is None or values[-1] <= high, (name, values[-1], high)

@@ -243,6 +243,111 @@ def test_files_that_would_exhaust_the_machine_are_refused_before_any_work(
         assert time.monotonic() - started < 60
 
 
+def skirmish_file(path: Path, stacks_a_side: int) -> Path:
+    """A skirmish of ``stacks_a_side`` stacks of eight swordsmen a side (all of them
+    participants: a side of eight times as many units)."""
+    stack = '[[stacks]]\ntile = [0, {}]\nowner = "{}"\nunits = ["8 swordsman"]\n'
+    path.write_text(
+        'ruleset = "skirmish"\n[battle]\nattacked = [0, 0]\nattacking = [0, 1]\n'
+        'tile_owner = "blue"\n'
+        + stack.format(1, "red") * stacks_a_side
+        + stack.format(0, "blue") * stacks_a_side
+    )
+    return path
+
+
+def test_sides_of_more_units_or_men_than_a_battle_may_hold_are_refused_on_reading(
+    tmp_path: Path,
+) -> None:
+    """24,000 skirmish participants in 0.2 MB passed ``validate``, then took 4.7 GB and
+    15 s a battle (the skirmish kernel's table is every participant against every other);
+    a million and more olympia men a side, seconds a battle that Ctrl-C cannot cut."""
+    many = skirmish_file(tmp_path / "many.toml", 3_000)
+    strong = tmp_path / "strong.toml"
+    units = "[[attacker.units]]\nmen = { soldier = 100000 }\n" * 11
+    strong.write_text(
+        f'ruleset = "olympia"\n[attacker]\n{units}[[defender.units]]\nmen = {{ soldier = 1 }}\n'
+    )
+    for path, key, expected in (
+        (many, "stacks", "fields 24,000 units, more than the 1,000 a side may field"),
+        (strong, "attacker", "fields 1,100,011 men, more than the 1,000,000 a side may field"),
+    ):
+        for verb in ("validate", "run"):
+            started = time.monotonic()
+            done = command(verb, str(path), timeout=120)
+            line = one_line(done.stderr)
+            assert done.returncode == 2 and expected in line, line
+            assert line.startswith(f"error: {path}:") and f": {key}: " in line
+            assert time.monotonic() - started < 60
+
+
+def test_the_bounds_on_a_side_are_far_above_every_bundled_scenario() -> None:
+    from simulator import rulesets
+    from simulator.scenario.scenario import BUNDLED_MOST, load_scenario
+
+    sides = [
+        side
+        for path in sorted((ROOT / "scenarios").glob("*/*.toml"))
+        for side in (lambda s: rulesets.get(s.ruleset).side_sizes(s.model))(load_scenario(path))
+    ]
+    assert {s.side for s in sides} == {"attacker", "defender"}
+    assert max(s.units for s in sides) == BUNDLED_MOST["units"]
+    assert max(s.men for s in sides) == BUNDLED_MOST["men"]
+    assert 100 * BUNDLED_MOST["units"] < rulesets.MAX_UNITS_PER_SIDE
+    assert 1000 * BUNDLED_MOST["men"] < rulesets.MAX_MEN_PER_SIDE
+
+
+def test_a_run_that_needs_more_memory_than_the_machine_has_is_refused_before_any_battle(
+    tmp_path: Path,
+) -> None:
+    """The memory a run needs is estimated before its first battle: 2,000,000 kept rows of
+    a skirmish of 1,000 participants a side (2,009 columns) are 120 GB."""
+    wide = skirmish_file(tmp_path / "wide.toml", 125)
+    have = next(
+        int(line.split()[1]) << 10
+        for line in Path("/proc/meminfo").read_text().splitlines()
+        if line.startswith("MemAvailable:")
+    )
+    if have > 100 << 30:
+        pytest.skip("this machine has the 120 GB the run needs")
+    rows = tmp_path / "rows.csv"
+    started = time.monotonic()
+    done = command("run", str(wide), "-n", "2000000", "--keep-battles", str(rows))
+    line = one_line(done.stderr)
+    assert done.returncode == 2 and "this run needs about 120.0 GB" in line
+    assert "2,000,000 kept battles of 2,009 columns" in line and "of memory available" in line
+    assert time.monotonic() - started < 60 and not rows.exists()
+
+
+def test_the_memory_bound_can_be_set_and_reaches_the_studies(tmp_path: Path) -> None:
+    """BATTLE_ODDS_MEMORY (a machine shared with other work) bounds runs and studies alike:
+    a call of 2,000 battles of 2,009 columns is 123 MB."""
+    wide = skirmish_file(tmp_path / "wide.toml", 125)
+    small = {**ENV, "BATTLE_ODDS_MEMORY": "100M"}
+    for args in (
+        ["run", str(wide), "-n", "2000"],
+        ["compare", str(wide), str(wide), "-n", "2000"],
+    ):
+        done = command(*args, env=small, timeout=120)
+        line = one_line(done.stderr)
+        assert done.returncode == 2 and "more than the 100 MB of BATTLE_ODDS_MEMORY" in line
+    done = command("run", KNIGHTS, "-n", "100", env={**ENV, "BATTLE_ODDS_MEMORY": "lots"})
+    assert done.returncode == 2 and "expected a number of bytes" in one_line(done.stderr)
+
+
+def test_rows_are_kept_unasked_only_where_they_fit(monkeypatch: pytest.MonkeyPatch) -> None:
+    from simulator.running.runner import simulate
+    from simulator.scenario.scenario import load_scenario
+
+    scenario = load_scenario(KNIGHTS)
+    assert simulate(scenario, 20_000, 1).rows is not None
+    # A call of 20,000 battles (and the chain kernel's table) fits in 85 MB, its rows too
+    # do not.
+    monkeypatch.setenv("BATTLE_ODDS_MEMORY", "85M")
+    result = simulate(scenario, 20_000, 1)
+    assert result.rows is None and result.tally.battles == 20_000
+
+
 def test_run_has_max_total() -> None:
     done = command("run", KNIGHTS, "-n", "100000", "--max-total", "1000")
     assert done.returncode == 2 and "more than --max-total 1,000" in one_line(done.stderr)
@@ -271,6 +376,91 @@ def test_a_checkpoint_with_impossible_numbers_is_refused(
     done = command("run", KNIGHTS, "-n", "4000", "--checkpoint", str(path), "--json")
     line = one_line(done.stderr)
     assert done.returncode == 2 and why in line and "casualties.attacker.knight" in line
+    assert path.read_bytes() == before
+
+
+def forge(path: Path, edit: Any) -> bytes:
+    """Edit a real checkpoint's content with ``edit(data)``, recompute its checksum (so
+    that only the numbers can give it away), make it a run to resume; its bytes."""
+    data = json.loads(path.read_text())
+    data["identity"]["battles"] *= 2  # a run to resume
+    edit(data)
+    data["checksum"] = checksum({k: data[k] for k in ("identity", "done", "tally")})
+    path.write_text(json.dumps(data))
+    return path.read_bytes()
+
+
+RULESET_SCENARIOS = {
+    "age_of_gods": "scenarios/age_of_gods/pikemen_vs_knights.toml",
+    "blocks": "scenarios/blocks/storm.toml",
+    "confrontation": "scenarios/confrontation/open_field.toml",
+    "skirmish": "scenarios/skirmish/cavalry_charge.toml",
+}
+
+
+@pytest.mark.parametrize("change", [1_000_000, -100])
+@pytest.mark.parametrize("ruleset", sorted(RULESET_SCENARIOS))
+def test_every_ruleset_refuses_casualties_its_armies_cannot_lose(
+    tmp_path: Path, ruleset: str, change: int
+) -> None:
+    """Every ruleset declares what its columns can hold: a checkpoint saying the attacker
+    lost a million of a type it brought a few of, or fewer than none, is refused."""
+    scenario, path = RULESET_SCENARIOS[ruleset], tmp_path / "run.ckpt"
+    done = command("run", scenario, "-n", "500", "--checkpoint", str(path), "--json")
+    assert done.returncode == 0, done.stderr
+    name = next(
+        c
+        for c in json.loads(path.read_text())["tally"]["columns"]
+        if c.startswith("casualties.attacker.")
+    )
+
+    def edit(data: dict[str, Any]) -> None:
+        column = data["tally"]["columns"][name]
+        column["values"] = [v + change for v in column["values"]]
+
+    before = forge(path, edit)
+    done = command("run", scenario, "-n", "1000", "--checkpoint", str(path), "--json")
+    line = one_line(done.stderr)
+    assert done.returncode == 2 and "impossible in this scenario" in line and name in line
+    assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("ruleset", "limit"), [("blocks", "..4)"), ("confrontation", "..10)"), ("skirmish", "..")]
+)
+def test_battles_longer_than_the_turn_limit_are_refused(
+    tmp_path: Path, ruleset: str, limit: str
+) -> None:
+    """A ruleset with a turn limit bounds ``steps``: a battle that lasted longer cannot be."""
+    scenario, path = RULESET_SCENARIOS[ruleset], tmp_path / "run.ckpt"
+    done = command("run", scenario, "-n", "500", "--checkpoint", str(path), "--json")
+    assert done.returncode == 0, done.stderr
+
+    def edit(data: dict[str, Any]) -> None:
+        steps = data["tally"]["steps_by_outcome"][0]
+        steps["values"][-1] += 1_000_000
+
+    before = forge(path, edit)
+    done = command("run", scenario, "-n", "1000", "--checkpoint", str(path), "--json")
+    line = one_line(done.stderr)
+    assert done.returncode == 2 and "steps of" in line and "impossible" in line
+    assert f"(expected 0{limit}" in line
+    assert path.read_bytes() == before
+
+
+def test_a_histogram_that_does_not_count_every_battle_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "run.ckpt"
+    scenario = RULESET_SCENARIOS["blocks"]
+    done = command("run", scenario, "-n", "500", "--checkpoint", str(path), "--json")
+    assert done.returncode == 0, done.stderr
+
+    def edit(data: dict[str, Any]) -> None:
+        data["tally"]["columns"]["steps_lost.attacker"]["counts"][0] += 7
+
+    before = forge(path, edit)
+    done = command("run", scenario, "-n", "1000", "--checkpoint", str(path), "--json")
+    line = one_line(done.stderr)
+    assert done.returncode == 2 and "counts 507 battles, expected 500" in line
     assert path.read_bytes() == before
 
 
@@ -460,12 +650,11 @@ def test_ctrl_c_while_a_local_cluster_starts_answers_with_0_battles() -> None:
     assert time.monotonic() - pressed < 60
 
 
-@needs_dask
-def test_workers_killed_again_and_again_end_in_one_line_and_the_chunks_that_finished() -> None:
-    """All workers killed over and over: the run hung for ever, or ended in a
-    KilledWorker traceback without the finished chunks."""
+def run_killing_every_worker(*options: str) -> tuple[int, str, str]:
+    """``run`` of a long olympia battle on a local cluster whose workers are killed as
+    soon as they appear, to its end."""
     process = start(
-        "run", KNIGHTS, "-n", "1000000000", "--seed", "7", "--json", "--scheduler", "local:2"
+        "run", KNIGHTS, "-n", "1000000000", "--seed", "7", *options, "--scheduler", "local:2"
     )
     lines = read_stderr_until(process, "left for")
     while process.poll() is None:
@@ -473,7 +662,25 @@ def test_workers_killed_again_and_again_end_in_one_line_and_the_chunks_that_fini
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
         time.sleep(0.3)
-    code, out, err = finish(process, lines)
+    return finish(process, lines)
+
+
+@needs_dask
+def test_a_partial_answer_says_the_cluster_stopped_it_not_ctrl_c() -> None:
+    """The text answer of a run the cluster's failure stopped was marked "interrupted by
+    Ctrl-C", which nobody pressed."""
+    code, out, err = run_killing_every_worker()
+    assert code == 1, err
+    words = " ".join(out.split())  # the title may wrap at 80 columns
+    assert "[PARTIAL: the Dask cluster failed]" in words and "Ctrl-C" not in words
+    assert "Traceback" not in err
+
+
+@needs_dask
+def test_workers_killed_again_and_again_end_in_one_line_and_the_chunks_that_finished() -> None:
+    """All workers killed over and over: the run hung for ever, or ended in a
+    KilledWorker traceback without the finished chunks."""
+    code, out, err = run_killing_every_worker("--json")
     assert code == 1, err
     error = [line for line in err.splitlines() if line.startswith("error:")]
     assert len(error) == 1 and "Dask" in error[0] and "Traceback" not in err

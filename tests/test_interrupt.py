@@ -221,7 +221,7 @@ def test_ctrl_c_plot_writes_a_figure_marked_partial(tmp_path: Path) -> None:
     figure = tmp_path / "odds.svg"
     code, out, err, seconds = interrupt(["plot", KNIGHTS, "-n", MANY, "-o", str(figure)])
     check_stopped(code, err, seconds)
-    assert "(PARTIAL)" in out and "PARTIAL: interrupted after" in figure.read_text()
+    assert "(PARTIAL)" in out and "PARTIAL: interrupted by Ctrl-C after" in figure.read_text()
 
 
 def test_ctrl_c_run_writes_the_rows_so_far(tmp_path: Path) -> None:

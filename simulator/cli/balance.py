@@ -21,6 +21,7 @@ from ..report.question import question
 from ..report.tables import print_title
 from ..results.stats import OUTCOMES
 from ..running.bounds import check_total
+from ..running.interrupt import stop_reason
 from ..running.plan import DEFAULT_MAX_BATTLES, MAX_BATTLES, RunPlan
 from ..running.progress import progress_bar, run_battles
 from ..scenario.scenario import load_scenario
@@ -98,7 +99,7 @@ def plot(
     )
     plan.check_total(max_total)
     result = run_battles(loaded, plan, console=err, scheduler=scheduler)
-    note = f"interrupted after {result.n:,} battles" if result.partial else None
+    note = f"{stop_reason()} after {result.n:,} battles" if result.partial else None
     figure = plots.report_figure(result, dpi=dpi)
     saved = written("-o", output, lambda: plots.save(figure, output, partial=note))
     out.print(
@@ -155,7 +156,7 @@ def compare(
         from ..report import plots
 
         figure = plots.figure_of(plots.comparison_panel(comparison))
-        note = f"interrupted after {comparison.n:,} battles" if comparison.partial else None
+        note = f"{stop_reason()} after {comparison.n:,} battles" if comparison.partial else None
         written("-o", output, lambda: plots.save(figure, output, partial=note))
     if json:
         print_json(comparison.to_dict())
@@ -182,7 +183,7 @@ def render_comparison(comparison: Any, a: Path, b: Path) -> None:
     print_title(
         out,
         f"B - A on common random numbers: {comparison.n:,} battles, seed {comparison.a.seed}"
-        + (" [PARTIAL: interrupted]" if comparison.partial else ""),
+        + (f" [PARTIAL: {stop_reason()}]" if comparison.partial else ""),
     )
     table = Table(box=box.SIMPLE_HEAVY, caption_justify="left", pad_edge=False)
     table.caption = "95% intervals of B - A, in points: paired, and as two independent runs"

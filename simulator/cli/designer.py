@@ -16,6 +16,7 @@ from rich.table import Table
 
 from ..report.question import question
 from ..rulesets.words import plural
+from ..running.interrupt import stop_reason
 from ..running.plan import MAX_BATTLES
 from ..running.progress import progress_bar
 from ..scenario.scenario import load_scenario
@@ -62,7 +63,7 @@ def _plot_and_json(answer: Any, panel: str, output: Path | None, dpi: int, json:
     if output is not None:
         from ..report import plots
 
-        note = "interrupted by Ctrl-C" if answer.partial else None
+        note = stop_reason() if answer.partial else None
         figure = plots.figure_of(getattr(plots, panel)(answer))
         written("-o", output, lambda: plots.save(figure, output, dpi, partial=note))
     if json:

@@ -19,7 +19,12 @@ from .. import rulesets
 from ..errors import BattleOddsError, printable
 from ..rulesets.keys import DEFAULT_BATTLES, DEFAULT_SEED
 from ..running.bounds import DEFAULT_MAX_TOTAL
-from ..running.interrupt import EXIT_INTERRUPTED, fail_after_the_answer, stop_on_interrupt
+from ..running.interrupt import (
+    EXIT_INTERRUPTED,
+    fail_after_the_answer,
+    stop_on_interrupt,
+    stop_reason,
+)
 from ..running.plan import DEFAULT_MAX_BATTLES, MAX_BATTLES, PlanError
 from .help import default_words
 
@@ -195,7 +200,7 @@ def say_written(path: Path | None, what: str) -> None:
 def say_partial(partial: bool, as_json: bool, what: str) -> None:
     """The text answer's mark of a partial answer (JSON has ``"partial": true``)."""
     if partial and not as_json:
-        out.print(f"PARTIAL: interrupted by Ctrl-C: {what}", highlight=False, markup=False)
+        out.print(f"PARTIAL: {stop_reason()}: {what}", highlight=False, markup=False)
 
 
 MaxTotal = Annotated[

@@ -13,6 +13,7 @@ from rich.table import Table
 
 from .. import rulesets
 from ..results.result import Result
+from ..running.interrupt import stop_reason
 from .question import question
 
 #: The rows of the "decided after" table: all battles, then those each outcome ended.
@@ -82,7 +83,7 @@ def render(result: Result, console: Console) -> None:
     ruleset = rulesets.get(result.scenario.ruleset)
     title = f"{result.scenario.name} ({ruleset.name}): {result.n:,} battles"
     if result.partial:
-        title += " [PARTIAL: interrupted]"
+        title += f" [PARTIAL: {stop_reason()}]"
 
     print_title(console, title)
     console.print(escape(question(result.scenario, ruleset=False)), highlight=False)

@@ -27,13 +27,16 @@ from types import ModuleType
 from typing import Any
 
 from ..errors import BattleOddsError, did_you_mean
-from .base import Army, InlineQuery, Prepared, Ruleset
+from .base import MAX_MEN_PER_SIDE, MAX_UNITS_PER_SIDE, Army, Force, InlineQuery, Prepared, Ruleset
 from .exact import ExactResult
 
 __all__ = [
     "GROUP",
+    "MAX_MEN_PER_SIDE",
+    "MAX_UNITS_PER_SIDE",
     "Army",
     "ExactResult",
+    "Force",
     "InlineQuery",
     "Prepared",
     "Registration",

@@ -40,6 +40,35 @@ ODDS_OPTIONS = ("terrain", "weather", "strike_order")
 #: The 0/1 outcome column of a battle ended as a draw by its ruleset's turn limit.
 TURN_LIMIT = "turn_limit"
 SIDES = ("attacker", "defender")
+#: Columns a kernel's row may hold beyond the named ones (derived, internal).
+SPARE_COLUMNS = 8
+
+#: The most units one side may field (olympia's and Age of Gods' nobles with their men,
+#: blocks, confrontation's units, skirmish's participants). The bundled scenarios field
+#: at most 9 a side and a real game's battle a few dozen; the bound is there because a
+#: battle's work and memory grow with its units (skirmish's with their square: 24,000
+#: participants took 4.7 GB and 15 s a battle; 2,000 take 32 MB and about 0.1 s).
+MAX_UNITS_PER_SIDE = 1_000
+#: The most men one side may field (the men of olympia's and Age of Gods' units with
+#: their nobles, blocks' steps; one a unit or participant elsewhere). The bundled
+#: scenarios field at most 160 a side, a real game's largest armies a few thousand; an
+#: olympia battle of a million men a side takes about a second, the longest a kernel
+#: call should take (Ctrl-C waits for it).
+MAX_MEN_PER_SIDE = 1_000_000
+
+
+@dataclass(frozen=True)
+class Force:
+    """What one side of a scenario fields, to bound before any work: its ``units`` and
+    ``men`` (:data:`MAX_UNITS_PER_SIDE`, :data:`MAX_MEN_PER_SIDE`), named by the scenario
+    ``key`` that holds them (``attacker.units``; ``stacks`` where sides are made of
+    stacks by owner)."""
+
+    side: str
+    key: str
+    units: int
+    men: int
+
 
 if TYPE_CHECKING:
     # The package imports pandas inside the functions that build a frame: at import it
@@ -75,15 +104,36 @@ class Prepared(ABC):
     notes: tuple[str, ...] = ()
     #: Outcome columns that are yes/no (0/1), reported as probabilities.
     flags: frozenset[str] = frozenset()
-    #: The values an outcome column can take at most and least, where the scenario
-    #: says (``casualties.attacker.knight``: 0 to the knights the attacker brings): a
-    #: checkpoint whose tally leaves them is refused. Flags are 0..1 and casualties at
-    #: least 0 without saying so here.
-    column_bounds: Mapping[str, tuple[int, int]] = MappingProxyType({})
+    #: The least and most value each outcome column can take in this scenario (None:
+    #: no bound), declared by the ruleset: ``casualties.attacker.knight`` 0 to the
+    #: knights the attacker brings, a unit's health left 0 to its health. A checkpoint
+    #: whose tally leaves them is refused (numbers no battle of the scenario can give,
+    #: whatever the checksum says). ``winner`` (0..2), ``steps`` (0..``step_limit``),
+    #: flags (0..1) and casualties (at least 0) are bounded without saying so here.
+    column_bounds: Mapping[str, tuple[int | None, int | None]] = MappingProxyType({})
+    #: The most ``steps`` a battle of this scenario can last (its turn limit), or None
+    #: where the ruleset sets none.
+    step_limit: int | None = None
+
+    #: The outcome columns by name, each with its place in the kernel's row (columns
+    #: derived from others, such as blocks' ``turn``, may add a few).
+    columns: Mapping[str, int] = MappingProxyType({})
 
     @abstractmethod
     def run(self, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
         """Outcome columns of battles ``first .. first+count-1`` of run ``seed``."""
+
+    def memory_bytes(self, battles: int) -> int:
+        """The most bytes one kernel call of ``battles`` battles needs: its rows of
+        outcomes (int64), the tally's working copies of them (two more: the counts of
+        each column's values), and :meth:`table_bytes`."""
+        width = len(self.columns) + len(self.flags) + SPARE_COLUMNS
+        return 3 * 8 * width * battles + self.table_bytes()
+
+    def table_bytes(self) -> int:
+        """The bytes of the tables a kernel call builds for this battle besides its
+        rows (skirmish's expected damage of each participant against each other)."""
+        return 0
 
     def kernel_choices(self, battles: int | None = None) -> tuple[str, ...]:
         """The kernels that can run this battle, the one it runs (``kernel``) first, then
@@ -153,6 +203,13 @@ class Ruleset(ABC):
     @abstractmethod
     def prepare(self, model: Any) -> Prepared:
         """Compile a validated model to arrays."""
+
+    def side_sizes(self, model: Any) -> tuple[Force, ...]:
+        """What each side of a validated model fields (units and men), bounded before
+        any work by :data:`MAX_UNITS_PER_SIDE` and :data:`MAX_MEN_PER_SIDE`. The default,
+        nothing, leaves a ruleset's sides unbounded (the memory a run needs is still
+        estimated and bounded)."""
+        return ()
 
     @abstractmethod
     def inline(self, query: InlineQuery) -> dict[str, Any]:

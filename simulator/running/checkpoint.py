@@ -5,8 +5,9 @@ hash, ruleset, seed, battle range, version), the ranges of battles done and the 
 of exactly those battles, under a SHA-256 checksum of that content. On load every part
 is checked (the checksum; the done ranges inside the run and not overlapping; the tally's
 battle count equal to the battles of the done ranges; the outcome counts, the break
-timings and every column counting those battles too): a failed check is one line and
-exit status 2, and the file is left as it was.
+timings and every column counting those battles too; every value within the bounds the
+scenario's ruleset declares, ``Prepared.column_bounds`` and ``step_limit``): a failed
+check is one line and exit status 2, and the file is left as it was.
 """
 
 from __future__ import annotations
@@ -61,9 +62,10 @@ class Checkpoint:
         columns: Mapping[str, tuple[int | None, int | None]] | None = None,
     ) -> Checkpoint:
         """The checkpoint at ``path`` (checked), or an empty one when there is none yet.
-        ``columns``: the scenario's outcome columns and the least and most value each
-        can take (None: no bound); a tally with other columns, or values outside, is
-        refused: numbers the scenario cannot give, whatever the checksum says."""
+        ``columns``: the scenario's outcome columns (and ``steps``) and the least and
+        most value each can take (None: no bound); a tally with other columns, or
+        values outside, is refused: numbers the scenario cannot give, whatever the
+        checksum says."""
         path = check_output_path(path, "--checkpoint")
         if not path.exists():
             return cls(path, identity, [], Tally())
@@ -165,8 +167,9 @@ def check_tally(
     battles: int,
     columns: Mapping[str, tuple[int | None, int | None]] | None = None,
 ) -> Tally:
-    """The tally of ``battles`` battles, every count of it consistent with that number,
-    and (given the scenario's ``columns``) every value one the scenario can give."""
+    """The tally of ``battles`` battles, every count of it consistent with that number
+    (each histogram counts them all), and (given the scenario's ``columns``, ``steps``
+    among them) every value one the scenario can give."""
 
     def bad(message: str) -> CheckpointError:
         return CheckpointError(f"{path}: tally: {message}; {ADVICE}")
@@ -182,12 +185,14 @@ def check_tally(
         raise bad(f"outcome counts {wins.tolist()} do not add up to {battles:,} battles")
     if len(tally.steps_by_outcome) != len(OUTCOMES):
         raise bad(f"expected {len(OUTCOMES)} histograms of steps, one per outcome")
+    columns = dict(columns or {})
+    least_steps, most_steps = columns.pop("steps", (0, None))
     for outcome, steps, won in zip(OUTCOMES, tally.steps_by_outcome, wins, strict=True):
         _check_histogram(bad, f"steps of {outcome}", steps, int(won))
-        _check_values(bad, f"steps of {outcome}", steps, 0, None)
+        _check_values(bad, f"steps of {outcome}", steps, least_steps, most_steps)
     for name, histogram in tally.columns.items():
         _check_histogram(bad, name, histogram, battles)
-    if columns is not None and battles:
+    if columns and battles:
         if set(tally.columns) != set(columns):
             differ = sorted(set(tally.columns) ^ set(columns))
             raise bad(f"columns {', '.join(differ[:4])} are not this scenario's")

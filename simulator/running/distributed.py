@@ -457,7 +457,7 @@ class DaskChunks:
         """End the run with the chunks handed on so far: a one-line failure after the
         answer (:func:`~simulator.running.interrupt.stop_with_failure`)."""
         self.failure = f"{message}: the answer is that of the chunks that finished"
-        stop_with_failure(self.failure)
+        stop_with_failure(self.failure, "the Dask cluster failed")
 
     def _threads(self) -> int:
         """The cluster's worker threads now (workers may join or leave during a run);

@@ -38,6 +38,8 @@ class StopRequest:
         #: Set when a failure, not Ctrl-C, stopped the work (a Dask cluster lost): the
         #: answer so far is printed all the same, then this line, and the exit status is 1.
         self.failure: str | None = None
+        #: What stopped the work, in a few words, for the mark of its partial answer.
+        self.reason = "interrupted by Ctrl-C"
         #: Failures that did not stop the work (an output file not written): printed
         #: after the answer, one line each, and the exit status is 1.
         self.problems: list[str] = []
@@ -85,13 +87,22 @@ def stop_on_interrupt(enabled: bool = True, ending: bool = False) -> Iterator[St
             signal.signal(signal.SIGINT, previous)
 
 
-def stop_with_failure(message: str) -> None:
+def stop_with_failure(message: str, reason: str = "stopped by a failure") -> None:
     """Stop the work as Ctrl-C would (the answer so far, marked partial), because of a
-    failure the command reports after its answer in one line (``message``). Outside
-    :func:`stop_on_interrupt` there is nothing to stop: the caller ends its own loop."""
+    failure the command reports after its answer in one line (``message``); ``reason``:
+    what stopped it in a few words, for the partial answer's mark (``the Dask cluster
+    failed``). Outside :func:`stop_on_interrupt` there is nothing to stop: the caller
+    ends its own loop."""
     if _active is not None and not _active.requested:
         _active.requested = True
         _active.failure = message
+        _active.reason = reason
+
+
+def stop_reason() -> str:
+    """What stopped the work, for a partial answer's mark: ``interrupted by Ctrl-C``, or
+    the failure that stopped it (the line after the answer says more)."""
+    return _active.reason if _active is not None else "interrupted by Ctrl-C"
 
 
 def fail_after_the_answer(message: str) -> bool:

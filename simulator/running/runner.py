@@ -27,6 +27,7 @@ from .checkpoint import Checkpoint
 from .chunking import FIRST_CHUNK, ChunkSizes, sized_chunks
 from .compiling import compile_clock
 from .interrupt import StopRequest, fail_after_the_answer, stop_on_interrupt, stop_requested
+from .memory import battles_per_call, check_memory, estimate, fits
 from .plan import DEFAULT_CHUNK, ChunkExecutor, Progress, RunPlan
 
 #: Per-battle rows are kept (``Result.battles``) up to this many battles unless asked.
@@ -75,11 +76,12 @@ def _saved(state: Checkpoint) -> Checkpoint | None:
 def outcome_ranges(
     prepared: Any, seed: int, first: int
 ) -> dict[str, tuple[int | None, int | None]]:
-    """The outcome columns of ``prepared`` (as one battle shows them) and the least and
-    most value each can take: what a checkpoint's tally must keep to."""
+    """The outcome columns of ``prepared`` (as one battle shows them), and ``steps``, with
+    the least and most value each can take: what a checkpoint's tally must keep to."""
     columns = Tally.of(prepared.run(seed, first, 1)).columns
     bounds = dict(prepared.column_bounds)
-    ranges: dict[str, tuple[int | None, int | None]] = {}
+    # ``steps`` is tallied by outcome, apart from the columns: its bound travels with them.
+    ranges: dict[str, tuple[int | None, int | None]] = {"steps": (0, prepared.step_limit)}
     for name in columns:
         if name in bounds:
             ranges[name] = bounds[name]
@@ -188,6 +190,17 @@ def run_chunks(scenario: Scenario, plan: RunPlan, progress: Progress | None = No
     clock = compile_clock()
     compiled_before = clock.seconds
     prepared = rulesets.get(scenario.ruleset).prepare(scenario.model)
+    # Fewer battles a call for a scenario of many columns, and the run's memory known
+    # (and refused beyond the machine's) before any battle.
+    chunk = battles_per_call(prepared, chunk)
+    if keep and keep_battles is None and not fits(estimate(prepared, battles, chunk, True)):
+        keep = False  # rows are kept unasked only where they fit: the summary needs none
+    check_memory(
+        estimate(prepared, battles, chunk, keep),
+        "fewer battles kept (--keep-battles), or a smaller scenario"
+        if keep
+        else "a smaller scenario",
+    )
     if checkpoint is not None:
         state = Checkpoint.open(
             Path(checkpoint),

@@ -38,6 +38,7 @@ from ..rulesets.base import Prepared, use_common_kernel
 from ..scenario.scenario import Scenario
 from .chunking import GROWTH, ChunkSizes, sized_chunks
 from .interrupt import Interrupted, check_stop, stop_requested
+from .memory import Estimate, battles_per_call, check_memory
 from .plan import DEFAULT_CHUNK, StudyPlan
 from .runner import thread_count
 
@@ -111,8 +112,17 @@ class ScenarioBattles:
         """The scenario of ``key`` prepared, once."""
         if key not in self._prepared:
             scenario = self._scenarios[key]
-            self._prepared[key] = rulesets.get(scenario.ruleset).prepare(scenario.model)
-            self._sizes[key] = ChunkSizes(DEFAULT_CHUNK, max(1, self._last_size // GROWTH))
+            prepared = rulesets.get(scenario.ruleset).prepare(scenario.model)
+            # A scenario of many columns runs fewer battles a call; one the machine
+            # cannot run a call of is refused before its first battle.
+            per_call = battles_per_call(prepared, DEFAULT_CHUNK)
+            call = prepared.memory_bytes(per_call)
+            check_memory(
+                Estimate(call, (f"{per_call:,} battles a call of {scenario.name}",)),
+                "a smaller scenario",
+            )
+            self._prepared[key] = prepared
+            self._sizes[key] = ChunkSizes(per_call, max(1, self._last_size // GROWTH))
         return self._prepared[key]
 
     def _threads(self) -> ThreadPoolExecutor:

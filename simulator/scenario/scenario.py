@@ -116,6 +116,7 @@ def from_data(data: Mapping[str, Any], source: Source) -> Scenario:
             )
     specific = {k: v for k, v in table.items() if k not in COMMON_KEYS}
     model = ruleset.validate(specific, source)
+    check_sizes(top, ruleset.side_sizes(model))
     default_name = source.path.stem if source.path else "inline"
     return Scenario(
         ruleset=name,
@@ -128,6 +129,28 @@ def from_data(data: Mapping[str, Any], source: Source) -> Scenario:
         model=model,
         source=source,
     )
+
+
+def check_sizes(top: Node, forces: tuple[rulesets.Force, ...]) -> None:
+    """Refuse a side with more units or men than a battle may hold (rulesets.base), at
+    the key that holds them, before any work."""
+    for force in forces:
+        for count, what, most in (
+            (force.units, "units", rulesets.MAX_UNITS_PER_SIDE),
+            (force.men, "men", rulesets.MAX_MEN_PER_SIDE),
+        ):
+            if count > most:
+                raise top.fail(
+                    f"the {force.side} fields {count:,} {what}, more than the {most:,} "
+                    f"a side may field (the bundled scenarios field at most "
+                    f"{BUNDLED_MOST[what]} a side)",
+                    force.key,
+                )
+
+
+#: The most units and men a bundled scenario fields on one side, for the error above
+#: (tests/test_faults.py checks them).
+BUNDLED_MOST = {"units": 9, "men": 160}
 
 
 def from_query(ruleset: str, query: rulesets.InlineQuery) -> Scenario:

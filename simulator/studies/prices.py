@@ -52,7 +52,7 @@ import numpy as np
 from .. import rulesets
 from ..errors import BattleOddsError, did_you_mean
 from ..running.bounds import check_total
-from ..running.interrupt import Interrupted
+from ..running.interrupt import Interrupted, stop_reason
 from ..running.progress import or_plain_lines
 from ..scenario.costs import given_costs, read_costs_file
 from ..scenario.scenario import DEFAULT_SEED
@@ -189,7 +189,7 @@ def fair_prices(
     ]
     if partial:
         notes.append(
-            "interrupted by Ctrl-C "
+            f"{stop_reason()} "
             + (
                 "during the search: the prices are its last step's, not fair prices"
                 if solved is None

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from ...errors import Source
 from ...input.reader import Node
 from .. import words
-from ..base import Army, InlineQuery, Ruleset
+from ..base import SIDES, Army, Force, InlineQuery, Ruleset
 from . import inline, keys, model
 from .prepare import AgeOfGodsPrepared
 
@@ -30,6 +30,16 @@ class AgeOfGods(Ruleset):
 
     def prepare(self, battle: model.Battle) -> AgeOfGodsPrepared:
         return AgeOfGodsPrepared(battle)
+
+    def side_sizes(self, battle: model.Battle) -> tuple[Force, ...]:
+        """Each side's units (a noble each), allies among them, and men, nobles among
+        them (before control limits keep any out)."""
+        forces = []
+        for s, name in enumerate(SIDES):
+            units = [unit for unit, _, _ in battle.units_of(s)]
+            men = sum(men.count for unit in units for men in unit.men) + len(units)
+            forces.append(Force(name, name, len(units), men))
+        return tuple(forces)
 
     def inline(self, query: InlineQuery) -> dict[str, Any]:
         return inline.scenario_data(query)

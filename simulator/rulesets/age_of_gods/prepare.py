@@ -12,6 +12,7 @@ from kernels import olympia as ol
 
 from ..base import Prepared
 from ..olympia.model import Men, Side, Unit
+from ..olympia.prepare import side_bounds
 from .keys import RANKS
 from .model import (
     CONTROL_LIMIT,
@@ -273,6 +274,22 @@ class AgeOfGodsPrepared(Prepared):
             [c for c in self.columns if c.startswith(("leader_", "structure_collapsed"))]
             + [f"decided_in.{p}" for p in self.phases]
         )
+        self.column_bounds = self._bounds()
+
+    def _bounds(self) -> dict[str, tuple[int | None, int | None]]:
+        """Men lost or fled of a type: at most the men of it who take part (control
+        limits may keep some out); nobles as olympia's."""
+        groups = self.arrays.groups
+        men = np.zeros(k.O_COLUMNS + len(self.arrays.columns), np.int64)
+        for g in np.flatnonzero(groups[:, ol.G_KIND] == ol.MAN):
+            men[groups[g, ol.G_COLUMN]] += groups[g, ol.G_COUNT]
+            if groups[g, k.G_FLED_COLUMN] >= 0:
+                men[groups[g, k.G_FLED_COLUMN]] += groups[g, ol.G_COUNT]
+        bounds: dict[str, tuple[int | None, int | None]] = {
+            name: (0, int(men[k.O_COLUMNS + i])) for i, name in enumerate(self.arrays.columns)
+        }
+        bounds.update(side_bounds(groups))
+        return bounds
 
     def _columns(self) -> dict[str, int]:
         columns = {"winner": ol.O_WINNER, "steps": ol.O_STEPS}

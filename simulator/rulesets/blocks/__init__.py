@@ -7,7 +7,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from ...errors import Source
-from ..base import Army, InlineQuery, Ruleset
+from ..base import SIDES, Army, Force, InlineQuery, Ruleset
 from ..designer import Knob
 from . import designer, inline, keys, model
 from .prepare import BlocksPrepared
@@ -46,6 +46,13 @@ class Blocks(Ruleset):
 
     def prepare(self, battle: model.Battle) -> BlocksPrepared:
         return BlocksPrepared(battle)
+
+    def side_sizes(self, battle: model.Battle) -> tuple[Force, ...]:
+        """Each side's blocks, and their steps as its men."""
+        return tuple(
+            Force(name, name, len(blocks), sum(block.steps for block in blocks))
+            for name, blocks in zip(SIDES, (battle.attacker, battle.defender), strict=True)
+        )
 
     def inline(self, query: InlineQuery) -> dict[str, Any]:
         return inline.scenario_data(query)

@@ -86,6 +86,17 @@ class BlocksPrepared(Prepared):
         self.flags = frozenset(
             [*k.FLAGS, *(c for c in self.columns if c.startswith("eliminated."))]
         )
+        # Steps only fall: a block loses at most the steps it starts with.
+        bounds: dict[str, tuple[int | None, int | None]] = {}
+        for side_name, blocks in zip(SIDES, (battle.attacker, battle.defender), strict=True):
+            for block in blocks:
+                name = f"casualties.{side_name}.{block.name}"
+                bounds[name] = (0, (bounds.get(name, (0, 0))[1] or 0) + block.steps)
+            bounds[f"steps_lost.{side_name}"] = (0, sum(b.steps for b in blocks))
+            bounds[f"blocks_eliminated.{side_name}"] = (0, len(blocks))
+        bounds["turn"] = (1, battle.turns)
+        self.column_bounds = bounds
+        self.step_limit = k.PHASES_PER_TURN * battle.turns
 
     def _columns(self) -> dict[str, int]:
         """Outcome column name -> index in the kernel's row."""

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import Source
 from ...input.reader import Node
-from ..base import Army, InlineQuery, Ruleset
+from ..base import SIDES, Army, Force, InlineQuery, Ruleset
 from ..keys import read_cost
 from . import designer, inline, keys, model
 from .prepare import ConfrontationPrepared
@@ -36,6 +36,14 @@ class Confrontation(Ruleset):
 
     def prepare(self, battle: model.Battle) -> ConfrontationPrepared:
         return ConfrontationPrepared(battle)
+
+    def side_sizes(self, battle: model.Battle) -> tuple[Force, ...]:
+        """Each side's units (a piece each: men and units are one)."""
+        forces = []
+        for s, name in enumerate(SIDES):
+            units = sum(len(stack.units) for stack in battle.stacks if stack.side == s)
+            forces.append(Force(name, name, units, units))
+        return tuple(forces)
 
     def inline(self, query: InlineQuery) -> dict[str, Any]:
         return inline.scenario_data(query)

@@ -119,6 +119,20 @@ class ConfrontationPrepared(Prepared):
                 "stronger in deals exactly 1 damage (the source's worked example)"
             )
         self.notes = tuple(notes)
+        self.column_bounds = self._bounds()
+        self.step_limit = battle.turns
+
+    def _bounds(self) -> dict[str, tuple[int | None, int | None]]:
+        """A side loses at most its units of a type, a unit's integrity left is 0 to its
+        integrity, damage rolled is never below 0 (resolve may fall below 0: unbounded)."""
+        bounds: dict[str, tuple[int | None, int | None]] = {
+            f"damage.{side}": (0, None) for side in SIDES
+        }
+        for stack, unit in self.battle.units():
+            name = f"casualties.{SIDES[stack.side]}.{unit.type}"
+            bounds[name] = (0, (bounds.get(name, (0, 0))[1] or 0) + 1)
+            bounds[f"integrity.{unit_column(stack, unit)}"] = (0, unit.integrity)
+        return bounds
 
     def _columns(self) -> dict[str, int]:
         n = self.arrays.units.shape[0]

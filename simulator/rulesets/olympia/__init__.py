@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from ...errors import Source
 from ...input.reader import Node
 from .. import words
-from ..base import Army, InlineQuery, Ruleset
+from ..base import SIDES, Army, Force, InlineQuery, Ruleset
 from . import inline, keys, model, sweep
 from .prepare import OlympiaPrepared, chain_refusal, compile_battle
 
@@ -40,6 +40,18 @@ class Olympia(Ruleset):
 
     def prepare(self, battle: model.Battle) -> OlympiaPrepared:
         return OlympiaPrepared(battle)
+
+    def side_sizes(self, battle: model.Battle) -> tuple[Force, ...]:
+        """Each side's units (a noble each) and men, nobles among them."""
+        return tuple(
+            Force(
+                name,
+                name,
+                len(side.units),
+                sum(men.count for unit in side.units for men in unit.men) + len(side.units),
+            )
+            for name, side in zip(SIDES, battle.sides, strict=True)
+        )
 
     def inline(self, query: InlineQuery) -> dict[str, Any]:
         return inline.scenario_data(query)

@@ -241,6 +241,24 @@ def build_chain(arrays: OlympiaArrays) -> ChainTable | None:
     return table if table.width > 0 and table.nbytes <= CHAIN_MAX_BYTES else None
 
 
+def side_bounds(groups: np.ndarray) -> dict[str, tuple[int | None, int | None]]:
+    """The most each side's extras can count, from a group table of olympia's layout:
+    nobles wounded, killed or captured at most the side's nobles, engines lost at most
+    its engines, structures' defense and damage never below 0."""
+    bounds: dict[str, tuple[int | None, int | None]] = {}
+    for s, side_name in enumerate(SIDES):
+        mine = groups[:, k.G_SIDE] == s
+        for kind, extras in (
+            (k.NOBLE, ("nobles_wounded", "nobles_killed", "nobles_captured")),
+            (k.ENGINE, ("engines_lost",)),
+        ):
+            most = int(groups[mine & (groups[:, k.G_KIND] == kind), k.G_COUNT].sum())
+            bounds.update({f"{extra}.{side_name}": (0, most) for extra in extras})
+        for extra in ("structure_defense", "structure_damage"):
+            bounds[f"{extra}.{side_name}"] = (0, None)
+    return bounds
+
+
 class OlympiaPrepared(Prepared):
     def __init__(self, battle: Battle) -> None:
         self.battle = battle
@@ -260,7 +278,15 @@ class OlympiaPrepared(Prepared):
                 for men in unit.men:
                     name = f"casualties.{side_name}.{men.type}"
                     brought[name] = brought.get(name, 0) + men.count
-        self.column_bounds = {name: (0, count) for name, count in brought.items()}
+        bounds: dict[str, tuple[int | None, int | None]] = {
+            name: (0, count) for name, count in brought.items()
+        }
+        bounds.update(side_bounds(self.arrays.groups))
+        self.column_bounds = bounds
+
+    def table_bytes(self) -> int:
+        """The chain kernel's table, when it may run: at most CHAIN_MAX_BYTES."""
+        return CHAIN_MAX_BYTES if self.battle.kernel in ("auto", "chain") else 0
 
     def _columns(self) -> dict[str, int]:
         """Outcome columns worth reporting for this battle, name -> index in the row."""

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import Source
 from ...input.reader import Node
-from ..base import Army, InlineQuery, Ruleset
+from ..base import SIDES, Army, Force, InlineQuery, Ruleset
 from . import designer, inline, keys, model
 from .prepare import SkirmishPrepared
 
@@ -35,6 +35,15 @@ class Skirmish(Ruleset):
 
     def prepare(self, battle: model.Battle) -> SkirmishPrepared:
         return SkirmishPrepared(battle)
+
+    def side_sizes(self, battle: model.Battle) -> tuple[Force, ...]:
+        """Each side's participants (a figure each: men and units are one), from the
+        stacks on the field."""
+        forces = []
+        for s, name in enumerate(SIDES):
+            units = sum(1 for p in battle.participants if p.side == s)
+            forces.append(Force(name, "stacks", units, units))
+        return tuple(forces)
 
     def inline(self, query: InlineQuery) -> dict[str, Any]:
         return inline.scenario_data(query)

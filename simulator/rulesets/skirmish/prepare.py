@@ -94,6 +94,21 @@ class SkirmishPrepared(Prepared):
         self.notes = tuple(notes)
         self.n_columns = k.O_HEALTH + len(battle.participants) + len(self.casualty_names)
         self.columns = self._columns()
+        self.column_bounds = self._bounds()
+        self.step_limit = battle.turn_limit
+
+    def _bounds(self) -> dict[str, tuple[int | None, int | None]]:
+        """A side loses at most its participants of a type; health left is 0 to the most
+        a participant can have (healing restores up to the type's health); damage and
+        healing are never below 0."""
+        bounds: dict[str, tuple[int | None, int | None]] = {
+            name: (0, None) for name in self.columns if name.startswith(("damage.", "healing."))
+        }
+        for p in self.battle.participants:
+            name = f"casualties.{SIDES[p.side]}.{p.unit.name}"
+            bounds[name] = (0, (bounds.get(name, (0, 0))[1] or 0) + 1)
+            bounds[health_column(p)] = (0, max(p.health, p.unit.health))
+        return bounds
 
     def _columns(self) -> dict[str, int]:
         """Outcome columns worth reporting for this battle, name -> index in the row."""
@@ -121,6 +136,11 @@ class SkirmishPrepared(Prepared):
         for i, name in enumerate(self.casualty_names):
             columns[name] = k.O_HEALTH + len(self.battle.participants) + i
         return columns
+
+    def table_bytes(self) -> int:
+        """The kernel's table of expected damage, every participant against every other
+        (float64), built by every call."""
+        return 8 * len(self.battle.participants) ** 2
 
     def run_matrix(self, seed: int, first: int, count: int) -> np.ndarray:
         out = np.zeros((count, self.n_columns), np.int64)
