@@ -400,13 +400,16 @@ def test_slow_run_estimates_from_its_first_small_chunks(monkeypatch: Any) -> Non
     monkeypatch.setattr(progress, "TIMED_SECONDS", 0.001)
     console, text = pipe_console()
     slow = slow_scenario()
-    result = run_battles(slow, RunPlan.of(slow, 400, 1, interruptible=True), console=console)
-    assert result.n == 400
+    result = run_battles(slow, RunPlan.of(slow, 2000, 1, interruptible=True), console=console)
+    assert result.n == 2000
     # (On an empty Numba cache the run also says first that it compiles the kernel.)
     lines = [x for x in text.getvalue().splitlines() if "compiling the" not in x]
     assert len(lines) == 1
     said = re.search(r"left for ([\d,]+) more battles", lines[0])
-    assert said is not None and 200 <= int(said[1].replace(",", "")) < 400
+    # Before the last call, not after a given one: calls of a few milliseconds time
+    # noisily on a busy machine, and the estimate rightly waits for a steadier fit (the
+    # tests with a ticking clock above pin down which calls it needs).
+    assert said is not None and 0 < int(said[1].replace(",", "")) < 2000
 
 
 def test_cli_in_a_pipe_prints_only_the_result_for_a_short_run() -> None:
