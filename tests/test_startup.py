@@ -69,6 +69,48 @@ def test_an_odds_query_imports_no_pandas_or_scipy() -> None:
     assert not loaded & {"pandas", "scipy", "matplotlib"}
 
 
+#: Runs an ``odds`` query in this interpreter and prints, at exit, whether Numba's lowering
+#: registries were loaded (``numba.np.npyimpl`` is one of the modules only they import);
+#: with an argument ``numba``, kernels load from the cache Numba's own way (which loads them).
+REGISTRIES = """
+import atexit, json, runpy, sys
+if sys.argv[2:] == ["numba"]:
+    import kernels._jit
+    from numba.core.caching import FunctionCache
+    kernels._jit._LoadingCache.load_overload = FunctionCache.load_overload
+atexit.register(lambda: print("registries:", "numba.np.npyimpl" in sys.modules, file=sys.stderr))
+sys.argv = ["battle-odds", *json.loads(sys.argv[1])]
+runpy.run_module("simulator", run_name="__main__")
+"""
+
+
+def test_a_warm_query_loads_its_kernels_without_the_compilers_set_up() -> None:
+    """Numba's cache refreshes its target context before loading machine code, importing
+    every lowering registry (0.1-0.15 s CPU of a 0.9 s query); kernels/_jit.py loads
+    without it, and the answer is the same battles' as when loaded Numba's way."""
+    args = [*ODDS, "--battles", "2000", "--json"]
+
+    def query(*how: str) -> tuple[bool, dict[str, object]]:
+        done = subprocess.run(
+            [sys.executable, "-c", REGISTRIES, json.dumps(args), *how],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=ROOT,
+        )
+        line = next(x for x in done.stderr.splitlines() if x.startswith("registries:"))
+        answer = json.loads(done.stdout)
+        answer.pop("seconds")
+        return line.split()[1] == "True", answer
+
+    query()  # compiles the kernels if the cache is cold (a compile loads the registries)
+    loaded, answer = query()
+    loaded_by_numba, answer_by_numba = query("numba")
+    assert loaded_by_numba  # the probe sees the registries when Numba loads them
+    assert not loaded
+    assert answer == answer_by_numba
+
+
 @pytest.mark.parametrize("args", [["--version"], ["--help"], []])
 def test_version_and_help_import_nothing_heavy(args: list[str]) -> None:
     """``--version`` and ``--help`` (and no arguments: the help) answer from typer and
