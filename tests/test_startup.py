@@ -51,10 +51,11 @@ runpy.run_module("simulator", run_name="__main__")
 """
 
 
-def test_an_odds_query_imports_no_pandas_or_scipy() -> None:
+def test_an_odds_query_imports_no_pandas_scipy_or_pydantic() -> None:
     """pandas was a fifth of the start-up (0.2 s of 1.1 s) and builds nothing an
-    ``odds`` answer needs; scipy.linalg came in through Numba's BLAS probe (0.2 s)."""
-    args = [*ODDS, "--battles", "10", "--json"]
+    ``odds`` answer needs; scipy.linalg came in through Numba's BLAS probe (0.2 s);
+    pydantic through typer's coercion of every option (0.13 s, simulator/cli/coercion.py)."""
+    args = [*ODDS, "--battles", "10", "--seed", "3", "--set", "terrain=land", "--json"]
     done = subprocess.run(
         [sys.executable, "-c", AT_EXIT, json.dumps(args)],
         capture_output=True,
@@ -66,7 +67,7 @@ def test_an_odds_query_imports_no_pandas_or_scipy() -> None:
     line = next(x for x in done.stderr.splitlines() if x.startswith("loaded:"))
     loaded = set(line.split()[1:])
     assert {"simulator", "numba", "numpy", "kernels"} <= loaded  # the probe sees real imports
-    assert not loaded & {"pandas", "scipy", "matplotlib"}
+    assert not loaded & {"pandas", "scipy", "matplotlib", "pydantic"}
 
 
 #: Runs an ``odds`` query in this interpreter and prints, at exit, whether Numba's lowering
