@@ -540,7 +540,7 @@ def _skip_battle(
             break  # strikers who can change nothing would strike forever
         if once:
             state[0], state[1], state[2], state[3] = s0, s1, s2, s3
-            steps = 1
+            steps = np.int64(1)
             if order == RANDOM:
                 r = uniform(state) * strikers  # past total: the one strike missed
             else:
