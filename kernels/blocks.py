@@ -418,8 +418,10 @@ def contested(blocks, pos):
     )
 
 
-@jit(inline=True)
-def finish(blocks, pos, steps_value, siege_goes_on, row):
+@jit(counted=False)
+def finish(blocks, pos, steps_value, row):
+    """The battle's winner and length (its steps), once a battle: called, not inlined at
+    its four call sites (inlining it would compile four copies and make no battle faster)."""
     a = present(blocks, pos, ATTACKER)
     d = present(blocks, pos, DEFENDER)
     winner = DRAW
@@ -430,7 +432,6 @@ def finish(blocks, pos, steps_value, siege_goes_on, row):
     row[O_WINNER] = winner
     row[O_STEPS] = steps_value
     row[O_FLAGS + F_DEFENDER_WON] = 1 if winner == DEFENDER else 0
-    row[O_FLAGS + F_SIEGE_CONTINUES] = 1 if siege_goes_on else 0
     if (
         count_at(blocks, pos, ATTACKER, FIELD, SALLY) > 0
         and count_at(blocks, pos, DEFENDER, FIELD, SALLY) == 0
@@ -543,18 +544,6 @@ def one_battle(state, blocks, params, steps, pos, mark, row):
                 if sally_allowed and sally_wanted(blocks, params, steps, pos, besieged):
                     move_all(blocks, pos, besieged, CASTLE, SALLY)
                     row[O_FLAGS + F_SALLY_MADE] = 1
-                field_round(
-                    state,
-                    blocks,
-                    params,
-                    steps,
-                    pos,
-                    mark,
-                    attacker,
-                    combat_round,
-                    castle_owner,
-                    row,
-                )
                 field_fought = True
             elif castle_held and try_storm(blocks, params, steps, pos, besieged, combat_round):
                 attacker = 1 - besieged
@@ -582,6 +571,20 @@ def one_battle(state, blocks, params, steps, pos, mark, row):
                 attacker = besieged
                 move_all(blocks, pos, besieged, CASTLE, SALLY)
                 row[O_FLAGS + F_SALLY_MADE] = 1
+                field_fought = True
+            elif (
+                params[P_QUIET_SIEGE] == QUIET_NO_BESIEGED_RESERVES
+                and besieged != NO_SIDE
+                and count_at(blocks, pos, besieged, RESERVE, RESERVE) == 0
+            ) or (
+                count_at(blocks, pos, ATTACKER, RESERVE, RESERVE)
+                + count_at(blocks, pos, DEFENDER, RESERVE, RESERVE)
+                == 0
+            ):
+                straight_to_attrition = True
+            if field_fought:
+                # One call site for both ways into a field round: field_round is inlined
+                # (it runs every round), and each site would compile a copy of it.
                 field_round(
                     state,
                     blocks,
@@ -594,17 +597,6 @@ def one_battle(state, blocks, params, steps, pos, mark, row):
                     castle_owner,
                     row,
                 )
-                field_fought = True
-            elif (
-                params[P_QUIET_SIEGE] == QUIET_NO_BESIEGED_RESERVES
-                and besieged != NO_SIDE
-                and count_at(blocks, pos, besieged, RESERVE, RESERVE) == 0
-            ) or (
-                count_at(blocks, pos, ATTACKER, RESERVE, RESERVE)
-                + count_at(blocks, pos, DEFENDER, RESERVE, RESERVE)
-                == 0
-            ):
-                straight_to_attrition = True
             if (
                 field_fought
                 and params[P_LOST_FIELD] == LOST_FIELD_SWAP_ROLES
@@ -625,7 +617,7 @@ def one_battle(state, blocks, params, steps, pos, mark, row):
             if attacker != ATTACKER:
                 row[O_FLAGS + F_ROLES_SWAPPED] = 1
             if not (present(blocks, pos, ATTACKER) and present(blocks, pos, DEFENDER)):
-                finish(blocks, pos, base + combat_round, False, row)
+                finish(blocks, pos, base + combat_round, row)
                 return
             if straight_to_attrition:
                 break
@@ -645,7 +637,7 @@ def one_battle(state, blocks, params, steps, pos, mark, row):
                             lose_step(blocks, steps, pos, b, row)
                 row[O_FLAGS + F_ATTACKER_RETREATED + attacker] = 1
             if not (present(blocks, pos, ATTACKER) and present(blocks, pos, DEFENDER)):
-                finish(blocks, pos, base + 3, False, row)
+                finish(blocks, pos, base + 3, row)
                 return
         # Siege attrition: both sides are still here, so one holds the castle, the other the field.
         for b in range(n):
@@ -658,9 +650,10 @@ def one_battle(state, blocks, params, steps, pos, mark, row):
         if besieged != NO_SIDE and count_at(blocks, pos, besieged, CASTLE, CASTLE) == 0:
             row[O_FLAGS + F_CASTLE_FELL] = 1
         if not (present(blocks, pos, ATTACKER) and present(blocks, pos, DEFENDER)):
-            finish(blocks, pos, base + ATTRITION_PHASE, False, row)
+            finish(blocks, pos, base + ATTRITION_PHASE, row)
             return
-    finish(blocks, pos, PHASES_PER_TURN * params[P_TURNS], True, row)
+    finish(blocks, pos, PHASES_PER_TURN * params[P_TURNS], row)
+    row[O_FLAGS + F_SIEGE_CONTINUES] = 1
 
 
 @jit(parallel=True)

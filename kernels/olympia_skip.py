@@ -445,7 +445,10 @@ def _skip_battle(
     # Broken before any strike: the strike kernel still strikes once, then stops.
     once = alive[0] == 0 or value[0] * 100 <= limit0 or alive[1] == 0 or value[1] * 100 <= limit1
     turn = ATTACKER
-    steps = 0
+    # np.int64, not 0: Numba types a call the first time it sees its arguments, and
+    # ``steps`` still the literal 0 then compiled batch_step and batch_run a second time
+    # for a Literal[int](0) they never run with (5 s of a cold run).
+    steps = np.int64(0)
     s0, s1, s2, s3 = state[0], state[1], state[2], state[3]
     table[H_UNUSED, E_SMALL] = 0  # no batch table yet
     while True:
@@ -537,7 +540,7 @@ def _skip_battle(
             break  # strikers who can change nothing would strike forever
         if once:
             state[0], state[1], state[2], state[3] = s0, s1, s2, s3
-            steps = 1
+            steps = np.int64(1)
             if order == RANDOM:
                 r = uniform(state) * strikers  # past total: the one strike missed
             else:

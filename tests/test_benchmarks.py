@@ -141,3 +141,29 @@ def test_compile_benchmark_lists_a_cold_runs_compiled_functions() -> None:
     }
     assert "kernels.confrontation.confrontation_battles" in counts
     assert all(n == 1 for name, n in counts.items() if name.startswith("kernels.")), counts
+
+
+def test_kernel_versions_compares_a_revisions_kernels_with_the_working_trees() -> None:
+    """The same kernels at HEAD and in the working tree (confrontation: the quickest to
+    compile) give the same rows, and both are timed."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "kernel_versions.py"),
+            "HEAD",
+            "scenarios/confrontation/attack.toml",
+            "--rounds",
+            "1",
+            "--battles",
+            "500",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=1200,
+    )
+    assert done.returncode == 0, done.stderr
+    row = next(x for x in done.stdout.splitlines() if "attack.toml" in x)
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert float(cells[1].replace(",", "")) > 0 and float(cells[2].replace(",", "")) > 0
+    assert cells[-1] == "yes"

@@ -176,3 +176,62 @@ def test_bad_option_values_never_run(bad: tuple[str, str]) -> None:
     past ``run``'s options: exit 2 with one line naming the option."""
     option, value = bad
     assert_one_line_error(["run", SCENARIO, option, value], option)
+
+
+PLAIN_CASES: list[tuple[object, dict[str, object], list[object]]] = [
+    (str, {}, ["noble, 5 knight", "", " spaced ", "ünïcode", b"bytes"]),
+    (bool, {}, [True, False, "true", "no", 1]),
+    (list[str], {}, [("a=1", "b=2"), [], ("x",), (b"y",)]),
+    (
+        int,
+        {"min": 1, "max": MAX_BATTLES},
+        [
+            "100000",
+            "1",
+            "0",
+            "12" * 9,
+            "99999999999999999",
+            "+5",
+            "-3",
+            " 12",
+            "1_000",
+            "1e3",
+            "1.5",
+            "\uff19",
+            "abc",
+            "",
+            7,
+            0,
+            True,
+        ],
+    ),
+    (int, {"min": 0, "max": 100}, ["100", "101", "0", "00", "-0"]),
+    (int, {"min": 1}, ["5", "0"]),
+    (int, {"min": 0, "max": 9, "clamp": True}, ["12", "3"]),
+    (float, {"min": 1e-6, "max": 0.5}, ["0.002", "1", "x", "1e-3"]),
+]
+
+
+@pytest.mark.parametrize(("annotation", "limits", "values"), PLAIN_CASES)
+def test_plain_option_values_read_as_typer_reads_them(
+    annotation: object, limits: dict[str, object], values: list[object]
+) -> None:
+    """simulator/cli/coercion.py reads plain values without pydantic: each value gives
+    what typer's own coercion gives, the same value or the same error message."""
+    pytest.importorskip("typer._coercion")
+    import typer._coercion as typers
+    import typer.core
+    from typer.models import OptionInfo
+
+    assert getattr(typer.core.build_runtime_param, "plain_first", False)  # installed
+    for value in values:
+        descriptor = typers.resolve_type_descriptor(annotation, OptionInfo(**limits))
+        answers = []
+        for build in (typer.core.build_runtime_param, typers.build_runtime_param):
+            try:
+                answers.append(("value", build(descriptor)._coerce_value(value, None, None)))
+            except Exception as error:  # the message typer prints
+                answers.append((type(error).__name__, str(error)))
+        plain, typers_own = answers
+        assert plain == typers_own, (annotation, limits, value)
+        assert type(plain[1]) is type(typers_own[1])

@@ -51,10 +51,11 @@ runpy.run_module("simulator", run_name="__main__")
 """
 
 
-def test_an_odds_query_imports_no_pandas_or_scipy() -> None:
+def test_an_odds_query_imports_no_pandas_scipy_or_pydantic() -> None:
     """pandas was a fifth of the start-up (0.2 s of 1.1 s) and builds nothing an
-    ``odds`` answer needs; scipy.linalg came in through Numba's BLAS probe (0.2 s)."""
-    args = [*ODDS, "--battles", "10", "--json"]
+    ``odds`` answer needs; scipy.linalg came in through Numba's BLAS probe (0.2 s);
+    pydantic through typer's coercion of every option (0.13 s, simulator/cli/coercion.py)."""
+    args = [*ODDS, "--battles", "10", "--seed", "3", "--set", "terrain=land", "--json"]
     done = subprocess.run(
         [sys.executable, "-c", AT_EXIT, json.dumps(args)],
         capture_output=True,
@@ -66,7 +67,49 @@ def test_an_odds_query_imports_no_pandas_or_scipy() -> None:
     line = next(x for x in done.stderr.splitlines() if x.startswith("loaded:"))
     loaded = set(line.split()[1:])
     assert {"simulator", "numba", "numpy", "kernels"} <= loaded  # the probe sees real imports
-    assert not loaded & {"pandas", "scipy", "matplotlib"}
+    assert not loaded & {"pandas", "scipy", "matplotlib", "pydantic"}
+
+
+#: Runs an ``odds`` query in this interpreter and prints, at exit, whether Numba's lowering
+#: registries were loaded (``numba.np.npyimpl`` is one of the modules only they import);
+#: with an argument ``numba``, kernels load from the cache Numba's own way (which loads them).
+REGISTRIES = """
+import atexit, json, runpy, sys
+if sys.argv[2:] == ["numba"]:
+    import kernels._jit
+    from numba.core.caching import FunctionCache
+    kernels._jit._LoadingCache.load_overload = FunctionCache.load_overload
+atexit.register(lambda: print("registries:", "numba.np.npyimpl" in sys.modules, file=sys.stderr))
+sys.argv = ["battle-odds", *json.loads(sys.argv[1])]
+runpy.run_module("simulator", run_name="__main__")
+"""
+
+
+def test_a_warm_query_loads_its_kernels_without_the_compilers_set_up() -> None:
+    """Numba's cache refreshes its target context before loading machine code, importing
+    every lowering registry (0.1-0.15 s CPU of a 0.9 s query); kernels/_jit.py loads
+    without it, and the answer is the same battles' as when loaded Numba's way."""
+    args = [*ODDS, "--battles", "2000", "--json"]
+
+    def query(*how: str) -> tuple[bool, dict[str, object]]:
+        done = subprocess.run(
+            [sys.executable, "-c", REGISTRIES, json.dumps(args), *how],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=ROOT,
+        )
+        line = next(x for x in done.stderr.splitlines() if x.startswith("registries:"))
+        answer = json.loads(done.stdout)
+        answer.pop("seconds")
+        return line.split()[1] == "True", answer
+
+    query()  # compiles the kernels if the cache is cold (a compile loads the registries)
+    loaded, answer = query()
+    loaded_by_numba, answer_by_numba = query("numba")
+    assert loaded_by_numba  # the probe sees the registries when Numba loads them
+    assert not loaded
+    assert answer == answer_by_numba
 
 
 @pytest.mark.parametrize("args", [["--version"], ["--help"], []])

@@ -19,7 +19,10 @@ import typer.core
 from typer.core import TyperGroup
 from typer.main import get_command_from_info, get_command_name
 
+from . import coercion
 from .help import tidy
+
+coercion.install()  # plain option values read without importing pydantic
 
 # typer parses with click, or (from 0.25) with its own copy of it: take the exceptions
 # from whichever its group class uses.
