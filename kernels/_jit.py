@@ -35,6 +35,13 @@ class _LoadingCache(FunctionCache):
             return self._load_overload(sig, target_context)
 
 
+#: The private parts of Numba's cache the loader above calls: a Numba that renamed them
+#: (``numba>=0.59`` is all pyproject asks) loads Numba's own way, only slower to start.
+_LOADS_ITS_WAY = all(
+    hasattr(FunctionCache, name) for name in ("_load_overload", "_guard_against_spurious_io_errors")
+) and hasattr(nrt, "rtsys")
+
+
 def jit(
     func: F | None = None, *, parallel: bool = False, inline: bool = False, counted: bool = True
 ) -> Any:
@@ -66,7 +73,7 @@ def jit(
             inline="always" if inline else "never",
             **counting,
         )(f)
-        if type(dispatcher._cache) is FunctionCache:  # Numba's own, as expected
+        if type(dispatcher._cache) is FunctionCache and _LOADS_ITS_WAY:
             dispatcher._cache.__class__ = _LoadingCache
         return dispatcher
 
