@@ -11,11 +11,7 @@ from __future__ import annotations
 
 import inspect
 import json
-import os
 import re
-import select
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +22,7 @@ import simulator
 from simulator import rulesets
 from simulator.cli import app
 from simulator.report.question import question
+from tests.terminal import terminal_bytes
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS = ROOT / "scenarios"
@@ -375,40 +372,7 @@ def test_json_labels_stand_beside_the_keys() -> None:
 def in_terminal(args: list[str], columns: int) -> str:
     """What the command shows in a pseudo-terminal ``columns`` wide (no COLUMNS: rich
     asks the terminal), escape sequences removed."""
-    import fcntl
-    import pty
-    import struct
-    import termios
-
-    leader, follower = pty.openpty()
-    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
-    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
-    env["TERM"] = "xterm-256color"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "simulator", *args],
-        stdin=follower,
-        stdout=follower,
-        stderr=subprocess.DEVNULL,
-        env=env,
-        cwd=ROOT,
-    )
-    os.close(follower)
-    chunks = []
-    while True:
-        ready, _, _ = select.select([leader], [], [], 600)
-        if not ready:
-            process.kill()
-            break
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:  # the terminal closed: the process ended
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    os.close(leader)
-    assert process.wait(timeout=60) == 0, args
-    text = b"".join(chunks).decode("utf-8", "replace").replace("\r\n", "\n")
+    text = terminal_bytes(args, columns, "stdout").replace("\r\n", "\n")
     return re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]|\x1b\][^\x07]*\x07", "", text)
 
 

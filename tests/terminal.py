@@ -1,0 +1,52 @@
+"""A command run in a real pseudo-terminal of a given width (no COLUMNS: rich asks the
+terminal itself, as it does for a person), for the tests of what a terminal shows."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import pty
+import select
+import struct
+import subprocess
+import sys
+import termios
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def terminal_bytes(args: list[str], columns: int, stream: str) -> str:
+    """What ``battle-odds ARGS`` writes on its ``stream`` ("stdout" or "stderr"), a
+    terminal 50 rows high and ``columns`` wide, with its escape sequences; the other
+    stream is discarded. The command must succeed."""
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    env["TERM"] = "xterm-256color"
+    to_terminal = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, stream: follower}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "simulator", *args],
+        stdin=follower,
+        stdout=to_terminal["stdout"],
+        stderr=to_terminal["stderr"],
+        env=env,
+        cwd=ROOT,
+    )
+    os.close(follower)
+    chunks = []
+    while True:
+        ready, _, _ = select.select([leader], [], [], 600)
+        if not ready:  # ten minutes without a byte: hung
+            process.kill()
+            break
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the terminal closed: the process ended
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(leader)
+    assert process.wait(timeout=60) == 0, args
+    return b"".join(chunks).decode("utf-8", "replace")
