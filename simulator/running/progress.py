@@ -83,20 +83,20 @@ class Estimate:
         """Seconds a battle of the calls still to come takes (None: not known yet)."""
         calls = self.times.calls
         # Three pieces at least: one call of one battle may be mostly fixed cost.
-        if len(calls) >= 3 and all(n == calls[0][0] for n, _ in calls):
-            return self.times.seconds / sum(n for n, _ in calls)
+        if len(calls) >= 3 and self.times.one_size:
+            return self.times.seconds / self.times.battles
         fitted = self.times.fit()
         if (
             fitted is None
             or fitted[2] > fitted[1] / 4
-            or 4 * fitted[1] * max(n for n, _ in calls) < fitted[0]
+            or 4 * fitted[1] * self.times.largest < fitted[0]
         ):
             # b not known within a quarter, or battles under a fifth of the largest call
             # (a slope over calls that are all fixed cost is noise). Pieces that are not
             # calls (a study's scenarios side by side, reported every half second) may
             # never fit: after AVERAGE_AFTER_SECONDS of them, their mean rate.
             if self.times.seconds >= AVERAGE_AFTER_SECONDS:
-                return self.times.seconds / max(sum(n for n, _ in calls), 1)
+                return self.times.seconds / max(self.times.battles, 1)
             return None
         a, b, _ = fitted
         # The calls to come: as many battles as fit in the time a call should take, at
