@@ -5,10 +5,12 @@ Nothing for a short run in pipes, files or CI logs."""
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
+from typing import Any, ParamSpec, TypeVar
 
 from rich.console import Console
 from rich.progress import (
@@ -233,6 +235,38 @@ def or_plain_lines(
     console = Console(stderr=True, force_terminal=False, force_jupyter=False)
     with progress_bar(console, label, unit, open_ended=open_ended) as plain:
         yield plain
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def plain_lines_by_default(
+    label: str, unit: str | Callable[[dict[str, Any]], str] = "battles"
+) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """A study of the Python API (``progress`` keyword-only) that, called without a
+    ``progress``, reports to the plain lines of :func:`or_plain_lines` under ``label``:
+    in a notebook or a script a long study says its time left, as on the command line.
+    ``unit``: what it counts, or a function of the call's keywords that says it (a
+    sweep counts battles, or points when run to a precision)."""
+
+    def wrap(study: Callable[P, R]) -> Callable[P, R]:
+        @functools.wraps(study)
+        def run(*args: P.args, **kwargs: P.kwargs) -> R:
+            if kwargs.get("progress") is not None:
+                return study(*args, **kwargs)
+            counted = unit(kwargs) if callable(unit) else unit
+            with or_plain_lines(None, label, counted) as lines:
+                kwargs["progress"] = lines
+                return study(*args, **kwargs)
+
+        return run
+
+    return wrap
+
+
+def quiet(done: int, total: int, detail: str = "") -> None:
+    """No progress: a study run inside another (the outer one reports)."""
 
 
 def run_battles(

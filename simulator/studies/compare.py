@@ -27,6 +27,7 @@ from ..results.result import Result
 from ..results.stats import OUTCOMES, Z95, Tally
 from ..running.interrupt import Interrupted, stop_requested
 from ..running.plan import DEFAULT_CHUNK, Progress, StudyPlan
+from ..running.progress import plain_lines_by_default
 from ..running.scenarios import ScenarioBattles
 from ..scenario.scenario import Scenario
 
@@ -274,6 +275,7 @@ def paired_chunk(columns: list[dict[str, np.ndarray]]) -> PairedChunk:
     return PairedChunk(Tally.of(out_a), Tally.of(out_b), joint, sums)
 
 
+@plain_lines_by_default("compare")
 def compare(
     a: Scenario,
     b: Scenario,

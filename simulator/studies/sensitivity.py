@@ -19,6 +19,7 @@ from ..results.stats import Z95
 from ..rulesets.designer import COUNT, Knob, rating_step
 from ..running.bounds import check_total
 from ..running.interrupt import stop_requested
+from ..running.progress import plain_lines_by_default
 from ..scenario.scenario import Scenario, from_data
 from .compare import compare
 from .sweep import PointProgress, battles_of
@@ -82,6 +83,7 @@ def step_of(knob: Knob, count_step: int, rating_fraction: float) -> float:
     return rating_step(knob.value, rating_fraction, knob.resolution)
 
 
+@plain_lines_by_default("sensitivity")
 def sensitivity(
     scenario: Scenario,
     battles: int | None = None,

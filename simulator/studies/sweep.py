@@ -27,6 +27,7 @@ from ..running.bounds import check_total
 from ..running.interrupt import Interrupted, check_stop, stop_requested
 from ..running.plan import DEFAULT_MAX_BATTLES, ChunkExecutor, StudyPlan
 from ..running.precision import simulate_to_precision
+from ..running.progress import plain_lines_by_default
 from ..running.runner import simulate
 from ..running.scenarios import ScenarioBattles, merged, tally
 from ..scenario.scenario import Scenario
@@ -184,6 +185,9 @@ class Sweep:
         }
 
 
+@plain_lines_by_default(
+    "sweep", lambda asked: "battles" if asked.get("precision") is None else "points"
+)
 def sweep(
     scenario: Scenario,
     vary: Sequence[str | Vary],
@@ -373,6 +377,7 @@ class TargetSearch:
         }
 
 
+@plain_lines_by_default("target search", "probes")
 def find_target(
     scenario: Scenario,
     vary: str | Vary,

@@ -24,6 +24,7 @@ from ..results.stats import wilson
 from ..rulesets.designer import resolve_type
 from ..running.bounds import check_total
 from ..running.interrupt import Interrupted
+from ..running.progress import plain_lines_by_default, quiet
 from ..scenario.scenario import Scenario
 from .compare import Comparison, compare
 from .machinery.armies import reinforced
@@ -203,6 +204,7 @@ class Worth:
         }
 
 
+@plain_lines_by_default("worth", "probes")
 def worth(
     scenario: Scenario,
     *,
@@ -265,7 +267,14 @@ def worth(
 
         def run(done: int, battles: int) -> Comparison:
             return compare(
-                with_x, with_n, battles, seed, threads=threads, first=done, executor=executor
+                with_x,
+                with_n,
+                battles,
+                seed,
+                threads=threads,
+                first=done,
+                executor=executor,
+                progress=quiet,  # the worth reports its probes
             )
 
         def decided(c: Comparison) -> bool:
