@@ -332,3 +332,39 @@ def test_the_fit_of_call_times_is_least_squares() -> None:
     error = (residual / (len(ns) - 2) / np.sum((ns - ns.mean()) ** 2)) ** 0.5
     assert fitted == pytest.approx((a, b, error), rel=1e-6)
     assert times.seconds == pytest.approx(ts.sum()) and times.battles == ns.sum()
+
+
+def test_worth_and_sensitivity_prepare_each_scenario_once(monkeypatch: Any) -> None:
+    """One engine for the whole study: worth prepares the scenario with ``add`` once for
+    every probe and each probe's scenario once for all its looks; sensitivity prepares
+    the scenario as it stands once for all its changes."""
+    from simulator import rulesets
+
+    olympia = type(rulesets.get("olympia"))
+    prepared: list[Any] = []
+    original = olympia.prepare
+
+    def counted(self: Any, model: Any) -> Any:
+        prepared.append(model)
+        return original(self, model)
+
+    monkeypatch.setattr(olympia, "prepare", counted)
+    scenario = simulator.inline_scenario("olympia", *SMALL)
+    worth = simulator.worth(
+        scenario,
+        add="1 knight",
+        in_="soldier",
+        seed=3,
+        first_battles=200,
+        max_battles=3_200,
+        max_n=6,
+        threads=1,
+    )
+    looks = sum(max(1, (p.comparison.n // 200).bit_length()) for p in worth.probes)
+    assert looks > len(worth.probes)  # some probe took several looks
+    # The scenario with the knight once, each probe's once (one of them may be it).
+    assert len(prepared) <= 1 + len(worth.probes)
+    prepared.clear()
+    knobs = simulator.sensitivity(scenario, 300, 3, threads=1)
+    changed = int((knobs.frame["battles"] > 0).sum())
+    assert changed > 1 and len(prepared) == 1 + changed
