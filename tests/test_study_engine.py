@@ -368,3 +368,85 @@ def test_worth_and_sensitivity_prepare_each_scenario_once(monkeypatch: Any) -> N
     knobs = simulator.sensitivity(scenario, 300, 3, threads=1)
     changed = int((knobs.frame["battles"] > 0).sum())
     assert changed > 1 and len(prepared) == 1 + changed
+
+
+def test_a_sweep_to_a_precision_and_a_target_search_run_on_the_engine(monkeypatch: Any) -> None:
+    """``sweep --precision`` and ``sweep --target`` fight on the study engine, not the
+    one-scenario runner, with the answers the runner gives each point (the same battles
+    on the same kernel): a point's rounds or a probe's looks are one prepared scenario."""
+    from simulator.running import precision, runner
+    from simulator.studies.sweep import find_target, point
+
+    scenario = simulator.inline_scenario("olympia", *SMALL)
+
+    def not_the_runner(*_: Any, **__: Any) -> Any:
+        raise AssertionError("a sweep ran battles through the one-scenario runner")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(runner, "run_chunks", not_the_runner)
+        patched.setattr(precision, "run_chunks", not_the_runner)
+        swept = simulator.sweep(
+            scenario,
+            ["attacker.soldier=8..10"],
+            seed=3,
+            precision=0.006,
+            max_battles=60_000,
+            threads=1,
+        )
+        search = find_target(
+            scenario,
+            "attacker.soldier=8..14",
+            0.5,
+            3,
+            first_battles=400,
+            max_battles=3_200,
+            threads=1,
+        )
+    # Rounds after the first (of FIRST_ROUND battles) ran.
+    assert any(result.n > precision.FIRST_ROUND for result in swept.results)
+    vary = swept.varies
+    for values, result in zip(swept.points, swept.results, strict=True):
+        alone = precision.simulate_to_precision(
+            point(scenario, vary, values),
+            0.006,
+            3,
+            max_battles=60_000,
+            threads=1,
+            keep_battles=False,
+        )
+        assert result.n == alone.n and result.kernel == alone.kernel
+        assert result.tally.wins.tolist() == alone.tally.wins.tolist()
+        assert result.extra["precision"] == alone.extra["precision"]
+    assert search.probes
+    for probe in search.probes:
+        alone = simulator.simulate(
+            point(scenario, (search.vary,), (probe.value,)),
+            probe.result.n,
+            3,
+            threads=1,
+            keep_battles=False,
+        )
+        assert probe.result.tally.wins.tolist() == alone.tally.wins.tolist()
+        assert probe.result.kernel == alone.kernel
+
+
+@pytest.mark.parametrize("search", ["precision", "target"])
+def test_a_sweep_to_a_precision_or_a_target_answers_alike_everywhere(
+    search: str, dask_executor: Any
+) -> None:
+    from simulator.studies.sweep import find_target
+
+    scenario = simulator.inline_scenario("olympia", *SMALL)
+
+    def run(**how: Any) -> Any:
+        if search == "precision":
+            return simulator.sweep(
+                scenario, ["attacker.soldier=8..10"], seed=3, precision=0.01, **how
+            ).to_dict()
+        return find_target(
+            scenario, "attacker.soldier=8..14", 0.5, 3, first_battles=400, max_battles=3_200, **how
+        ).to_dict()
+
+    one = without_times(run(threads=1))
+    assert without_times(run(threads=2)) == one
+    assert without_times(run(executor=dask_executor)) == one
