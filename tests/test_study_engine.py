@@ -450,3 +450,32 @@ def test_a_sweep_to_a_precision_or_a_target_answers_alike_everywhere(
     one = without_times(run(threads=1))
     assert without_times(run(threads=2)) == one
     assert without_times(run(executor=dask_executor)) == one
+
+
+def test_a_groups_scenarios_start_near_the_last_ones_call_size(monkeypatch: Any) -> None:
+    """A group is prepared before its battles: each scenario's calls start near the size
+    the last one's reached (a quarter of it), not from one battle, so that a matrix's or
+    a race's scenarios take two or three calls each, not seven growing from one."""
+    from simulator.running import scenarios
+
+    counts: list[int] = []
+    original = scenarios._checked
+
+    def counted(run: Any, seed: int, first: int, count: int) -> Any:
+        counts.append(count)
+        return original(run, seed, first, count)
+
+    monkeypatch.setattr(scenarios, "_checked", counted)
+    engine = ScenarioBattles(StudyPlan.of(seed=1, battles=4_000, threads=1))
+    keys = []
+    for n in range(8, 20):
+        keys.append(
+            engine.add(n, simulator.inline_scenario("olympia", f"noble, {n} soldier", SMALL[1]))
+        )
+    kernel = engine.settle(keys, 4_000)
+    done = dict(engine.each(keys, 0, 4_000, kernel, scenarios.tally, scenarios.merged))
+    assert sorted(done) == list(range(len(keys)))
+    assert all(t.battles == 4_000 for t in done.values())
+    # The first scenario grows from one battle; the others start where it ended.
+    assert len(counts) <= 8 + 3 * (len(keys) - 1), counts
+    engine.close()
