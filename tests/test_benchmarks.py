@@ -167,3 +167,42 @@ def test_kernel_versions_compares_a_revisions_kernels_with_the_working_trees() -
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert float(cells[1].replace(",", "")) > 0 and float(cells[2].replace(",", "")) > 0
     assert cells[-1] == "yes"
+
+
+def test_studies_benchmark_times_both_trees_and_checks_their_answers() -> None:
+    """``benchmarks/studies.py --quick`` against this very tree (the older one is a
+    checkout beside it in a real run): each small study timed in both, its ratio and
+    whether the answers agree printed, with the processor and the load."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "studies.py"),
+            "--quick",
+            "--no-warm",
+            "--together",
+            "--base",
+            str(ROOT),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert any(line.startswith("processor: ") for line in lines)
+    assert any(line.startswith("load average before: ") for line in lines)
+    timed = [line for line in lines if " s -> " in line]
+    assert [line.split(":")[0] for line in timed] == [
+        "best (quick)",
+        "prices (quick)",
+        "matrix blocks (quick)",
+    ]
+    for line in timed:
+        said = re.search(r"CPU ([\d.]+) s -> ([\d.]+) s, ([\d.]+)x", line)
+        assert said is not None, line
+        old, new, ratio = map(float, said.groups())
+        assert old > 0 and new > 0
+        # The ratio of the seconds before their rounding to a tenth (and itself to 0.01).
+        assert (old - 0.05) / (new + 0.05) - 0.005 <= ratio <= (old + 0.05) / (new - 0.05) + 0.005
+        # One tree against itself, on one seed: the same answer.
+        assert "answers: same" in line, line

@@ -37,13 +37,18 @@ def kernel_threads_run(pid: int) -> bool:
 
 
 def interrupt(
-    args: list[str], twice: bool = False, later: float = 0.0, terminal: bool = False
+    args: list[str],
+    twice: bool = False,
+    later: float = 0.0,
+    terminal: bool = False,
+    quiet: bool = False,
 ) -> tuple[int, str, str, float]:
     """Run ``python -m simulator ARGS``, press Ctrl-C once its battles run (its time-left
     notice says so, or, for a search that counts probes, the kernels' threads have
     started a second ago), ``later`` seconds after that: exit status, stdout, stderr and
     the seconds from Ctrl-C to the end. ``terminal``: Ctrl-C reaches every process of
-    the command, as a terminal sends it, not the command's process alone."""
+    the command, as a terminal sends it, not the command's process alone. ``quiet``: a
+    command that counts points or probes (as the QUIET ones do)."""
     process = subprocess.Popen(
         [sys.executable, "-m", "simulator", *args],
         cwd=ROOT,
@@ -53,7 +58,8 @@ def interrupt(
         env={**os.environ, "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"},
         start_new_session=terminal,
     )
-    if args[0] in QUIET:
+    quiet = quiet or args[0] in QUIET
+    if quiet:
         deadline = time.time() + 120
         while not kernel_threads_run(process.pid) and time.time() < deadline:
             time.sleep(0.1)
@@ -70,7 +76,7 @@ def interrupt(
 
     reader = threading.Thread(target=read_stderr, daemon=True)
     reader.start()
-    assert args[0] in QUIET or running.wait(120), "".join(lines)
+    assert quiet or running.wait(120), "".join(lines)
     time.sleep(later)
 
     def press() -> None:
@@ -207,6 +213,25 @@ def test_ctrl_c_prices_marks_the_answer_and_writes_no_costs_file(tmp_path: Path)
     assert answer["prices"]["pikeman"]["low"] is None
     assert not costs.exists() and "not written: the prices are partial" in err
     assert "PARTIAL: " in figure.read_text()
+
+
+@pytest.mark.parametrize(
+    "search",
+    [
+        ["--precision", "0.00001", "--max-battles", "1000000000"],
+        ["--target", "0.999", "--battles", "100000000", "--max-battles", "1000000000"],
+    ],
+    ids=["precision", "target"],
+)
+def test_ctrl_c_sweep_to_a_precision_or_a_target(search: list[str]) -> None:
+    """The rounds of a point run to a precision and the looks of a target search's
+    probe, on the study engine: Ctrl-C ends them with the answer so far."""
+    code, out, err, seconds = interrupt(
+        ["sweep", KNIGHTS, "--vary", "attacker.knight=1..3", *search, "--json"], quiet=True
+    )
+    check_stopped(code, err, seconds)
+    answer = json.loads(out)
+    assert answer["partial"] is True
 
 
 def test_ctrl_c_text_answer_says_partial() -> None:

@@ -209,3 +209,273 @@ def test_every_command_that_runs_battles_takes_scheduler_and_max_total(command: 
     result = CliRunner().invoke(app, [command, "--help"], terminal_width=200)
     assert result.exit_code == 0
     assert "--scheduler" in result.output and "--max-total" in result.output
+
+
+def _meta(**how: Any) -> dict[str, Any]:
+    return simulator.meta("blocks", 3, battles=300, seed=2, bootstrap=10, **how).to_dict()
+
+
+def _target(**how: Any) -> dict[str, Any]:
+    scenario = simulator.inline_scenario("olympia", *SMALL)
+    from simulator.studies.sweep import find_target
+
+    return find_target(
+        scenario, "attacker.soldier=8..14", 0.5, 3, first_battles=400, max_battles=1_600, **how
+    ).to_dict()
+
+
+@pytest.mark.parametrize(
+    ("study", "label", "unit"),
+    [
+        *(
+            (name, name, {"prices": "pairs of counts", "worth": "probes"}.get(name, "battles"))
+            for name in STUDIES
+        ),
+        ("meta", "meta", "battles"),
+        ("target", "target search", "probes"),
+    ],
+)
+def test_the_python_api_reports_plain_lines_for_every_study(
+    study: str, label: str, unit: str, monkeypatch: Any
+) -> None:
+    """Called from a notebook or a script (no ``progress``), every study reports to the
+    plain lines of the progress bar (stderr: its time left when long, then a line every
+    half minute): what it counts, done of how many."""
+    from contextlib import contextmanager
+
+    from simulator.running import progress
+
+    heard: list[tuple[str, str, int, int]] = []
+
+    @contextmanager
+    def recorded(console: Any, label: str, unit: str = "battles", **_: Any) -> Iterator[Any]:
+        assert not console.is_terminal  # plain lines, not a bar
+        yield lambda done, total, detail="": heard.append((label, unit, done, total))
+
+    monkeypatch.setattr(progress, "progress_bar", recorded)
+    run = {"meta": _meta, "target": _target}.get(study) or STUDIES[study]
+    run(threads=1)
+    assert heard, study
+    assert {(said, counted) for said, counted, _, _ in heard} == {(label, unit)}
+    if unit != "pairs of counts":  # a price search knows no total in advance
+        assert all(0 <= done <= total for _, _, done, total in heard), heard
+        assert heard[-1][2] > 0
+
+
+def test_openmp_threads_sleep_between_kernel_calls_unless_the_environment_says() -> None:
+    """Spinning OpenMP threads took more CPU than a price search's battles on a shared
+    machine: the kernels' package asks them to sleep, and keeps a value given."""
+    import os
+    import subprocess
+    import sys
+
+    said = "import kernels, os; print(os.environ['OMP_WAIT_POLICY'])"
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    plain = subprocess.run([sys.executable, "-c", said], env=env, capture_output=True, text=True)
+    assert plain.stdout.strip() == "PASSIVE", plain.stderr
+    given = subprocess.run(
+        [sys.executable, "-c", said],
+        env={**env, "OMP_WAIT_POLICY": "ACTIVE"},
+        capture_output=True,
+        text=True,
+    )
+    assert given.stdout.strip() == "ACTIVE", given.stderr
+
+
+def test_a_side_validated_once_is_the_same_side_and_a_bad_one_fails_every_time() -> None:
+    """Olympia keeps the sides it validated (a price search builds thousands of cells
+    from a few hundred sides): the same data give the same side, other data or another
+    role another one, and a side that fails is not kept."""
+    from simulator.errors import Source
+    from simulator.rulesets.olympia import model
+    from simulator.scenario.scenario import from_data
+
+    def battle(knights: int, pikemen: int, kind: str = "pikeman") -> Any:
+        data = {
+            "ruleset": "olympia",
+            "attacker": {"units": [{"men": {"knight": knights}}]},
+            "defender": {"units": [{"men": {kind: pikemen}}]},
+        }
+        return from_data(data, Source("test")).model
+
+    first, again = battle(5, 7), battle(5, 7)
+    assert first.attacker is again.attacker and first.defender is again.defender
+    other = battle(6, 7)
+    assert other.attacker is not first.attacker and other.attacker.units[0].men[0].count == 6
+    assert other.defender is first.defender
+    # The same men attacking and defending are two sides (the role is in the key).
+    swapped = battle(7, 5, "knight")
+    assert swapped.defender is not first.attacker
+    assert swapped.defender.units[0].men == first.attacker.units[0].men
+    for _ in range(2):
+        with pytest.raises(BattleOddsError, match="pikemen"):
+            battle(5, 7, "pikemen")
+    assert not any("pikemen" in key[0] for key in model._SIDES)
+
+
+def test_the_fit_of_call_times_is_least_squares() -> None:
+    """Kept as running moments (constant time a call), the fit of ``t = a + b n`` is
+    the least-squares line over every call, its slope's standard error included."""
+    from simulator.running.chunking import CallTimes
+
+    random = np.random.default_rng(3)
+    times = CallTimes()
+    for _ in range(40):
+        n = int(random.choice([1, 16, 256, 4096, 65536]))
+        times.add(n, 0.002 + 3e-6 * n * random.uniform(0.8, 1.2))
+    fitted = times.fit()
+    assert fitted is not None
+    ns = np.array([n for n, _ in times.calls], float)
+    ts = np.array([t for _, t in times.calls])
+    b, a = np.polyfit(ns, ts, 1)
+    residual = float(np.sum((ts - a - b * ns) ** 2))
+    error = (residual / (len(ns) - 2) / np.sum((ns - ns.mean()) ** 2)) ** 0.5
+    assert fitted == pytest.approx((a, b, error), rel=1e-6)
+    assert times.seconds == pytest.approx(ts.sum()) and times.battles == ns.sum()
+
+
+def test_worth_and_sensitivity_prepare_each_scenario_once(monkeypatch: Any) -> None:
+    """One engine for the whole study: worth prepares the scenario with ``add`` once for
+    every probe and each probe's scenario once for all its looks; sensitivity prepares
+    the scenario as it stands once for all its changes."""
+    from simulator import rulesets
+
+    olympia = type(rulesets.get("olympia"))
+    prepared: list[Any] = []
+    original = olympia.prepare
+
+    def counted(self: Any, model: Any) -> Any:
+        prepared.append(model)
+        return original(self, model)
+
+    monkeypatch.setattr(olympia, "prepare", counted)
+    scenario = simulator.inline_scenario("olympia", *SMALL)
+    worth = simulator.worth(
+        scenario,
+        add="1 knight",
+        in_="soldier",
+        seed=3,
+        first_battles=200,
+        max_battles=3_200,
+        max_n=6,
+        threads=1,
+    )
+    looks = sum(max(1, (p.comparison.n // 200).bit_length()) for p in worth.probes)
+    assert looks > len(worth.probes)  # some probe took several looks
+    # The scenario with the knight once, each probe's once (one of them may be it).
+    assert len(prepared) <= 1 + len(worth.probes)
+    prepared.clear()
+    knobs = simulator.sensitivity(scenario, 300, 3, threads=1)
+    changed = int((knobs.frame["battles"] > 0).sum())
+    assert changed > 1 and len(prepared) == 1 + changed
+
+
+def test_a_sweep_to_a_precision_and_a_target_search_run_on_the_engine(monkeypatch: Any) -> None:
+    """``sweep --precision`` and ``sweep --target`` fight on the study engine, not the
+    one-scenario runner, with the answers the runner gives each point (the same battles
+    on the same kernel): a point's rounds or a probe's looks are one prepared scenario."""
+    from simulator.running import precision, runner
+    from simulator.studies.sweep import find_target, point
+
+    scenario = simulator.inline_scenario("olympia", *SMALL)
+
+    def not_the_runner(*_: Any, **__: Any) -> Any:
+        raise AssertionError("a sweep ran battles through the one-scenario runner")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(runner, "run_chunks", not_the_runner)
+        patched.setattr(precision, "run_chunks", not_the_runner)
+        swept = simulator.sweep(
+            scenario,
+            ["attacker.soldier=8..10"],
+            seed=3,
+            precision=0.006,
+            max_battles=60_000,
+            threads=1,
+        )
+        search = find_target(
+            scenario,
+            "attacker.soldier=8..14",
+            0.5,
+            3,
+            first_battles=400,
+            max_battles=3_200,
+            threads=1,
+        )
+    # Rounds after the first (of FIRST_ROUND battles) ran.
+    assert any(result.n > precision.FIRST_ROUND for result in swept.results)
+    vary = swept.varies
+    for values, result in zip(swept.points, swept.results, strict=True):
+        alone = precision.simulate_to_precision(
+            point(scenario, vary, values),
+            0.006,
+            3,
+            max_battles=60_000,
+            threads=1,
+            keep_battles=False,
+        )
+        assert result.n == alone.n and result.kernel == alone.kernel
+        assert result.tally.wins.tolist() == alone.tally.wins.tolist()
+        assert result.extra["precision"] == alone.extra["precision"]
+    assert search.probes
+    for probe in search.probes:
+        alone = simulator.simulate(
+            point(scenario, (search.vary,), (probe.value,)),
+            probe.result.n,
+            3,
+            threads=1,
+            keep_battles=False,
+        )
+        assert probe.result.tally.wins.tolist() == alone.tally.wins.tolist()
+        assert probe.result.kernel == alone.kernel
+
+
+@pytest.mark.parametrize("search", ["precision", "target"])
+def test_a_sweep_to_a_precision_or_a_target_answers_alike_everywhere(
+    search: str, dask_executor: Any
+) -> None:
+    from simulator.studies.sweep import find_target
+
+    scenario = simulator.inline_scenario("olympia", *SMALL)
+
+    def run(**how: Any) -> Any:
+        if search == "precision":
+            return simulator.sweep(
+                scenario, ["attacker.soldier=8..10"], seed=3, precision=0.01, **how
+            ).to_dict()
+        return find_target(
+            scenario, "attacker.soldier=8..14", 0.5, 3, first_battles=400, max_battles=3_200, **how
+        ).to_dict()
+
+    one = without_times(run(threads=1))
+    assert without_times(run(threads=2)) == one
+    assert without_times(run(executor=dask_executor)) == one
+
+
+def test_a_groups_scenarios_start_near_the_last_ones_call_size(monkeypatch: Any) -> None:
+    """A group is prepared before its battles: each scenario's calls start near the size
+    the last one's reached (a quarter of it), not from one battle, so that a matrix's or
+    a race's scenarios take two or three calls each, not seven growing from one."""
+    from simulator.running import scenarios
+
+    counts: list[int] = []
+    original = scenarios._checked
+
+    def counted(run: Any, seed: int, first: int, count: int) -> Any:
+        counts.append(count)
+        return original(run, seed, first, count)
+
+    monkeypatch.setattr(scenarios, "_checked", counted)
+    engine = ScenarioBattles(StudyPlan.of(seed=1, battles=4_000, threads=1))
+    keys = []
+    for n in range(8, 20):
+        keys.append(
+            engine.add(n, simulator.inline_scenario("olympia", f"noble, {n} soldier", SMALL[1]))
+        )
+    kernel = engine.settle(keys, 4_000)
+    done = dict(engine.each(keys, 0, 4_000, kernel, scenarios.tally, scenarios.merged))
+    assert sorted(done) == list(range(len(keys)))
+    assert all(t.battles == 4_000 for t in done.values())
+    # The first scenario grows from one battle; the others start where it ended.
+    assert len(counts) <= 8 + 3 * (len(keys) - 1), counts
+    engine.close()

@@ -38,35 +38,55 @@ LONGEST_CALL_SECONDS = 1.0
 
 class CallTimes:
     """``t = a + b * n``: the fixed cost ``a`` of a call and the cost ``b`` of each of its
-    ``n`` battles, fitted by least squares over the calls timed so far."""
+    ``n`` battles, fitted by least squares over the calls timed so far.
+
+    The fit is kept as running means and co-moments (Welford's updates), so that adding
+    a call and fitting are constant time: a study's progress fits after every report,
+    and refitting over every call so far made its thousands of reports quadratic."""
 
     def __init__(self) -> None:
         self.calls: list[tuple[int, float]] = []
+        #: Battles and seconds of all calls; the largest call; whether all are one size.
+        self.battles = 0
+        self.seconds = 0.0
+        self.largest = 0
+        self.one_size = True
+        self._mean_n = self._mean_t = 0.0
+        #: Sums of squared deviations of n and of t, and of their products.
+        self._spread_n = self._spread_t = self._co = 0.0
 
     def add(self, battles: int, seconds: float) -> None:
+        if self.calls and battles != self.calls[0][0]:
+            self.one_size = False
         self.calls.append((battles, seconds))
-
-    @property
-    def seconds(self) -> float:
-        return sum(t for _, t in self.calls)
+        self.battles += battles
+        self.seconds += seconds
+        self.largest = max(self.largest, battles)
+        k = len(self.calls)
+        d_n, d_t = battles - self._mean_n, seconds - self._mean_t
+        self._mean_n += d_n / k
+        self._mean_t += d_t / k
+        self._spread_n += d_n * (battles - self._mean_n)
+        self._spread_t += d_t * (seconds - self._mean_t)
+        self._co += d_n * (seconds - self._mean_t)
 
     def fit(self) -> tuple[float, float, float] | None:
         """``(a, b, standard error of b)``, or None while the calls cannot tell battles
         from fixed costs (fewer than three, all of one size, or no positive slope)."""
         k = len(self.calls)
-        if k < 3:
+        if k < 3 or self.one_size:
             return None
-        ns = [float(n) for n, _ in self.calls]
-        ts = [t for _, t in self.calls]
-        mean_n, mean_t = sum(ns) / k, sum(ts) / k
-        spread = sum((n - mean_n) ** 2 for n in ns)
+        spread = self._spread_n
         if spread <= 0:
             return None
-        b = sum((n - mean_n) * (t - mean_t) for n, t in zip(ns, ts, strict=True)) / spread
+        b = self._co / spread
         if b <= 0:
             return None
-        a = max(mean_t - b * mean_n, 0.0)
-        residual = sum((t - a - b * n) ** 2 for n, t in zip(ns, ts, strict=True))
+        a = max(self._mean_t - b * self._mean_n, 0.0)
+        # Sum of squared residuals about the line with that (clamped) a: the least
+        # squares residual plus k times the offset the clamp put in.
+        offset = self._mean_t - a - b * self._mean_n
+        residual = max(self._spread_t - 2 * b * self._co + b * b * spread + k * offset**2, 0.0)
         return a, b, (residual / (k - 2) / spread) ** 0.5
 
     def call_seconds(self) -> float:

@@ -5,13 +5,14 @@ Nothing for a short run in pipes, files or CI logs."""
 
 from __future__ import annotations
 
+import functools
 import textwrap
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from rich.console import Console, RenderableType
 from rich.progress import Progress
@@ -90,20 +91,20 @@ class Estimate:
         """Seconds a battle of the calls still to come takes (None: not known yet)."""
         calls = self.times.calls
         # Three pieces at least: one call of one battle may be mostly fixed cost.
-        if len(calls) >= 3 and all(n == calls[0][0] for n, _ in calls):
-            return self.times.seconds / sum(n for n, _ in calls)
+        if len(calls) >= 3 and self.times.one_size:
+            return self.times.seconds / self.times.battles
         fitted = self.times.fit()
         if (
             fitted is None
             or fitted[2] > fitted[1] / 4
-            or 4 * fitted[1] * max(n for n, _ in calls) < fitted[0]
+            or 4 * fitted[1] * self.times.largest < fitted[0]
         ):
             # b not known within a quarter, or battles under a fifth of the largest call
             # (a slope over calls that are all fixed cost is noise). Pieces that are not
             # calls (a study's scenarios side by side, reported every half second) may
             # never fit: after AVERAGE_AFTER_SECONDS of them, their mean rate.
             if self.times.seconds >= AVERAGE_AFTER_SECONDS:
-                return self.times.seconds / max(sum(n for n, _ in calls), 1)
+                return self.times.seconds / max(self.times.battles, 1)
             return None
         a, b, _ = fitted
         # The calls to come: as many battles as fit in the time a call should take, at
@@ -389,6 +390,41 @@ def or_plain_lines(
     console = Console(stderr=True, force_terminal=False, force_jupyter=False)
     with progress_bar(console, label, unit, open_ended=open_ended, at_most=at_most) as plain:
         yield plain
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def plain_lines_by_default(
+    label: str,
+    unit: str | Callable[[dict[str, Any]], str] = "battles",
+    at_most: bool = False,
+) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """A study of the Python API (``progress`` keyword-only) that, called without a
+    ``progress``, reports to the plain lines of :func:`or_plain_lines` under ``label``:
+    in a notebook or a script a long study says its time left, as on the command line.
+    ``unit``: what it counts, or a function of the call's keywords that says it (a
+    sweep counts battles, or points when run to a precision); ``at_most``: its total is
+    a bound (a search), as for :func:`progress_bar`."""
+
+    def wrap(study: Callable[P, R]) -> Callable[P, R]:
+        @functools.wraps(study)
+        def run(*args: P.args, **kwargs: P.kwargs) -> R:
+            if kwargs.get("progress") is not None:
+                return study(*args, **kwargs)
+            counted = unit(kwargs) if callable(unit) else unit
+            with or_plain_lines(None, label, counted, at_most=at_most) as lines:
+                kwargs["progress"] = lines
+                return study(*args, **kwargs)
+
+        return run
+
+    return wrap
+
+
+def quiet(done: int, total: int, detail: str = "") -> None:
+    """No progress: a study run inside another (the outer one reports)."""
 
 
 def run_battles(

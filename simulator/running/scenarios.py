@@ -24,9 +24,11 @@ of a range of battles of a group: everything else).
 
 from __future__ import annotations
 
+import queue
+import threading
 import time
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Any, TypeVar
 
 import numba
@@ -194,18 +196,29 @@ class ScenarioBattles:
             return
         prepared = [self._on(k, kernel) for k in keys]
         #: Battles of each block done so far (written by its thread, read here).
-        fought = [0] * len(keys)
+        #: Battles of the blocks done so far, all blocks together (written by their
+        #: threads under the lock, read here): one count, where a sum over every block
+        #: at every report was quadratic in the blocks of a race's look.
+        fought = [0]
+        counting = threading.Lock()
         reported = 0
 
         def block(i: int) -> tuple[T, float]:
             started = time.perf_counter()
             run, sizes = prepared[i].run, self._sizes[keys[i]]
+            if sizes.calls == 0:
+                # A scenario's first calls start near the last one's (a quarter of it),
+                # as of when its battles start: a group is prepared before any of its
+                # battles, so at preparing every scenario of a race or a matrix started
+                # from one battle and spent seven calls of a few battles each growing.
+                sizes.size = max(sizes.size, min(sizes.cap, self._last_size // GROWTH))
             parts = []
             for _, n, columns in sized_chunks(
                 [(first, count)], sizes, lambda a, n: _checked(run, self.seed, a, n)
             ):
                 parts.append(summarise(columns))
-                fought[i] += n
+                with counting:
+                    fought[0] += n
             self._last_size = sizes.size
             return (parts[0] if len(parts) == 1 else combine(parts)), time.perf_counter() - started
 
@@ -213,23 +226,43 @@ class ScenarioBattles:
             """The battles done since the last report, within blocks too: a study's
             progress moves (and knows its time left) long before a block ends."""
             nonlocal reported
-            now = sum(fought)
+            now = fought[0]
             if now > reported:
                 self._done(now - reported)
                 reported = now
 
         if self.workers > 1 and len(keys) > 1:
             pool = self._threads()
-            blocks = {pool.submit(block, i): i for i in range(len(keys))}
+            # Each block hands its summary (or its error) to this queue as it ends: one
+            # wait per block, where waiting on the set of futures still running would
+            # cost a pass over all of them per block (a price search's fight runs
+            # hundreds of blocks of a millisecond each).
+            finished: queue.SimpleQueue[tuple[int, Any, float, BaseException | None]] = (
+                queue.SimpleQueue()
+            )
+
+            def handed(i: int) -> None:
+                try:
+                    summary, seconds = block(i)
+                except BaseException as error:  # handed to the calling thread, raised there
+                    finished.put((i, None, 0.0, error))
+                else:
+                    finished.put((i, summary, seconds, None))
+
+            blocks = [pool.submit(handed, i) for i in range(len(keys))]
             try:
-                running = set(blocks)
-                while running:
-                    finished, running = wait(running, PROGRESS_SECONDS, FIRST_COMPLETED)
+                for _ in range(len(keys)):
+                    while True:
+                        try:
+                            i, summary, seconds, error = finished.get(timeout=PROGRESS_SECONDS)
+                            break
+                        except queue.Empty:
+                            report()
+                    if error is not None:
+                        raise error
+                    self.kernel_seconds += seconds
                     report()
-                    for future in finished:
-                        summary, seconds = future.result()
-                        self.kernel_seconds += seconds
-                        yield blocks[future], summary
+                    yield i, summary
             finally:
                 # At Ctrl-C the blocks raise Interrupted at their next call: the ones not
                 # begun are left, the others end within a call.
@@ -303,7 +336,9 @@ class ScenarioBattles:
         """A ``count x len(keys)`` bool array: True where battle ``first + row`` of the
         scenario of the column ended with ``outcome`` (0 attacker, 1 defender won), the
         scenarios side by side (:meth:`each`). Raises :class:`Interrupted` at Ctrl-C."""
-        won = np.empty((count, len(keys)), bool)
+        # Column by column: each scenario's battles are written (and read by a race) as
+        # one contiguous column.
+        won = np.empty((count, len(keys)), bool, order="F")
         summarise = _WON[outcome]
         for column, column_won in self.each(keys, first, count, kernel, summarise, joined):
             won[:, column] = column_won

@@ -27,6 +27,7 @@ from ..results.result import Result
 from ..results.stats import OUTCOMES, Z95, Tally
 from ..running.interrupt import Interrupted, stop_requested
 from ..running.plan import DEFAULT_CHUNK, Progress, StudyPlan
+from ..running.progress import plain_lines_by_default
 from ..running.scenarios import ScenarioBattles
 from ..scenario.scenario import Scenario
 
@@ -274,6 +275,7 @@ def paired_chunk(columns: list[dict[str, np.ndarray]]) -> PairedChunk:
     return PairedChunk(Tally.of(out_a), Tally.of(out_b), joint, sums)
 
 
+@plain_lines_by_default("compare")
 def compare(
     a: Scenario,
     b: Scenario,
@@ -285,32 +287,40 @@ def compare(
     progress: Progress | None = None,
     first: int = 0,
     executor: Any = None,
+    engine: ScenarioBattles | None = None,
 ) -> Comparison:
     """Run ``a`` and ``b`` on common random numbers: battle i of both uses stream i of
     ``seed``. Battles and seed default to A's scenario file. ``first``: the index of the
     first battle, to continue a comparison (see :meth:`Comparison.merge`); ``executor``:
-    a Dask executor (:func:`simulator.running.distributed.executor_for`)."""
+    a Dask executor (:func:`simulator.running.distributed.executor_for`); ``engine``: a
+    study's engine on the same seed (its threads and executor), whose scenarios stay
+    prepared from one comparison to the next (a study comparing the same scenario again
+    and again, or in growing looks, prepares each once): the caller closes it."""
     battles = a.battles if battles is None else battles
     seed = a.seed if seed is None else seed
     check_comparable(a, b)
     plan = StudyPlan.of(seed=seed, battles=battles, first=first, threads=threads, executor=executor)
-    engine = ScenarioBattles(plan)
-    engine.add("a", a)
-    engine.add("b", b)
+    own = engine is None
+    if engine is None:
+        engine = ScenarioBattles(plan)
+    elif engine.seed != seed:
+        raise ValueError(f"compare: an engine of seed {engine.seed}, asked for seed {seed}")
+    # Keyed by content: the same scenario in another comparison is the one prepared.
+    keys = [engine.add(("compare", a.hash), a), engine.add(("compare", b.hash), b)]
     # Different kernels draw battle i differently: both on one kernel (two rulesets
     # share none, and each runs its own).
     try:
-        kernel = engine.settle(["a", "b"], battles)
+        kernel = engine.settle(keys, battles)
     except Interrupted:  # Ctrl-C while their tables were built: no battle fought yet
         kernel = None
-    prepared = [engine.prepared("a"), engine.prepared("b")]
+    prepared = [engine.prepared(k) for k in keys]
     tally_a, tally_b = Tally(), Tally()
     joint = np.zeros((3, 3), np.int64)
     sums: dict[str, PairedSums] = {}
     started = time.perf_counter()
     done = 0
     chunks = (
-        engine.tallies(["a", "b"], first, battles, paired_chunk, kernel, chunk)
+        engine.tallies(keys, first, battles, paired_chunk, kernel, chunk)
         if not stop_requested()
         else iter(())
     )
@@ -327,7 +337,8 @@ def compare(
         done += count
         if progress is not None:
             progress(done, battles)
-    engine.close()
+    if own:
+        engine.close()
     seconds = time.perf_counter() - started
     results = [
         Result(

@@ -26,6 +26,7 @@ from ..results.stats import Tally
 from ..rulesets import Army
 from ..running.interrupt import Interrupted
 from ..running.plan import ChunkExecutor, StudyPlan
+from ..running.progress import plain_lines_by_default
 from ..running.scenarios import ScenarioBattles, merged, tally
 from ..scenario.costs import given_costs, read_costs_file
 from ..scenario.scenario import DEFAULT_SEED
@@ -147,6 +148,7 @@ class Matrix:
         }
 
 
+@plain_lines_by_default("matrix")
 def equal_cost_matrix(
     ruleset: str,
     budget: float,

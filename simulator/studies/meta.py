@@ -34,6 +34,7 @@ import numpy as np
 
 from ..errors import BattleOddsError
 from ..running.interrupt import stop_requested
+from ..running.progress import plain_lines_by_default
 from ..scenario.scenario import DEFAULT_SEED
 from .machinery.one_type import settings_columns
 from .matrix import DEFAULT_BATTLES, Matrix, equal_cost_matrix
@@ -321,6 +322,7 @@ def check_game(types: Sequence[str] | str | None, bootstrap: int) -> None:
         raise BattleOddsError("--types: a game needs at least two types")
 
 
+@plain_lines_by_default("meta")
 def meta(
     ruleset: str,
     budget: float,

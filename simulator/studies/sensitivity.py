@@ -19,6 +19,9 @@ from ..results.stats import Z95
 from ..rulesets.designer import COUNT, Knob, rating_step
 from ..running.bounds import check_total
 from ..running.interrupt import stop_requested
+from ..running.plan import StudyPlan
+from ..running.progress import plain_lines_by_default
+from ..running.scenarios import ScenarioBattles
 from ..scenario.scenario import Scenario, from_data
 from .compare import compare
 from .sweep import PointProgress, battles_of
@@ -82,6 +85,7 @@ def step_of(knob: Knob, count_step: int, rating_fraction: float) -> float:
     return rating_step(knob.value, rating_fraction, knob.resolution)
 
 
+@plain_lines_by_default("sensitivity")
 def sensitivity(
     scenario: Scenario,
     battles: int | None = None,
@@ -120,59 +124,72 @@ def sensitivity(
         max_total,
     )
     result = Sensitivity(scenario, side, seed, battles, math.nan)
-    for knob in knobs:
-        if stop_requested():
-            result.partial = True
-            break
-        step = step_of(knob, count_step, rating_step)
-        for direction, sign in (("down", -1), ("up", 1)):
-            to = min(max(knob.value + sign * step, knob.lowest), knob.highest)
-            row: dict[str, Any] = {
-                "knob": knob.label,
-                "kind": knob.kind,
-                "side": knob.side,
-                "subject": knob.subject,
-                "field": knob.field,
-                "direction": direction,
-                "from": knob.value,
-                "to": to,
-                "p": math.nan,
-                "diff": math.nan,
-                "low": math.nan,
-                "high": math.nan,
-                "battles": 0,
-                "seed": seed,
-                "note": "",
-            }
-            if to == knob.value:
-                row["note"] = f"{knob.field} is at its {'least' if sign < 0 else 'most'}"
-            else:
-                try:
-                    changed = from_data(
-                        ruleset.with_knob(scenario, knob, to),
-                        Source(f"{knob.label} = {to:g}"),
-                    )
-                except BattleOddsError as exc:
-                    row["note"] = f"not possible: {exc}"
+    # One engine for every change: the scenario as it stands is prepared once, not once
+    # per change compared with it.
+    engine = ScenarioBattles(
+        StudyPlan.of(seed=seed, battles=battles, threads=threads, executor=executor)
+    )
+    try:
+        for knob in knobs:
+            if stop_requested():
+                result.partial = True
+                break
+            step = step_of(knob, count_step, rating_step)
+            for direction, sign in (("down", -1), ("up", 1)):
+                to = min(max(knob.value + sign * step, knob.lowest), knob.highest)
+                row: dict[str, Any] = {
+                    "knob": knob.label,
+                    "kind": knob.kind,
+                    "side": knob.side,
+                    "subject": knob.subject,
+                    "field": knob.field,
+                    "direction": direction,
+                    "from": knob.value,
+                    "to": to,
+                    "p": math.nan,
+                    "diff": math.nan,
+                    "low": math.nan,
+                    "high": math.nan,
+                    "battles": 0,
+                    "seed": seed,
+                    "note": "",
+                }
+                if to == knob.value:
+                    row["note"] = f"{knob.field} is at its {'least' if sign < 0 else 'most'}"
                 else:
-                    comparison = compare(
-                        scenario,
-                        changed,
-                        battles,
-                        seed,
-                        threads=threads,
-                        executor=executor,
-                        progress=battles_of(progress, len(result.rows) * battles, total * battles),
-                    )
-                    result.partial = result.partial or comparison.partial
-                    if comparison.n == 0:  # Ctrl-C before its first battle
-                        row["note"] = "not run (interrupted)"
+                    try:
+                        changed = from_data(
+                            ruleset.with_knob(scenario, knob, to),
+                            Source(f"{knob.label} = {to:g}"),
+                        )
+                    except BattleOddsError as exc:
+                        row["note"] = f"not possible: {exc}"
                     else:
-                        d = comparison.win(side, Z95)
-                        result.base = d.a
-                        row.update(p=d.b, diff=d.difference, low=d.low, high=d.high)
-                        row["battles"] = comparison.n
-            result.rows.append(row)
-            if progress is not None:
-                progress(len(result.rows) * battles, total * battles)
+                        comparison = compare(
+                            scenario,
+                            changed,
+                            battles,
+                            seed,
+                            threads=threads,
+                            executor=executor,
+                            engine=engine,
+                            progress=battles_of(
+                                progress, len(result.rows) * battles, total * battles
+                            ),
+                        )
+                        if changed.hash != scenario.hash:  # compared: its tables go
+                            engine.forget(("compare", changed.hash))
+                        result.partial = result.partial or comparison.partial
+                        if comparison.n == 0:  # Ctrl-C before its first battle
+                            row["note"] = "not run (interrupted)"
+                        else:
+                            d = comparison.win(side, Z95)
+                            result.base = d.a
+                            row.update(p=d.b, diff=d.difference, low=d.low, high=d.high)
+                            row["battles"] = comparison.n
+                result.rows.append(row)
+                if progress is not None:
+                    progress(len(result.rows) * battles, total * battles)
+    finally:
+        engine.close()
     return result

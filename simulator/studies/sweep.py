@@ -13,6 +13,7 @@ from __future__ import annotations
 import decimal
 import math
 import re
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import product
@@ -25,10 +26,15 @@ from ..results.result import Result
 from ..results.stats import OUTCOMES, Tally, wilson
 from ..running.bounds import check_total
 from ..running.interrupt import Interrupted, check_stop, stop_requested
-from ..running.plan import DEFAULT_MAX_BATTLES, ChunkExecutor, StudyPlan
-from ..running.precision import simulate_to_precision
-from ..running.runner import simulate
-from ..running.scenarios import ScenarioBattles, merged, tally
+from ..running.plan import DEFAULT_MAX_BATTLES, ChunkExecutor, RunPlan, StudyPlan
+from ..running.precision import (
+    FIRST_ROUND,
+    next_round_target,
+    precision_report,
+    widest_half_width,
+)
+from ..running.progress import plain_lines_by_default
+from ..running.scenarios import ScenarioBattles, merged, tally, tally_each
 from ..scenario.scenario import Scenario
 
 if TYPE_CHECKING:
@@ -185,6 +191,10 @@ class Sweep:
         }
 
 
+@plain_lines_by_default(
+    "sweep",
+    lambda asked: "battles" if asked.get("precision") is None else "points of the sweep",
+)
 def sweep(
     scenario: Scenario,
     vary: Sequence[str | Vary],
@@ -230,24 +240,16 @@ def sweep(
         results = _fixed_points(scenarios, each, seed, threads, executor, progress, max_total)
     else:
         results = []
+        plan = StudyPlan.of(seed=seed, battles=max_battles, threads=threads, executor=executor)
         if progress is not None:
             progress(0, len(scenarios))  # the total, before a point that may take minutes
-        for done, at in enumerate(scenarios):
-            results.append(
-                simulate_to_precision(
-                    at,
-                    precision,
-                    seed,
-                    max_battles=max_battles,
-                    threads=threads,
-                    keep_battles=False,
-                    executor=executor,
-                )
-            )
-            if progress is not None:
-                progress(done + 1, len(scenarios))
-            if stop_requested():
-                break
+        with ScenarioBattles(plan) as engine:
+            for done, at in enumerate(scenarios):
+                results.append(_to_precision(engine, at, precision, max_battles))
+                if progress is not None:
+                    progress(done + 1, len(scenarios))
+                if stop_requested():
+                    break
     partial = len(results) < len(points) or any(r.partial for r in results)
     return Sweep(scenario, varies, outcome, points[: len(results)], results, partial)
 
@@ -299,6 +301,56 @@ def _fixed_points(
                 )
             )
     return results
+
+
+def _point_battles(engine: ScenarioBattles, at: Scenario, first: int, count: int) -> Result:
+    """Battles ``first .. first + count - 1`` of the point ``at`` on the study's engine
+    (prepared once however many rounds or looks ask for its battles), on the kernel it
+    runs alone, as :func:`~simulator.running.runner.simulate` would run it: the same
+    battles. Partial when Ctrl-C ended it early."""
+    key = engine.add(("point", at.hash), at)
+    kernel = engine.settle([key])
+    fought = Tally()
+    for _, _, part in engine.tallies([key], first, count, tally_each, kernel):
+        fought = fought.merge(part[0])
+    prepared = engine.prepared(key)
+    return Result(
+        scenario=at,
+        seed=engine.seed,
+        tally=fought,
+        kernel=prepared.kernel,
+        notes=prepared.notes,
+        flags=prepared.flags,
+        first=first,
+        partial=fought.battles < count,
+    )
+
+
+def _to_precision(
+    engine: ScenarioBattles, at: Scenario, precision: float, max_battles: int
+) -> Result:
+    """The rounds of :func:`~simulator.running.precision.run_to_precision` for one point
+    of a sweep, on the study's engine: battles until every reported probability's 95%
+    half-width is below ``precision``, at most ``max_battles``."""
+    plan = RunPlan.of(at, seed=engine.seed, precision=precision, max_battles=max_battles)
+    started = time.perf_counter()
+    result: Result | None = None
+    target = min(FIRST_ROUND, max_battles)
+    while True:
+        done = 0 if result is None else result.n
+        part = _point_battles(engine, at, done, target - done)
+        result = (
+            part
+            if result is None
+            else replace(result, tally=result.tally.merge(part.tally), partial=part.partial)
+        )
+        widest = widest_half_width(result.tally, result.flags)
+        if result.partial or widest < precision or result.n >= max_battles:
+            break
+        target = next_round_target(result.tally, result.flags, plan)
+    engine.forget(("point", at.hash))  # a point's battles are done: its tables go
+    extra = {**result.extra, "precision": precision_report(plan, widest, result.n)}
+    return replace(result, first=0, seconds=time.perf_counter() - started, extra=extra)
 
 
 @dataclass
@@ -376,6 +428,7 @@ class TargetSearch:
         }
 
 
+@plain_lines_by_default("target search", "values tried", at_most=True)
 def find_target(
     scenario: Scenario,
     vary: str | Vary,
@@ -421,6 +474,10 @@ def find_target(
     k = OUTCOMES.index(outcome)
     search = TargetSearch(scenario, found, outcome, target, None, z=z)
     varied = rulesets.get(scenario.ruleset).describe_path(found.path, scenario.data)
+    # One engine for the search: a probe's point prepared once for all its looks.
+    engine = ScenarioBattles(
+        StudyPlan.of(seed=seed, battles=first_battles, threads=threads, executor=executor)
+    )
 
     def probe(value: Value) -> bool:
         at = point(scenario, (found,), (value,))
@@ -433,9 +490,10 @@ def find_target(
                     f"now {varied} = {value}: battles up to {done + count:,} "
                     f"of at most {max_battles:,}",
                 )
-            return simulate(
-                at, count, seed, threads=threads, keep_battles=False, first=done, executor=executor
-            )
+            part = _point_battles(engine, at, done, count)
+            if part.partial:  # Ctrl-C: the search ends with the probes done
+                raise Interrupted
+            return part
 
         def decided(result: Result) -> bool:
             _, low, high = wilson(int(result.tally.wins[k]), result.n, z)
@@ -452,6 +510,7 @@ def find_target(
         p, low, _ = wilson(int(result.tally.wins[k]), result.n, z)
         result.extra["outcome"] = outcome
         reaches = low >= target if sure else p >= target
+        engine.forget(("point", at.hash))  # its looks are done: its tables go
         search.probes.append(Probe(value, result, reaches, sure))
         if progress is not None:
             progress(len(search.probes), probes_at_most)
@@ -461,6 +520,8 @@ def find_target(
         search.value = smallest_reaching(values, probe)
     except Interrupted:
         search.partial = True
+    finally:
+        engine.close()
     return search
 
 

@@ -24,6 +24,9 @@ from ..results.stats import wilson
 from ..rulesets.designer import resolve_type
 from ..running.bounds import check_total
 from ..running.interrupt import Interrupted
+from ..running.plan import StudyPlan
+from ..running.progress import plain_lines_by_default, quiet
+from ..running.scenarios import ScenarioBattles
 from ..scenario.scenario import Scenario
 from .compare import Comparison, compare
 from .machinery.armies import reinforced
@@ -203,6 +206,7 @@ class Worth:
         }
 
 
+@plain_lines_by_default("worth", lambda asked: f"numbers of {asked['in_']} tried", at_most=True)
 def worth(
     scenario: Scenario,
     *,
@@ -257,6 +261,11 @@ def worth(
     z = look_z(confidence, probes_at_most, first_battles, max_battles)
     result = Worth(scenario, side, (count, kind), other, seed, confidence, z, max_n)
     verdicts: dict[int, str] = {}
+    # One engine for the search: the scenario with ``add`` is prepared once for every
+    # probe, and each probe's scenario once for all its looks.
+    engine = ScenarioBattles(
+        StudyPlan.of(seed=seed, battles=first_battles, threads=threads, executor=executor)
+    )
 
     def verdict(n: int) -> str:
         if n in verdicts:
@@ -271,7 +280,15 @@ def worth(
                     f"now {n} {other}: battles up to {done + battles:,} of at most {max_battles:,}",
                 )
             return compare(
-                with_x, with_n, battles, seed, threads=threads, first=done, executor=executor
+                with_x,
+                with_n,
+                battles,
+                seed,
+                threads=threads,
+                first=done,
+                executor=executor,
+                progress=quiet,  # the worth reports its probes
+                engine=engine,
             )
 
         def decided(c: Comparison) -> bool:
@@ -286,6 +303,8 @@ def worth(
             verdicts[n] = REACHES
         else:
             verdicts[n] = BELOW if sure else NOISE
+        if with_n.hash != with_x.hash:  # its looks are done: its tables go
+            engine.forget(("compare", with_n.hash))
         result.probes.append(WorthProbe(n, comparison, verdicts[n]))
         if progress is not None:
             progress(len(result.probes), probes_at_most)
@@ -298,6 +317,8 @@ def worth(
     except Interrupted:
         result.partial = True
         result.low = result.high = None
+    finally:
+        engine.close()
     return result
 
 

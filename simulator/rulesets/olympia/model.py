@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -227,11 +228,8 @@ def validate(data: Mapping[str, Any], source: Source) -> Battle:
     kernel = battle.read(keys.BATTLE["kernel"])
 
     fighters = _fighter_types(top.child("units"), source)
-    engine_table = standard_engines()
-    engines = {
-        n: EngineType(n, _ratings(Node(d, f"engines.{n}", source))) for n, d in engine_table.items()
-    }
-    noble = _ratings(Node(_table()["noble"], "noble", source))
+    engines = dict(_package_engines())
+    noble = _package_noble()
     capacity = dict(_table()["structures"])
 
     sides = []
@@ -241,7 +239,7 @@ def validate(data: Mapping[str, Any], source: Source) -> Battle:
                 f"is required: the {side_name}'s army (a table with [[{side_name}.units]])",
                 side_name,
             )
-        sides.append(_side(top.child(side_name), fighters, engines, capacity, terrain))
+        sides.append(_known_side(top.child(side_name), fighters, engines, capacity, terrain))
     return Battle(
         attacker=sides[0],
         defender=sides[1],
@@ -254,6 +252,56 @@ def validate(data: Mapping[str, Any], source: Source) -> Battle:
         strike_order=strike_order,
         kernel=kernel,
     )
+
+
+@cache
+def _package_engines() -> Mapping[str, EngineType]:
+    """The siege engines' ratings (fixed: no scenario changes them), read once."""
+    source = Source("package")
+    return {
+        n: EngineType(n, _ratings(Node(d, f"engines.{n}", source)))
+        for n, d in standard_engines().items()
+    }
+
+
+@cache
+def _package_noble() -> Ratings:
+    """A noble's ratings (fixed), read once."""
+    return _ratings(Node(_table()["noble"], "noble", Source("package")))
+
+
+#: Sides validated so far: their data (as JSON), role, terrain and fighter types'
+#: names -> the side. A study builds thousands of battles from a few hundred sides (the
+#: cells of ``prices``: each count of men of each type, in each role, met by every
+#: other), and validating the same side again was most of a cell's building.
+_SIDES: dict[tuple[str, str, str, tuple[str, ...]], Side] = {}
+#: Sides kept at most (a few hundred bytes each); the memo starts again when full.
+MAX_KNOWN_SIDES = 20_000
+
+
+def _known_side(
+    node: Node,
+    fighters: Mapping[str, FighterType],
+    engines: Mapping[str, EngineType],
+    capacity: Mapping[str, int],
+    terrain: str,
+) -> Side:
+    """:func:`_side`, of a side validated before when its data were. A side reads only
+    its own data, its role, the terrain and the names of the fighter types (engines and
+    structures are the package's), so these are the key; a side that fails is not
+    kept (it raises every time, naming its scenario)."""
+    try:
+        data = json.dumps(node.data, separators=(",", ":"))
+    except (TypeError, ValueError):  # not plain data (a date): validated every time
+        return _side(node, fighters, engines, capacity, terrain)
+    key = (data, node.path, terrain, tuple(fighters))
+    side = _SIDES.get(key)
+    if side is None:
+        side = _side(node, fighters, engines, capacity, terrain)
+        if len(_SIDES) >= MAX_KNOWN_SIDES:
+            _SIDES.clear()
+        _SIDES[key] = side
+    return side
 
 
 def _side(
