@@ -211,6 +211,11 @@ def test_a_figures_numbers_are_what_its_command_prints(figure: str) -> None:
         "battle-odds " + shlex.join([*argv[:at], *argv[at + 2 :], "--json"])
     )
     with regenerate.workspace() as folder:
+        if "costs.toml" in argv:  # the price list the page's reader wrote first
+            regenerate.run(
+                regenerate.Command("battle-odds prices --ruleset olympia --write costs.toml"),
+                Path(folder),
+            )
         printed = regenerate.run(command, Path(folder))
     fresh = json.JSONDecoder().raw_decode(printed[printed.index("{") :])[0]
     stored = json.loads(regenerate.data_path(figure).read_text(encoding="utf-8"))["answer"]
