@@ -28,7 +28,10 @@ MANY = "1000000000"
 STOPS_WITHIN = 8.0
 #: Commands that print no time-left notice in a pipe (searches that count probes, races
 #: or price cells): Ctrl-C a second after the kernels' threads start.
-QUIET = ("worth", "best", "prices")
+# Synchronised on the kernels' threads, not on a time-left notice: a search's total is
+# not known in advance, and meta's notice waits for an estimate of its matchups (which
+# a busy machine may keep under the notice's minute for long).
+QUIET = ("worth", "best", "prices", "meta")
 
 
 def kernel_threads_run(pid: int) -> bool:

@@ -224,15 +224,20 @@ def _target(**how: Any) -> dict[str, Any]:
     ).to_dict()
 
 
+#: What a study's plain lines count, in the command line's words, where not battles.
+UNITS = {
+    "best": "battles of this race",
+    "prices": "pairs of counts fought",
+    "worth": "numbers of soldier tried",
+}
+
+
 @pytest.mark.parametrize(
     ("study", "label", "unit"),
     [
-        *(
-            (name, name, {"prices": "pairs of counts", "worth": "probes"}.get(name, "battles"))
-            for name in STUDIES
-        ),
+        *((name, name, UNITS.get(name, "battles")) for name in STUDIES),
         ("meta", "meta", "battles"),
-        ("target", "target search", "probes"),
+        ("target", "target search", "values tried"),
     ],
 )
 def test_the_python_api_reports_plain_lines_for_every_study(
@@ -257,7 +262,7 @@ def test_the_python_api_reports_plain_lines_for_every_study(
     run(threads=1)
     assert heard, study
     assert {(said, counted) for said, counted, _, _ in heard} == {(label, unit)}
-    if unit != "pairs of counts":  # a price search knows no total in advance
+    if unit != "pairs of counts fought":  # a price search knows no total in advance
         assert all(0 <= done <= total for _, _, done, total in heard), heard
         assert heard[-1][2] > 0
 

@@ -112,7 +112,13 @@ class Estimate:
         size = min((self.times.call_seconds() - a) / b, DEFAULT_CHUNK)
         if len(calls) >= 2 and calls[-1][0] == calls[-2][0]:
             size = min(size, calls[-1][0])
-        return b + a / max(size, 1.0)
+        # At most twice as slow as the pieces so far, fixed costs and all (calls sized
+        # to a quarter second may cost a battle more than the larger calls before them,
+        # not many times more): a study's pieces reported side by side can fit a fixed
+        # cost above a call's whole time (the size then comes out below one battle), and
+        # said ten minutes for a run half done in forty seconds.
+        mean = self.times.seconds / max(self.times.battles, 1)
+        return min(b + a / max(size, 1.0), 2 * mean)
 
 
 def format_seconds(seconds: float) -> str:
