@@ -40,7 +40,7 @@ from ..rulesets.base import Prepared, use_common_kernel
 from ..scenario.scenario import Scenario
 from .chunking import GROWTH, ChunkSizes, sized_chunks
 from .interrupt import Interrupted, check_stop, stop_requested
-from .memory import Estimate, battles_per_call, check_memory
+from .memory import Estimate, available_bytes, battles_per_call, check_memory
 from .plan import DEFAULT_CHUNK, StudyPlan
 from .runner import thread_count
 
@@ -75,6 +75,8 @@ class ScenarioBattles:
         #: scenarios of a study are alike), a quarter of it in case it is larger.
         self._sizes: dict[Hashable, ChunkSizes] = {}
         self._last_size = 1
+        #: The memory a scenario's kernel call may use, read once for the study.
+        self._memory: tuple[int, str] | None = None
         self.kernel_seconds = 0.0
         self.battles = 0
         #: Called (in the calling thread) each time battles are done: a study's progress.
@@ -119,9 +121,12 @@ class ScenarioBattles:
             # cannot run a call of is refused before its first battle.
             per_call = battles_per_call(prepared, DEFAULT_CHUNK)
             call = prepared.memory_bytes(per_call)
+            if self._memory is None:
+                self._memory = available_bytes()
             check_memory(
                 Estimate(call, (f"{per_call:,} battles a call of {scenario.name}",)),
                 "a smaller scenario",
+                self._memory,
             )
             self._prepared[key] = prepared
             self._sizes[key] = ChunkSizes(per_call, max(1, self._last_size // GROWTH))
