@@ -95,6 +95,17 @@ class Army:
     men: int
 
 
+#: Each outcome column's least and most value (None: no bound), as ``Prepared`` declares.
+ColumnBounds = dict[str, tuple[int | None, int | None]]
+
+
+def add_to_most(bounds: ColumnBounds, name: str, more: int) -> None:
+    """Raise column ``name``'s most value by ``more`` (from 0 to 0 when new): casualties
+    of a type bounded by the men, steps or units of it brought, counted one by one."""
+    least, most = bounds.get(name, (0, 0))
+    bounds[name] = (least, (most or 0) + more)
+
+
 class Prepared(ABC):
     """A scenario compiled to arrays, ready to run any range of battles."""
 

@@ -8,7 +8,7 @@ import numpy as np
 
 from kernels import blocks as k
 
-from ..base import Prepared
+from ..base import Prepared, add_to_most
 from .keys import SWITCHES
 from .model import INITIATIVES, POLICIES, SIDES, Battle
 
@@ -91,7 +91,7 @@ class BlocksPrepared(Prepared):
         for side_name, blocks in zip(SIDES, (battle.attacker, battle.defender), strict=True):
             for block in blocks:
                 name = f"casualties.{side_name}.{block.name}"
-                bounds[name] = (0, (bounds.get(name, (0, 0))[1] or 0) + block.steps)
+                add_to_most(bounds, name, block.steps)
             bounds[f"steps_lost.{side_name}"] = (0, sum(b.steps for b in blocks))
             bounds[f"blocks_eliminated.{side_name}"] = (0, len(blocks))
         bounds["turn"] = (1, battle.turns)

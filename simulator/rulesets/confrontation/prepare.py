@@ -8,7 +8,7 @@ import numpy as np
 
 from kernels import confrontation as k
 
-from ..base import TURN_LIMIT, Prepared
+from ..base import TURN_LIMIT, Prepared, add_to_most
 from .model import ABILITIES, SIDES, Action, Battle, hundredths, unit_column
 
 _ABILITY = {"attack": k.ATTACK, "bombard": k.BOMBARD, "strike": k.STRIKE}
@@ -130,7 +130,7 @@ class ConfrontationPrepared(Prepared):
         }
         for stack, unit in self.battle.units():
             name = f"casualties.{SIDES[stack.side]}.{unit.type}"
-            bounds[name] = (0, (bounds.get(name, (0, 0))[1] or 0) + 1)
+            add_to_most(bounds, name, 1)
             bounds[f"integrity.{unit_column(stack, unit)}"] = (0, unit.integrity)
         return bounds
 

@@ -8,7 +8,7 @@ import numpy as np
 
 from kernels import skirmish as k
 
-from ..base import TURN_LIMIT, Prepared
+from ..base import TURN_LIMIT, Prepared, add_to_most
 from .model import SIDES, Battle, Participant
 
 #: Move types whose health removed is reported as ``damage.<side>.<move>``.
@@ -106,7 +106,7 @@ class SkirmishPrepared(Prepared):
         }
         for p in self.battle.participants:
             name = f"casualties.{SIDES[p.side]}.{p.unit.name}"
-            bounds[name] = (0, (bounds.get(name, (0, 0))[1] or 0) + 1)
+            add_to_most(bounds, name, 1)
             bounds[health_column(p)] = (0, max(p.health, p.unit.health))
         return bounds
 
