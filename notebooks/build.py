@@ -52,8 +52,7 @@ def in_words(result):
         if group == "win":
             return "draw" if metric == "draw" else f"{metric} wins"
         if group == "steps":
-            # "phases (rounds 1-3, 4 = attrition)": the unit's name, its gloss left out.
-            decided = f"{unit.split(' (')[0]} to decide"
+            decided = f"{unit} to decide"
             ended = {"all": "", "draw": ", drawn"}
             return decided + ended.get(metric, f", {metric} won")
         prefix = "casualties." if group == "casualties" else ""

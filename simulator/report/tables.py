@@ -99,7 +99,7 @@ def render(result: Result, console: Console) -> None:
         )
     console.print(wins)
 
-    print_title(console, f"Decided after ({ruleset.step_unit})")
+    print_title(console, f"Decided after ({ruleset.step_words()})")
     steps = Table(box=box.SIMPLE)
     for col, justify in (
         ("outcome", "left"),

@@ -197,8 +197,12 @@ class Ruleset(ABC):
 
     name: str = ""
     title: str = ""
-    #: What ``steps`` counts for this ruleset (strikes, rounds, turns).
+    #: What ``steps`` counts for this ruleset (strikes, rounds, turns): a name that reads
+    #: in "3 rounds", "rounds until decided".
     step_unit: str = "steps"
+    #: What a step is, when its name alone does not say (blocks: which phase is which);
+    #: titles show it after the name (``step_words``).
+    step_gloss: str = ""
     #: The ruleset's own scenario keys (its ``keys.SCENARIO``): what ``validate`` reads,
     #: the docs' key table and the JSON Schema come from it.
     scenario_keys: Table = Table("", "")
@@ -206,6 +210,10 @@ class Ruleset(ABC):
     #: templates with {side}, {army}, {subject} and {subjects} (rulesets.words). A measure
     #: left out is said generically, "steps lost (attacker)".
     column_words: Mapping[str, str] = MappingProxyType({})
+
+    def step_words(self) -> str:
+        """The step unit with its gloss, for a title: "phases: rounds 1-3, 4 = attrition"."""
+        return f"{self.step_unit}: {self.step_gloss}" if self.step_gloss else self.step_unit
 
     @abstractmethod
     def validate(self, data: Mapping[str, Any], source: Source) -> Any:

@@ -149,7 +149,7 @@ def payload(result: Result, running: bool, planned: int | None) -> dict[str, Any
         "kernel": result.kernel,
         "step_unit": unit,
         "titles": {
-            "steps": f"Decided after ({unit})",
+            "steps": f"Decided after ({ruleset.step_words()})",
             "survival": "Break timing",
             "survival_axis": "P(still undecided after t)",
             "casualties": "Casualties per type",

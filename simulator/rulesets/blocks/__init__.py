@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 class Blocks(Ruleset):
     name = "blocks"
     title = "Blocks: field battle, storm, sally and siege attrition in three combat rounds"
-    step_unit = "phases (rounds 1-3, 4 = attrition)"
+    step_unit = "phases"
+    step_gloss = "rounds 1-3, 4 = attrition"
     column_words = MappingProxyType(
         {
             "attacker_won_field": "attacker held the field",
