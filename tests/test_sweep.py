@@ -200,3 +200,33 @@ def test_target_search_finds_the_exact_answer():
         )
         assert search.value == expected, (target, search.frame())
         assert search.sure
+
+
+@pytest.mark.parametrize("written", ["two", "three", "any"])
+def test_a_progress_callback_is_called_as_it_is_written(base, written):
+    """A target search reports what it is at as a third argument; a callback written
+    for (done, total), as the other studies call it, still works, and one that takes
+    the detail gets it."""
+    heard = []
+    progress = {
+        "two": lambda done, total: heard.append((done, total)),
+        "three": lambda done, total, detail: heard.append((done, total, detail)),
+        "any": lambda *reported: heard.append(reported),
+    }[written]
+    search = sweep.find_target(
+        simulator.load_scenario(base),
+        "attacker.knight=1..6",
+        0.8,
+        3,
+        first_battles=200,
+        max_battles=800,
+        progress=progress,
+        threads=1,
+    )
+    assert search.probes and heard
+    sizes = {len(reported) for reported in heard}
+    if written == "two":
+        assert sizes == {2}
+    else:
+        assert 3 in sizes and any(isinstance(r[2], str) and r[2] for r in heard if len(r) == 3)
+    assert all(isinstance(r[0], int) and isinstance(r[1], int) for r in heard)

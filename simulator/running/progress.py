@@ -6,6 +6,7 @@ Nothing for a short run in pipes, files or CI logs."""
 from __future__ import annotations
 
 import functools
+import inspect
 import textwrap
 import threading
 import time
@@ -402,6 +403,26 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
+def called_as_it_is_written(progress: Callable[..., Any]) -> Callable[..., Any]:
+    """``progress`` called with as many of ``(done, total, detail)`` as it takes: a
+    search adds what it is at as a third argument (an empty one when it has none to
+    say), and a ``lambda done, total: ...`` written for the other studies would fail on
+    it with a TypeError mid-study."""
+    try:
+        parameters = inspect.signature(progress).parameters.values()
+    except (TypeError, ValueError):  # a builtin without a signature: called as it is
+        return progress
+    if any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in parameters):
+        return progress
+    positional = sum(
+        p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        for p in parameters
+    )
+    if positional >= 3:
+        return lambda done, total, detail="": progress(done, total, detail)
+    return lambda *reported: progress(*reported[:positional])
+
+
 def plain_lines_by_default(
     label: str,
     unit: str | Callable[[dict[str, Any]], str] = "battles",
@@ -417,7 +438,9 @@ def plain_lines_by_default(
     def wrap(study: Callable[P, R]) -> Callable[P, R]:
         @functools.wraps(study)
         def run(*args: P.args, **kwargs: P.kwargs) -> R:
-            if kwargs.get("progress") is not None:
+            given = kwargs.get("progress")
+            if given is not None:
+                kwargs["progress"] = called_as_it_is_written(given)
                 return study(*args, **kwargs)
             counted = unit(kwargs) if callable(unit) else unit
             with or_plain_lines(None, label, counted, at_most=at_most) as lines:
