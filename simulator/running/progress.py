@@ -439,8 +439,10 @@ def plain_lines_by_default(
         @functools.wraps(study)
         def run(*args: P.args, **kwargs: P.kwargs) -> R:
             given = kwargs.get("progress")
-            if given is not None:
+            if callable(given):
                 kwargs["progress"] = called_as_it_is_written(given)
+                return study(*args, **kwargs)
+            if given is not None:
                 return study(*args, **kwargs)
             counted = unit(kwargs) if callable(unit) else unit
             with or_plain_lines(None, label, counted, at_most=at_most) as lines:
