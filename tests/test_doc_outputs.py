@@ -157,9 +157,7 @@ def test_every_figure_in_docs_names_the_command_that_draws_it() -> None:
     """python docs/regenerate.py --figures can redraw every picture the pages show (the
     page's screenshot is taken by its browser test)."""
     drawn = set(regenerate.figure_commands()) | set(regenerate.screenshot_commands())
-    assert drawn == {
-        p.relative_to(ROOT).as_posix() for p in (ROOT / "docs").glob("*.png")
-    }
+    assert drawn == {p.relative_to(ROOT).as_posix() for p in (ROOT / "docs").glob("*.png")}
 
 
 def test_readme_says_whether_the_run_holds_the_exact_answer() -> None:

@@ -300,8 +300,10 @@ def test_the_answer_follows_the_typing(server, browser):
     box = browser.find_element(By.ID, "defender")
     box.send_keys(", 5 archer@1")
     WebDriverWait(browser, 120, poll_frequency=0.05).until(
-        lambda d: "defender.archer" in d.find_element(By.ID, "casualties").text
-        and d.find_element(By.TAG_NAME, "body").get_attribute("data-state") == "done"
+        lambda d: (
+            "defender.archer" in d.find_element(By.ID, "casualties").text
+            and d.find_element(By.TAG_NAME, "body").get_attribute("data-state") == "done"
+        )
     )
     assert "defender.archer" in browser.find_element(By.ID, "casualties").text
 
