@@ -552,6 +552,8 @@ def test_a_price_bank_moved_past_the_chain_limit_reads_one_kernel(together: bool
     for cell in (small, large):
         assert bank.score(*cell).tolist() == on_skip.score(*cell).tolist()
     assert bank.cells == 2
+    # The scores are kept, the cells' scenarios and tables are not.
+    assert small not in bank.engine and large not in bank.engine
 
 
 def test_block_z_is_students_t_quantile() -> None:

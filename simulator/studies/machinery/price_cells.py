@@ -182,7 +182,7 @@ class CellBank:
             if self.kernel != kernel:
                 continue  # the bank moved: the cells of the old kernel are forgotten
             assert winner is not None  # it can run the bank's kernel
-            self.engine.forget(key)  # the cell's scores are kept, not its tables
+            self.engine.drop(key)  # the cell's scores are kept, not its scenario
             attacker_won = np.add.reduceat((winner == 0).astype(np.int64), self.starts)
             defender_won = np.add.reduceat((winner == 1).astype(np.int64), self.starts)
             self._scores[key] = (attacker_won - defender_won) / self.sizes
