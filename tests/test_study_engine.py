@@ -579,3 +579,29 @@ def test_an_army_parsed_again_is_a_fresh_copy_of_the_same_data() -> None:
     for _ in range(2):
         with pytest.raises(BattleOddsError, match="--defender"):
             inline.parse_army_again("noble, 3 dragon", "--defender")
+
+
+def test_a_quick_scenarios_battles_run_in_one_call(monkeypatch: Any) -> None:
+    """Battles that the last scenario's rate says take a small part of a call run in
+    one call (a price search's cells of a thousand battles took two each); the first
+    scenario, of no known rate, still grows from one battle (and its rate, which counts
+    loading the kernel, may leave the second to two calls)."""
+    from simulator.running import scenarios
+
+    calls: dict[int, list[int]] = {}
+    original = scenarios._checked
+
+    def counted(run: Any, seed: int, first: int, count: int) -> Any:
+        calls.setdefault(len(calls) if first == 0 else len(calls) - 1, []).append(count)
+        return original(run, seed, first, count)
+
+    monkeypatch.setattr(scenarios, "_checked", counted)
+    with ScenarioBattles(StudyPlan.of(seed=1, battles=1_000, threads=1)) as engine:
+        keys = [
+            engine.add(n, simulator.inline_scenario("olympia", f"noble, {n} soldier", SMALL[1]))
+            for n in range(8, 14)
+        ]
+        done = dict(engine.each(keys, 0, 1_000, "chain", scenarios.tally, scenarios.merged))
+    assert all(t.battles == 1_000 for t in done.values())
+    assert len(calls[0]) > 1 and sum(calls[0]) == 1_000
+    assert all(calls[i] == [1_000] for i in range(2, len(keys))), calls

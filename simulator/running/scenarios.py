@@ -38,7 +38,7 @@ from .. import rulesets
 from ..results.stats import Tally
 from ..rulesets.base import Prepared, use_common_kernel
 from ..scenario.scenario import Scenario
-from .chunking import GROWTH, ChunkSizes, sized_chunks
+from .chunking import CALL_SECONDS, GROWTH, ChunkSizes, sized_chunks
 from .interrupt import Interrupted, check_stop, stop_requested
 from .memory import Estimate, available_bytes, battles_per_call, check_memory
 from .plan import DEFAULT_CHUNK, StudyPlan
@@ -46,6 +46,10 @@ from .runner import thread_count
 
 #: How often (seconds) the battles done inside blocks running side by side are reported.
 PROGRESS_SECONDS = 0.5
+#: A scenario's battles run in one call when the last scenario's rate says they take at
+#: most CALL_SECONDS / ONE_CALL_HEADROOM: Ctrl-C is still answered within a call's time
+#: if the new scenario is this many times slower a battle.
+ONE_CALL_HEADROOM = 100
 #: Scenarios per Dask task of :meth:`ScenarioBattles.wins`.
 TASK_SCENARIOS = 32
 #: Outcome columns of one chunk of battles of a group: one dict of columns per scenario.
@@ -77,6 +81,8 @@ class ScenarioBattles:
         #: scenarios of a study are alike), a quarter of it in case it is larger.
         self._sizes: dict[Hashable, ChunkSizes] = {}
         self._last_size = 1
+        #: Seconds a battle of the last scenario's block took (unknown at first).
+        self._last_rate = float("inf")
         #: The memory a scenario's kernel call may use, read once for the study.
         self._memory: tuple[int, str] | None = None
         self.kernel_seconds = 0.0
@@ -299,7 +305,13 @@ class ScenarioBattles:
                 # battles, so at preparing every scenario of a race or a matrix started
                 # from one battle and spent seven calls of a few battles each growing.
                 sizes.size = max(sizes.size, min(sizes.cap, self._last_size // GROWTH))
+                if self._last_rate * count * ONE_CALL_HEADROOM <= CALL_SECONDS:
+                    # Battles the last scenario ran in a hundredth of a call's time: one
+                    # call (a price search's cells, a thousand battles each, took two,
+                    # and a call's own cost was a tenth of the cell's).
+                    sizes.size = max(sizes.size, min(sizes.cap, count))
             parts = []
+            began = time.perf_counter()
             for _, n, columns in sized_chunks(
                 [(first, count)], sizes, lambda a, n: _checked(run, self.seed, a, n)
             ):
@@ -307,6 +319,7 @@ class ScenarioBattles:
                 with counting:
                     fought[0] += n
             self._last_size = sizes.size
+            self._last_rate = (time.perf_counter() - began) / max(count, 1)
             summary = parts[0] if len(parts) == 1 else combine(parts)
             return choices, summary, time.perf_counter() - started
 
