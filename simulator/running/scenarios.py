@@ -341,15 +341,28 @@ class ScenarioBattles:
             Handed = tuple[int, tuple[str, ...], Any, float, BaseException | None]
             finished: queue.SimpleQueue[Handed] = queue.SimpleQueue()
 
-            def handed(i: int) -> None:
-                try:
-                    choices, summary, seconds = block(i)
-                except BaseException as error:  # handed to the calling thread, raised there
-                    finished.put((i, (), None, 0.0, error))
-                else:
+            # Each of the plan's threads takes the next block not taken until none is
+            # left: one task a thread, where a task a block cost a future, a pass
+            # through the pool's queue and a wake-up per block.
+            taking = threading.Lock()
+            left = iter(range(len(keys)))
+            #: Set when the caller stops reading (an error, Ctrl-C): no block is taken.
+            abandoned = threading.Event()
+
+            def take() -> None:
+                while not abandoned.is_set():
+                    with taking:
+                        i = next(left, None)
+                    if i is None:
+                        return
+                    try:
+                        choices, summary, seconds = block(i)
+                    except BaseException as error:  # handed to the calling thread
+                        finished.put((i, (), None, 0.0, error))
+                        return
                     finished.put((i, choices, summary, seconds, None))
 
-            blocks = [pool.submit(handed, i) for i in range(len(keys))]
+            takers = [pool.submit(take) for _ in range(min(self.workers, len(keys)))]
             try:
                 for _ in range(len(keys)):
                     while True:
@@ -368,9 +381,8 @@ class ScenarioBattles:
             finally:
                 # At Ctrl-C the blocks raise Interrupted at their next call: the ones not
                 # begun are left, the others end within a call.
-                for pending in blocks:
-                    pending.cancel()
-                wait(blocks)
+                abandoned.set()
+                wait(takers)
         else:
             with thread_count(1 if len(keys) > 1 else self.plan.threads):
                 for i in range(len(keys)):
