@@ -17,7 +17,7 @@ from simulator.cli import app
 from simulator.errors import BattleOddsError
 from simulator.results.stats import Tally
 from simulator.running.plan import PlanError, StudyPlan
-from simulator.running.scenarios import ScenarioBattles, tally_each
+from simulator.running.scenarios import ScenarioBattles, attacker_won, joined, tally_each
 
 SMALL = ("noble, 10 soldier", "noble, 10 pikeman")
 #: Over the chain kernel's size limit: ``auto`` runs skip on it alone.
@@ -484,3 +484,124 @@ def test_a_groups_scenarios_start_near_the_last_ones_call_size(monkeypatch: Any)
     # The first scenario grows from one battle; the others start where it ended.
     assert len(counts) <= 8 + 3 * (len(keys) - 1), counts
     engine.close()
+
+
+def test_each_able_runs_only_the_scenarios_that_can_run_the_kernel() -> None:
+    """Scenarios kept to be built at first use are built, prepared and their kernel
+    choices found where their battles run; one that cannot run the kernel asked for
+    runs no battle and says its choices; the others' battles are the kernel's."""
+    plan = StudyPlan.of(seed=9, battles=50, threads=2)
+    built: list[str] = []
+
+    def later(name: str, armies: tuple[str, str]) -> Callable[[], Any]:
+        def build() -> Any:
+            built.append(name)
+            return simulator.inline_scenario("olympia", *armies)
+
+        return build
+
+    with ScenarioBattles(plan) as engine:
+        engine.add_later("small", later("small", SMALL))
+        engine.add_later("large", later("large", LARGE))
+        assert "small" in engine and not built
+        said = {
+            i: (choices, won)
+            for i, choices, won in engine.each_able(
+                ["small", "large"], 0, 50, "chain", attacker_won, joined
+            )
+        }
+        assert sorted(built) == ["large", "small"]
+    assert said[1] == (("skip", "strike"), None)
+    choices, won = said[0]
+    assert choices[0] == "chain"
+    alone = simulator.simulate(
+        simulator.inline_scenario("olympia", *SMALL), 50, 9, keep_battles=True
+    )
+    assert alone.kernel == "chain" and alone.rows is not None
+    np.testing.assert_array_equal(won, alone.rows["winner"] == 0)
+
+
+def test_a_scenario_built_later_that_fails_says_so_where_it_is_used() -> None:
+    plan = StudyPlan.of(seed=9, battles=50, threads=2)
+    with ScenarioBattles(plan) as engine:
+        engine.add("small", simulator.inline_scenario("olympia", *SMALL))
+        engine.add_later(
+            "bad", lambda: simulator.inline_scenario("olympia", "noble, 3 dragon", "noble")
+        )
+        with pytest.raises(BattleOddsError, match="dragon"):
+            list(engine.each(["small", "bad"], 0, 50, "chain", attacker_won, joined))
+
+
+@pytest.mark.parametrize("together", [True, False])
+def test_a_price_bank_moved_past_the_chain_limit_reads_one_kernel(together: bool) -> None:
+    """A cell past the chain kernel's size limit moves a price bank to skip, whether it
+    is fought with the cells before it or after them: every score the bank reads is
+    then the skip kernel's, as a bank on skip from the start reads it."""
+    from simulator.studies.machinery.price_cells import CellBank
+
+    small, large = ("soldier", 10, "pikeman", 10), ("soldier", 3000, "pikeman", 3000)
+    bank = CellBank("olympia", 20, 4, threads=2)
+    if together:
+        bank.fight([small, large])
+    else:
+        bank.fight([small])
+        assert bank.kernel == "chain"
+        bank.fight([large])
+    assert bank.kernel == "skip"
+    on_skip = CellBank("olympia", 20, 4, threads=2, settings={"kernel": "skip"})
+    for cell in (small, large):
+        assert bank.score(*cell).tolist() == on_skip.score(*cell).tolist()
+    assert bank.cells == 2
+    # The scores are kept, the cells' scenarios and tables are not.
+    assert small not in bank.engine and large not in bank.engine
+
+
+def test_block_z_is_students_t_quantile() -> None:
+    from scipy import stats
+
+    from simulator.studies.machinery.price_cells import BATCHES, block_z
+
+    for confidence in (0.5, 0.9, 0.95, 0.999):
+        expected = stats.t.ppf(0.5 + confidence / 2, BATCHES - 1)
+        assert block_z(confidence) == pytest.approx(expected, rel=1e-12)
+
+
+def test_an_army_parsed_again_is_a_fresh_copy_of_the_same_data() -> None:
+    """Olympia's one-type battles read their armies from a memo: the same data as a
+    first parse, a copy the caller may change, and an error every time."""
+    from simulator.rulesets.olympia import inline
+
+    text = "noble, 12 knight"
+    first = inline.parse_army_again(text, "--attacker")
+    assert first == inline.parse_army(text, "--attacker")
+    first["units"][0]["men"][0]["count"] = 99
+    assert inline.parse_army_again(text, "--attacker")["units"][0]["men"][0]["count"] == 12
+    for _ in range(2):
+        with pytest.raises(BattleOddsError, match="--defender"):
+            inline.parse_army_again("noble, 3 dragon", "--defender")
+
+
+def test_a_quick_scenarios_battles_run_in_one_call(monkeypatch: Any) -> None:
+    """Battles that the last scenario's rate says take a small part of a call run in
+    one call (a price search's cells of a thousand battles took two each); the first
+    scenario, of no known rate, still grows from one battle (and its rate, which counts
+    loading the kernel, may leave the second to two calls)."""
+    from simulator.running import scenarios
+
+    calls: dict[int, list[int]] = {}
+    original = scenarios._checked
+
+    def counted(run: Any, seed: int, first: int, count: int) -> Any:
+        calls.setdefault(len(calls) if first == 0 else len(calls) - 1, []).append(count)
+        return original(run, seed, first, count)
+
+    monkeypatch.setattr(scenarios, "_checked", counted)
+    with ScenarioBattles(StudyPlan.of(seed=1, battles=1_000, threads=1)) as engine:
+        keys = [
+            engine.add(n, simulator.inline_scenario("olympia", f"noble, {n} soldier", SMALL[1]))
+            for n in range(8, 14)
+        ]
+        done = dict(engine.each(keys, 0, 1_000, "chain", scenarios.tally, scenarios.merged))
+    assert all(t.battles == 1_000 for t in done.values())
+    assert len(calls[0]) > 1 and sum(calls[0]) == 1_000
+    assert all(calls[i] == [1_000] for i in range(2, len(keys))), calls

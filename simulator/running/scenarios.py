@@ -29,7 +29,7 @@ import threading
 import time
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import numba
 import numpy as np
@@ -38,7 +38,7 @@ from .. import rulesets
 from ..results.stats import Tally
 from ..rulesets.base import Prepared, use_common_kernel
 from ..scenario.scenario import Scenario
-from .chunking import GROWTH, ChunkSizes, sized_chunks
+from .chunking import CALL_SECONDS, GROWTH, ChunkSizes, sized_chunks
 from .interrupt import Interrupted, check_stop, stop_requested
 from .memory import Estimate, available_bytes, battles_per_call, check_memory
 from .plan import DEFAULT_CHUNK, StudyPlan
@@ -46,6 +46,10 @@ from .runner import thread_count
 
 #: How often (seconds) the battles done inside blocks running side by side are reported.
 PROGRESS_SECONDS = 0.5
+#: A scenario's battles run in one call when the last scenario's rate says they take at
+#: most CALL_SECONDS / ONE_CALL_HEADROOM: Ctrl-C is still answered within a call's time
+#: if the new scenario is this many times slower a battle.
+ONE_CALL_HEADROOM = 100
 #: Scenarios per Dask task of :meth:`ScenarioBattles.wins`.
 TASK_SCENARIOS = 32
 #: Outcome columns of one chunk of battles of a group: one dict of columns per scenario.
@@ -69,12 +73,16 @@ class ScenarioBattles:
         with thread_count(plan.threads):  # checks the count
             self.workers = numba.get_num_threads()
         self._scenarios: dict[Hashable, Scenario] = {}
+        #: Scenarios kept to be built at first use (add_later).
+        self._later: dict[Hashable, Callable[[], Scenario]] = {}
         self._prepared: dict[Hashable, Prepared] = {}
         self._pool: ThreadPoolExecutor | None = None
         #: Each scenario's call sizes; a new one starts near the last one's (the
         #: scenarios of a study are alike), a quarter of it in case it is larger.
         self._sizes: dict[Hashable, ChunkSizes] = {}
         self._last_size = 1
+        #: Seconds a battle of the last scenario's block took (unknown at first).
+        self._last_rate = float("inf")
         #: The memory a scenario's kernel call may use, read once for the study.
         self._memory: tuple[int, str] | None = None
         self.kernel_seconds = 0.0
@@ -97,7 +105,8 @@ class ScenarioBattles:
 
     def add(self, key: Hashable, scenario: Scenario) -> Hashable:
         """Keep ``scenario`` under ``key`` (a key added before keeps its scenario)."""
-        self._scenarios.setdefault(key, scenario)
+        if key not in self._later:
+            self._scenarios.setdefault(key, scenario)
         return key
 
     def add_built(self, key: Hashable, build: Callable[[], Scenario]) -> Scenario:
@@ -106,16 +115,30 @@ class ScenarioBattles:
             self._scenarios[key] = build()
         return self._scenarios[key]
 
+    def add_later(self, key: Hashable, build: Callable[[], Scenario]) -> Hashable:
+        """Keep ``build`` under ``key``: the scenario is built (and so checked) where it
+        is first used, which may be a worker thread of :meth:`each` (a study of
+        thousands of small scenarios builds each beside the others' battles). An error
+        of the building is raised where the scenario is used."""
+        if key not in self._scenarios:
+            self._later[key] = build
+        return key
+
     def __contains__(self, key: Hashable) -> bool:
-        return key in self._scenarios
+        return key in self._scenarios or key in self._later
 
     def scenario(self, key: Hashable) -> Scenario:
+        if key not in self._scenarios:
+            # Two threads never build one key at once: a group's keys are distinct, and
+            # only the groups of one call of the engine run at a time.
+            self._scenarios[key] = self._later[key]()
+            del self._later[key]
         return self._scenarios[key]
 
     def prepared(self, key: Hashable) -> Prepared:
         """The scenario of ``key`` prepared, once."""
         if key not in self._prepared:
-            scenario = self._scenarios[key]
+            scenario = self.scenario(key)
             prepared = rulesets.get(scenario.ruleset).prepare(scenario.model)
             # A scenario of many columns runs fewer battles a call; one the machine
             # cannot run a call of is refused before its first battle.
@@ -144,6 +167,14 @@ class ScenarioBattles:
         """Drop the prepared scenario of ``key`` (its tables), keeping its scenario: a
         study that keeps what the battles said needs no more of them."""
         self._prepared.pop(key, None)
+
+    def drop(self, key: Hashable) -> None:
+        """Drop the scenario of ``key`` with its tables (adding it again brings it back):
+        a price search keeps its cells' scores, and its 8,000 cells' scenarios kept
+        alive made every pass of Python's garbage collector longer (half a second of
+        the search)."""
+        for held in (self._scenarios, self._later, self._prepared, self._sizes):
+            held.pop(key, None)
 
     def settle(self, keys: Sequence[Hashable], battles: int | None = None) -> str | None:
         """The one kernel of the group ``keys`` (the randomness contract: battle i is the
@@ -192,15 +223,64 @@ class ScenarioBattles:
         on the plan's threads, each kernel on one thread (a kernel's own threads would
         meet at a barrier at every call of a few thousand battles, which on a busy
         machine costs more than the battles), a single scenario on all of them; or in
-        tasks of TASK_SCENARIOS on the cluster. Raises :class:`Interrupted` within about
-        a second of Ctrl-C, after the summaries finished before it."""
+        tasks of TASK_SCENARIOS on the cluster. A scenario not prepared yet is prepared
+        (and one kept by :meth:`add_later` built) on the thread that runs its battles.
+        Raises :class:`Interrupted` within about a second of Ctrl-C, after the
+        summaries finished before it."""
         check_stop()
         keys = list(keys)
         if self.client is not None:
             yield from self._each_on_cluster(keys, first, count, kernel, summarise, combine)
             return
-        prepared = [self._on(k, kernel) for k in keys]
-        #: Battles of each block done so far (written by its thread, read here).
+        for i, _, summary in self._each_here(keys, first, count, kernel, summarise, combine):
+            yield i, cast(T, summary)  # never None without ``able``
+
+    def each_able(
+        self,
+        keys: Sequence[Hashable],
+        first: int,
+        count: int,
+        kernel: str,
+        summarise: Callable[[Mapping[str, np.ndarray]], T],
+        combine: Callable[[list[T]], T],
+    ) -> Iterator[tuple[int, tuple[str, ...], T | None]]:
+        """:meth:`each` of scenarios whose kernels are not known yet: ``(i, choices,
+        summary)``, where ``choices`` are the kernels the scenario of ``keys[i]`` can run
+        (:meth:`Prepared.kernel_choices`, every one that can: olympia's chain table
+        built) and ``summary`` is None when ``kernel`` is not among them (no battles
+        run). The choices are found on the thread that runs the battles: a study of
+        thousands of small scenarios (a price search's cells) builds one's table beside
+        the others' battles instead of before them."""
+        check_stop()
+        keys = list(keys)
+        if self.client is None:
+            yield from self._each_here(keys, first, count, kernel, summarise, combine, True)
+            return
+        choices = []
+        for key in keys:
+            check_stop()  # a table may take a second: Ctrl-C is answered between them
+            choices.append(self.prepared(key).kernel_choices())
+        able = [i for i, c in enumerate(choices) if kernel in c]
+        for i in range(len(keys)):
+            if i not in able:
+                yield i, choices[i], None
+        ran = self._each_on_cluster(
+            [keys[i] for i in able], first, count, kernel, summarise, combine
+        )
+        for j, summary in ran:
+            yield able[j], choices[able[j]], summary
+
+    def _each_here(
+        self,
+        keys: list[Hashable],
+        first: int,
+        count: int,
+        kernel: str | None,
+        summarise: Callable[[Mapping[str, np.ndarray]], T],
+        combine: Callable[[list[T]], T],
+        able: bool = False,
+    ) -> Iterator[tuple[int, tuple[str, ...], T | None]]:
+        """:meth:`each` (and with ``able`` :meth:`each_able`) on this process's threads."""
         #: Battles of the blocks done so far, all blocks together (written by their
         #: threads under the lock, read here): one count, where a sum over every block
         #: at every report was quadratic in the blocks of a race's look.
@@ -208,16 +288,30 @@ class ScenarioBattles:
         counting = threading.Lock()
         reported = 0
 
-        def block(i: int) -> tuple[T, float]:
+        def block(i: int) -> tuple[tuple[str, ...], T | None, float]:
             started = time.perf_counter()
-            run, sizes = prepared[i].run, self._sizes[keys[i]]
+            # Prepared here, on the block's thread: a table's kernel runs without the
+            # interpreter's lock, beside the other blocks' battles.
+            prepared = self.prepared(keys[i])
+            choices = prepared.kernel_choices() if able else ()
+            if able and kernel not in choices:
+                return choices, None, time.perf_counter() - started
+            if kernel is not None:
+                prepared.use_kernel(kernel)
+            run, sizes = prepared.run, self._sizes[keys[i]]
             if sizes.calls == 0:
                 # A scenario's first calls start near the last one's (a quarter of it),
                 # as of when its battles start: a group is prepared before any of its
                 # battles, so at preparing every scenario of a race or a matrix started
                 # from one battle and spent seven calls of a few battles each growing.
                 sizes.size = max(sizes.size, min(sizes.cap, self._last_size // GROWTH))
+                if self._last_rate * count * ONE_CALL_HEADROOM <= CALL_SECONDS:
+                    # Battles the last scenario ran in a hundredth of a call's time: one
+                    # call (a price search's cells, a thousand battles each, took two,
+                    # and a call's own cost was a tenth of the cell's).
+                    sizes.size = max(sizes.size, min(sizes.cap, count))
             parts = []
+            began = time.perf_counter()
             for _, n, columns in sized_chunks(
                 [(first, count)], sizes, lambda a, n: _checked(run, self.seed, a, n)
             ):
@@ -225,7 +319,9 @@ class ScenarioBattles:
                 with counting:
                     fought[0] += n
             self._last_size = sizes.size
-            return (parts[0] if len(parts) == 1 else combine(parts)), time.perf_counter() - started
+            self._last_rate = (time.perf_counter() - began) / max(count, 1)
+            summary = parts[0] if len(parts) == 1 else combine(parts)
+            return choices, summary, time.perf_counter() - started
 
         def report() -> None:
             """The battles done since the last report, within blocks too: a study's
@@ -242,24 +338,38 @@ class ScenarioBattles:
             # wait per block, where waiting on the set of futures still running would
             # cost a pass over all of them per block (a price search's fight runs
             # hundreds of blocks of a millisecond each).
-            finished: queue.SimpleQueue[tuple[int, Any, float, BaseException | None]] = (
-                queue.SimpleQueue()
-            )
+            Handed = tuple[int, tuple[str, ...], Any, float, BaseException | None]
+            finished: queue.SimpleQueue[Handed] = queue.SimpleQueue()
 
-            def handed(i: int) -> None:
-                try:
-                    summary, seconds = block(i)
-                except BaseException as error:  # handed to the calling thread, raised there
-                    finished.put((i, None, 0.0, error))
-                else:
-                    finished.put((i, summary, seconds, None))
+            # Each of the plan's threads takes the next block not taken until none is
+            # left: one task a thread, where a task a block cost a future, a pass
+            # through the pool's queue and a wake-up per block.
+            taking = threading.Lock()
+            left = iter(range(len(keys)))
+            #: Set when the caller stops reading (an error, Ctrl-C): no block is taken.
+            abandoned = threading.Event()
 
-            blocks = [pool.submit(handed, i) for i in range(len(keys))]
+            def take() -> None:
+                while not abandoned.is_set():
+                    with taking:
+                        i = next(left, None)
+                    if i is None:
+                        return
+                    try:
+                        choices, summary, seconds = block(i)
+                    except BaseException as error:  # handed to the calling thread
+                        finished.put((i, (), None, 0.0, error))
+                        return
+                    finished.put((i, choices, summary, seconds, None))
+
+            takers = [pool.submit(take) for _ in range(min(self.workers, len(keys)))]
             try:
                 for _ in range(len(keys)):
                     while True:
                         try:
-                            i, summary, seconds, error = finished.get(timeout=PROGRESS_SECONDS)
+                            i, choices, summary, seconds, error = finished.get(
+                                timeout=PROGRESS_SECONDS
+                            )
                             break
                         except queue.Empty:
                             report()
@@ -267,20 +377,19 @@ class ScenarioBattles:
                         raise error
                     self.kernel_seconds += seconds
                     report()
-                    yield i, summary
+                    yield i, choices, summary
             finally:
                 # At Ctrl-C the blocks raise Interrupted at their next call: the ones not
                 # begun are left, the others end within a call.
-                for pending in blocks:
-                    pending.cancel()
-                wait(blocks)
+                abandoned.set()
+                wait(takers)
         else:
             with thread_count(1 if len(keys) > 1 else self.plan.threads):
                 for i in range(len(keys)):
-                    summary, seconds = block(i)
+                    choices, summary, seconds = block(i)
                     self.kernel_seconds += seconds
                     report()
-                    yield i, summary
+                    yield i, choices, summary
 
     def _each_on_cluster(
         self,
@@ -351,7 +460,7 @@ class ScenarioBattles:
 
     def _task_scenario(self, key: Hashable) -> tuple[str, str]:
         """What a worker needs of a scenario: its ruleset and canonical data."""
-        scenario = self._scenarios[key]
+        scenario = self.scenario(key)
         return scenario.ruleset, scenario.canonical
 
     # -- mergeable tallies ---------------------------------------------------------

@@ -78,7 +78,8 @@ class Olympia(Ruleset):
         return inline.scenario_data(
             InlineQuery(
                 f"noble, {attacker.men} {attacker.type}", f"noble, {defender.men} {defender.type}"
-            )
+            ),
+            inline.parse_army_again,
         )
 
     def units(self) -> pd.DataFrame:

@@ -62,7 +62,9 @@ def weathered(base: Ratings, weather: tuple[str, ...], rain_grounded: bool) -> R
         missile = 0
     if "wind" in weather:
         missile //= 2
-    return replace(base, missile=missile)
+    # The same ratings when the weather changes nothing (most battles): a copy made for
+    # each of a price search's thousands of battles cost more than the rest of the call.
+    return base if missile == base.missile else replace(base, missile=missile)
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -44,6 +45,7 @@ from ...running.bounds import OPTION
 from ...running.plan import StudyPlan
 from ...running.scenarios import ScenarioBattles, joined
 from ...running.scenarios import winner as winner_of
+from ...scenario.scenario import Scenario
 from .one_type import checked_settings, one_type_scenario
 
 #: Blocks of battle indices per cell, for batch-means standard errors.
@@ -76,9 +78,11 @@ class Estimate:
 
 def block_z(confidence: float) -> float:
     """Student's t quantile for a two-sided ``confidence`` interval from BATCHES blocks."""
-    from scipy import stats  # at use: scipy takes a while to import
+    # scipy.special's quantile, which scipy.stats.t.ppf calls: scipy.stats took a third
+    # of a second more to import, at the end of every price search.
+    from scipy.special import stdtrit
 
-    return float(stats.t.ppf(0.5 + confidence / 2, BATCHES - 1))
+    return float(stdtrit(BATCHES - 1, 0.5 + confidence / 2))
 
 
 class CellBank:
@@ -154,27 +158,44 @@ class CellBank:
                 f"{self.max_total:,} battles: fewer types, budgets or battles, or raise {OPTION}"
             )
         for key in new:
-            if key not in self.engine:
-                attacker, a_men, defender, d_men = key
-                battle = one_type_scenario(
-                    self.ruleset, Army(attacker, a_men), Army(defender, d_men), self.settings
-                )
-                self.engine.add(key, battle)
-            # Every kernel that can run the cell, not only the ones worth their set-up
-            # for the cell's battles: a one-type cell's chain table is small (a
-            # millisecond), and a bank moved to ``skip`` by one cell would fight every
-            # cell on it, slower.
-            self._share_kernel(self.engine.prepared(key).kernel_choices())
+            # Built where its battles run (a worker thread), beside the other cells'.
+            self.engine.add_later(key, partial(self._cell, *key))
+        if self._kernels is None:
+            # The bank's kernel: the first choice of its first cell.
+            self._share_kernel(self.engine.prepared(new[0]).kernel_choices())
         kernel = self.kernel
-        for i, winner in self.engine.each(new, 0, self.battles, kernel, winner_of, joined):
+        assert kernel is not None
+        # Each cell's kernel choices are found beside the other cells' battles, which
+        # run on the bank's kernel meanwhile. Every kernel that can run the cell counts,
+        # not only the ones worth their set-up for the cell's battles: a one-type cell's
+        # chain table is small (a millisecond), and a bank moved to ``skip`` by one cell
+        # would fight every cell on it, slower. A cell that cannot run the bank's kernel
+        # moves the bank (the cells fought on the old one are forgotten, those of this
+        # fight too) and the cells are fought again on the new one: what is kept is what
+        # the cells' choices, all known before their battles, would have given.
+        ran = self.engine.each_able(new, 0, self.battles, kernel, winner_of, joined)
+        for i, choices, winner in ran:
             key = new[i]
-            self.engine.forget(key)  # the cell's scores are kept, not its tables
-            self.fought += self.battles
+            self._share_kernel(choices)
+            if winner is not None:
+                self.fought += self.battles
+            if self.kernel != kernel:
+                continue  # the bank moved: the cells of the old kernel are forgotten
+            assert winner is not None  # it can run the bank's kernel
+            self.engine.drop(key)  # the cell's scores are kept, not its scenario
             attacker_won = np.add.reduceat((winner == 0).astype(np.int64), self.starts)
             defender_won = np.add.reduceat((winner == 1).astype(np.int64), self.starts)
             self._scores[key] = (attacker_won - defender_won) / self.sizes
             if self.progress is not None:
                 self.progress(len(self._scores))
+        if self.kernel != kernel:
+            self.fight(new)
+
+    def _cell(self, attacker: str, a_men: int, defender: str, d_men: int) -> Scenario:
+        """The scenario of a cell, validated."""
+        return one_type_scenario(
+            self.ruleset, Army(attacker, a_men), Army(defender, d_men), self.settings
+        )
 
     def cells_of(
         self, me: str, my_men: float, other: str, other_men: float, role: str
@@ -204,6 +225,14 @@ class CellBank:
     ) -> np.ndarray:
         """Per block: P(``me`` wins) - P(``other`` wins), ``me`` in ``role``, at counts
         that need not be whole (bilinear between the neighbouring whole counts)."""
+        # Its cells not fought yet fought side by side, not one after the other.
+        missing = [
+            cell
+            for cell in self.cells_of(me, my_men, other, other_men, role)
+            if cell not in self._scores
+        ]
+        if missing:
+            self.fight(missing)
         total = np.zeros(BATCHES)
         for mine, w_mine in _neighbours(my_men):
             for theirs, w_theirs in _neighbours(other_men):
