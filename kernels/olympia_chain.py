@@ -391,7 +391,9 @@ def _cleared(row):
 @jit(counted=False, llvm_inline=True)
 def _walk_on(state, ends, scale, cum, to, width, x, steps):
     """The battle at row ``x`` after ``steps`` strikes walked to its end: its last row
-    and strikes."""
+    and strikes. Inlined by LLVM, not by Numba: at its three call sites in ``_walk``,
+    with the draws it inlines, it made ``_walk`` 8.3 of the path's 22.2 s of compiling
+    (3.2 + 1.2 so, the walk as fast)."""
     while ends[x] < 0:
         steps += failures(state, scale[x]) + 1
         x = _pick(state, cum, to, width, x)
