@@ -74,8 +74,8 @@ def jit(
     its own and LLVM inlines its code at each call site (Numba's ``forceinline``: the
     function is ``alwaysinline``). Numba's own passes (inlining, SSA, type inference),
     which cost more than linearly in a function's size, then see the caller and the
-    helper apart: blocks' field_round so took its cold compile from 50 to 41 CPU
-    seconds, the battles as fast. Not every helper keeps its speed so (LLVM optimizes
+    helper apart: blocks' round and counting helpers so took its cold compile from 50
+    to 34 CPU seconds, the battles as fast. Not every helper keeps its speed so (LLVM optimizes
     it alone first): measure (benchmarks/kernel_versions.py). A helper called with a
     literal argument is compiled once more for it, so call it with ``np.int64``.
     """

@@ -18,7 +18,9 @@ B_SIDE, B_STEPS, B_INITIATIVE, B_FIRE, B_KNIGHTS, B_HARRY, B_PLACE, B_ARRIVES = 
 N_BLOCK_FIELDS = 8
 
 # Where a block is. The first three are also the scenario's starting places (B_PLACE).
-RESERVE, FIELD, CASTLE, STORM, SALLY, GONE, AWAY, TRYING = range(8)
+# np.int64, not int: count_at and steps_at, inlined by LLVM, take places as arguments, and
+# each literal place would compile another copy of them.
+RESERVE, FIELD, CASTLE, STORM, SALLY, GONE, AWAY, TRYING = (np.int64(p) for p in range(8))
 
 # Entries of the parameter vector.
 (
@@ -111,7 +113,7 @@ def n_columns(n_blocks: int) -> int:
     return O_BLOCKS + 2 * n_blocks
 
 
-@jit(inline=True)
+@jit(counted=False, llvm_inline=True)
 def count_at(blocks, pos, side, place_a, place_b):
     n = 0
     for b in range(blocks.shape[0]):
@@ -120,7 +122,7 @@ def count_at(blocks, pos, side, place_a, place_b):
     return n
 
 
-@jit(inline=True)
+@jit(counted=False, llvm_inline=True)
 def steps_at(blocks, steps, pos, side, place_a, place_b):
     total = 0
     for b in range(blocks.shape[0]):
@@ -237,10 +239,11 @@ def fire(
             lose_step(blocks, steps, pos, b, row)
 
 
-# field_round, try_storm and sally_wanted are compiled each on its own and inlined by
-# LLVM (llvm_inline), the others by Numba: with every helper inlined by Numba, one_battle
-# was 31 of blocks' 50 s of compiling; with every helper inlined by LLVM, some battles
-# ran about a tenth slower, and with castle_round too, relief about 4% slower.
+# count_at, steps_at, field_round, try_storm and sally_wanted are compiled each on its own
+# and inlined by LLVM (llvm_inline), the others by Numba: with every helper inlined by
+# Numba, one_battle was 31 of blocks' 50 s of compiling; with every helper inlined by
+# LLVM, some battles ran about a tenth slower, and with castle_round too, relief about 4%
+# slower (docs/benchmarks.md, issue 37's third round).
 @jit(counted=False, llvm_inline=True)
 def field_round(state, blocks, params, steps, pos, mark, attacker, combat_round, castle_owner, row):
     """Every block in the field (and sallying) fires once: defender A, attacker A, ...
