@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 
 import numba
 from numba.core.caching import FunctionCache
+from numba.core.cpu import CPUTargetOptions
 from numba.core.runtime import nrt
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -41,9 +42,18 @@ _LOADS_ITS_WAY = all(
     hasattr(FunctionCache, name) for name in ("_load_overload", "_guard_against_spurious_io_errors")
 ) and hasattr(nrt, "rtsys")
 
+#: Numba's option that marks a function's machine code ``alwaysinline`` for LLVM, used by
+#: ``jit(llvm_inline=True)``; a Numba without it inlines such a function its own way.
+_LLVM_INLINES = hasattr(CPUTargetOptions, "forceinline")
+
 
 def jit(
-    func: F | None = None, *, parallel: bool = False, inline: bool = False, counted: bool = True
+    func: F | None = None,
+    *,
+    parallel: bool = False,
+    inline: bool = False,
+    counted: bool = True,
+    llvm_inline: bool = False,
 ) -> Any:
     """``numba.njit`` with the project's settings.
 
@@ -59,19 +69,32 @@ def jit(
     array handed to an inlined helper, with an atomic instruction each time; on arrays
     shared by all threads (the scenario's tables) those atomics contend, and they were
     three fifths of the Age of Gods kernel's time when profiled.
+
+    ``llvm_inline=True`` is for a large helper that runs often: it is compiled once on
+    its own and LLVM inlines its code at each call site (Numba's ``forceinline``: the
+    function is ``alwaysinline``). Numba's own passes (inlining, SSA, type inference),
+    which cost more than linearly in a function's size, then see the caller and the
+    helper apart: blocks' round and counting helpers so took its cold compile from 50
+    to 34 CPU seconds, the battles as fast. Not every helper keeps its speed so (LLVM optimizes
+    it alone first): measure (benchmarks/kernel_versions.py). A helper called with a
+    literal argument is compiled once more for it, so call it with ``np.int64``.
     """
 
     # Numba's own keyword for reference counting, absent from its type stubs.
-    counting: dict[str, Any] = {"_nrt": counted}
+    options: dict[str, Any] = {"_nrt": counted}
 
     def wrap(f: F) -> F:
+        late = llvm_inline and _LLVM_INLINES
+        early = inline or (llvm_inline and not late)
+        if late:
+            options["forceinline"] = True
         dispatcher = numba.njit(
             cache=True,
             parallel=parallel,
             nogil=True,
             error_model="numpy",
-            inline="always" if inline else "never",
-            **counting,
+            inline="always" if early else "never",
+            **options,
         )(f)
         if type(dispatcher._cache) is FunctionCache and _LOADS_ITS_WAY:
             dispatcher._cache.__class__ = _LoadingCache

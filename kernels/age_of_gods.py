@@ -560,7 +560,7 @@ def _phased_battle(
     )
     winner = verdict(value, alive, start, sides)
     if winner >= 0:
-        finish(state, groups, sides, cnt, health, alive, winner, 0, row)
+        finish(state, groups, sides, cnt, health, alive, winner, np.int64(0), row)
         row[O_PHASE] = VOLLEY
         return
     rounds = 0
@@ -638,7 +638,7 @@ def _phased_battle(
         if strikes == 0 and not later:
             # Nobody on either side could strike in a whole round and no allies are to
             # come: nothing will change.
-            finish(state, groups, sides, cnt, health, alive, DRAW, rounds, row)
+            finish(state, groups, sides, cnt, health, alive, np.int64(DRAW), rounds, row)
             row[O_PHASE] = STALEMATE
             return
 

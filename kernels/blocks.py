@@ -18,7 +18,9 @@ B_SIDE, B_STEPS, B_INITIATIVE, B_FIRE, B_KNIGHTS, B_HARRY, B_PLACE, B_ARRIVES = 
 N_BLOCK_FIELDS = 8
 
 # Where a block is. The first three are also the scenario's starting places (B_PLACE).
-RESERVE, FIELD, CASTLE, STORM, SALLY, GONE, AWAY, TRYING = range(8)
+# np.int64, not int: count_at and steps_at, inlined by LLVM, take places as arguments, and
+# each literal place would compile another copy of them.
+RESERVE, FIELD, CASTLE, STORM, SALLY, GONE, AWAY, TRYING = (np.int64(p) for p in range(8))
 
 # Entries of the parameter vector.
 (
@@ -111,7 +113,7 @@ def n_columns(n_blocks: int) -> int:
     return O_BLOCKS + 2 * n_blocks
 
 
-@jit(inline=True)
+@jit(counted=False, llvm_inline=True)
 def count_at(blocks, pos, side, place_a, place_b):
     n = 0
     for b in range(blocks.shape[0]):
@@ -120,7 +122,7 @@ def count_at(blocks, pos, side, place_a, place_b):
     return n
 
 
-@jit(inline=True)
+@jit(counted=False, llvm_inline=True)
 def steps_at(blocks, steps, pos, side, place_a, place_b):
     total = 0
     for b in range(blocks.shape[0]):
@@ -237,7 +239,12 @@ def fire(
             lose_step(blocks, steps, pos, b, row)
 
 
-@jit(inline=True)
+# count_at, steps_at, field_round, try_storm and sally_wanted are compiled each on its own
+# and inlined by LLVM (llvm_inline), the others by Numba: with every helper inlined by
+# Numba, one_battle was 31 of blocks' 50 s of compiling; with every helper inlined by
+# LLVM, some battles ran about a tenth slower, and with castle_round too, relief about 4%
+# slower (docs/benchmarks.md, issue 37's third round).
+@jit(counted=False, llvm_inline=True)
 def field_round(state, blocks, params, steps, pos, mark, attacker, combat_round, castle_owner, row):
     """Every block in the field (and sallying) fires once: defender A, attacker A, ...
     unless its side's policy retreats it or withdraws it into the castle instead."""
@@ -361,7 +368,7 @@ def castle_round(state, blocks, params, steps, pos, mark, besieged, row):
                 )
 
 
-@jit(inline=True)
+@jit(counted=False, llvm_inline=True)
 def try_storm(blocks, params, steps, pos, besieged, combat_round):
     """Continue a storm, or declare one if the policy says so. Returns whether to storm.
     Stormers join strongest first (listed order on ties) up to the castle limit."""
@@ -395,7 +402,7 @@ def try_storm(blocks, params, steps, pos, besieged, combat_round):
     return declared
 
 
-@jit(inline=True)
+@jit(counted=False, llvm_inline=True)
 def sally_wanted(blocks, params, steps, pos, besieged):
     """The besieged sally when what they would put in the field outnumbers the enemy's field."""
     if (
@@ -481,15 +488,17 @@ def one_battle(state, blocks, params, steps, pos, mark, row):
                 and count_at(blocks, pos, DEFENDER, CASTLE, CASTLE) < limit
             ):
                 pos[b] = CASTLE
-    besieged = NO_SIDE
+    # np.int64, not the literal (and the sides below with it): a Literal[int] besieged
+    # compiled try_storm and sally_wanted a second time.
+    besieged = np.int64(NO_SIDE)
     for b in range(n):
         if pos[b] == CASTLE:
             besieged = blocks[b, B_SIDE]
     # The side that may withdraw into the castle during a field battle.
     castle_owner = besieged
     if castle_owner == NO_SIDE and limit > 0:
-        castle_owner = DEFENDER
-    attacker = ATTACKER
+        castle_owner = np.int64(DEFENDER)
+    attacker = np.int64(ATTACKER)
     for turn in range(1, params[P_TURNS] + 1):
         base = PHASES_PER_TURN * (turn - 1)
         straight_to_attrition = False
@@ -584,7 +593,7 @@ def one_battle(state, blocks, params, steps, pos, mark, row):
                 straight_to_attrition = True
             if field_fought:
                 # One call site for both ways into a field round: field_round is inlined
-                # (it runs every round), and each site would compile a copy of it.
+                # (it runs every round), and each site would be a copy of its code.
                 field_round(
                     state,
                     blocks,

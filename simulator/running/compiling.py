@@ -22,10 +22,10 @@ from typing import Any
 #: (AMD EPYC, 2 cores; a busy machine takes longer), rounded up. A module not listed (a
 #: ruleset installed from elsewhere) is named without an estimate.
 KERNEL_MODULES: dict[str, tuple[str, float]] = {
-    "kernels.olympia_chain": ("olympia chain", 30.0),
+    "kernels.olympia_chain": ("olympia chain", 18.0),
     "kernels.olympia_skip": ("olympia skip", 71.0),
-    "kernels.age_of_gods": ("age_of_gods", 21.0),
-    "kernels.blocks": ("blocks", 40.0),
+    "kernels.age_of_gods": ("age_of_gods", 18.0),
+    "kernels.blocks": ("blocks", 34.0),
     "kernels.confrontation": ("confrontation", 11.0),
     "kernels.skirmish": ("skirmish", 13.0),
     "kernels.tally": ("statistics", 2.0),

@@ -12,7 +12,7 @@ from ..base import Prepared, add_to_most
 from .keys import SWITCHES
 from .model import INITIATIVES, POLICIES, SIDES, Battle
 
-_PLACE = {"field": k.FIELD, "castle": k.CASTLE, "reserve": k.RESERVE}
+_PLACE = {"field": int(k.FIELD), "castle": int(k.CASTLE), "reserve": int(k.RESERVE)}
 
 
 @dataclass

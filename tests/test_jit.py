@@ -1,0 +1,114 @@
+"""kernels.jit's ways of inlining a helper: ``llvm_inline=True`` leaves the helper a
+function of its own for Numba (compiled once, apart from its callers) and has LLVM inline
+it at every call site; a Numba without the option inlines it at Numba's level instead."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import kernels._jit
+from kernels import jit
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: A helper too large for LLVM to inline on its own at two call sites, written twice: one
+#: plainly called, one ``llvm_inline``; each called twice by a kernel of its own.
+HELPER = """
+def {name}(a, k):
+    total = 0
+{loops}
+    return total
+"""
+LOOP = """    for i in range(a.shape[0]):
+        if a[i] > k + {j}:
+            total += a[i] * {three} - k
+        elif a[i] == k - {j}:
+            total -= {seven}
+        else:
+            total += (a[i] ^ k) % {five}
+"""
+LOOPS = "".join(LOOP.format(j=j, three=j + 3, seven=j + 7, five=j + 5) for j in range(6))
+MODULE = (
+    "import numpy as np\nfrom kernels import jit\n"
+    + HELPER.format(name="called_body", loops=LOOPS)
+    + HELPER.format(name="inlined_body", loops=LOOPS)
+    + """
+called_body = jit(counted=False)(called_body)
+inlined_body = jit(counted=False, llvm_inline=True)(inlined_body)
+
+
+@jit
+def calls(a):
+    return called_body(a, np.int64(2)) + called_body(a, np.int64(3))
+
+
+@jit
+def inlines(a):
+    return inlined_body(a, np.int64(2)) + inlined_body(a, np.int64(3))
+"""
+)
+
+#: Compiles one kernel of the module above (on an empty cache: machine code loaded from a
+#: cache cannot be inspected) and prints its answer and the calls left in its LLVM code.
+PROBE = """
+import json, sys, warnings
+import numpy as np
+import toy_kernels
+kernel = getattr(toy_kernels, sys.argv[1])
+answer = int(kernel(np.arange(10)))
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")  # Numba warns that inspecting cached code is unsure
+    code = kernel.inspect_llvm(kernel.signatures[0])
+calls = sum(1 for line in code.splitlines() if " call " in line and "_body" in line)
+print(json.dumps({"answer": answer, "calls": calls}))
+"""
+
+
+def _compiled(kernel: str, folder: Path) -> dict[str, int]:
+    env = dict(
+        os.environ,
+        NUMBA_CACHE_DIR=str(folder / f"cache-{kernel}"),
+        PYTHONPATH=os.pathsep.join([str(ROOT), str(folder)]),
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, kernel],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=folder,
+        env=env,
+    )
+    result: dict[str, int] = json.loads(done.stdout.splitlines()[-1])
+    return result
+
+
+@pytest.mark.skipif(not kernels._jit._LLVM_INLINES, reason="this Numba has no forceinline")
+def test_an_llvm_inlined_helper_leaves_no_call_in_its_caller(tmp_path: Path) -> None:
+    (tmp_path / "toy_kernels.py").write_text(MODULE, encoding="utf-8")
+    called = _compiled("calls", tmp_path)
+    inlined = _compiled("inlines", tmp_path)
+    assert called["answer"] == inlined["answer"]
+    assert called["calls"] == 2  # LLVM alone would leave this helper called at both sites
+    assert inlined["calls"] == 0
+
+
+def test_without_numbas_forceinline_a_helper_is_inlined_numbas_way(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def helper(x):  # type: ignore[no-untyped-def]
+        return x + 1
+
+    if kernels._jit._LLVM_INLINES:
+        late = jit(llvm_inline=True)(helper)
+        assert late.targetoptions["inline"] == "never"
+        assert late.targetoptions["forceinline"] is True
+    monkeypatch.setattr(kernels._jit, "_LLVM_INLINES", False)
+    early = jit(llvm_inline=True)(helper)
+    assert early.targetoptions["inline"] == "always"
+    assert "forceinline" not in early.targetoptions
