@@ -141,10 +141,11 @@ def commands(ruleset: str, tmp_path: Path) -> dict[str, list[str]]:
 
 #: A program's identifiers where words belong: dotted columns (casualties.attacker.knight,
 #: leader_captured.defender), list indices, TOML's 100_000, Python's literals; and a
-#: parenthesis opened inside another, as a name with its gloss put in a title's brackets
-#: made it ("Decided after (phases (rounds 1-3, ...))").
+#: parenthesis opened after a space inside another, as a name with its gloss put in a
+#: title's brackets made it ("Decided after (phases (rounds 1-3, ...))"; a probability's
+#: "(P(attacker wins) 0.53, ...)" reads well).
 RAW = [
-    re.compile(r"\([^()\n]*\("),
+    re.compile(r"\([^()\n]*\s\("),
     re.compile(r"\b\w+\.(?:attacker|defender)\b"),
     re.compile(r"\b(?:attacker|defender)\.\w+"),
     re.compile(r"\w\[\d+\]"),
