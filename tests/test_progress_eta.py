@@ -224,6 +224,33 @@ def test_terminal_bar_shows_the_estimate() -> None:
     assert "104 of 1,000 battles, about 28 s left" in text.getvalue()
 
 
+@pytest.mark.parametrize("terminal", [True, False])
+def test_the_compile_notice_fits_a_terminal_and_stays_one_line_in_a_pipe(
+    terminal: bool,
+) -> None:
+    """The compile notice is longer than 80 columns: a terminal of 80 gets it wrapped
+    between words (the terminal itself cut it mid-phrase), a pipe one line to grep."""
+    from kernels import blocks
+    from simulator.running import compiling
+
+    text = io.StringIO()
+    console = Console(file=text, force_terminal=terminal, width=80)
+    clock = compiling.compile_clock()
+    with progress_bar(console, "field battle") as report:
+        assert report is not None
+        clock.started(blocks.blocks_battles.py_func)
+        clock.ended()
+    notice = compiling.compile_notice(blocks.blocks_battles.py_func)
+    assert len(notice) > 80
+    said = text.getvalue()
+    first, second = said[said.index("battle-odds: compiling") :].split("\n")[:2]
+    if terminal:
+        assert len(first) <= 80 and len(second) <= 80
+        assert f"{first} {second}" == notice
+    else:
+        assert first == notice
+
+
 BAR_CASES = [
     (Count(), "Knights against pikemen", "time left: estimating"),
     (Count(done=1_234_567, total=10_000_000), "Knights against pikemen", "about 12 min left"),

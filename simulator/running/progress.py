@@ -281,7 +281,10 @@ def progress_bar(
         return format_seconds(time.perf_counter() - started)
 
     def line(text: str) -> None:
-        console.print(text, highlight=False, markup=False, soft_wrap=True)
+        # A terminal gets the line wrapped between words at its width (the compile
+        # notice is longer than 80 columns: the terminal cut it mid-word); a pipe or a
+        # log keeps it on one line, for grep.
+        console.print(text, highlight=False, markup=False, soft_wrap=not console.is_terminal)
 
     def time_words(left: float | None) -> str:
         if count.open_ended or (
