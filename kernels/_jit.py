@@ -8,12 +8,15 @@ source (``__pycache__``), so only the first run after install pays for compilati
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import nullcontext
 from typing import Any, TypeVar
 
 import numba
+from numba import types
 from numba.core.caching import FunctionCache
 from numba.core.cpu import CPUTargetOptions
 from numba.core.runtime import nrt
+from numba.extending import intrinsic
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -103,3 +106,72 @@ def jit(
     if func is None:
         return wrap
     return wrap(func)
+
+
+def address_of(signature: Any, func: Callable[..., Any]) -> Any:
+    """``func`` compiled once as a C callback of ``signature`` (``numba.cfunc``, cached,
+    loaded as :func:`jit`'s kernels are), for a kernel to call through its address.
+
+    A kernel that calls a jitted function links that function's code into its own, and a
+    ``prange`` loop's machinery links it again into each of its three libraries: LLVM
+    optimized and emitted blocks' battle function five times, about half of its first
+    run's compiling. A callback passed to the kernel as an argument is typed as a
+    first-class function and called through its address, so its code is compiled once.
+    Arrays cross it as pointers (``data_of`` in the kernel) and shapes.
+    """
+    # function_type registers how a callback is typed and called; Numba imports it when
+    # it sets up its compiler, which a process loading cached kernels skips.
+    import numba.experimental.function_type  # noqa: F401
+    from numba.core import ccallback, event, sigutils
+    from numba.core.compiler_lock import global_compiler_lock
+
+    # Any: Numba's stubs know none of the private parts overridden below.
+    base: Any = ccallback.CFunc
+
+    class Callback(base):
+        @property
+        def py_func(self) -> Callable[..., Any]:
+            return func
+
+        @global_compiler_lock
+        def compile(self) -> None:
+            # CFunc.compile, with the compiling announced: Numba announces a dispatcher's
+            # compiles, not a callback's, and a first run says what it compiles and
+            # counts its time (machine code emitted here, when the cache saves it) as
+            # compiling, not as battles.
+            context = self._targetdescr.target_context
+            result = self._cache.load_overload(self._sig, context)
+            data = {"dispatcher": self, "args": self._sig.args, "return_type": None}
+            compiling = result is None
+            with event.trigger_event("numba:compile", data=data) if compiling else nullcontext():
+                if result is None:
+                    result = self._compile_uncached()
+                    self._cache.save_overload(self._sig, result)
+                self._library = result.library
+                self._wrapper_name = result.fndesc.llvm_cfunc_wrapper_name
+                self._wrapper_address = self._library.get_pointer_to_function(self._wrapper_name)
+
+    callback = Callback(
+        func, sigutils.normalize_signature(signature), locals={}, options={"error_model": "numpy"}
+    )
+    callback.enable_caching()
+    if type(callback._cache) is FunctionCache and _LOADS_ITS_WAY:
+        callback._cache.__class__ = _LoadingCache
+    callback.compile()
+    return callback
+
+
+def _data_of(typingctx: Any, array: Any) -> Any:
+    """The address of ``array``'s first element, typed (a pointer to its dtype), for a
+    callback of :func:`address_of`."""
+    signature = types.CPointer(array.dtype)(array)
+
+    def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+        return context.make_array(sig.args[0])(context, builder, value=args[0]).data
+
+    return signature, codegen
+
+
+#: Called in a kernel as ``data_of(array)`` (Any: the intrinsic's typing signature is
+#: not how a kernel calls it).
+data_of: Any = intrinsic(_data_of)

@@ -25,7 +25,7 @@ KERNEL_MODULES: dict[str, tuple[str, float]] = {
     "kernels.olympia_chain": ("olympia chain", 18.0),
     "kernels.olympia_skip": ("olympia skip", 71.0),
     "kernels.age_of_gods": ("age_of_gods", 18.0),
-    "kernels.blocks": ("blocks", 34.0),
+    "kernels.blocks": ("blocks", 20.0),
     "kernels.confrontation": ("confrontation", 11.0),
     "kernels.skirmish": ("skirmish", 13.0),
     "kernels.tally": ("statistics", 2.0),

@@ -117,7 +117,9 @@ class BlocksPrepared(Prepared):
         a = self.arrays
         out = np.zeros((count, k.n_columns(a.blocks.shape[0])), np.int64)
         if count:
-            k.blocks_battles(a.blocks, a.params, np.uint64(seed), first, out)
+            # C order: the battle reads the arrays by address (k.battle_at).
+            blocks, params = np.ascontiguousarray(a.blocks), np.ascontiguousarray(a.params)
+            k.blocks_battles(k.battle_at(), blocks, params, np.uint64(seed), first, out)
         return out
 
     def run(self, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
