@@ -7,6 +7,8 @@ fills one row of integers per battle. Nothing here knows about TOML, names or ob
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from numba import carray, prange, types
 
@@ -696,17 +698,15 @@ _BATTLE_AT = types.void(
     types.CPointer(types.uint64), _INT64_AT, types.int64, types.int64, _INT64_AT,
     types.int64, _INT64_AT, _INT64_AT, _INT64_AT, _INT64_AT, types.int64,
 )  # fmt: skip
-_battle_at: list = []
 
 
+@functools.cache
 def battle_at():
     """The battle as a callback for :func:`blocks_battles` (compiled or loaded on first
     use, so that importing the kernels compiles nothing): the kernel calls it through its
     address, and its code is compiled once, not linked into each of the ``prange`` loop's
-    libraries (33 -> 20 s of a first run: docs/benchmarks.md)."""
-    if not _battle_at:
-        _battle_at.append(address_of(_BATTLE_AT, _one_battle_at))
-    return _battle_at[0]
+    libraries (a first run 33-35 -> 20-25 s: docs/benchmarks.md)."""
+    return address_of(_BATTLE_AT, _one_battle_at)
 
 
 @jit(parallel=True)

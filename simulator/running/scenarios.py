@@ -261,9 +261,9 @@ class ScenarioBattles:
             check_stop()  # a table may take a second: Ctrl-C is answered between them
             choices.append(self.prepared(key).kernel_choices())
         able = [i for i, c in enumerate(choices) if kernel in c]
-        for i in range(len(keys)):
-            if i not in able:
-                yield i, choices[i], None
+        for i, c in enumerate(choices):
+            if kernel not in c:
+                yield i, c, None
         ran = self._each_on_cluster(
             [keys[i] for i in able], first, count, kernel, summarise, combine
         )

@@ -21,6 +21,11 @@ class BlocksArrays:
     params: np.ndarray  # int64 [N_PARAMS]
     block_names: list[tuple[str, str]]  # (side, name), in table order
 
+    def __post_init__(self) -> None:
+        # C order, once: the battle reads the arrays by address and shape (k.battle_at).
+        self.blocks = np.ascontiguousarray(self.blocks)
+        self.params = np.ascontiguousarray(self.params)
+
 
 def compile_battle(battle: Battle) -> BlocksArrays:
     rows: list[list[int]] = []
@@ -117,9 +122,7 @@ class BlocksPrepared(Prepared):
         a = self.arrays
         out = np.zeros((count, k.n_columns(a.blocks.shape[0])), np.int64)
         if count:
-            # C order: the battle reads the arrays by address (k.battle_at).
-            blocks, params = np.ascontiguousarray(a.blocks), np.ascontiguousarray(a.params)
-            k.blocks_battles(k.battle_at(), blocks, params, np.uint64(seed), first, out)
+            k.blocks_battles(k.battle_at(), a.blocks, a.params, np.uint64(seed), first, out)
         return out
 
     def run(self, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
