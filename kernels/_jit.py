@@ -8,7 +8,6 @@ source (``__pycache__``), so only the first run after install pays for compilati
 from __future__ import annotations
 
 from collections.abc import Callable
-from contextlib import nullcontext
 from typing import Any, TypeVar
 
 import numba
@@ -16,7 +15,6 @@ from numba import types
 from numba.core.caching import FunctionCache
 from numba.core.cpu import CPUTargetOptions
 from numba.core.runtime import nrt
-from numba.extending import intrinsic
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -108,70 +106,50 @@ def jit(
     return wrap(func)
 
 
-def address_of(signature: Any, func: Callable[..., Any]) -> Any:
-    """``func`` compiled once as a C callback of ``signature`` (``numba.cfunc``, cached,
-    loaded as :func:`jit`'s kernels are), for a kernel to call through its address.
+#: The array types a kernel passes to a function given by address: C order, as every
+#: prepared scenario's arrays are.
+STATE = types.uint64[::1]  # a battle's random state
+INTS = types.int64[::1]
+INT_TABLE = types.int64[:, ::1]
+REALS = types.float64[::1]
+REAL_TABLE = types.float64[:, ::1]
+
+
+def address_of(dispatcher: Any, arg_types: tuple[Any, ...]) -> Any:
+    """``dispatcher`` (a :func:`jit` function) compiled for ``arg_types`` (loaded from the
+    cache when it is there), to be handed to a kernel as an argument and called through
+    its address.
 
     A kernel that calls a jitted function links that function's code into its own, and a
     ``prange`` loop's machinery links it again into each of its three libraries: LLVM
     optimized and emitted blocks' battle function five times, about half of its first
-    run's compiling. A callback passed to the kernel as an argument is typed as a
-    first-class function and called through its address, so its code is compiled once.
-    Arrays cross it as pointers (``data_of`` in the kernel) and shapes.
+    run's compiling. Passed as an argument, the function is typed as a first-class
+    function (Numba's wrapper address protocol) and called through the C wrapper Numba
+    compiles beside every jitted function, so its code is compiled once, as any kernel's
+    (cached, its compile announced). ``arg_types`` are the types the kernel passes,
+    layouts included. Each kernel module keeps one such function per signature
+    (``functools.cache``), made on first use, so that importing the kernels compiles
+    nothing.
     """
-    # function_type registers how a callback is typed and called; Numba imports it when
-    # it sets up its compiler, which a process loading cached kernels skips.
+    # function_type registers how such an argument is typed and passed; Numba imports it
+    # when it sets up its compiler, which a process loading cached kernels skips.
     import numba.experimental.function_type  # noqa: F401
-    from numba.core import ccallback, event, sigutils
-    from numba.core.compiler_lock import global_compiler_lock
 
-    # Any: Numba's stubs know none of the private parts overridden below.
-    base: Any = ccallback.CFunc
-
-    class Callback(base):
-        @property
-        def py_func(self) -> Callable[..., Any]:
-            return func
-
-        @global_compiler_lock
-        def compile(self) -> None:
-            # CFunc.compile, with the compiling announced: Numba announces a dispatcher's
-            # compiles, not a callback's, and a first run says what it compiles and
-            # counts its time (machine code emitted here, when the cache saves it) as
-            # compiling, not as battles.
-            context = self._targetdescr.target_context
-            result = self._cache.load_overload(self._sig, context)
-            data = {"dispatcher": self, "args": self._sig.args, "return_type": None}
-            compiling = result is None
-            with event.trigger_event("numba:compile", data=data) if compiling else nullcontext():
-                if result is None:
-                    result = self._compile_uncached()
-                    self._cache.save_overload(self._sig, result)
-                self._library = result.library
-                self._wrapper_name = result.fndesc.llvm_cfunc_wrapper_name
-                self._wrapper_address = self._library.get_pointer_to_function(self._wrapper_name)
-
-    callback = Callback(
-        func, sigutils.normalize_signature(signature), locals={}, options={"error_model": "numpy"}
-    )
-    callback.enable_caching()
-    if type(callback._cache) is FunctionCache and _LOADS_ITS_WAY:
-        callback._cache.__class__ = _LoadingCache
-    callback.compile()
-    return callback
+    dispatcher.compile(arg_types)
+    return _Address(dispatcher.overloads[arg_types])
 
 
-def _data_of(typingctx: Any, array: Any) -> Any:
-    """The address of ``array``'s first element, typed (a pointer to its dtype), for a
-    callback of :func:`address_of`."""
-    signature = types.CPointer(array.dtype)(array)
+class _Address(types.WrapperAddressProtocol):
+    """A compiled function as a kernel's argument: its C wrapper's address and signature."""
 
-    def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
-        return context.make_array(sig.args[0])(context, builder, value=args[0]).data
+    def __init__(self, compiled: Any) -> None:
+        self._signature = compiled.signature
+        self._address = int(
+            compiled.library.get_pointer_to_function(compiled.fndesc.llvm_cfunc_wrapper_name)
+        )
 
-    return signature, codegen
+    def __wrapper_address__(self) -> int:
+        return self._address
 
-
-#: Called in a kernel as ``data_of(array)`` (Any: the intrinsic's typing signature is
-#: not how a kernel calls it).
-data_of: Any = intrinsic(_data_of)
+    def signature(self) -> Any:
+        return self._signature

@@ -27,11 +27,13 @@ Numba's compile time for a per-call cost that is negligible once per phase.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from numba import prange
 
 from . import olympia as ol
-from ._jit import jit
+from ._jit import INT_TABLE, INTS, REALS, STATE, address_of, jit
 from .rng import below, chance, seed_battle, uniform
 
 # Columns of the group table after Olympia's: mounted, pikes, the special attack,
@@ -643,9 +645,19 @@ def _phased_battle(
             return
 
 
+@functools.cache
+def battle_by_address():
+    """:func:`_phased_battle` for :func:`phased_battles`, compiled or loaded on first use:
+    the kernel calls it through its address, so that its code is compiled once,
+    not linked into each of the ``prange`` loop's libraries (docs/benchmarks.md)."""
+    tables = (INT_TABLE, REALS, REALS, INT_TABLE)  # groups, survive, flee, sides
+    return address_of(_phased_battle, (STATE, *tables, INTS, *[INTS] * 10, INT_TABLE))
+
+
 @jit(parallel=True)
-def phased_battles(groups, survive, flee, sides, seed, first, out):
-    """Battles ``first .. first + len(out) - 1`` of run ``seed``."""
+def phased_battles(battle, groups, survive, flee, sides, seed, first, out):
+    """Battles ``first .. first + len(out) - 1`` of run ``seed``; ``battle`` is
+    :func:`battle_by_address`, and every array C-contiguous."""
     n = out.shape[0]
     n_groups = groups.shape[0]
     n_units = groups[:, ol.G_UNIT].max() + 1
@@ -666,7 +678,7 @@ def phased_battles(groups, survive, flee, sides, seed, first, out):
             seed_battle(state, seed, first + i)
             per_side[:] = 0
             hit[:] = 0
-            _phased_battle(
+            battle(
                 state,
                 groups,
                 survive,

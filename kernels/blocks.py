@@ -10,9 +10,9 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from numba import carray, prange, types
+from numba import prange
 
-from ._jit import address_of, data_of, jit
+from ._jit import INT_TABLE, INTS, STATE, address_of, jit
 from .rng import below, seed_battle
 
 # Columns of the block table.
@@ -667,52 +667,18 @@ def one_battle(state, blocks, params, steps, pos, mark, row):
     row[O_FLAGS + F_SIEGE_CONTINUES] = 1
 
 
-def _one_battle_at(
-    state_at,
-    blocks_at,
-    n_blocks,
-    n_fields,
-    params_at,
-    n_params,
-    steps_at_,
-    pos_at,
-    mark_at,
-    row_at,
-    n_row,
-):
-    # one_battle on arrays given by address and shape (C order, as the kernel's are).
-    one_battle(
-        carray(state_at, (4,)),
-        carray(blocks_at, (n_blocks, n_fields)),
-        carray(params_at, (n_params,)),
-        carray(steps_at_, (n_blocks,)),
-        carray(pos_at, (n_blocks,)),
-        carray(mark_at, (n_blocks,)),
-        carray(row_at, (n_row,)),
-    )
-
-
-_INT64_AT = types.CPointer(types.int64)
-#: _one_battle_at's signature: the arrays' addresses and shapes.
-_BATTLE_AT = types.void(
-    types.CPointer(types.uint64), _INT64_AT, types.int64, types.int64, _INT64_AT,
-    types.int64, _INT64_AT, _INT64_AT, _INT64_AT, _INT64_AT, types.int64,
-)  # fmt: skip
-
-
 @functools.cache
-def battle_at():
-    """The battle as a callback for :func:`blocks_battles` (compiled or loaded on first
-    use, so that importing the kernels compiles nothing): the kernel calls it through its
-    address, and its code is compiled once, not linked into each of the ``prange`` loop's
-    libraries (a first run 33-35 -> 20-25 s: docs/benchmarks.md)."""
-    return address_of(_BATTLE_AT, _one_battle_at)
+def battle_by_address():
+    """:func:`one_battle` for :func:`blocks_battles`, compiled or loaded on first use:
+    the kernel calls it through its address, so that its code is compiled once,
+    not linked into each of the ``prange`` loop's libraries (docs/benchmarks.md)."""
+    return address_of(one_battle, (STATE, INT_TABLE, INTS, INTS, INTS, INTS, INTS))
 
 
 @jit(parallel=True)
 def blocks_battles(battle, blocks, params, seed, first, out):
     """Battles ``first .. first + len(out) - 1`` of run ``seed``, every die rolled;
-    ``battle`` is :func:`battle_at`, and every array C-contiguous."""
+    ``battle`` is :func:`battle_by_address`, and every array C-contiguous."""
     n = out.shape[0]
     n_blocks = blocks.shape[0]
     for chunk in prange((n + BLOCK - 1) // BLOCK):
@@ -723,8 +689,4 @@ def blocks_battles(battle, blocks, params, seed, first, out):
         for i in range(chunk * BLOCK, min(n, (chunk + 1) * BLOCK)):
             seed_battle(state, seed, first + i)
             row = out[i]
-            battle(
-                data_of(state), data_of(blocks), np.int64(n_blocks), np.int64(blocks.shape[1]),
-                data_of(params), np.int64(params.shape[0]), data_of(steps), data_of(pos),
-                data_of(mark), data_of(row), np.int64(row.shape[0]),
-            )  # fmt: skip
+            battle(state, blocks, params, steps, pos, mark, row)

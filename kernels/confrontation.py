@@ -18,10 +18,12 @@ One output row per battle, columns as ``O_*`` and ``column_*`` below say.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from numba import prange
 
-from ._jit import jit
+from ._jit import INT_TABLE, INTS, REAL_TABLE, STATE, address_of, jit
 from .rng import below, seed_battle
 
 U_SIDE, U_STACK, U_INTEGRITY, U_RESOLVE2, U_ADVANTAGES = range(5)
@@ -388,11 +390,23 @@ def one_battle(
     finish(units, integrity, resolve2, np.int64(DRAW), turns, row)
 
 
+@functools.cache
+def battle_by_address():
+    """:func:`one_battle` for :func:`confrontation_battles`, compiled or loaded on first
+    use: the kernel calls it through its address, so that its code is compiled once,
+    not linked into each of the ``prange`` loop's libraries (docs/benchmarks.md)."""
+    # units, floats, stacks, distance, actions, entry_start, turn_entry, params
+    tables = (INT_TABLE, REAL_TABLE, INT_TABLE, INT_TABLE, INT_TABLE, INTS, INTS, INTS)
+    return address_of(one_battle, (STATE, *tables, INTS, *[INTS] * 5))
+
+
 @jit(parallel=True)
 def confrontation_battles(
-    units, floats, stacks, distance, actions, entry_start, turn_entry, params, seed, first, out
-):
-    """Battles ``first .. first + len(out) - 1`` of run ``seed``."""
+    battle, units, floats, stacks, distance, actions, entry_start, turn_entry, params, seed,
+    first, out,
+):  # fmt: skip
+    """Battles ``first .. first + len(out) - 1`` of run ``seed``; ``battle`` is
+    :func:`battle_by_address`, and every array C-contiguous."""
     n = out.shape[0]
     n_units = units.shape[0]
     n_stacks = stacks.shape[0]
@@ -405,7 +419,7 @@ def confrontation_battles(
         stack_alive = np.empty(n_stacks, np.int64)
         for i in range(block * BLOCK, min(n, (block + 1) * BLOCK)):
             seed_battle(state, seed, first + i)
-            one_battle(
+            battle(
                 state,
                 units,
                 floats,

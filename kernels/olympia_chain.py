@@ -37,13 +37,14 @@ fixed number of entries with no branch on the draw):
 
 from __future__ import annotations
 
+import functools
 import heapq
 import math
 
 import numpy as np
-from numba import prange
+from numba import prange, types
 
-from ._jit import jit
+from ._jit import INT_TABLE, INTS, REALS, address_of, jit
 from .olympia import (
     BLOCK,
     DRAW,
@@ -310,21 +311,35 @@ def settle_row(
     finish(state, groups, cnt, health, alive, winner, steps, row)
 
 
+@functools.cache
+def walk_by_address():
+    """:func:`_walk` for :func:`chain_battles`, compiled or loaded on first use: the
+    kernel calls it through its address, so that its code is compiled once, not linked
+    into each of the ``prange`` loop's libraries (docs/benchmarks.md)."""
+    space = types.UniTuple(INTS, 4)
+    table = types.Tuple((INTS, INTS, REALS, REALS, INTS))
+    int64, real = types.int64, types.float64
+    # groups, sides, space, table, once, p_open, seed, first, out, lo, hi
+    given = (INT_TABLE, INT_TABLE, space, table, int64, real, types.uint64, int64, INT_TABLE)
+    return address_of(_walk, (*given, int64, int64))
+
+
 @jit(parallel=True)
-def chain_battles(groups, sides, space, table, once, p_open, seed, first, out):
+def chain_battles(walk, groups, sides, space, table, once, p_open, seed, first, out):
     """Battles ``first .. first + len(out) - 1`` of run ``seed``, walked through the
-    table of :func:`chain_table`: ``space`` the digits of its positions ``(radix,
-    stride, sradix, sstride)``, ``table`` its rows ``(code, ends, scale, cum, to)``
-    (row 0 the opening; ``p_open`` its chance of a change, used when ``once`` says the
-    opening is already broken). Up to SERIAL_UP_TO battles run on the calling thread."""
+    table of :func:`chain_table` by ``walk`` (:func:`walk_by_address`, every array
+    C-contiguous):
+    ``space`` the digits of its positions ``(radix, stride, sradix, sstride)``,
+    ``table`` its rows ``(code, ends, scale, cum, to)`` (row 0 the opening; ``p_open``
+    its chance of a change, used when ``once`` says the opening is already broken). Up
+    to SERIAL_UP_TO battles run on the calling thread."""
     n = out.shape[0]
     if n <= SERIAL_UP_TO:
-        # np.int64(0), not 0: a literal argument compiles a second _walk for Literal[int](0).
-        _walk(groups, sides, space, table, once, p_open, seed, first, out, np.int64(0), n)
+        walk(groups, sides, space, table, once, p_open, seed, first, out, np.int64(0), n)
         return
     for block in prange((n + BLOCK - 1) // BLOCK):
         lo = block * BLOCK
-        _walk(groups, sides, space, table, once, p_open, seed, first, out, lo, min(n, lo + BLOCK))
+        walk(groups, sides, space, table, once, p_open, seed, first, out, lo, min(n, lo + BLOCK))
 
 
 @jit

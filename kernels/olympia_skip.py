@@ -60,12 +60,13 @@ alternating pairs and single-side tails, each skipped with one geometric draw.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
-from numba import prange
+from numba import prange, types
 
-from ._jit import jit
+from ._jit import INT_TABLE, INTS, REAL_TABLE, REALS, STATE, address_of, jit
 from .olympia import (
     ATTACKER,
     BLOCK,
@@ -767,9 +768,26 @@ def _handed_back(
     )
 
 
+@functools.cache
+def battles_by_address():
+    """:func:`_skip_battle` for :func:`skip_battles`, with the batch path and without,
+    compiled or loaded on first use: the kernel calls them through their addresses, so
+    that their code is compiled once, not linked into each of the ``prange`` loop's
+    libraries (docs/benchmarks.md)."""
+    given = (
+        STATE, INT_TABLE, REALS, REALS, INT_TABLE, types.int64, REALS, INTS, INTS, INTS,
+        INTS, INTS, INTS, INTS, INT_TABLE, REAL_TABLE, REALS, REAL_TABLE, REAL_TABLE,
+        INT_TABLE, INTS, INT_TABLE, INT_TABLE, INTS, INT_TABLE, REAL_TABLE,
+    )  # fmt: skip
+    batched = address_of(_skip_battle, (*given, INT_TABLE))
+    return batched, address_of(_skip_battle, (*given, types.none))
+
+
 @jit(parallel=True)
-def skip_battles(groups, survive, sides, order, seed, first, out):
-    """Battles ``first .. first + len(out) - 1`` of run ``seed``, one change at a time."""
+def skip_battles(batched, plain, groups, survive, sides, order, seed, first, out):
+    """Battles ``first .. first + len(out) - 1`` of run ``seed``, one change at a time;
+    ``batched`` and ``plain`` are :func:`battles_by_address`, every array
+    C-contiguous."""
     n = out.shape[0]
     n_groups = groups.shape[0]
     n_units = groups[:, G_UNIT].max() + 1
@@ -882,10 +900,10 @@ def skip_battles(groups, survive, sides, order, seed, first, out):
                 nt[:] = nt0
                 pkill[:] = pkill0
                 tl[:] = tl0
-            # One call site per army size, so that Numba compiles the battle with and
-            # without the batch path (``batches`` None).
+            # One battle per army size, compiled with and without the batch path
+            # (``batches`` None).
             if entries > 1:
-                dirty = _skip_battle(
+                dirty = batched(
                     state,
                     groups,
                     keep,
@@ -915,7 +933,7 @@ def skip_battles(groups, survive, sides, order, seed, first, out):
                     table,
                 )
             else:
-                dirty = _skip_battle(
+                dirty = plain(
                     state,
                     groups,
                     keep,

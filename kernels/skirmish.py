@@ -12,10 +12,12 @@ reading. Nothing here knows about TOML, names or objects.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from numba import prange
 
-from ._jit import jit
+from ._jit import INT_TABLE, INTS, REAL_TABLE, STATE, address_of, jit
 from .rng import below, seed_battle
 
 # Columns of the participant table.
@@ -301,9 +303,20 @@ def one_battle(state, table, expected, params, row, health, healer_ready, log):
     return n_moves
 
 
+@functools.cache
+def battle_by_address():
+    """:func:`one_battle` for :func:`skirmish_battles`, compiled or loaded on first use:
+    the kernel calls it through its address, so that its code is compiled once,
+    not linked into each of the ``prange`` loop's libraries (docs/benchmarks.md)."""
+    # table, expected, params, row, health, healer_ready, log
+    given = (INT_TABLE, REAL_TABLE, INTS, INTS, INTS, INTS, INT_TABLE)
+    return address_of(one_battle, (STATE, *given))
+
+
 @jit(parallel=True)
-def skirmish_battles(table, params, seed, first, out):
-    """Battles ``first .. first + len(out) - 1`` of run ``seed`` under ``params``."""
+def skirmish_battles(battle, table, params, seed, first, out):
+    """Battles ``first .. first + len(out) - 1`` of run ``seed`` under ``params``;
+    ``battle`` is :func:`battle_by_address`, and every array C-contiguous."""
     n = out.shape[0]
     n_participants = table.shape[0]
     expected = expected_table(table)
@@ -314,7 +327,7 @@ def skirmish_battles(table, params, seed, first, out):
         no_log = np.empty((0, N_LOG_FIELDS), np.int64)
         for i in range(block * BLOCK, min(n, (block + 1) * BLOCK)):
             seed_battle(state, seed, first + i)
-            one_battle(state, table, expected, params, out[i], health, healer_ready, no_log)
+            battle(state, table, expected, params, out[i], health, healer_ready, no_log)
 
 
 @jit

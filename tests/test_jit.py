@@ -114,28 +114,17 @@ def test_without_numbas_forceinline_a_helper_is_inlined_numbas_way(
     assert "forceinline" not in early.targetoptions
 
 
-CALLBACK_MODULE = (
-    "import numpy as np\nfrom numba import carray, prange, types\n"
-    "from kernels import jit\nfrom kernels._jit import address_of, data_of\n"
+BY_ADDRESS_MODULE = (
+    "import numpy as np\nfrom numba import prange\nfrom kernels import jit\n"
     + HELPER.format(name="plain_body", loops=LOOPS)
     + """
 plain_body = jit(counted=False)(plain_body)
 
 
-def body_at(a_at, n, k, out_at):
-    carray(out_at, (1,))[0] = plain_body(carray(a_at, (n,)), k)
-
-
-BODY_AT = types.void(
-    types.CPointer(types.int64), types.int64, types.int64, types.CPointer(types.int64)
-)
-
-
 @jit(parallel=True)
 def through_address(body, a, out):
     for k in prange(out.shape[0]):
-        cell = out[k : k + 1]
-        body(data_of(a), np.int64(a.shape[0]), np.int64(k), data_of(cell))
+        out[k] = body(a, np.int64(k))
 
 
 @jit(parallel=True)
@@ -145,10 +134,10 @@ def linked(a, out):
 """
 )
 
-#: Runs both kernels (the callback made by address_of) and prints their answers, whether
-#: the callback's compile was announced as Numba announces a kernel's, and whether the
-#: body's code was linked into the parallel kernel's.
-CALLBACK_PROBE = """
+#: Runs both kernels (one given the body by address_of) and prints their answers, whether
+#: the body's compile was announced, and whether its code was linked into each parallel
+#: kernel's.
+BY_ADDRESS_PROBE = """
 import json, warnings
 import numpy as np
 from numba.core import event
@@ -159,9 +148,10 @@ class Heard(event.Listener):
     def on_end(self, ev):
         pass
 event.register("numba:compile", Heard())
-import toy_callback as t
+import toy_by_address as t
+from numba import types
 from kernels._jit import address_of
-body = address_of(t.BODY_AT, t.body_at)
+body = address_of(t.plain_body, (types.int64[::1], types.int64))
 a = np.arange(10, dtype=np.int64)
 via, direct = np.zeros(4, np.int64), np.zeros(4, np.int64)
 t.through_address(body, a, via)
@@ -175,12 +165,12 @@ print(json.dumps({"via": via.tolist(), "direct": direct.tolist(), "heard": heard
 """
 
 
-def test_a_callback_is_compiled_once_announced_and_not_linked(tmp_path: Path) -> None:
-    """A kernel calling a function through address_of's callback gets the same answers
-    as one calling it directly, without the function's code in its own; the callback's
+def test_a_function_by_address_is_compiled_once_announced_and_not_linked(tmp_path: Path) -> None:
+    """A kernel calling a function by its address (address_of) gets the same answers
+    as one calling it directly, without the function's code in its own; the function's
     compile is announced as a kernel's (the compile notice and clock), and a second
     process loads it from the cache, compiling nothing of it."""
-    (tmp_path / "toy_callback.py").write_text(CALLBACK_MODULE, encoding="utf-8")
+    (tmp_path / "toy_by_address.py").write_text(BY_ADDRESS_MODULE, encoding="utf-8")
     env = dict(
         os.environ,
         NUMBA_CACHE_DIR=str(tmp_path / "cache"),
@@ -189,7 +179,7 @@ def test_a_callback_is_compiled_once_announced_and_not_linked(tmp_path: Path) ->
 
     def probe() -> dict[str, object]:
         done = subprocess.run(
-            [sys.executable, "-c", CALLBACK_PROBE],
+            [sys.executable, "-c", BY_ADDRESS_PROBE],
             capture_output=True, text=True, check=True, cwd=tmp_path, env=env,
         )  # fmt: skip
         result: dict[str, object] = json.loads(done.stdout.splitlines()[-1])
@@ -197,7 +187,7 @@ def test_a_callback_is_compiled_once_announced_and_not_linked(tmp_path: Path) ->
 
     cold = probe()
     assert cold["via"] == cold["direct"] and cold["via"] != [0, 0, 0, 0]
-    assert "body_at" in cold["heard"]  # type: ignore[operator]
+    assert "plain_body" in cold["heard"]  # type: ignore[operator]
     assert cold["linked"] is False
     assert cold["linked_plainly"] is True  # the check sees a linked function
     warm = probe()

@@ -306,7 +306,16 @@ class AgeOfGodsPrepared(Prepared):
         a = self.arrays
         out = np.zeros((count, k.O_COLUMNS + len(a.columns)), np.int64)
         if count:
-            k.phased_battles(a.groups, a.survive, a.flee, a.sides, np.uint64(seed), first, out)
+            k.phased_battles(
+                k.battle_by_address(),
+                a.groups,
+                a.survive,
+                a.flee,
+                a.sides,
+                np.uint64(seed),
+                first,
+                out,
+            )
         return out
 
     def run(self, seed: int, first: int, count: int) -> dict[str, np.ndarray]:

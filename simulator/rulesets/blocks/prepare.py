@@ -22,7 +22,7 @@ class BlocksArrays:
     block_names: list[tuple[str, str]]  # (side, name), in table order
 
     def __post_init__(self) -> None:
-        # C order, once: the battle reads the arrays by address and shape (k.battle_at).
+        # C order, once: the kernel passes them to a battle compiled for C order.
         self.blocks = np.ascontiguousarray(self.blocks)
         self.params = np.ascontiguousarray(self.params)
 
@@ -122,7 +122,7 @@ class BlocksPrepared(Prepared):
         a = self.arrays
         out = np.zeros((count, k.n_columns(a.blocks.shape[0])), np.int64)
         if count:
-            k.blocks_battles(k.battle_at(), a.blocks, a.params, np.uint64(seed), first, out)
+            k.blocks_battles(k.battle_by_address(), a.blocks, a.params, np.uint64(seed), first, out)
         return out
 
     def run(self, seed: int, first: int, count: int) -> dict[str, np.ndarray]:

@@ -155,6 +155,7 @@ class ConfrontationPrepared(Prepared):
         out = np.zeros((count, a.n_columns), np.int64)
         if count:
             k.confrontation_battles(
+                k.battle_by_address(),
                 a.units,
                 a.floats,
                 a.stacks,

@@ -377,7 +377,10 @@ def _run_strike(prepared: OlympiaPrepared, seed: np.uint64, first: int, out: np.
 
 def _run_skip(prepared: OlympiaPrepared, seed: np.uint64, first: int, out: np.ndarray) -> None:
     a = prepared.arrays
-    olympia_skip.skip_battles(a.groups, a.survive, a.sides, a.order, seed, first, out)
+    batched, plain = olympia_skip.battles_by_address()
+    olympia_skip.skip_battles(
+        batched, plain, a.groups, a.survive, a.sides, a.order, seed, first, out
+    )
 
 
 def _run_chain(prepared: OlympiaPrepared, seed: np.uint64, first: int, out: np.ndarray) -> None:
@@ -390,6 +393,7 @@ def _run_chain(prepared: OlympiaPrepared, seed: np.uint64, first: int, out: np.n
         )
     space = table.space
     olympia_chain.chain_battles(
+        olympia_chain.walk_by_address(),
         a.groups,
         a.sides,
         (space.radix, space.stride, space.sradix, space.sstride),

@@ -145,7 +145,9 @@ class SkirmishPrepared(Prepared):
     def run_matrix(self, seed: int, first: int, count: int) -> np.ndarray:
         out = np.zeros((count, self.n_columns), np.int64)
         if count:
-            k.skirmish_battles(self.table, self.params, np.uint64(seed), first, out)
+            k.skirmish_battles(
+                k.battle_by_address(), self.table, self.params, np.uint64(seed), first, out
+            )
         return out
 
     def run(self, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
