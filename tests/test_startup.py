@@ -199,7 +199,7 @@ def test_the_compile_notice_is_said_once_and_nested_compiles_timed_once() -> Non
     clock.ended()
     clock.ended()
     assert said == [
-        "battle-odds: compiling the confrontation kernel, first run only, about 11 s "
+        "battle-odds: compiling the confrontation kernel, first run only, about 8 s "
         "(later runs load it from Numba's cache)"
     ]
     assert moved == [1, 2]

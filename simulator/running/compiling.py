@@ -22,12 +22,12 @@ from typing import Any
 #: (AMD EPYC, 2 cores; a busy machine takes longer), rounded up. A module not listed (a
 #: ruleset installed from elsewhere) is named without an estimate.
 KERNEL_MODULES: dict[str, tuple[str, float]] = {
-    "kernels.olympia_chain": ("olympia chain", 18.0),
-    "kernels.olympia_skip": ("olympia skip", 71.0),
-    "kernels.age_of_gods": ("age_of_gods", 18.0),
-    "kernels.blocks": ("blocks", 20.0),
-    "kernels.confrontation": ("confrontation", 11.0),
-    "kernels.skirmish": ("skirmish", 13.0),
+    "kernels.olympia_chain": ("olympia chain", 19.0),
+    "kernels.olympia_skip": ("olympia skip", 52.0),
+    "kernels.age_of_gods": ("age_of_gods", 15.0),
+    "kernels.blocks": ("blocks", 17.0),
+    "kernels.confrontation": ("confrontation", 8.0),
+    "kernels.skirmish": ("skirmish", 8.0),
     "kernels.tally": ("statistics", 2.0),
 }
 
