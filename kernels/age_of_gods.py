@@ -647,9 +647,8 @@ def _phased_battle(
 
 @functools.cache
 def battle_by_address():
-    """:func:`_phased_battle` for :func:`phased_battles`, compiled or loaded on first use:
-    the kernel calls it through its address, so that its code is compiled once,
-    not linked into each of the ``prange`` loop's libraries (docs/benchmarks.md)."""
+    """:func:`_phased_battle` for :func:`phased_battles`, called by its address
+    (:func:`~kernels._jit.address_of`), compiled or loaded on first use."""
     tables = (INT_TABLE, REALS, REALS, INT_TABLE)  # groups, survive, flee, sides
     return address_of(_phased_battle, (STATE, *tables, INTS, *[INTS] * 10, INT_TABLE))
 

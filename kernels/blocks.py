@@ -669,9 +669,9 @@ def one_battle(state, blocks, params, steps, pos, mark, row):
 
 @functools.cache
 def battle_by_address():
-    """:func:`one_battle` for :func:`blocks_battles`, compiled or loaded on first use:
-    the kernel calls it through its address, so that its code is compiled once,
-    not linked into each of the ``prange`` loop's libraries (docs/benchmarks.md)."""
+    """:func:`one_battle` for :func:`blocks_battles`, called by its address
+    (:func:`~kernels._jit.address_of`), compiled or loaded on first use."""
+    # state, blocks, params, steps, pos, mark, row
     return address_of(one_battle, (STATE, INT_TABLE, INTS, INTS, INTS, INTS, INTS))
 
 

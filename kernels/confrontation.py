@@ -392,9 +392,8 @@ def one_battle(
 
 @functools.cache
 def battle_by_address():
-    """:func:`one_battle` for :func:`confrontation_battles`, compiled or loaded on first
-    use: the kernel calls it through its address, so that its code is compiled once,
-    not linked into each of the ``prange`` loop's libraries (docs/benchmarks.md)."""
+    """:func:`one_battle` for :func:`confrontation_battles`, called by its address
+    (:func:`~kernels._jit.address_of`), compiled or loaded on first use."""
     # units, floats, stacks, distance, actions, entry_start, turn_entry, params
     tables = (INT_TABLE, REAL_TABLE, INT_TABLE, INT_TABLE, INT_TABLE, INTS, INTS, INTS)
     return address_of(one_battle, (STATE, *tables, INTS, *[INTS] * 5))

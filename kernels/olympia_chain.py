@@ -313,9 +313,8 @@ def settle_row(
 
 @functools.cache
 def walk_by_address():
-    """:func:`_walk` for :func:`chain_battles`, compiled or loaded on first use: the
-    kernel calls it through its address, so that its code is compiled once, not linked
-    into each of the ``prange`` loop's libraries (docs/benchmarks.md)."""
+    """:func:`_walk` for :func:`chain_battles`, called by its address
+    (:func:`~kernels._jit.address_of`), compiled or loaded on first use."""
     space = types.UniTuple(INTS, 4)
     table = types.Tuple((INTS, INTS, REALS, REALS, INTS))
     int64, real = types.int64, types.float64
@@ -327,12 +326,11 @@ def walk_by_address():
 @jit(parallel=True)
 def chain_battles(walk, groups, sides, space, table, once, p_open, seed, first, out):
     """Battles ``first .. first + len(out) - 1`` of run ``seed``, walked through the
-    table of :func:`chain_table` by ``walk`` (:func:`walk_by_address`, every array
-    C-contiguous):
-    ``space`` the digits of its positions ``(radix, stride, sradix, sstride)``,
-    ``table`` its rows ``(code, ends, scale, cum, to)`` (row 0 the opening; ``p_open``
-    its chance of a change, used when ``once`` says the opening is already broken). Up
-    to SERIAL_UP_TO battles run on the calling thread."""
+    table of :func:`chain_table` by ``walk`` (:func:`walk_by_address`; every array
+    C-contiguous): ``space`` the digits of its positions ``(radix, stride, sradix,
+    sstride)``, ``table`` its rows ``(code, ends, scale, cum, to)`` (row 0 the opening;
+    ``p_open`` its chance of a change, used when ``once`` says the opening is already
+    broken). Up to SERIAL_UP_TO battles run on the calling thread."""
     n = out.shape[0]
     if n <= SERIAL_UP_TO:
         walk(groups, sides, space, table, once, p_open, seed, first, out, np.int64(0), n)

@@ -771,9 +771,11 @@ def _handed_back(
 @functools.cache
 def battles_by_address():
     """:func:`_skip_battle` for :func:`skip_battles`, with the batch path and without,
-    compiled or loaded on first use: the kernel calls them through their addresses, so
-    that their code is compiled once, not linked into each of the ``prange`` loop's
-    libraries (docs/benchmarks.md)."""
+    called by their addresses (:func:`~kernels._jit.address_of`), compiled or loaded on
+    first use."""
+    # state, groups, keep, no_survive, sides, order, inv, row, cnt, health, unit_men,
+    # rating, w, t, per_side, pkill, sphit, rates, acc, tl, nt, kinds, room, limits,
+    # table, weights (and batches, below)
     given = (
         STATE, INT_TABLE, REALS, REALS, INT_TABLE, types.int64, REALS, INTS, INTS, INTS,
         INTS, INTS, INTS, INTS, INT_TABLE, REAL_TABLE, REALS, REAL_TABLE, REAL_TABLE,

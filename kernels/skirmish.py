@@ -305,9 +305,8 @@ def one_battle(state, table, expected, params, row, health, healer_ready, log):
 
 @functools.cache
 def battle_by_address():
-    """:func:`one_battle` for :func:`skirmish_battles`, compiled or loaded on first use:
-    the kernel calls it through its address, so that its code is compiled once,
-    not linked into each of the ``prange`` loop's libraries (docs/benchmarks.md)."""
+    """:func:`one_battle` for :func:`skirmish_battles`, called by its address
+    (:func:`~kernels._jit.address_of`), compiled or loaded on first use."""
     # table, expected, params, row, health, healer_ready, log
     given = (INT_TABLE, REAL_TABLE, INTS, INTS, INTS, INTS, INT_TABLE)
     return address_of(one_battle, (STATE, *given))
