@@ -342,3 +342,41 @@ def test_ctrl_c_on_a_local_dask_cluster_stops_at_once_with_the_first_battles() -
     )
     for key in ("win", "steps", "casualties", "extras", "turn_limit_battles"):
         assert answer[key] == local[key], key
+
+
+@pytest.mark.parametrize("command", ["odds", "best"])
+def test_ctrl_c_while_the_kernels_compile_stops_at_once(tmp_path: Path, command: str) -> None:
+    """On a cold cache a kernel's first call compiles it first, for seconds to a minute,
+    and a Ctrl-C then waited for the whole compile (12.8 s for blocks' first run): now
+    it ends the process at once with one line and status 130 (no battle has run; no half
+    answer on stdout). ``best`` compiles on its worker threads, not the main thread."""
+    args = {
+        "odds": ["odds", "--ruleset", "skirmish", "--attacker", "2 archer", "--defender",
+                 "2 swordsman", "--json"],
+        "best": ["best", KNIGHTS, "--budget", "6"],
+    }[command]  # fmt: skip
+    process = subprocess.Popen(
+        [sys.executable, "-m", "simulator", *args],
+        cwd=ROOT,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cold")},
+    )
+    assert process.stderr is not None
+    lines = []
+    for line in process.stderr:  # the compile notice: the first compile has started
+        lines.append(line)
+        if "compiling the" in line:
+            break
+    assert lines and "compiling the" in lines[-1], "".join(lines)
+    process.send_signal(signal.SIGINT)
+    pressed = time.perf_counter()
+    out, err = process.communicate(timeout=120)
+    seconds = time.perf_counter() - pressed
+    assert process.returncode == 130 and out == ""
+    assert err.strip().splitlines()[-1] == (
+        "battle-odds: interrupted while compiling the kernels: stopped at once"
+    )
+    assert "Traceback" not in err
+    assert seconds < STOPS_WITHIN

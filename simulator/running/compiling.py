@@ -42,6 +42,8 @@ class CompileClock:
         self.functions = 0
         self.on_start: list[Callable[[Any], None]] = []
         self.on_end: list[Callable[[], None]] = []
+        #: Threads in a compile now (each counted once, however deep its compile).
+        self.compiling = 0
         self._depth = threading.local()
         self._lock = threading.Lock()
 
@@ -50,6 +52,8 @@ class CompileClock:
         self._depth.n = depth + 1
         if depth == 0:
             self._depth.began = time.perf_counter()
+            with self._lock:
+                self.compiling += 1
             for hook in list(self.on_start):
                 hook(function)
 
@@ -61,6 +65,7 @@ class CompileClock:
             self.functions += 1
             if self._depth.n == 0:
                 self.seconds += time.perf_counter() - self._depth.began
+                self.compiling -= 1
         for hook in list(self.on_end):
             hook()
 
@@ -86,6 +91,11 @@ def compile_clock() -> CompileClock:
         event.register("numba:compile", Listener())
         _clock = clock
     return _clock
+
+
+def compiling_now() -> bool:
+    """Whether a kernel is being compiled in this process now (on any thread)."""
+    return _clock is not None and _clock.compiling > 0
 
 
 def kernel_words(function: Any) -> tuple[str, float | None]:

@@ -6,7 +6,10 @@ checks :func:`stop_requested` after each kernel call, and a kernel call takes at
 about a quarter of a second (:mod:`simulator.chunking`), so the kernels stop within a
 second. The command then prints, and writes where asked (``-o``, ``--keep-battles``,
 ``--json``), the answer so far marked partial, and exits with status 130. A second
-Ctrl-C exits at once, with status 130 and no answer.
+Ctrl-C exits at once, with status 130 and no answer. So does Ctrl-C while a kernel
+compiles (on a cold cache, its first call: seconds to a minute that cannot stop
+halfway): at most one kernel call's battles have run by then, and none at all when the
+first call compiles.
 
 A command adopts it in three steps (see docs/scale.md): run its work inside
 :func:`stop_on_interrupt`; in its loops, stop when :func:`stop_requested` and mark its
@@ -22,6 +25,8 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
+
+from .compiling import compiling_now
 
 #: The exit status of an interrupted command (128 + SIGINT, as a shell reports it).
 EXIT_INTERRUPTED = 130
@@ -72,9 +77,9 @@ def stop_on_interrupt(enabled: bool = True, ending: bool = False) -> Iterator[St
 
     def handler(signum: int, frame: Any) -> None:
         if stop.requested:
-            sys.stderr.write("battle-odds: interrupted again: stopped at once\n")
-            sys.stderr.flush()
-            os._exit(EXIT_INTERRUPTED)
+            _exit_at_once("battle-odds: interrupted again: stopped at once")
+        if compiling_now():
+            _exit_at_once("battle-odds: interrupted while compiling the kernels: stopped at once")
         stop.requested = True
 
     signal.signal(signal.SIGINT, handler)
@@ -85,6 +90,12 @@ def stop_on_interrupt(enabled: bool = True, ending: bool = False) -> Iterator[St
         _active = None
         if not (ending and stop.requested):
             signal.signal(signal.SIGINT, previous)
+
+
+def _exit_at_once(line: str) -> None:
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
+    os._exit(EXIT_INTERRUPTED)
 
 
 def stop_with_failure(message: str, reason: str = "stopped by a failure") -> None:
