@@ -380,3 +380,50 @@ def test_ctrl_c_while_the_kernels_compile_stops_at_once(tmp_path: Path, command:
     )
     assert "Traceback" not in err
     assert seconds < STOPS_WITHIN
+
+
+def test_ctrl_c_while_compiling_in_a_terminal_takes_the_bar_off(tmp_path: Path) -> None:
+    """In a terminal the progress bar is drawn with the cursor hidden; exiting at once
+    left the bar on screen, the shell's prompt glued to it and the cursor hidden. Now
+    the bar is taken off as at a command's end, the cursor shown, then the one line."""
+    import fcntl
+    import pty
+    import re
+    import select
+    import struct
+    import termios
+
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    env.update(TERM="xterm-256color", NUMBA_CACHE_DIR=str(tmp_path / "cold"))
+    attack = str(ROOT / "scenarios/confrontation/attack.toml")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "simulator", "run", attack],
+        cwd=ROOT, stdin=follower, stdout=subprocess.DEVNULL, stderr=follower, env=env,
+    )  # fmt: skip
+    os.close(follower)
+    shown = b""
+    pressed = False
+    while True:
+        ready, _, _ = select.select([leader], [], [], 120)
+        assert ready, shown.decode(errors="replace")
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the terminal closed: the process ended
+            break
+        if not chunk:
+            break
+        shown += chunk
+        if not pressed and b"compiling the kernel:" in shown:  # the bar counts compiles
+            process.send_signal(signal.SIGINT)
+            pressed = True
+            at_press = len(shown)
+    os.close(leader)
+    assert process.wait(timeout=60) == 130 and pressed
+    after = shown[at_press:].decode(errors="replace")
+    assert "\x1b[?25h" in after  # the cursor shown again
+    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", after).replace("\r", "")
+    lines = [line for line in plain.split("\n") if line.strip()]
+    assert lines[-1] == "battle-odds: interrupted while compiling the kernels: stopped at once"
+    assert "compiling the kernel:" not in lines[-1] and "Traceback" not in plain

@@ -22,8 +22,8 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
 from typing import Any
 
 from .compiling import compiling_now
@@ -32,6 +32,11 @@ from .compiling import compiling_now
 EXIT_INTERRUPTED = 130
 #: What a partial answer says of itself, in text and on a figure.
 PARTIAL = "partial: interrupted by Ctrl-C"
+
+
+#: Called before Ctrl-C ends the process at once: a live progress display takes itself
+#: off the terminal and shows the cursor again, as it does when a command ends.
+taken_off_at_exit: list[Callable[[], None]] = []
 
 
 class StopRequest:
@@ -93,6 +98,9 @@ def stop_on_interrupt(enabled: bool = True, ending: bool = False) -> Iterator[St
 
 
 def _exit_at_once(line: str) -> None:
+    for take_off in list(taken_off_at_exit):
+        with suppress(Exception):  # the process ends either way, and says why below
+            take_off()
     sys.stderr.write(line + "\n")
     sys.stderr.flush()
     os._exit(EXIT_INTERRUPTED)

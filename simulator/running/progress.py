@@ -11,7 +11,7 @@ import textwrap
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, replace
 from typing import Any, ParamSpec, TypeVar
 
@@ -23,6 +23,7 @@ from ..results.result import Result
 from ..scenario.scenario import Scenario
 from .chunking import CallTimes
 from .compiling import announce_compiles
+from .interrupt import taken_off_at_exit
 from .plan import DEFAULT_CHUNK, RunPlan
 from .plan import Progress as ProgressCallback
 from .runner import run_chunks
@@ -228,6 +229,15 @@ class _Bar(Progress):
         self.lines = lines  # before rich's set-up, which draws once
         self.drawn_on = console
         super().__init__(console=console, **kwargs)
+
+    def start(self) -> None:
+        super().start()
+        taken_off_at_exit.append(self.stop)
+
+    def stop(self) -> None:
+        with suppress(ValueError):
+            taken_off_at_exit.remove(self.stop)
+        super().stop()
 
     def get_renderables(self) -> Iterable[RenderableType]:
         text = Text(no_wrap=True, overflow="ignore")
