@@ -11,6 +11,7 @@ import struct
 import subprocess
 import sys
 import termios
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -34,7 +35,17 @@ def terminal_bytes(args: list[str], columns: int, stream: str) -> str:
         cwd=ROOT,
     )
     os.close(follower)
-    chunks = []
+    shown = read_terminal(leader, process)
+    assert process.wait(timeout=60) == 0, args
+    return shown.decode("utf-8", "replace")
+
+
+def read_terminal(
+    leader: int, process: subprocess.Popen[bytes], on_read: Callable[[bytes], None] | None = None
+) -> bytes:
+    """Everything ``process`` writes on the pseudo-terminal ``leader`` until it closes
+    (then closed here); ``on_read`` is given all read so far after each read."""
+    shown = b""
     while True:
         ready, _, _ = select.select([leader], [], [], 600)
         if not ready:  # ten minutes without a byte: hung
@@ -46,7 +57,8 @@ def terminal_bytes(args: list[str], columns: int, stream: str) -> str:
             break
         if not chunk:
             break
-        chunks.append(chunk)
+        shown += chunk
+        if on_read is not None:
+            on_read(shown)
     os.close(leader)
-    assert process.wait(timeout=60) == 0, args
-    return b"".join(chunks).decode("utf-8", "replace")
+    return shown

@@ -23,6 +23,7 @@ import pytest
 
 import simulator
 from simulator.running.checkpoint import checksum
+from tests.processes import started
 
 ROOT = Path(__file__).parent.parent
 KNIGHTS = str(ROOT / "scenarios/olympia/knights_vs_pikemen.toml")
@@ -49,16 +50,8 @@ def one_line(stderr: str) -> str:
     return lines[0]
 
 
-def start(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "simulator", *args],
-        cwd=ROOT,
-        text=True,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=env or ENV,
-        start_new_session=True,  # Ctrl-C from a terminal reaches the whole group
-    )
+def start(*args: str) -> subprocess.Popen[str]:
+    return started(list(args), new_session=True)  # Ctrl-C from a terminal reaches the group
 
 
 def wait_for(condition: Any, seconds: float = 120.0, every: float = 0.01) -> None:

@@ -4,11 +4,16 @@ marked partial, exit status 130, within seconds."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import pty
+import re
 import signal
+import struct
 import subprocess
 import sys
+import termios
 import threading
 import time
 from pathlib import Path
@@ -16,6 +21,8 @@ from pathlib import Path
 import pytest
 
 import simulator
+from tests.processes import started
+from tests.terminal import read_terminal
 
 ROOT = Path(__file__).parent.parent
 KNIGHTS = str(ROOT / "scenarios/olympia/knights_vs_pikemen.toml")
@@ -52,15 +59,7 @@ def interrupt(
     the seconds from Ctrl-C to the end. ``terminal``: Ctrl-C reaches every process of
     the command, as a terminal sends it, not the command's process alone. ``quiet``: a
     command that counts points or probes (as the QUIET ones do)."""
-    process = subprocess.Popen(
-        [sys.executable, "-m", "simulator", *args],
-        cwd=ROOT,
-        text=True,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env={**os.environ, "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"},
-        start_new_session=terminal,
-    )
+    process = started(args, new_session=terminal)
     quiet = quiet or args[0] in QUIET
     if quiet:
         deadline = time.time() + 120
@@ -355,14 +354,7 @@ def test_ctrl_c_while_the_kernels_compile_stops_at_once(tmp_path: Path, command:
                  "2 swordsman", "--json"],
         "best": ["best", KNIGHTS, "--budget", "6"],
     }[command]  # fmt: skip
-    process = subprocess.Popen(
-        [sys.executable, "-m", "simulator", *args],
-        cwd=ROOT,
-        text=True,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env={**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cold")},
-    )
+    process = started(args, {"NUMBA_CACHE_DIR": str(tmp_path / "cold")})
     assert process.stderr is not None
     lines = []
     for line in process.stderr:  # the compile notice: the first compile has started
@@ -386,13 +378,6 @@ def test_ctrl_c_while_compiling_in_a_terminal_takes_the_bar_off(tmp_path: Path) 
     """In a terminal the progress bar is drawn with the cursor hidden; exiting at once
     left the bar on screen, the shell's prompt glued to it and the cursor hidden. Now
     the bar is taken off as at a command's end, the cursor shown, then the one line."""
-    import fcntl
-    import pty
-    import re
-    import select
-    import struct
-    import termios
-
     leader, follower = pty.openpty()
     fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
@@ -403,27 +388,18 @@ def test_ctrl_c_while_compiling_in_a_terminal_takes_the_bar_off(tmp_path: Path) 
         cwd=ROOT, stdin=follower, stdout=subprocess.DEVNULL, stderr=follower, env=env,
     )  # fmt: skip
     os.close(follower)
-    shown = b""
-    pressed = False
-    while True:
-        ready, _, _ = select.select([leader], [], [], 120)
-        assert ready, shown.decode(errors="replace")
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:  # the terminal closed: the process ended
-            break
-        if not chunk:
-            break
-        shown += chunk
-        if not pressed and b"compiling the kernel:" in shown:  # the bar counts compiles
+    pressed_at: list[int] = []
+
+    def press_once_compiling(shown: bytes) -> None:
+        if not pressed_at and b"compiling the kernel:" in shown:  # the bar counts compiles
             process.send_signal(signal.SIGINT)
-            pressed = True
-            at_press = len(shown)
-    os.close(leader)
-    assert process.wait(timeout=60) == 130 and pressed
-    after = shown[at_press:].decode(errors="replace")
+            pressed_at.append(len(shown))
+
+    shown = read_terminal(leader, process, press_once_compiling)
+    assert process.wait(timeout=60) == 130 and pressed_at
+    after = shown[pressed_at[0] :].decode(errors="replace")
     assert "\x1b[?25h" in after  # the cursor shown again
     plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", after).replace("\r", "")
     lines = [line for line in plain.split("\n") if line.strip()]
     assert lines[-1] == "battle-odds: interrupted while compiling the kernels: stopped at once"
-    assert "compiling the kernel:" not in lines[-1] and "Traceback" not in plain
+    assert "Traceback" not in plain

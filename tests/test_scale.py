@@ -17,9 +17,11 @@ import pytest
 from typer.testing import CliRunner
 
 import simulator
+import simulator.rulesets
 from simulator.cli import app
 from simulator.results.stats import Tally
 from simulator.running.distributed import DaskChunks, connect
+from tests.processes import started
 
 ROOT = Path(__file__).parent.parent
 FIRST_OF_EACH = sorted(
@@ -131,13 +133,7 @@ def test_a_lost_worker_changes_nothing(dask_client: object) -> None:
 
 
 def battle_odds(*args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "simulator", *args],
-        cwd=ROOT,
-        text=True,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
+    return started(list(args))
 
 
 def test_ctrl_c_prints_a_partial_result_and_a_checkpoint_resumes(tmp_path: Path) -> None:
