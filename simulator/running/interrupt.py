@@ -20,16 +20,14 @@ from __future__ import annotations
 
 import os
 import signal
-import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from typing import Any
 
+from ..startup import EXIT_INTERRUPTED, say
 from .compiling import compiling_now
 
-#: The exit status of an interrupted command (128 + SIGINT, as a shell reports it).
-EXIT_INTERRUPTED = 130
 #: What a partial answer says of itself, in text and on a figure.
 PARTIAL = "partial: interrupted by Ctrl-C"
 
@@ -101,8 +99,7 @@ def _exit_at_once(line: str) -> None:
     for take_off in list(taken_off_at_exit):
         with suppress(Exception):  # the process ends either way, and says why below
             take_off()
-    sys.stderr.write(line + "\n")
-    sys.stderr.flush()
+    say(line)
     os._exit(EXIT_INTERRUPTED)
 
 
