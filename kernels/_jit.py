@@ -14,34 +14,11 @@ import numba
 from numba import types
 from numba.core.caching import FunctionCache
 from numba.core.cpu import CPUTargetOptions
-from numba.core.runtime import nrt
+
+from ._warm import LOADS_ITS_WAY, LoadingCache
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-
-class _LoadingCache(FunctionCache):
-    """Numba's cache of one function's machine code, loaded without the compiler's set-up.
-
-    Numba's own ``load_overload`` first refreshes the target context: it imports and
-    installs every lowering registry of Numba (about 0.1 s of every warm process, a tenth
-    of a whole ``odds`` query), which only compiling uses. Machine code loaded from the
-    cache needs the runtime's symbols (``rtsys.initialize``); the others it links to are
-    registered when Numba is imported and its target context is made, and a parallel
-    kernel's threads start from the loaded library's own initialisers. A compile later in
-    the process refreshes the contexts itself (``numba.core.compiler``), so it finds
-    everything Numba's way."""
-
-    def load_overload(self, sig: Any, target_context: Any) -> Any:
-        nrt.rtsys.initialize(target_context)
-        with self._guard_against_spurious_io_errors():
-            return self._load_overload(sig, target_context)
-
-
-#: The private parts of Numba's cache the loader above calls: a Numba that renamed them
-#: (``numba>=0.59`` is all pyproject asks) loads Numba's own way, only slower to start.
-_LOADS_ITS_WAY = all(
-    hasattr(FunctionCache, name) for name in ("_load_overload", "_guard_against_spurious_io_errors")
-) and hasattr(nrt, "rtsys")
 
 #: Numba's option that marks a function's machine code ``alwaysinline`` for LLVM, used by
 #: ``jit(llvm_inline=True)``; a Numba without it inlines such a function its own way.
@@ -97,8 +74,8 @@ def jit(
             inline="always" if early else "never",
             **options,
         )(f)
-        if type(dispatcher._cache) is FunctionCache and _LOADS_ITS_WAY:
-            dispatcher._cache.__class__ = _LoadingCache
+        if type(dispatcher._cache) is FunctionCache and LOADS_ITS_WAY:
+            dispatcher._cache.__class__ = LoadingCache
         return dispatcher
 
     if func is None:

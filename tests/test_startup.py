@@ -76,9 +76,14 @@ def test_an_odds_query_imports_no_pandas_scipy_or_pydantic() -> None:
 REGISTRIES = """
 import atexit, json, runpy, sys
 if sys.argv[2:] == ["numba"]:
-    import kernels._jit
+    import numpy as np
+    import kernels._warm as warm
+    from numba.core import environment
     from numba.core.caching import FunctionCache
-    kernels._jit._LoadingCache.load_overload = FunctionCache.load_overload
+    from numba.core.typing.typeof import typeof_impl
+    warm.LoadingCache.load_overload = FunctionCache.load_overload
+    environment._rebuild_env = warm._numba_rebuild_env
+    typeof_impl.register(np.ndarray)(warm._numba_typeof_ndarray)
 atexit.register(lambda: print("registries:", "numba.np.npyimpl" in sys.modules, file=sys.stderr))
 sys.argv = ["battle-odds", *json.loads(sys.argv[1])]
 runpy.run_module("simulator", run_name="__main__")
@@ -87,8 +92,9 @@ runpy.run_module("simulator", run_name="__main__")
 
 def test_a_warm_query_loads_its_kernels_without_the_compilers_set_up() -> None:
     """Numba's cache refreshes its target context before loading machine code, importing
-    every lowering registry (0.1-0.15 s CPU of a 0.9 s query); kernels/_jit.py loads
-    without it, and the answer is the same battles' as when loaded Numba's way."""
+    every lowering registry (0.1-0.15 s CPU of a 0.9 s query); kernels/_warm.py loads
+    without it (and without the modules of Numba's array functions or numpy.ma), and
+    the answer is the same battles' as when loaded Numba's way."""
     args = [*ODDS, "--battles", "2000", "--json"]
 
     def query(*how: str) -> tuple[bool, dict[str, object]]:
@@ -110,6 +116,46 @@ def test_a_warm_query_loads_its_kernels_without_the_compilers_set_up() -> None:
     assert loaded_by_numba  # the probe sees the registries when Numba loads them
     assert not loaded
     assert answer == answer_by_numba
+
+
+#: Modules a warm ``odds --json`` query has no use for: Numba's array functions (their
+#: environments are rebuilt without them), numpy.ma (Numba's check for a masked array),
+#: and rich's tables and live display (nothing is drawn in a pipe).
+NOT_FOR_A_QUERY = (
+    "numba.np.arrayobj",
+    "numba.np.arraymath",
+    "numpy.ma",
+    "rich.table",
+    "rich.progress",
+    "rich.live",
+)
+MODULES_AT_EXIT = """
+import atexit, json, runpy, sys
+atexit.register(lambda: print("modules:", *sorted(sys.modules), file=sys.stderr))
+sys.argv = ["battle-odds", *json.loads(sys.argv[1])]
+runpy.run_module("simulator", run_name="__main__")
+"""
+
+
+def test_a_warm_query_imports_nothing_only_compiling_or_drawing_needs() -> None:
+    args = [*ODDS, "--battles", "2000", "--json"]
+
+    def modules() -> set[str]:
+        done = subprocess.run(
+            [sys.executable, "-c", MODULES_AT_EXIT, json.dumps(args)],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=ROOT,
+        )
+        assert '"win"' in done.stdout
+        line = next(x for x in done.stderr.splitlines() if x.startswith("modules:"))
+        return set(line.split()[1:])
+
+    modules()  # compiles the kernels if the cache is cold
+    loaded = modules()
+    assert {"numba.core.environment", "rich.console"} <= loaded  # the probe sees imports
+    assert not loaded & set(NOT_FOR_A_QUERY)
 
 
 @pytest.mark.parametrize("args", [["--version"], ["--help"], []])

@@ -18,7 +18,7 @@ from ..atomic import write_atomically
 from ..errors import BattleOddsError
 from ..running.output_paths import check_output_path
 from .app import app
-from .options import out, user_errors
+from .options import RULESET_HELP, out, user_errors
 
 
 def starter_text(ruleset: str) -> str:
@@ -30,9 +30,7 @@ def starter_text(ruleset: str) -> str:
 @user_errors
 def new(
     scenario: Annotated[Path, typer.Argument(help="Scenario file to write, e.g. my_battle.toml.")],
-    ruleset: Annotated[
-        str, typer.Option(help="Rule system: " + ", ".join(rulesets.names()))
-    ] = "olympia",
+    ruleset: Annotated[str, typer.Option(help=RULESET_HELP)] = "olympia",
     force: Annotated[
         bool, typer.Option("--force", help="Overwrite the file if it exists.")
     ] = False,

@@ -26,7 +26,7 @@ from ..running.interrupt import (
     stop_reason,
 )
 from ..running.plan import DEFAULT_MAX_BATTLES, MAX_BATTLES, PlanError
-from .help import default_words
+from .help import default_words, when_drawn
 
 out = Console()
 err = Console(stderr=True)
@@ -91,9 +91,9 @@ Precision = Annotated[
         "(e.g. 0.002), instead of --battles.",
     ),
 ]
-RulesetName = Annotated[
-    str, typer.Option("--ruleset", help="Rule system: " + ", ".join(rulesets.names()))
-]
+#: ``--ruleset``'s help: the registered names, plugins' included, listed when drawn.
+RULESET_HELP = when_drawn(lambda: "Rule system: " + ", ".join(rulesets.names()))
+RulesetName = Annotated[str, typer.Option("--ruleset", help=RULESET_HELP)]
 MaxBattles = Annotated[
     int | None,
     typer.Option(

@@ -13,7 +13,6 @@ from rich.markup import escape
 
 from .. import rulesets
 from ..atomic import write_atomically
-from ..report import tables as report
 from ..rulesets import InlineQuery
 from ..running.output_paths import CSV, check_output_path
 from ..running.plan import DEFAULT_CHUNK, RunPlan
@@ -45,9 +44,12 @@ from .options import (
 
 def _show(result: Any, as_json: bool) -> None:
     if as_json:
-        sys.stdout.write(report.to_json(result) + "\n")
+        sys.stdout.write(result.to_json() + "\n")
     else:
-        report.render(result, out)
+        # rich's tables load only to draw one (0.01 s of a query that prints JSON).
+        from ..report.tables import render
+
+        render(result, out)
 
 
 @app.command()
@@ -90,7 +92,8 @@ def run(
         chunk=chunk,
         threads=threads,
         checkpoint=checkpoint,
-        keep_battles=True if keep_battles else None,
+        # The report is made from the tally: rows are kept only to be written.
+        keep_battles=keep_battles is not None,
         precision=precision,
         max_battles=max_battles,
         interruptible=True,
@@ -187,6 +190,7 @@ def odds(
         battles,
         seed,
         threads=threads,
+        keep_battles=False,  # the report is made from the tally
         precision=precision,
         max_battles=max_battles,
         interruptible=True,

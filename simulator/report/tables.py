@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 from typing import Any
 
@@ -27,10 +26,6 @@ STEP_ROWS = {
 
 def step_row(metric: str) -> str:
     return STEP_ROWS.get(metric, metric.replace("_", " "))
-
-
-def to_json(result: Result) -> str:
-    return json.dumps(result.to_dict(), indent=2, allow_nan=False, default=float)
 
 
 #: A probability of a run stopped before its first battle.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -145,6 +146,10 @@ class Result:
             "compile_seconds": round(self.compile_seconds, 3),
             **self.extra,
         }
+
+    def to_json(self) -> str:
+        """:meth:`to_dict` as JSON text (what ``battle-odds run --json`` prints)."""
+        return json.dumps(self.to_dict(), indent=2, allow_nan=False, default=float)
 
 
 @dataclass(frozen=True)

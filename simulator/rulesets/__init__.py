@@ -44,6 +44,7 @@ __all__ = [
     "available",
     "builtin_names",
     "get",
+    "known",
     "names",
     "problem",
     "problems",
@@ -87,11 +88,11 @@ def entry_point_registrations() -> list[Registration]:
 
 def folder_registrations() -> list[Registration]:
     """The built-in rulesets, one subpackage of this package each."""
-    return [
-        Registration(m.name, f"{_BUILTIN}{m.name}:RULESET", "built-in folder", _importer(m.name))
-        for m in pkgutil.iter_modules(__path__)
-        if m.ispkg
-    ]
+    return [_folder_registration(m.name) for m in pkgutil.iter_modules(__path__) if m.ispkg]
+
+
+def _folder_registration(name: str) -> Registration:
+    return Registration(name, f"{_BUILTIN}{name}:RULESET", "built-in folder", _importer(name))
 
 
 def _importer(name: str) -> Callable[[], ModuleType]:
@@ -156,10 +157,16 @@ def builtin_names() -> tuple[str, ...]:
     return tuple(n for n, reg in sorted(_registry().chosen.items()) if reg.builtin)
 
 
+def known(name: str) -> bool:
+    """Whether a ruleset called ``name`` is registered, broken or not (a built-in's name
+    is known without reading the plugins' metadata)."""
+    return name in _folder_names() or name in names()
+
+
 def get(name: str, where: str = "ruleset") -> Ruleset:
     """The ruleset called ``name``; :class:`BattleOddsError` naming the plugin if it is
     broken, or the nearest name if there is none."""
-    if name not in names():
+    if not known(name):
         raise BattleOddsError(f"{where}: unknown ruleset '{name}'" + did_you_mean(name, names()))
     loaded = _load(name)
     if isinstance(loaded, str):
@@ -188,16 +195,30 @@ def refresh() -> None:
     """Forget what was discovered and loaded (after installing a plugin in-process)."""
     _registry.cache_clear()
     names.cache_clear()
+    _folder_names.cache_clear()
     _load.cache_clear()
+
+
+@cache
+def _folder_names() -> frozenset[str]:
+    return frozenset(reg.name for reg in folder_registrations())
 
 
 @cache
 def _load(name: str) -> Ruleset | str:
     """The ruleset, or the one-line reason it cannot be used."""
+    if name in _folder_names():
+        # A built-in wins over any plugin of its name (_registry), so loading one needs
+        # no plugin's metadata: reading every installed distribution's took 0.01 s of
+        # each query.
+        return _loaded(_folder_registration(name))
     registry = _registry()
     if name in registry.broken:
         return registry.broken[name]
-    reg = registry.chosen[name]
+    return _loaded(registry.chosen[name])
+
+
+def _loaded(reg: Registration) -> Ruleset | str:
     try:
         loaded = reg.load()
     except Exception as exc:  # any failure of foreign code is the plugin's, reported

@@ -10,20 +10,17 @@ import inspect
 import textwrap
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import ExitStack, contextmanager, suppress
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from typing import Any, ParamSpec, TypeVar
 
-from rich.console import Console, RenderableType
-from rich.progress import Progress
-from rich.text import Text
+from rich.console import Console
 
 from ..results.result import Result
 from ..scenario.scenario import Scenario
 from .chunking import CallTimes
 from .compiling import announce_compiles
-from .interrupt import taken_off_at_exit
 from .plan import DEFAULT_CHUNK, RunPlan
 from .plan import Progress as ProgressCallback
 from .runner import run_chunks
@@ -220,42 +217,6 @@ def _shortened(label: str, room: int) -> str:
     return cut + "\u2026"
 
 
-class _Bar(Progress):
-    """rich's live display drawing :func:`bar_lines` at the console's width."""
-
-    def __init__(
-        self, lines: Callable[[int], list[tuple[str, str]]], console: Console, **kwargs: Any
-    ) -> None:
-        self.lines = lines  # before rich's set-up, which draws once
-        self.drawn_on = console
-        super().__init__(console=console, **kwargs)
-
-    def start(self) -> None:
-        super().start()
-        taken_off_at_exit.append(self.stop)
-
-    def stop(self) -> None:
-        with suppress(ValueError):
-            taken_off_at_exit.remove(self.stop)
-        super().stop()
-
-    def get_renderables(self) -> Iterable[RenderableType]:
-        text = Text(no_wrap=True, overflow="ignore")
-        for i, (line, bar) in enumerate(self.lines(self.drawn_on.width)):
-            if i:
-                text.append("\n")
-            if bar and bar in line:
-                before, after = line.split(bar, 1)
-                filled = bar.count("\u2501")
-                text.append(before, style="bold")
-                text.append(bar[:filled], style="bar.complete")
-                text.append(bar[filled:], style="bar.back")
-                text.append(after)
-            else:
-                text.append(line)
-        yield text
-
-
 @contextmanager
 def progress_bar(
     console: Console,
@@ -378,7 +339,10 @@ def progress_bar(
         said = replace(count, detail=shown["compiling"]) if shown["compiling"] else count
         return bar_lines(label, said, shown["time"], width)
 
-    with _Bar(lines, console=console, transient=True):
+    # rich's live display loads only where a bar is drawn (0.01 s of a query in a pipe).
+    from .bar import Bar
+
+    with Bar(lines, console=console, transient=True):
 
         def update(done: int, total: int, detail: str = "") -> None:
             shown["time"] = time_words(record(done, total, detail))

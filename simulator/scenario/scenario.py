@@ -105,7 +105,7 @@ def from_data(data: Mapping[str, Any], source: Source) -> Scenario:
     if "ruleset" not in table:
         raise source.error("ruleset", "is required: expected one of " + ", ".join(rulesets.names()))
     name = top.text("ruleset")
-    if name not in rulesets.names():
+    if not rulesets.known(name):
         raise top.fail(
             f"unknown ruleset '{name}'" + did_you_mean(name, rulesets.names()), "ruleset", name
         )

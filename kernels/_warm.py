@@ -1,0 +1,105 @@
+"""What a process that only loads cached kernels skips of Numba's set-up.
+
+A warm query's kernels come from Numba's cache; everything here is about not paying,
+in every such process, for parts of Numba that only compiling (or a NumPy subclass the
+kernels never see) needs. Each piece keeps Numba's behaviour and only defers work; a
+compile later in the same process finds Numba as it would have been.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import numpy as np
+from numba.core import environment, errors, types
+from numba.core.caching import FunctionCache
+from numba.core.runtime import nrt
+from numba.core.typing.typeof import typeof_impl
+from numba.np import numpy_support
+
+
+class LoadingCache(FunctionCache):
+    """Numba's cache of one function's machine code, loaded without the compiler's set-up.
+
+    Numba's own ``load_overload`` first refreshes the target context: it imports and
+    installs every lowering registry of Numba (about 0.1 s of every warm process, a tenth
+    of a whole ``odds`` query), which only compiling uses. Machine code loaded from the
+    cache needs the runtime's symbols (``rtsys.initialize``); the others it links to are
+    registered when Numba is imported and its target context is made, and a parallel
+    kernel's threads start from the loaded library's own initialisers. A compile later in
+    the process refreshes the contexts itself (``numba.core.compiler``), so it finds
+    everything Numba's way."""
+
+    def load_overload(self, sig: Any, target_context: Any) -> Any:
+        nrt.rtsys.initialize(target_context)
+        with self._guard_against_spurious_io_errors():
+            return self._load_overload(sig, target_context)
+
+
+#: The private parts of Numba this module replaces or calls: a Numba that renamed them
+#: (``numba>=0.59`` is all pyproject asks) loads its own way, only slower to start.
+LOADS_ITS_WAY = (
+    all(
+        hasattr(FunctionCache, name)
+        for name in ("_load_overload", "_guard_against_spurious_io_errors")
+    )
+    and hasattr(nrt, "rtsys")
+    and hasattr(environment, "_rebuild_env")
+    and typeof_impl.dispatch(np.ndarray).__name__ == "_typeof_ndarray"
+)
+
+_numba_rebuild_env = environment._rebuild_env
+
+
+def _rebuild_env(modname: str, consts: list[Any], env_name: str) -> Any:
+    """A cached function's environment, as Numba's ``_rebuild_env`` makes it, without
+    importing Numba's own modules for it.
+
+    Every function a kernel was compiled from has an environment: its module's globals
+    and its constants. A kernel that made an array holds the environments of Numba's
+    implementations of ``np.empty`` and the like, whose modules (``numba.np.arrayobj``,
+    ``numba.np.arraymath``, with the string support they import) took 0.03 s of every
+    warm query to import for them. Only object mode reads an environment's globals
+    (``numba.core.pylowering``), and Numba's implementations compile in nopython mode:
+    their environments get a dictionary naming the module, and their constants as
+    loaded."""
+    if modname in sys.modules or not modname.startswith("numba."):
+        return _numba_rebuild_env(modname, consts, env_name)
+    env = environment.lookup_environment(env_name)
+    if env is None:
+        env = environment.Environment({"__name__": modname})
+        env.consts[:] = consts
+        env.env_name = env_name
+        environment.Environment._memo[env_name] = env
+    return env
+
+
+# Pickled as Numba's own function (the name a cache file holds), so cache files written
+# here load in any process, with battle-odds imported or not.
+_rebuild_env.__module__ = _numba_rebuild_env.__module__
+_rebuild_env.__qualname__ = _numba_rebuild_env.__qualname__
+
+_numba_typeof_ndarray = typeof_impl.dispatch(np.ndarray)
+
+
+def _typeof_ndarray(val: np.ndarray, c: Any) -> Any:
+    """An array's Numba type, as Numba's ``_typeof_ndarray`` gives it, without importing
+    ``numpy.ma`` for an array that is a plain ``ndarray``.
+
+    Numba rejects masked arrays first (``isinstance(val, np.ma.MaskedArray)``), which
+    imports ``numpy.ma`` (0.025 s) at the first call of every kernel; an array whose type
+    is ``ndarray`` itself is no subclass, so no masked array."""
+    if type(val) is not np.ndarray:
+        return _numba_typeof_ndarray(val, c)
+    try:
+        dtype = numpy_support.from_dtype(val.dtype)
+    except errors.NumbaNotImplementedError:
+        raise errors.NumbaValueError(f"Unsupported array dtype: {val.dtype}") from None
+    layout = numpy_support.map_layout(val)
+    return types.Array(dtype, val.ndim, layout, readonly=not val.flags.writeable)
+
+
+if LOADS_ITS_WAY:
+    environment._rebuild_env = _rebuild_env
+    typeof_impl.register(np.ndarray)(_typeof_ndarray)
