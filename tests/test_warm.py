@@ -3,8 +3,13 @@ what Numba's own way gives (tests/test_startup.py runs a whole query both ways).
 
 from __future__ import annotations
 
+import json
+import os
 import pickle
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,6 +17,8 @@ from numba.core import environment, errors
 
 import kernels  # noqa: F401  # installs kernels/_warm.py's pieces
 from kernels import _warm
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.mark.parametrize(
@@ -72,3 +79,64 @@ def test_an_environment_pickles_under_numbas_own_name() -> None:
     data = pickle.dumps(env)
     assert b"numba.core.environment" in data and b"kernels" not in data
     assert pickle.loads(data) is env
+
+
+LAZY_MODULE = """
+import numpy as np
+from kernels import jit
+
+@jit
+def tripled(a):
+    out = np.empty_like(a)
+    for i in range(a.shape[0]):
+        out[i] = 3 * a[i] + 1
+    return out
+"""
+
+#: Calls the cached function (compiled on a cold cache, loaded on a warm one), then
+#: compiles a function that links it in; prints what each gave and the library's state.
+LAZY_PROBE = """
+import json
+import numba
+import numpy as np
+import toy_lazy as t
+a = np.arange(5, dtype=np.int64)
+first = t.tripled(a).tolist()
+library = t.tripled.overloads[t.tripled.signatures[0]].library
+kind = type(library).__name__
+waiting = getattr(library, "_bitcode", None) is not None
+
+@numba.njit  # not cached: compiled here, linking in tripled's library
+def summed(a):
+    return t.tripled(a).sum() + 1
+
+print(json.dumps({"first": first, "summed": int(summed(a)), "kind": kind,
+                  "waiting": waiting, "after": getattr(library, "_bitcode", None) is not None}))
+"""
+
+
+def test_a_library_loaded_lazily_is_parsed_when_a_compile_links_it(tmp_path: Path) -> None:
+    """A warm process loads a cached function's machine code without its bitcode; a
+    compile in that process that calls the function links the bitcode in, parsed then,
+    and both answer as on a cold cache."""
+    (tmp_path / "toy_lazy.py").write_text(LAZY_MODULE, encoding="utf-8")
+    env = dict(
+        os.environ,
+        NUMBA_CACHE_DIR=str(tmp_path / "cache"),
+        PYTHONPATH=os.pathsep.join([str(ROOT), str(tmp_path)]),
+    )
+
+    def probe() -> dict[str, object]:
+        done = subprocess.run(
+            [sys.executable, "-c", LAZY_PROBE],
+            capture_output=True, text=True, check=True, cwd=tmp_path, env=env,
+        )  # fmt: skip
+        result: dict[str, object] = json.loads(done.stdout.splitlines()[-1])
+        return result
+
+    cold, warm = probe(), probe()
+    assert cold["first"] == [1, 4, 7, 10, 13] and cold["summed"] == 36
+    assert cold["kind"] == "JITCodeLibrary"  # compiled: Numba's own library
+    assert warm["kind"] == "LazyLinkingLibrary" and warm["waiting"] is True
+    assert warm["first"] == cold["first"] and warm["summed"] == cold["summed"]
+    assert warm["after"] is False  # parsed for the compile that linked it
