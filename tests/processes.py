@@ -3,9 +3,11 @@ watch one run (Ctrl-C, faults, checkpoints)."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,3 +29,27 @@ def started(
         env={**os.environ, "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", **(env or {})},
         start_new_session=new_session,
     )
+
+
+def toy_probe(
+    tmp_path: Path, module: str, source: str, probe: str
+) -> Callable[[], dict[str, object]]:
+    """A function that runs ``probe`` (Python code printing one JSON line last) in a new
+    process that can import ``module`` (written from ``source`` into ``tmp_path``) and
+    battle-odds, with a Numba cache of its own: the first call compiles, later ones load."""
+    (tmp_path / f"{module}.py").write_text(source, encoding="utf-8")
+    env = dict(
+        os.environ,
+        NUMBA_CACHE_DIR=str(tmp_path / "cache"),
+        PYTHONPATH=os.pathsep.join([str(ROOT), str(tmp_path)]),
+    )
+
+    def run() -> dict[str, object]:
+        done = subprocess.run(
+            [sys.executable, "-c", probe],
+            capture_output=True, text=True, check=True, cwd=tmp_path, env=env,
+        )  # fmt: skip
+        result: dict[str, object] = json.loads(done.stdout.splitlines()[-1])
+        return result
+
+    return run

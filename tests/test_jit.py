@@ -14,6 +14,7 @@ import pytest
 
 import kernels._jit
 from kernels import jit
+from tests.processes import toy_probe
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -170,21 +171,7 @@ def test_a_function_by_address_is_compiled_once_announced_and_not_linked(tmp_pat
     as one calling it directly, without the function's code in its own; the function's
     compile is announced as a kernel's (the compile notice and clock), and a second
     process loads it from the cache, compiling nothing of it."""
-    (tmp_path / "toy_by_address.py").write_text(BY_ADDRESS_MODULE, encoding="utf-8")
-    env = dict(
-        os.environ,
-        NUMBA_CACHE_DIR=str(tmp_path / "cache"),
-        PYTHONPATH=os.pathsep.join([str(ROOT), str(tmp_path)]),
-    )
-
-    def probe() -> dict[str, object]:
-        done = subprocess.run(
-            [sys.executable, "-c", BY_ADDRESS_PROBE],
-            capture_output=True, text=True, check=True, cwd=tmp_path, env=env,
-        )  # fmt: skip
-        result: dict[str, object] = json.loads(done.stdout.splitlines()[-1])
-        return result
-
+    probe = toy_probe(tmp_path, "toy_by_address", BY_ADDRESS_MODULE, BY_ADDRESS_PROBE)
     cold = probe()
     assert cold["via"] == cold["direct"] and cold["via"] != [0, 0, 0, 0]
     assert "plain_body" in cold["heard"]  # type: ignore[operator]

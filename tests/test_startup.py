@@ -51,18 +51,23 @@ runpy.run_module("simulator", run_name="__main__")
 """
 
 
-def test_an_odds_query_imports_no_pandas_scipy_or_pydantic() -> None:
-    """pandas was a fifth of the start-up (0.2 s of 1.1 s) and builds nothing an
-    ``odds`` answer needs; scipy.linalg came in through Numba's BLAS probe (0.2 s);
-    pydantic through typer's coercion of every option (0.13 s, simulator/cli/coercion.py)."""
-    args = [*ODDS, "--battles", "10", "--seed", "3", "--set", "terrain=land", "--json"]
-    done = subprocess.run(
-        [sys.executable, "-c", AT_EXIT, json.dumps(args)],
+def query_in_process(script: str, args: list[str], *extra: str) -> subprocess.CompletedProcess[str]:
+    """``script`` (one of those above) run with ``battle-odds ARGS``, checked and captured."""
+    return subprocess.run(
+        [sys.executable, "-c", script, json.dumps(args), *extra],
         capture_output=True,
         text=True,
         check=True,
         cwd=ROOT,
     )
+
+
+def test_an_odds_query_imports_no_pandas_scipy_or_pydantic() -> None:
+    """pandas was a fifth of the start-up (0.2 s of 1.1 s) and builds nothing an
+    ``odds`` answer needs; scipy.linalg came in through Numba's BLAS probe (0.2 s);
+    pydantic through typer's coercion of every option (0.13 s, simulator/cli/coercion.py)."""
+    args = [*ODDS, "--battles", "10", "--seed", "3", "--set", "terrain=land", "--json"]
+    done = query_in_process(AT_EXIT, args)
     assert '"win"' in done.stdout  # the query ran and answered
     line = next(x for x in done.stderr.splitlines() if x.startswith("loaded:"))
     loaded = set(line.split()[1:])
@@ -98,13 +103,7 @@ def test_a_warm_query_loads_its_kernels_without_the_compilers_set_up() -> None:
     args = [*ODDS, "--battles", "2000", "--json"]
 
     def query(*how: str) -> tuple[bool, dict[str, object]]:
-        done = subprocess.run(
-            [sys.executable, "-c", REGISTRIES, json.dumps(args), *how],
-            capture_output=True,
-            text=True,
-            check=True,
-            cwd=ROOT,
-        )
+        done = query_in_process(REGISTRIES, args, *how)
         line = next(x for x in done.stderr.splitlines() if x.startswith("registries:"))
         answer = json.loads(done.stdout)
         answer.pop("seconds")
@@ -141,13 +140,7 @@ def test_a_warm_query_imports_nothing_only_compiling_or_drawing_needs() -> None:
     args = [*ODDS, "--battles", "2000", "--json"]
 
     def modules() -> set[str]:
-        done = subprocess.run(
-            [sys.executable, "-c", MODULES_AT_EXIT, json.dumps(args)],
-            capture_output=True,
-            text=True,
-            check=True,
-            cwd=ROOT,
-        )
+        done = query_in_process(MODULES_AT_EXIT, args)
         assert '"win"' in done.stdout
         line = next(x for x in done.stderr.splitlines() if x.startswith("modules:"))
         return set(line.split()[1:])

@@ -3,12 +3,8 @@ what Numba's own way gives (tests/test_startup.py runs a whole query both ways).
 
 from __future__ import annotations
 
-import json
-import os
 import pickle
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -17,8 +13,7 @@ from numba.core import environment, errors
 
 import kernels  # noqa: F401  # installs kernels/_warm.py's pieces
 from kernels import _warm
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.processes import toy_probe
 
 
 @pytest.mark.parametrize(
@@ -119,21 +114,7 @@ def test_a_library_loaded_lazily_is_parsed_when_a_compile_links_it(tmp_path: Pat
     """A warm process loads a cached function's machine code without its bitcode; a
     compile in that process that calls the function links the bitcode in, parsed then,
     and both answer as on a cold cache."""
-    (tmp_path / "toy_lazy.py").write_text(LAZY_MODULE, encoding="utf-8")
-    env = dict(
-        os.environ,
-        NUMBA_CACHE_DIR=str(tmp_path / "cache"),
-        PYTHONPATH=os.pathsep.join([str(ROOT), str(tmp_path)]),
-    )
-
-    def probe() -> dict[str, object]:
-        done = subprocess.run(
-            [sys.executable, "-c", LAZY_PROBE],
-            capture_output=True, text=True, check=True, cwd=tmp_path, env=env,
-        )  # fmt: skip
-        result: dict[str, object] = json.loads(done.stdout.splitlines()[-1])
-        return result
-
+    probe = toy_probe(tmp_path, "toy_lazy", LAZY_MODULE, LAZY_PROBE)
     cold, warm = probe(), probe()
     assert cold["first"] == [1, 4, 7, 10, 13] and cold["summed"] == 36
     assert cold["kind"] == "JITCodeLibrary"  # compiled: Numba's own library
