@@ -60,13 +60,12 @@ alternating pairs and single-side tails, each skipped with one geometric draw.
 
 from __future__ import annotations
 
-import functools
 import math
 
 import numpy as np
-from numba import prange, types
+from numba import prange
 
-from ._jit import INT_TABLE, INTS, REAL_TABLE, REALS, STATE, address_of, jit
+from ._jit import jit
 from .olympia import (
     ATTACKER,
     BLOCK,
@@ -768,28 +767,14 @@ def _handed_back(
     )
 
 
-@functools.cache
-def battles_by_address():
-    """:func:`_skip_battle` for :func:`skip_battles`, with the batch path and without,
-    called by their addresses (:func:`~kernels._jit.address_of`), compiled or loaded on
-    first use."""
-    # state, groups, keep, no_survive, sides, order, inv, row, cnt, health, unit_men,
-    # rating, w, t, per_side, pkill, sphit, rates, acc, tl, nt, kinds, room, limits,
-    # table, weights (and batches, below)
-    given = (
-        STATE, INT_TABLE, REALS, REALS, INT_TABLE, types.int64, REALS, INTS, INTS, INTS,
-        INTS, INTS, INTS, INTS, INT_TABLE, REAL_TABLE, REALS, REAL_TABLE, REAL_TABLE,
-        INT_TABLE, INTS, INT_TABLE, INT_TABLE, INTS, INT_TABLE, REAL_TABLE,
-    )  # fmt: skip
-    batched = address_of(_skip_battle, (*given, INT_TABLE))
-    return batched, address_of(_skip_battle, (*given, types.none))
-
-
 @jit(parallel=True)
-def skip_battles(batched, plain, groups, survive, sides, order, seed, first, out):
-    """Battles ``first .. first + len(out) - 1`` of run ``seed``, one change at a time;
-    ``batched`` and ``plain`` are :func:`battles_by_address`, every array
-    C-contiguous."""
+def skip_battles(groups, survive, sides, order, seed, first, out):
+    """Battles ``first .. first + len(out) - 1`` of run ``seed``, one change at a time.
+
+    The battle is linked in, not called by its address as the other kernels' are
+    (:func:`~kernels._jit.address_of`): a call through an address passes the battle's
+    27 arrays on every call, which made short battles (sea_battle_pirates, 1.8 us) 5-6%
+    slower; linked, its compile costs about 13 s more on a first run of this path."""
     n = out.shape[0]
     n_groups = groups.shape[0]
     n_units = groups[:, G_UNIT].max() + 1
@@ -902,10 +887,10 @@ def skip_battles(batched, plain, groups, survive, sides, order, seed, first, out
                 nt[:] = nt0
                 pkill[:] = pkill0
                 tl[:] = tl0
-            # One battle per army size, compiled with and without the batch path
-            # (``batches`` None).
+            # One call site per army size, so that Numba compiles the battle with and
+            # without the batch path (``batches`` None).
             if entries > 1:
-                dirty = batched(
+                dirty = _skip_battle(
                     state,
                     groups,
                     keep,
@@ -935,7 +920,7 @@ def skip_battles(batched, plain, groups, survive, sides, order, seed, first, out
                     table,
                 )
             else:
-                dirty = plain(
+                dirty = _skip_battle(
                     state,
                     groups,
                     keep,

@@ -377,10 +377,7 @@ def _run_strike(prepared: OlympiaPrepared, seed: np.uint64, first: int, out: np.
 
 def _run_skip(prepared: OlympiaPrepared, seed: np.uint64, first: int, out: np.ndarray) -> None:
     a = prepared.arrays
-    batched, plain = olympia_skip.battles_by_address()
-    olympia_skip.skip_battles(
-        batched, plain, a.groups, a.survive, a.sides, a.order, seed, first, out
-    )
+    olympia_skip.skip_battles(a.groups, a.survive, a.sides, a.order, seed, first, out)
 
 
 def _run_chain(prepared: OlympiaPrepared, seed: np.uint64, first: int, out: np.ndarray) -> None:
