@@ -329,14 +329,16 @@ IN_A_TERMINAL = {
             "soldier",
             "--max",
             "4",
+            # Races of up to a few hundred thousand battles: the search runs long enough
+            # (about a second) for the bar to be drawn with its detail line more than once.
             "-n",
-            "200",
+            "400000",
             "--max-battles",
-            "400",
+            "4000000",
         ],
         [
             r"\b\d+ of at most 10 numbers of soldier tried, ",
-            r"now \d+ soldier: battles up to [\d,]+ of at most 400",
+            r"now \d+ soldier: battles up to [\d,]+ of at most 4,000,000",
         ],
     ),
 }
