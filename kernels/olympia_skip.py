@@ -774,7 +774,8 @@ def skip_battles(groups, survive, sides, order, seed, first, out):
     The battle is linked in, not called by its address as the other kernels' are
     (:func:`~kernels._jit.address_of`): a call through an address passes the battle's
     27 arrays on every call, which made short battles (sea_battle_pirates, 1.8 us) 5-6%
-    slower; linked, its compile costs about 13 s more on a first run of this path."""
+    slower; linked, a first run of this path compiles 7 to 10 s more (57.8 s of CPU
+    against 48-51 s, benchmarks/compile.py olympia-skip, AMD EPYC)."""
     n = out.shape[0]
     n_groups = groups.shape[0]
     n_units = groups[:, G_UNIT].max() + 1
