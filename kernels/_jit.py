@@ -7,7 +7,8 @@ source (``__pycache__``), so only the first run after install pays for compilati
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
 from typing import Any, TypeVar
 
 import numba
@@ -92,7 +93,9 @@ REALS = types.float64[::1]
 REAL_TABLE = types.float64[:, ::1]
 
 
-def address_of(dispatcher: Any, arg_types: tuple[Any, ...]) -> Any:
+def address_of(
+    dispatcher: Any, arg_types: tuple[Any, ...], *, vectorized_loops: bool = True
+) -> Any:
     """``dispatcher`` (a :func:`jit` function) compiled for ``arg_types`` (loaded from the
     cache when it is there), to be handed to a kernel as an argument and called through
     its address.
@@ -107,13 +110,44 @@ def address_of(dispatcher: Any, arg_types: tuple[Any, ...]) -> Any:
     layouts included. Each kernel module keeps one such function per signature
     (``functools.cache``), made on first use, so that importing the kernels compiles
     nothing.
+
+    ``vectorized_loops=False`` compiles the function, and the helpers it calls, without
+    LLVM's loop vectorizer: for a battle whose loops run over a handful of pieces, the
+    vector copy of each loop (and its scalar remainder, at every site a helper is
+    inlined) only lengthens the code a battle runs through. Measure before choosing it:
+    without it for every kernel, blocks' battles ran 2-4% faster, but confrontation's
+    and skirmish's 4-10% slower (docs/benchmarks.md, sixth round). A function loaded
+    from the cache runs the code it was compiled with.
     """
     # function_type registers how such an argument is typed and passed; Numba imports it
     # when it sets up its compiler, which a process loading cached kernels skips.
     import numba.experimental.function_type  # noqa: F401
 
-    dispatcher.compile(arg_types)
+    with nullcontext() if vectorized_loops else _loops_kept_scalar():
+        dispatcher.compile(arg_types)
     return _Address(dispatcher.overloads[arg_types])
+
+
+@contextmanager
+def _loops_kept_scalar() -> Iterator[None]:
+    """Within the block, Numba's compiles run LLVM without its loop vectorizer.
+
+    Numba reads ``config.LOOP_VECTORIZE`` each time it builds LLVM's pass managers (per
+    library it optimizes). Held under Numba's compiler lock, so no compile on another
+    thread sees the setting; Numba re-reads its configuration from the environment only
+    when the environment changed, which a user's ``NUMBA_LOOP_VECTORIZE`` set in the
+    block would do, and that value is then kept."""
+    from numba.core import config
+    from numba.core.compiler_lock import global_compiler_lock
+
+    with global_compiler_lock:
+        config.reload_config()  # any change of the environment applied first, not mid-way
+        before = config.LOOP_VECTORIZE
+        config.LOOP_VECTORIZE = 0
+        try:
+            yield
+        finally:
+            config.LOOP_VECTORIZE = before
 
 
 class _Address(types.WrapperAddressProtocol):

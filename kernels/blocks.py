@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from numba import prange
+from numba import prange, types
 
 from ._jit import INT_TABLE, INTS, STATE, address_of, jit
 from .rng import below, seed_battle
@@ -461,8 +461,11 @@ def clear_marks(mark):
         mark[b] = 0
 
 
-@jit(counted=False)
+@jit(counted=False, llvm_inline=True)
 def one_battle(state, blocks, params, steps, pos, mark, row):
+    """One battle into ``row``. Inlined by LLVM into :func:`_battles`' loop over a block
+    of battles: called once a battle (as it was through its address), its call and
+    arguments cost 5-9% of siege_attrition's 300 ns battles."""
     n = blocks.shape[0]
     row[:] = 0
     for b in range(n):
@@ -669,16 +672,25 @@ def one_battle(state, blocks, params, steps, pos, mark, row):
 
 @functools.cache
 def battle_by_address():
-    """:func:`one_battle` for :func:`blocks_battles`, called by its address
-    (:func:`~kernels._jit.address_of`), compiled or loaded on first use."""
-    # state, blocks, params, steps, pos, mark, row
-    return address_of(one_battle, (STATE, INT_TABLE, INTS, INTS, INTS, INTS, INTS))
+    """:func:`_battles` for :func:`blocks_battles`, called by its address
+    (:func:`~kernels._jit.address_of`) once a block of battles, compiled or loaded on
+    first use."""
+    int64 = types.int64
+    # state, blocks, params, steps, pos, mark, seed, first, out, lo, hi
+    scratch = (STATE, INT_TABLE, INTS, INTS, INTS, INTS)
+    arg_types = (*scratch, types.uint64, int64, INT_TABLE, int64, int64)
+    # Without LLVM's loop vectorizer: a battle's loops run over its few blocks, and the
+    # vector copies of them at every inlined site only lengthen the loop's code. The five
+    # bundled scenarios ran 0.89-0.96x the time of the tree before (docs/benchmarks.md,
+    # sixth round); with the vectorizer, the battle inlined into a loop ran up to 14%
+    # slower on relief.
+    return address_of(_battles, arg_types, vectorized_loops=False)
 
 
 @jit(parallel=True)
-def blocks_battles(battle, blocks, params, seed, first, out):
+def blocks_battles(battles, blocks, params, seed, first, out):
     """Battles ``first .. first + len(out) - 1`` of run ``seed``, every die rolled;
-    ``battle`` is :func:`battle_by_address`, and every array C-contiguous."""
+    ``battles`` is :func:`battle_by_address`, and every array C-contiguous."""
     n = out.shape[0]
     n_blocks = blocks.shape[0]
     for chunk in prange((n + BLOCK - 1) // BLOCK):
@@ -686,7 +698,14 @@ def blocks_battles(battle, blocks, params, seed, first, out):
         steps = np.empty(n_blocks, np.int64)
         pos = np.empty(n_blocks, np.int64)
         mark = np.empty(n_blocks, np.int64)
-        for i in range(chunk * BLOCK, min(n, (chunk + 1) * BLOCK)):
-            seed_battle(state, seed, first + i)
-            row = out[i]
-            battle(state, blocks, params, steps, pos, mark, row)
+        lo = chunk * BLOCK
+        battles(state, blocks, params, steps, pos, mark, seed, first, out, lo, min(n, lo + BLOCK))
+
+
+@jit(counted=False)
+def _battles(state, blocks, params, steps, pos, mark, seed, first, out, lo, hi):
+    """Battles ``first + lo .. first + hi - 1`` into ``out[lo:hi]``, the scratch arrays
+    (``state`` .. ``mark``) the caller's, one set a thread."""
+    for i in range(lo, hi):
+        seed_battle(state, seed, first + i)
+        one_battle(state, blocks, params, steps, pos, mark, out[i])

@@ -33,10 +33,11 @@ def started(
 
 def toy_probe(
     tmp_path: Path, module: str, source: str, probe: str
-) -> Callable[[], dict[str, object]]:
-    """A function that runs ``probe`` (Python code printing one JSON line last) in a new
-    process that can import ``module`` (written from ``source`` into ``tmp_path``) and
-    battle-odds, with a Numba cache of its own: the first call compiles, later ones load."""
+) -> Callable[..., dict[str, object]]:
+    """A function that runs ``probe`` (Python code printing one JSON line last, its
+    arguments in ``sys.argv``) in a new process that can import ``module`` (written from
+    ``source`` into ``tmp_path``) and battle-odds, with a Numba cache of its own: the
+    first call compiles, later ones load."""
     (tmp_path / f"{module}.py").write_text(source, encoding="utf-8")
     env = dict(
         os.environ,
@@ -44,9 +45,9 @@ def toy_probe(
         PYTHONPATH=os.pathsep.join([str(ROOT), str(tmp_path)]),
     )
 
-    def run() -> dict[str, object]:
+    def run(*args: str) -> dict[str, object]:
         done = subprocess.run(
-            [sys.executable, "-c", probe],
+            [sys.executable, "-c", probe, *args],
             capture_output=True, text=True, check=True, cwd=tmp_path, env=env,
         )  # fmt: skip
         result: dict[str, object] = json.loads(done.stdout.splitlines()[-1])

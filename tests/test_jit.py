@@ -179,3 +179,50 @@ def test_a_function_by_address_is_compiled_once_announced_and_not_linked(tmp_pat
     assert cold["linked_plainly"] is True  # the check sees a linked function
     warm = probe()
     assert warm["via"] == cold["via"] and warm["heard"] == []
+
+
+VECTOR_MODULE = """
+from kernels import jit
+
+
+@jit(counted=False)
+def total(a):
+    s = 0
+    for k in range(a.shape[0]):
+        s += a[k] * 3
+    return s
+"""
+
+#: Compiles ``total`` by address with the loop vectorizer as asked, runs it, and prints
+#: its answer, whether its machine code uses vector registers' packed integer adds, and
+#: the vectorizer's setting after the compile.
+VECTOR_PROBE = """
+import json, sys, warnings
+import numpy as np
+from numba import config, njit, types
+from kernels._jit import address_of
+import toy_vector as t
+body = address_of(t.total, (types.int64[::1],), vectorized_loops=sys.argv[1] == "yes")
+call = njit(lambda f, a: f(a))
+answer = call(body, np.arange(1000, dtype=np.int64))
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    code = "".join(t.total.inspect_asm().values())
+print(json.dumps({"answer": answer, "packed": "vpaddq" in code or "paddq" in code,
+                  "setting": config.LOOP_VECTORIZE}))
+"""
+
+
+@pytest.mark.parametrize("vectorized", [True, False])
+def test_a_function_by_address_compiles_its_loops_scalar_when_asked(
+    tmp_path: Path, vectorized: bool
+) -> None:
+    """blocks' battle runs faster without LLVM's vector copies of its loops over a few
+    blocks: address_of(vectorized_loops=False) compiles the function so, the answer the
+    same, and leaves Numba's setting as it was for every other compile."""
+    probe = toy_probe(tmp_path, "toy_vector", VECTOR_MODULE, VECTOR_PROBE)
+    env_setting = os.environ.get("NUMBA_LOOP_VECTORIZE", "1")
+    result = probe("yes" if vectorized else "no")
+    assert result["answer"] == 3 * sum(range(1000))
+    assert result["packed"] is (vectorized and env_setting != "0")
+    assert result["setting"] == int(env_setting)
