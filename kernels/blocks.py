@@ -681,9 +681,9 @@ def battle_by_address():
     arg_types = (*scratch, types.uint64, int64, INT_TABLE, int64, int64)
     # Without LLVM's loop vectorizer: a battle's loops run over its few blocks, and the
     # vector copies of them at every inlined site only lengthen the loop's code. The five
-    # bundled scenarios ran 0.89-0.96x the time of the tree before (docs/benchmarks.md,
-    # sixth round); with the vectorizer, the battle inlined into a loop ran up to 14%
-    # slower on relief.
+    # bundled scenarios ran 0.89-0.96x the time of 98979f3 (docs/benchmarks.md, sixth
+    # round); with the vectorizer, the battle inlined (by Numba) into such a loop ran
+    # relief 14% slower than 98979f3.
     return address_of(_battles, arg_types, vectorized_loops=False)
 
 

@@ -169,6 +169,35 @@ def test_kernel_versions_compares_a_revisions_kernels_with_the_working_trees() -
     assert cells[-1] == "yes"
 
 
+def test_tree_versions_times_two_checkouts_and_checks_their_rows(tmp_path: Path) -> None:
+    """This tree against itself (a real run names an older checkout): each scenario
+    timed in both, its ratio, and the rows found the same; a folder that holds no
+    checkout is refused with a line saying so."""
+    script = str(ROOT / "benchmarks" / "tree_versions.py")
+    done = subprocess.run(
+        [
+            sys.executable, script, str(ROOT), "--scenarios",
+            "scenarios/confrontation/[ab]*.toml", "--processes", "1", "--rounds", "1",
+            "--battles", "500",
+        ],
+        capture_output=True, text=True, timeout=1200,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "# processor " in done.stdout
+    rows = [x for x in done.stdout.splitlines() if x.startswith("| scenarios/")]
+    assert [row.split("|")[1].strip() for row in rows] == [
+        "scenarios/confrontation/attack.toml",
+        "scenarios/confrontation/bombard.toml",
+    ]
+    for row in rows:
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        assert float(cells[3].rstrip("x")) > 0 and cells[-1] == "yes"
+    refused = subprocess.run(
+        [sys.executable, script, str(tmp_path)], capture_output=True, text=True, timeout=60
+    )
+    assert refused.returncode == 2 and "holds no battle-odds checkout" in refused.stderr
+
+
 def test_studies_benchmark_times_both_trees_and_checks_their_answers() -> None:
     """``benchmarks/studies.py --quick`` against this very tree (the older one is a
     checkout beside it in a real run): each small study timed in both, its ratio and
