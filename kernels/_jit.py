@@ -115,8 +115,8 @@ def address_of(
     LLVM's loop vectorizer: for a battle whose loops run over a handful of pieces, the
     vector copy of each loop (and its scalar remainder, at every site a helper is
     inlined) only lengthens the code a battle runs through. Measure before choosing it:
-    without it for every kernel, blocks' battles ran 2-4% faster, but confrontation's
-    and skirmish's 4-10% slower (docs/benchmarks.md, sixth round). A function loaded
+    without it for every kernel, blocks' battles ran up to 8% faster, but
+    confrontation's and skirmish's 1-10% slower (docs/benchmarks.md, sixth round). A function loaded
     from the cache runs the code it was compiled with.
     """
     # function_type registers how such an argument is typed and passed; Numba imports it
