@@ -137,8 +137,10 @@ def _loops_kept_scalar() -> Iterator[None]:
     thread sees the setting; Numba re-reads its configuration from the environment only
     when the environment changed, which a user's ``NUMBA_LOOP_VECTORIZE`` set in the
     block would do, and that value is then kept."""
-    from numba.core import config
+    from numba.core import config as numba_config
     from numba.core.compiler_lock import global_compiler_lock
+
+    config: Any = numba_config  # its settings are set from the environment, unknown to mypy
 
     with global_compiler_lock:
         config.reload_config()  # any change of the environment applied first, not mid-way
