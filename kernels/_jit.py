@@ -116,8 +116,8 @@ def address_of(
     vector copy of each loop (and its scalar remainder, at every site a helper is
     inlined) only lengthens the code a battle runs through. Measure before choosing it:
     without it for every kernel, blocks' battles ran up to 8% faster, but
-    confrontation's and skirmish's 1-10% slower (docs/benchmarks.md, sixth round). A function loaded
-    from the cache runs the code it was compiled with.
+    confrontation's and skirmish's 1-10% slower (docs/benchmarks.md, sixth round). A
+    function loaded from the cache runs the code it was compiled with.
     """
     # function_type registers how such an argument is typed and passed; Numba imports it
     # when it sets up its compiler, which a process loading cached kernels skips.

@@ -463,9 +463,10 @@ def clear_marks(mark):
 
 @jit(counted=False, llvm_inline=True)
 def one_battle(state, blocks, params, steps, pos, mark, row):
-    """One battle into ``row``. Inlined by LLVM into :func:`_battles`' loop over a block
-    of battles: called once a battle (as it was through its address), its call and
-    arguments cost 5-9% of siege_attrition's 300 ns battles."""
+    """One battle into ``row``, inlined by LLVM into :func:`_battles`' loop over a block
+    of battles. Called once a battle instead, through its address or directly from that
+    loop, siege_attrition's 300 ns battles ran 5-7% slower than at 98979f3; inlined, 10%
+    faster (docs/benchmarks.md, sixth round)."""
     n = blocks.shape[0]
     row[:] = 0
     for b in range(n):
