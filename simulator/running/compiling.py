@@ -25,7 +25,7 @@ KERNEL_MODULES: dict[str, tuple[str, float]] = {
     "kernels.olympia_chain": ("olympia chain", 19.0),
     "kernels.olympia_skip": ("olympia skip", 52.0),
     "kernels.age_of_gods": ("age_of_gods", 15.0),
-    "kernels.blocks": ("blocks", 17.0),
+    "kernels.blocks": ("blocks", 21.0),
     "kernels.confrontation": ("confrontation", 8.0),
     "kernels.skirmish": ("skirmish", 8.0),
     "kernels.tally": ("statistics", 2.0),
