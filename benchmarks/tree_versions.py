@@ -89,29 +89,36 @@ def main() -> None:
     print(f"# old {trees['old']}, new {trees['new']}")
     print(f"# processor {processor()}, one thread, load average {load_average()} (at start)")
     times: dict[tuple[str, str], list[float]] = {}
-    rows: dict[tuple[str, str], set[object]] = {}  # keyed ("", scenario): both trees' digests
-    for _ in range(args.processes):
-        for label, tree in trees.items():
-            found = run_tree(tree, args.scenarios, args.rounds, args.battles)
-            for scenario, line in found.items():
-                times.setdefault((label, scenario), []).append(float(line["ns"]))  # type: ignore[arg-type]
-                rows.setdefault(("", scenario), set()).add(line["rows"])
+    digests: dict[str, set[object]] = {}  # a scenario's rows, both trees'
+    interrupted = False
+    try:
+        for _ in range(args.processes):
+            for label, tree in trees.items():
+                found = run_tree(tree, args.scenarios, args.rounds, args.battles)
+                for scenario, line in found.items():
+                    times.setdefault((label, scenario), []).append(float(line["ns"]))  # type: ignore[arg-type]
+                    digests.setdefault(scenario, set()).add(line["rows"])
+    except KeyboardInterrupt:  # the table of the processes that ended, marked partial
+        interrupted = True
     print(f"# load average {load_average()} (at end)\n")
     print("| scenario | old ns/battle (best, median) | new | new/old, best | median | same rows |")
     print("|---|---:|---:|---:|---:|---|")
-    for (_, scenario), digests in sorted(rows.items()):
+    for scenario, found_rows in sorted(digests.items()):
         old, new = times.get(("old", scenario)), times.get(("new", scenario))
         if not old or not new:
             print(f"| {scenario} | {'-' if not old else ''} | {'-' if not new else ''} | | | |")
             continue
         best = min(new) / min(old)
         median = statistics.median(new) / statistics.median(old)
-        same = "yes" if len(digests) == 1 else "NO"
+        same = "yes" if len(found_rows) == 1 else "NO"
         print(
             f"| {scenario} | {min(old):,.1f}, {statistics.median(old):,.1f} "
             f"| {min(new):,.1f}, {statistics.median(new):,.1f} "
             f"| {best:.3f}x | {median:.3f}x | {same} |"
         )
+    if interrupted:
+        print("\ninterrupted (Ctrl-C): partial, the processes that ended only", flush=True)
+        sys.exit(130)
 
 
 if __name__ == "__main__":

@@ -198,6 +198,31 @@ def test_tree_versions_times_two_checkouts_and_checks_their_rows(tmp_path: Path)
     assert refused.returncode == 2 and "holds no battle-odds checkout" in refused.stderr
 
 
+def test_tree_versions_under_ctrl_c_prints_the_processes_done_marked_partial() -> None:
+    """Ctrl-C to the whole process group, as a terminal sends it, after the first
+    processes ended: the table of those, marked partial, and exit 130."""
+    import os
+    import signal
+    import time
+
+    script = str(ROOT / "benchmarks" / "tree_versions.py")
+    running = subprocess.Popen(
+        [
+            sys.executable, script, str(ROOT), "--scenarios",
+            "scenarios/confrontation/a*.toml", "--processes", "1000", "--rounds", "1",
+            "--battles", "500",
+        ],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # fmt: skip
+    time.sleep(8)  # a process a tree takes about a second once the kernels are cached
+    os.killpg(running.pid, signal.SIGINT)
+    out, err = running.communicate(timeout=60)
+    assert running.returncode == 130, err
+    assert "| scenarios/confrontation/attack.toml |" in out
+    assert out.rstrip().endswith("interrupted (Ctrl-C): partial, the processes that ended only")
+
+
 def test_studies_benchmark_times_both_trees_and_checks_their_answers() -> None:
     """``benchmarks/studies.py --quick`` against this very tree (the older one is a
     checkout beside it in a real run): each small study timed in both, its ratio and
