@@ -188,6 +188,14 @@ MUTANTS = (
         "a charge fires without its +1",
     ),
     Mutant(
+        "blocks-engine-harry-charges",
+        "kernels/blocks.py",
+        "and not (hit_and_run and params[P_HARRY_FIRE] == HARRY_FIRE_PLAIN)",
+        "and True",
+        BLOCKS_TESTS,
+        "under the engine's reading a knights block that harries charges (as the text's)",
+    ),
+    Mutant(
         "blocks-attrition-lt",
         "kernels/blocks.py",
         "and below(state, 6) + 1 <= params[P_ATTRITION]",

@@ -47,8 +47,9 @@ RESERVE, FIELD, CASTLE, STORM, SALLY, GONE, AWAY, TRYING = (np.int64(p) for p in
     P_CASTLE_WITHDRAW,
     P_STORM_WITHDRAW,
     P_RETREAT_ROAD,
-) = range(21)
-N_PARAMS = 21
+    P_HARRY_FIRE,
+) = range(22)
+N_PARAMS = 22
 # Policy codes: the index of the choice in simulator.rulesets.blocks.model.POLICIES.
 WITHDRAW_NONE, WITHDRAW_FILL, WITHDRAW_WHEN_WEAKER = 0, 1, 2
 STORM_NEVER, STORM_ROUND1, STORM_WHEN_STRONGER = 0, 1, 2
@@ -68,6 +69,7 @@ FIRST_SALLY_NEVER, FIRST_SALLY_UNCONTESTED = 0, 1
 QUIET_NO_RESERVES, QUIET_NO_BESIEGED_RESERVES = 0, 1
 MARKS_KEPT, MARKS_CLEARED = 0, 1
 SIXES_EVERY, SIXES_MISSED = 0, 1
+HARRY_FIRE_CHARGE, HARRY_FIRE_PLAIN = 0, 1
 
 ATTACKER, DEFENDER, DRAW = 0, 1, 2
 NO_SIDE = -1
@@ -304,7 +306,13 @@ def field_round(state, blocks, params, steps, pos, mark, attacker, combat_round,
                 ):
                     pos[b] = CASTLE
                     continue
-                charging = params[P_CHARGE] == CHARGE_ALWAYS and blocks[b, B_KNIGHTS] == 1
+                # The engine's harry is an action of its own, a plain fire: a knights
+                # block that harries does not charge there.
+                charging = (
+                    params[P_CHARGE] == CHARGE_ALWAYS
+                    and blocks[b, B_KNIGHTS] == 1
+                    and not (hit_and_run and params[P_HARRY_FIRE] == HARRY_FIRE_PLAIN)
+                )
                 fire(
                     state,
                     blocks,

@@ -314,6 +314,72 @@ def test_a_charging_six_that_hits(engine: str, rules: str) -> None:
 
 
 @pytest.mark.parametrize("engine", ["kernel", "reference"])
+@pytest.mark.parametrize("rules", READINGS)
+def test_a_knights_block_that_harries(engine: str, rules: str) -> None:
+    """A5:1 with both traits, knights charging, harries in round 1 against a C1:4: it
+    fires first, then retreats, and the defender is left alone. Text: the harry is a
+    charge at firepower 6, so it always hits, and its 6 costs it its step 1 time in 6.
+    Engine: the harry is the engine's Harry, a plain fire at 5: it hits 5 times in 6 and
+    never costs the block a step. Not harrying (when_weaker, and one step against one
+    is not weaker), the same block charges under both readings: the C1:1 always falls
+    before it can fire."""
+    harrying = inline(
+        "A5:1 knights harry",
+        "C1:4",
+        charge="always",
+        harry="always",
+        retreat_round="1",
+        rules=rules,
+    )
+    n = 30_000 if engine == "kernel" else 6_000
+    rows = rows_of(harrying, engine, n, 84)
+    assert np.all(rows["winner"] == 1) and np.all(rows["steps"] == 1)
+    assert np.array_equal(rows["attacker_retreated"], 1 - rows["eliminated.attacker.A5"])
+    if rules == "text":
+        assert np.all(rows["casualties.defender.C1"] == 1)
+        assert interval_contains(int(rows["eliminated.attacker.A5"].sum()), n, 1 / 6)
+    else:
+        assert np.all(rows["eliminated.attacker.A5"] == 0)
+        assert interval_contains(int(rows["casualties.defender.C1"].sum()), n, 5 / 6)
+    staying = inline(
+        "A5:1 knights harry",
+        "C1:1",
+        charge="always",
+        retreat="when_weaker",
+        retreat_round="1",
+        rules=rules,
+    )
+    rows = rows_of(staying, engine, 2_000, 85)
+    assert np.all(rows["eliminated.defender.C1"] == 1) and np.all(rows["steps"] == 1)
+    assert not rows["attacker_retreated"].any()
+
+
+def test_a_block_both_knights_and_harry_is_noted(tmp_path: Path) -> None:
+    """Legal, but no block of the game has both traits and the readings fire its harry
+    differently: validate and a run say which reading applies, only when it can matter."""
+    text = GOOD.replace("siege = true", "siege = false").replace('at = "castle"\n', "")
+    text = text.replace('storm = "round1"', 'charge = "always"\nharry = "always"')
+    both = text.replace("steps = 4\n", 'steps = 4\ntraits = ["knights", "harry"]\n', 1)
+    code, message = run_cli(["validate", write(tmp_path, both)])
+    assert code == 0, message
+    assert "note: the attacker's block Saladin is both knights and harry" in message
+    assert 'is a charge, as the rule text is read here (harry_fire = "charge")' in message
+    engine = both.replace("siege = false", 'siege = false\nrules = "engine"')
+    code, message = run_cli(["validate", write(tmp_path, engine)])
+    assert code == 0 and "is a plain fire, as in the released engine" in message
+    code, message = run_cli(["run", write(tmp_path, engine), "-n", "100"])
+    assert code == 0 and "note: the attacker's block Saladin" in message
+    for quiet in (
+        text,  # neither trait
+        both.replace('charge = "always"', 'charge = "never"'),  # knights never charge
+        both.replace('harry = "always"', 'harry = "with_retreat"'),  # it never retreats
+        both.replace("siege = false", "siege = false\nretreat_road = false"),
+    ):
+        code, message = run_cli(["validate", write(tmp_path, quiet)])
+        assert code == 0 and "note:" not in message, message
+
+
+@pytest.mark.parametrize("engine", ["kernel", "reference"])
 def test_the_engines_options_as_policies(engine: str) -> None:
     n = 30_000 if engine == "kernel" else 6_000
     # Which of equal blocks takes the hit: the weakest (C1, firepower 1) by choice; the
@@ -411,6 +477,8 @@ def test_kernel_agrees_with_stored_reference(case: Case) -> None:
     engine-besieged_attacker_sallies_over_turns: winner 1.00, others 0.84
     attacker_retreats_from_round_3: winner 1.00, others 0.85
     no_retreat_road: winner 1.00, others 0.86
+    harrying_knights: winner 1.00, others 0.83
+    engine-harrying_knights: winner 1.00, others 0.82
     """
     # The kernel also reports the turn a siege ended in, which the reference does not.
     failures = check_case(

@@ -226,6 +226,10 @@ def validate(scenario: ScenarioPath) -> None:
     out.print(
         f"{scenario}: ok ({loaded.ruleset}, '{loaded.name}', hash {loaded.hash})", highlight=False
     )
+    # Legal but worth a word (a blocks block with both knights and harry): the notes a
+    # run prints under its results.
+    for note in getattr(loaded.model, "notes", ()):
+        out.print(f"note: {escape(note)}", highlight=False)
 
 
 @app.command()

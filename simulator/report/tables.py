@@ -156,7 +156,7 @@ def render(result: Result, console: Console) -> None:
     for line in fields_lines(info, console.width):
         console.print(line, highlight=False)
     for note in result.notes:
-        console.print(f"[yellow]note:[/yellow] {note}")
+        console.print(f"[yellow]note:[/yellow] {escape(note)}")
     if result.turn_limit_battles:
         console.print(
             f"[yellow]note:[/yellow] {result.turn_limit_battles:,} of {result.n:,} battles "

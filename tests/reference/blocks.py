@@ -193,7 +193,9 @@ class Fight:
                 ):
                     piece.where = "castle"
                     continue
-                charging = policy.charge == "always" and piece.knights
+                # A harry read as the engine's (harry_fire = "plain") is never a charge.
+                plain_harry = hit_and_run and self.battle.switches.harry_fire == "plain"
+                charging = policy.charge == "always" and piece.knights and not plain_harry
                 self.fire(piece, ("field", "sallying"), False, charging)
                 if hit_and_run and piece.where == "field":
                     self.retreat(piece)

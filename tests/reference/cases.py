@@ -273,6 +273,13 @@ BLOCKS = {
         "A1:4, B2:2",
         {"siege": "true", "sally": "when_stronger", "turns": "3", "attrition": "2"},
     ),
+    # A block with both traits (no block of the game has both): it charges in round 1
+    # and harries from round 2, where the readings part (harry_fire).
+    "harrying_knights": (
+        "B3:3 knights harry, A2:3, C1:2",
+        "B2:4, A1:3, C2:2@r2",
+        {"charge": "always", "harry": "always", "retreat_round": "2"},
+    ),
 }
 
 #: The released engine's reading of the procedure (``[battle] rules = "engine"``): the
@@ -320,6 +327,10 @@ BLOCKS_ENGINE = {
     "engine-besieged_attacker_sallies_over_turns": (
         *BLOCKS["besieged_attacker_sallies_over_turns"][:2],
         {**BLOCKS["besieged_attacker_sallies_over_turns"][2], "rules": "engine"},
+    ),
+    "engine-harrying_knights": (
+        *BLOCKS["harrying_knights"][:2],
+        {**BLOCKS["harrying_knights"][2], "rules": "engine"},
     ),
     "attacker_retreats_from_round_3": (
         "B2:3, C2:2, A1:2 harry@r2",

@@ -47,6 +47,7 @@ SWITCHES: dict[str, tuple[str, ...]] = {
     "quiet_siege": ("no_reserves", "no_besieged_reserves"),
     "castle_marks": ("kept", "cleared"),
     "charge_sixes": ("every_six", "missed_six"),
+    "harry_fire": ("charge", "plain"),
 }
 SWITCH_DOCS = {
     "lost_field": "a defender whose field force is gone while its reserves come: "
@@ -60,6 +61,8 @@ SWITCH_DOCS = {
     "and after each battle (engine)",
     "charge_sixes": "a charging block loses a step for every 6, or only for a 6 that "
     "missed (engine)",
+    "harry_fire": "a knights block that harries fires as a charge (when knights charge), "
+    "or a plain fire (engine)",
 }
 
 BATTLE = Table(

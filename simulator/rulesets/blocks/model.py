@@ -74,6 +74,7 @@ class Switches:
     quiet_siege: str = "no_reserves"
     castle_marks: str = "kept"
     charge_sixes: str = "every_six"
+    harry_fire: str = "charge"
 
     @classmethod
     def of(cls, rules: str) -> Switches:
@@ -93,6 +94,9 @@ class Battle:
     rules: str = "text"
     switches: Switches = Switches()
     retreat_road: bool = True
+    #: What the user should know about how this battle is read (shown by `validate`
+    #: and under a run's results).
+    notes: tuple[str, ...] = ()
 
     @property
     def sides(self) -> tuple[tuple[Block, ...], tuple[Block, ...]]:
@@ -203,7 +207,36 @@ def validate(data: Mapping[str, Any], source: Source) -> Battle:
         rules=rules,
         switches=switches,
         retreat_road=retreat_road,
+        notes=harry_fire_notes(sides, policies, switches, retreat_road),
     )
+
+
+def harry_fire_notes(
+    sides: list[tuple[Block, ...]], policies: Policies, switches: Switches, retreat_road: bool
+) -> tuple[str, ...]:
+    """A note when a block with both traits may harry while knights charge: the two
+    readings fire it differently (docs/blocks.md, "Rule text and released engine"), and
+    no block of the game has both, so the pair is legal but easily not meant."""
+    may_harry = retreat_road and (policies.retreat != "never" or policies.harry == "always")
+    if policies.charge != "always" or not may_harry:
+        return ()
+    notes = []
+    for side, blocks in zip(SIDES, sides, strict=True):
+        for block in (b for b in blocks if b.knights and b.harry):
+            who = f"the {side}'s block {block.name} is both knights and harry: its harry"
+            if switches.harry_fire == "plain":
+                notes.append(
+                    f"{who} (fire, then retreat) is a plain fire, as in the released engine "
+                    '(harry_fire = "plain"); the rule text as read here makes it a charge '
+                    '(harry_fire = "charge")'
+                )
+            else:
+                notes.append(
+                    f"{who} (fire, then retreat) is a charge, as the rule text is read here "
+                    '(harry_fire = "charge"); in the released engine, where no block is '
+                    'both, a harry is a plain fire (rules = "engine" or harry_fire = "plain")'
+                )
+    return tuple(notes)
 
 
 def _block(node: Node, number: int) -> Block:

@@ -71,6 +71,7 @@ def compile_battle(battle: Battle) -> BlocksArrays:
         (k.P_QUIET_SIEGE, "quiet_siege"),
         (k.P_CASTLE_MARKS, "castle_marks"),
         (k.P_CHARGE_SIXES, "charge_sixes"),
+        (k.P_HARRY_FIRE, "harry_fire"),
     ):
         params[index] = SWITCHES[key].index(getattr(battle.switches, key))
     params[k.P_RETREAT_ROAD] = int(battle.retreat_road)
@@ -86,7 +87,7 @@ class BlocksPrepared(Prepared):
         self.battle = battle
         self.arrays = compile_battle(battle)
         self.kernel = "dice"
-        self.notes = ()
+        self.notes = battle.notes
         self.columns = self._columns()
         self.flags = frozenset(
             [*k.FLAGS, *(c for c in self.columns if c.startswith("eliminated."))]
