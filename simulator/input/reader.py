@@ -17,6 +17,27 @@ from .fields import Field, Table, is_multiple, range_text
 
 
 class Node:
+    """One value of scenario data and where it sits, read strictly.
+
+    ``data`` is the value as the TOML file or the inline query gave it (a table, a list
+    or a plain value), ``path`` its dotted key from the top (``attacker.blocks[0]``;
+    ``""`` at the top) and ``source`` the file or query it came from, which turns a key
+    into a line number for errors. Each reading method checks the value against what was
+    expected and returns a plain Python value, or raises a
+    :class:`~simulator.errors.BattleOddsError` naming the key, its line, the value and
+    what was expected (for a misspelt name, the nearest valid one); a missing value
+    becomes the default given to the call, never a guess.
+
+    Invariants: a Node never changes its data, so reading has no side effects and may be
+    repeated; ``child``, ``items`` and ``elements`` make new Nodes whose ``path`` extends
+    this one's, so an error found anywhere below names the full key; ``data`` need be a
+    table only when a key is read (``table`` raises "expected a table" otherwise).
+
+    Merging: none. A Node is a read-only view of one piece of data; data from two places
+    is combined before it is read (``Scenario.with_changes`` sets values at dotted paths
+    in a copy of the data, then validates the whole again), never by combining Nodes.
+    """
+
     def __init__(self, data: Any, path: str, source: Source) -> None:
         self.data = data
         self.path = path

@@ -23,6 +23,33 @@ QUANTILES = (0.1, 0.5, 0.9)
 
 @dataclass
 class Result:
+    """The answer of one run of one scenario: the merged statistics of its battles and
+    what is known about how they were run.
+
+    ``tally`` holds every number reported (``summary``, ``to_dict``, the tables and
+    plots); ``rows``, when kept, are the outcome columns battle by battle; ``first`` is
+    the index of the run's first battle, so that with ``seed`` each battle can be run
+    again alone. ``flags`` names the 0/1 columns reported as probabilities, ``notes``
+    the sentences the reader should see under the numbers (the ruleset's, a resumed
+    checkpoint, a failed cluster). ``partial`` is true when the run stopped before all
+    its battles (Ctrl-C, a lost cluster): the tally then holds the battles that
+    finished. ``seconds`` is the battles' time, ``compile_seconds`` a first run's
+    compiling, apart.
+
+    Invariants: ``n`` is ``tally.battles``, and the battles behind the tally are those
+    ``seed`` and the battle indices fix, whatever the threads, chunks or workers that
+    ran them; ``rows``, when present, are battles ``first`` .. ``first + len - 1`` in
+    order, with no gap, and are the battles of the tally (they are dropped, never left
+    stale, when a run adds battles it keeps no rows of, or resumes from a checkpoint).
+
+    Merging: a Result has no merge of its own; its tally merges. A run in parts (the
+    rounds of a precision run, or of a precision sweep's point) keeps the first part's
+    Result and replaces its tally with the merge of the parts' tallies
+    (``replace(result, tally=result.tally.merge(part.tally), partial=part.partial)``),
+    which gives the numbers one run of all those battles would; the rows are the parts'
+    rows end to end when every part kept them, else none.
+    """
+
     scenario: Scenario
     seed: int
     tally: Tally

@@ -36,7 +36,23 @@ def wilson(successes: int, n: int, z: float = Z95) -> tuple[float, float, float]
 
 @dataclass
 class Histogram:
-    """Exact distribution of an integer quantity: sorted distinct values and counts."""
+    """Exact distribution of an integer quantity: sorted distinct values and counts.
+
+    One outcome column (a battle's length, a casualty count, a 0/1 flag) over some
+    battles: ``counts[i]`` battles had the value ``values[i]``. Nothing is binned or
+    rounded, so the mean, quantiles and survival curve are those of the rows themselves.
+
+    Invariants: ``values`` and ``counts`` are int64 arrays of one length; ``values`` is
+    strictly increasing and every count is positive (``of`` and ``merge`` keep only the
+    values seen); ``n``, the sum of the counts, is the battles described. The empty
+    histogram (no battles) has empty arrays; its mean and quantiles are NaN.
+
+    Merging: ``a.merge(b)`` is the histogram of a's battles and b's together: the values
+    of both, the counts of equal values added. It is exact, commutative and associative,
+    with the empty histogram as identity, so chunks merged in any order, on any threads,
+    processes or workers, give the same histogram bit for bit. Neither operand changes;
+    the result is a new histogram, or one operand itself when the other is empty.
+    """
 
     values: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     counts: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
@@ -104,7 +120,29 @@ class Histogram:
 
 @dataclass
 class Tally:
-    """Everything the summary needs, from any number of battles, mergeable exactly."""
+    """Everything the summary needs, from any number of battles, mergeable exactly.
+
+    ``battles`` is how many battles; ``wins[k]`` how many ended in ``OUTCOMES[k]``
+    (attacker, defender, draw); ``steps_by_outcome[k]`` the :class:`Histogram` of the
+    ``steps`` column (how long a battle lasted, in the ruleset's unit) over the battles
+    of outcome k, and ``steps`` their merge; ``columns`` one histogram for each other
+    outcome column (casualties, flags, the ruleset's extras), in the order the ruleset
+    returned them.
+
+    Invariants: ``wins.sum() == battles`` and ``steps_by_outcome[k].n == wins[k]``;
+    in a tally of one scenario every histogram of ``columns`` counts each battle once
+    (``n == battles``). ``of`` refuses a winner other than 0, 1 or 2.
+
+    Merging: ``a.merge(b)`` adds the battles and wins and merges each histogram, the
+    columns of both (a's first, in order); it is exact and associative, commutative up
+    to the order of the columns, and the empty tally is its identity. So the chunks of a
+    run, from threads, processes, Dask workers, a checkpoint or the rounds of a
+    precision run, merge in any order into the tally one call over all those battles
+    gives. Tallies of one scenario are merged (the same columns); merging others is not
+    refused, and a column then counts only the battles that had it. ``to_dict`` and
+    ``from_dict`` carry a tally exactly (checkpoints, stored reference samples), so a
+    resumed run merges bit for bit.
+    """
 
     battles: int = 0
     wins: np.ndarray = field(default_factory=lambda: np.zeros(3, np.int64))
