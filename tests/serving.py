@@ -20,12 +20,17 @@ START_SECONDS = 900
 
 
 class Server:
-    """``battle-odds serve --port 0`` in a process of its own; ``url`` once it listens."""
+    """``battle-odds serve --port 0`` in a process of its own; once it listens, ``page`` is
+    the address it printed (with its secret: a browser's first visit), ``url`` the same
+    without the secret, and ``token`` the secret (shown by these requests as a script
+    shows it, ``Authorization: token ...``)."""
 
     def __init__(self, *args: str, warm: str = "olympia") -> None:
         self.args = ["--port", "0", "--warm", warm, *args]
         self.process: subprocess.Popen[str] | None = None
         self.url = ""
+        self.page = ""
+        self.token = ""
         self.errors = ""
 
     def start(self) -> Server:
@@ -45,7 +50,9 @@ class Server:
                 self.stop()
                 raise AssertionError(f"battle-odds serve ended before it listened: {self.errors}")
             if "http://" in line:
-                self.url = line.split()[2]
+                self.page = line.split()[2]
+                self.url, _, secret = self.page.partition("?token=")
+                self.token = secret
                 return self
         self.stop()
         raise AssertionError("battle-odds serve did not print its address in time")
@@ -62,18 +69,27 @@ class Server:
             _, self.errors = self.process.communicate()
         return self.process.returncode
 
+    def open(self, path: str, method: str = "GET", timeout: float = 60, **headers: str) -> Any:
+        """``path`` (``/api/...``) asked with the server's secret, as a script asks it."""
+        request = urllib.request.Request(
+            self.url.rstrip("/") + path,
+            method=method,
+            data=b"" if method == "POST" else None,
+            headers={"Authorization": f"token {self.token}", **headers},
+        )
+        return urllib.request.urlopen(request, timeout=timeout)
+
     def get(self, path: str) -> Any:
-        with urllib.request.urlopen(self.url.rstrip("/") + path, timeout=60) as response:
+        with self.open(path) as response:
             return json.loads(response.read())
 
     def post(self, path: str) -> Any:
-        request = urllib.request.Request(self.url.rstrip("/") + path, method="POST", data=b"")
-        with urllib.request.urlopen(request, timeout=60) as response:
+        with self.open(path, method="POST") as response:
             return json.loads(response.read())
 
     def events(self, query: str, timeout: float = 120) -> Iterator[tuple[str, Any]]:
         """The answer stream of ``/api/run?query``, event by event."""
-        response = urllib.request.urlopen(f"{self.url}api/run?{query}", timeout=timeout)
+        response = self.open(f"/api/run?{query}", timeout=timeout)
         with response:
             kind = ""
             for raw in response:

@@ -251,9 +251,7 @@ def test_a_stopped_question_frees_its_thread(server):
 
 
 def test_an_abandoned_question_frees_its_thread(server):
-    response = urllib.request.urlopen(
-        f"{server.url}api/run?{urlencode({**ARMIES, 'battles': str(10**10)})}", timeout=60
-    )
+    response = server.open(f"/api/run?{urlencode({**ARMIES, 'battles': str(10**10)})}")
     assert response.readline().startswith(b"event: start")
     deadline = time.monotonic() + 30
     while server.get("/api/status")["running"] == 0 and time.monotonic() < deadline:

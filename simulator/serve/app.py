@@ -42,6 +42,7 @@ from ..scenario.scenario import from_data, from_query
 from ..studies.exact import exact
 from ..version import __version__
 from .answer import exact_payload, payload
+from .guard import Guard
 from .question import DEFAULT_RULESET, Question, settings
 
 #: Most questions running at once; one more is refused with a one-line error.
@@ -62,6 +63,9 @@ EXAMPLES = {
     "skirmish": ("cavalry, 2 swordsman", "giant, priest"),
 }
 PAGE = ("index.html", "page.js", "page.css")
+#: How a browser says another site opened the page (``Sec-Fetch-Site``; an address typed,
+#: pasted or opened from another program says ``none``).
+ELSEWHERE = ("cross-site", "same-site")
 MEDIA = {".html": "text/html", ".js": "text/javascript", ".css": "text/css"}
 
 
@@ -134,6 +138,11 @@ class Calculator:
     runs: dict[str, threading.Event] = field(default_factory=dict)
     working: int = 0
     guard: threading.Lock = field(default_factory=threading.Lock)
+    #: Requests refused as not the page's own (:class:`.guard.Guard`).
+    refused: int = 0
+
+    def count_refused(self) -> None:
+        self.refused += 1
 
     def stop_all(self) -> None:
         """The server is stopping: every question ends after its kernel call."""
@@ -191,15 +200,23 @@ class LoopbackOnly:
         await self.app(scope, receive, send)
 
 
-def make_app(calculator: Calculator, loopback_only: bool = False) -> Any:
-    """The ASGI application of ``battle-odds serve`` (``loopback_only``: it answers
-    requests addressed to this machine's own names only)."""
+def make_app(
+    calculator: Calculator, token: str, cookie: str = "battle-odds", loopback_only: bool = False
+) -> Any:
+    """The ASGI application of ``battle-odds serve``: its page, and work only for requests
+    its page makes in a browser that showed ``token`` (kept in the cookie ``cookie``,
+    :class:`.guard.Guard`); ``loopback_only``: it answers requests addressed to this
+    machine's own names only."""
 
     async def page(request: Request) -> Response:
         name = request.path_params.get("name", "index.html")
         if name not in PAGE:
             return Response("not found", status_code=404, media_type="text/plain")
         text = resources.files(__package__).joinpath("page", name).read_text(encoding="utf-8")
+        if name == "index.html" and request.headers.get("sec-fetch-site") in ELSEWHERE:
+            # Opened by another site (a link, a form, a new window): the page shows the
+            # question its address asks and waits for Run, so no other site starts work.
+            text = text.replace("<body ", '<body data-arrived="elsewhere" ', 1)
         return Response(text, media_type=MEDIA["." + name.rsplit(".", 1)[1]])
 
     async def offered(request: Request) -> Response:
@@ -272,7 +289,13 @@ def make_app(calculator: Calculator, loopback_only: bool = False) -> Any:
         return JSONResponse({"stopped": run is not None})
 
     async def status(request: Request) -> Response:
-        return JSONResponse({"running": calculator.working, "questions": len(calculator.runs)})
+        return JSONResponse(
+            {
+                "running": calculator.working,
+                "questions": len(calculator.runs),
+                "refused": calculator.refused,
+            }
+        )
 
     async def answer(request: Request) -> Response:
         try:
@@ -366,7 +389,7 @@ def make_app(calculator: Calculator, loopback_only: bool = False) -> Any:
         Route("/api/status", status),
         Route("/{name}", page),
     ]
-    app = Starlette(routes=routes)
+    app = Guard(Starlette(routes=routes), token, cookie, calculator.count_refused)
     return LoopbackOnly(app) if loopback_only else app
 
 

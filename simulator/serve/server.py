@@ -16,6 +16,7 @@ import uvicorn
 from .. import rulesets
 from ..errors import BattleOddsError
 from .app import Calculator, make_app, warm
+from .guard import cookie_name, new_token
 
 #: Addresses that only this machine reaches.
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -62,10 +63,11 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def address_of(host: str, sock: socket.socket) -> str:
+def address_of(host: str, sock: socket.socket, token: str) -> str:
+    """The address ``serve`` prints: its page, with the secret of this start."""
     port = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
-    return f"http://{shown}:{port}/"
+    return f"http://{shown}:{port}/?token={token}"
 
 
 def serve(
@@ -84,7 +86,8 @@ def serve(
     for name in names:
         rulesets.get(name, "--warm")
     sock = bind(host, port)
-    url = address_of(host, sock)
+    token = new_token()
+    url = address_of(host, sock, token)
     if host not in LOOPBACK:
         sys.stderr.write(
             f"warning: serving on {host}, not only this machine: anyone who can reach it "
@@ -94,7 +97,12 @@ def serve(
     try:
         warm(tuple(names))
         config = uvicorn.Config(
-            make_app(calculator, loopback_only=host in LOOPBACK),
+            make_app(
+                calculator,
+                token,
+                cookie_name(sock.getsockname()[1]),
+                loopback_only=host in LOOPBACK,
+            ),
             log_level="warning",
             lifespan="off",
             timeout_graceful_shutdown=GRACE_SECONDS,

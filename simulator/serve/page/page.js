@@ -170,6 +170,7 @@ function halt() {
 
 function run() {
   clearTimeout(typing);
+  $("arrived").hidden = true;
   halt();
   const p = params();
   history.replaceState(null, "", "?" + p.toString());
@@ -460,7 +461,9 @@ function fallbackCopy(text, done) {
 // -- start --------------------------------------------------------------------------
 
 function start() {
-  fetch("/api/rulesets").then((r) => r.json()).then((data) => {
+  // A refusal is a line of text (the server's key not shown yet, say): shown as it is.
+  const refused = (r) => r.text().then((line) => { throw Object.assign(new Error(line), { refused: true }); });
+  fetch("/api/rulesets").then((r) => (r.ok ? r.json() : refused(r))).then((data) => {
     offered = data;
     for (const r of data.rulesets) $("ruleset").append(new Option(r.name, r.name));
     // The ruleset `battle-odds odds` takes unless told otherwise.
@@ -480,8 +483,16 @@ function start() {
     }
     $("version-shown").textContent = data.version;
     setState("idle");
-    if (asked) run();
-  }).catch(() => showError("cannot reach the server (is battle-odds serve running?)"));
+    // A question another site's page opened waits for Run: no other site starts work here.
+    if (asked && document.body.dataset.arrived === "elsewhere") {
+      $("arrived").hidden = false;
+    } else if (asked) {
+      run();
+    }
+  }).catch((e) => showError(
+    e.refused ? e.message : "cannot reach the server (is battle-odds serve running?)"));
+
+  $("question").addEventListener("submit", (e) => e.preventDefault());
 
   $("ruleset").addEventListener("change", () => {
     buildSettings();
