@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +25,11 @@ class Server:
     without the secret, and ``token`` the secret (shown by these requests as a script
     shows it, ``Authorization: token ...``)."""
 
-    def __init__(self, *args: str, warm: str = "olympia") -> None:
+    def __init__(
+        self, *args: str, warm: str = "olympia", preexec: Callable[[], None] | None = None
+    ) -> None:
         self.args = ["--port", "0", "--warm", warm, *args]
+        self.preexec = preexec
         self.process: subprocess.Popen[str] | None = None
         self.url = ""
         self.page = ""
@@ -41,6 +44,7 @@ class Server:
             stderr=subprocess.PIPE,
             text=True,
             env={**os.environ, "COLUMNS": "100"},
+            preexec_fn=self.preexec,
         )
         assert self.process.stdout is not None
         deadline = time.monotonic() + START_SECONDS

@@ -43,7 +43,7 @@ from ..studies.exact import exact
 from ..version import __version__
 from .answer import exact_payload, payload
 from .guard import Guard
-from .question import DEFAULT_RULESET, Question, settings
+from .question import DEFAULT_RULESET, MAX_SCENARIO_BYTES, Question, settings
 
 #: Most questions running at once; one more is refused with a one-line error.
 MAX_RUNS = 8
@@ -140,6 +140,31 @@ class Calculator:
     guard: threading.Lock = field(default_factory=threading.Lock)
     #: Requests refused as not the page's own (:class:`.guard.Guard`).
     refused: int = 0
+    #: Questions being read (parsed and checked in a worker thread): they count against
+    #: ``max_runs`` with the questions running. Touched on the event loop only.
+    reading: int = 0
+
+    def busy(self) -> str | None:
+        """Why no other question may start now (None: one may)."""
+        if self.stopping.is_set():
+            return "the server is stopping"
+        taken = len(self.runs) + self.reading
+        if taken >= self.max_runs:
+            return f"the server is answering {taken} questions already: stop one, or wait"
+        return None
+
+    async def read(self, params: dict[str, str], then: Callable[[Question], Any]) -> Any:
+        """``then(question)`` of the question ``params`` ask, read in a worker thread (a
+        long pasted scenario would otherwise stop every page while it is read), counted
+        as a question running meanwhile (:class:`BattleOddsError`: busy, or a bad question)."""
+        why = self.busy()
+        if why is not None:
+            raise BattleOddsError(why)
+        self.reading += 1
+        try:
+            return await run_in_threadpool(lambda: then(Question.of(params)))
+        finally:
+            self.reading -= 1
 
     def count_refused(self) -> None:
         self.refused += 1
@@ -247,15 +272,17 @@ def make_app(
                     "max_battles": DEFAULT_MAX_BATTLES,
                 },
                 "max_seconds": calculator.max_seconds,
+                "limits": {"scenario_bytes": MAX_SCENARIO_BYTES},
             }
         )
 
     async def check(request: Request) -> Response:
         """The question's scenario hash, address, TOML and command, or its error."""
         try:
-            question = Question.of(_params(request))
-            plan = question.plan()
-            return JSONResponse(_described(question, plan.battles))
+            described = await calculator.read(
+                _params(request), lambda q: _described(q, q.plan().battles)
+            )
+            return JSONResponse(described)
         except BattleOddsError as exc:
             return _error(str(exc))
         except Exception as exc:  # a bug: one line here, the traceback on the terminal
@@ -264,10 +291,11 @@ def make_app(
     async def solve(request: Request) -> Response:
         """The exact answer beside the Monte Carlo one, or why there is none."""
         try:
-            question = Question.of(_params(request))
+            scenario = await calculator.read(_params(request), lambda q: q.scenario)
         except BattleOddsError as exc:
             return _error(str(exc))
-        scenario = question.scenario
+        except Exception as exc:
+            return _error(_internal(exc), 500)
         if not rulesets.get(scenario.ruleset).solvable:
             return JSONResponse({"unavailable": f"no exact solver for {scenario.ruleset}"})
 
@@ -298,24 +326,18 @@ def make_app(
         )
 
     async def answer(request: Request) -> Response:
-        try:
-            question = Question.of(_params(request))
+        def read(question: Question) -> tuple[Question, RunPlan, dict[str, Any]]:
             plan = question.plan()
-            described = _described(question, plan.battles if plan.precision is None else None)
+            planned = plan.battles if plan.precision is None else None
+            return question, plan, _described(question, planned)
+
+        try:
+            question, plan, described = await calculator.read(_params(request), read)
         except BattleOddsError as exc:
             return _stream_once("error", {"error": _one_line(str(exc))})
         except Exception as exc:
             return _stream_once("error", {"error": _internal(exc)})
-        if len(calculator.runs) >= calculator.max_runs:
-            return _stream_once(
-                "error",
-                {
-                    "error": f"the server is answering {len(calculator.runs)} questions "
-                    "already: stop one, or wait"
-                },
-            )
-        if calculator.stopping.is_set():
-            return _stream_once("error", {"error": "the server is stopping"})
+        # Nothing awaited since the question was counted as read: the run takes its place.
         run_id = uuid.uuid4().hex[:12]
         halt = threading.Event()
         calculator.runs[run_id] = halt

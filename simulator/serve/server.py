@@ -16,12 +16,15 @@ import uvicorn
 from .. import rulesets
 from ..errors import BattleOddsError
 from .app import Calculator, make_app, warm
+from .connections import ACCEPT_BATCH, IDLE_SECONDS, bounded_protocol, max_connections
 from .guard import cookie_name, new_token
+from .question import MAX_SCENARIO_BYTES
 
 #: Addresses that only this machine reaches.
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
-#: Longest request head (the address with its question) the server reads, in bytes.
-MAX_ADDRESS = 1 << 20
+#: Longest request head the server reads (bytes): the address of the longest pasted
+#: scenario the page takes, every byte of it escaped (%XX), and the rest of the head.
+MAX_HEAD = 3 * MAX_SCENARIO_BYTES + 16 * 1024
 #: Seconds the open connections get to finish once Ctrl-C stops the server.
 GRACE_SECONDS = 2
 
@@ -106,9 +109,12 @@ def serve(
             log_level="warning",
             lifespan="off",
             timeout_graceful_shutdown=GRACE_SECONDS,
-            # The address carries a pasted scenario: room for a long one (Chromium takes
-            # addresses of up to 2 MB; h11's default, 16 KB, refuses a few pages of TOML).
-            h11_max_incomplete_event_size=MAX_ADDRESS,
+            # The address carries a pasted scenario: room for the longest the page takes
+            # (h11's default, 16 KB, refuses a few pages of TOML).
+            h11_max_incomplete_event_size=MAX_HEAD,
+            http=bounded_protocol(max_connections()),
+            timeout_keep_alive=IDLE_SECONDS,
+            backlog=ACCEPT_BATCH,
         )
         server = _Server(config, calculator)
         threading.Thread(target=_announce, args=(server, url, open_page), daemon=True).start()

@@ -173,6 +173,13 @@ function run() {
   $("arrived").hidden = true;
   halt();
   const p = params();
+  const size = new TextEncoder().encode($("toml").value).length;
+  if (mode() === "toml" && size > offered.limits.scenario_bytes) {
+    // Said here: the server would refuse an address this long without a word.
+    showError(`pasted scenario: ${size.toLocaleString("en")} bytes: the page takes scenarios` +
+      ` of up to ${offered.limits.scenario_bytes / 1024} KB (run a longer one with battle-odds run FILE)`);
+    return;
+  }
   history.replaceState(null, "", "?" + p.toString());
   $("error").hidden = true;
   $("exact-note").textContent = "";
