@@ -291,13 +291,14 @@ def test_the_exact_answer_stands_beside(server):
     assert "states" in big["unavailable"]
 
 
-def test_ctrl_c_stops_the_server_cleanly_while_it_answers():
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_stops_the_server_cleanly_while_it_answers(sig):
     running = Server().start()
     events = running.events(urlencode({**ARMIES, "battles": str(10**10)}))
     assert next(events)[0] == "start"
     assert next(events)[0] == "progress"
     began = time.monotonic()
-    status = running.stop(signal.SIGINT)
+    status = running.stop(sig)
     assert time.monotonic() - began < 10
     assert status == 0
     assert "Traceback" not in running.errors
@@ -440,3 +441,45 @@ def test_a_long_pasted_scenario_fits_in_the_address(server):
     assert len(urlencode({"toml": text})) > 32_000
     _, _, done = _answer(server, {"toml": text, "battles": "1000"})
     assert done["battles"] == 1000
+
+
+@pytest.mark.parametrize("seconds", ["inf", "nan", "0.01", "-1"])
+def test_max_seconds_is_a_finite_time(seconds):
+    done = subprocess.run(
+        [sys.executable, "-m", "simulator", "serve", "--port", "0", "--max-seconds", seconds],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert done.stderr.startswith("error: --max-seconds ")
+    assert "expected a number of seconds, at least 0.1" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and not done.stdout
+
+
+@pytest.mark.parametrize("precision", ["1e-300", "1e-7", "0", "nan", "0.5"])
+def test_the_page_and_odds_refuse_the_same_precisions(precision):
+    with pytest.raises(BattleOddsError) as page:
+        Question.of({**ARMIES, "precision": precision}).plan()
+    assert str(page.value).startswith(f"--precision {float(precision)}: expected a half-width")
+    odds = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "simulator",
+            "odds",
+            "--attacker",
+            ARMIES["attacker"],
+            "--defender",
+            ARMIES["defender"],
+            "--precision",
+            precision,
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert odds.returncode == 2, odds.stderr
+    Question.of({**ARMIES, "precision": "1e-6"}).plan()  # the smallest both take

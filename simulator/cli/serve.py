@@ -42,7 +42,8 @@ def serve(
     max_seconds: Annotated[
         float,
         typer.Option(
-            min=0.1, help="Longest a question may run; then it stops with the answer so far."
+            help="Longest a question may run, in seconds (at least 0.1); then it stops "
+            "with the answer so far."
         ),
     ] = 300.0,
 ) -> None:
@@ -54,6 +55,9 @@ def serve(
             f"battle-odds serve needs the 'serve' extra ({exc.name} is not installed): "
             'pip install -e ".[serve]"'
         ) from None
+    from ..serve.server import check_max_seconds
+
+    check_max_seconds(max_seconds)
     names = None
     if warm is not None:
         names = tuple(n.strip() for n in warm.split(",") if n.strip())

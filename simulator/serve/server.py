@@ -3,6 +3,7 @@ address, serve until Ctrl-C."""
 
 from __future__ import annotations
 
+import math
 import signal
 import socket
 import sys
@@ -25,6 +26,8 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 #: Longest request head the server reads (bytes): the address of the longest pasted
 #: scenario the page takes, every byte of it escaped (%XX), and the rest of the head.
 MAX_HEAD = 3 * MAX_SCENARIO_BYTES + 16 * 1024
+#: Shortest limit on a question's time (seconds).
+MIN_SECONDS = 0.1
 #: Seconds the open connections get to finish once Ctrl-C stops the server.
 GRACE_SECONDS = 2
 
@@ -40,6 +43,20 @@ class _Server(uvicorn.Server):
     def handle_exit(self, sig: int, frame: Any) -> None:
         self.calculator.stop_all()
         super().handle_exit(sig, frame)
+
+
+def _as_ctrl_c(sig: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+def check_max_seconds(max_seconds: float | None) -> None:
+    """A question's time limit: a finite number of seconds, at least 0.1 (None: the
+    default), checked the same for the command line and a caller of :func:`serve`."""
+    if max_seconds is not None and not (MIN_SECONDS <= max_seconds < math.inf):
+        raise BattleOddsError(
+            f"--max-seconds {max_seconds:g}: expected a number of seconds, at least "
+            f"{MIN_SECONDS:g} (a question's answer so far arrives then)"
+        )
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -80,11 +97,14 @@ def serve(
     warm_rulesets: tuple[str, ...] | None = None,
     max_seconds: float | None = None,
 ) -> None:
-    """Serve the page until Ctrl-C (which returns from here)."""
+    """Serve the page until Ctrl-C or SIGTERM (which return from here)."""
+    check_max_seconds(max_seconds)
     if threading.current_thread() is threading.main_thread():
         # The server takes Ctrl-C over from the command line's first defence (which ends
         # the process at once, status 130): here it stops the server cleanly, status 0.
+        # SIGTERM (a service manager's, `kill`'s) stops it the same way.
         signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGTERM, _as_ctrl_c)
     names = rulesets.available() if warm_rulesets is None else warm_rulesets
     for name in names:
         rulesets.get(name, "--warm")
