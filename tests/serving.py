@@ -26,10 +26,19 @@ class Server:
     shows it, ``Authorization: token ...``)."""
 
     def __init__(
-        self, *args: str, warm: str = "olympia", preexec: Callable[[], None] | None = None
+        self,
+        *args: str,
+        warm: str = "olympia",
+        preexec: Callable[[], None] | None = None,
+        ready: bool = True,
+        env: dict[str, str] | None = None,
     ) -> None:
         self.args = ["--port", "0", "--warm", warm, *args]
         self.preexec = preexec
+        #: Whether :meth:`start` waits for the warmed rulesets' kernels, loaded (or
+        #: compiled) after the server listens.
+        self.ready = ready
+        self.env = env or {}
         self.process: subprocess.Popen[str] | None = None
         self.url = ""
         self.page = ""
@@ -43,7 +52,7 @@ class Server:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-            env={**os.environ, "COLUMNS": "100"},
+            env={**os.environ, "COLUMNS": "100", **self.env},
             preexec_fn=self.preexec,
         )
         assert self.process.stdout is not None
@@ -57,9 +66,21 @@ class Server:
                 self.page = line.split()[2]
                 self.url, _, secret = self.page.partition("?token=")
                 self.token = secret
+                if self.ready:
+                    self.wait_until_ready(deadline)
                 return self
         self.stop()
         raise AssertionError("battle-odds serve did not print its address in time")
+
+    def wait_until_ready(self, deadline: float) -> None:
+        """Wait for every warmed ruleset's kernels (the server answers meanwhile)."""
+        while time.monotonic() < deadline:
+            states = {r["name"]: r["state"] for r in self.get("/api/ready")["rulesets"]}
+            if not {"waiting", "loading", "compiling"} & set(states.values()):
+                return
+            time.sleep(0.2)
+        self.stop()
+        raise AssertionError("battle-odds serve did not load its kernels in time")
 
     def stop(self, sig: int = signal.SIGINT) -> int:
         """Ctrl-C, as a terminal sends it; the exit status."""

@@ -34,6 +34,7 @@ from simulator.running.stream import stream_battles
 from simulator.scenario.scenario import from_data, from_query
 from simulator.serve.app import MAX_RUNS
 from simulator.serve.question import Question, settings
+from simulator.serve.warming import EXAMPLES, SYNTAX
 
 from .serving import ROOT, Server, odds_json
 
@@ -483,3 +484,37 @@ def test_the_page_and_odds_refuse_the_same_precisions(precision):
     )
     assert odds.returncode == 2, odds.stderr
     Question.of({**ARMIES, "precision": "1e-6"}).plan()  # the smallest both take
+
+
+def test_a_stopped_answer_is_asked_again_by_its_link_and_command(server):
+    events = server.events(urlencode({**ARMIES, "seed": "11", "battles": str(10**10)}))
+    kind, start = next(events)
+    assert kind == "start" and f"-n {10**10}" in start["command"]
+    assert next(events)[0] == "progress"
+    server.post(f"/api/stop?run={start['run']}")
+    done = [data for kind, data in events if kind == "done"][-1]
+    fought = done["battles"]
+    assert done["partial"] and 0 < fought < 10**10
+    again = done["described"]
+    assert dict(_query(again["address"]))["battles"] == str(fought)
+    assert f"-n {fought}" in again["command"] and str(10**10) not in again["command"]
+    assert f"battles = {fought}" in again["toml"].replace("_", "")
+    cli = odds_json(*shlex.split(again["command"])[2:])
+    assert cli["battles"] == fought
+    assert {w["outcome"]: w["p"] for w in done["win"]} == {o: v["p"] for o, v in cli["win"].items()}
+
+
+@pytest.mark.parametrize("name", sorted(EXAMPLES))
+def test_each_rulesets_example_is_a_battle_worth_asking(name):
+    from simulator import simulate
+
+    attacker, defender = EXAMPLES[name]
+    question = Question.of({"ruleset": name, "attacker": attacker, "defender": defender})
+    result = simulate(question.scenario, 4000, 1)
+    rows = {r.metric: r for r in result.summary_rows() if r.group == "win"}
+    # Neither side's win foregone: each side's 99.9% interval (Wilson's 95% widened to
+    # z 3.29) inside 5%..95%.
+    for side in ("attacker", "defender"):
+        p, half = rows[side].mean, 3.29 / 1.96 * (rows[side].high - rows[side].low) / 2
+        assert p - half > 0.05 and p + half < 0.95, (name, side, p)
+    assert SYNTAX[name]

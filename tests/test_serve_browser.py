@@ -173,7 +173,7 @@ def test_two_armies_answer_as_odds_does_and_the_link_gives_the_same(server, brow
     expected = lost.counts[lost.values <= 20 - 5].sum() / lost.n
     assert shown_p == pytest.approx(expected, abs=1e-6)
     assert (
-        "P(at least 5 of attacker.soldier survive)"
+        "P(at least 5 soldiers of the attacking army survive)"
         in browser.find_element(By.ID, "survivor-p").text
     )
     screenshot = os.environ.get("BATTLE_ODDS_SCREENSHOT")
@@ -257,6 +257,69 @@ def test_stop_ends_a_long_run_with_the_answer_so_far(server, browser):
     assert server.running() == 0
 
 
+def test_a_stopped_answers_link_asks_the_battles_fought(server, browser):
+    browser.get(server.page)
+    wait_for(browser, "idle", 60)
+    ask(browser, "noble, 20 soldier", "noble, 22 pikeman", "3", "10000000000")
+    WebDriverWait(browser, 120, poll_frequency=0.05).until(
+        lambda d: d.find_element(By.ID, "battles-shown").text not in ("", "0")
+    )
+    browser.find_element(By.ID, "stop").click()
+    wait_for(browser, "stopped", 30)
+    page = shown(browser)
+    fought = page["battles"].replace(",", "")
+    link = browser.find_element(By.ID, "share").get_attribute("href")
+    command = browser.find_element(By.ID, "command-text").text
+    assert f"battles={fought}&" in link + "&" and "10000000000" not in link
+    assert f"-n {fought}" in command and "10000000000" not in command
+    assert f"battles={fought}" in browser.current_url
+    cli = odds_json(*shlex.split(command)[2:])
+    assert page["p"] == {o: cli["win"][o]["p"] for o in ("attacker", "defender", "draw")}
+    browser.get(link)
+    wait_for(browser, "done")
+    assert shown(browser) == page
+
+
+def test_the_page_fits_a_phone(server, browser, tmp_path):
+    width, height = 375, 812
+    browser.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": width, "height": height, "deviceScaleFactor": 2, "mobile": True},
+    )
+    try:
+        browser.get(server.page)
+        wait_for(browser, "idle", 60)
+        # Settings folded, Run on the first screen.
+        assert not browser.find_element(By.ID, "more").get_attribute("open")
+        run = browser.find_element(By.ID, "run").rect
+        assert run["y"] + run["height"] <= height
+        browser.find_element(By.CSS_SELECTOR, "#more summary").click()  # seed and battles
+        ask(browser, ATTACKER, DEFENDER, "4242", "20000")
+        browser.find_element(By.CSS_SELECTOR, "#more summary").click()
+        wait_for(browser, "done")
+        # The answer begins on the first screen; nothing is wider than the screen.
+        assert browser.find_element(By.ID, "outcomes").rect["y"] < height
+        wide = browser.execute_script(
+            "const w = document.documentElement.clientWidth; const out = [];"
+            "for (const e of document.querySelectorAll('body *')) {"
+            "  const r = e.getBoundingClientRect();"
+            "  if (r.width && r.right > w + 0.5) out.push(e.tagName + '#' + e.id + ' ' + r.right);"
+            "} return [w, document.documentElement.scrollWidth, out];"
+        )
+        assert wide[0] == width and wide[1] <= width, wide
+        assert wide[2] == [], wide
+        shot = os.environ.get("BATTLE_ODDS_PHONE_SCREENSHOT")
+        if shot:  # the first screen, and the answer's tables further down
+            browser.save_screenshot(shot)
+            browser.execute_script("document.getElementById('steps').scrollIntoView()")
+            browser.save_screenshot(shot.replace(".png", "-tables.png"))
+        browser.find_element(By.CSS_SELECTOR, "#more summary").click()
+        assert browser.find_element(By.CSS_SELECTOR, '[data-path="battle.terrain"]').is_displayed()
+        assert browser.execute_script("return document.documentElement.scrollWidth") <= width
+    finally:
+        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+
 def test_completion_offers_the_rulesets_unit_names(server, browser):
     browser.get(server.page)
     wait_for(browser, "idle", 60)
@@ -301,11 +364,11 @@ def test_the_answer_follows_the_typing(server, browser):
     box.send_keys(", 5 archer@1")
     WebDriverWait(browser, 120, poll_frequency=0.05).until(
         lambda d: (
-            "defender.archer" in d.find_element(By.ID, "casualties").text
+            "archers lost by the defending army" in d.find_element(By.ID, "casualties").text
             and d.find_element(By.TAG_NAME, "body").get_attribute("data-state") == "done"
         )
     )
-    assert "defender.archer" in browser.find_element(By.ID, "casualties").text
+    assert "defender.archer" not in browser.find_element(By.TAG_NAME, "body").text
 
 
 def test_another_ruleset_brings_its_own_settings_and_words(server, browser):

@@ -1,5 +1,5 @@
-"""Starting and stopping ``battle-odds serve``: bind, warm the kernels, print the
-address, serve until Ctrl-C."""
+"""Starting and stopping ``battle-odds serve``: bind, listen, print the address, load
+the kernels while serving (:mod:`.warming`), serve until Ctrl-C or SIGTERM."""
 
 from __future__ import annotations
 
@@ -16,10 +16,11 @@ import uvicorn
 
 from .. import rulesets
 from ..errors import BattleOddsError
-from .app import Calculator, make_app, warm
+from .app import Calculator, make_app
 from .connections import ACCEPT_BATCH, IDLE_SECONDS, bounded_protocol, max_connections
 from .guard import cookie_name, new_token
 from .question import MAX_SCENARIO_BYTES
+from .warming import Readiness, order, warm_in_background
 
 #: Addresses that only this machine reaches.
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -117,8 +118,8 @@ def serve(
             "can run battles here (--host 127.0.0.1 keeps the page to this machine)\n"
         )
     calculator = Calculator() if max_seconds is None else Calculator(max_seconds=max_seconds)
+    calculator.readiness = {name: Readiness(name) for name in order(names)}
     try:
-        warm(tuple(names))
         config = uvicorn.Config(
             make_app(
                 calculator,
@@ -137,7 +138,9 @@ def serve(
             backlog=ACCEPT_BATCH,
         )
         server = _Server(config, calculator)
-        threading.Thread(target=_announce, args=(server, url, open_page), daemon=True).start()
+        threading.Thread(
+            target=_announce, args=(server, url, open_page, calculator), daemon=True
+        ).start()
         server.run(sockets=[sock])
     except KeyboardInterrupt:
         pass
@@ -147,13 +150,16 @@ def serve(
     sys.stderr.write("battle-odds serve: stopped\n")
 
 
-def _announce(server: _Server, url: str, open_page: bool) -> None:
-    """Print the address once the server listens (and open it, when asked)."""
+def _announce(server: _Server, url: str, open_page: bool, calculator: Calculator) -> None:
+    """Print the address once the server listens (and open it, when asked), then load
+    the kernels: the page says which rulesets are ready."""
     while not server.started and not server.should_exit:
         time.sleep(0.02)
     if server.should_exit:
         return
     sys.stdout.write(f"battle-odds serve: {url} (Ctrl-C stops)\n")
     sys.stdout.flush()
+    if calculator.readiness:
+        warm_in_background(calculator.readiness)
     if open_page:
         webbrowser.open(url)
