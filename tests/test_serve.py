@@ -159,6 +159,28 @@ def test_a_stopped_stream_is_the_run_of_its_battles():
     assert last.tally.to_dict() == same.tally.to_dict()
 
 
+def test_a_cluster_that_fails_ends_the_stream_with_the_battles_done():
+    from simulator.running.distributed import chunk_tally
+
+    class FailsAfterOneChunk:
+        """A Dask executor whose cluster goes after the first chunk of 1,000 battles."""
+
+        failure: str | None = None
+
+        def __call__(self, ruleset, canonical, seed, ranges, sizes):
+            ((first, _),) = ranges
+            yield first, 1000, chunk_tally(ruleset, canonical, seed, first, 1000, 1)[0]
+            self.failure = "lost the connection to the Dask scheduler"
+
+    scenario = Question.of(ARMIES).scenario
+    plan = RunPlan.of(scenario, 50_000, 9)
+    *_, (last, final) = stream_battles(scenario, plan, executor=FailsAfterOneChunk())
+    assert final and last.partial and last.n == 1000
+    assert "lost the connection to the Dask scheduler" in last.notes
+    same = run_chunks(scenario, RunPlan.of(scenario, 1000, 9))
+    assert last.tally.to_dict() == same.tally.to_dict()
+
+
 def test_a_precision_stream_takes_the_rounds_of_a_precision_run():
     scenario = Question.of(ARMIES).scenario
     plan = RunPlan.of(scenario, seed=3, precision=0.004)

@@ -46,6 +46,14 @@ def serve(
             "with the answer so far."
         ),
     ] = 300.0,
+    scheduler: Annotated[
+        str | None,
+        typer.Option(
+            help="Run the questions' battles on a Dask cluster: tcp://HOST:PORT (a team's "
+            "shared page: with --host, the address printed carries the secret to share), "
+            "or local:N for N local workers."
+        ),
+    ] = None,
 ) -> None:
     """A calculator page: armies in, odds while the battles run, a link that reproduces them."""
     try:
@@ -63,4 +71,4 @@ def serve(
         names = tuple(n.strip() for n in warm.split(",") if n.strip())
         for name in names:
             rulesets.get(name, "--warm")
-    run_server(host, port, open_page, names, max_seconds)
+    run_server(host, port, open_page, names, max_seconds, scheduler)

@@ -34,6 +34,7 @@ from .. import rulesets
 from ..errors import BattleOddsError
 from ..rulesets.keys import DEFAULT_BATTLES, DEFAULT_SEED
 from ..running.compiling import compile_clock, compile_notice
+from ..running.distributed import DaskChunks
 from ..running.plan import DEFAULT_MAX_BATTLES, RunPlan
 from ..running.stream import stream_battles
 from ..studies.exact import exact
@@ -77,6 +78,8 @@ class Calculator:
     guard: threading.Lock = field(default_factory=threading.Lock)
     #: Requests refused as not the page's own (:class:`.guard.Guard`).
     refused: int = 0
+    #: The Dask client of ``serve --scheduler`` (None: questions run in this process).
+    cluster: Any = None
     #: Each warmed ruleset's kernels, loading in the background (:mod:`.warming`).
     readiness: dict[str, Readiness] = field(default_factory=dict)
     #: Questions being read (parsed and checked in a worker thread): they count against
@@ -357,7 +360,11 @@ def make_app(
                     put("error", {"error": "stopped while the ruleset's kernels loaded"})
                     return
                 for last, final in stream_battles(
-                    question.scenario, plan, stop=should_stop, lock=calculator.lock
+                    question.scenario,
+                    plan,
+                    stop=should_stop,
+                    lock=calculator.lock,
+                    executor=None if calculator.cluster is None else DaskChunks(calculator.cluster),
                 ):
                     if not final:
                         put("progress", payload(last, running=True, planned=planned))

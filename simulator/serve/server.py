@@ -10,12 +10,14 @@ import sys
 import threading
 import time
 import webbrowser
+from contextlib import nullcontext
 from typing import Any
 
 import uvicorn
 
 from .. import rulesets
 from ..errors import BattleOddsError
+from ..running.distributed import connect
 from .app import Calculator, make_app
 from .connections import ACCEPT_BATCH, IDLE_SECONDS, bounded_protocol, max_connections
 from .guard import cookie_name, new_token
@@ -97,8 +99,10 @@ def serve(
     open_page: bool = False,
     warm_rulesets: tuple[str, ...] | None = None,
     max_seconds: float | None = None,
+    scheduler: str | None = None,
 ) -> None:
-    """Serve the page until Ctrl-C or SIGTERM (which return from here)."""
+    """Serve the page until Ctrl-C or SIGTERM (which return from here); ``scheduler``:
+    questions' battles run on this Dask cluster (``tcp://HOST:PORT``, ``local:N``)."""
     check_max_seconds(max_seconds)
     if threading.current_thread() is threading.main_thread():
         # The server takes Ctrl-C over from the command line's first defence (which ends
@@ -114,40 +118,52 @@ def serve(
     url = address_of(host, sock, token)
     if host not in LOOPBACK:
         sys.stderr.write(
-            f"warning: serving on {host}, not only this machine: anyone who can reach it "
-            "can run battles here (--host 127.0.0.1 keeps the page to this machine)\n"
+            f"warning: serving on {host}, not only this machine: anyone who can reach it and "
+            "who also holds the address printed below, with its secret, can run battles "
+            "here (--host 127.0.0.1 keeps the page to this machine)\n"
         )
     calculator = Calculator() if max_seconds is None else Calculator(max_seconds=max_seconds)
     calculator.readiness = {name: Readiness(name) for name in order(names)}
     try:
-        config = uvicorn.Config(
-            make_app(
-                calculator,
-                token,
-                cookie_name(sock.getsockname()[1]),
-                loopback_only=host in LOOPBACK,
-            ),
-            log_level="warning",
-            lifespan="off",
-            timeout_graceful_shutdown=GRACE_SECONDS,
-            # The address carries a pasted scenario: room for the longest the page takes
-            # (h11's default, 16 KB, refuses a few pages of TOML).
-            h11_max_incomplete_event_size=MAX_HEAD,
-            http=bounded_protocol(max_connections()),
-            timeout_keep_alive=IDLE_SECONDS,
-            backlog=ACCEPT_BATCH,
-        )
-        server = _Server(config, calculator)
-        threading.Thread(
-            target=_announce, args=(server, url, open_page, calculator), daemon=True
-        ).start()
-        server.run(sockets=[sock])
+        with connect(scheduler) if scheduler else nullcontext() as cluster:
+            if scheduler and cluster is None:
+                raise KeyboardInterrupt  # Ctrl-C while the cluster started
+            calculator.cluster = cluster
+            _serve(calculator, sock, host, token, url, open_page)
     except KeyboardInterrupt:
         pass
     finally:
         calculator.stop_all()
         sock.close()
     sys.stderr.write("battle-odds serve: stopped\n")
+
+
+def _serve(
+    calculator: Calculator, sock: socket.socket, host: str, token: str, url: str, open_page: bool
+) -> None:
+    """Run uvicorn on ``sock`` until it is told to stop."""
+    config = uvicorn.Config(
+        make_app(
+            calculator,
+            token,
+            cookie_name(sock.getsockname()[1]),
+            loopback_only=host in LOOPBACK,
+        ),
+        log_level="warning",
+        lifespan="off",
+        timeout_graceful_shutdown=GRACE_SECONDS,
+        # The address carries a pasted scenario: room for the longest the page takes
+        # (h11's default, 16 KB, refuses a few pages of TOML).
+        h11_max_incomplete_event_size=MAX_HEAD,
+        http=bounded_protocol(max_connections()),
+        timeout_keep_alive=IDLE_SECONDS,
+        backlog=ACCEPT_BATCH,
+    )
+    server = _Server(config, calculator)
+    threading.Thread(
+        target=_announce, args=(server, url, open_page, calculator), daemon=True
+    ).start()
+    server.run(sockets=[sock])
 
 
 def _announce(server: _Server, url: str, open_page: bool, calculator: Calculator) -> None:
