@@ -145,3 +145,26 @@ def odds_json(*args: str) -> dict[str, Any]:
         check=True,
     )
     return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+
+def serving(*args: str, **options: Any) -> Iterator[Server]:
+    """A module fixture's server: started, handed over, then stopped with Ctrl-C, cleanly
+    (status 0, no traceback)."""
+    running = Server(*args, **options).start()
+    yield running
+    assert running.stop() == 0, running.errors
+    assert "Traceback" not in running.errors
+
+
+def refused(*args: str) -> str:
+    """``battle-odds serve --port 0 ARGS`` refused before it listens: its one line."""
+    done = subprocess.run(
+        [sys.executable, "-m", "simulator", "serve", "--port", "0", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and not done.stdout, done.stderr
+    return done.stderr

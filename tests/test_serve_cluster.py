@@ -6,8 +6,6 @@ odds`` on the same seed; a stopped question stops its chunks."""
 from __future__ import annotations
 
 import shlex
-import subprocess
-import sys
 from urllib.parse import urlencode
 
 import pytest
@@ -15,7 +13,7 @@ import pytest
 pytest.importorskip("starlette")
 pytest.importorskip("distributed")
 
-from .serving import ROOT, Server, odds_json
+from .serving import odds_json, refused, serving
 
 
 @pytest.fixture(scope="module")
@@ -40,10 +38,7 @@ ARMIES = {"attacker": "noble, 12 soldier, 4 archer@1", "defender": "noble, 14 pi
 
 @pytest.fixture(scope="module")
 def server(cluster):
-    running = Server("--scheduler", cluster[0]).start()
-    yield running
-    assert running.stop() == 0, running.errors
-    assert "Traceback" not in running.errors
+    yield from serving("--scheduler", cluster[0])
 
 
 def _chunks_run(client) -> int:
@@ -79,13 +74,5 @@ def test_a_stopped_question_on_the_cluster_ends_partial(server):
 
 
 def test_a_scheduler_that_is_not_one_is_a_one_line_error():
-    done = subprocess.run(
-        [sys.executable, "-m", "simulator", "serve", "--port", "0", "--scheduler", "nowhere"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 2
-    assert done.stderr.startswith("error: --scheduler nowhere: expected tcp://HOST:PORT")
-    assert len(done.stderr.strip().splitlines()) == 1
+    line = refused("--scheduler", "nowhere")
+    assert line.startswith("error: --scheduler nowhere: expected tcp://HOST:PORT")

@@ -26,7 +26,7 @@ from simulator.serve.app import Calculator, make_app
 from simulator.serve.connections import ACCEPT_BATCH, HEAD_SECONDS, OWN_FILES, max_connections
 from simulator.serve.question import MAX_SCENARIO_BYTES, MAX_UNIT_TYPES, Question
 
-from .serving import ROOT, Server
+from .serving import ROOT, Server, serving
 
 ARMIES = {"attacker": "noble, 12 soldier", "defender": "noble, 14 pikeman"}
 KNIGHTS = (ROOT / "scenarios" / "olympia" / "knights_vs_pikemen.toml").read_text()
@@ -34,10 +34,7 @@ KNIGHTS = (ROOT / "scenarios" / "olympia" / "knights_vs_pikemen.toml").read_text
 
 @pytest.fixture(scope="module")
 def server():
-    running = Server().start()
-    yield running
-    assert running.stop() == 0, running.errors
-    assert "Traceback" not in running.errors
+    yield from serving()
 
 
 def _port(server: Server) -> int:

@@ -47,7 +47,7 @@ EXAMPLES = {
 _ROWS = (
     "Men of one unit, comma-separated, led by a noble: 20 soldier is 20 men of a type; "
     "@1 puts them in row 1, behind the front (they shoot, and are hit once the front row "
-    "is gone); ; starts another unit (noble, 20 soldier; noble, 5 knight)."
+    "is gone); a semicolon starts another unit (noble, 20 soldier; noble, 5 knight)."
 )
 #: The one-line army syntax of each ruleset, said beside the armies on the page.
 SYNTAX = {
@@ -63,7 +63,8 @@ SYNTAX = {
         "type with a field changed; unit(arms=4, resolve=2, integrity=8) a unit of no type."
     ),
     "skirmish": (
-        "Stacks separated by ;, units in a stack by commas: cavalry, 2 swordsman; 3 archer "
+        "Stacks separated by semicolons, units in a stack by commas: cavalry, 2 swordsman; "
+        "3 archer "
         "(the first stack is the one that attacks, or holds the attacked tile)."
     ),
 }
