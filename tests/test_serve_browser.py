@@ -27,7 +27,7 @@ from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
 from simulator import simulate  # noqa: E402
 from simulator.serve.question import Question  # noqa: E402
 
-from .serving import ROOT, odds_json, serving  # noqa: E402
+from .serving import ROOT, Server, odds_json, serving  # noqa: E402
 
 ATTACKER, DEFENDER = "noble, 20 soldier, 10 archer@1", "noble, 26 pikeman"
 
@@ -500,3 +500,40 @@ def test_another_sites_page_cannot_start_a_question(server, browser, name):
     wait_for(browser, "idle", 60)
     ask(browser, "noble, 5 soldier", "noble, 5 pikeman", "1", "2000")
     wait_for(browser, "done")
+
+
+def test_the_page_says_which_rulesets_still_compile(browser, tmp_path):
+    # A fresh install: an empty Numba cache, confrontation's kernels compiled after the
+    # server listens.
+    fresh = Server(
+        warm="confrontation", ready=False, env={"NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    ).start()
+    try:
+        browser.get(fresh.page)
+        wait_for(browser, "idle", 60)
+        said = WebDriverWait(browser, 60, poll_frequency=0.05).until(
+            lambda d: (
+                "compiling the confrontation kernel" in d.find_element(By.ID, "readiness").text
+                and d.find_element(By.ID, "readiness").text
+            )
+        )
+        assert said.startswith("Not ready yet: confrontation: compiling the confrontation ")
+        assert "(first start after install only)" in said
+        Select(browser.find_element(By.ID, "ruleset")).select_by_value("confrontation")
+        live = browser.find_element(By.ID, "live")
+        if live.is_selected():
+            live.click()
+        browser.find_element(By.ID, "run").click()
+        # Asked while compiling, the question says what it waits for, then is answered.
+        seen = set()
+        deadline = time.monotonic() + 600
+        while browser.find_element(By.TAG_NAME, "body").get_attribute("data-state") != "done":
+            seen.add(browser.find_element(By.ID, "status").text)
+            assert time.monotonic() < deadline, seen
+            time.sleep(0.05)
+        assert any(s.startswith("confrontation: compiling the ") for s in seen), seen
+        WebDriverWait(browser, 30, poll_frequency=0.1).until(
+            lambda d: not d.find_element(By.ID, "readiness").is_displayed()
+        )
+    finally:
+        assert fresh.stop() == 0, fresh.errors
