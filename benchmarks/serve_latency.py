@@ -3,8 +3,9 @@
 
 The server is started once (``--warm olympia``: its kernels loaded, after it listens,
 before the first question); each question is then timed from the request to the answer's
-last event, over HTTP as the page asks it, with a new seed each time. The same question by ``battle-odds odds`` pays
-the interpreter's start, the imports and the kernels' loading every time.
+last event, over HTTP as the page asks it, with a new seed each time. The same question
+by ``battle-odds odds`` pays the interpreter's start, the imports and the kernels'
+loading every time.
 
     python benchmarks/serve_latency.py [--quick] [--repeats N]
 """
