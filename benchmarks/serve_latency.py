@@ -1,10 +1,11 @@
 """How long a question takes in ``battle-odds serve``'s warm process, against
 ``battle-odds odds`` started afresh for the same question.
 
-The server is started once (``--warm olympia``: its kernels loaded before it listens);
-each question is then timed from the request to the answer's last event, over HTTP as the
-page asks it, with a new seed each time. The same question by ``battle-odds odds`` pays
-the interpreter's start, the imports and the kernels' loading every time.
+The server is started once (``--warm olympia``: its kernels loaded, after it listens,
+before the first question); each question is then timed from the request to the answer's
+last event, over HTTP as the page asks it, with a new seed each time. The same question
+by ``battle-odds odds`` pays the interpreter's start, the imports and the kernels'
+loading every time.
 
     python benchmarks/serve_latency.py [--quick] [--repeats N]
 """
@@ -19,6 +20,7 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlencode
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -41,15 +43,34 @@ def start_server() -> tuple[subprocess.Popen[str], str]:
     assert process.stdout is not None
     for line in process.stdout:
         if "http://" in line:
-            return process, line.split()[2]
+            url = line.split()[2]
+            wait_until_ready(url)
+            return process, url
     raise SystemExit("battle-odds serve ended before it listened")
+
+
+def _open(url: str, path: str) -> Any:
+    """``path`` of the server at ``url`` (the address it printed, with its secret)."""
+    base, _, token = url.partition("?token=")
+    request = urllib.request.Request(base + path, headers={"Authorization": f"token {token}"})
+    return urllib.request.urlopen(request, timeout=600)
+
+
+def wait_until_ready(url: str) -> None:
+    """Wait for the kernels the server loads after it listens."""
+    while True:
+        with _open(url, "api/ready") as response:
+            states = {r["state"] for r in json.loads(response.read())["rulesets"]}
+        if not states & {"waiting", "loading", "compiling"}:
+            return
+        time.sleep(0.2)
 
 
 def ask(url: str, params: dict[str, str]) -> tuple[float, int]:
     """Seconds from the request to the answer's last event, and the battles answered."""
     began = time.perf_counter()
     battles = 0
-    with urllib.request.urlopen(f"{url}api/run?{urlencode(params)}", timeout=600) as response:
+    with _open(url, f"api/run?{urlencode(params)}") as response:
         kind = ""
         for raw in response:
             line = raw.decode().strip()

@@ -34,8 +34,9 @@ from simulator.running.stream import stream_battles
 from simulator.scenario.scenario import from_data, from_query
 from simulator.serve.app import MAX_RUNS
 from simulator.serve.question import Question, settings
+from simulator.serve.warming import EXAMPLES, SYNTAX
 
-from .serving import ROOT, Server, odds_json
+from .serving import ROOT, Server, odds_json, refused, serving
 
 ARMIES = {"attacker": "noble, 12 soldier, 4 archer@1", "defender": "noble, 14 pikeman"}
 
@@ -158,6 +159,28 @@ def test_a_stopped_stream_is_the_run_of_its_battles():
     assert last.tally.to_dict() == same.tally.to_dict()
 
 
+def test_a_cluster_that_fails_ends_the_stream_with_the_battles_done():
+    from simulator.running.distributed import chunk_tally
+
+    class FailsAfterOneChunk:
+        """A Dask executor whose cluster goes after the first chunk of 1,000 battles."""
+
+        failure: str | None = None
+
+        def __call__(self, ruleset, canonical, seed, ranges, sizes):
+            ((first, _),) = ranges
+            yield first, 1000, chunk_tally(ruleset, canonical, seed, first, 1000, 1)[0]
+            self.failure = "lost the connection to the Dask scheduler"
+
+    scenario = Question.of(ARMIES).scenario
+    plan = RunPlan.of(scenario, 50_000, 9)
+    *_, (last, final) = stream_battles(scenario, plan, executor=FailsAfterOneChunk())
+    assert final and last.partial and last.n == 1000
+    assert "lost the connection to the Dask scheduler" in last.notes
+    same = run_chunks(scenario, RunPlan.of(scenario, 1000, 9))
+    assert last.tally.to_dict() == same.tally.to_dict()
+
+
 def test_a_precision_stream_takes_the_rounds_of_a_precision_run():
     scenario = Question.of(ARMIES).scenario
     plan = RunPlan.of(scenario, seed=3, precision=0.004)
@@ -173,10 +196,7 @@ def test_a_precision_stream_takes_the_rounds_of_a_precision_run():
 
 @pytest.fixture(scope="module")
 def server():
-    running = Server().start()
-    yield running
-    assert running.stop() == 0, running.errors
-    assert "Traceback" not in running.errors
+    yield from serving()
 
 
 def _answer(server: Server, params: dict[str, str]) -> tuple[dict, list[dict], dict]:
@@ -251,9 +271,7 @@ def test_a_stopped_question_frees_its_thread(server):
 
 
 def test_an_abandoned_question_frees_its_thread(server):
-    response = urllib.request.urlopen(
-        f"{server.url}api/run?{urlencode({**ARMIES, 'battles': str(10**10)})}", timeout=60
-    )
+    response = server.open(f"/api/run?{urlencode({**ARMIES, 'battles': str(10**10)})}")
     assert response.readline().startswith(b"event: start")
     deadline = time.monotonic() + 30
     while server.get("/api/status")["running"] == 0 and time.monotonic() < deadline:
@@ -293,13 +311,14 @@ def test_the_exact_answer_stands_beside(server):
     assert "states" in big["unavailable"]
 
 
-def test_ctrl_c_stops_the_server_cleanly_while_it_answers():
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_stops_the_server_cleanly_while_it_answers(sig):
     running = Server().start()
     events = running.events(urlencode({**ARMIES, "battles": str(10**10)}))
     assert next(events)[0] == "start"
     assert next(events)[0] == "progress"
     began = time.monotonic()
-    status = running.stop(signal.SIGINT)
+    status = running.stop(sig)
     assert time.monotonic() - began < 10
     assert status == 0
     assert "Traceback" not in running.errors
@@ -442,3 +461,71 @@ def test_a_long_pasted_scenario_fits_in_the_address(server):
     assert len(urlencode({"toml": text})) > 32_000
     _, _, done = _answer(server, {"toml": text, "battles": "1000"})
     assert done["battles"] == 1000
+
+
+@pytest.mark.parametrize("seconds", ["inf", "nan", "0.01", "-1"])
+def test_max_seconds_is_a_finite_time(seconds):
+    line = refused("--max-seconds", seconds)
+    assert line.startswith("error: --max-seconds ")
+    assert "expected a number of seconds, at least 0.1" in line
+
+
+@pytest.mark.parametrize("precision", ["1e-300", "1e-7", "0", "nan", "0.5"])
+def test_the_page_and_odds_refuse_the_same_precisions(precision):
+    with pytest.raises(BattleOddsError) as page:
+        Question.of({**ARMIES, "precision": precision}).plan()
+    assert str(page.value).startswith(f"--precision {float(precision)}: expected a half-width")
+    odds = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "simulator",
+            "odds",
+            "--attacker",
+            ARMIES["attacker"],
+            "--defender",
+            ARMIES["defender"],
+            "--precision",
+            precision,
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert odds.returncode == 2, odds.stderr
+    Question.of({**ARMIES, "precision": "1e-6"}).plan()  # the smallest both take
+
+
+def test_a_stopped_answer_is_asked_again_by_its_link_and_command(server):
+    events = server.events(urlencode({**ARMIES, "seed": "11", "battles": str(10**10)}))
+    kind, start = next(events)
+    assert kind == "start" and f"-n {10**10}" in start["command"]
+    assert next(events)[0] == "progress"
+    server.post(f"/api/stop?run={start['run']}")
+    done = [data for kind, data in events if kind == "done"][-1]
+    fought = done["battles"]
+    assert done["partial"] and 0 < fought < 10**10
+    again = done["described"]
+    assert dict(_query(again["address"]))["battles"] == str(fought)
+    assert f"-n {fought}" in again["command"] and str(10**10) not in again["command"]
+    assert f"battles = {fought}" in again["toml"].replace("_", "")
+    cli = odds_json(*shlex.split(again["command"])[2:])
+    assert cli["battles"] == fought
+    assert {w["outcome"]: w["p"] for w in done["win"]} == {o: v["p"] for o, v in cli["win"].items()}
+
+
+@pytest.mark.parametrize("name", sorted(EXAMPLES))
+def test_each_rulesets_example_is_a_battle_worth_asking(name):
+    from simulator import simulate
+
+    attacker, defender = EXAMPLES[name]
+    question = Question.of({"ruleset": name, "attacker": attacker, "defender": defender})
+    result = simulate(question.scenario, 4000, 1)
+    rows = {r.metric: r for r in result.summary_rows() if r.group == "win"}
+    # Neither side's win foregone: each side's 99.9% interval (Wilson's 95% widened to
+    # z 3.29) inside 5%..95%.
+    for side in ("attacker", "defender"):
+        p, half = rows[side].mean, 3.29 / 1.96 * (rows[side].high - rows[side].low) / 2
+        assert p - half > 0.05 and p + half < 0.95, (name, side, p)
+    assert SYNTAX[name]

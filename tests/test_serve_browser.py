@@ -27,7 +27,7 @@ from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
 from simulator import simulate  # noqa: E402
 from simulator.serve.question import Question  # noqa: E402
 
-from .serving import ROOT, Server, odds_json  # noqa: E402
+from .serving import ROOT, Server, odds_json, serving  # noqa: E402
 
 ATTACKER, DEFENDER = "noble, 20 soldier, 10 archer@1", "noble, 26 pikeman"
 
@@ -56,9 +56,7 @@ if not (Path(CHROMIUM).exists() and Path(DRIVER).exists()):
 
 @pytest.fixture(scope="module")
 def server():
-    running = Server().start()
-    yield running
-    assert running.stop() == 0, running.errors
+    yield from serving()
 
 
 @pytest.fixture(scope="module")
@@ -125,7 +123,7 @@ def shown(driver) -> dict[str, object]:
 
 
 def test_two_armies_answer_as_odds_does_and_the_link_gives_the_same(server, browser):
-    browser.get(server.url)
+    browser.get(server.page)
     wait_for(browser, "idle", 60)
     # A setting, from the form the declarations generate.
     setting = browser.find_element(By.CSS_SELECTOR, '[data-path="defender.break_point"]')
@@ -173,7 +171,7 @@ def test_two_armies_answer_as_odds_does_and_the_link_gives_the_same(server, brow
     expected = lost.counts[lost.values <= 20 - 5].sum() / lost.n
     assert shown_p == pytest.approx(expected, abs=1e-6)
     assert (
-        "P(at least 5 of attacker.soldier survive)"
+        "P(at least 5 soldiers of the attacking army survive)"
         in browser.find_element(By.ID, "survivor-p").text
     )
     screenshot = os.environ.get("BATTLE_ODDS_SCREENSHOT")
@@ -196,7 +194,7 @@ def test_two_armies_answer_as_odds_does_and_the_link_gives_the_same(server, brow
 
 
 def test_probabilities_arrive_while_the_battles_run(server, browser):
-    browser.get(server.url)
+    browser.get(server.page)
     wait_for(browser, "idle", 60)
     ask(browser, "noble, 20 soldier", "noble, 22 pikeman", "1", "4000000")
     seen: list[tuple[str, str]] = []
@@ -227,7 +225,7 @@ def _width(interval: str) -> float:
 
 
 def test_a_misspelt_unit_is_shown_and_the_next_question_works(server, browser):
-    browser.get(server.url)
+    browser.get(server.page)
     wait_for(browser, "idle", 60)
     ask(browser, "noble, 20 soldeir", "noble, 22 pikeman", "1", "5000")
     wait_for(browser, "error")
@@ -242,23 +240,84 @@ def test_a_misspelt_unit_is_shown_and_the_next_question_works(server, browser):
     assert sum(shown(browser)["p"].values()) == pytest.approx(1.0)
 
 
-def test_stop_ends_a_long_run_with_the_answer_so_far(server, browser):
-    browser.get(server.url)
+def stop_a_long_run(server, browser, seed: str) -> float:
+    """Ask 10**10 battles, press Stop once some are counted; seconds until it stopped."""
+    browser.get(server.page)
     wait_for(browser, "idle", 60)
-    ask(browser, "noble, 20 soldier", "noble, 22 pikeman", "1", "10000000000")
+    ask(browser, "noble, 20 soldier", "noble, 22 pikeman", seed, "10000000000")
     WebDriverWait(browser, 120, poll_frequency=0.05).until(
         lambda d: d.find_element(By.ID, "battles-shown").text not in ("", "0")
     )
     browser.find_element(By.ID, "stop").click()
     began = time.monotonic()
     wait_for(browser, "stopped", 30)
-    assert time.monotonic() - began < 5
+    return time.monotonic() - began
+
+
+def test_stop_ends_a_long_run_with_the_answer_so_far(server, browser):
+    assert stop_a_long_run(server, browser, "1") < 5
     assert "partial" in browser.find_element(By.ID, "status").text
     assert server.running() == 0
 
 
+def test_a_stopped_answers_link_asks_the_battles_fought(server, browser):
+    stop_a_long_run(server, browser, "3")
+    page = shown(browser)
+    fought = page["battles"].replace(",", "")
+    link = browser.find_element(By.ID, "share").get_attribute("href")
+    command = browser.find_element(By.ID, "command-text").text
+    assert f"battles={fought}&" in link + "&" and "10000000000" not in link
+    assert f"-n {fought}" in command and "10000000000" not in command
+    assert f"battles={fought}" in browser.current_url
+    cli = odds_json(*shlex.split(command)[2:])
+    assert page["p"] == {o: cli["win"][o]["p"] for o in ("attacker", "defender", "draw")}
+    browser.get(link)
+    wait_for(browser, "done")
+    assert shown(browser) == page
+
+
+def test_the_page_fits_a_phone(server, browser, tmp_path):
+    width, height = 375, 812
+    browser.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": width, "height": height, "deviceScaleFactor": 2, "mobile": True},
+    )
+    try:
+        browser.get(server.page)
+        wait_for(browser, "idle", 60)
+        # Settings folded, Run on the first screen.
+        assert not browser.find_element(By.ID, "more").get_attribute("open")
+        run = browser.find_element(By.ID, "run").rect
+        assert run["y"] + run["height"] <= height
+        browser.find_element(By.CSS_SELECTOR, "#more summary").click()  # seed and battles
+        ask(browser, ATTACKER, DEFENDER, "4242", "20000")
+        browser.find_element(By.CSS_SELECTOR, "#more summary").click()
+        wait_for(browser, "done")
+        # The answer begins on the first screen; nothing is wider than the screen.
+        assert browser.find_element(By.ID, "outcomes").rect["y"] < height
+        wide = browser.execute_script(
+            "const w = document.documentElement.clientWidth; const out = [];"
+            "for (const e of document.querySelectorAll('body *')) {"
+            "  const r = e.getBoundingClientRect();"
+            "  if (r.width && r.right > w + 0.5) out.push(e.tagName + '#' + e.id + ' ' + r.right);"
+            "} return [w, document.documentElement.scrollWidth, out];"
+        )
+        assert wide[0] == width and wide[1] <= width, wide
+        assert wide[2] == [], wide
+        shot = os.environ.get("BATTLE_ODDS_PHONE_SCREENSHOT")
+        if shot:  # the first screen, and the answer's tables further down
+            browser.save_screenshot(shot)
+            browser.execute_script("document.getElementById('steps').scrollIntoView()")
+            browser.save_screenshot(shot.replace(".png", "-tables.png"))
+        browser.find_element(By.CSS_SELECTOR, "#more summary").click()
+        assert browser.find_element(By.CSS_SELECTOR, '[data-path="battle.terrain"]').is_displayed()
+        assert browser.execute_script("return document.documentElement.scrollWidth") <= width
+    finally:
+        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+
 def test_completion_offers_the_rulesets_unit_names(server, browser):
-    browser.get(server.url)
+    browser.get(server.page)
     wait_for(browser, "idle", 60)
     box = browser.find_element(By.ID, "attacker")
     box.clear()
@@ -268,7 +327,7 @@ def test_completion_offers_the_rulesets_unit_names(server, browser):
 
 
 def test_a_pasted_scenario_is_answered_and_its_errors_name_the_line(server, browser):
-    browser.get(server.url)
+    browser.get(server.page)
     wait_for(browser, "idle", 60)
     browser.find_element(By.ID, "live").click()  # off: the question is asked with Run
     browser.find_element(By.CSS_SELECTOR, "input[name=mode][value=toml]").click()
@@ -290,7 +349,7 @@ def test_a_pasted_scenario_is_answered_and_its_errors_name_the_line(server, brow
 
 
 def test_the_answer_follows_the_typing(server, browser):
-    browser.get(server.url)
+    browser.get(server.page)
     wait_for(browser, "idle", 60)
     assert browser.find_element(By.ID, "live").is_selected()
     battles = browser.find_element(By.ID, "battles")
@@ -301,15 +360,15 @@ def test_the_answer_follows_the_typing(server, browser):
     box.send_keys(", 5 archer@1")
     WebDriverWait(browser, 120, poll_frequency=0.05).until(
         lambda d: (
-            "defender.archer" in d.find_element(By.ID, "casualties").text
+            "archers lost by the defending army" in d.find_element(By.ID, "casualties").text
             and d.find_element(By.TAG_NAME, "body").get_attribute("data-state") == "done"
         )
     )
-    assert "defender.archer" in browser.find_element(By.ID, "casualties").text
+    assert "defender.archer" not in browser.find_element(By.TAG_NAME, "body").text
 
 
 def test_another_ruleset_brings_its_own_settings_and_words(server, browser):
-    browser.get(server.url)
+    browser.get(server.page)
     wait_for(browser, "idle", 60)
     Select(browser.find_element(By.ID, "ruleset")).select_by_value("blocks")
     assert browser.find_elements(By.CSS_SELECTOR, '[data-path="policy.withdraw"]')
@@ -321,7 +380,7 @@ def test_another_ruleset_brings_its_own_settings_and_words(server, browser):
 
 
 def test_a_precision_target_instead_of_battles(server, browser):
-    browser.get(server.url)
+    browser.get(server.page)
     wait_for(browser, "idle", 60)
     live = browser.find_element(By.ID, "live")
     if live.is_selected():
@@ -333,3 +392,148 @@ def test_a_precision_target_instead_of_battles(server, browser):
     assert "precision reached: widest 95% half-width" in status
     assert "precision=0.005" in browser.find_element(By.ID, "share").get_attribute("href")
     assert "--precision 0.005" in browser.find_element(By.ID, "command-text").text
+
+
+# -- another site's page -----------------------------------------------------------------
+
+
+class _Elsewhere:
+    """A second local server: another origin's page (the attacker's, in the browser of
+    whoever runs ``serve``) that tries every way a page can make a request to it."""
+
+    def __init__(self, page: str) -> None:
+        import http.server
+        import threading
+
+        body = page.encode()
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.httpd.server_address[1]
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def _attack(target: str) -> str:
+    """Another site's page: an iframe of the page with a long question and of the answer
+    stream, a form sent into a frame and into a new tab, a no-cors fetch and an
+    EventSource, each asking 10**10 battles; the title counts what it sent."""
+    from urllib.parse import urlencode
+
+    question = urlencode({"attacker": ATTACKER, "defender": DEFENDER, "battles": "10000000000"})
+    fields = "".join(
+        f'<input type="hidden" name="{k}" value="{v}">'
+        for k, v in (("attacker", ATTACKER), ("defender", DEFENDER), ("battles", "10000000000"))
+    )
+    return f"""<!doctype html><html><head><title>nothing</title></head><body>
+<iframe src="{target}?{question}"></iframe>
+<iframe src="{target}api/run?{question}"></iframe>
+<iframe name="sink"></iframe>
+<form id="framed" action="{target}api/run" method="GET" target="sink">{fields}</form>
+<form id="tab" action="{target}" method="GET" target="_blank">{fields}</form>
+<script>
+let sent = 0;
+document.getElementById("framed").submit(); sent++;
+document.getElementById("tab").submit(); sent++;
+fetch("{target}api/run?{question}", {{mode: "no-cors", credentials: "include"}})
+  .catch(() => {{}}); sent++;
+fetch("{target}api/exact?{question}", {{mode: "no-cors", credentials: "include"}})
+  .catch(() => {{}}); sent++;
+new EventSource("{target}api/run?{question}", {{withCredentials: true}}); sent++;
+document.title = "sent " + sent;
+</script></body></html>"""
+
+
+@pytest.mark.parametrize("name", ["localhost", "127.0.0.1"])
+def test_another_sites_page_cannot_start_a_question(server, browser, name):
+    # This browser holds the server's cookie (its first visit traded the secret for it):
+    # the cookie alone does not let another origin's page start work.
+    browser.get(server.page)
+    wait_for(browser, "idle", 60)
+    home = browser.current_window_handle
+    before = server.get("/api/status")["refused"]
+    elsewhere = _Elsewhere(_attack(server.url))
+    try:
+        # localhost: another site; 127.0.0.1 on another port: the same site (the browser
+        # sends the SameSite cookie), another origin.
+        browser.get(f"http://{name}:{elsewhere.port}/")
+        WebDriverWait(browser, 30, poll_frequency=0.05).until(lambda d: d.title == "sent 5")
+        deadline = time.monotonic() + 4
+        while time.monotonic() < deadline:
+            status = server.get("/api/status")
+            assert status["questions"] == 0 and status["running"] == 0, status
+            time.sleep(0.1)
+        # Each attempt reached the server and was refused (the iframes, the form into a
+        # frame, the fetches, the EventSource: at least 5 requests).
+        assert server.get("/api/status")["refused"] - before >= 5
+        # The form that opened the page in a new tab: the question is shown, not asked.
+        opened = [h for h in browser.window_handles if h != home]
+        assert opened, "the form's new tab did not open"
+        browser.switch_to.window(opened[0])
+        wait_for(browser, "idle", 60)
+        assert browser.find_element(By.ID, "arrived").is_displayed()
+        assert browser.find_element(By.ID, "battles").get_attribute("value") == "10000000000"
+        assert server.get("/api/status")["questions"] == 0
+    finally:
+        elsewhere.close()
+        for handle in browser.window_handles:
+            if handle != home:
+                browser.switch_to.window(handle)
+                browser.close()
+        browser.switch_to.window(home)
+    # The page itself still asks and is answered.
+    browser.get(server.page)
+    wait_for(browser, "idle", 60)
+    ask(browser, "noble, 5 soldier", "noble, 5 pikeman", "1", "2000")
+    wait_for(browser, "done")
+
+
+def test_the_page_says_which_rulesets_still_compile(browser, tmp_path):
+    # A fresh install: an empty Numba cache, confrontation's kernels compiled after the
+    # server listens.
+    fresh = Server(
+        warm="confrontation", ready=False, env={"NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    ).start()
+    try:
+        browser.get(fresh.page)
+        wait_for(browser, "idle", 60)
+        said = WebDriverWait(browser, 60, poll_frequency=0.05).until(
+            lambda d: (
+                "compiling the confrontation kernel" in d.find_element(By.ID, "readiness").text
+                and d.find_element(By.ID, "readiness").text
+            )
+        )
+        assert said.startswith("Not ready yet: confrontation: compiling the confrontation ")
+        assert "(first start after install only)" in said
+        Select(browser.find_element(By.ID, "ruleset")).select_by_value("confrontation")
+        live = browser.find_element(By.ID, "live")
+        if live.is_selected():
+            live.click()
+        browser.find_element(By.ID, "run").click()
+        # Asked while compiling, the question says what it waits for, then is answered.
+        seen = set()
+        deadline = time.monotonic() + 600
+        while browser.find_element(By.TAG_NAME, "body").get_attribute("data-state") != "done":
+            seen.add(browser.find_element(By.ID, "status").text)
+            assert time.monotonic() < deadline, seen
+            time.sleep(0.05)
+        assert any(s.startswith("confrontation: compiling the ") for s in seen), seen
+        WebDriverWait(browser, 30, poll_frequency=0.1).until(
+            lambda d: not d.find_element(By.ID, "readiness").is_displayed()
+        )
+    finally:
+        assert fresh.stop() == 0, fresh.errors

@@ -25,7 +25,7 @@ from ..running.interrupt import (
     stop_on_interrupt,
     stop_reason,
 )
-from ..running.plan import DEFAULT_MAX_BATTLES, MAX_BATTLES, PlanError
+from ..running.plan import DEFAULT_MAX_BATTLES, MAX_BATTLES, MIN_PRECISION, PlanError
 from .help import default_words, when_drawn
 
 out = Console()
@@ -85,7 +85,7 @@ Threads = Annotated[
 Precision = Annotated[
     float | None,
     typer.Option(
-        min=1e-6,
+        min=MIN_PRECISION,
         max=0.5,
         help="Add battles until every probability's 95% half-width is below this "
         "(e.g. 0.002), instead of --battles.",

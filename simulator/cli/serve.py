@@ -42,9 +42,18 @@ def serve(
     max_seconds: Annotated[
         float,
         typer.Option(
-            min=0.1, help="Longest a question may run; then it stops with the answer so far."
+            help="Longest a question may run, in seconds (at least 0.1); then it stops "
+            "with the answer so far."
         ),
     ] = 300.0,
+    scheduler: Annotated[
+        str | None,
+        typer.Option(
+            help="Run the questions' battles on a Dask cluster: tcp://HOST:PORT (a team's "
+            "shared page: with --host, the address printed carries the secret to share), "
+            "or local:N for N local workers."
+        ),
+    ] = None,
 ) -> None:
     """A calculator page: armies in, odds while the battles run, a link that reproduces them."""
     try:
@@ -54,9 +63,12 @@ def serve(
             f"battle-odds serve needs the 'serve' extra ({exc.name} is not installed): "
             'pip install -e ".[serve]"'
         ) from None
+    from ..serve.server import check_max_seconds
+
+    check_max_seconds(max_seconds)
     names = None
     if warm is not None:
         names = tuple(n.strip() for n in warm.split(",") if n.strip())
         for name in names:
             rulesets.get(name, "--warm")
-    run_server(host, port, open_page, names, max_seconds)
+    run_server(host, port, open_page, names, max_seconds, scheduler)

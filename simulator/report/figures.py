@@ -16,6 +16,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from ..atomic import temporary_prefix
+from ..rulesets.words import won as won  # the plots' outcome labels (defined without matplotlib)
 from ..running.output_paths import check_output_path
 
 if TYPE_CHECKING:
@@ -49,11 +50,6 @@ def figure_of(ax: Axes) -> Figure:
 
 def axes_for(ax: Axes | None, width: float = 6.4, height: float = 4.0) -> Axes:
     return ax if ax is not None else new_figure(width, height).add_subplot()
-
-
-def won(outcome: str) -> str:
-    """``attacker wins``, ``defender wins`` or ``draw``: an outcome as a label says it."""
-    return "draw" if outcome == "draw" else f"{outcome} wins"
 
 
 def say(ax: Axes, sentence: str) -> Axes:

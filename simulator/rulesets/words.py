@@ -16,6 +16,12 @@ from collections.abc import Mapping, Sequence
 SIDES = ("attacker", "defender")
 ARMY = {"attacker": "the attacking army", "defender": "the defending army"}
 
+
+def won(outcome: str) -> str:
+    """``attacker wins``, ``defender wins`` or ``draw``: an outcome as a label says it."""
+    return "draw" if outcome == "draw" else f"{outcome} wins"
+
+
 #: Measures every ruleset may report, in the words of all of them.
 COMMON: dict[str, str] = {
     "casualties": "{subjects} lost by {army}",

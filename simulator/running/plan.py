@@ -33,6 +33,9 @@ MAX_BATTLES = 10**11
 MAX_SEED = 2**63 - 1
 #: Default cap on the battles a precision run may spend.
 DEFAULT_MAX_BATTLES = 10_000_000
+#: Smallest precision target (a 95% half-width): one of 10**-6 takes some 10**12 battles,
+#: beyond any cap; below it the rounds' arithmetic fails (10**-300 divides by zero).
+MIN_PRECISION = 1e-6
 
 #: (battles done, battles planned) as chunks finish; a study's may add a third argument,
 #: what the work is at, in words (simulator.running.progress.progress_bar).
@@ -111,9 +114,10 @@ class RunPlan:
                 raise BattleOddsError(
                     "--checkpoint resumes a run of a fixed size: use --battles, not --precision"
                 )
-            if not 0 < precision < 0.5:
+            if not MIN_PRECISION <= precision < 0.5:
                 raise BattleOddsError(
-                    f"--precision {precision}: expected a half-width between 0 and 0.5, e.g. 0.002"
+                    f"--precision {precision}: expected a half-width between "
+                    f"{MIN_PRECISION:g} and 0.5, e.g. 0.002"
                 )
         cap = DEFAULT_MAX_BATTLES if max_battles is None else max_battles
         if not 1 <= cap <= MAX_BATTLES:

@@ -29,7 +29,7 @@ from ..results.result import Result
 from ..results.stats import Tally
 from ..scenario.scenario import Scenario
 from .chunking import ChunkSizes
-from .plan import RunPlan
+from .plan import ChunkExecutor, RunPlan
 from .precision import FIRST_ROUND, next_round_target, precision_report, widest_half_width
 from .runner import local_chunks
 
@@ -66,10 +66,13 @@ def stream_battles(
     every: float = EVERY,
     lock: threading.Lock | None = None,
     clock: Callable[[], float] = time.perf_counter,
+    executor: ChunkExecutor | None = None,
 ) -> Iterator[Sofar]:
     """Results of ``plan``'s battles so far, at most every ``every`` seconds, and last
     the whole answer (``final``) (``partial`` when ``stop()`` ended it early). Kernel calls hold
-    ``lock`` (if given) while they run."""
+    ``lock`` (if given) while they run; ``executor`` runs the chunks elsewhere (a Dask
+    cluster: :class:`~simulator.running.distributed.DaskChunks`, one per run), and a
+    failure it reports ends the run with the battles done, partial, the failure a note."""
     prepared = rulesets.get(scenario.ruleset).prepare(scenario.model)
     kernel = _Serialised(prepared, lock)
     flags = prepared.flags
@@ -79,6 +82,7 @@ def stream_battles(
     precise = plan.precision is not None
     target = min(FIRST_ROUND, plan.max_battles) if precise else plan.battles
     stopped = False
+    failed: tuple[str, ...] = ()
 
     def result(partial: bool) -> Result:
         extra: dict[str, Any] = {}
@@ -91,7 +95,7 @@ def stream_battles(
             first=plan.first,
             tally=tally,
             kernel=prepared.kernel,
-            notes=prepared.notes,
+            notes=(*prepared.notes, *failed),
             flags=flags,
             seconds=clock() - started,
             partial=partial,
@@ -100,7 +104,11 @@ def stream_battles(
 
     while not stopped:
         done = tally.battles
-        chunks = local_chunks(kernel, plan.seed, [(plan.first + done, target - done)], None, sizes)
+        ranges = [(plan.first + done, target - done)]
+        if executor is None:
+            chunks = local_chunks(kernel, plan.seed, ranges, None, sizes)
+        else:
+            chunks = executor(scenario.ruleset, scenario.canonical, plan.seed, ranges, sizes)
         for _, _, chunk_tally in chunks:
             tally = tally.merge(chunk_tally)
             if stop():
@@ -111,6 +119,9 @@ def stream_battles(
                 yield Sofar(result(partial=False), final=False)
         if hasattr(chunks, "close"):
             chunks.close()  # a generator left after a stop
+        failure = getattr(executor, "failure", None)
+        if failure and tally.battles < target:
+            stopped, failed = True, (failure,)
         if not precise or stopped:
             break
         assert plan.precision is not None

@@ -15,10 +15,10 @@ import numpy as np
 
 from .. import rulesets
 from ..errors import BattleOddsError
-from ..report.figures import won
 from ..results.result import Result
 from ..results.stats import OUTCOMES, Histogram
 from ..rulesets import ExactResult
+from ..rulesets.words import won
 from ..version import __version__
 
 
@@ -47,7 +47,8 @@ def _at_most(h: Histogram) -> dict[str, list[float]]:
 
 
 def _forces(result: Result) -> dict[str, int]:
-    """Men of each ``side.type`` at the start (empty where the ruleset cannot say)."""
+    """Men of each type of each side at the start, by the casualty columns' names
+    (``attacker.soldier``; empty where the ruleset cannot say)."""
     ruleset = rulesets.get(result.scenario.ruleset)
     try:
         forces = ruleset.forces(result.scenario.model)
@@ -176,7 +177,7 @@ def exact_payload(answer: ExactResult) -> dict[str, Any]:
         "expected": [
             {"words": f"{ruleset.step_unit} until decided", "value": answer.expected_steps},
             *(
-                {"words": f"casualties {name.removeprefix('casualties.')}", "value": v}
+                {"words": ruleset.describe_column(name), "value": v}
                 for name, v in answer.casualties.items()
             ),
         ],

@@ -13,7 +13,6 @@ the server goes on serving.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import sys
 import threading
@@ -21,7 +20,7 @@ import time
 import traceback
 import uuid
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from typing import Any
 
@@ -32,95 +31,38 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from .. import rulesets
-from ..errors import BattleOddsError, Source
-from ..input.toml import parse_toml
-from ..rulesets import InlineQuery
+from ..errors import BattleOddsError
 from ..rulesets.keys import DEFAULT_BATTLES, DEFAULT_SEED
+from ..running.compiling import compile_clock, compile_notice
+from ..running.distributed import DaskChunks
 from ..running.plan import DEFAULT_MAX_BATTLES, RunPlan
 from ..running.stream import stream_battles
-from ..scenario.scenario import from_data, from_query
 from ..studies.exact import exact
 from ..version import __version__
 from .answer import exact_payload, payload
-from .question import DEFAULT_RULESET, Question, settings
+from .guard import Guard
+from .question import DEFAULT_RULESET, MAX_SCENARIO_BYTES, Question, settings
+from .warming import EXACT_STATES, EXAMPLES, SYNTAX, Readiness
 
 #: Most questions running at once; one more is refused with a one-line error.
 MAX_RUNS = 8
 #: Default limit on one question's time (seconds): it then stops with the answer so far.
 MAX_SECONDS = 300.0
-#: Largest battle solved exactly beside the Monte Carlo answer (states of its chain).
-EXACT_STATES = 200_000
+#: Settings the form leaves out: how the battles are computed, not what they are (an
+#: address may still set them).
+NOT_ON_THE_FORM = ("battle.kernel",)
 #: An unread answer this many results behind means its page is gone: the run stops.
 UNREAD_LIMIT = 50
-#: Armies the page starts with, from each ruleset's docs (a ruleset not listed starts
-#: blank, its unit names completed as they are typed).
-EXAMPLES = {
-    "olympia": ("noble, 20 soldier, 10 archer@1", "noble, 30 pikeman"),
-    "age_of_gods": ("noble, 20 hvy_foot, 10 archer@1", "noble, 30 pikeman"),
-    "blocks": ("B2:4, A3:3, C1:4@r2", "B3:3@castle, A2:2"),
-    "confrontation": ("2 trooper, veteran", "spearman, trooper"),
-    "skirmish": ("cavalry, 2 swordsman", "giant, priest"),
-}
 PAGE = ("index.html", "page.js", "page.css")
+#: How a browser says another site opened the page (``Sec-Fetch-Site``; an address typed,
+#: pasted or opened from another program says ``none``).
+ELSEWHERE = ("cross-site", "same-site")
 MEDIA = {".html": "text/html", ".js": "text/javascript", ".css": "text/css"}
 
 
 def _say(line: str) -> None:
     sys.stderr.write(line + "\n")
     sys.stderr.flush()
-
-
-def warm(names: tuple[str, ...], say: Callable[[str], None] = _say) -> None:
-    """Load (or compile, the first time) every kernel the page may call: each ruleset's
-    starter battle, olympia's with each of its kernels, and the exact solvers, saying
-    so as it goes."""
-    for name in names:
-        ruleset = rulesets.get(name, "--warm")
-        began = time.perf_counter()
-        say(f"battle-odds serve: loading the {name} kernels ...")
-        data, _ = parse_toml(ruleset.starter(), f"{name} starter")
-        variants = [data]
-        choices = _kernel_choices(ruleset)
-        for choice in choices:
-            variants.append({**data, "battle": {**data.get("battle", {}), "kernel": choice}})
-        for variant in variants:
-            try:
-                scenario = from_data(variant, Source(f"{name} starter"))
-            except BattleOddsError:
-                continue  # a kernel that cannot run the starter battle (olympia's chain)
-            ruleset.prepare(scenario.model).run(1, 0, 64)
-        if name in EXAMPLES:
-            # The page's own first question, through every function a question calls:
-            # what they import on first use is imported now, not at the first question.
-            attacker, defender = EXAMPLES[name]
-            question = Question.of({"ruleset": name, "attacker": attacker, "defender": defender})
-            question.to_toml()
-            question.command()
-            plan = RunPlan.of(question.scenario, 2_000, question.plan().seed)
-            for result, final in stream_battles(question.scenario, plan):
-                payload(result, running=not final, planned=plan.battles)
-        if ruleset.solvable and name in EXAMPLES:
-            small = from_query(name, InlineQuery(*_smallest(name)))
-            with contextlib.suppress(BattleOddsError):  # too big for the solver: nothing to load
-                exact(small, max_states=EXACT_STATES)
-        say(f"battle-odds serve: {name} ready ({time.perf_counter() - began:.1f} s)")
-
-
-def _kernel_choices(ruleset: Any) -> tuple[str, ...]:
-    """The named kernels a ruleset's ``battle.kernel`` key offers (none: one kernel)."""
-    try:
-        battle = ruleset.scenario_keys["battle"]
-        choices = battle["kernel"].choices
-    except (KeyError, AttributeError):
-        return ()
-    return tuple(c for c in choices if c != "auto")
-
-
-def _smallest(name: str) -> tuple[str, str]:
-    """A battle small enough for any exact solver, in ruleset ``name``'s syntax."""
-    if name in ("olympia", "age_of_gods"):
-        return "noble, 2 soldier", "noble, 2 soldier"
-    return EXAMPLES[name]
 
 
 @dataclass
@@ -134,6 +76,40 @@ class Calculator:
     runs: dict[str, threading.Event] = field(default_factory=dict)
     working: int = 0
     guard: threading.Lock = field(default_factory=threading.Lock)
+    #: Requests refused as not the page's own (:class:`.guard.Guard`).
+    refused: int = 0
+    #: The Dask client of ``serve --scheduler`` (None: questions run in this process).
+    cluster: Any = None
+    #: Each warmed ruleset's kernels, loading in the background (:mod:`.warming`).
+    readiness: dict[str, Readiness] = field(default_factory=dict)
+    #: Questions being read (parsed and checked in a worker thread): they count against
+    #: ``max_runs`` with the questions running. Touched on the event loop only.
+    reading: int = 0
+
+    def busy(self) -> str | None:
+        """Why no other question may start now (None: one may)."""
+        if self.stopping.is_set():
+            return "the server is stopping"
+        taken = len(self.runs) + self.reading
+        if taken >= self.max_runs:
+            return f"the server is answering {taken} questions already: stop one, or wait"
+        return None
+
+    async def read(self, params: dict[str, str], then: Callable[[Question], Any]) -> Any:
+        """``then(question)`` of the question ``params`` ask, read in a worker thread (a
+        long pasted scenario would otherwise stop every page while it is read), counted
+        as a question running meanwhile (:class:`BattleOddsError`: busy, or a bad question)."""
+        why = self.busy()
+        if why is not None:
+            raise BattleOddsError(why)
+        self.reading += 1
+        try:
+            return await run_in_threadpool(lambda: then(Question.of(params)))
+        finally:
+            self.reading -= 1
+
+    def count_refused(self) -> None:
+        self.refused += 1
 
     def stop_all(self) -> None:
         """The server is stopping: every question ends after its kernel call."""
@@ -146,8 +122,25 @@ def _event(kind: str, data: dict[str, Any]) -> str:
     return f"event: {kind}\ndata: {json.dumps(data, allow_nan=False)}\n\n"
 
 
+#: The command line's options, as the page's fields are named (a refusal begins with
+#: the option at fault: ``--attacker: unit 1, ...`` is ``Attacker: unit 1, ...`` here).
+FIELDS = {
+    "--attacker": "Attacker",
+    "--defender": "Defender",
+    "--ruleset": "Ruleset",
+    "--battles": "Battles",
+    "--precision": "Precision",
+    "--seed": "Seed",
+}
+
+
 def _one_line(message: str) -> str:
-    return " ".join(message.split())
+    line = " ".join(message.split())
+    option, space, rest = line.partition(" ")
+    name = option.rstrip(":")
+    if name in FIELDS:
+        return FIELDS[name] + option[len(name) :] + space + rest
+    return line
 
 
 def _internal(exc: BaseException) -> str:
@@ -191,15 +184,23 @@ class LoopbackOnly:
         await self.app(scope, receive, send)
 
 
-def make_app(calculator: Calculator, loopback_only: bool = False) -> Any:
-    """The ASGI application of ``battle-odds serve`` (``loopback_only``: it answers
-    requests addressed to this machine's own names only)."""
+def make_app(
+    calculator: Calculator, token: str, cookie: str = "battle-odds", loopback_only: bool = False
+) -> Any:
+    """The ASGI application of ``battle-odds serve``: its page, and work only for requests
+    its page makes in a browser that showed ``token`` (kept in the cookie ``cookie``,
+    :class:`.guard.Guard`); ``loopback_only``: it answers requests addressed to this
+    machine's own names only."""
 
     async def page(request: Request) -> Response:
         name = request.path_params.get("name", "index.html")
         if name not in PAGE:
             return Response("not found", status_code=404, media_type="text/plain")
         text = resources.files(__package__).joinpath("page", name).read_text(encoding="utf-8")
+        if name == "index.html" and request.headers.get("sec-fetch-site") in ELSEWHERE:
+            # Opened by another site (a link, a form, a new window): the page shows the
+            # question its address asks and waits for Run, so no other site starts work.
+            text = text.replace("<body ", '<body data-arrived="elsewhere" ', 1)
         return Response(text, media_type=MEDIA["." + name.rsplit(".", 1)[1]])
 
     async def offered(request: Request) -> Response:
@@ -213,8 +214,11 @@ def make_app(calculator: Calculator, loopback_only: bool = False) -> Any:
                     "name": name,
                     "title": ruleset.title or name,
                     "units": [str(t) for t in units["type"]],
-                    "settings": [s.to_dict() for s in settings(name)],
+                    "settings": [
+                        s.to_dict() for s in settings(name) if s.path not in NOT_ON_THE_FORM
+                    ],
                     "example": {"attacker": attacker, "defender": defender},
+                    "syntax": SYNTAX.get(name, ""),
                     "exact": ruleset.solvable,
                     "step_unit": ruleset.step_unit,
                 }
@@ -230,15 +234,17 @@ def make_app(calculator: Calculator, loopback_only: bool = False) -> Any:
                     "max_battles": DEFAULT_MAX_BATTLES,
                 },
                 "max_seconds": calculator.max_seconds,
+                "limits": {"scenario_bytes": MAX_SCENARIO_BYTES},
             }
         )
 
     async def check(request: Request) -> Response:
         """The question's scenario hash, address, TOML and command, or its error."""
         try:
-            question = Question.of(_params(request))
-            plan = question.plan()
-            return JSONResponse(_described(question, plan.battles))
+            described = await calculator.read(
+                _params(request), lambda q: _described(q, q.plan().battles)
+            )
+            return JSONResponse(described)
         except BattleOddsError as exc:
             return _error(str(exc))
         except Exception as exc:  # a bug: one line here, the traceback on the terminal
@@ -247,10 +253,11 @@ def make_app(calculator: Calculator, loopback_only: bool = False) -> Any:
     async def solve(request: Request) -> Response:
         """The exact answer beside the Monte Carlo one, or why there is none."""
         try:
-            question = Question.of(_params(request))
+            scenario = await calculator.read(_params(request), lambda q: q.scenario)
         except BattleOddsError as exc:
             return _error(str(exc))
-        scenario = question.scenario
+        except Exception as exc:
+            return _error(_internal(exc), 500)
         if not rulesets.get(scenario.ruleset).solvable:
             return JSONResponse({"unavailable": f"no exact solver for {scenario.ruleset}"})
 
@@ -271,28 +278,40 @@ def make_app(calculator: Calculator, loopback_only: bool = False) -> Any:
             run.set()
         return JSONResponse({"stopped": run is not None})
 
+    async def ready(request: Request) -> Response:
+        """Each ruleset's kernels: ready, or how far from it (the page says which)."""
+        found = []
+        for name in rulesets.available():
+            state = calculator.readiness.get(name)
+            if state is None:
+                found.append({"name": name, "state": "later", "words": f"{name}: loads "
+                              "at its first question"})  # fmt: skip
+            else:
+                found.append(state.to_dict())
+        return JSONResponse({"rulesets": found})
+
     async def status(request: Request) -> Response:
-        return JSONResponse({"running": calculator.working, "questions": len(calculator.runs)})
+        return JSONResponse(
+            {
+                "running": calculator.working,
+                "questions": len(calculator.runs),
+                "refused": calculator.refused,
+            }
+        )
 
     async def answer(request: Request) -> Response:
-        try:
-            question = Question.of(_params(request))
+        def read(question: Question) -> tuple[Question, RunPlan, dict[str, Any]]:
             plan = question.plan()
-            described = _described(question, plan.battles if plan.precision is None else None)
+            planned = plan.battles if plan.precision is None else None
+            return question, plan, _described(question, planned)
+
+        try:
+            question, plan, described = await calculator.read(_params(request), read)
         except BattleOddsError as exc:
             return _stream_once("error", {"error": _one_line(str(exc))})
         except Exception as exc:
             return _stream_once("error", {"error": _internal(exc)})
-        if len(calculator.runs) >= calculator.max_runs:
-            return _stream_once(
-                "error",
-                {
-                    "error": f"the server is answering {len(calculator.runs)} questions "
-                    "already: stop one, or wait"
-                },
-            )
-        if calculator.stopping.is_set():
-            return _stream_once("error", {"error": "the server is stopping"})
+        # Nothing awaited since the question was counted as read: the run takes its place.
         run_id = uuid.uuid4().hex[:12]
         halt = threading.Event()
         calculator.runs[run_id] = halt
@@ -312,16 +331,49 @@ def make_app(calculator: Calculator, loopback_only: bool = False) -> Any:
                 halt.set()  # nobody reads the answer any more
             return halt.is_set() or calculator.stopping.is_set() or time.monotonic() > deadline
 
+        def wait_for_kernels() -> bool:
+            """Wait while the question's ruleset is loading, saying so once a second
+            (False: the question was stopped meanwhile)."""
+            nonlocal deadline
+            state = calculator.readiness.get(question.scenario.ruleset)
+            if state is None or state.ready.is_set():
+                return True
+            while not state.ready.wait(timeout=1.0):
+                put("waiting", {"words": state.words()})
+                if halt.is_set() or calculator.stopping.is_set():
+                    return False
+            deadline = time.monotonic() + calculator.max_seconds  # the limit is the battles'
+            return True
+
+        def compiling(function: Any) -> None:
+            if threading.current_thread() is worker:
+                notice = compile_notice(function).removeprefix("battle-odds: ")
+                put("waiting", {"words": notice})
+
         def work() -> None:
             with calculator.guard:
                 calculator.working += 1
+            clock = compile_clock()
+            clock.on_start.append(compiling)
             try:
+                if not wait_for_kernels():
+                    put("error", {"error": "stopped while the ruleset's kernels loaded"})
+                    return
                 for last, final in stream_battles(
-                    question.scenario, plan, stop=should_stop, lock=calculator.lock
+                    question.scenario,
+                    plan,
+                    stop=should_stop,
+                    lock=calculator.lock,
+                    executor=None if calculator.cluster is None else DaskChunks(calculator.cluster),
                 ):
                     if not final:
                         put("progress", payload(last, running=True, planned=planned))
                 answer = payload(last, running=False, planned=planned)
+                if last.partial and last.n:
+                    # The answer of the battles fought: its link, command and file ask
+                    # exactly those (battle i of a seed is the same however the run ends).
+                    fought = replace(question, battles=last.n, precision=None)
+                    answer["described"] = _described(fought, last.n)
                 if last.partial and time.monotonic() > deadline:
                     answer["notes"].append(
                         f"stopped at the server's limit of {calculator.max_seconds:g} s "
@@ -333,11 +385,13 @@ def make_app(calculator: Calculator, loopback_only: bool = False) -> Any:
             except Exception as exc:
                 put("error", {"error": _internal(exc)})
             finally:
+                clock.on_start.remove(compiling)
                 with calculator.guard:
                     calculator.working -= 1
 
+        worker = threading.Thread(target=work, name=f"question {run_id}", daemon=True)
+
         async def events() -> AsyncIterator[str]:
-            worker = threading.Thread(target=work, name=f"question {run_id}", daemon=True)
             try:
                 worker.start()
                 yield _event("start", {"run": run_id, **described})
@@ -364,9 +418,10 @@ def make_app(calculator: Calculator, loopback_only: bool = False) -> Any:
         Route("/api/exact", solve),
         Route("/api/stop", stop, methods=["POST"]),
         Route("/api/status", status),
+        Route("/api/ready", ready),
         Route("/{name}", page),
     ]
-    app = Starlette(routes=routes)
+    app = Guard(Starlette(routes=routes), token, cookie, calculator.count_refused)
     return LoopbackOnly(app) if loopback_only else app
 
 

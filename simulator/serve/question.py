@@ -41,6 +41,14 @@ PASTED = "pasted scenario"
 SIDES = ("attacker", "defender")
 #: The ruleset of a question that names none, as for ``battle-odds odds``.
 DEFAULT_RULESET = "olympia"
+#: Longest pasted scenario the page takes (bytes of UTF-8): the bundled scenarios are
+#: 1-3 KB; a longer file is run with ``battle-odds run``. The server's request-head limit
+#: is sized from it (:data:`simulator.serve.server.MAX_HEAD`).
+MAX_SCENARIO_BYTES = 64 * 1024
+#: Most unit types a pasted scenario may define (its ``units`` or ``unit_types`` table).
+MAX_UNIT_TYPES = 200
+#: Longest army, setting or number the address may hold (characters).
+MAX_FIELD = 4096
 
 
 @dataclass(frozen=True)
@@ -167,6 +175,11 @@ class Question:
     @classmethod
     def of(cls, params: Mapping[str, str]) -> Question:
         """The question an address's parameters ask (bad ones: :class:`BattleOddsError`)."""
+        for key, text in params.items():
+            if key != "toml" and len(text) > MAX_FIELD:
+                raise BattleOddsError(
+                    f"{key}: {len(text):,} characters: the page takes up to {MAX_FIELD:,}"
+                )
         toml = params.get("toml", "")
         ruleset = params.get("ruleset", "").strip() or DEFAULT_RULESET
         given: list[tuple[str, str]] = []
@@ -208,7 +221,20 @@ class Question:
         every setting (then its hash is the one ``odds`` prints), else from the same data
         with the settings set at their keys; and the ``odds`` options that ask it."""
         if self.toml.strip():
+            size = len(self.toml.encode("utf-8", "replace"))
+            if size > MAX_SCENARIO_BYTES:
+                raise BattleOddsError(
+                    f"{PASTED}: {size:,} bytes: the page takes scenarios of up to "
+                    f"{MAX_SCENARIO_BYTES // 1024} KB (run a longer one with battle-odds run FILE)"
+                )
             data, source = parse_toml(self.toml.lstrip("\ufeff"), PASTED)
+            for key in ("units", "unit_types"):
+                defined = data.get(key)
+                if isinstance(defined, dict) and len(defined) > MAX_UNIT_TYPES:
+                    raise BattleOddsError(
+                        f"{PASTED}: [{key}]: {len(defined):,} unit types: the page takes up "
+                        f"to {MAX_UNIT_TYPES} (run a larger one with battle-odds run FILE)"
+                    )
             return from_data(data, source), None
         if not self.attacker.strip() or not self.defender.strip():
             missing = "--attacker" if not self.attacker.strip() else "--defender"

@@ -73,8 +73,8 @@ function buildSettings() {
   }
   box.hidden = ruleset().settings.length === 0;
   const example = ruleset().example;
-  $("syntax").textContent = example.attacker ?
-    `e.g. attacker "${example.attacker}", defender "${example.defender}"` : "";
+  $("syntax").textContent = (ruleset().syntax ? ruleset().syntax + " " : "") + (example.attacker ?
+    `E.g. attacker "${example.attacker}", defender "${example.defender}".` : "");
   complete($("attacker"));
   complete($("defender"));
 }
@@ -170,8 +170,16 @@ function halt() {
 
 function run() {
   clearTimeout(typing);
+  $("arrived").hidden = true;
   halt();
   const p = params();
+  const size = new TextEncoder().encode($("toml").value).length;
+  if (mode() === "toml" && size > offered.limits.scenario_bytes) {
+    // Said here: the server would refuse an address this long without a word.
+    showError(`pasted scenario: ${size.toLocaleString("en")} bytes: the page takes scenarios` +
+      ` of up to ${offered.limits.scenario_bytes / 1024} KB (run a longer one with battle-odds run FILE)`);
+    return;
+  }
   history.replaceState(null, "", "?" + p.toString());
   $("error").hidden = true;
   $("exact-note").textContent = "";
@@ -187,11 +195,21 @@ function run() {
     if (current.exact) solve(p, es);
   });
   es.addEventListener("progress", (e) => draw(JSON.parse(e.data)));
+  // The ruleset's kernels are still loading (or compiling): what, and about how long.
+  es.addEventListener("waiting", (e) => {
+    $("answer").hidden = false;
+    $("status").textContent = JSON.parse(e.data).words + " ...";
+  });
   es.addEventListener("done", (e) => {
     finished = true;
     es.close();
     const answer = JSON.parse(e.data);
     draw(answer);
+    if (answer.described) {
+      // Stopped: the link, the address and the command ask the battles fought.
+      described(answer.described);
+      history.replaceState(null, "", "?" + answer.described.address);
+    }
     setState(answer.partial ? "stopped" : "done");
   });
   es.addEventListener("error", (e) => {
@@ -303,7 +321,7 @@ function draw(a) {
   survival(a);
   $("casualties-title").textContent = a.titles.casualties;
   rows("casualties", a.casualties.map((c) => ({
-    cells: [[c.metric], [c.words], [num(c.mean)], [num(c.q10)], [num(c.q50)], [num(c.q90)]],
+    cells: [[c.words], [num(c.mean)], [num(c.q10)], [num(c.q50)], [num(c.q90)]],
   })));
   $("survivors-title").textContent = a.titles.survivors;
   survivorChoices(a);
@@ -399,9 +417,14 @@ function survivorChoices(a) {
   const names = types.map((c) => c.metric);
   if (names.join() !== Array.from(select.options).map((o) => o.value).join()) {
     select.textContent = "";
-    for (const c of types) select.append(new Option(`${c.metric} (${c.start})`, c.metric));
+    for (const c of types) select.append(new Option(`${kept(c)} (${c.start})`, c.metric));
     if (names.includes(had)) select.value = had;
   }
+}
+
+// "soldiers of the attacking army": a type's men, in the reports' words.
+function kept(c) {
+  return c.words.replace(" lost by ", " of ");
 }
 
 // P(at least k of a type survive) = P(lost <= start - k), from the casualty histogram.
@@ -429,11 +452,11 @@ function survivors() {
     t.push(k);
     p.push(atLeast(c, k));
   }
-  const points = { words: c.words.replace(" lost by ", " of "), colour: "#8e44ad", t, p };
-  steps(svg, [points], `k (men of ${c.metric})`, "P(at least k survive)", 1);
+  const points = { words: kept(c), colour: "#8e44ad", t, p };
+  steps(svg, [points], `k (${kept(c)})`, "P(at least k survive)", 1);
   const k = parseInt($("survivor-k").value, 10);
   $("survivor-p").textContent = Number.isFinite(k) ?
-    `P(at least ${k} of ${c.metric} survive) = ${pct(atLeast(c, k))}` : "";
+    `P(at least ${k} ${kept(c)} survive) = ${pct(atLeast(c, k))}` : "";
   $("survivor-p").dataset.p = Number.isFinite(k) ? atLeast(c, k) : "";
 }
 
@@ -459,8 +482,25 @@ function fallbackCopy(text, done) {
 
 // -- start --------------------------------------------------------------------------
 
+// Which rulesets' kernels are still loading after the server started (a fresh install
+// compiles them, minutes in all): asked again each second until every one is ready.
+function readiness() {
+  fetch("/api/ready").then((r) => (r.ok ? r.json() : null)).then((data) => {
+    if (!data) return;
+    const pending = data.rulesets.filter((r) => ["waiting", "loading", "compiling"].includes(r.state));
+    $("readiness").hidden = pending.length === 0;
+    $("readiness").textContent = pending.length
+      ? "Not ready yet: " + pending.map((r) => r.words).join("; ") +
+        ". Questions for these rulesets wait for them; the others are answered at once."
+      : "";
+    if (pending.length) setTimeout(readiness, 1000);
+  }).catch(() => setTimeout(readiness, 3000));
+}
+
 function start() {
-  fetch("/api/rulesets").then((r) => r.json()).then((data) => {
+  // A refusal is a line of text (the server's key not shown yet, say): shown as it is.
+  const refused = (r) => r.text().then((line) => { throw Object.assign(new Error(line), { refused: true }); });
+  fetch("/api/rulesets").then((r) => (r.ok ? r.json() : refused(r))).then((data) => {
     offered = data;
     for (const r of data.rulesets) $("ruleset").append(new Option(r.name, r.name));
     // The ruleset `battle-odds odds` takes unless told otherwise.
@@ -479,9 +519,20 @@ function start() {
       $("defender").value = ruleset().example.defender;
     }
     $("version-shown").textContent = data.version;
+    readiness();
     setState("idle");
-    if (asked) run();
-  }).catch(() => showError("cannot reach the server (is battle-odds serve running?)"));
+    // A question another site's page opened waits for Run: no other site starts work here.
+    if (asked && document.body.dataset.arrived === "elsewhere") {
+      $("arrived").hidden = false;
+    } else if (asked) {
+      run();
+    }
+  }).catch((e) => showError(
+    e.refused ? e.message : "cannot reach the server (is battle-odds serve running?)"));
+
+  $("question").addEventListener("submit", (e) => e.preventDefault());
+  // Settings open on a wide screen; folded on a phone, so Run and the answer come first.
+  $("more").open = window.matchMedia("(min-width: 700px)").matches;
 
   $("ruleset").addEventListener("change", () => {
     buildSettings();
