@@ -77,6 +77,19 @@ def problems(shown: str) -> list[str]:
     return found
 
 
+def test_a_figures_numbers_allow_a_solvers_last_digits_only() -> None:
+    """A stored figure's number against a fresh run's: a solver's last digits (seen 2e-12
+    apart across NumPy/SciPy releases) pass, inside lists too; a real change does not."""
+    stored = {"residual": 2.4467771865886196e-07, "rows": [{"price": 1.0157330182301927}]}
+    noisy = {"residual": 2.446752831925024e-07, "rows": [{"price": 1.0157330182300655}]}
+    moved = {"residual": 2.4467771865886196e-07, "rows": [{"price": 1.0158}]}
+    assert regenerate.json_problems(stored, noisy, "$") == []
+    assert regenerate.json_problems(stored, moved, "$") == [
+        "$.rows[0].price: page 1.0157330182301927, run 1.0158"
+    ]
+    assert regenerate.json_problems({"rows": [1, 2]}, {"rows": [1]}, "$") != []
+
+
 def test_the_comparison_sees_what_differs() -> None:
     # Within the run's interval: a different stream of the same battle agrees.
     assert problems("  attacker wins        23.80%   23.55% - 24.08%\n...") == []
