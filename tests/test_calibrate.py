@@ -220,3 +220,40 @@ def test_the_figure_has_the_reliability_diagram_and_the_pit_histogram(tmp_path: 
     assert result.exit_code == 0, result.output
     drawn = figure.read_text()
     assert "share the attacker won" in drawn and "recorded losses" in drawn
+
+
+def test_a_real_battle_with_unknowns_is_scored_over_them(tmp_path: Path) -> None:
+    """A report that does not print the defender's break point or his exact numbers:
+    the battle integrates over both; losses are bounded by the most it may field."""
+    body = """
+[[battles]]
+name = "unknown garrison"
+winner = "defender"
+lost = { "defender.pikeman" = 33 }
+[battles.scenario]
+ruleset = "olympia"
+[[battles.scenario.attacker.units]]
+men = { knight = 10, soldier = 20 }
+[battles.scenario.defender]
+break_point = "0..50"
+[[battles.scenario.defender.units]]
+men = { pikeman = "30..40" }
+
+[[battles]]
+name = "more than the most"
+winner = "defender"
+lost = { "defender.pikeman" = 41 }
+[battles.scenario]
+ruleset = "olympia"
+[[battles.scenario.attacker.units]]
+men = { knight = 10 }
+[[battles.scenario.defender.units]]
+men = { pikeman = "30..40" }
+"""
+    result = runner.invoke(app, ["calibrate", str(write(tmp_path, body)), "-n", "3000", "--json"])
+    assert result.exit_code == 0, result.output
+    answer = json.loads(result.stdout)
+    (row,) = answer["rows"]
+    assert row["lost"][0]["q95"] <= 40 and row["lost"][0]["real"] == 33
+    (skipped,) = answer["skipped"]
+    assert "41 lost, more than the 40 the scenario fields" in skipped["reason"]

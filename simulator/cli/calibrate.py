@@ -177,6 +177,4 @@ def _placed_words(row: calibration.Prediction, x: calibration.Placed) -> str:
         else (ruleset.describe_column(x.what) if ruleset else x.what)
     )
     mark = "" if x.place == "inside" else f", {x.place} the band"
-    return (
-        f"{what}: {x.real} ({_number(x.low)} / {_number(x.median)} / {_number(x.high)}){mark}"
-    )
+    return f"{what}: {x.real} ({_number(x.low)} / {_number(x.median)} / {_number(x.high)}){mark}"

@@ -24,10 +24,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .. import rulesets
 from ..results.result import Result
 from ..results.stats import Tally
-from ..scenario.scenario import Scenario
+from ..scenario.scenario import Scenario, prepare
 from .chunking import ChunkSizes
 from .plan import RunPlan
 from .precision import FIRST_ROUND, next_round_target, precision_report, widest_half_width
@@ -70,7 +69,7 @@ def stream_battles(
     """Results of ``plan``'s battles so far, at most every ``every`` seconds, and last
     the whole answer (``final``) (``partial`` when ``stop()`` ended it early). Kernel calls hold
     ``lock`` (if given) while they run."""
-    prepared = rulesets.get(scenario.ruleset).prepare(scenario.model)
+    prepared = prepare(scenario)
     kernel = _Serialised(prepared, lock)
     flags = prepared.flags
     started = last = clock()

@@ -30,7 +30,7 @@ from ..results.stats import OUTCOMES, Histogram
 from ..running.interrupt import stop_requested
 from ..running.plan import Progress
 from ..running.runner import simulate
-from ..scenario.scenario import Scenario, from_data, load_scenario
+from ..scenario.scenario import Scenario, from_data, load_scenario, unknowns_of
 from .machinery.armies import side_costs
 from .sweep import battles_of
 
@@ -276,15 +276,11 @@ def _real_battle(node: Node, name: str, folder: Path) -> RealBattle:
             f"expected a scenario file name or a table, got {type(given).__name__}", "scenario"
         )
     winner = node.choice("winner", OUTCOMES)
-    prepared = rulesets.get(scenario.ruleset).prepare(scenario.model)
+    bounds = _most_fielded(scenario)
     lost: dict[str, int] = {}
     if node.has("lost"):
         losses = node.child("lost")
-        known = {
-            c.removeprefix("casualties."): c
-            for c in prepared.columns
-            if c.startswith("casualties.")
-        }
+        known = {c.removeprefix("casualties."): c for c in bounds}
         for key, _ in losses.items():
             if key not in known:
                 raise losses.fail(
@@ -293,7 +289,7 @@ def _real_battle(node: Node, name: str, folder: Path) -> RealBattle:
                     key,
                 )
             column = known[key]
-            most = prepared.column_bounds.get(column, (0, None))[1]
+            most = bounds[column]
             count = losses.integer(key, lo=0)
             if most is not None and count > most:
                 raise losses.fail(
@@ -307,16 +303,41 @@ def _real_battle(node: Node, name: str, folder: Path) -> RealBattle:
 # --- the model's predictions --------------------------------------------------------------
 
 
+def _prepared_forms(scenario: Scenario) -> list[Any]:
+    """The scenario prepared; for one with unknowns, each combination of inputs it was
+    checked at (every value of each list, the ends of each range)."""
+    if unknowns_of(scenario):
+        mixture = scenario.model
+        return [mixture.prepared_of(c) for c in mixture.checked]
+    return [rulesets.get(scenario.ruleset).prepare(scenario.model)]
+
+
+def _most_fielded(scenario: Scenario) -> dict[str, int | None]:
+    """Each casualty column and the most men it can count (the most any checked
+    combination of a scenario with unknowns fields)."""
+    most: dict[str, int | None] = {}
+    for prepared in _prepared_forms(scenario):
+        for column in prepared.columns:
+            if column.startswith("casualties."):
+                high = prepared.column_bounds.get(column, (0, None))[1]
+                known = most.get(column, 0)
+                most[column] = None if high is None or known is None else max(known, high)
+    return most
+
+
 def army_sizes(scenario: Scenario) -> tuple[tuple[float, float], str]:
     """Each side's size for the "larger army wins" baseline: its cost when every type it
-    fields has one, else its men (the most each casualty column can reach)."""
+    fields has one, else its men (the most each casualty column can reach; for a scenario
+    with unknowns, the mean over the combinations it was checked at)."""
     rs = rulesets.get(scenario.ruleset)
-    prepared = rs.prepare(scenario.model)
-    fielded: dict[str, dict[str, int]] = {"attacker": {}, "defender": {}}
-    for column, (_, most) in prepared.column_bounds.items():
-        parts = column.split(".", 2)
-        if parts[0] == "casualties" and len(parts) == 3 and parts[1] in fielded and most:
-            fielded[parts[1]][parts[2]] = int(most)
+    forms = _prepared_forms(scenario)
+    fielded: dict[str, dict[str, float]] = {"attacker": {}, "defender": {}}
+    for prepared in forms:
+        for column, (_, most) in prepared.column_bounds.items():
+            parts = column.split(".", 2)
+            if parts[0] == "casualties" and len(parts) == 3 and parts[1] in fielded and most:
+                side = fielded[parts[1]]
+                side[parts[2]] = side.get(parts[2], 0.0) + int(most) / len(forms)
     try:
         costs = side_costs(rs, scenario.data, None)
     except BattleOddsError:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from .. import rulesets
 from ..errors import BattleOddsError
 from ..rulesets import ExactResult
-from ..scenario.scenario import Scenario
+from ..scenario.scenario import Scenario, unknowns_of
 
 
 def solvable() -> tuple[str, ...]:
@@ -21,6 +21,13 @@ def exact(scenario: Scenario, max_states: int | None = None) -> ExactResult:
     Raises :class:`BattleOddsError` for a ruleset without an exact solver and for a
     battle whose state space is too large (the message names its size)."""
     ruleset = rulesets.get(scenario.ruleset)
+    varying = unknowns_of(scenario)
+    if varying:
+        said = ", ".join(f"{u.path} = {u.written!r}" for u in varying)
+        raise BattleOddsError(
+            f"{scenario.source.label}: no exact answer for a scenario with ranges ({said}): "
+            "the solver takes fixed inputs; use `battle-odds run`, which integrates over them"
+        )
     if not ruleset.solvable:
         raise BattleOddsError(
             f"{scenario.source.label}: no exact solver for the "
