@@ -206,3 +206,30 @@ def test_one_line_armies_take_ranges_of_counts() -> None:
 def test_no_exact_answer_for_ranges() -> None:
     with pytest.raises(BattleOddsError, match="no exact answer for a scenario with ranges"):
         simulator.exact(knights("3..5"))
+
+
+def test_the_page_takes_ranges_in_its_army_fields() -> None:
+    """The page reads its army fields with the one-line parser: a range is an unknown
+    there too, and the stream's last answer is the run's own."""
+    pytest.importorskip("starlette")
+    from simulator.running.plan import RunPlan
+    from simulator.running.runner import run_chunks
+    from simulator.running.stream import stream_battles
+    from simulator.serve.question import Question
+
+    asked = {"attacker": "noble, 10..20 soldier, 4 archer@1", "defender": "noble, 14 pikeman"}
+    scenario = Question.of(asked).scenario
+    assert [u.written for u in unknowns_of(scenario)] == ["10..20"]
+    plan = RunPlan.of(scenario, 6_000, 11)
+    last = list(stream_battles(scenario, plan, every=0.0))[-1].result
+    assert last.tally.to_dict() == run_chunks(scenario, plan).tally.to_dict()
+
+
+def test_a_bad_range_in_a_one_line_army_names_the_option() -> None:
+    result = runner.invoke(
+        app, ["odds", "--attacker", "noble, 30..20 soldier", "--defender", "noble, 5 soldier"]
+    )
+    assert result.exit_code == 2
+    assert "--attacker: unit 1, item 1, count: range '30..20': its low end is above" in (
+        " ".join(result.output.split())
+    )
