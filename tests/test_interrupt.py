@@ -176,6 +176,15 @@ def test_ctrl_c_calibrate_scores_the_battles_run_so_far(tmp_path: Path) -> None:
     assert 0 < answer["rows"][0]["battles"] < int(MANY)
 
 
+def test_ctrl_c_a_run_with_unknowns_gives_the_mixture_so_far() -> None:
+    scouted = str(ROOT / "examples/unknowns/scouted_pike_wall.toml")
+    code, out, err, seconds = interrupt(["run", scouted, "-n", MANY, "--json"])
+    check_stopped(code, err, seconds)
+    answer = json.loads(out)
+    assert answer["partial"] is True and 0 < answer["battles"] < int(MANY)
+    assert sum(v["battles"] for v in answer["unknowns"][0]["values"]) == answer["battles"]
+
+
 def test_ctrl_c_best_stops_its_worker_threads_and_draws_the_answer_so_far(
     tmp_path: Path,
 ) -> None:
