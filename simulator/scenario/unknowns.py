@@ -378,9 +378,10 @@ class Mixture:
                 pass
         path = re.sub(r"\[\d+\]$", "", path)  # an element of a list: named by the list
         try:
-            return rs.describe_path(path, self.data)
+            said = rs.describe_path(path, self.data)
         except (BattleOddsError, KeyError, IndexError, TypeError, ValueError):
-            return path
+            said = path
+        return said if said != path else _path_words(path)
 
 
 class MixturePrepared(Prepared):
@@ -459,3 +460,22 @@ class MixturePrepared(Prepared):
         for k in range(len(m.unknowns)):
             out[f"unknown.{k}"] = drawn[:, k] * N_OUTCOMES + winners
         return out
+
+
+_SIDE_WORDS = {"attacker": "the attacking army", "defender": "the defending army"}
+
+
+def _path_words(path: str) -> str:
+    """A data path no ruleset words: its last key first, then where it is, counted from 1
+    ("attacker.units[0].noble.control_battle": "control battle: the attacking army,
+    unit 1, noble")."""
+    parts = [(k, i) for k, i in _PART.findall(path)]
+    keys = [k for k, _ in parts if k]
+    where: list[str] = []
+    for key, index in parts[:-1]:
+        if index:
+            where[-1] = f"{where[-1].rstrip('s')} {int(index) + 1}" if where else index
+        elif key:
+            where.append(_SIDE_WORDS.get(key, key.replace("_", " ")))
+    last = keys[-1].replace("_", " ") if keys else path
+    return f"{last}: {', '.join(where)}" if where else last
