@@ -176,6 +176,8 @@ def test_parse_unknown_reads_each_form() -> None:
     assert weighted.values == (3, 5, 7) and weighted.weights == (1.0, 2.5, 1.0)
     chance = parse_unknown("rain:30%", "k", src)
     assert chance.values == ("rain", ABSENT) and chance.weights == (30.0, 70.0)
+    never = knights(40, weather=["rain:0%"])
+    assert unknowns_of(never) == () and never.model.weather == ()
     with pytest.raises(BattleOddsError, match="give every weight in % or none"):
         parse_unknown("3:10%, 5:1", "k", src)
 

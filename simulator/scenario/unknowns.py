@@ -210,8 +210,17 @@ def find_unknowns(data: Mapping[str, Any], source: Source) -> tuple[dict[str, An
             return item
         return item if parsed is None else parsed
 
-    plain = walk(data, "", True)
+    plain = _without_absent(walk(data, "", True))
     return plain, found
+
+
+def _without_absent(item: Any) -> Any:
+    """``item`` without the values a chance of 0% left out ("rain:0%")."""
+    if isinstance(item, dict):
+        return {k: _without_absent(v) for k, v in item.items() if v is not ABSENT}
+    if isinstance(item, list):
+        return [_without_absent(v) for v in item if v is not ABSENT]
+    return item
 
 
 def _at(unknown: Unknown, path: str) -> Unknown:
