@@ -205,9 +205,34 @@ def test_one_line_armies_take_ranges_of_counts() -> None:
     assert first["high"] < last["low"]
 
 
-def test_no_exact_answer_for_ranges() -> None:
-    with pytest.raises(BattleOddsError, match="no exact answer for a scenario with ranges"):
-        simulator.exact(knights("3..5"))
+def small(knights: Any, break_point: Any) -> simulator.Scenario:
+    data = {
+        "ruleset": "olympia",
+        "attacker": {"units": [{"men": {"knight": knights}}]},
+        "defender": {"break_point": break_point, "units": [{"men": {"pikeman": 8}}]},
+    }
+    return simulator.from_data(data, Source("test"))
+
+
+def test_the_exact_answer_of_ranges_is_the_mixture_of_exact_answers() -> None:
+    """2..4 knights (a third each) against 8 pikemen breaking at 25% or 50% (alike): the
+    exact answer is the mean of the six fixed answers; the run's interval holds it."""
+    mixed = simulator.exact(small("2..4", "25:1, 50:1"))
+    parts = [simulator.exact(small(k, b)) for k in (2, 3, 4) for b in (25, 50)]
+    for outcome, p in mixed.win.items():
+        assert p == pytest.approx(sum(part.win[outcome] for part in parts) / 6, abs=1e-12)
+    assert mixed.expected_steps == pytest.approx(sum(p.expected_steps for p in parts) / 6)
+    run = simulator.simulate(small("2..4", "25:1, 50:1"), 100_000, seed=4)
+    assert interval_contains(int(run.tally.wins[0]), run.n, mixed.win["attacker"])
+
+
+def test_too_many_combinations_for_an_exact_answer_are_refused() -> None:
+    result = runner.invoke(
+        app,
+        ["odds", "--attacker", "noble, 1..80 knight", "--defender", "noble, 8 pikeman", "--exact"],
+    )
+    assert result.exit_code == 2
+    assert "no exact answer for 80 combinations of inputs" in " ".join(result.output.split())
 
 
 def test_the_page_takes_ranges_in_its_army_fields() -> None:
