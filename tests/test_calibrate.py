@@ -257,3 +257,17 @@ men = { pikeman = "30..40" }
     assert row["lost"][0]["q95"] <= 40 and row["lost"][0]["real"] == 33
     (skipped,) = answer["skipped"]
     assert "41 lost, more than the 40 the scenario fields" in skipped["reason"]
+
+
+@pytest.mark.parametrize("columns", [60, 80, 200])
+def test_the_text_answer_fits_the_terminal_and_speaks_words(tmp_path: Path, columns: int) -> None:
+    from tests.test_human_output import raw_identifiers, too_wide
+
+    body = SMALL[: SMALL.index('[[battles]]\nname = "too many lost"')]
+    path = write(tmp_path, body)
+    result = runner.invoke(
+        app, ["calibrate", str(path), "-n", "500"], env={"COLUMNS": str(columns)}
+    )
+    assert result.exit_code == 0, result.output
+    assert too_wide(result.stdout, columns) == []
+    assert raw_identifiers(result.stdout, "olympia") == []

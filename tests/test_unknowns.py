@@ -20,6 +20,7 @@ from simulator.errors import BattleOddsError, Source
 from simulator.scenario.scenario import prepare, unknowns_of
 from simulator.scenario.unknowns import ABSENT, BLOCK, parse_unknown
 from tests.stats_tests import interval_contains, reproducibility
+from tests.test_human_output import raw_identifiers, too_wide
 
 runner = CliRunner()
 
@@ -127,6 +128,10 @@ def test_json_and_text_say_what_the_unknowns_do(tmp_path: Path) -> None:
     words = " ".join(text.stdout.split())
     assert text.exit_code == 0 and "What the unknowns do (most first)" in words
     assert "pikemen in the defending army" in words and "25..35 pikemen" in words
+    for columns in (60, 80, 200):
+        shown = runner.invoke(app, ["run", str(path), "-n", "2000"], env={"COLUMNS": str(columns)})
+        assert too_wide(shown.stdout, columns) == []
+        assert raw_identifiers(shown.stdout, "olympia") == []
 
 
 @pytest.mark.parametrize(
