@@ -265,3 +265,19 @@ def test_a_bad_range_in_a_one_line_army_names_the_option() -> None:
     assert "--attacker: unit 1, item 1, count: range '30..20': its low end is above" in (
         " ".join(result.output.split())
     )
+
+
+def test_the_scenario_schema_takes_unknowns_and_refuses_nonsense() -> None:
+    """Editors checking a file against ``battle-odds schema`` accept what the reader
+    accepts: the worked example's range, table of weights and chance of rain."""
+    import jsonschema
+    import tomllib
+
+    from simulator.rulesets import keys
+
+    example = Path(__file__).parent.parent / "examples/unknowns/scouted_pike_wall.toml"
+    data = tomllib.loads(example.read_text())
+    check = jsonschema.Draft7Validator(keys.schema("olympia"))
+    check.validate(data)
+    data["defender"]["units"][0]["men"]["pikeman"] = "thirty"
+    assert not check.is_valid(data)

@@ -37,6 +37,7 @@ import numpy as np
 
 from .. import rulesets
 from ..errors import BattleOddsError, Source
+from ..input.fields import RANGE_PATTERN, WEIGHTED_PATTERN
 from ..rulesets.base import Prepared
 
 if TYPE_CHECKING:
@@ -55,9 +56,8 @@ BLOCK = 1 << 16
 #: defender 1, draw 2 (simulator.results.stats.OUTCOMES).
 N_OUTCOMES = 3
 
-_RANGE = re.compile(r"^\s*([+-]?\d+)\s*\.\.\s*([+-]?\d+)\s*$")
-_ENTRY = r"[^:,\s][^:,]*?\s*:\s*[+-]?\d+(?:\.\d+)?\s*%?"
-_WEIGHTED = re.compile(rf"^\s*{_ENTRY}\s*(?:,\s*{_ENTRY}\s*)*$")
+_RANGE = re.compile(f"^{RANGE_PATTERN}$")
+_WEIGHTED = re.compile(f"^{WEIGHTED_PATTERN}$")
 _NUMBER = re.compile(r"^[+-]?\d+(?:\.\d+)?$")
 
 
