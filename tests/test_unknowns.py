@@ -281,3 +281,12 @@ def test_the_scenario_schema_takes_unknowns_and_refuses_nonsense() -> None:
     check.validate(data)
     data["defender"]["units"][0]["men"]["pikeman"] = "thirty"
     assert not check.is_valid(data)
+
+
+def test_sensitivity_refuses_ranges_in_one_line() -> None:
+    example = str(Path(__file__).parent.parent / "examples/unknowns/scouted_pike_wall.toml")
+    result = runner.invoke(app, ["sensitivity", example, "--battles", "100"])
+    assert result.exit_code == 2
+    assert "sensitivity turns numbers one step and this scenario has ranges" in (
+        " ".join(result.output.split())
+    )
