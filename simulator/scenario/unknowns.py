@@ -52,6 +52,9 @@ MAX_COMBINATIONS = 10**12
 #: Battles of a block: a combination's battles in a block are numbered from the block's
 #: first (see the module's docstring).
 BLOCK = 1 << 16
+#: The battles a run is taken to have when each combination's kernel is chosen (Olympia
+#: builds its chain table only for a combination drawn often enough to repay it).
+KERNEL_HORIZON = 1 << 18
 #: Winner codes of the ``unknown.K`` columns: the kernels' outcome codes, attacker 0,
 #: defender 1, draw 2 (simulator.results.stats.OUTCOMES).
 N_OUTCOMES = 3
@@ -333,10 +336,11 @@ class Mixture:
             return known
         scenario = self.scenario_of(combination)
         prepared = rulesets.get(self.ruleset).prepare(scenario.model)
-        # The kernel worth its set-up for the battles a block gives this combination (a
-        # table built per combination would cost more than its few battles): a pure
-        # function of the combination, so every process runs it with the same kernel.
-        expected = max(1, int(self.probability(combination) * BLOCK))
+        # The kernel worth its set-up for the battles KERNEL_HORIZON battles give this
+        # combination (a table built per combination would cost more than its few
+        # battles): a pure function of the combination, so every process, chunk and
+        # thread runs it with the same kernel.
+        expected = max(1, int(self.probability(combination) * KERNEL_HORIZON))
         prepared.use_kernel(prepared.kernel_choices(expected)[0])
         with self._lock:
             if len(self._prepared) > 4096:
@@ -461,7 +465,9 @@ class MixturePrepared(Prepared):
             for c, s, n, r, c_seed in zip(present, starts, counts, prior, seeds, strict=True):
                 combination = int(c)
                 positions = order[s : s + n] + (start - first)
-                result = m.prepared_of(combination).run(int(c_seed), before + int(r), int(n))
+                result = _run_group(
+                    m.prepared_of(combination), int(c_seed), before + int(r), int(n)
+                )
                 for name, column in result.items():
                     if name in out:
                         out[name][positions] = column
@@ -488,3 +494,22 @@ def _path_words(path: str) -> str:
             where.append(_SIDE_WORDS.get(key, key.replace("_", " ")))
     last = keys[-1].replace("_", " ") if keys else path
     return f"{last}: {', '.join(where)}" if where else last
+
+
+#: Groups of fewer battles run on the calling thread alone: waking the kernel's thread
+#: pool costs more than such a group's battles (the battles are the same on any number
+#: of threads).
+SERIAL_BATTLES = 512
+
+
+def _run_group(prepared: Prepared, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
+    if count >= SERIAL_BATTLES:
+        return prepared.run(seed, first, count)
+    import numba
+
+    threads = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        return prepared.run(seed, first, count)
+    finally:
+        numba.set_num_threads(threads)
