@@ -124,9 +124,11 @@ def run(command: Command, cwd: Path) -> str:
 
 
 def workspace() -> tempfile.TemporaryDirectory[str]:
-    """A fresh folder with the repository's scenarios where a reader's clone has them."""
+    """A fresh folder with the repository's scenarios and examples where a reader's
+    clone has them."""
     folder = tempfile.TemporaryDirectory(prefix="battle-odds-docs-")
     (Path(folder.name) / "scenarios").symlink_to(ROOT / "scenarios")
+    (Path(folder.name) / "examples").symlink_to(ROOT / "examples")
     return folder
 
 

@@ -120,6 +120,9 @@ def survey(
     ol.refresh(
         groups, cnt, sides, standing, ol.RANDOM, unit_men, rating, w, t, ws, ts, others, front
     )
+    for s in range(2):
+        if sides[s, S_COVERS] > 0 and standing[s] == 1 and front[s] > 0:
+            structure_in_front(groups, cnt, s, rating, w, t, ws, ts, front)
     pool_total[:] = 0
     for g in range(groups.shape[0]):
         s = groups[g, ol.G_SIDE]
@@ -133,6 +136,28 @@ def survey(
                 pool[g] = 1
         pool_total[s] += pool[g]
     strike_caps(ts, pool_total, standing, missile_cap, melee_cap)
+
+
+@jit(counted=False)
+def structure_in_front(groups, cnt, s, rating, w, t, ws, ts, front):
+    """Under the engine's structure rules a standing structure is a fighter of row 0
+    (the engine's fort has behind = 0): while it stands, side ``s``'s front row is row
+    0 even with nobody of its own there, so the men behind it shoot and are not
+    targets until it falls. Redoes ``refresh``'s last pass for that side."""
+    front[s] = 0
+    ts[s] = 0
+    ws[s] = 0
+    for g in range(groups.shape[0]):
+        if groups[g, ol.G_SIDE] != s or groups[g, ol.G_KIND] == ol.ENGINE:
+            continue
+        in_front = groups[g, ol.G_ROW] == 0
+        if not in_front:
+            t[g] = 0
+        rating[g] = groups[g, ol.G_FRONT] if in_front else groups[g, ol.G_REAR]
+        w[g] = cnt[g] if rating[g] > 0 and cnt[g] > 0 else 0
+        ts[s] += t[g]
+        ws[s] += w[g]
+    ts[s] += 1
 
 
 @jit(counted=False)

@@ -340,6 +340,7 @@ def test_kernel_agrees_with_stored_reference(case: Case) -> None:
     engine, tower, garrison, allies in round 2: winner 0.92, others 0.83
     engine, sea, knights, monster stack: winner 0.94, others 0.83
     text terrain, engine structures and prisoners: winner 0.96, others 0.85
+    engine, wholly behind a tower: winner 1.00, others 0.81
     """
     assert check_case(case, test_kernel_agrees_with_stored_reference.__doc__) == []
 

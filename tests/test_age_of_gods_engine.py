@@ -334,6 +334,41 @@ def test_one_structure_hit_is_a_point_of_damage() -> None:
     assert np.any(text["structure_defense.defender"] < 100)
 
 
+def wholly_behind(rules: str) -> dict[str, Any]:
+    """A ram against a tower (damage 97: three points from falling) with the defender's
+    whole side, a target and a shooter, in rear row 1 behind it."""
+    return {
+        "battle": {"structure_rules": rules},
+        "attacker": {"units": [{"noble": SHELTERED, "men": {"ram": 2}}]},
+        "defender": {
+            "structure": {"kind": "tower", "defense": 10, "damage": 97},
+            "units": [
+                {"noble": {"garrison": True}, "men": {"target": 2, "shooter": 1}, "behind": 1}
+            ],
+        },
+        "units": {**PROBE_TYPES, "ram": {"attack": 100, "defense": 35}},
+    }
+
+
+def test_a_side_wholly_behind_its_structure_under_the_engine() -> None:
+    """The engine's structure is a fighter of the front row: a side whose every man is
+    in a rear row behind it is legal, its men are no targets while it stands (hit only
+    in battles where it fell) and shoot from behind it; once it falls they move up. The
+    text's rules still refuse the side."""
+    rows = rows_of(scenario(wholly_behind("engine")), 20_000, seed=23)
+    hit = rows["casualties.defender.target"] > 0
+    fell = rows["structure_collapsed.defender"] == 1
+    assert np.all(fell[hit])
+    assert fell.mean() > 0.2 and hit.mean() > 0.05
+    assert np.any(rows["casualties.attacker.ram"] > 0)  # the shooter shoots from behind
+    with pytest.raises(BattleOddsError, match="rear row 1 has nothing in front of it"):
+        scenario(wholly_behind("text"))
+    data = wholly_behind("engine")
+    del data["defender"]["structure"]
+    with pytest.raises(BattleOddsError, match="rear row 1 has nothing in front of it"):
+        scenario(data)
+
+
 # --- allies --------------------------------------------------------------------------
 
 

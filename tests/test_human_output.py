@@ -218,7 +218,7 @@ def test_the_question_names_armies_settings_and_ruleset() -> None:
 #: The commands that run battles: each must take -n (its battles, or its first look).
 BATTLE_COMMANDS = [
     "run", "odds", "compare", "sweep", "plot", "worth", "sensitivity", "matrix", "meta",
-    "prices", "best", "regress", "replay",
+    "prices", "best", "regress", "replay", "calibrate",
 ]  # fmt: skip
 
 
@@ -266,7 +266,7 @@ def _defaults_in_behaviour() -> dict[tuple[str, str], list[float]]:
     from simulator.running.precision import simulate_to_precision
     from simulator.serve import app as serving
     from simulator.serve import server
-    from simulator.studies import best, matrix, meta, prices, sensitivity, sweep, worth
+    from simulator.studies import best, calibrate, matrix, meta, prices, sensitivity, sweep, worth
 
     precision_cap = _default(simulate_to_precision, "max_battles")
     armies = ["--attacker", "noble, 2 soldier", "--defender", "noble, 2 soldier"]
@@ -306,11 +306,22 @@ def _defaults_in_behaviour() -> dict[tuple[str, str], list[float]]:
         ("replay", "--battle"): [0.0],  # the first battle of the run
         ("serve", "--port"): [_default(server.serve, "port")],
         ("serve", "--max-seconds"): [serving.MAX_SECONDS],
+        ("calibrate", "--battles"): [_default(calibrate.calibrate, "battles")],
+        ("calibrate", "--seed"): [_default(calibrate.calibrate, "seed")],
     }
     for command in ("run", "odds", "regress", "plot", "compare", "sweep", "worth",
                     "sensitivity", "matrix", "best", "prices", "meta"):  # fmt: skip
         expected[(command, "--max-total")] = [DEFAULT_MAX_TOTAL]
-    for command in ("plot", "worth", "sensitivity", "matrix", "best", "prices", "meta"):
+    for command in (
+        "plot",
+        "worth",
+        "sensitivity",
+        "matrix",
+        "best",
+        "prices",
+        "meta",
+        "calibrate",
+    ):
         expected[(command, "--dpi")] = [dpi]
     return expected
 

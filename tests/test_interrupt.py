@@ -163,6 +163,28 @@ def test_ctrl_c_gives_the_json_answer_so_far(command: str) -> None:
         assert answer["types"] == [] and answer["left_out"] == ["knight", "pikeman"]
 
 
+def test_ctrl_c_calibrate_scores_the_battles_run_so_far(tmp_path: Path) -> None:
+    """Ctrl-C in the first of two real battles: it is scored on the battles it ran, the
+    second not at all, the answer marked partial."""
+    real = tmp_path / "real.toml"
+    battle = f'[[battles]]\nscenario = "{KNIGHTS}"\nwinner = "defender"\n'
+    real.write_text(battle + battle.replace("defender", "attacker"))
+    code, out, err, seconds = interrupt(["calibrate", str(real), "-n", MANY, "--json"])
+    check_stopped(code, err, seconds)
+    answer = json.loads(out)
+    assert answer["partial"] is True and answer["battles_scored"] == 1
+    assert 0 < answer["rows"][0]["battles"] < int(MANY)
+
+
+def test_ctrl_c_a_run_with_unknowns_gives_the_mixture_so_far() -> None:
+    scouted = str(ROOT / "examples/unknowns/scouted_pike_wall.toml")
+    code, out, err, seconds = interrupt(["run", scouted, "-n", MANY, "--json"])
+    check_stopped(code, err, seconds)
+    answer = json.loads(out)
+    assert answer["partial"] is True and 0 < answer["battles"] < int(MANY)
+    assert sum(v["battles"] for v in answer["unknowns"][0]["values"]) == answer["battles"]
+
+
 def test_ctrl_c_best_stops_its_worker_threads_and_draws_the_answer_so_far(
     tmp_path: Path,
 ) -> None:

@@ -91,6 +91,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "prices",
         "What will players build? The Nash equilibrium of the equal-cost matrix.",
     ),
+    "calibrate": (
+        "calibrate",
+        "How well the model predicted real battles: Brier score, log loss, coverage of the "
+        "real losses, worst-predicted battles first (Ctrl-C: the battles scored so far).",
+    ),
     "new": (
         "new",
         "Write a commented starter scenario that validates and runs; edit it from there.",

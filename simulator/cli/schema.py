@@ -26,7 +26,16 @@ from .options import out, user_errors
 @app.command()
 @user_errors
 def schema(
-    ruleset: Annotated[str, typer.Option(help="The ruleset whose scenario files it describes.")],
+    ruleset: Annotated[
+        str | None, typer.Option(help="The ruleset whose scenario files it describes.")
+    ] = None,
+    calibration: Annotated[
+        bool,
+        typer.Option(
+            "--calibration",
+            help="The schema of calibration files (battle-odds calibrate) instead.",
+        ),
+    ] = False,
     output: Annotated[
         Path | None,
         typer.Option(
@@ -36,8 +45,20 @@ def schema(
 ) -> None:
     """Print the JSON Schema of a ruleset's scenario files (for editors: see
     docs/scenario-schema.md)."""
-    name = rulesets.get(ruleset, "--ruleset").name
-    text = json.dumps(keys.schema(name), indent=2) + "\n"
+    if calibration == (ruleset is not None):
+        raise BattleOddsError(
+            "schema: give either --ruleset NAME (scenario files) or --calibration "
+            "(calibration files)"
+        )
+    if ruleset is not None:
+        name = rulesets.get(ruleset, "--ruleset").name
+        text = json.dumps(keys.schema(name), indent=2) + "\n"
+        what = f"{name} scenario files"
+    else:
+        from ..studies.calibrate import schema as calibration_schema
+
+        text = json.dumps(calibration_schema(), indent=2) + "\n"
+        what = "calibration files"
     if output is None:
         sys.stdout.write(text)
         return
@@ -46,4 +67,4 @@ def schema(
         write_atomically(output, text)
     except OSError as exc:
         raise BattleOddsError(f"--output {output}: cannot write ({exc.strerror})") from None
-    out.print(f"{output}: JSON Schema of {name} scenario files written", highlight=False)
+    out.print(f"{output}: JSON Schema of {what} written", highlight=False)

@@ -251,7 +251,42 @@ def _schema(entry: Entry) -> dict[str, Any]:
     return {"description": entry.doc, "anyOf": [_schema(f) for f in entry.forms]}
 
 
+#: What a scenario writes for a value it does not know (docs/unknowns.md; read by
+#: simulator.scenario.unknowns): a range of whole numbers ("20..30"), or values with
+#: weights or chances ("3:1, 5:2", "rain:30%").
+RANGE_PATTERN = r"\s*([+-]?\d+)\s*\.\.\s*([+-]?\d+)\s*"
+_ENTRY_PATTERN = r"[^:,\s][^:,]*?\s*:\s*[+-]?\d+(?:\.\d+)?\s*%?"
+WEIGHTED_PATTERN = rf"\s*{_ENTRY_PATTERN}\s*(?:,\s*{_ENTRY_PATTERN}\s*)*"
+#: The JSON Schema forms of an unknown value, beside a field's own (docs/unknowns.md).
+UNKNOWN_FORMS: list[dict[str, Any]] = [
+    {"type": "string", "pattern": f"^(?:{RANGE_PATTERN}|{WEIGHTED_PATTERN})$"},
+    {
+        "type": "object",
+        "required": ["values"],
+        "properties": {
+            "values": {"type": "array", "minItems": 1},
+            "weights": {"type": "array", "items": {"type": "number", "minimum": 0}},
+        },
+        "additionalProperties": False,
+    },
+]
+
+
 def _field_schema(f: Field) -> dict[str, Any]:
+    known = _known_field_schema(f)
+    if f.kind in ("int", "number", "choice", "bool"):
+        # A value the scenario does not know: a range or a distribution of its values.
+        described = {"description": known.pop("description")}
+        if "default" in known:
+            described["default"] = known.pop("default")
+        return {**described, "anyOf": [known, *UNKNOWN_FORMS]}
+    if f.kind == "names":
+        items = known["anyOf"][0]["items"]
+        known["anyOf"][0]["items"] = {"anyOf": [items, UNKNOWN_FORMS[0]]}
+    return known
+
+
+def _known_field_schema(f: Field) -> dict[str, Any]:
     out: dict[str, Any] = {"description": f.doc}
     if f.kind in ("int", "number"):
         out["type"] = "integer" if f.kind == "int" else "number"

@@ -10,6 +10,8 @@ from typing import Any
 from .. import rulesets
 from ..errors import BattleOddsError
 from ..rulesets.words import SIDES, plural
+from ..scenario.scenario import unknowns_of
+from ..scenario.unknowns import substituted
 
 #: Scenario keys that are not the battle's settings (who fights is said by the armies).
 NOT_SETTINGS = ("ruleset", "name", "description", "battles", "seed", "attacker", "defender")
@@ -43,8 +45,12 @@ def army_words(scenario: Any) -> dict[str, str]:
     ruleset = rulesets.get(scenario.ruleset)
     armies: dict[str, list[str]] = {side: [] for side in SIDES}
     try:
-        for side, kind, count in ruleset.forces(scenario.model):
-            armies.setdefault(side, []).append(count_words(count, kind))
+        for side, kind, counts in _forces(ruleset, scenario):
+            low, high = min(counts), max(counts)
+            words = count_words(high, kind)
+            armies.setdefault(side, []).append(
+                words if low == high else f"{low}..{words}"  # a count the scenario ranges over
+            )
     except (BattleOddsError, AttributeError, TypeError):
         for side in SIDES:
             table = scenario.data.get(side) or {}
@@ -55,6 +61,20 @@ def army_words(scenario: Any) -> dict[str, str]:
                     else str(block)
                 )
     return {side: ", ".join(parts) or "nobody" for side, parts in armies.items()}
+
+
+def _forces(ruleset: Any, scenario: Any) -> list[tuple[str, str, list[int]]]:
+    """``(side, kind, counts)``: the counts each side fields of each kind; several for a
+    scenario with unknowns (every value each of its unknowns was checked at)."""
+    models = [scenario.model]
+    if unknowns_of(scenario):
+        mixture = scenario.model
+        models = [mixture.scenario_of(c).model for c in mixture.checked]
+    found: dict[tuple[str, str], list[int]] = {}
+    for model in models:
+        for side, kind, count in ruleset.forces(model):
+            found.setdefault((side, kind), []).append(count)
+    return [(side, kind, counts) for (side, kind), counts in found.items()]
 
 
 def settings_words(data: Mapping[str, Any]) -> list[str]:
@@ -94,7 +114,14 @@ def question(scenario: Any, ruleset: bool = True) -> str:
     (olympia)``: what the run was asked, in one line (the ruleset left out where a title
     already names it)."""
     armies = army_words(scenario)
-    settings = settings_words(scenario.data)
+    varying = unknowns_of(scenario)
+    # A setting that varies is said as it was written ("0..50", "rain:30%").
+    shown = (
+        substituted(scenario.model.data, {u.path: u.written for u in varying})
+        if varying
+        else scenario.data
+    )
+    settings = settings_words(shown)
     line = f"attacker {armies['attacker']} against defender {armies['defender']}"
     if settings:
         line += "; " + ", ".join(settings)

@@ -144,6 +144,8 @@ def render(result: Result, console: Console) -> None:
                 ex.add_row(said, _num(r.mean), f"{_num(r.q10)} / {_num(r.q50)} / {_num(r.q90)}")
         console.print(ex)
 
+    render_unknowns(result, console)
+
     info: dict[str, Any] = {
         "seed": result.seed,
         "battles": f"{result.n:,}",
@@ -164,6 +166,46 @@ def render(result: Result, console: Console) -> None:
             "and count as draws",
             highlight=False,
         )
+
+
+def render_unknowns(result: Result, console: Console) -> None:
+    """What the unknowns do: for each (the one that moves the answer most first),
+    P(attacker wins) given each of its values, from the run's battles."""
+    effects = result.unknown_effects()
+    if not effects:
+        return
+    print_title(console, "What the unknowns do (most first)")
+    for effect in effects:
+        spread = (
+            f"from {_pct(effect['lowest'])} to {_pct(effect['highest'])} over its values"
+            if effect["lowest"] is not None
+            else "no battles yet"
+        )
+        table = Table(
+            title=f"{effect['label']} ({effect['written']}): P(attacker wins) {spread}",
+            box=box.SIMPLE,
+            title_justify="left",
+        )
+        for column in ("value", "chance", "battles", "P(attacker wins)", "95% interval"):
+            table.add_column(column, justify="right")
+        shown = effect["values"]
+        if len(shown) > MAX_VALUE_ROWS:  # every value's row is in --json
+            step = -(-len(shown) // MAX_VALUE_ROWS)
+            shown = shown[::step] + ([shown[-1]] if (len(shown) - 1) % step else [])
+        for row in shown:
+            won = row["attacker"]
+            table.add_row(
+                escape("left out" if row["value"] is None else str(row["value"])),
+                _pct(row["weight"]),
+                f"{row['battles']:,}",
+                _pct(won["p"]) if won["p"] is not None else "-",
+                f"{_pct(won['low'])} - {_pct(won['high'])}",
+            )
+        console.print(table)
+
+
+#: The most values of one unknown the text table lists (evenly spaced, the ends kept).
+MAX_VALUE_ROWS = 12
 
 
 def render_exact(answer: Any, console: Console) -> None:

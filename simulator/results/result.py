@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from ..scenario.scenario import Scenario
 
 QUANTILES = (0.1, 0.5, 0.9)
+#: Outcome columns of a scenario with unknowns that record a drawn input with the winner.
+UNKNOWN_PREFIX = "unknown."
 
 
 @dataclass
@@ -108,6 +110,8 @@ class Result:
             if h.n:
                 rows.append(SummaryRow.distribution("steps", outcome, h))
         for name, h in self.tally.columns.items():
+            if name.startswith(UNKNOWN_PREFIX):
+                continue  # a drawn input with the winner: reported by the unknowns' table
             group = "casualties" if name.startswith("casualties.") else "extra"
             metric = name.removeprefix("casualties.")
             if name in self.flags:
@@ -171,8 +175,17 @@ class Result:
             "notes": list(self.notes),
             "seconds": round(self.seconds, 3),
             "compile_seconds": round(self.compile_seconds, 3),
+            **({"unknowns": unknowns} if (unknowns := self.unknown_effects()) else {}),
             **self.extra,
         }
+
+    def unknown_effects(self) -> list[dict[str, Any]]:
+        """For a scenario with unknowns (ranges), P(each outcome) given each value of each
+        unknown, the one that moves P(attacker wins) most first; empty otherwise."""
+        from ..scenario.scenario import unknowns_of
+        from .unknowns import effects
+
+        return effects(self.scenario.model, self.tally) if unknowns_of(self.scenario) else []
 
     def to_json(self) -> str:
         """:meth:`to_dict` as JSON text (what ``battle-odds run --json`` prints)."""

@@ -73,11 +73,10 @@ def _prepared(ruleset: str, canonical: str) -> Any:
     """A worker prepares each scenario once, however many of its chunks it runs."""
     import json
 
-    from .. import rulesets
-    from ..scenario.scenario import from_data
+    from ..scenario.scenario import from_data, prepare
 
     scenario = from_data(json.loads(canonical), Source("distributed"))
-    return rulesets.get(ruleset).prepare(scenario.model)
+    return prepare(scenario)
 
 
 def chunk_tally(

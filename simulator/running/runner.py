@@ -17,11 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from .. import rulesets
 from ..errors import BattleOddsError
 from ..results.result import Result
 from ..results.stats import Tally
-from ..scenario.scenario import Scenario
+from ..scenario.scenario import Scenario, prepare
 from ..version import __version__
 from .checkpoint import Checkpoint
 from .chunking import FIRST_CHUNK, ChunkSizes, sized_chunks
@@ -189,7 +188,7 @@ def run_chunks(scenario: Scenario, plan: RunPlan, progress: Progress | None = No
     ranges = [(first, battles)]
     clock = compile_clock()
     compiled_before = clock.seconds
-    prepared = rulesets.get(scenario.ruleset).prepare(scenario.model)
+    prepared = prepare(scenario)
     # Fewer battles a call for a scenario of many columns, and the run's memory known
     # (and refused beyond the machine's) before any battle.
     chunk = battles_per_call(prepared, chunk)

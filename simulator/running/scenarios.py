@@ -34,10 +34,9 @@ from typing import Any, TypeVar, cast
 import numba
 import numpy as np
 
-from .. import rulesets
 from ..results.stats import Tally
 from ..rulesets.base import Prepared, use_common_kernel
-from ..scenario.scenario import Scenario
+from ..scenario.scenario import Scenario, prepare
 from .chunking import CALL_SECONDS, GROWTH, ChunkSizes, sized_chunks
 from .interrupt import Interrupted, check_stop, stop_requested
 from .memory import Estimate, available_bytes, battles_per_call, check_memory
@@ -139,7 +138,7 @@ class ScenarioBattles:
         """The scenario of ``key`` prepared, once."""
         if key not in self._prepared:
             scenario = self.scenario(key)
-            prepared = rulesets.get(scenario.ruleset).prepare(scenario.model)
+            prepared = prepare(scenario)
             # A scenario of many columns runs fewer battles a call; one the machine
             # cannot run a call of is refused before its first battle.
             per_call = battles_per_call(prepared, DEFAULT_CHUNK)

@@ -24,10 +24,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .. import rulesets
 from ..results.result import Result
 from ..results.stats import Tally
-from ..scenario.scenario import Scenario
+from ..scenario.scenario import Scenario, prepare
 from .chunking import ChunkSizes
 from .plan import ChunkExecutor, RunPlan
 from .precision import FIRST_ROUND, next_round_target, precision_report, widest_half_width
@@ -73,7 +72,7 @@ def stream_battles(
     ``lock`` (if given) while they run; ``executor`` runs the chunks elsewhere (a Dask
     cluster: :class:`~simulator.running.distributed.DaskChunks`, one per run), and a
     failure it reports ends the run with the battles done, partial, the failure a note."""
-    prepared = rulesets.get(scenario.ruleset).prepare(scenario.model)
+    prepared = prepare(scenario)
     kernel = _Serialised(prepared, lock)
     flags = prepared.flags
     started = last = clock()

@@ -16,6 +16,7 @@ from ..errors import BattleOddsError, Source, did_you_mean, printable
 from ..input.reader import Node
 from ..input.toml import read_toml
 from ..rulesets import keys
+from .unknowns import Mixture, Unknown, find_unknowns
 
 #: Keys every scenario may have, whatever its ruleset.
 COMMON_KEYS = tuple(f.name for f in keys.COMMON)
@@ -121,9 +122,14 @@ def from_data(data: Mapping[str, Any], source: Source) -> Scenario:
                 "a side may hold (the bundled scenarios hold at most 65)",
                 side,
             )
-    specific = {k: v for k, v in table.items() if k not in COMMON_KEYS}
-    model = ruleset.validate(specific, source)
-    check_sizes(top, ruleset.side_sizes(model))
+    plain, unknowns = find_unknowns(table, source)
+    model: Any
+    if unknowns:
+        model = Mixture(name, plain, unknowns, source, from_data)
+    else:
+        specific = {k: v for k, v in plain.items() if k not in COMMON_KEYS}
+        model = ruleset.validate(specific, source)
+        check_sizes(top, ruleset.side_sizes(model))
     default_name = source.path.stem if source.path else "inline"
     return Scenario(
         ruleset=name,
@@ -136,6 +142,19 @@ def from_data(data: Mapping[str, Any], source: Source) -> Scenario:
         model=model,
         source=source,
     )
+
+
+def prepare(scenario: Scenario) -> rulesets.Prepared:
+    """The scenario compiled to arrays: its ruleset's, or, for a scenario with unknowns,
+    one that draws each battle's inputs (:mod:`.unknowns`)."""
+    if isinstance(scenario.model, Mixture):
+        return scenario.model.prepare()
+    return rulesets.get(scenario.ruleset).prepare(scenario.model)
+
+
+def unknowns_of(scenario: Scenario) -> tuple[Unknown, ...]:
+    """What varies in the scenario (empty for fixed inputs)."""
+    return scenario.model.unknowns if isinstance(scenario.model, Mixture) else ()
 
 
 def check_sizes(top: Node, forces: tuple[rulesets.Force, ...]) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from .. import rulesets
 from ..errors import BattleOddsError
 from ..rulesets import ExactResult
-from ..scenario.scenario import Scenario
+from ..scenario.scenario import Scenario, unknowns_of
 
 
 def solvable() -> tuple[str, ...]:
@@ -19,7 +19,8 @@ def exact(scenario: Scenario, max_states: int | None = None) -> ExactResult:
     steps and the expectation of every other outcome, for a small battle.
 
     Raises :class:`BattleOddsError` for a ruleset without an exact solver and for a
-    battle whose state space is too large (the message names its size)."""
+    battle whose state space is too large (the message names its size). A scenario with
+    ranges is solved as the mixture of its combinations of inputs (:func:`mixture_exact`)."""
     ruleset = rulesets.get(scenario.ruleset)
     if not ruleset.solvable:
         raise BattleOddsError(
@@ -27,4 +28,43 @@ def exact(scenario: Scenario, max_states: int | None = None) -> ExactResult:
             f"'{scenario.ruleset}' ruleset (only {', '.join(solvable())}); "
             "use `battle-odds run`"
         )
+    if unknowns_of(scenario):
+        return mixture_exact(scenario, max_states)
     return ruleset.exact(scenario, max_states)
+
+
+#: The most combinations of inputs a scenario with ranges is solved exactly for (each
+#: combination is a solve of its own).
+MAX_EXACT_COMBINATIONS = 64
+
+
+def mixture_exact(scenario: Scenario, max_states: int | None = None) -> ExactResult:
+    """The exact answer of a scenario with ranges: every probability and expectation is
+    the weighted mean of the combinations' own (each solved exactly), for at most
+    MAX_EXACT_COMBINATIONS combinations; more are refused in one line."""
+    mixture = scenario.model
+    said = ", ".join(f"{u.path} = {u.written!r}" for u in unknowns_of(scenario))
+    if mixture.combinations > MAX_EXACT_COMBINATIONS:
+        raise BattleOddsError(
+            f"{scenario.source.label}: no exact answer for {mixture.combinations:,} "
+            f"combinations of inputs ({said}; at most {MAX_EXACT_COMBINATIONS} are solved "
+            "one by one); use `battle-odds run`, which integrates over them"
+        )
+    ruleset = rulesets.get(scenario.ruleset)
+    win: dict[str, float] = {}
+    casualties: dict[str, float] = {}
+    extras: dict[str, float] = {}
+    steps = seconds = 0.0
+    states = 0
+    flags: frozenset[str] = frozenset()
+    for combination in range(mixture.combinations):
+        weight = mixture.probability(combination)
+        part = ruleset.exact(mixture.scenario_of(combination), max_states)
+        for into, values in ((win, part.win), (casualties, part.casualties), (extras, part.extras)):
+            for name, value in values.items():
+                into[name] = into.get(name, 0.0) + weight * value
+        steps += weight * part.expected_steps
+        states += part.states
+        seconds += part.seconds
+        flags |= part.flags
+    return ExactResult(scenario, win, steps, casualties, extras, states, seconds, flags)

@@ -22,7 +22,7 @@ from ..running.interrupt import stop_requested
 from ..running.plan import StudyPlan
 from ..running.progress import plain_lines_by_default
 from ..running.scenarios import ScenarioBattles
-from ..scenario.scenario import Scenario, from_data
+from ..scenario.scenario import Scenario, from_data, unknowns_of
 from .compare import compare
 from .sweep import PointProgress, battles_of
 from .worth import check_side
@@ -103,6 +103,14 @@ def sensitivity(
     rounded to the field's resolution and at least one step of it), each against the
     scenario on common random numbers over ``battles`` (default 20,000)."""
     check_side(side)
+    varying = unknowns_of(scenario)
+    if varying:
+        said = ", ".join(f"{u.path} = {u.written!r}" for u in varying)
+        raise BattleOddsError(
+            f"{scenario.source.label}: sensitivity turns numbers one step and this scenario "
+            f"has ranges ({said}); `battle-odds run` says what each of them does, or fix "
+            "them to values first"
+        )
     if count_step < 1:
         raise BattleOddsError(f"--count-step {count_step}: expected at least 1")
     if not 0 < rating_step <= 1:

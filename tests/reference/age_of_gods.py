@@ -212,6 +212,12 @@ class Fight:
         return [m for m in self.present(s) if not (m.noble and self.shielded(m))]
 
     def front_row(self, s: int) -> int:
+        """The first row holding a target; under the engine's structure rules a
+        standing structure stands in row 0 (the engine's fort is a fighter with
+        behind = 0), so the men behind it stay behind until it falls."""
+        st = self.structures[s]
+        if st is not None and st.covers and st.standing:
+            return 0
         rows = [m.row for m in self.targetable(s)]
         return min(rows) if rows else 1 << 30
 

@@ -248,6 +248,22 @@ AGE_OF_GODS_ENGINE = {
             "units": [{"men": {"soldier": 10}}, {"men": {"pikeman": 5}}],
         },
     },
+    "engine, wholly behind a tower": {
+        "battle": {"rules": "engine"},
+        "attacker": {
+            "units": [
+                {"noble": {"rank": "lord"}, "men": {"soldier": 12, "lt_foot": 2}},
+                {"men": {"archer": 3}, "behind": 1},
+            ]
+        },
+        "defender": {
+            "structure": {"kind": "tower", "defense": 40, "damage": 85},
+            "units": [
+                {"men": {"archer": 5, "soldier": 6}, "behind": 1},
+                {"men": {"pikeman": 4}, "behind": 2},
+            ],
+        },
+    },
 }
 
 

@@ -395,7 +395,14 @@ def validate(data: Mapping[str, Any], source: Source) -> Battle:
                 "siege engines belong to the olympia ruleset; age_of_gods has none", "siege_engines"
             )
         node.only(keys.side(side_name))
-        side = olympia._side(_olympia_view(node), known, {}, capacity, terrain)
+        side = olympia._side(
+            _olympia_view(node),
+            known,
+            {},
+            capacity,
+            terrain,
+            structure_in_front=points["structure_rules"] == "engine",
+        )
         side_leaders = _leaders(node, fighters, allies=False)
         if side_leaders[0].kind in ("garrison", "beast") and not node.has("break_point"):
             # The engine's garrisons and monster stacks fight to the last man.

@@ -21,7 +21,7 @@ from ..names import normalise_name, resolve_name
 from .model import standard_engines, standard_fighters
 
 _ITEM = re.compile(
-    r"^(?:(?P<count>[+-]?\d+)\s+)?(?P<name>[A-Za-z][\w .'-]*?)\s*"
+    r"^(?:(?P<count>[+-]?\d+(?:\s*\.\.\s*[+-]?\d+)?)\s+)?(?P<name>[A-Za-z][\w .'-]*?)\s*"
     r"(?:\((?P<opts>[^)]*)\))?\s*(?:@\s*(?P<row>\w+))?$"
 )
 NOBLE_OPTIONS = ("health", "attack", "defense", "missile")
@@ -69,7 +69,7 @@ def parse_army(
     if not text.strip():
         raise BattleOddsError(f'{option}: an empty army: expected e.g. "noble, 20 soldier"')
     units: list[dict[str, Any]] = []
-    siege: dict[str, int] = {}
+    siege: dict[str, int | str] = {}
     for u, unit_text in enumerate(_split(text, ";"), 1):
         items = [i for i in _split(unit_text, ",") if i]
         where = f"{option}: unit {u} '{unit_text}'"
@@ -101,7 +101,8 @@ def parse_army(
                 raise BattleOddsError(f"{at}: only a noble takes options in parentheses")
             engine = resolve_name(name, engines)
             if engine is not None:
-                siege[engine] = siege.get(engine, 0) + int(count)
+                had = siege.get(engine, 0)
+                siege[engine] = count if ".." in count or isinstance(had, str) else had + int(count)
                 continue
             fighter = resolve_name(name, fighters)
             if fighter is None:
@@ -112,7 +113,8 @@ def parse_army(
             unit["men"].append(
                 {
                     "type": fighter,
-                    "count": int(count),
+                    # "20..30 pikeman": a range of counts (an unknown of the scenario).
+                    "count": count.replace(" ", "") if ".." in count else int(count),
                     "behind": _row(row, at) if row else unit.get("behind", 0),
                 }
             )

@@ -312,7 +312,11 @@ def _side(
     engines: Mapping[str, EngineType],
     capacity: Mapping[str, int],
     terrain: str,
+    structure_in_front: bool = False,
 ) -> Side:
+    """A side's units, rows, structure and engines. ``structure_in_front``: a standing
+    structure holds the front row (Age of Gods' engine reading), so a side may stand
+    wholly in rear rows behind it."""
     node.only(keys.side(node.path))
     if not node.has("units") or not node.table()["units"]:
         raise node.fail(
@@ -321,6 +325,8 @@ def _side(
     units = tuple(_unit(u, fighters) for u in node.child("units").elements())
 
     rows = sorted({u.behind for u in units} | {m.behind for u in units for m in u.men if m.count})
+    if structure_in_front and node.has("structure"):
+        rows = sorted(set(rows) | {0})
     for expected, row in enumerate(rows):
         if row != expected:
             missing = "the front row (behind = 0)" if expected == 0 else f"row {expected}"

@@ -1,0 +1,515 @@
+"""Ranges and distributions for what a player does not know (docs/unknowns.md).
+
+Any count, rating, skill or setting of a scenario may be a distribution instead of a
+value: ``"20..30"`` (every whole number from 20 to 30 alike), ``"3:1, 5:2, 7:1"`` (values
+with weights), ``"rain:30%"`` (a chance; the rest of it leaves the value out, so the key
+takes its default and a list loses the element), or a table ``{ values = [...], weights
+= [...] }``. Each battle draws its inputs, and the answer integrates over them.
+
+The randomness contract holds for the inputs as for the battles. Battle *i* of seed *s*
+draws its inputs from a counter-based hash of (s, i, which unknown) (SplitMix64, in
+vectorised NumPy), so they do not depend on chunking, threads or machine. Its battle is
+then fought by the prepared kernel of its combination of inputs, on a stream of its own
+that depends only on (s, i) as well: battles come in blocks of :data:`BLOCK`, and the
+battle that is the r-th of its block to draw combination c is battle ``block * BLOCK +
+r`` of combination c's scenario on a seed derived from (s, c). Within a chunk, the
+battles of one combination in one block are consecutive battles of that scenario, so
+each runs in one kernel call: the kernels are unchanged, and the calls per chunk are
+the combinations present, not the battles.
+
+Beside each outcome the run records, per unknown, the drawn value's index with the
+winner (``unknown.K`` = value index x 3 + winner): the tally of it gives P(win) given each
+value from the same battles (:func:`simulator.results.unknowns.effects`).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import re
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .. import rulesets
+from ..errors import BattleOddsError, Source
+from ..input.fields import RANGE_PATTERN, WEIGHTED_PATTERN
+from ..rulesets.base import Prepared
+
+if TYPE_CHECKING:
+    from .scenario import Scenario
+
+#: Keys that never vary: what the scenario is, how it runs.
+FIXED_TOP = ("ruleset", "name", "description", "battles", "seed")
+FIXED_ANYWHERE = ("name", "description")
+#: The most values one unknown may take, and the most combinations of all of them.
+MAX_VALUES = 100_000
+MAX_COMBINATIONS = 10**12
+#: Battles of a block: a combination's battles in a block are numbered from the block's
+#: first (see the module's docstring).
+BLOCK = 1 << 16
+#: The battles a run is taken to have when each combination's kernel is chosen (Olympia
+#: builds its chain table only for a combination drawn often enough to repay it).
+KERNEL_HORIZON = 1 << 18
+#: Winner codes of the ``unknown.K`` columns: the kernels' outcome codes, attacker 0,
+#: defender 1, draw 2 (simulator.results.stats.OUTCOMES).
+N_OUTCOMES = 3
+
+_RANGE = re.compile(f"^{RANGE_PATTERN}$")
+_WEIGHTED = re.compile(f"^{WEIGHTED_PATTERN}$")
+_NUMBER = re.compile(r"^[+-]?\d+(?:\.\d+)?$")
+
+
+class _Absent:
+    """A value left out: the key takes its default, a list loses the element."""
+
+    def __repr__(self) -> str:
+        return "(left out)"
+
+
+ABSENT = _Absent()
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+# Salts that keep the inputs' hash apart from the kernels' streams and from each other.
+_INPUT_SALT = np.uint64(0x6A09E667F3BCC909)
+_BATTLE_SALT = np.uint64(0xD1B54A32D192ED03)
+_UNKNOWN_SALT = np.uint64(0xA0761D6478BD642F)
+_COMBINATION_SALT = np.uint64(0xE7037ED1A0B428DB)
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """SplitMix64's finaliser, elementwise on uint64 (wrapping arithmetic)."""
+    z = x + _GOLDEN
+    z = (z ^ (z >> np.uint64(30))) * _MIX1
+    z = (z ^ (z >> np.uint64(27))) * _MIX2
+    return z ^ (z >> np.uint64(31))
+
+
+@dataclass(frozen=True)
+class Unknown:
+    """One key of the scenario that varies: where (a data path, as ``with_changes`` takes
+    it), what it was written as, its values and their probabilities."""
+
+    path: str
+    written: str
+    values: tuple[Any, ...]
+    weights: tuple[float, ...]
+    #: A range of whole numbers (only its ends need checking: a key's limits are a
+    #: range too), or a list of values (each checked).
+    is_range: bool = False
+
+    def thresholds(self) -> np.ndarray:
+        """53-bit cut points: a uniform 53-bit draw below the k-th is value k or before."""
+        cumulative = np.cumsum(np.asarray(self.weights, float))
+        cumulative /= cumulative[-1]
+        return np.floor(cumulative[:-1] * float(1 << 53)).astype(np.uint64)
+
+    def value_words(self, value: Any) -> str:
+        return "left out" if value is ABSENT else str(value)
+
+
+def _number(text: str) -> int | float | str:
+    text = text.strip()
+    if re.fullmatch(r"[+-]?\d+", text):
+        return int(text)
+    if _NUMBER.match(text):
+        return float(text)
+    return text
+
+
+def parse_unknown(value: Any, path: str, source: Source) -> Unknown | Any | None:
+    """The distribution ``value`` writes at ``path``; the plain value of a range of one
+    (``"20..20"`` is 20, exactly); None when ``value`` is a plain value."""
+    fail = lambda message: source.error(path, message, value)  # noqa: E731
+    if isinstance(value, str):
+        ranged = _RANGE.match(value)
+        if ranged:
+            low, high = int(ranged.group(1)), int(ranged.group(2))
+            if low > high:
+                raise fail(f"range {value.strip()!r}: its low end is above its high end")
+            if high - low + 1 > MAX_VALUES:
+                raise fail(f"range {value.strip()!r}: more than {MAX_VALUES:,} values")
+            if low == high:
+                return low
+            count = high - low + 1
+            return Unknown(path, value.strip(), tuple(range(low, high + 1)), (1.0,) * count, True)
+        if _WEIGHTED.match(value):
+            entries = [e.rsplit(":", 1) for e in value.split(",")]
+            return _weighted(
+                [_number(v) for v, _ in entries], [w.strip() for _, w in entries], value, fail
+            )
+        return None
+    if isinstance(value, Mapping) and "values" in value and set(value) <= {"values", "weights"}:
+        values = value["values"]
+        if not isinstance(values, list) or not values:
+            raise fail("expected 'values' to be a list of at least one value")
+        weights = value.get("weights", [1] * len(values))
+        if not isinstance(weights, list) or len(weights) != len(values):
+            raise fail(f"expected {len(values)} weights, one for each value")
+        if not all(isinstance(w, int | float) and not isinstance(w, bool) for w in weights):
+            raise fail("expected the weights to be numbers")
+        written = ", ".join(str(v) for v in values)
+        if "weights" in value:
+            written += f" (weights {', '.join(f'{w:g}' for w in weights)})"
+        return _weighted(list(values), [str(w) for w in weights], written, fail)
+    return None
+
+
+def _weighted(
+    values: list[Any], weights: list[str], written: str, fail: Callable[[str], BattleOddsError]
+) -> Unknown | Any:
+    percent = [w.endswith("%") for w in weights]
+    if any(percent) and not all(percent):
+        raise fail(f"{written!r}: give every weight in % or none")
+    numbers = [float(w.rstrip("%")) for w in weights]
+    if any(not math.isfinite(w) or w < 0 for w in numbers):
+        raise fail(f"{written!r}: a weight is negative: weights are 0 or more")
+    if len(set(map(repr, values))) != len(values):
+        raise fail(f"{written!r}: a value is listed twice")
+    total = sum(numbers)
+    if all(percent):
+        if total > 100.0 + 1e-9:
+            raise fail(f"{written!r}: the chances sum to {total:g}%, over 100%")
+        if total < 100.0 - 1e-9:  # the rest of the chance: the value left out
+            values, numbers = [*values, ABSENT], [*numbers, 100.0 - total]
+    if sum(numbers) <= 0:
+        raise fail(f"{written!r}: the weights sum to zero")
+    kept = [(v, w) for v, w in zip(values, numbers, strict=True) if w > 0]
+    if len(kept) == 1:
+        return kept[0][0]
+    return Unknown("", written.strip(), tuple(v for v, _ in kept), tuple(w for _, w in kept))
+
+
+def find_unknowns(data: Mapping[str, Any], source: Source) -> tuple[dict[str, Any], list[Unknown]]:
+    """The scenario data with every range of one replaced by its value, and the unknowns
+    (in the order they are written)."""
+    found: list[Unknown] = []
+
+    def walk(item: Any, path: str, top: bool) -> Any:
+        if isinstance(item, Mapping):
+            parsed = parse_unknown(item, path, source) if path else None
+            if isinstance(parsed, Unknown):
+                found.append(_at(parsed, path))
+                return item
+            if parsed is not None:
+                return parsed
+            return {
+                k: v
+                if (top and k in FIXED_TOP) or k in FIXED_ANYWHERE
+                else walk(v, f"{path}.{k}" if path else str(k), False)
+                for k, v in item.items()
+            }
+        if isinstance(item, list):
+            return [walk(v, f"{path}[{i}]", False) for i, v in enumerate(item)]
+        parsed = parse_unknown(item, path, source)
+        if isinstance(parsed, Unknown):
+            found.append(_at(parsed, path))
+            return item
+        return item if parsed is None else parsed
+
+    plain = _without_absent(walk(data, "", True))
+    return plain, found
+
+
+def _without_absent(item: Any) -> Any:
+    """``item`` without the values a chance of 0% left out ("rain:0%")."""
+    if isinstance(item, dict):
+        return {k: _without_absent(v) for k, v in item.items() if v is not ABSENT}
+    if isinstance(item, list):
+        return [_without_absent(v) for v in item if v is not ABSENT]
+    return item
+
+
+def _at(unknown: Unknown, path: str) -> Unknown:
+    return Unknown(path, unknown.written, unknown.values, unknown.weights, unknown.is_range)
+
+
+_PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+
+
+def substituted(data: Mapping[str, Any], changes: Mapping[str, Any]) -> dict[str, Any]:
+    """``data`` with a value at each path (:data:`ABSENT`: the key or element left out)."""
+    out = copy.deepcopy(dict(data))
+    lists: list[list[Any]] = []
+    for path, value in changes.items():
+        parts: list[str | int] = [int(i) if i else k for k, i in _PART.findall(path)]
+        node: Any = out
+        for part in parts[:-1]:
+            node = node[part]
+        last = parts[-1]
+        if value is ABSENT and isinstance(node, dict):
+            node.pop(last, None)
+        else:
+            node[last] = value
+            if value is ABSENT:
+                lists.append(node)
+    for listed in lists:
+        listed[:] = [v for v in listed if v is not ABSENT]
+    return out
+
+
+class Mixture:
+    """The model of a scenario with unknowns: its plain data, its unknowns, and the
+    scenarios of the combinations of their values (validated and prepared when a battle
+    first draws them)."""
+
+    def __init__(
+        self,
+        ruleset: str,
+        data: Mapping[str, Any],
+        unknowns: list[Unknown],
+        source: Source,
+        validate: Callable[[Mapping[str, Any], Source], Scenario],
+    ) -> None:
+        self.ruleset = ruleset
+        self.data = data
+        self.unknowns = tuple(unknowns)
+        self.source = source
+        self._validate = validate
+        self.sizes = np.array([len(u.values) for u in unknowns], np.int64)
+        combinations = math.prod(len(u.values) for u in unknowns)
+        if combinations > MAX_COMBINATIONS:
+            raise source.error(
+                unknowns[-1].path,
+                f"the unknowns make {combinations:,} combinations of inputs, more than the "
+                f"{MAX_COMBINATIONS:,} a scenario may have",
+            )
+        self.combinations = combinations
+        # Mixed radix: the first unknown varies slowest.
+        self.strides = np.ones(len(unknowns), np.int64)
+        for k in range(len(unknowns) - 2, -1, -1):
+            self.strides[k] = self.strides[k + 1] * self.sizes[k + 1]
+        self._scenarios: dict[int, Scenario] = {}
+        self._prepared: dict[int, Prepared] = {}
+        self._lock = threading.Lock()
+        # Every value of every list, the ends of every range, the other unknowns at their
+        # first value: the values are checked where they are written (a value the key
+        # cannot take, a range on a key that cannot vary) before any battle.
+        checked = {0}
+        for k, unknown in enumerate(unknowns):
+            size = len(unknown.values)
+            for v in (size - 1,) if unknown.is_range else range(1, size):
+                checked.add(int(v * self.strides[k]))
+        self.checked = sorted(checked)
+        for combination in self.checked:
+            self.scenario_of(combination)
+
+    def indices(self, combination: int) -> list[int]:
+        return [int(combination // s % n) for s, n in zip(self.strides, self.sizes, strict=True)]
+
+    def values_of(self, combination: int) -> dict[str, Any]:
+        return {
+            u.path: u.values[i]
+            for u, i in zip(self.unknowns, self.indices(combination), strict=True)
+        }
+
+    def scenario_of(self, combination: int) -> Scenario:
+        with self._lock:
+            known = self._scenarios.get(combination)
+        if known is not None:
+            return known
+        values = self.values_of(combination)
+        try:
+            scenario = self._validate(substituted(self.data, values), self.source)
+        except BattleOddsError as exc:
+            drawn = ", ".join(
+                f"{u.path} = {u.value_words(values[u.path])} (of {u.written!r})"
+                for u in self.unknowns
+            )
+            raise BattleOddsError(f"{exc} [with {drawn}]") from None
+        with self._lock:
+            if len(self._scenarios) > 4096:
+                self._scenarios.clear()
+            self._scenarios[combination] = scenario
+        return scenario
+
+    def prepared_of(self, combination: int) -> Prepared:
+        with self._lock:
+            known = self._prepared.get(combination)
+        if known is not None:
+            return known
+        scenario = self.scenario_of(combination)
+        prepared = rulesets.get(self.ruleset).prepare(scenario.model)
+        # The kernel worth its set-up for the battles KERNEL_HORIZON battles give this
+        # combination (a table built per combination would cost more than its few
+        # battles): a pure function of the combination, so every process, chunk and
+        # thread runs it with the same kernel.
+        expected = max(1, int(self.probability(combination) * KERNEL_HORIZON))
+        prepared.use_kernel(prepared.kernel_choices(expected)[0])
+        with self._lock:
+            if len(self._prepared) > 4096:
+                self._prepared.clear()
+            self._prepared[combination] = prepared
+        return prepared
+
+    def probability(self, combination: int) -> float:
+        """The chance a battle draws ``combination``."""
+        return math.prod(
+            u.weights[i] / sum(u.weights)
+            for u, i in zip(self.unknowns, self.indices(combination), strict=True)
+        )
+
+    def draws(self, seed: int, first: int, count: int) -> np.ndarray:
+        """The value index of each unknown (columns) for battles ``first ..
+        first+count-1`` (rows) of run ``seed``: a pure function of (seed, battle)."""
+        battles = np.arange(first, first + count, dtype=np.int64).astype(np.uint64)
+        base = _mix(np.array([seed], np.uint64) ^ _INPUT_SALT)
+        per_battle = _mix(battles * _BATTLE_SALT) ^ base
+        out = np.empty((count, len(self.unknowns)), np.int64)
+        for k, unknown in enumerate(self.unknowns):
+            salt = _mix(np.array([k + 1], np.uint64)) ^ _UNKNOWN_SALT
+            bits = _mix(per_battle ^ salt) >> np.uint64(11)
+            out[:, k] = np.searchsorted(unknown.thresholds(), bits, side="right")
+        return out
+
+    def combination_seeds(self, seed: int, combinations: np.ndarray) -> np.ndarray:
+        """The seed of each combination's battles in run ``seed`` (63 bits each)."""
+        x = _mix(np.array([seed], np.uint64) ^ _COMBINATION_SALT)
+        x = _mix(x ^ _mix(combinations.astype(np.uint64)))
+        return (x >> np.uint64(1)).astype(np.int64)
+
+    def prepare(self) -> MixturePrepared:
+        return MixturePrepared(self)
+
+    def label(self, rs: rulesets.Ruleset, path: str) -> str:
+        """An unknown's key in words ("pikemen in the defending army"); a one-line army's
+        count (``attacker.units[0].men[1].count``) is named by its type."""
+        listed = re.fullmatch(r"(.*\.men)\[(\d+)\]\.count", path)
+        if listed:
+            try:
+                node: Any = self.data
+                for key, index in _PART.findall(listed.group(1)):
+                    node = node[int(index)] if index else node[key]
+                path = f"{listed.group(1)}.{node[int(listed.group(2))]['type']}"
+            except (KeyError, IndexError, TypeError):
+                pass
+        path = re.sub(r"\[\d+\]$", "", path)  # an element of a list: named by the list
+        try:
+            said = rs.describe_path(path, self.data)
+        except (BattleOddsError, KeyError, IndexError, TypeError, ValueError):
+            said = path
+        return said if said != path else _path_words(path)
+
+
+class MixturePrepared(Prepared):
+    """A scenario with unknowns, ready to run any range of battles: each battle's inputs
+    drawn, the battles grouped by combination and run by that combination's prepared
+    kernel (see the module's docstring), the outcome columns put back in battle order."""
+
+    def __init__(self, mixture: Mixture) -> None:
+        self.mixture = mixture
+        # The columns of every checked combination: each column a combination can have
+        # comes from a unit type that some value fields.
+        known = [mixture.prepared_of(c) for c in mixture.checked]
+        names: dict[str, None] = {}
+        flags: set[str] = set()
+        limits = []
+        for p in known:
+            names.update(dict.fromkeys(p.columns))
+            flags |= p.flags
+            limits.append(p.step_limit)
+        names.update(dict.fromkeys(f"unknown.{k}" for k in range(len(mixture.unknowns))))
+        self.columns = MappingProxyType({name: i for i, name in enumerate(names)})
+        self.flags = frozenset(flags)
+        self.step_limit = None if None in limits else max(limits)  # type: ignore[type-var]
+        self.kernel = known[0].kernel
+        self.notes = tuple(dict.fromkeys(n for p in known for n in p.notes))
+
+    def kernel_choices(self, battles: int | None = None) -> tuple[str, ...]:
+        return (self.kernel,)
+
+    def use_kernel(self, name: str) -> None:
+        if name != self.kernel:
+            raise BattleOddsError(f"a scenario with unknowns runs its own kernels, not {name!r}")
+
+    def memory_bytes(self, battles: int) -> int:
+        # The chunk's outcome columns, the input draws, and one combination's call.
+        own = 8 * (3 * len(self.columns) + 2 * len(self.mixture.unknowns) + 4) * battles
+        return own + self.mixture.prepared_of(0).memory_bytes(battles)
+
+    def run(self, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
+        m = self.mixture
+        out = {name: np.zeros(count, np.int64) for name in self.columns}
+        if count == 0:
+            return out
+        drawn = m.draws(seed, first, count)
+        combos = drawn @ m.strides
+        winners = out["winner"]
+        start = first
+        while start < first + count:
+            block = start // BLOCK
+            end = min(first + count, (block + 1) * BLOCK)
+            here = slice(start - first, end - first)
+            # How many battles of each combination the block held before ``start``.
+            before = block * BLOCK
+            earlier = m.draws(seed, before, start - before) @ m.strides if start > before else None
+            segment = combos[here]
+            order = np.argsort(segment, kind="stable")
+            present, starts, counts = np.unique(
+                segment[order], return_index=True, return_counts=True
+            )
+            if earlier is not None:
+                seen, seen_counts = np.unique(earlier, return_counts=True)
+                at = np.searchsorted(seen, present)
+                at = np.minimum(at, len(seen) - 1)
+                prior = np.where(seen[at] == present, seen_counts[at], 0)
+            else:
+                prior = np.zeros(len(present), np.int64)
+            seeds = m.combination_seeds(seed, present)
+            for c, s, n, r, c_seed in zip(present, starts, counts, prior, seeds, strict=True):
+                combination = int(c)
+                positions = order[s : s + n] + (start - first)
+                result = _run_group(
+                    m.prepared_of(combination), int(c_seed), before + int(r), int(n)
+                )
+                for name, column in result.items():
+                    if name in out:
+                        out[name][positions] = column
+            start = end
+        for k in range(len(m.unknowns)):
+            out[f"unknown.{k}"] = drawn[:, k] * N_OUTCOMES + winners
+        return out
+
+
+_SIDE_WORDS = {"attacker": "the attacking army", "defender": "the defending army"}
+
+
+def _path_words(path: str) -> str:
+    """A data path no ruleset words: its last key first, then where it is, counted from 1
+    ("attacker.units[0].noble.control_battle": "control battle: the attacking army,
+    unit 1, noble")."""
+    parts = [(k, i) for k, i in _PART.findall(path)]
+    keys = [k for k, _ in parts if k]
+    where: list[str] = []
+    for key, index in parts[:-1]:
+        if index:
+            where[-1] = f"{where[-1].rstrip('s')} {int(index) + 1}" if where else index
+        elif key:
+            where.append(_SIDE_WORDS.get(key, key.replace("_", " ")))
+    last = keys[-1].replace("_", " ") if keys else path
+    return f"{last}: {', '.join(where)}" if where else last
+
+
+#: Groups of fewer battles run on the calling thread alone: waking the kernel's thread
+#: pool costs more than such a group's battles (the battles are the same on any number
+#: of threads).
+SERIAL_BATTLES = 512
+
+
+def _run_group(prepared: Prepared, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
+    if count >= SERIAL_BATTLES:
+        return prepared.run(seed, first, count)
+    import numba
+
+    threads = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        return prepared.run(seed, first, count)
+    finally:
+        numba.set_num_threads(threads)
