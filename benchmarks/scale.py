@@ -13,13 +13,13 @@ import time
 from pathlib import Path
 
 import simulator
-from simulator.running.distributed import DaskChunks, connect
+from simulator.running.distributed import Cluster, connect
 
 SCENARIO = Path(__file__).parent.parent / "scenarios/olympia/knights_vs_pikemen.toml"
 
 
 def timed(
-    scenario: simulator.Scenario, battles: int, chunk: int, executor: DaskChunks | None
+    scenario: simulator.Scenario, battles: int, chunk: int, executor: Cluster | None
 ) -> float:
     simulator.simulate(scenario, 2_000, seed=1, chunk=1_000, keep_battles=False, executor=executor)
     started = time.perf_counter()
@@ -43,7 +43,7 @@ def main() -> None:
     started = time.perf_counter()
     with connect("local:2") as client:
         startup = time.perf_counter() - started
-        executor = DaskChunks(client)
+        executor = Cluster(client)
         dask_large = timed(scenario, n, large_chunk, executor)
         dask_small = timed(scenario, n, small_chunk, executor)
     rows.append(("local Dask cluster, 2 workers x 1 thread", dask_large, dask_small))

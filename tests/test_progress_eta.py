@@ -19,6 +19,7 @@ from simulator.cli import app
 from simulator.errors import Source
 from simulator.running import progress
 from simulator.running.chunking import ChunkSizes
+from simulator.running.front import run_battles
 from simulator.running.plan import RunPlan
 from simulator.running.progress import (
     Count,
@@ -26,7 +27,6 @@ from simulator.running.progress import (
     bar_lines,
     format_seconds,
     progress_bar,
-    run_battles,
 )
 from simulator.running.runner import FIRST_CHUNK, chunk_plan
 from simulator.scenario.scenario import from_data

@@ -20,7 +20,7 @@ import simulator
 import simulator.rulesets
 from simulator.cli import app
 from simulator.results.stats import Tally
-from simulator.running.distributed import DaskChunks, connect
+from simulator.running.distributed import Cluster, connect
 from tests.processes import started
 
 ROOT = Path(__file__).parent.parent
@@ -73,7 +73,7 @@ def test_dask_path_equals_local_path(dask_client: object) -> None:
         scenario = simulator.load_scenario(path)
         local = simulator.simulate(scenario, 6_000, seed=8, keep_battles=False)
         remote = simulator.simulate(
-            scenario, 6_000, seed=8, chunk=700, executor=DaskChunks(dask_client)
+            scenario, 6_000, seed=8, chunk=700, executor=Cluster(dask_client)
         )
         assert same_tally(local.tally, remote.tally)
 
@@ -83,7 +83,7 @@ def test_dask_chunks_sized_by_time_give_the_local_numbers(dask_client: object) -
     measure (their sizes differ from run to run); battle i of seed s is the same battle
     whatever the sizes, so the numbers are the local run's, exactly."""
     scenario = simulator.load_scenario(ROOT / "scenarios/olympia/castle_siege.toml")
-    executor = DaskChunks(dask_client)
+    executor = Cluster(dask_client)
     chunks: list[tuple[int, int]] = []
 
     def recorded(*args: Any) -> Iterator[tuple[int, int, Tally]]:
@@ -106,7 +106,7 @@ def test_the_same_run_twice_on_one_cluster(dask_client: object) -> None:
     the first run's clean-up must not cancel the second's."""
     scenario = simulator.load_scenario(ROOT / "scenarios/olympia/knights_vs_pikemen.toml")
     runs = [
-        simulator.simulate(scenario, 3_000, seed=1, chunk=1_000, executor=DaskChunks(dask_client))
+        simulator.simulate(scenario, 3_000, seed=1, chunk=1_000, executor=Cluster(dask_client))
         for _ in range(3)
     ]
     assert all(same_tally(runs[0].tally, run.tally) for run in runs[1:])
@@ -127,7 +127,7 @@ def test_a_lost_worker_changes_nothing(dask_client: object) -> None:
             killed.append(victim)
 
     remote = simulator.simulate(
-        scenario, 40_000, seed=3, chunk=1_000, progress=kill_once, executor=DaskChunks(dask_client)
+        scenario, 40_000, seed=3, chunk=1_000, progress=kill_once, executor=Cluster(dask_client)
     )
     assert killed and same_tally(local.tally, remote.tally)
 
@@ -286,9 +286,7 @@ def test_a_sweep_on_dask_equals_the_local_sweep(dask_client: object) -> None:
 
     scenario = simulator.load_scenario(ROOT / "scenarios/olympia/knights_vs_pikemen.toml")
     local = sweep(scenario, ["attacker.knight=4..12:4"], 3_000, 2)
-    remote = sweep(
-        scenario, ["attacker.knight=4..12:4"], 3_000, 2, executor=DaskChunks(dask_client)
-    )
+    remote = sweep(scenario, ["attacker.knight=4..12:4"], 3_000, 2, executor=Cluster(dask_client))
     assert [
         same_tally(a.tally, b.tally) for a, b in zip(local.results, remote.results, strict=True)
     ] == [True, True, True]

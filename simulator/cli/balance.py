@@ -21,9 +21,10 @@ from ..report.question import question
 from ..report.tables import print_title
 from ..results.stats import OUTCOMES
 from ..running.bounds import check_total
+from ..running.front import run_battles
 from ..running.interrupt import stop_reason
 from ..running.plan import DEFAULT_MAX_BATTLES, MAX_BATTLES, RunPlan
-from ..running.progress import progress_bar, run_battles
+from ..running.progress import progress_bar
 from ..scenario.scenario import load_scenario
 from ..studies.sweep import find_target
 from .app import app

@@ -14,9 +14,9 @@ from rich.markup import escape
 from .. import rulesets
 from ..atomic import write_atomically
 from ..rulesets import InlineQuery
+from ..running.front import run_battles
 from ..running.output_paths import CSV, check_output_path
 from ..running.plan import DEFAULT_CHUNK, RunPlan
-from ..running.progress import run_battles
 from ..scenario.scenario import from_query, load_scenario
 from .app import app
 from .options import (

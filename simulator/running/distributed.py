@@ -1,4 +1,5 @@
-"""Chunks of battles on a Dask cluster.
+"""Battles on a Dask cluster: :class:`Cluster`, the one object that submits to Dask, for
+runs, studies and the page alike.
 
 A chunk is (scenario data, seed, first battle, count); a worker rebuilds the scenario,
 runs the kernel and sends back the chunk's mergeable :class:`~simulator.results.stats.Tally`,
@@ -11,7 +12,9 @@ Chunks are sized by time as in this process (:mod:`simulator.running.chunking`, 
 the time the workers measure), a few per worker thread in flight, and handed on in
 battle order, so that Ctrl-C is answered at once: the client stops waiting, cancels
 the chunks in flight (a worker is busy a quarter of a second more at most) and the
-answer so far is battles ``first .. first + n - 1``, as a local run's is.
+answer so far is battles ``first .. first + n - 1``, as a local run's is. A study's
+tasks (chunks of a group of scenarios, or a few scenarios' battles each) go through the
+same loop, with the same retries and the same one-line answer to a cluster's failure.
 
 ``--scheduler tcp://host:8786`` connects to a running cluster; ``--scheduler local:N``
 starts a cluster of N worker processes on this machine (loopback only).
@@ -28,7 +31,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 
@@ -36,8 +39,10 @@ from ..errors import BattleOddsError, Source
 from ..results.stats import Tally
 from ..startup import is_the_command_line
 from .chunking import ChunkSizes, chunk_ranges
-from .interrupt import stop_requested, stop_with_failure
+from .interrupt import Interrupted, stop_requested, stop_with_failure
 
+#: Scenarios per task of :meth:`Cluster.each`.
+TASK_SCENARIOS = 32
 #: Times a chunk is retried after the worker running it is lost.
 RETRIES = 5
 #: Chunks sent ahead per worker thread: one runs while the next is on its way.
@@ -64,6 +69,7 @@ CLOSE_SECONDS = 10.0
 #: Seconds to connect to a scheduler, and to learn that an address is not one.
 CONNECT_SECONDS = 10.0
 _LOCAL = re.compile(r"^local:(\d+)$")
+T = TypeVar("T")
 #: The kernels that ran in this worker process: a kernel's first call also loads it.
 _loaded: set[tuple[str, str]] = set()
 
@@ -249,7 +255,9 @@ def _close_quietly(thing: Any) -> None:
 
 class ClusterFailed(BattleOddsError):
     """A cluster that could not be started or reached: not bad input, but one line all
-    the same (exit status 2, as an address that is not a scheduler)."""
+    the same (exit status 2, as an address that is not a scheduler). Also what a study
+    called from Python (outside a command) raises when its cluster fails under it
+    (:class:`Cluster`): its answer could not say that it was cut short."""
 
 
 @contextmanager
@@ -350,25 +358,50 @@ def _one_line(exc: BaseException, most: int = 160) -> str:
 
 
 @contextmanager
-def executor_for(scheduler: str | None) -> Iterator[DaskChunks | None]:
-    """The chunk executor for ``--scheduler`` (None: run in this process)."""
+def executor_for(scheduler: str | None) -> Iterator[Cluster | None]:
+    """The cluster of ``--scheduler`` (None: run in this process)."""
     if scheduler is None:
         yield None
         return
     with connect(scheduler) as client:
-        yield DaskChunks(client)
+        yield Cluster(client)
 
 
-class DaskChunks:
-    """Runs chunks as Dask futures, sized by time, and yields ``(first, count, tally)``
-    in battle order; stops sending, and cancels what is in flight, once Ctrl-C asks the
-    run to stop."""
+class Group(NamedTuple):
+    """Scenarios of a study that run the same battles: each one's ruleset and canonical
+    data (what a worker needs of it), the kernel they share and the seed."""
+
+    scenarios: list[tuple[str, str]]
+    kernel: str | None
+    seed: int
+
+
+class Cluster:
+    """The one object that submits battles to a Dask cluster, for runs
+    (:meth:`__call__`, a :data:`~simulator.running.plan.ChunkExecutor`), for studies
+    (:meth:`summaries` and :meth:`each`, for :class:`~simulator.running.scenarios.
+    ScenarioBattles`) and for the page's runs (:func:`~simulator.running.stream.
+    stream_battles`).
+
+    Each of them is one loop (:meth:`_in_order`): tasks sent a few per worker thread
+    ahead, each retried RETRIES times when its worker is lost, handed on in order. When
+    the cluster fails (the scheduler lost, no worker left, a task failed every retry) the
+    work ends with the tasks handed on so far and ``failure`` says why in one line; inside
+    a command that line stops the work as Ctrl-C would
+    (:func:`~simulator.running.interrupt.stop_with_failure`): the answer so far, marked
+    partial, then the line. A run ends partial with the line as a note, here or in a
+    Python caller; a study in a Python caller cannot say it was cut short by a failure, so
+    it raises :class:`ClusterFailed` with the line instead. Ctrl-C ends the loop too, and
+    cancels the tasks in flight."""
 
     def __init__(self, client: Any, threads: int | None = 1) -> None:
         self.client = client
+        #: Threads of a run's kernel on a worker (a study's run on one each).
         self.threads = threads
-        #: Why the last run ended before its last chunk (None: it did not).
+        #: Why the last loop ended before its last task (None: it did not).
         self.failure: str | None = None
+
+    # -- a run's chunks ------------------------------------------------------------
 
     def __call__(
         self,
@@ -378,19 +411,92 @@ class DaskChunks:
         ranges: list[tuple[int, int]],
         sizes: ChunkSizes,
     ) -> Iterator[tuple[int, int, Tally]]:
+        """``(first, count, tally)`` of each chunk of ``ranges`` of the scenario
+        ``canonical``, sized by the time the workers measure, in battle order."""
         from ..scenario.scenario import content_hash
 
-        # Keys name the run too: the chunks of two runs of one scenario and seed (a warm-up
-        # and the run, a notebook cell run twice) are alike, and cancelling the first run's
-        # futures at its end would cancel the second's under the same key.
+        def task(first: int, count: int) -> tuple[Any, ...]:
+            return (chunk_tally, ruleset, canonical, seed, first, count, self.threads)
+
+        name = f"{content_hash(canonical)}-{seed}"
+        yield from self._in_order(chunk_ranges(ranges, sizes), task, name, sizes.timed)
+
+    # -- a study's battles ---------------------------------------------------------
+
+    def summaries(
+        self, group: Group, battles: range, summarise: Callable[[Any], T], sizes: ChunkSizes
+    ) -> Iterator[tuple[int, int, T, float]]:
+        """``(first, count, summary, seconds)`` of chunks of ``battles`` of every scenario
+        of ``group``, in battle order, sized by ``sizes`` from the time the workers
+        measure; ``summarise`` (a module-level function) of their outcome columns (one
+        dict of columns a scenario). Ends early at Ctrl-C, or at a failure inside a
+        command; raises :class:`ClusterFailed` at a failure outside one."""
+        scenarios, kernel, seed = group
+
+        def task(at: int, n: int) -> tuple[Any, ...]:
+            return (scenario_summary, scenarios, kernel, seed, at, n, summarise)
+
+        chunks = chunk_ranges([(battles.start, len(battles))], sizes)
+        yield from self._in_order(chunks, task, f"study-{seed}", sizes.timed, with_seconds=True)
+        self._failed_study()
+
+    def each(
+        self, group: Group, battles: range, summarise: Callable[[Any], T]
+    ) -> Iterator[tuple[int, list[T], float]]:
+        """``(i, summaries, seconds)`` of ``battles`` of the scenarios of ``group`` from
+        its ``i``-th on, TASK_SCENARIOS to a task, in their order: ``summarise`` of each
+        one's outcome columns. Raises :class:`~simulator.running.interrupt.Interrupted`
+        at Ctrl-C or at a failure inside a command, and :class:`ClusterFailed` at a
+        failure outside one."""
+        scenarios, kernel, seed = group
+        first, count = battles.start, len(battles)
+
+        def task(start: int, n: int) -> tuple[Any, ...]:
+            some = scenarios[start : start + n]
+            return (scenario_each, some, kernel, seed, first, count, summarise)
+
+        starts = range(0, len(scenarios), TASK_SCENARIOS)
+        tasks = ((start, min(TASK_SCENARIOS, len(scenarios) - start)) for start in starts)
+        done = self._in_order(tasks, task, f"study-{seed}", with_seconds=True, what="scenarios")
+        for start, _, summaries, seconds in done:
+            yield start, summaries, seconds
+        self._failed_study()
+        if stop_requested():
+            raise Interrupted
+
+    def _failed_study(self) -> None:
+        """A study's work that the cluster's failure ended: inside a command, the stop
+        request it made ends the study with its answer so far; outside one, this error."""
+        if self.failure is not None and not stop_requested():
+            raise ClusterFailed(self.failure)
+
+    # -- the one loop --------------------------------------------------------------
+
+    def _in_order(
+        self,
+        tasks: Iterator[tuple[int, int]],
+        task: Callable[[int, int], tuple[Any, ...]],
+        name: str,
+        timed: Callable[[int, float], None] | None = None,
+        with_seconds: bool = False,
+        what: str = "battles",
+    ) -> Iterator[Any]:
+        """``(first, count, answer)`` (with ``with_seconds``, ``(first, count, answer,
+        seconds)``) of each of ``tasks`` (``(first, count)`` each, drawn when sent) in
+        their order: ``task(first, count)`` is the function and arguments a worker runs,
+        which returns ``(answer, seconds)`` (seconds None: a kernel's first call there);
+        ``timed(count, seconds)`` hears each time as the task finishes. ``what`` the tasks'
+        ``first .. first + count - 1`` number, for the line of a failure."""
+        # Keys name the loop too: the chunks of two runs of one scenario and seed (a
+        # warm-up and the run, a notebook cell run twice) are alike, and cancelling the
+        # first run's futures at its end would cancel the second's under the same key.
         self.failure = None
         if self.client is None or stop_requested():  # Ctrl-C while the cluster started
             return
-        key = f"battle-odds-{content_hash(canonical)}-{seed}-{{}}-{{}}-{uuid.uuid4().hex[:8]}"
-        chunks = chunk_ranges(ranges, sizes)
+        key = f"battle-odds-{name}-{{}}-{{}}-{uuid.uuid4().hex[:8]}"
         running: dict[Any, tuple[int, int]] = {}
-        order: list[tuple[int, int]] = []  # sent and not handed on, in battle order
-        finished: dict[int, Tally] = {}  # of those, the ones done, by first battle
+        order: list[tuple[int, int]] = []  # sent and not handed on, in order
+        finished: dict[int, tuple[Any, float | None]] = {}  # of those, the ones done
         threads, counted = self._threads(), time.monotonic()
         workers_seen = time.monotonic()  # when the cluster last had a worker
         try:
@@ -404,28 +510,24 @@ class DaskChunks:
                 if self.client.status not in ("running", "connecting"):
                     self._fail("lost the connection to the Dask scheduler")
                     return
-                room = max(threads, 1)  # chunks wait on the scheduler for workers to come
+                room = max(threads, 1)  # tasks wait on the scheduler for workers to come
                 while len(running) < IN_FLIGHT_PER_THREAD * room and (
                     len(order) - len(running) < AHEAD_PER_THREAD * room
                 ):
-                    chunk = next(chunks, None)
-                    if chunk is None:
+                    sent = next(tasks, None)
+                    if sent is None:
                         break
-                    first, count = chunk
                     future = self.client.submit(
-                        *(chunk_tally, ruleset, canonical, seed, first, count, self.threads),
-                        key=key.format(first, count),
-                        retries=RETRIES,
-                        pure=False,
+                        *task(*sent), key=key.format(*sent), retries=RETRIES, pure=False
                     )
-                    running[future] = chunk
-                    order.append(chunk)
-                if not order:  # every chunk sent and handed on
+                    running[future] = sent
+                    order.append(sent)
+                if not order:  # every task sent and handed on
                     return
                 for future in _first_done(running):
                     first, count = running.pop(future)
                     try:
-                        finished[first], seconds = future.result(timeout=RESULT_SECONDS)
+                        finished[first] = future.result(timeout=RESULT_SECONDS)
                     except TimeoutError:
                         # Done, then lost with the worker that held it (being run again):
                         # waited for below, with the cluster's workers counted meanwhile.
@@ -433,15 +535,20 @@ class DaskChunks:
                         continue
                     except Exception as exc:  # retried RETRIES times, or the scheduler lost
                         self._fail(
-                            f"battles {first:,}..{first + count - 1:,} failed on the Dask "
+                            f"{what} {first:,}..{first + count - 1:,} failed on the Dask "
                             f"cluster ({type(exc).__name__}: {_one_line(exc)})"
                         )
                         return
-                    if seconds is not None:
-                        sizes.timed(count, seconds)
+                    seconds = finished[first][1]
+                    if timed is not None and seconds is not None:
+                        timed(count, seconds)
                 while order and order[0][0] in finished:
                     first, count = order.pop(0)
-                    yield first, count, finished.pop(first)
+                    answer, seconds = finished.pop(first)
+                    if with_seconds:
+                        yield first, count, answer, seconds
+                    else:
+                        yield first, count, answer
                 if time.monotonic() - counted > THREADS_EVERY:
                     threads, counted = self._threads(), time.monotonic()
                     if threads > 0:
@@ -453,7 +560,7 @@ class DaskChunks:
                     self.client.cancel(list(running))
 
     def _fail(self, message: str) -> None:
-        """End the run with the chunks handed on so far: a one-line failure after the
+        """End the work with the tasks handed on so far: a one-line failure after the
         answer (:func:`~simulator.running.interrupt.stop_with_failure`)."""
         self.failure = f"{message}: the answer is that of the chunks that finished"
         stop_with_failure(self.failure, "the Dask cluster failed")

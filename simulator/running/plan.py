@@ -2,7 +2,7 @@
 
 The command line or the Python API builds a :class:`RunPlan` once (:meth:`RunPlan.of`
 fills the scenario's battles and seed and checks every number); the front of a run
-(:func:`simulator.running.progress.run_battles`), the precision rounds and the chunk
+(:func:`simulator.running.front.run_battles`), the precision rounds and the chunk
 runner read it and pass it on, instead of a dozen loose arguments beside the seed.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..errors import BattleOddsError
 from .bounds import DEFAULT_MAX_TOTAL
@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from ..results.stats import Tally
     from ..scenario.scenario import Scenario
     from .chunking import ChunkSizes
+    from .distributed import Cluster
 
 #: Battles per kernel call: large enough to amortise the call, small enough that the
 #: outcome rows of a chunk stay a few tens of MB and Ctrl-C is answered within a second
@@ -42,7 +43,8 @@ MIN_PRECISION = 1e-6
 Progress = Callable[..., None]
 #: (ruleset, canonical scenario data, seed, ranges of battles, the sizes of their chunks)
 #: -> (first, count, tally) of each chunk, in battle order; it stops early once Ctrl-C
-#: asked the run to stop.
+#: asked the run to stop. A :class:`~simulator.running.distributed.Cluster` is one (the
+#: only one outside tests: the rest of the code types its executor as a Cluster).
 ChunkExecutor = Callable[
     [str, str, int, list[tuple[int, int]], "ChunkSizes"], Iterator[tuple[int, int, "Tally"]]
 ]
@@ -183,8 +185,8 @@ class StudyPlan:
     ``seed`` of every scenario's battles from ``first`` on; ``battles`` a scenario (a
     race's first look), at most ``max_battles`` (a race's cap); ``confidence`` of its
     intervals and guarantees; at most ``max_total`` battles in all, checked before the
-    first; ``threads`` (None: all) here or ``executor`` (a Dask executor of
-    :mod:`simulator.running.distributed`, its ``client`` used); ``progress`` the study's
+    first; ``threads`` (None: all) here or ``executor`` (a Dask
+    :class:`~simulator.running.distributed.Cluster`); ``progress`` the study's
     ``(done, total)`` callback. Built by :meth:`of`, which checks every number once."""
 
     seed: int
@@ -192,7 +194,7 @@ class StudyPlan:
     max_battles: int
     first: int = 0
     threads: int | None = None
-    executor: Any = None
+    executor: Cluster | None = None
     progress: Callable[..., None] | None = None
     max_total: int = DEFAULT_MAX_TOTAL
     confidence: float = 0.95
@@ -206,7 +208,7 @@ class StudyPlan:
         max_battles: int | None = None,
         first: int = 0,
         threads: int | None = None,
-        executor: Any = None,
+        executor: Cluster | None = None,
         progress: Callable[..., None] | None = None,
         max_total: int | None = None,
         confidence: float = 0.95,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
@@ -93,6 +94,31 @@ def next_round_target(tally: Tally, flags: frozenset[str], plan: RunPlan) -> int
     return min(plan.max_battles, max(wanted, done + min(done, plan.chunk)))
 
 
+def precision_rounds(
+    plan: RunPlan,
+    said: Callable[[], tuple[Tally, frozenset[str]]],
+    first_round: int = FIRST_ROUND,
+) -> Iterator[tuple[int, int]]:
+    """``(done, count)`` of each round of a precision run: the battles after the ``done``
+    so far (from the plan's first) that the caller runs next. After each round the
+    generator reads what the battles said (``said()``: the tally of every battle done and
+    the ruleset's 0/1 extras) and ends once every reported probability's 95% half-width
+    is below ``plan.precision`` or ``plan.max_battles`` are done. A caller whose round
+    ended early (partial) stops reading. The one stopping rule of a run
+    (:func:`run_to_precision`), the page's run (:mod:`simulator.running.stream`) and a
+    sweep's points."""
+    if plan.precision is None:
+        raise BattleOddsError("a precision run needs a precision target")
+    done, target = 0, min(first_round, plan.max_battles)
+    while True:
+        yield done, target - done
+        tally, flags = said()
+        done = tally.battles
+        if widest_half_width(tally, flags) < plan.precision or done >= plan.max_battles:
+            return
+        target = next_round_target(tally, flags, plan)
+
+
 def precision_report(plan: RunPlan, widest: float, done: int) -> Reported:
     """What a precision run says of itself (``Result.extra["precision"]``)."""
     assert plan.precision is not None
@@ -150,25 +176,27 @@ def run_to_precision(
     """The rounds of a precision run: each a fixed-size run of the battles after those
     done (:func:`~simulator.running.runner.run_chunks`), until ``plan.precision`` is met
     or ``plan.max_battles`` spent."""
-    if plan.precision is None:
-        raise BattleOddsError("a precision run needs a precision target")
-    precision, max_battles, keep_battles = plan.precision, plan.max_battles, plan.keep_battles
+    keep_battles = plan.keep_battles
     clock = compile_clock()
     started, compiled_before = time.perf_counter(), clock.seconds
     result: Result | None = None
     kept: list[dict[str, np.ndarray]] = []
     keep = True if keep_battles is None else keep_battles
-    done = 0
-    target = min(first_round, max_battles)
+    done = target = 0
 
     def report(sofar: int, _total: int) -> None:
         if progress is not None:
             progress(done + sofar, max(target, done + sofar))
 
-    while True:
+    def said() -> tuple[Tally, frozenset[str]]:
+        assert result is not None
+        return result.tally, result.flags
+
+    for done, count in precision_rounds(plan, said, first_round):
+        target = done + count
         if keep_battles is None and target > KEEP_ROWS_LIMIT:
             keep, kept = False, []  # rows only by default for runs that stay small
-        part = run_chunks(scenario, plan.round(done, target - done, keep), report)
+        part = run_chunks(scenario, plan.round(done, count, keep), report)
         if keep and part.rows is not None:
             kept.append(part.rows)
         result = (
@@ -176,15 +204,12 @@ def run_to_precision(
             if result is None
             else replace(result, tally=result.tally.merge(part.tally), partial=part.partial)
         )
-        done = result.n
         if result.partial:
             keep, kept = False, []  # the rows would not be every battle of the tally
-            widest = widest_half_width(result.tally, result.flags)
             break
-        widest = widest_half_width(result.tally, result.flags)
-        if widest < precision or done >= max_battles:
-            break
-        target = next_round_target(result.tally, result.flags, plan)
+    assert result is not None
+    done = result.n
+    widest = widest_half_width(result.tally, result.flags)
     rows = None
     if keep and kept:
         rows = {name: np.concatenate([k[name] for k in kept]) for name in kept[0]}

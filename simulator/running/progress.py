@@ -11,19 +11,16 @@ import textwrap
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any, ParamSpec, TypeVar
 
 from rich.console import Console
 
-from ..results.result import Result
-from ..scenario.scenario import Scenario
 from .chunking import CallTimes
 from .compiling import announce_compiles
-from .plan import DEFAULT_CHUNK, RunPlan
+from .plan import DEFAULT_CHUNK
 from .plan import Progress as ProgressCallback
-from .runner import run_chunks
 
 #: In a pipe, a run estimated to take longer than this (seconds) says so on stderr.
 ETA_NOTICE_SECONDS = 60.0
@@ -433,27 +430,3 @@ def plain_lines_by_default(
 
 def quiet(done: int, total: int, detail: str = "") -> None:
     """No progress: a study run inside another (the outer one reports)."""
-
-
-def run_battles(
-    scenario: Scenario,
-    plan: RunPlan,
-    *,
-    console: Console | None = None,
-    scheduler: str | None = None,
-) -> Result:
-    """What ``run``, ``odds`` and ``plot`` do: the run of ``plan`` (a fixed number of
-    battles, or with ``plan.precision`` as many as it takes), with a progress bar on a
-    terminal, on this machine or on the Dask cluster at ``scheduler``."""
-    from .distributed import executor_for
-    from .precision import run_to_precision
-
-    console = console if console is not None else Console(stderr=True)
-    with ExitStack() as stack:
-        executor = stack.enter_context(executor_for(scheduler))
-        progress = stack.enter_context(progress_bar(console, scenario.name))
-        if executor is not None:
-            plan = plan.on(executor)
-        if plan.precision is None:
-            return run_chunks(scenario, plan, progress)
-        return run_to_precision(scenario, plan, progress)

@@ -146,7 +146,7 @@ def simulate(
     Returns a :class:`Result` with ``.summary()`` and, when kept, ``.battles`` (one row
     per battle): kept by default up to ``KEEP_ROWS_LIMIT`` battles, on request up to
     ``MAX_KEPT_ROWS``. ``executor`` runs chunks elsewhere (see
-    :class:`simulator.running.distributed.DaskChunks`); ``checkpoint`` records progress in
+    :class:`simulator.running.distributed.Cluster`); ``checkpoint`` records progress in
     a file and resumes from it; ``interruptible`` turns Ctrl-C into a partial result.
     The options are those of :class:`~simulator.running.plan.RunPlan`.
     """

@@ -13,8 +13,9 @@ the whole study:
   run different kernels and the common random numbers would be lost;
 * calls of the kernels sized by time (:mod:`simulator.running.chunking`), so Ctrl-C is
   answered between them with :class:`~simulator.running.interrupt.Interrupted`;
-* threads of this process, or a Dask cluster, through one worker path
-  (:func:`simulator.running.distributed.scenario_columns`: a worker keeps one cache of
+* threads of this process, or a Dask cluster through the plan's
+  :class:`~simulator.running.distributed.Cluster` (the object runs use too, with their
+  retries and their one-line answer to a failed cluster; a worker keeps one cache of
   prepared scenarios, as this process does).
 
 Two ways to ask: :meth:`ScenarioBattles.wins` (which battles of a range each scenario's
@@ -29,7 +30,7 @@ import threading
 import time
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import numba
 import numpy as np
@@ -38,10 +39,14 @@ from ..results.stats import Tally
 from ..rulesets.base import Prepared, use_common_kernel
 from ..scenario.scenario import Scenario, prepare
 from .chunking import CALL_SECONDS, GROWTH, ChunkSizes, sized_chunks
-from .interrupt import Interrupted, check_stop, stop_requested
+from .distributed import Group
+from .interrupt import check_stop, stop_requested
 from .memory import Estimate, available_bytes, battles_per_call, check_memory
 from .plan import DEFAULT_CHUNK, StudyPlan
 from .runner import thread_count
+
+if TYPE_CHECKING:
+    from .distributed import Cluster
 
 #: How often (seconds) the battles done inside blocks running side by side are reported.
 PROGRESS_SECONDS = 0.5
@@ -49,8 +54,6 @@ PROGRESS_SECONDS = 0.5
 #: most CALL_SECONDS / ONE_CALL_HEADROOM: Ctrl-C is still answered within a call's time
 #: if the new scenario is this many times slower a battle.
 ONE_CALL_HEADROOM = 100
-#: Scenarios per Dask task of :meth:`ScenarioBattles.wins`.
-TASK_SCENARIOS = 32
 #: Outcome columns of one chunk of battles of a group: one dict of columns per scenario.
 Columns = list[dict[str, np.ndarray]]
 T = TypeVar("T")
@@ -68,7 +71,8 @@ class ScenarioBattles:
     def __init__(self, plan: StudyPlan) -> None:
         self.plan = plan
         self.seed = plan.seed
-        self.client: Any = getattr(plan.executor, "client", None)
+        #: The cluster of the plan (None: battles run on this process's threads).
+        self.cluster: Cluster | None = plan.executor
         with thread_count(plan.threads):  # checks the count
             self.workers = numba.get_num_threads()
         self._scenarios: dict[Hashable, Scenario] = {}
@@ -189,7 +193,7 @@ class ScenarioBattles:
 
         # What each can run may need its tables built (olympia's chain table): built
         # side by side, as its battles would be.
-        if self.client is None and self.workers > 1 and len(prepared) > 1:
+        if self.cluster is None and self.workers > 1 and len(prepared) > 1:
             list(self._threads().map(choices, prepared))
         else:
             for p in prepared:
@@ -221,15 +225,16 @@ class ScenarioBattles:
         Each scenario's battles run in calls sized by time; the scenarios side by side
         on the plan's threads, each kernel on one thread (a kernel's own threads would
         meet at a barrier at every call of a few thousand battles, which on a busy
-        machine costs more than the battles), a single scenario on all of them; or in
-        tasks of TASK_SCENARIOS on the cluster. A scenario not prepared yet is prepared
-        (and one kept by :meth:`add_later` built) on the thread that runs its battles.
+        machine costs more than the battles), a single scenario on all of them; or on
+        the cluster (:meth:`~simulator.running.distributed.Cluster.each`). A scenario
+        not prepared yet is prepared (and one kept by :meth:`add_later` built) on the
+        thread that runs its battles.
         Raises :class:`Interrupted` within about a second of Ctrl-C, after the
         summaries finished before it."""
         check_stop()
         keys = list(keys)
-        if self.client is not None:
-            yield from self._each_on_cluster(keys, first, count, kernel, summarise, combine)
+        if self.cluster is not None:
+            yield from self._each_on_cluster(keys, first, count, kernel, summarise)
             return
         for i, _, summary in self._each_here(keys, first, count, kernel, summarise, combine):
             yield i, cast(T, summary)  # never None without ``able``
@@ -252,7 +257,7 @@ class ScenarioBattles:
         the others' battles instead of before them."""
         check_stop()
         keys = list(keys)
-        if self.client is None:
+        if self.cluster is None:
             yield from self._each_here(keys, first, count, kernel, summarise, combine, True)
             return
         choices = []
@@ -263,9 +268,7 @@ class ScenarioBattles:
         for i, c in enumerate(choices):
             if kernel not in c:
                 yield i, c, None
-        ran = self._each_on_cluster(
-            [keys[i] for i in able], first, count, kernel, summarise, combine
-        )
+        ran = self._each_on_cluster([keys[i] for i in able], first, count, kernel, summarise)
         for j, summary in ran:
             yield able[j], choices[able[j]], summary
 
@@ -397,44 +400,14 @@ class ScenarioBattles:
         count: int,
         kernel: str | None,
         summarise: Callable[[Mapping[str, np.ndarray]], T],
-        combine: Callable[[list[T]], T],
     ) -> Iterator[tuple[int, T]]:
-        from .distributed import RETRIES, scenario_each
-
-        starts = range(0, len(keys), TASK_SCENARIOS)
-        futures = {
-            self.client.submit(
-                scenario_each,
-                [self._task_scenario(k) for k in keys[start : start + TASK_SCENARIOS]],
-                kernel,
-                self.seed,
-                first,
-                count,
-                summarise,
-                pure=False,
-                retries=RETRIES,
-            ): start
-            for start in starts
-        }
-        waiting = dict(futures)
-        try:
-            while waiting:
-                if stop_requested():
-                    raise Interrupted
-                done = [f for f in waiting if f.done()]
-                if not done:
-                    time.sleep(0.02)
-                    continue
-                for future in done:
-                    start = waiting.pop(future)
-                    summaries, seconds = future.result()
-                    self.kernel_seconds += seconds
-                    self._done(count * len(summaries))
-                    for offset, summary in enumerate(summaries):
-                        yield start + offset, summary
-        finally:
-            if waiting:
-                self.client.cancel(list(waiting))
+        assert self.cluster is not None
+        group, battles = self._group(keys, kernel), range(first, first + count)
+        for start, summaries, seconds in self.cluster.each(group, battles, summarise):
+            self.kernel_seconds += seconds
+            self._done(count * len(summaries))
+            for offset, summary in enumerate(summaries):
+                yield start + offset, summary
 
     def _done(self, battles: int) -> None:
         self.battles += battles
@@ -457,10 +430,11 @@ class ScenarioBattles:
             won[:, column] = column_won
         return won
 
-    def _task_scenario(self, key: Hashable) -> tuple[str, str]:
-        """What a worker needs of a scenario: its ruleset and canonical data."""
-        scenario = self.scenario(key)
-        return scenario.ruleset, scenario.canonical
+    def _group(self, keys: list[Hashable], kernel: str | None) -> Group:
+        """What a worker needs of the scenarios of ``keys`` (each one's ruleset and
+        canonical data), with their kernel and the study's seed."""
+        scenarios = [(self.scenario(k).ruleset, self.scenario(k).canonical) for k in keys]
+        return Group(scenarios, kernel, self.seed)
 
     # -- mergeable tallies ---------------------------------------------------------
 
@@ -482,7 +456,7 @@ class ScenarioBattles:
         the group's first scenario's calls were), at most ``chunk`` battles; the iterator
         ends early once Ctrl-C asked to stop."""
         keys = list(keys)
-        if self.client is not None:
+        if self.cluster is not None:
             yield from self._tallies_on_cluster(keys, first, count, summarise, kernel, chunk)
             return
         prepared = [self._on(k, kernel) for k in keys]
@@ -512,40 +486,16 @@ class ScenarioBattles:
         kernel: str | None,
         chunk: int,
     ) -> Iterator[tuple[int, int, T]]:
-        """Chunks as Dask tasks, a few per worker thread in flight, handed on in battle
-        order; sized by the time the workers measure."""
-        from .distributed import IN_FLIGHT_PER_THREAD, RETRIES, scenario_summary
-
-        canonicals = [self._task_scenario(k) for k in keys]
-        sizes = ChunkSizes(chunk)
-        threads = max(1, sum(self.client.nthreads().values()))
-        at, end = first, first + count
-        in_flight: list[tuple[Any, int, int]] = []
-        try:
-            while (at < end or in_flight) and not stop_requested():
-                while at < end and len(in_flight) < IN_FLIGHT_PER_THREAD * threads:
-                    n = sizes.next(end - at)
-                    future = self.client.submit(
-                        scenario_summary,
-                        *(canonicals, kernel, self.seed, at, n, summarise),
-                        pure=False,
-                        retries=RETRIES,
-                    )
-                    in_flight.append((future, at, n))
-                    at += n
-                future, chunk_first, n = in_flight[0]
-                if not future.done():
-                    time.sleep(0.05)
-                    continue
-                in_flight.pop(0)
-                summary, seconds = future.result()
-                sizes.timed(n, seconds)
-                self.kernel_seconds += seconds
-                self._done(n * len(keys))
-                yield chunk_first, n, summary
-        finally:
-            if in_flight:
-                self.client.cancel([f for f, _, _ in in_flight])
+        """Chunks as tasks of the cluster, sized by the time the workers measure."""
+        assert self.cluster is not None
+        battles = range(first, first + count)
+        chunks = self.cluster.summaries(
+            self._group(keys, kernel), battles, summarise, ChunkSizes(chunk)
+        )
+        for chunk_first, n, summary, seconds in chunks:
+            self.kernel_seconds += seconds
+            self._done(n * len(keys))
+            yield chunk_first, n, summary
 
 
 def attacker_won(columns: Mapping[str, np.ndarray]) -> np.ndarray:

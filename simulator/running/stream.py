@@ -2,8 +2,8 @@
 
 ``battle-odds serve`` answers a question in a page whose intervals narrow while the
 battles run. :func:`stream_battles` runs the same chunks as
-:func:`~simulator.running.runner.run_chunks` (or, with a precision target, the same
-rounds as :func:`~simulator.running.precision.run_to_precision`) and yields a
+:func:`~simulator.running.runner.run_chunks` (or, with a precision target, the rounds of
+:func:`~simulator.running.precision.precision_rounds`, as a run's) and yields a
 :class:`~simulator.results.result.Result` of the battles done so far at most every
 ``every`` seconds, then the whole answer. Battle ``i`` is the same battle whatever the
 chunking, so the last result is, bit for bit, the one ``run_battles`` returns for the
@@ -20,7 +20,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import nullcontext
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -28,9 +28,12 @@ from ..results.result import Result
 from ..results.stats import Tally
 from ..scenario.scenario import Scenario, prepare
 from .chunking import ChunkSizes
-from .plan import ChunkExecutor, RunPlan
-from .precision import FIRST_ROUND, next_round_target, precision_report, widest_half_width
+from .plan import RunPlan
+from .precision import precision_report, precision_rounds, widest_half_width
 from .runner import local_chunks
+
+if TYPE_CHECKING:
+    from .distributed import Cluster
 
 #: Seconds between two results so far.
 EVERY = 0.2
@@ -65,13 +68,14 @@ def stream_battles(
     every: float = EVERY,
     lock: threading.Lock | None = None,
     clock: Callable[[], float] = time.perf_counter,
-    executor: ChunkExecutor | None = None,
+    executor: Cluster | None = None,
 ) -> Iterator[Sofar]:
     """Results of ``plan``'s battles so far, at most every ``every`` seconds, and last
     the whole answer (``final``) (``partial`` when ``stop()`` ended it early). Kernel calls hold
-    ``lock`` (if given) while they run; ``executor`` runs the chunks elsewhere (a Dask
-    cluster: :class:`~simulator.running.distributed.DaskChunks`, one per run), and a
-    failure it reports ends the run with the battles done, partial, the failure a note."""
+    ``lock`` (if given) while they run; ``executor`` runs the chunks on a Dask
+    :class:`~simulator.running.distributed.Cluster` (one per run: its ``failure`` is its
+    last run's), and a failure it reports ends the run with the battles done, partial,
+    the failure a note."""
     prepared = prepare(scenario)
     kernel = _Serialised(prepared, lock)
     flags = prepared.flags
@@ -79,7 +83,6 @@ def stream_battles(
     tally = Tally()
     sizes = ChunkSizes(plan.chunk)
     precise = plan.precision is not None
-    target = min(FIRST_ROUND, plan.max_battles) if precise else plan.battles
     stopped = False
     failed: tuple[str, ...] = ()
 
@@ -101,9 +104,13 @@ def stream_battles(
             extra=extra,
         )
 
-    while not stopped:
-        done = tally.battles
-        ranges = [(plan.first + done, target - done)]
+    def said() -> tuple[Tally, frozenset[str]]:
+        return tally, flags
+
+    rounds = precision_rounds(plan, said) if precise else iter([(0, plan.battles)])
+    for done, count in rounds:
+        target = done + count
+        ranges = [(plan.first + done, count)]
         if executor is None:
             chunks = local_chunks(kernel, plan.seed, ranges, None, sizes)
         else:
@@ -118,13 +125,9 @@ def stream_battles(
                 yield Sofar(result(partial=False), final=False)
         if hasattr(chunks, "close"):
             chunks.close()  # a generator left after a stop
-        failure = getattr(executor, "failure", None)
+        failure = None if executor is None else executor.failure
         if failure and tally.battles < target:
             stopped, failed = True, (failure,)
-        if not precise or stopped:
+        if stopped:
             break
-        assert plan.precision is not None
-        if widest_half_width(tally, flags) < plan.precision or tally.battles >= plan.max_battles:
-            break
-        target = next_round_target(tally, flags, plan)
     yield Sofar(result(partial=stopped), final=True)

@@ -34,7 +34,7 @@ from .. import rulesets
 from ..errors import BattleOddsError
 from ..rulesets.keys import DEFAULT_BATTLES, DEFAULT_SEED
 from ..running.compiling import compile_clock, compile_notice
-from ..running.distributed import DaskChunks
+from ..running.distributed import Cluster
 from ..running.plan import DEFAULT_MAX_BATTLES, RunPlan
 from ..running.stream import stream_battles
 from ..studies.exact import exact
@@ -364,7 +364,7 @@ def make_app(
                     plan,
                     stop=should_stop,
                     lock=calculator.lock,
-                    executor=None if calculator.cluster is None else DaskChunks(calculator.cluster),
+                    executor=None if calculator.cluster is None else Cluster(calculator.cluster),
                 ):
                     if not final:
                         put("progress", payload(last, running=True, planned=planned))

@@ -45,7 +45,7 @@ from .worth import check_side
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ..running.distributed import DaskChunks
+    from ..running.distributed import Cluster
 
 #: More armies than this are not raced all: a local search gathers the ones to race.
 #: 10,000 armies at the first look's 2,000 battles are 2*10**7 battles, a few tens of
@@ -300,7 +300,7 @@ def best(
     max_battles: int = 256_000,
     seed: int | None = None,
     threads: int | None = None,
-    executor: DaskChunks | None = None,
+    executor: Cluster | None = None,
     progress: Progress | None = None,
     exhaustive_limit: int = EXHAUSTIVE_LIMIT,
     max_total: int | None = None,
@@ -312,7 +312,7 @@ def best(
     ``costs``: costs over the unit table's and the scenario's (a mapping or a TOML file);
     ``caps``: the most men of some types (``{"knight": 8}`` or ``"knight=8"``, the
     command's ``--max``); ``battles``: the first look of a race, doubled up to
-    ``max_battles``; ``executor``: a Dask executor
+    ``max_battles``; ``executor``: a Dask cluster
     (:func:`simulator.running.distributed.executor_for`); ``max_total``: the most battles
     in all (default :data:`simulator.running.bounds.DEFAULT_MAX_TOTAL`), checked before
     the first."""

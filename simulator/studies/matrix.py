@@ -25,7 +25,7 @@ from ..results.result import Result
 from ..results.stats import Tally
 from ..rulesets import Army
 from ..running.interrupt import Interrupted
-from ..running.plan import ChunkExecutor, StudyPlan
+from ..running.plan import StudyPlan
 from ..running.progress import plain_lines_by_default
 from ..running.scenarios import ScenarioBattles, merged, tally
 from ..scenario.costs import given_costs, read_costs_file
@@ -40,6 +40,8 @@ from .machinery.one_type import (
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from ..running.distributed import Cluster
 
 #: Battles per cell unless told: about +-2 points of interval at p = 0.5.
 DEFAULT_BATTLES = 2_000
@@ -159,7 +161,7 @@ def equal_cost_matrix(
     *,
     threads: int | None = None,
     progress: CellProgress | None = None,
-    executor: ChunkExecutor | None = None,
+    executor: Cluster | None = None,
     max_total: int | None = None,
     settings: Mapping[str, Any] | None = None,
 ) -> Matrix:

@@ -42,7 +42,7 @@ from .matrix import DEFAULT_BATTLES, Matrix, equal_cost_matrix
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ..running.runner import ChunkExecutor
+    from ..running.distributed import Cluster
 
 #: Redrawn games unless told.
 DEFAULT_BOOTSTRAP = 200
@@ -334,7 +334,7 @@ def meta(
     bootstrap: int = DEFAULT_BOOTSTRAP,
     threads: int | None = None,
     progress: Callable[[int, int], None] | None = None,
-    executor: ChunkExecutor | None = None,
+    executor: Cluster | None = None,
     settings: Mapping[str, Any] | None = None,
 ) -> Meta:
     """Fight the equal-cost matrix (as :func:`simulator.matrix`, ``settings`` in every

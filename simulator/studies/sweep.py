@@ -26,19 +26,16 @@ from ..results.result import Result
 from ..results.stats import OUTCOMES, Tally, wilson
 from ..running.bounds import check_total
 from ..running.interrupt import Interrupted, check_stop, stop_requested
-from ..running.plan import DEFAULT_MAX_BATTLES, ChunkExecutor, RunPlan, StudyPlan
-from ..running.precision import (
-    FIRST_ROUND,
-    next_round_target,
-    precision_report,
-    widest_half_width,
-)
+from ..running.plan import DEFAULT_MAX_BATTLES, RunPlan, StudyPlan
+from ..running.precision import precision_report, precision_rounds, widest_half_width
 from ..running.progress import plain_lines_by_default
 from ..running.scenarios import ScenarioBattles, merged, tally, tally_each
 from ..scenario.scenario import Scenario
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from ..running.distributed import Cluster
 
 Value = int | float | str | bool
 T = TypeVar("T")
@@ -206,7 +203,7 @@ def sweep(
     max_battles: int = DEFAULT_MAX_BATTLES,
     threads: int | None = None,
     progress: PointProgress | None = None,
-    executor: ChunkExecutor | None = None,
+    executor: Cluster | None = None,
     max_total: int | None = None,
 ) -> Sweep:
     """Run every point of the grid of ``vary`` (one or two ``PATH=VALUES``).
@@ -329,25 +326,28 @@ def _point_battles(engine: ScenarioBattles, at: Scenario, first: int, count: int
 def _to_precision(
     engine: ScenarioBattles, at: Scenario, precision: float, max_battles: int
 ) -> Result:
-    """The rounds of :func:`~simulator.running.precision.run_to_precision` for one point
-    of a sweep, on the study's engine: battles until every reported probability's 95%
-    half-width is below ``precision``, at most ``max_battles``."""
+    """The rounds of a precision run (:func:`~simulator.running.precision.precision_rounds`)
+    for one point of a sweep, on the study's engine: battles until every reported
+    probability's 95% half-width is below ``precision``, at most ``max_battles``."""
     plan = RunPlan.of(at, seed=engine.seed, precision=precision, max_battles=max_battles)
     started = time.perf_counter()
     result: Result | None = None
-    target = min(FIRST_ROUND, max_battles)
-    while True:
-        done = 0 if result is None else result.n
-        part = _point_battles(engine, at, done, target - done)
+
+    def said() -> tuple[Tally, frozenset[str]]:
+        assert result is not None
+        return result.tally, result.flags
+
+    for done, count in precision_rounds(plan, said):
+        part = _point_battles(engine, at, done, count)
         result = (
             part
             if result is None
             else replace(result, tally=result.tally.merge(part.tally), partial=part.partial)
         )
-        widest = widest_half_width(result.tally, result.flags)
-        if result.partial or widest < precision or result.n >= max_battles:
+        if result.partial:
             break
-        target = next_round_target(result.tally, result.flags, plan)
+    assert result is not None
+    widest = widest_half_width(result.tally, result.flags)
     engine.forget(("point", at.hash))  # a point's battles are done: its tables go
     extra = {**result.extra, "precision": precision_report(plan, widest, result.n)}
     return replace(result, first=0, seconds=time.perf_counter() - started, extra=extra)
@@ -441,7 +441,7 @@ def find_target(
     confidence: float = 0.95,
     threads: int | None = None,
     progress: PointProgress | None = None,
-    executor: ChunkExecutor | None = None,
+    executor: Cluster | None = None,
     max_total: int | None = None,
 ) -> TargetSearch:
     """Bisection for the smallest value of ``vary`` whose P(outcome) reaches ``target``.
