@@ -22,11 +22,17 @@ MAN, NOBLE, ENGINE = 0, 1, 2
 
 # Columns of the side table.
 S_START, S_BREAK, S_HAS_STRUCTURE, S_STRUCTURE_DEF, S_STRUCTURE_DMG, S_LEADER_UNIT = range(6)
-N_SIDE_FIELDS = 6
+#: The attacker's row holds the cut: the step (strike; Age of Gods: round) after which a
+#: battle still undecided stops, its row the state then (0: none). Only the strike kernel
+#: and Age of Gods' read it (the battle as it unfolds).
+S_CUT = 6
+N_SIDE_FIELDS = 7
 
 # Strike orders.
 RANDOM, ALTERNATING = 0, 1
 ATTACKER, DEFENDER, DRAW = 0, 1, 2
+#: ``O_WINNER`` of a battle stopped undecided by the cut (``S_CUT``).
+FIGHTING = 3
 
 # Columns of the outcome row: winner, steps, then per-side extras (attacker, defender),
 # then one casualty column per (side, fighter type) as the group table's G_COLUMN says.
@@ -275,6 +281,7 @@ def _strike_battle(
     n = groups.shape[0]
     turn = ATTACKER
     steps = 0
+    cut = sides[0, S_CUT]
     changed = True  # the break check is due after the first strike and after every hit
     while True:
         if order == RANDOM:
@@ -380,6 +387,10 @@ def _strike_battle(
                 winner = DRAW if lost_a and lost_d else (DEFENDER if lost_a else ATTACKER)
                 finish(state, groups, cnt, health, alive, winner, steps, row)
                 return
+        if steps == cut and ws[0] + ws[1] > 0:  # (nobody able to strike: a draw now)
+            row[O_WINNER] = FIGHTING
+            row[O_STEPS] = steps
+            return
     finish(state, groups, cnt, health, alive, DRAW, steps, row)
 
 

@@ -13,6 +13,7 @@ from rich.markup import escape
 
 from .. import rulesets
 from ..atomic import write_atomically
+from ..errors import BattleOddsError
 from ..rulesets import InlineQuery
 from ..running.output_paths import CSV, check_output_path
 from ..running.plan import DEFAULT_CHUNK, RunPlan
@@ -20,7 +21,9 @@ from ..running.progress import run_battles
 from ..scenario.scenario import from_query, load_scenario
 from .app import app
 from .options import (
+    After,
     Battles,
+    ByRound,
     Json,
     MaxBattles,
     MaxTotal,
@@ -42,14 +45,48 @@ from .options import (
 )
 
 
-def _show(result: Any, as_json: bool) -> None:
+def _show(result: Any, as_json: bool, steps: Any = None) -> None:
     if as_json:
-        sys.stdout.write(result.to_json() + "\n")
+        if steps is None:
+            sys.stdout.write(result.to_json() + "\n")
+        else:
+            print_json({**result.to_dict(), **steps.to_dict()}, provenance=False)
     else:
         # rich's tables load only to draw one (0.01 s of a query that prints JSON).
         from ..report.tables import render
 
         render(result, out)
+        if steps is not None:
+            from ..report.unfolding import render_steps
+
+            render_steps(steps, out)
+
+
+def _unfolding(scenario: Any, result: Any, by_round: bool, after: int | None) -> Any:
+    """The state after each step asked (``--by-round``, ``--after``) over the run's
+    battles, or None when none is asked."""
+    if not by_round and after is None:
+        return None
+    from ..running.unfolding import run_steps, steps_to_show
+
+    prepared = rulesets.get(scenario.ruleset).prepare(scenario.model)
+    longest = int(result.tally.steps.values.max()) if result.n else 1
+    steps = steps_to_show(prepared, by_round, after, longest)
+    return run_steps(
+        scenario, steps, result.seed, result.first, result.n, after=after, interruptible=True
+    )
+
+
+def _check_after(scenario: Any, by_round: bool, after: int | None) -> None:
+    """Bad ``--after`` or a ruleset without the battle as it unfolds: one line before
+    any battle."""
+    if not by_round and after is None:
+        return
+    from ..running.unfolding import check_unfolds, steps_to_show
+
+    prepared = rulesets.get(scenario.ruleset).prepare(scenario.model)
+    check_unfolds(prepared, scenario.ruleset)
+    steps_to_show(prepared, False, after, 1)
 
 
 @app.command()
@@ -78,6 +115,8 @@ def run(
     chunk: Annotated[
         int, typer.Option(min=1, help="Battles per kernel call (and per Dask task).")
     ] = DEFAULT_CHUNK,
+    by_round: ByRound = False,
+    after: After = None,
 ) -> None:
     """Run a scenario file and print the odds (Ctrl-C: stop, print what is done)."""
     if keep_battles is not None:
@@ -85,6 +124,7 @@ def run(
     if checkpoint is not None:
         check_output_path(checkpoint, "--checkpoint")
     loaded = load_scenario(scenario)
+    _check_after(loaded, by_round, after)
     plan = RunPlan.of(
         loaded,
         battles,
@@ -100,7 +140,8 @@ def run(
     )
     plan.check_total(max_total)
     result = run_battles(loaded, plan, console=err, scheduler=scheduler)
-    _show(result, json)  # first: a file that cannot be written takes nothing from it
+    steps = None if result.partial else _unfolding(loaded, result, by_round, after)
+    _show(result, json, steps)  # first: a file that cannot be written takes nothing from it
     if keep_battles is not None and result.rows is not None:
         rows = result.battles.to_csv(index=False)
         written("--keep-battles", keep_battles, lambda: write_atomically(keep_battles, rows))
@@ -167,6 +208,8 @@ def odds(
     ] = False,
     scheduler: Scheduler = None,
     max_total: MaxTotal = None,
+    by_round: ByRound = False,
+    after: After = None,
 ) -> None:
     """Odds for two armies written on one line, no file needed."""
     options: dict[str, Any] = {
@@ -182,6 +225,9 @@ def odds(
     options.update(key_values(option))
     query = InlineQuery(attacker, defender, {k: v for k, v in options.items() if v is not None})
     scenario = from_query(ruleset, query)
+    if exact and (by_round or after is not None):
+        raise BattleOddsError("--exact: the state after a step is simulated; drop --exact")
+    _check_after(scenario, by_round, after)
     if exact:
         _show_exact(scenario, json)
         return
@@ -197,7 +243,8 @@ def odds(
     )
     plan.check_total(max_total)
     result = run_battles(scenario, plan, console=err, scheduler=scheduler)
-    _show(result, json)
+    steps = None if result.partial else _unfolding(scenario, result, by_round, after)
+    _show(result, json, steps)
 
 
 def _show_exact(scenario: Any, as_json: bool) -> None:

@@ -1,0 +1,222 @@
+"""The battle as it unfolds: the state after a step (``Prepared.run_until``), its tally,
+``run`` / ``odds`` ``--by-round`` and ``--after``.
+
+Three kinds of check: every kernel's stopped battles against its own whole battles
+(exactly, battle by battle: a battle decided by step t is its whole row, one still going
+is marked fighting at t with casualties between none and its final ones, growing step by
+step); each kernel's state after a step against its plain-Python reference stopped
+there, in distribution; and the command line's answers.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from simulator import load_scenario, rulesets
+from simulator.cli import app
+from simulator.errors import BattleOddsError
+from simulator.results.steps import StepCounts, StepTally, men_brought
+from simulator.rulesets import InlineQuery
+from simulator.rulesets.base import FIGHTING, Prepared
+from simulator.running.unfolding import check_unfolds, run_steps
+from simulator.scenario.scenario import from_query
+from simulator.testing import same_distribution
+
+runner = CliRunner()
+
+#: One bundled scenario per ruleset (olympia: two, one behind a structure).
+SCENARIOS = [
+    "confrontation/morale_cascade",
+    "skirmish/cavalry_charge",
+    "olympia/knights_vs_pikemen",
+    "olympia/castle_siege",
+    "age_of_gods/control_limits",
+    "blocks/siege_attrition",
+    "blocks/relief",
+]
+
+
+def _whole(prepared: Prepared, ruleset: str, seed: int, n: int) -> dict[str, np.ndarray]:
+    """The whole battles on the kernel ``run_until`` stops (olympia: the strike kernel)."""
+    if ruleset == "olympia":
+        out = prepared.run_matrix(seed, 0, n, "strike")  # type: ignore[attr-defined]
+        return {name: out[:, col] for name, col in prepared.columns.items()}
+    return prepared.run(seed, 0, n)
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_stopped_battles_are_the_whole_battles_so_far(name: str) -> None:
+    scenario = load_scenario(f"scenarios/{name}.toml")
+    prepared = rulesets.get(scenario.ruleset).prepare(scenario.model)
+    n = 300
+    whole = _whole(prepared, scenario.ruleset, 11, n)
+    ends = whole["steps"]
+    casualties = [c for c in whole if c.startswith("casualties.")]
+    last = int(ends.max())
+    # Every step of short battles; of long ones (olympia's strikes) a spread of them.
+    steps = sorted({*range(1, min(last, 12) + 1), *np.linspace(1, last, 12).astype(int), last + 1})
+    before: dict[str, np.ndarray] | None = None
+    for t in steps:
+        cut = prepared.run_until(11, 0, n, t)
+        decided = ends <= t
+        assert np.array_equal(cut["winner"] == FIGHTING, ~decided), (name, t)
+        for column in whole:
+            if column in cut:
+                assert np.array_equal(cut[column][decided], whole[column][decided]), (t, column)
+        assert (cut["steps"][~decided] == t).all()
+        for column in casualties:
+            assert (cut[column] >= 0).all() and (cut[column] <= whole[column]).all()
+            if before is not None:
+                assert (before[column] <= cut[column]).all(), (t, column)
+        before = cut
+    # Past the longest battle nothing is stopped: the whole battles, bit for bit.
+    for column, values in _whole(prepared, scenario.ruleset, 11, n).items():
+        if column in before:  # type: ignore[operator]
+            assert np.array_equal(before[column], values)  # type: ignore[index]
+
+
+def _compare(scenario, reference: dict[str, np.ndarray], step: int, battles: int) -> list[str]:
+    prepared = rulesets.get(scenario.ruleset).prepare(scenario.model)
+    kernel = prepared.run_until(5, 0, battles, step)
+    columns = ["winner", "steps", *(c for c in reference if c.startswith("casualties."))]
+    return same_distribution(kernel, reference, [c for c in columns if c in kernel])
+
+
+def test_olympia_after_a_strike_agrees_with_the_reference() -> None:
+    from tests.reference import olympia as reference
+
+    scenario = from_query(
+        "olympia", InlineQuery("noble, 8 soldier, 4 archer@1", "noble, 6 swordsman")
+    )
+    for step in (5, 30):
+        sample = reference.simulate(scenario.model, 3000, 1, until=step)
+        assert (sample["winner"] == FIGHTING).any()
+        assert _compare(scenario, sample, step, 20_000) == []
+
+
+def test_confrontation_after_a_turn_agrees_with_the_reference() -> None:
+    from tests.reference import confrontation as reference
+
+    scenario = load_scenario("scenarios/confrontation/morale_cascade.toml")
+    for step in (1, 2):
+        sample = reference.run(scenario.model, 3000, 1, until=step)
+        assert _compare(scenario, sample, step, 20_000) == []
+
+
+def test_skirmish_after_a_turn_agrees_with_the_reference() -> None:
+    from tests.reference import skirmish as reference
+
+    scenario = load_scenario("scenarios/skirmish/cavalry_charge.toml")
+    for step in (2, 4):
+        sample = reference.run(scenario.model, 1, 2000, until=step)
+        assert (sample["winner"] == FIGHTING).any()
+        assert _compare(scenario, sample, step, 20_000) == []
+
+
+def test_age_of_gods_after_a_round_agrees_with_the_reference() -> None:
+    from tests.reference import age_of_gods as reference
+
+    scenario = load_scenario("scenarios/age_of_gods/pikemen_vs_knights.toml")
+    for step in (1, 2):
+        sample = reference.simulate(scenario.model, 2000, 1, until=step)
+        assert _compare(scenario, sample, step, 20_000) == []
+
+
+def test_a_changed_stop_is_noticed() -> None:
+    """The comparison sees the state one strike late (the check can fail)."""
+    from tests.reference import olympia as reference
+
+    scenario = from_query("olympia", InlineQuery("noble, 8 soldier", "noble, 6 swordsman"))
+    sample = reference.simulate(scenario.model, 3000, 1, until=6)
+    assert _compare(scenario, sample, 9, 20_000) != []
+
+
+def test_step_tally_merges_as_one_run() -> None:
+    scenario = load_scenario("scenarios/confrontation/attack.toml")
+    prepared = rulesets.get(scenario.ruleset).prepare(scenario.model)
+    brought = men_brought(prepared.column_bounds)
+    whole = StepCounts.of(prepared.run_until(3, 0, 1000, 2), brought)
+    halves = StepCounts.of(prepared.run_until(3, 0, 400, 2), brought).merge(
+        StepCounts.of(prepared.run_until(3, 400, 600, 2), brought)
+    )
+    assert np.array_equal(whole.states, halves.states)
+    for a, b in [
+        (whole.joint, halves.joint),
+        *((whole.men_left[k], halves.men_left[k]) for k in whole.men_left),
+    ]:
+        assert a.to_dict() == b.to_dict()
+    tally = StepTally(brought, {2: whole})
+    attacker, _, p = tally.joint(2)
+    assert p.sum() == pytest.approx(1.0)
+    mean_attacker = float(attacker @ p.sum(axis=1))
+    assert mean_attacker == pytest.approx(whole.men_left["attacker"].mean())
+
+
+def test_a_ruleset_without_the_capability_is_refused_in_one_line() -> None:
+    class Plain(Prepared):
+        def run(self, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
+            return {}
+
+    with pytest.raises(BattleOddsError, match="does not give the state after a step"):
+        check_unfolds(Plain(), "risk")
+
+
+def test_the_last_step_is_the_run_itself() -> None:
+    """Confrontation's run and its steps run one kernel: the state after the longest
+    battle is the run's outcome, battle for battle."""
+    result = runner.invoke(
+        app,
+        ["run", "scenarios/confrontation/attack.toml", "--battles", "3000", "--by-round", "--json"],
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    steps = data["by_step"]
+    assert [s["step"] for s in steps] == list(range(1, len(steps) + 1))
+    assert steps[-1]["fighting"]["p"] == 0
+    for outcome in ("attacker", "defender", "draw"):
+        assert steps[-1]["decided"][outcome]["p"] == data["win"][outcome]["p"]
+    fighting = [s["fighting"]["p"] for s in steps]
+    assert fighting == sorted(fighting, reverse=True)
+    assert set(steps[0]["men_left"]) == {k for k in data["casualties"]}
+
+
+def test_after_shows_the_joint_table_at_any_width() -> None:
+    for width in (60, 80, 200):
+        result = runner.invoke(
+            app,
+            ["odds", "--ruleset", "confrontation", "--attacker", "3 trooper", "--defender",
+             "3 spearman", "--battles", "2000", "--after", "1", "--by-round"],
+            env={"COLUMNS": str(width)},
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+        assert "The battle as it unfolds" in result.output
+        assert "Men left after 1 turns" in result.output
+        assert max(len(line) for line in result.output.splitlines()) <= width
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--after", "0"], "--after 0: expected a step 1..10"),
+        (["--after", "11"], "--after 11: expected a step 1..10"),
+    ],
+)
+def test_bad_steps_are_one_line(args: list[str], words: str) -> None:
+    result = runner.invoke(app, ["run", "scenarios/confrontation/attack.toml", *args])
+    assert result.exit_code == 2
+    assert words in result.output
+    assert "Traceback" not in result.output
+
+
+def test_run_steps_counts_every_battle_at_every_step() -> None:
+    scenario = load_scenario("scenarios/skirmish/cavalry_charge.toml")
+    answer = run_steps(scenario, [1, 3], seed=2, first=10, battles=25_000, after=3)
+    assert list(answer.tally.steps) == [1, 3]
+    assert answer.tally.battles == 25_000
+    data = answer.to_dict()
+    assert data["after"]["step"] == 3
+    assert sum(map(sum, data["after"]["p"])) == pytest.approx(1.0)
