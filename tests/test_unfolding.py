@@ -126,6 +126,17 @@ def test_age_of_gods_after_a_round_agrees_with_the_reference() -> None:
         assert _compare(scenario, sample, step, 20_000) == []
 
 
+@pytest.mark.parametrize("name", ["siege_attrition", "relief", "field_reserves"])
+def test_blocks_after_a_phase_agrees_with_the_reference(name: str) -> None:
+    from tests.reference import blocks as reference
+
+    scenario = load_scenario(f"scenarios/blocks/{name}.toml")
+    for step in (1, 3, 5):
+        rows = reference.simulate(scenario.model, 3000, 1, until=step)
+        sample = {k: np.asarray(v, np.int64) for k, v in rows.items()}
+        assert _compare(scenario, sample, step, 20_000) == []
+
+
 def test_a_changed_stop_is_noticed() -> None:
     """The comparison sees the state one strike late (the check can fail)."""
     from tests.reference import olympia as reference
@@ -214,9 +225,51 @@ def test_bad_steps_are_one_line(args: list[str], words: str) -> None:
 
 def test_run_steps_counts_every_battle_at_every_step() -> None:
     scenario = load_scenario("scenarios/skirmish/cavalry_charge.toml")
-    answer = run_steps(scenario, [1, 3], seed=2, first=10, battles=25_000, after=3)
+    answer = run_steps(scenario, [1], seed=2, first=10, battles=25_000, after=3)
     assert list(answer.tally.steps) == [1, 3]
     assert answer.tally.battles == 25_000
     data = answer.to_dict()
     assert data["after"]["step"] == 3
     assert sum(map(sum, data["after"]["p"])) == pytest.approx(1.0)
+
+
+def test_chunks_recorded_to_their_own_end_merge_as_one_run() -> None:
+    """``unfold`` records each chunk to its own longest battle; a chunk that ended
+    sooner counts its final states after the later steps: the merge equals one run of
+    every step over all the battles."""
+    from simulator.running import unfolding
+
+    scenario = load_scenario("scenarios/skirmish/cavalry_charge.toml")
+    previous = unfolding.STEP_CALL
+    unfolding.STEP_CALL = 700
+    try:
+        chunked = run_steps(scenario, None, seed=4, first=0, battles=3000)
+    finally:
+        unfolding.STEP_CALL = previous
+    steps = list(chunked.tally.steps)
+    assert steps == list(range(1, len(steps) + 1))
+    assert chunked.tally.steps[steps[-1]].states[-1] == 0  # every battle decided
+    whole = run_steps(scenario, steps, seed=4, first=0, battles=3000)
+    for t in steps:
+        a, b = chunked.tally.steps[t], whole.tally.steps[t]
+        assert np.array_equal(a.states, b.states)
+        assert a.joint.to_dict() == b.joint.to_dict()
+
+
+def test_unfold_from_python_and_its_plots(tmp_path) -> None:
+    import simulator
+    from simulator.report.figures import save
+    from simulator.report.unfolding_plots import joint_panel, unfolding_figure
+
+    scenario = load_scenario("scenarios/age_of_gods/pikemen_vs_knights.toml")
+    answer = simulator.unfold(scenario, 4000, seed=3, after=1)
+    data = answer.to_dict()
+    assert data["after"]["step"] == 1
+    assert data["by_step"][0]["step"] == 1
+    first = data["by_step"][0]
+    assert set(first["men_left"]) == set(answer.tally.brought)
+    assert all(len(key.split(".")) == 2 for key in first["men_left"])
+    path = save(unfolding_figure(answer), tmp_path / "unfolds.png")
+    assert path.stat().st_size > 0
+    ax = joint_panel(answer, step=99)
+    assert "No state recorded" in ax.texts[0].get_text()

@@ -63,15 +63,13 @@ def _show(result: Any, as_json: bool, steps: Any = None) -> None:
 
 
 def _unfolding(scenario: Any, result: Any, by_round: bool, after: int | None) -> Any:
-    """The state after each step asked (``--by-round``, ``--after``) over the run's
-    battles, or None when none is asked."""
+    """The state after each step asked (``--by-round``: every step to the last battle's
+    end; ``--after``) over the run's battles, or None when none is asked."""
     if not by_round and after is None:
         return None
-    from ..running.unfolding import run_steps, steps_to_show
+    from ..running.unfolding import run_steps
 
-    prepared = rulesets.get(scenario.ruleset).prepare(scenario.model)
-    longest = int(result.tally.steps.values.max()) if result.n else 1
-    steps = steps_to_show(prepared, by_round, after, longest)
+    steps: list[int] | None = None if by_round else []
     return run_steps(
         scenario, steps, result.seed, result.first, result.n, after=after, interruptible=True
     )
@@ -82,11 +80,12 @@ def _check_after(scenario: Any, by_round: bool, after: int | None) -> None:
     any battle."""
     if not by_round and after is None:
         return
-    from ..running.unfolding import check_unfolds, steps_to_show
+    from ..running.unfolding import check_step, check_unfolds
 
     prepared = rulesets.get(scenario.ruleset).prepare(scenario.model)
     check_unfolds(prepared, scenario.ruleset)
-    steps_to_show(prepared, False, after, 1)
+    if after is not None:
+        check_step(prepared, after)
 
 
 @app.command()

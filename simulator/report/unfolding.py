@@ -10,6 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from .. import rulesets
+from ..results.stats import Histogram
 from ..running.interrupt import stop_reason
 from ..running.unfolding import StepResult
 from .tables import print_title
@@ -17,49 +18,55 @@ from .tables import print_title
 #: The joint table shows at most this many ranges of the defender's men (its columns)
 #: and of the attacker's (its rows): it fits 80 columns.
 JOINT_COLUMNS, JOINT_ROWS = 7, 12
+#: The state after each step is one table from this width on, two below it.
+ONE_TABLE_WIDTH = 76
 
 
 def _pct(p: float) -> str:
     return f"{100 * p:.1f}%"
 
 
-def _left(h: object) -> str:
-    """Men left as ``mean (10%-90%)``."""
-    mean = h.mean()  # type: ignore[attr-defined]
-    low, high = h.quantile(0.1), h.quantile(0.9)  # type: ignore[attr-defined]
-    return f"{mean:,.1f} ({low:,.0f}-{high:,.0f})"
+def _left(h: Histogram) -> str:
+    """Men left as ``mean 10%-90%`` (the mean alone when every battle had as many)."""
+    mean, low, high = h.mean(), h.quantile(0.1), h.quantile(0.9)
+    if low == high == mean:
+        return f"{mean:,.0f}"
+    return f"{mean:,.1f} {low:,.0f}-{high:,.0f}"
 
 
 def render_steps(result: StepResult, console: Console) -> None:
     """The state after each step recorded, then the joint table after ``result.after``."""
     ruleset = rulesets.get(result.scenario.ruleset)
     unit = ruleset.step_unit
-    title = f"The battle as it unfolds: the state after each of the {ruleset.step_words()}"
+    recorded = list(result.tally.steps)
+    if len(recorded) == 1:
+        title = f"The battle as it unfolds: the state after {recorded[0]:,} {unit}"
+    else:
+        title = f"The battle as it unfolds: the state after each of the {ruleset.step_words()}"
     if result.partial:
         title += f" [PARTIAL: {stop_reason()}]"
     print_title(console, title)
-    table = Table(box=box.SIMPLE)
-    for name, justify in (
-        ("after", "right"),
-        ("attacker won", "right"),
-        ("defender won", "right"),
-        ("drawn", "right"),
-        ("fighting", "right"),
-        ("attacker left", "right"),
-        ("defender left", "right"),
-    ):
-        table.add_column(name, justify=justify)  # type: ignore[arg-type]
-    for step, counts in result.tally.steps.items():
-        n = max(counts.battles, 1)
-        table.add_row(
-            f"{step:,}",
-            *(_pct(int(c) / n) for c in counts.states),
-            _left(counts.men_left["attacker"]),
-            _left(counts.men_left["defender"]),
-        )
-    console.print(table)
+    outcomes = ("after", "attacker\nwon", "defender\nwon", "drawn", "fighting")
+    men = ("attacker's\nmen left", "defender's\nmen left")
+    # One table where it fits, else the outcomes and the men left one below the other.
+    tables = [outcomes + men] if console.width >= ONE_TABLE_WIDTH else [outcomes, ("after", *men)]
+    for columns in tables:
+        table = Table(box=box.SIMPLE)
+        for name in columns:
+            table.add_column(name, justify="right", no_wrap=True)
+        for step, counts in result.tally.steps.items():
+            n = max(counts.battles, 1)
+            cells = {
+                "after": f"{step:,}",
+                **{c: _pct(int(k) / n) for c, k in zip(outcomes[1:], counts.states, strict=True)},
+                men[0]: _left(counts.men_left["attacker"]),
+                men[1]: _left(counts.men_left["defender"]),
+            }
+            table.add_row(*(cells[c] for c in columns))
+        console.print(table)
     console.print(
-        f"Decided battles count with their final state; men left: mean (10%-90%) of all "
+        f"Decided battles count with their final state; men left: the mean, then 10% to "
+        f"90% of all "
         f"{result.tally.battles:,} battles after each of the {unit}.",
         highlight=False,
     )
@@ -89,14 +96,16 @@ def render_joint(result: StepResult, step: int, console: Console) -> None:
     print_title(
         console,
         f"Men left after {step:,} {unit}: P(the attacker's men left in the row's range "
-        f"and the defender's in the column's); {_pct(counts.p('fighting')[0])} still "
-        "fighting",
+        f"and the defender's in the column's), the attacker's down the side, the "
+        f"defender's across; {_pct(counts.p('fighting')[0])} still fighting",
     )
-    rows, cols = _ranges(attacker, JOINT_ROWS), _ranges(defender, JOINT_COLUMNS)
+    # As many ranges of the defender's men as fit: a cell and its padding take 10.
+    most_columns = max(2, min(JOINT_COLUMNS, (console.width - 12) // 10))
+    rows, cols = _ranges(attacker, JOINT_ROWS), _ranges(defender, most_columns)
     table = Table(box=box.SIMPLE)
-    table.add_column("attacker \\ defender", justify="right")
+    table.add_column("", justify="right", no_wrap=True)
     for span in cols:
-        table.add_column(_range_words(span), justify="right")
+        table.add_column(_range_words(span), justify="right", no_wrap=True)
     for r in reversed(rows):
         in_row = (attacker >= r[0]) & (attacker <= r[1])
         cells = []
@@ -106,3 +115,16 @@ def render_joint(result: StepResult, step: int, console: Console) -> None:
             cells.append("" if share == 0 else _pct(share) if share >= 0.0005 else "<0.1%")
         table.add_row(_range_words(r), *cells)
     console.print(table)
+    kinds = Table(title=f"Men left after {step:,} {unit}, by type", box=box.SIMPLE,
+                  title_justify="left")  # fmt: skip
+    for name in ("what", "mean", "10%", "50%", "90%"):
+        kinds.add_column(name, justify="left" if name == "what" else "right")
+    for key, h in counts.men_left.items():
+        if "." in key:
+            side, kind = key.split(".", 1)
+            kinds.add_row(
+                escape(f"{kind} ({side})"),
+                f"{h.mean():,.2f}",
+                *(f"{h.quantile(q):,.0f}" for q in (0.1, 0.5, 0.9)),
+            )
+    console.print(kinds)

@@ -112,10 +112,25 @@ class StepTally:
     steps: dict[int, StepCounts] = field(default_factory=dict)
 
     def merge(self, other: StepTally) -> StepTally:
-        merged = dict(self.steps)
-        for step, counts in other.steps.items():
-            merged[step] = merged[step].merge(counts) if step in merged else counts
-        return StepTally(self.brought, dict(sorted(merged.items())))
+        """Both tallies' battles. A tally whose battles were all decided by its last
+        step counts the same after any later step (its final states): chunks recorded
+        to their own longest battle merge exactly."""
+        if not other.steps:
+            return self
+        if not self.steps:
+            return other
+        steps = sorted({*self.steps, *other.steps})
+        return StepTally(self.brought, {t: self.after(t).merge(other.after(t)) for t in steps})
+
+    def after(self, step: int) -> StepCounts:
+        """The counts after ``step``: recorded, or past the last step recorded when no
+        battle was still fighting then."""
+        if step in self.steps:
+            return self.steps[step]
+        last = max(self.steps)
+        if step > last and self.steps[last].states[-1] == 0:
+            return self.steps[last]
+        raise KeyError(f"step {step} was not recorded")
 
     @property
     def battles(self) -> int:

@@ -20,6 +20,7 @@ from ..results.steps import STATES, StepCounts, StepTally, men_brought
 from ..rulesets.base import BY_STEP, Prepared
 from ..scenario.scenario import Scenario
 from .interrupt import stop_on_interrupt, stop_requested
+from .plan import RunPlan
 from .runner import thread_count
 
 #: ``--by-round`` shows at most this many steps (each costs a run of the battles).
@@ -106,24 +107,27 @@ def check_unfolds(prepared: Prepared, ruleset: str, what: str = BY_STEP) -> None
         )
 
 
-def steps_to_show(prepared: Prepared, by_round: bool, after: int | None, longest: int) -> list[int]:
-    """The steps to record: every step to the longest battle of the run (``longest``,
-    at most :data:`MOST_STEPS`) with ``by_round``, and ``after``."""
-    steps = set()
-    if after is not None:
-        limit = prepared.step_limit
-        if after < 1 or (limit is not None and after > limit):
-            most = "" if limit is None else f"..{limit}"
-            raise BattleOddsError(f"--after {after}: expected a step 1{most}")
-        steps.add(after)
-    if by_round:
-        steps.update(range(1, max(1, min(longest, MOST_STEPS)) + 1))
-    return sorted(steps)
+def check_step(prepared: Prepared, step: int, name: str = "--after") -> None:
+    """A step 1 .. the scenario's turn limit (any from 1 without one), or one line."""
+    limit = prepared.step_limit
+    if step < 1 or (limit is not None and step > limit):
+        most = "" if limit is None else f"..{limit}"
+        raise BattleOddsError(f"{name} {step}: expected a step 1{most}")
+
+
+def _next_step(step: int, asked: list[int], every: bool, chunk: StepTally) -> int | None:
+    """The step after ``step`` to record in ``chunk``, or None when done: with ``every``
+    the next while a battle is still fighting (to :data:`MOST_STEPS`), else the next
+    asked."""
+    if every and step < MOST_STEPS and (step == 0 or chunk.steps[step].states[-1] > 0):
+        return step + 1
+    later = [t for t in asked if t > step]
+    return later[0] if later else None
 
 
 def run_steps(
     scenario: Scenario,
-    steps: Sequence[int],
+    steps: Sequence[int] | None,
     seed: int,
     first: int,
     battles: int,
@@ -132,33 +136,46 @@ def run_steps(
     threads: int | None = None,
     interruptible: bool = False,
 ) -> StepResult:
-    """The state after each of ``steps`` over battles ``first .. first + battles - 1``
-    of run ``seed``; Ctrl-C (when ``interruptible``) stops between kernel calls, and the
-    result then counts the battles done (``partial``)."""
+    """The state after each of ``steps`` (None: every step until each battle is decided,
+    at most :data:`MOST_STEPS`), and after ``after``, over battles ``first .. first +
+    battles - 1`` of run ``seed``. Ctrl-C (when ``interruptible``) stops between kernel
+    calls; the result then counts the chunks of battles done (``partial``)."""
     prepared = rulesets.get(scenario.ruleset).prepare(scenario.model)
     check_unfolds(prepared, scenario.ruleset)
+    asked = sorted({*(steps or ()), *(() if after is None else (after,))})
+    for asked_step in asked:
+        check_step(prepared, asked_step, "--after" if asked_step == after else "step")
+    every = steps is None
     brought = men_brought(prepared.column_bounds)
     tally = StepTally(brought)
     started = time.perf_counter()
     stopped = False
+    longest = 0
     with thread_count(threads), stop_on_interrupt(interruptible):
         done = 0
         while done < battles and not stopped:
             count = min(STEP_CALL, battles - done)
             chunk = StepTally(brought)
-            for step in steps:
+            step = 0
+            while not stopped:
+                following = _next_step(step, asked, every, chunk)
+                if following is None:
+                    break
+                step = following
                 outcomes = prepared.run_until(seed, first + done, count, step)
                 chunk.steps[step] = StepCounts.of(outcomes, brought)
-                if stop_requested():
-                    stopped = True
-                    break
+                longest = max(longest, step)
+                stopped = stop_requested()
             if stopped:
                 break  # a chunk counts whole or not at all: every step the same battles
             tally = tally.merge(chunk)
             done += count
     notes: list[str] = []
-    if steps and len(steps) >= MOST_STEPS and after is None:
-        notes.append(f"the state is shown for the first {MOST_STEPS} steps at most")
+    if every and tally.steps and tally.steps[max(tally.steps)].states[-1] > 0:
+        notes.append(
+            f"battles still fighting after {MOST_STEPS} steps: the state is shown for "
+            f"the first {MOST_STEPS} only"
+        )
     return StepResult(
         scenario=scenario,
         seed=seed,
@@ -168,4 +185,28 @@ def run_steps(
         partial=stopped,
         notes=tuple(notes),
         seconds=time.perf_counter() - started,
+    )
+
+
+def unfold(
+    scenario: Scenario,
+    battles: int | None = None,
+    seed: int | None = None,
+    *,
+    steps: Sequence[int] | None = None,
+    after: int | None = None,
+    first: int = 0,
+    threads: int | None = None,
+) -> StepResult:
+    """The battle as it unfolds, from Python: the state after each step (``steps``;
+    None: every step until each battle is decided) and the joint distribution of both
+    sides' men left after ``after``, over the battles ``simulate(scenario, battles,
+    seed)`` runs (defaults from the scenario).
+
+    >>> answer = simulator.unfold(scenario, 10_000, after=2)
+    >>> answer.to_dict()["by_step"][1]["men_left"]["attacker.soldier"]["mean"]
+    """
+    plan = RunPlan.of(scenario, battles, seed, first=first, threads=threads)
+    return run_steps(
+        scenario, steps, plan.seed, plan.first, plan.battles, after=after, threads=threads
     )
