@@ -650,14 +650,16 @@ def one_battle(state, blocks, params, steps, pos, mark, row):
                 finish(blocks, pos, base + combat_round, row)
                 return
             # A phase skipped on the way to attrition leaves the state as it is; round 3's
-            # phase ends after the retreat below.
-            if straight_to_attrition:
-                last_phase = base + 3
-            else:
-                last_phase = base + combat_round if combat_round < 3 else base
-            if base + combat_round <= cut <= last_phase:
-                stopped(blocks, pos, cut, row)
-                return
+            # phase ends after the retreat below. (cut > 0 first: a run without a cut
+            # pays one comparison a round.)
+            if cut > 0 and base + combat_round <= cut:
+                if straight_to_attrition:
+                    last_phase = base + 3
+                else:
+                    last_phase = base + combat_round if combat_round < 3 else base
+                if cut <= last_phase:
+                    stopped(blocks, pos, cut, row)
+                    return
             if straight_to_attrition:
                 break
         if not straight_to_attrition:
