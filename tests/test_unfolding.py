@@ -86,48 +86,74 @@ def _compare(scenario, reference: dict[str, np.ndarray], step: int, battles: int
     return same_distribution(kernel, reference, [c for c in columns if c in kernel])
 
 
-def test_olympia_after_a_strike_agrees_with_the_reference() -> None:
-    from tests.reference import olympia as reference
+def _olympia_sample(model, battles: int, until: int) -> dict[str, np.ndarray]:  # type: ignore[no-untyped-def]
+    from tests.reference import olympia
 
-    scenario = from_query(
-        "olympia", InlineQuery("noble, 8 soldier, 4 archer@1", "noble, 6 swordsman")
-    )
-    for step in (5, 30):
-        sample = reference.simulate(scenario.model, 3000, 1, until=step)
+    return olympia.simulate(model, battles, 1, until=until)
+
+
+def _confrontation_sample(model, battles: int, until: int) -> dict[str, np.ndarray]:  # type: ignore[no-untyped-def]
+    from tests.reference import confrontation
+
+    return confrontation.run(model, battles, 1, until=until)
+
+
+def _skirmish_sample(model, battles: int, until: int) -> dict[str, np.ndarray]:  # type: ignore[no-untyped-def]
+    from tests.reference import skirmish
+
+    return skirmish.run(model, 1, battles, until=until)
+
+
+def _age_of_gods_sample(model, battles: int, until: int) -> dict[str, np.ndarray]:  # type: ignore[no-untyped-def]
+    from tests.reference import age_of_gods
+
+    return age_of_gods.simulate(model, battles, 1, until=until)
+
+
+#: Each ruleset's reference stopped at a step: the scenario, the reference's sampler and
+#: battles, and the steps compared (olympia's: one early, one with many battles over).
+REFERENCES = {
+    "olympia": (
+        lambda: from_query(
+            "olympia", InlineQuery("noble, 8 soldier, 4 archer@1", "noble, 6 swordsman")
+        ),
+        _olympia_sample,
+        3000,
+        (5, 30),
+    ),
+    "confrontation": (
+        lambda: load_scenario("scenarios/confrontation/morale_cascade.toml"),
+        _confrontation_sample,
+        3000,
+        (1, 2),
+    ),
+    "skirmish": (
+        lambda: load_scenario("scenarios/skirmish/cavalry_charge.toml"),
+        _skirmish_sample,
+        2000,
+        (2, 4),
+    ),
+    "age_of_gods": (
+        lambda: load_scenario("scenarios/age_of_gods/pikemen_vs_knights.toml"),
+        _age_of_gods_sample,
+        2000,
+        (1, 2),
+    ),
+}
+
+
+@pytest.mark.parametrize("ruleset", list(REFERENCES))
+def test_the_state_after_a_step_agrees_with_the_reference(ruleset: str) -> None:
+    build, sample_of, battles, steps = REFERENCES[ruleset]
+    scenario = build()
+    for step in steps:
+        sample = sample_of(scenario.model, battles, step)
         assert (sample["winner"] == FIGHTING).any()
-        assert _compare(scenario, sample, step, 20_000) == []
-
-
-def test_confrontation_after_a_turn_agrees_with_the_reference() -> None:
-    from tests.reference import confrontation as reference
-
-    scenario = load_scenario("scenarios/confrontation/morale_cascade.toml")
-    for step in (1, 2):
-        sample = reference.run(scenario.model, 3000, 1, until=step)
-        assert _compare(scenario, sample, step, 20_000) == []
-
-
-def test_skirmish_after_a_turn_agrees_with_the_reference() -> None:
-    from tests.reference import skirmish as reference
-
-    scenario = load_scenario("scenarios/skirmish/cavalry_charge.toml")
-    for step in (2, 4):
-        sample = reference.run(scenario.model, 1, 2000, until=step)
-        assert (sample["winner"] == FIGHTING).any()
-        assert _compare(scenario, sample, step, 20_000) == []
-
-
-def test_age_of_gods_after_a_round_agrees_with_the_reference() -> None:
-    from tests.reference import age_of_gods as reference
-
-    scenario = load_scenario("scenarios/age_of_gods/pikemen_vs_knights.toml")
-    for step in (1, 2):
-        sample = reference.simulate(scenario.model, 2000, 1, until=step)
         assert _compare(scenario, sample, step, 20_000) == []
 
 
 @pytest.mark.parametrize("name", ["siege_attrition", "relief", "field_reserves"])
-def test_blocks_after_a_phase_agrees_with_the_reference(name: str) -> None:
+def test_blocks_state_after_a_phase_agrees_with_the_reference(name: str) -> None:
     from tests.reference import blocks as reference
 
     scenario = load_scenario(f"scenarios/blocks/{name}.toml")

@@ -66,8 +66,7 @@ def render_steps(result: StepResult, console: Console) -> None:
         console.print(table)
     console.print(
         f"Decided battles count with their final state; men left: the mean, then 10% to "
-        f"90% of all "
-        f"{result.tally.battles:,} battles after each of the {unit}.",
+        f"90%, over {result.tally.battles:,} battles.",
         highlight=False,
     )
     if result.after is not None and result.after in result.tally.steps:
