@@ -299,3 +299,31 @@ def test_unfold_from_python_and_its_plots(tmp_path) -> None:
     assert path.stat().st_size > 0
     ax = joint_panel(answer, step=99)
     assert "No state recorded" in ax.texts[0].get_text()
+
+
+def test_ctrl_c_in_the_steps_keeps_the_whole_chunks_so_far(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Stopped after a few kernel calls: every step counts the same whole chunks of
+    battles, marked partial, and the table says so."""
+    from io import StringIO
+
+    from rich.console import Console
+
+    from simulator.report.unfolding import render_steps
+    from simulator.running import unfolding
+
+    calls = []
+
+    def stop_after_three() -> bool:
+        calls.append(1)
+        return len(calls) >= 7  # a chunk of battles is 2 steps here: stop in the 4th
+
+    monkeypatch.setattr(unfolding, "STEP_CALL", 500)
+    monkeypatch.setattr(unfolding, "stop_requested", stop_after_three)
+    scenario = load_scenario("scenarios/confrontation/attack.toml")
+    answer = run_steps(scenario, [1, 2], seed=1, first=0, battles=10_000)
+    assert answer.partial
+    assert [c.battles for c in answer.tally.steps.values()] == [1500, 1500]
+    shown = StringIO()
+    render_steps(answer, Console(file=shown, width=80))
+    assert "PARTIAL" in shown.getvalue()
+    assert answer.to_dict()["by_step_partial"] is True
