@@ -327,3 +327,65 @@ def test_ctrl_c_in_the_steps_keeps_the_whole_chunks_so_far(monkeypatch) -> None:
     render_steps(answer, Console(file=shown, width=80))
     assert "PARTIAL" in shown.getvalue()
     assert answer.to_dict()["by_step_partial"] is True
+
+
+@pytest.mark.parametrize(
+    ("attacker", "defender", "strikes"),
+    [
+        ("noble, 8 soldier", "noble, 6 swordsman", (10, 20)),
+        ("noble, 5 soldier, 3 archer@1", "noble, 6 pikeman", (6, 25)),
+    ],
+)
+def test_olympia_state_after_strikes_is_the_exact_one(
+    attacker: str, defender: str, strikes: tuple[int, ...]
+) -> None:
+    """The Monte Carlo state after N strikes holds the exact one (the chain pushed one
+    strike at a time): each outcome so far in its 99.9% Wilson interval, each type's mean
+    men left within a z-test, Bonferroni over all of them."""
+    from scipy import stats
+
+    from simulator.rulesets.olympia.exact import exact_after
+    from simulator.testing import interval_contains
+
+    scenario = from_query("olympia", InlineQuery(attacker, defender))
+    prepared = rulesets.get("olympia").prepare(scenario.model)
+    n = 40_000
+    for step in strikes:
+        exact = exact_after(scenario, step)
+        rows = prepared.run_until(9, 0, n, step)
+        shares = {**exact.decided, "fighting": exact.fighting}
+        tests = len(shares) + len(exact.men_left)
+        confidence = 1 - 0.001 / tests
+        for code, state in enumerate(("attacker", "defender", "draw", "fighting")):
+            hits = int((rows["winner"] == code).sum())
+            assert interval_contains(hits, n, shares[state], confidence), (step, state)
+        brought = men_brought(prepared.column_bounds)
+        z_limit = float(stats.norm.isf(0.001 / tests / 2))
+        for key, chances in exact.men_left.items():
+            left = brought[key] - rows[f"casualties.{key}"]
+            mean = exact.mean_men_left(key)
+            variance = sum(p * (m - mean) ** 2 for m, p in chances.items())
+            z = (left.mean() - mean) / max(np.sqrt(variance / n), 1e-12)
+            assert abs(z) < z_limit, (step, key, left.mean(), mean)
+
+
+def test_olympia_exact_state_long_after_is_the_exact_answer() -> None:
+    from simulator import exact
+    from simulator.rulesets.olympia.exact import exact_after
+
+    scenario = from_query("olympia", InlineQuery("noble, 8 soldier", "noble, 6 swordsman"))
+    late = exact_after(scenario, 2_000)
+    assert late.fighting == pytest.approx(0.0, abs=1e-12)
+    for outcome, p in exact(scenario).win.items():
+        assert late.decided[outcome] == pytest.approx(p, abs=1e-12)
+
+
+def test_olympia_exact_state_refuses_what_it_does_not_solve() -> None:
+    from simulator.rulesets.olympia.exact import exact_after
+
+    scenario = from_query(
+        "olympia",
+        InlineQuery("noble, 8 soldier", "noble, 6 swordsman", {"strike_order": "alternating"}),
+    )
+    with pytest.raises(BattleOddsError, match="random strike order only"):
+        exact_after(scenario, 5)
