@@ -389,3 +389,27 @@ def test_olympia_exact_state_refuses_what_it_does_not_solve() -> None:
     )
     with pytest.raises(BattleOddsError, match="random strike order only"):
         exact_after(scenario, 5)
+
+
+def test_exact_after_from_the_command_line() -> None:
+    args = ["odds", "--attacker", "noble, 8 soldier", "--defender", "noble, 6 swordsman"]
+    shown = runner.invoke(app, [*args, "--exact", "--after", "20"], env={"COLUMNS": "60"})
+    assert shown.exit_code == 0, shown.output
+    assert "the state after 20 strikes" in " ".join(shown.output.split())
+    assert "still fighting" in shown.output
+    data = json.loads(runner.invoke(app, [*args, "--exact", "--after", "20", "--json"]).output)
+    total = data["fighting"]["p"] + sum(d["p"] for d in data["decided"].values())
+    assert total == pytest.approx(1.0)
+    for bad, words in (
+        (["--after", "0"], "--after 0: expected a step 1 or more"),
+        (["--by-round"], "--exact: every step is simulated; drop --by-round"),
+    ):
+        refused = runner.invoke(app, [*args, "--exact", *bad])
+        assert refused.exit_code == 2 and words in refused.output
+    other = runner.invoke(
+        app,
+        ["odds", "--ruleset", "skirmish", "--attacker", "2 swordsman", "--defender",
+         "2 swordsman", "--exact", "--after", "2"],
+    )  # fmt: skip
+    assert other.exit_code == 2
+    assert "no exact state after a step for the 'skirmish' ruleset" in other.output

@@ -224,12 +224,12 @@ def odds(
     options.update(key_values(option))
     query = InlineQuery(attacker, defender, {k: v for k, v in options.items() if v is not None})
     scenario = from_query(ruleset, query)
-    if exact and (by_round or after is not None):
-        raise BattleOddsError("--exact: the state after a step is simulated; drop --exact")
-    _check_after(scenario, by_round, after)
+    if exact and by_round:
+        raise BattleOddsError("--exact: every step is simulated; drop --by-round")
     if exact:
-        _show_exact(scenario, json)
+        _show_exact(scenario, json, after)
         return
+    _check_after(scenario, by_round, after)
     plan = RunPlan.of(
         scenario,
         battles,
@@ -246,7 +246,19 @@ def odds(
     _show(result, json, steps)
 
 
-def _show_exact(scenario: Any, as_json: bool) -> None:
+def _show_exact(scenario: Any, as_json: bool, after: int | None = None) -> None:
+    if after is not None:
+        if after < 1:
+            raise BattleOddsError(f"--after {after}: expected a step 1 or more")
+        from ..report.unfolding import render_exact_state
+        from ..studies.exact import exact_after
+
+        state = exact_after(scenario, after)
+        if as_json:
+            print_json(state.to_dict())
+        else:
+            render_exact_state(state, out)
+        return
     from ..report.tables import render_exact
     from ..studies.exact import exact as solve
 
@@ -259,9 +271,9 @@ def _show_exact(scenario: Any, as_json: bool) -> None:
 
 @app.command(name="exact")
 @user_errors
-def exact_command(scenario: ScenarioPath, json: Json = False) -> None:
+def exact_command(scenario: ScenarioPath, json: Json = False, after: After = None) -> None:
     """Exact odds of a small battle (rulesets with a solver): probabilities and expectations."""
-    _show_exact(load_scenario(scenario), json)
+    _show_exact(load_scenario(scenario), json, after)
 
 
 @app.command()

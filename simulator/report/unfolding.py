@@ -11,6 +11,7 @@ from rich.table import Table
 
 from .. import rulesets
 from ..results.stats import Histogram
+from ..rulesets import ExactState
 from ..running.interrupt import stop_reason
 from ..running.unfolding import StepResult
 from .tables import print_title
@@ -126,4 +127,29 @@ def render_joint(result: StepResult, step: int, console: Console) -> None:
                 f"{h.mean():,.2f}",
                 *(f"{h.quantile(q):,.0f}" for q in (0.1, 0.5, 0.9)),
             )
+    console.print(kinds)
+
+
+def render_exact_state(state: ExactState, console: Console) -> None:
+    """The exact state after a step: outcomes so far, still fighting, men left by type."""
+    unit = rulesets.get(state.scenario.ruleset).step_unit
+    print_title(
+        console,
+        f"{state.scenario.name} ({state.scenario.ruleset}): exact, {state.states:,} "
+        f"states: the state after {state.step:,} {unit}",
+    )
+    table = Table(box=box.SIMPLE)
+    table.add_column("by then")
+    table.add_column("probability", justify="right")
+    for outcome, p in state.decided.items():
+        said = "drawn" if outcome == "draw" else f"{outcome} won"
+        table.add_row(said, f"{100 * p:.4f}%")
+    table.add_row("still fighting", f"{100 * state.fighting:.4f}%")
+    console.print(table)
+    kinds = Table(title="Men left, by type", box=box.SIMPLE, title_justify="left")
+    kinds.add_column("what")
+    kinds.add_column("mean", justify="right")
+    for key in state.men_left:
+        side, kind = key.split(".", 1)
+        kinds.add_row(escape(f"{kind} ({side})"), f"{state.mean_men_left(key):,.4f}")
     console.print(kinds)

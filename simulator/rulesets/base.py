@@ -33,7 +33,7 @@ from ..errors import BattleOddsError, Source
 from ..input.fields import Table
 from . import designer, words
 from .designer import Knob
-from .exact import ExactResult
+from .exact import ExactResult, ExactState
 
 #: ``[battle]`` keys that ``odds`` takes as options of their own (others: ``--set``).
 ODDS_OPTIONS = ("terrain", "weather", "strike_order")
@@ -421,6 +421,14 @@ class Ruleset(ABC):
         raise BattleOddsError(
             f"{scenario.source.label}: no exact solver for the '{self.name}' ruleset; "
             "use `battle-odds run`"
+        )
+
+    def exact_after(self, scenario: Scenario, step: int) -> ExactState:
+        """Optional: the exact state of a small ``scenario`` after ``step`` steps
+        (``battle-odds exact --after``). The default has no solver."""
+        raise BattleOddsError(
+            f"{scenario.source.label}: no exact state after a step for the '{self.name}' "
+            "ruleset; use `battle-odds run --after`"
         )
 
     @property

@@ -44,3 +44,38 @@ class ExactResult:
             "states": self.states,
             "seconds": round(self.seconds, 3),
         }
+
+
+@dataclass(frozen=True)
+class ExactState:
+    """The exact state of a battle after ``step`` steps (:meth:`Ruleset.exact_after`): the
+    chance that it was decided by then, each way, and that it is still fighting; each
+    side's men left of each type (``"attacker.soldier"``) as ``{men left: chance}``, a
+    battle decided before counted with its final state."""
+
+    scenario: Any
+    step: int
+    decided: dict[str, float]
+    fighting: float
+    men_left: dict[str, dict[int, float]]
+    states: int
+
+    def mean_men_left(self, key: str) -> float:
+        return sum(men * p for men, p in self.men_left[key].items())
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form, shaped as ``by_step``'s rows with zero-width intervals."""
+        return {
+            "scenario": self.scenario.name,
+            "scenario_hash": self.scenario.hash,
+            "ruleset": self.scenario.ruleset,
+            "method": "exact",
+            "after": self.step,
+            "fighting": {"p": self.fighting, "low": self.fighting, "high": self.fighting},
+            "decided": {o: {"p": p, "low": p, "high": p} for o, p in self.decided.items()},
+            "men_left": {
+                key: {"mean": self.mean_men_left(key), "p": {str(m): p for m, p in d.items()}}
+                for key, d in self.men_left.items()
+            },
+            "states": self.states,
+        }

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .. import rulesets
 from ..errors import BattleOddsError
-from ..rulesets import ExactResult
+from ..rulesets import ExactResult, ExactState
 from ..scenario.scenario import Scenario
 
 
@@ -28,3 +28,9 @@ def exact(scenario: Scenario, max_states: int | None = None) -> ExactResult:
             "use `battle-odds run`"
         )
     return ruleset.exact(scenario, max_states)
+
+
+def exact_after(scenario: Scenario, step: int) -> ExactState:
+    """The exact state of a small battle after ``step`` steps (olympia: strikes), for the
+    rulesets that solve it (:meth:`Ruleset.exact_after`)."""
+    return rulesets.get(scenario.ruleset).exact_after(scenario, step)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -20,7 +19,7 @@ from kernels import olympia as k
 from kernels import olympia_exact as kx
 
 from ...errors import BattleOddsError
-from ..exact import ExactResult
+from ..exact import ExactResult, ExactState
 from .model import Battle
 from .prepare import OlympiaPrepared, compile_battle
 from .space import ChainSize, layout, size_of
@@ -112,23 +111,6 @@ def exact(scenario: Any, max_states: int = MAX_STATES) -> ExactResult:
     )
 
 
-@dataclass(frozen=True)
-class ExactState:
-    """The exact state of an olympia battle after ``strikes`` strikes: the chance that it
-    was decided by then, each way, and that it is still fighting; each side's men left of
-    each type (``"attacker.soldier"``) as ``{men left: chance}``, a battle decided before
-    counted with its final state."""
-
-    strikes: int
-    decided: dict[str, float]
-    fighting: float
-    men_left: dict[str, dict[int, float]]
-    states: int
-
-    def mean_men_left(self, key: str) -> float:
-        return sum(men * p for men, p in self.men_left[key].items())
-
-
 def exact_after(scenario: Any, strikes: int, max_states: int = MAX_STATES) -> ExactState:
     """The exact state of a small olympia battle after ``strikes`` strikes (the random
     strike order; the chain of :func:`exact` pushed one strike at a time, misses
@@ -185,7 +167,8 @@ def exact_after(scenario: Any, strikes: int, max_states: int = MAX_STATES) -> Ex
             zip(values.tolist(), chances.tolist(), strict=True)
         )
     return ExactState(
-        strikes=strikes,
+        scenario=scenario,
+        step=strikes,
         decided=decided,
         fighting=float(p[status[held] == kx.PLAYS].sum()),
         men_left=men_left,
