@@ -413,3 +413,13 @@ def test_exact_after_from_the_command_line() -> None:
     )  # fmt: skip
     assert other.exit_code == 2
     assert "no exact state after a step for the 'skirmish' ruleset" in other.output
+
+
+def test_plot_draws_the_battle_as_it_unfolds(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    image = tmp_path / "unfolds.png"
+    args = ["plot", "scenarios/confrontation/attack.toml", "-o", str(image), "-n", "3000"]
+    drawn = runner.invoke(app, [*args, "--by-round", "--after", "2"])
+    assert drawn.exit_code == 0, drawn.output
+    assert image.stat().st_size > 0
+    refused = runner.invoke(app, [*args, "--after", "11"])
+    assert refused.exit_code == 2 and "--after 11: expected a step 1..10" in refused.output

@@ -43,6 +43,7 @@ from .options import (
     user_errors,
     written,
 )
+from .unfolding import check_unfolding, unfolding
 
 
 def _show(result: Any, as_json: bool, steps: Any = None) -> None:
@@ -60,32 +61,6 @@ def _show(result: Any, as_json: bool, steps: Any = None) -> None:
             from ..report.unfolding import render_steps
 
             render_steps(steps, out)
-
-
-def _unfolding(scenario: Any, result: Any, by_round: bool, after: int | None) -> Any:
-    """The state after each step asked (``--by-round``: every step to the last battle's
-    end; ``--after``) over the run's battles, or None when none is asked."""
-    if not by_round and after is None:
-        return None
-    from ..running.unfolding import run_steps
-
-    steps: list[int] | None = None if by_round else []
-    return run_steps(
-        scenario, steps, result.seed, result.first, result.n, after=after, interruptible=True
-    )
-
-
-def _check_after(scenario: Any, by_round: bool, after: int | None) -> None:
-    """Bad ``--after`` or a ruleset without the battle as it unfolds: one line before
-    any battle."""
-    if not by_round and after is None:
-        return
-    from ..running.unfolding import check_step, check_unfolds
-
-    prepared = rulesets.get(scenario.ruleset).prepare(scenario.model)
-    check_unfolds(prepared, scenario.ruleset)
-    if after is not None:
-        check_step(prepared, after)
 
 
 @app.command()
@@ -123,7 +98,7 @@ def run(
     if checkpoint is not None:
         check_output_path(checkpoint, "--checkpoint")
     loaded = load_scenario(scenario)
-    _check_after(loaded, by_round, after)
+    check_unfolding(loaded, by_round, after)
     plan = RunPlan.of(
         loaded,
         battles,
@@ -139,7 +114,7 @@ def run(
     )
     plan.check_total(max_total)
     result = run_battles(loaded, plan, console=err, scheduler=scheduler)
-    steps = None if result.partial else _unfolding(loaded, result, by_round, after)
+    steps = None if result.partial else unfolding(loaded, result, by_round, after)
     _show(result, json, steps)  # first: a file that cannot be written takes nothing from it
     if keep_battles is not None and result.rows is not None:
         rows = result.battles.to_csv(index=False)
@@ -229,7 +204,7 @@ def odds(
     if exact:
         _show_exact(scenario, json, after)
         return
-    _check_after(scenario, by_round, after)
+    check_unfolding(scenario, by_round, after)
     plan = RunPlan.of(
         scenario,
         battles,
@@ -242,7 +217,7 @@ def odds(
     )
     plan.check_total(max_total)
     result = run_battles(scenario, plan, console=err, scheduler=scheduler)
-    steps = None if result.partial else _unfolding(scenario, result, by_round, after)
+    steps = None if result.partial else unfolding(scenario, result, by_round, after)
     _show(result, json, steps)
 
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
-from matplotlib.ticker import MaxNLocator
+from matplotlib.ticker import MaxNLocator, PercentFormatter
 
 from .. import rulesets
 from ..running.unfolding import StepResult
-from .figures import COLOURS, axes_for, new_figure, percent_colorbar, say
+from .figures import COLOURS, axes_for, figure_of, new_figure, say
 
 
 def men_left_panel(result: StepResult, ax: Axes | None = None) -> Axes:
@@ -63,21 +63,26 @@ def joint_panel(result: StepResult, step: int | None = None, ax: Axes | None = N
     attacker, defender, p = result.tally.joint(step)
     grid = np.zeros((int(attacker[-1]) + 1, int(defender[-1]) + 1))
     grid[np.ix_(attacker, defender)] = p
-    image = ax.imshow(grid, origin="lower", aspect="auto", cmap="viridis", vmin=0, vmax=1)
+    # Scaled to the likeliest cell: the chances spread over many cells, each small.
+    image = ax.imshow(
+        grid, origin="lower", aspect="auto", cmap="viridis", vmin=0, vmax=float(grid.max())
+    )
     fighting = result.tally.steps[step].p("fighting")[0]
     ax.set_title(f"Men left after {step:,} {unit} ({100 * fighting:.1f}% still fighting)")
     ax.set_xlabel("defender's men left")
     ax.set_ylabel("attacker's men left")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-    percent_colorbar(ax, image, "P(both)")
+    colorbar = figure_of(ax).colorbar(image, ax=ax)
+    colorbar.set_label("P(both), %")
+    colorbar.ax.yaxis.set_major_formatter(PercentFormatter(xmax=1.0, decimals=1))
     return ax
 
 
-def unfolding_figure(result: StepResult) -> Figure:
+def unfolding_figure(result: StepResult, dpi: float = 100) -> Figure:
     """The men-left bands beside the joint heatmap (when a step was chosen)."""
     joint = result.after is not None
-    figure = new_figure(12.8 if joint else 6.4, 4.4)
+    figure = new_figure(12.8 if joint else 6.4, 4.4, dpi)
     axes = figure.subplots(1, 2 if joint else 1, squeeze=False)[0]
     men_left_panel(result, axes[0])
     if joint:
