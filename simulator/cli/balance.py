@@ -88,8 +88,10 @@ def plot(
     by_round: ByRound = False,
     after: After = None,
 ) -> None:
-    """Run a scenario and write one figure: outcomes, break timing, casualties (with
-    --by-round / --after: men left after each step, both sides' after one)."""
+    """Run a scenario and write one figure: outcomes, break timing, casualties.
+
+    With --by-round or --after N, the battle as it unfolds instead: men left after each
+    step, and both sides' men left together after step N."""
     from ..report import plots
 
     plots.check_output(output)
