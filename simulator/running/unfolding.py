@@ -20,6 +20,7 @@ from ..results.steps import STATES, StepCounts, StepTally, men_brought
 from ..rulesets.base import BY_STEP, Prepared
 from ..scenario.scenario import Scenario
 from .interrupt import stop_on_interrupt, stop_requested
+from .memory import battles_per_call
 from .plan import RunPlan
 from .runner import thread_count
 
@@ -147,6 +148,8 @@ def run_steps(
         check_step(prepared, asked_step, "--after" if asked_step == after else "step")
     every = steps is None
     brought = men_brought(prepared.column_bounds)
+    # A wide scenario's calls run fewer battles: its rows within the runner's bound.
+    per_call = battles_per_call(prepared, STEP_CALL)
     tally = StepTally(brought)
     started = time.perf_counter()
     stopped = False
@@ -154,7 +157,7 @@ def run_steps(
     with thread_count(threads), stop_on_interrupt(interruptible):
         done = 0
         while done < battles and not stopped:
-            count = min(STEP_CALL, battles - done)
+            count = min(per_call, battles - done)
             chunk = StepTally(brought)
             step = 0
             while not stopped:
