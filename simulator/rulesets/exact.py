@@ -7,6 +7,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
+def exact_provenance(scenario: Any) -> dict[str, Any]:
+    """What an exact answer's JSON says it is of: the scenario, its hash and ruleset."""
+    return {
+        "scenario": scenario.name,
+        "scenario_hash": scenario.hash,
+        "ruleset": scenario.ruleset,
+        "method": "exact",
+    }
+
+
 @dataclass
 class ExactResult:
     """Exact probabilities and expectations for one scenario, from any ruleset's solver.
@@ -31,10 +41,7 @@ class ExactResult:
     def to_dict(self) -> dict[str, Any]:
         """JSON form; ``win`` has the Monte Carlo result's shape, with a zero-width interval."""
         return {
-            "scenario": self.scenario.name,
-            "scenario_hash": self.scenario.hash,
-            "ruleset": self.scenario.ruleset,
-            "method": "exact",
+            **exact_provenance(self.scenario),
             "win": {o: {"p": p, "low": p, "high": p} for o, p in self.win.items()},
             "steps": {"all": {"mean": self.expected_steps}},
             "casualties": {
@@ -66,10 +73,7 @@ class ExactState:
     def to_dict(self) -> dict[str, Any]:
         """JSON form, shaped as ``by_step``'s rows with zero-width intervals."""
         return {
-            "scenario": self.scenario.name,
-            "scenario_hash": self.scenario.hash,
-            "ruleset": self.scenario.ruleset,
-            "method": "exact",
+            **exact_provenance(self.scenario),
             "after": self.step,
             "fighting": {"p": self.fighting, "low": self.fighting, "high": self.fighting},
             "decided": {o: {"p": p, "low": p, "high": p} for o, p in self.decided.items()},
