@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from .. import rulesets
 from ..errors import BattleOddsError
+from ..results.stats import Histogram
 from ..results.steps import STATES, StepCounts, StepTally, men_brought
 from ..rulesets.base import BY_STEP, Prepared
 from ..scenario.scenario import Scenario
+from .chunking import ChunkSizes
 from .interrupt import stop_on_interrupt, stop_requested
 from .memory import battles_per_call
 from .plan import RunPlan
@@ -26,7 +28,8 @@ from .runner import thread_count
 
 #: ``--by-round`` shows at most this many steps (each costs a run of the battles).
 MOST_STEPS = 100
-#: Battles a kernel call of the step runs: Ctrl-C is answered between calls.
+#: The most battles a block of the steps runs (each step one kernel call of them): calls
+#: are sized by time below it (running/chunking.py), and Ctrl-C is answered between calls.
 STEP_CALL = 20_000
 
 
@@ -43,11 +46,6 @@ class StepResult:
     partial: bool = False
     notes: tuple[str, ...] = ()
     seconds: float = 0.0
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def step_unit(self) -> str:
-        return rulesets.get(self.scenario.ruleset).step_unit
 
     def to_dict(self) -> dict[str, Any]:
         """``by_step``: for each step ``{step, fighting, decided, men_left}``; ``after``:
@@ -61,23 +59,10 @@ class StepResult:
                     "fighting": _probability(counts, "fighting"),
                     "decided": {s: _probability(counts, s) for s in STATES[:-1]},
                     "men_left": {
-                        key: {
-                            "mean": h.mean(),
-                            "q10": h.quantile(0.1),
-                            "q50": h.quantile(0.5),
-                            "q90": h.quantile(0.9),
-                        }
-                        for key, h in counts.men_left.items()
-                        if "." in key
+                        key: _spread(h) for key, h in counts.men_left.items() if "." in key
                     },
                     "men_left_total": {
-                        side: {
-                            "mean": counts.men_left[side].mean(),
-                            "q10": counts.men_left[side].quantile(0.1),
-                            "q50": counts.men_left[side].quantile(0.5),
-                            "q90": counts.men_left[side].quantile(0.9),
-                        }
-                        for side in ("attacker", "defender")
+                        side: _spread(counts.men_left[side]) for side in ("attacker", "defender")
                     },
                 }
             )
@@ -91,6 +76,15 @@ class StepResult:
                 "p": p.tolist(),
             }
         return out
+
+
+def _spread(h: Histogram) -> dict[str, float]:
+    return {
+        "mean": h.mean(),
+        "q10": h.quantile(0.1),
+        "q50": h.quantile(0.5),
+        "q90": h.quantile(0.9),
+    }
 
 
 def _probability(counts: StepCounts, state: str) -> dict[str, float]:
@@ -148,8 +142,9 @@ def run_steps(
         check_step(prepared, asked_step, "--after" if asked_step == after else "step")
     every = steps is None
     brought = men_brought(prepared.column_bounds)
-    # A wide scenario's calls run fewer battles: its rows within the runner's bound.
-    per_call = battles_per_call(prepared, STEP_CALL)
+    # Blocks of battles sized by time, as the runner's calls are; a wide scenario's
+    # fewer, its rows within the runner's bound.
+    sizes = ChunkSizes(battles_per_call(prepared, STEP_CALL))
     tally = StepTally(brought)
     started = time.perf_counter()
     stopped = False
@@ -157,7 +152,8 @@ def run_steps(
     with thread_count(threads), stop_on_interrupt(interruptible):
         done = 0
         while done < battles and not stopped:
-            count = min(per_call, battles - done)
+            count = sizes.next(battles - done)
+            began = time.perf_counter()
             chunk = StepTally(brought)
             step = 0
             while not stopped:
@@ -171,6 +167,7 @@ def run_steps(
                 stopped = stop_requested()
             if stopped:
                 break  # a chunk counts whole or not at all: every step the same battles
+            sizes.timed(count, time.perf_counter() - began)
             tally = tally.merge(chunk)
             done += count
     notes: list[str] = []
