@@ -425,3 +425,27 @@ def test_plot_draws_the_battle_as_it_unfolds(tmp_path) -> None:  # type: ignore[
     assert image.stat().st_size > 0
     refused = runner.invoke(app, [*args, "--after", "11"])
     assert refused.exit_code == 2 and "--after 11: expected a step 1..10" in refused.output
+
+
+def test_the_cost_benchmark_runs_every_ruleset() -> None:
+    """``benchmarks/unfolding_cost.py`` (docs/unfolding.md's table) end to end, small."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "benchmarks/unfolding_cost.py", "--battles", "300", "--rounds", "1"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    rows = [line for line in done.stdout.splitlines() if line.startswith("| ") and "/" in line]
+    assert [row.split()[1].split("/")[0] for row in rows] == [
+        "confrontation",
+        "skirmish",
+        "blocks",
+        "age_of_gods",
+        "olympia",
+    ]
+    assert "processor" in done.stdout and "load average" in done.stdout
