@@ -668,6 +668,10 @@ def _phased_battle(
             finish(state, groups, sides, cnt, health, alive, np.int64(DRAW), rounds, row)
             row[O_PHASE] = STALEMATE
             return
+        if rounds == sides[0, ol.S_CUT]:
+            row[ol.O_WINNER] = ol.FIGHTING
+            row[ol.O_STEPS] = rounds
+            return
 
 
 @functools.cache

@@ -48,8 +48,12 @@ RESERVE, FIELD, CASTLE, STORM, SALLY, GONE, AWAY, TRYING = (np.int64(p) for p in
     P_STORM_WITHDRAW,
     P_RETREAT_ROAD,
     P_HARRY_FIRE,
-) = range(22)
-N_PARAMS = 22
+    P_CUT,
+) = range(23)
+N_PARAMS = 23
+#: ``O_WINNER`` of a battle still undecided when phase ``params[P_CUT]`` (0: none) ends:
+#: its row is the state after that phase (the battle as it unfolds).
+FIGHTING = 3
 # Policy codes: the index of the choice in simulator.rulesets.blocks.model.POLICIES.
 WITHDRAW_NONE, WITHDRAW_FILL, WITHDRAW_WHEN_WEAKER = 0, 1, 2
 STORM_NEVER, STORM_ROUND1, STORM_WHEN_STRONGER = 0, 1, 2
@@ -456,6 +460,13 @@ def finish(blocks, pos, steps_value, row):
         row[O_FLAGS + F_ATTACKER_WON_FIELD] = 1
 
 
+@jit(counted=False)
+def stopped(blocks, pos, phase, row):
+    """The battle stops undecided after ``phase`` (the cut): its row is the state then."""
+    finish(blocks, pos, phase, row)
+    row[O_WINNER] = FIGHTING
+
+
 @jit(inline=True)
 def in_field(blocks, pos, side):
     """The side's blocks outside the castle and off the road (stormers too), as the
@@ -513,6 +524,7 @@ def one_battle(state, blocks, params, steps, pos, mark, row):
     if castle_owner == NO_SIDE and limit > 0:
         castle_owner = np.int64(DEFENDER)
     attacker = np.int64(ATTACKER)
+    cut = params[P_CUT]
     for turn in range(1, params[P_TURNS] + 1):
         base = PHASES_PER_TURN * (turn - 1)
         straight_to_attrition = False
@@ -529,6 +541,9 @@ def one_battle(state, blocks, params, steps, pos, mark, row):
                 and count_at(blocks, pos, besieged, CASTLE, CASTLE) > 0
                 and in_field(blocks, pos, 1 - besieged) == 0
             ):
+                if base + 1 == cut:
+                    stopped(blocks, pos, cut, row)
+                    return
                 continue  # the engine skips round 1 when the besiegers are all on the road
             if combat_round >= 2:
                 was_contested = (
@@ -642,6 +657,17 @@ def one_battle(state, blocks, params, steps, pos, mark, row):
             if not (present(blocks, pos, ATTACKER) and present(blocks, pos, DEFENDER)):
                 finish(blocks, pos, base + combat_round, row)
                 return
+            # A phase skipped on the way to attrition leaves the state as it is; round 3's
+            # phase ends after the retreat below. (cut > 0 first: a run without a cut
+            # pays one comparison a round.)
+            if cut > 0 and base + combat_round <= cut:
+                if straight_to_attrition:
+                    last_phase = base + 3
+                else:
+                    last_phase = base + combat_round if combat_round < 3 else base
+                if cut <= last_phase:
+                    stopped(blocks, pos, cut, row)
+                    return
             if straight_to_attrition:
                 break
         if not straight_to_attrition:
@@ -662,6 +688,9 @@ def one_battle(state, blocks, params, steps, pos, mark, row):
             if not (present(blocks, pos, ATTACKER) and present(blocks, pos, DEFENDER)):
                 finish(blocks, pos, base + 3, row)
                 return
+            if base + 3 == cut:
+                stopped(blocks, pos, cut, row)
+                return
         # Siege attrition: both sides are still here, so one holds the castle, the other the field.
         for b in range(n):
             if (
@@ -674,6 +703,9 @@ def one_battle(state, blocks, params, steps, pos, mark, row):
             row[O_FLAGS + F_CASTLE_FELL] = 1
         if not (present(blocks, pos, ATTACKER) and present(blocks, pos, DEFENDER)):
             finish(blocks, pos, base + ATTRITION_PHASE, row)
+            return
+        if base + ATTRITION_PHASE == cut:
+            stopped(blocks, pos, cut, row)
             return
     finish(blocks, pos, PHASES_PER_TURN * params[P_TURNS], row)
     row[O_FLAGS + F_SIEGE_CONTINUES] = 1

@@ -37,12 +37,15 @@ A_UNIT, A_ABILITY, A_TARGET = range(3)
 N_ACTION_FIELDS = 3
 #: ``A_ABILITY`` / ``A_TARGET`` value: the simple policy chooses (best ability, nearest stack).
 CHOOSE = -1
-P_TURNS, P_NEARBY, P_RULE = range(3)
-N_PARAMS = 3
+P_TURNS, P_NEARBY, P_RULE, P_CUT = range(4)
+N_PARAMS = 4
 
 ATTACK, BOMBARD, STRIKE = 0, 1, 2
 TWO_DICE, FLAT1 = 0, 1
 ATTACKER, DEFENDER, DRAW = 0, 1, 2
+#: ``O_WINNER`` of a battle still undecided when ``params[P_CUT]`` (a turn, 0: none) ends:
+#: its row is the state after that turn (the battle as it unfolds).
+FIGHTING = 3
 
 O_WINNER, O_STEPS, O_DAMAGE = 0, 1, 2  # O_DAMAGE + side: damage rolled against the side
 O_UNITS = 4  # then per unit: destroyed (0/1), integrity left, resolve2; then casualties
@@ -386,6 +389,9 @@ def one_battle(
                     resolve2[u] = min(2, resolve2[u] + 1)
                 elif resolve2[u] > 6:
                     resolve2[u] = max(6, resolve2[u] - 1)
+        if turn == params[P_CUT]:
+            finish(units, integrity, resolve2, np.int64(FIGHTING), turn, row)
+            return
     # np.int64: a literal DRAW would compile a second finish for Literal[int].
     finish(units, integrity, resolve2, np.int64(DRAW), turns, row)
 

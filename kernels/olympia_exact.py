@@ -489,3 +489,48 @@ def _first_strike_only(
             lost_d = is_broken(value, alive2, sides, DEFENDER)
             winner = DRAW if lost_a and lost_d else (DEFENDER if lost_a else ATTACKER)
             settle(groups, sides, cnt2, rem2, alive2, winner, p, res)
+
+
+@jit
+def mass_after(groups, survive, sides, order, space, n_states, strikes, status):
+    """The chance of every state of the chain after ``strikes`` strikes (random strike
+    order): the start's mass pushed one strike at a time, a miss (or a change that
+    changes nothing) keeping it in place, a finished position keeping its mass. Fills
+    ``status`` with :func:`position`'s reading of every state that holds mass (-1: none)
+    and returns the masses; raises when the opening position is broken already (ONCE:
+    the kernel's one strike before its first check is not a chain of strikes)."""
+    _radix, stride, sradix, sstride = space
+    n_groups = groups.shape[0]
+    scratch = position_scratch(n_groups)
+    _cnt, _remaining, _unit_men, _rating, _w, _t, per_side, succ, prob, n_ev, _q = scratch
+    ws = per_side[5]
+    start = opening(groups, stride, sradix, sstride)
+    mass = np.zeros(n_states)
+    mass[start] = 1.0
+    status[:] = -1
+    for _ in range(strikes):
+        pushed = np.zeros(n_states)
+        for index in range(n_states - 1, -1, -1):
+            here = mass[index]
+            if here == 0.0:
+                continue
+            reading = position(index, start, groups, survive, sides, order, space, scratch)
+            status[index] = reading
+            if reading == ONCE:
+                raise ValueError("the opening position is broken before the first strike")
+            if reading <= DRAW:
+                pushed[index] += here
+                continue
+            total = ws[0] + ws[1]
+            stay = here
+            for s in range(2):
+                share = here * ws[s] / total
+                for k in range(n_ev[s]):
+                    pushed[succ[s, k]] += share * prob[s, k]
+                    stay -= share * prob[s, k]
+            pushed[index] += stay
+        mass = pushed
+    for index in range(n_states):
+        if mass[index] != 0.0:
+            status[index] = position(index, start, groups, survive, sides, order, space, scratch)
+    return mass

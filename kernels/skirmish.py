@@ -61,7 +61,10 @@ PARAM_TURN_LIMIT = 1  # turns after which an undecided battle ends as a draw
 PARAM_RIPOSTE_DAMAGE = 2  # riposte's damage range: 0 damage - 1, 1 attack - 1
 PARAM_CHARGE_DAMAGE = 3  # charge's damage range: 0 the unit's damage, 1 its attack
 PARAM_STALEMATE_START = 4  # turn 1's totals compared with: 0 the starting health, 1 zero
-N_PARAMS = 5
+PARAM_CUT = 5  # a turn after which an undecided battle stops, its row the state then (0: none)
+N_PARAMS = 6
+#: ``O_WINNER`` of a battle stopped undecided by ``PARAM_CUT`` (the battle as it unfolds).
+FIGHTING = 3
 
 # Columns of the outcome row: winner, turns, whether the turn limit ended the battle
 # (0/1), then per side and move type the health that side's moves removed (for healing:
@@ -294,6 +297,9 @@ def one_battle(state, table, expected, params, row, health, healer_ready, log):
         if turn >= turn_limit:
             row[O_WINNER] = DRAW
             row[O_TURN_LIMIT] = 1
+            break
+        if turn == params[PARAM_CUT]:
+            row[O_WINNER] = FIGHTING
             break
     row[O_STEPS] = turn
     for p in range(n):

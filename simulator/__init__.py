@@ -5,6 +5,7 @@
 >>> result = simulator.simulate(scenario, battles=10_000, seed=1)
 >>> result.summary()          # tidy pandas frame
 >>> result.battles            # one row per battle
+>>> simulator.unfold(scenario, 10_000, after=2).to_dict()["by_step"]  # round by round
 >>> simulator.worth(scenario, side="attacker", add="1 knight", in_="soldier").frame
 >>> simulator.sensitivity(scenario, battles=4_000).frame
 >>> simulator.matrix("olympia", budget=20).frame   # who beats whom at equal cost
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     from .results.result import Result
     from .rulesets import ExactResult, InlineQuery
     from .running.runner import simulate
+    from .running.unfolding import unfold
     from .scenario.scenario import Scenario, from_data, load_scenario
     from .studies.best import best
     from .studies.compare import compare
@@ -56,6 +58,7 @@ _LAZY = {
     "ExactResult": "rulesets",
     "InlineQuery": "rulesets",
     "simulate": "running.runner",
+    "unfold": "running.unfolding",
     "Scenario": "scenario.scenario",
     "from_data": "scenario.scenario",
     "from_query": "scenario.scenario",
@@ -105,6 +108,7 @@ __all__ = [
     "sensitivity",
     "simulate",
     "sweep",
+    "unfold",
     "worth",
 ]
 

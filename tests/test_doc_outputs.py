@@ -43,7 +43,8 @@ def test_the_page_shows_what_the_command_prints(block) -> None:  # type: ignore[
 
 
 def test_the_shown_outputs_are_found() -> None:
-    """README's five questions and the shown outputs of the designer and exact pages."""
+    """README's six questions and the shown outputs of the designer, exact and
+    unfolding pages."""
     named = {(b.page.name, b.commands[0].argv[0]) for b in BLOCKS}
     assert {
         ("README.md", "run"),
@@ -54,6 +55,7 @@ def test_the_shown_outputs_are_found() -> None:
         ("README.md", "schema"),
         ("designer.md", "worth"),
         ("exact.md", "odds"),
+        ("unfolding.md", "run"),
     } <= named
 
 

@@ -31,7 +31,9 @@ from .app import app
 from .help import default_of, default_words
 from .options import (
     DEFAULT_DPI,
+    After,
     Battles,
+    ByRound,
     Dpi,
     Json,
     MaxBattles,
@@ -51,6 +53,7 @@ from .options import (
     user_errors,
     written,
 )
+from .unfolding import check_unfolding, unfolding
 
 Output = Annotated[
     Path,
@@ -83,12 +86,18 @@ def plot(
     dpi: Dpi = DEFAULT_DPI,
     scheduler: Scheduler = None,
     max_total: MaxTotal = None,
+    by_round: ByRound = False,
+    after: After = None,
 ) -> None:
-    """Run a scenario and write one figure: outcomes, break timing, casualties."""
+    """Run a scenario and write one figure: outcomes, break timing, casualties.
+
+    With --by-round or --after N, the battle as it unfolds instead: men left after each
+    step, and both sides' men left together after step N."""
     from ..report import plots
 
     plots.check_output(output)
     loaded = load_scenario(scenario)
+    check_unfolding(loaded, by_round, after)
     plan = RunPlan.of(
         loaded,
         battles,
@@ -101,7 +110,15 @@ def plot(
     plan.check_total(max_total)
     result = run_battles(loaded, plan, console=err, scheduler=scheduler)
     note = f"{stop_reason()} after {result.n:,} battles" if result.partial else None
-    figure = plots.report_figure(result, dpi=dpi)
+    steps = None if result.partial else unfolding(loaded, result, by_round, after)
+    if steps is not None:
+        from ..report.unfolding_plots import unfolding_figure
+
+        figure = unfolding_figure(steps, dpi=dpi)
+        if steps.partial:
+            note = f"{stop_reason()} while the steps were recorded"
+    else:
+        figure = plots.report_figure(result, dpi=dpi)
     saved = written("-o", output, lambda: plots.save(figure, output, partial=note))
     out.print(
         f"{saved or output}: {loaded.name}, {result.n:,} battles"

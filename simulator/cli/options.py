@@ -78,6 +78,21 @@ OddsBattles = Annotated[
 ]
 OddsSeed = Annotated[int | None, seed_option(f"Random seed (default {DEFAULT_SEED}).")]
 Json = Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")]
+ByRound = Annotated[
+    bool,
+    typer.Option(
+        "--by-round",
+        help="Also the state after each step (round, strike, turn) to the longest battle: "
+        "outcomes so far, men left.",
+    ),
+]
+After = Annotated[
+    int | None,
+    typer.Option(
+        "--after",
+        help="Also the state after step N alone, with both sides' men left together.",
+    ),
+]
 Threads = Annotated[
     int | None,
     typer.Option("--threads", min=1, help="Threads for the kernel (default: all cores)."),

@@ -13,6 +13,7 @@ from rich.markup import escape
 
 from .. import rulesets
 from ..atomic import write_atomically
+from ..errors import BattleOddsError
 from ..rulesets import InlineQuery
 from ..running.front import run_battles
 from ..running.output_paths import CSV, check_output_path
@@ -20,7 +21,9 @@ from ..running.plan import DEFAULT_CHUNK, RunPlan
 from ..scenario.scenario import from_query, load_scenario
 from .app import app
 from .options import (
+    After,
     Battles,
+    ByRound,
     Json,
     MaxBattles,
     MaxTotal,
@@ -40,16 +43,24 @@ from .options import (
     user_errors,
     written,
 )
+from .unfolding import check_unfolding, unfolding
 
 
-def _show(result: Any, as_json: bool) -> None:
+def _show(result: Any, as_json: bool, steps: Any = None) -> None:
     if as_json:
-        sys.stdout.write(result.to_json() + "\n")
+        if steps is None:
+            sys.stdout.write(result.to_json() + "\n")
+        else:
+            print_json({**result.to_dict(), **steps.to_dict()}, provenance=False)
     else:
         # rich's tables load only to draw one (0.01 s of a query that prints JSON).
         from ..report.tables import render
 
         render(result, out)
+        if steps is not None:
+            from ..report.unfolding import render_steps
+
+            render_steps(steps, out)
 
 
 @app.command()
@@ -78,6 +89,8 @@ def run(
     chunk: Annotated[
         int, typer.Option(min=1, help="Battles per kernel call (and per Dask task).")
     ] = DEFAULT_CHUNK,
+    by_round: ByRound = False,
+    after: After = None,
 ) -> None:
     """Run a scenario file and print the odds (Ctrl-C: stop, print what is done)."""
     if keep_battles is not None:
@@ -85,6 +98,7 @@ def run(
     if checkpoint is not None:
         check_output_path(checkpoint, "--checkpoint")
     loaded = load_scenario(scenario)
+    check_unfolding(loaded, by_round, after)
     plan = RunPlan.of(
         loaded,
         battles,
@@ -100,7 +114,8 @@ def run(
     )
     plan.check_total(max_total)
     result = run_battles(loaded, plan, console=err, scheduler=scheduler)
-    _show(result, json)  # first: a file that cannot be written takes nothing from it
+    steps = None if result.partial else unfolding(loaded, result, by_round, after)
+    _show(result, json, steps)  # first: a file that cannot be written takes nothing from it
     if keep_battles is not None and result.rows is not None:
         rows = result.battles.to_csv(index=False)
         written("--keep-battles", keep_battles, lambda: write_atomically(keep_battles, rows))
@@ -167,6 +182,8 @@ def odds(
     ] = False,
     scheduler: Scheduler = None,
     max_total: MaxTotal = None,
+    by_round: ByRound = False,
+    after: After = None,
 ) -> None:
     """Odds for two armies written on one line, no file needed."""
     options: dict[str, Any] = {
@@ -182,9 +199,12 @@ def odds(
     options.update(key_values(option))
     query = InlineQuery(attacker, defender, {k: v for k, v in options.items() if v is not None})
     scenario = from_query(ruleset, query)
+    if exact and by_round:
+        raise BattleOddsError("--exact: every step is simulated; drop --by-round")
     if exact:
-        _show_exact(scenario, json)
+        _show_exact(scenario, json, after)
         return
+    check_unfolding(scenario, by_round, after)
     plan = RunPlan.of(
         scenario,
         battles,
@@ -197,10 +217,23 @@ def odds(
     )
     plan.check_total(max_total)
     result = run_battles(scenario, plan, console=err, scheduler=scheduler)
-    _show(result, json)
+    steps = None if result.partial else unfolding(scenario, result, by_round, after)
+    _show(result, json, steps)
 
 
-def _show_exact(scenario: Any, as_json: bool) -> None:
+def _show_exact(scenario: Any, as_json: bool, after: int | None = None) -> None:
+    if after is not None:
+        if after < 1:
+            raise BattleOddsError(f"--after {after}: expected a step 1 or more")
+        from ..report.unfolding import render_exact_state
+        from ..studies.exact import exact_after
+
+        state = exact_after(scenario, after)
+        if as_json:
+            print_json(state.to_dict())
+        else:
+            render_exact_state(state, out)
+        return
     from ..report.tables import render_exact
     from ..studies.exact import exact as solve
 
@@ -213,9 +246,9 @@ def _show_exact(scenario: Any, as_json: bool) -> None:
 
 @app.command(name="exact")
 @user_errors
-def exact_command(scenario: ScenarioPath, json: Json = False) -> None:
+def exact_command(scenario: ScenarioPath, json: Json = False, after: After = None) -> None:
     """Exact odds of a small battle (rulesets with a solver): probabilities and expectations."""
-    _show_exact(load_scenario(scenario), json)
+    _show_exact(load_scenario(scenario), json, after)
 
 
 @app.command()

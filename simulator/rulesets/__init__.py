@@ -28,7 +28,7 @@ from typing import Any
 
 from ..errors import BattleOddsError, did_you_mean
 from .base import MAX_MEN_PER_SIDE, MAX_UNITS_PER_SIDE, Army, Force, InlineQuery, Prepared, Ruleset
-from .exact import ExactResult
+from .exact import ExactResult, ExactState
 
 __all__ = [
     "GROUP",
@@ -36,6 +36,7 @@ __all__ = [
     "MAX_UNITS_PER_SIDE",
     "Army",
     "ExactResult",
+    "ExactState",
     "Force",
     "InlineQuery",
     "Prepared",

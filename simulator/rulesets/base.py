@@ -33,7 +33,7 @@ from ..errors import BattleOddsError, Source
 from ..input.fields import Table
 from . import designer, words
 from .designer import Knob
-from .exact import ExactResult
+from .exact import ExactResult, ExactState
 
 #: ``[battle]`` keys that ``odds`` takes as options of their own (others: ``--set``).
 ODDS_OPTIONS = ("terrain", "weather", "strike_order")
@@ -42,6 +42,11 @@ TURN_LIMIT = "turn_limit"
 SIDES = ("attacker", "defender")
 #: Columns a kernel's row may hold beyond the named ones (derived, internal).
 SPARE_COLUMNS = 8
+#: ``winner`` of a battle :meth:`Prepared.run_until` stopped while still undecided.
+FIGHTING = 3
+#: What of the battle as it unfolds a prepared scenario can give (``Prepared.unfolds``):
+#: the state after a step (:meth:`Prepared.run_until`).
+BY_STEP = "the state after a step"
 
 #: The most units one side may field (olympia's and Age of Gods' nobles with their men,
 #: blocks, confrontation's units, skirmish's participants). The bundled scenarios field
@@ -129,6 +134,18 @@ class Prepared(ABC):
     #: The outcome columns by name, each with its place in the kernel's row (columns
     #: derived from others, such as blocks' ``turn``, may add a few).
     columns: Mapping[str, int] = MappingProxyType({})
+    #: What of the battle as it unfolds this scenario can give (:data:`BY_STEP`); a
+    #: ruleset declares each one it implements (docs/writing-a-ruleset.md).
+    unfolds: frozenset[str] = frozenset()
+
+    def run_until(self, seed: int, first: int, count: int, step: int) -> dict[str, np.ndarray]:
+        """Battles ``first .. first+count-1`` of run ``seed``, each stopped after step
+        ``step`` if still undecided then: ``winner`` :data:`FIGHTING` and every column
+        as it stands after that step; a battle decided by then is its whole row. Battle
+        i draws the numbers it draws in :meth:`run` (on the kernel that can stop it), so
+        a step past the battle's end changes nothing. Declared by :data:`BY_STEP` in
+        :attr:`unfolds`."""
+        raise NotImplementedError(BY_STEP)
 
     @abstractmethod
     def run(self, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
@@ -404,6 +421,14 @@ class Ruleset(ABC):
         raise BattleOddsError(
             f"{scenario.source.label}: no exact solver for the '{self.name}' ruleset; "
             "use `battle-odds run`"
+        )
+
+    def exact_after(self, scenario: Scenario, step: int) -> ExactState:
+        """Optional: the exact state of a small ``scenario`` after ``step`` steps
+        (``battle-odds exact --after``). The default has no solver."""
+        raise BattleOddsError(
+            f"{scenario.source.label}: no exact state after a step for the '{self.name}' "
+            "ruleset; use `battle-odds run --after`"
         )
 
     @property

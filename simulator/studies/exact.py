@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .. import rulesets
 from ..errors import BattleOddsError
-from ..rulesets import ExactResult
+from ..rulesets import ExactResult, ExactState
 from ..scenario.scenario import Scenario, unknowns_of
 
 
@@ -68,3 +68,16 @@ def mixture_exact(scenario: Scenario, max_states: int | None = None) -> ExactRes
         seconds += part.seconds
         flags |= part.flags
     return ExactResult(scenario, win, steps, casualties, extras, states, seconds, flags)
+
+
+def exact_after(scenario: Scenario, step: int) -> ExactState:
+    """The exact state of a small battle after ``step`` steps (olympia: strikes), for the
+    rulesets that solve it (:meth:`Ruleset.exact_after`); a scenario with ranges is refused
+    in one line (its mixture after a step is not built)."""
+    if unknowns_of(scenario):
+        said = ", ".join(f"{u.path} = {u.written!r}" for u in unknowns_of(scenario))
+        raise BattleOddsError(
+            f"{scenario.source.label}: no exact state after a step for a scenario with ranges "
+            f"({said}); use `battle-odds run --after {step}`, which integrates over them"
+        )
+    return rulesets.get(scenario.ruleset).exact_after(scenario, step)

@@ -364,7 +364,9 @@ class Fight:
         people = self.present(s)
         return not people or sum(m.value for m in people) <= threshold[s]
 
-    def run(self) -> tuple[int, int, str]:
+    def run(self, until: int | None = None) -> tuple[int, int, str]:
+        """The winner, the round and the phase that decided; with ``until``, 3 (still
+        fighting) when the battle goes on after that round, stopped there."""
         threshold = [
             self.start[s] * side.break_point / 100 for s, side in enumerate(self.battle.sides)
         ]
@@ -411,6 +413,8 @@ class Fight:
                     return winner, rounds, phase
             if strikes == 0 and not later:
                 return DRAW, rounds, "stalemate"
+            if rounds == until:
+                return 3, rounds, "fighting"
 
     def prisoners(self, winner: int) -> None:
         """Olympia: each surviving noble of the loser (allies who never came excepted)
@@ -444,15 +448,18 @@ class Fight:
                 self.row[f"leader_killed.{SIDES[loser]}"] = 1
 
 
-def simulate(battle: Battle, battles: int, seed: int) -> dict[str, np.ndarray]:
-    """Outcome columns, named as the kernel's, of ``battles`` reference battles."""
+def simulate(
+    battle: Battle, battles: int, seed: int, until: int | None = None
+) -> dict[str, np.ndarray]:
+    """Outcome columns, named as the kernel's, of ``battles`` reference battles (with
+    ``until``: each stopped after that round when still undecided, ``run_until``)."""
     names = list(AgeOfGodsPrepared(battle).run(0, 0, 0))
     rng = random.Random(seed)
     rows = []
     for _ in range(battles):
         fight = Fight(battle, rng)
-        winner, steps, phase = fight.run()
-        if winner != DRAW:
+        winner, steps, phase = fight.run(until)
+        if winner not in (DRAW, 3):
             fight.prisoners(winner)
         for s, st in enumerate(fight.structures):
             if st is not None:

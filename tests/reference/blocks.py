@@ -48,6 +48,9 @@ class Fight:
         self.policy = battle.policies
         self.rng = rng
         self.trace = trace
+        #: The phase whose state is kept (``reached``), and that state's casualties.
+        self.until: int | None = None
+        self.snapshot: dict[str, int] | None = None
         self.pieces: list[Piece] = []
         for s, side in enumerate(battle.sides):
             for b in side:
@@ -310,6 +313,7 @@ class Fight:
                     and self.of(besieged, "castle")
                     and not self.in_field(1 - besieged)
                 ):
+                    self.reached(base + 1)
                     continue  # the engine skips round 1 when the besiegers are all on the road
                 was_contested = self.in_field(ATTACKER) and self.in_field(DEFENDER)
                 arriving = [
@@ -394,7 +398,10 @@ class Fight:
                 if not (self.still_here(ATTACKER) and self.still_here(DEFENDER)):
                     return self.outcome(base + combat_round, False)
                 if early_attrition:
+                    self.reached(base + 3)  # the rounds left are skipped: nothing changes
                     break
+                if combat_round < 3:  # round 3's phase ends after the retreat
+                    self.reached(base + combat_round)
             if not early_attrition:
                 for p in self.pieces:
                     if p.where == "sallying":
@@ -413,6 +420,7 @@ class Fight:
                     self.flags[f"{SIDES[self.attacker]}_retreated"] = 1
                 if not (self.still_here(ATTACKER) and self.still_here(DEFENDER)):
                     return self.outcome(base + 3, False)
+                self.reached(base + 3)
             # Siege attrition.
             if besieged is not None:
                 for p in self.of(besieged, "castle"):
@@ -422,7 +430,14 @@ class Fight:
                     self.flags["castle_fell_to_attrition"] = 1
             if not (self.still_here(ATTACKER) and self.still_here(DEFENDER)):
                 return self.outcome(base + 4, False)
+            self.reached(base + 4)
         return self.outcome(4 * battle.turns, True)
+
+    def reached(self, phase: int) -> None:
+        """Phase ``phase`` is over: the casualties then, if ``until`` is this phase or
+        one skipped before it (the state after phase ``until``)."""
+        if self.until is not None and self.snapshot is None and self.until <= phase:
+            self.snapshot = {f"casualties.{SIDES[p.side]}.{p.name}": p.lost for p in self.pieces}
 
     def outcome(self, steps: int, siege_goes_on: bool) -> dict[str, int]:
         here = [self.still_here(s) for s in (ATTACKER, DEFENDER)]
@@ -447,13 +462,23 @@ class Fight:
 
 
 def battle_outcome(
-    battle: Battle, rng: random.Random, trace: Trace | None = None
+    battle: Battle, rng: random.Random, trace: Trace | None = None, until: int | None = None
 ) -> dict[str, int]:
-    return Fight(battle, rng, trace).run()
+    """One battle's row; with ``until``, the state after phase ``until`` when the
+    battle lasts longer (``winner`` 3, still fighting; its casualties then)."""
+    fight = Fight(battle, rng, trace)
+    fight.until = until
+    row = fight.run()
+    if fight.snapshot is not None and until is not None and row["steps"] > until:
+        row = {**row, **fight.snapshot, "winner": 3, "steps": until}
+    return row
 
 
-def simulate(battle: Battle, battles: int, seed: int) -> dict[str, list[int]]:
-    """Outcome columns of ``battles`` battles drawn from one ``random.Random(seed)``."""
+def simulate(
+    battle: Battle, battles: int, seed: int, until: int | None = None
+) -> dict[str, list[int]]:
+    """Outcome columns of ``battles`` battles drawn from one ``random.Random(seed)``
+    (with ``until``: each one's state after that phase, ``run_until``)."""
     rng = random.Random(seed)
-    rows = [battle_outcome(battle, rng) for _ in range(battles)]
+    rows = [battle_outcome(battle, rng, until=until) for _ in range(battles)]
     return {name: [r[name] for r in rows] for name in rows[0]}

@@ -204,7 +204,9 @@ class ReferenceBattle:
             out.extend((f, action) for f in chosen)
         return out
 
-    def play(self) -> tuple[int, int]:
+    def play(self, until: int | None = None) -> tuple[int, int]:
+        """The winner and the turn it was decided; with ``until``, 3 (still fighting)
+        and ``until`` when the battle is undecided after that turn, the state then."""
         for turn in range(1, self.battle.turns + 1):
             actions = self.battle.turn_actions(turn)
             for unit, action in self.turn_units(actions or ()):
@@ -213,16 +215,19 @@ class ReferenceBattle:
                 if not (a and d):
                     return (0 if a else 1), turn
             self.end_of_turn()
+            if turn == until and turn < self.battle.turns:
+                return 3, turn
         return 2, self.battle.turns
 
 
-def run(battle: Battle, battles: int, seed: int) -> dict[str, np.ndarray]:
-    """Outcome columns of ``battles`` reference battles (the kernel's column names)."""
+def run(battle: Battle, battles: int, seed: int, until: int | None = None) -> dict[str, np.ndarray]:
+    """Outcome columns of ``battles`` reference battles (the kernel's column names);
+    with ``until``, each stopped after that turn when still undecided (``run_until``)."""
     rng = random.Random(seed)
     rows: dict[str, list[int]] = {"winner": [], "steps": []}
     for _ in range(battles):
         b = ReferenceBattle(battle, rng)
-        winner, steps = b.play()
+        winner, steps = b.play(until)
         row = {"winner": winner, "steps": steps}
         row["turn_limit"] = int(winner == 2 and steps == battle.turns)
         for s, side in enumerate(SIDES):

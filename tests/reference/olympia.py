@@ -161,8 +161,13 @@ def targets(
     return out
 
 
-def one_battle(battle: Battle, rng: random.Random, columns: dict[str, int]) -> dict[str, int]:
+def one_battle(
+    battle: Battle, rng: random.Random, columns: dict[str, int], until: int | None = None
+) -> dict[str, int]:
+    """One battle's row; with ``until``, the state after strike ``until`` when the
+    battle lasts longer (``winner`` 3, still fighting): a copy of the row taken then."""
     men, structures, start = build(battle)
+    snapshot: dict[str, int] | None = None
     row = dict.fromkeys(columns, 0)
     for s, name in enumerate(SIDES):
         st = structures[s]
@@ -216,6 +221,10 @@ def one_battle(battle: Battle, rng: random.Random, columns: dict[str, int]) -> d
         if any(broken):
             winner = 2 if all(broken) else (1 if broken[0] else 0)
             break
+        if steps == until:
+            snapshot = {**row, "winner": 3, "steps": steps}
+    if snapshot is not None and steps > snapshot["steps"]:
+        return snapshot
     row["winner"] = winner
     row["steps"] = steps
     if winner != 2:
@@ -279,9 +288,12 @@ def prisoners(men: list[Man], winner: int, row: dict[str, int], rng: random.Rand
                 row[f"leader_captured.{SIDES[loser]}"] = 1
 
 
-def simulate(battle: Battle, battles: int, seed: int) -> dict[str, np.ndarray]:
-    """``battles`` reference battles: the same columns as the kernel's ``run``."""
+def simulate(
+    battle: Battle, battles: int, seed: int, until: int | None = None
+) -> dict[str, np.ndarray]:
+    """``battles`` reference battles: the same columns as the kernel's ``run`` (with
+    ``until``: its ``run_until``)."""
     columns = OlympiaPrepared(battle).columns
     rng = random.Random(seed)
-    rows = [one_battle(battle, rng, columns) for _ in range(battles)]
+    rows = [one_battle(battle, rng, columns, until) for _ in range(battles)]
     return {name: np.array([r[name] for r in rows], np.int64) for name in columns}

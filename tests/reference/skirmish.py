@@ -185,7 +185,9 @@ class Fight:
             sum(f.health for f in self.p if f.side == 1),
         )
 
-    def run(self) -> int:
+    def run(self, until: int | None = None) -> int:
+        """The winner; with ``until``, 3 (still fighting) when the battle goes on
+        after that turn, stopped there."""
         # The engine's last totals start at 0, so turn 1 always counts as a change.
         last = (0, 0) if self.engine else self.totals()
         unchanged = 0
@@ -208,12 +210,16 @@ class Fight:
             if self.turn >= self.turn_limit:
                 self.hit_turn_limit = True
                 return 2
+            if self.turn == until:
+                return 3
 
 
 Log = list[tuple[int, int, str, int]]
 
 
-def fight(battle: Battle, rng: random.Random) -> tuple[dict[str, int], Log]:
+def fight(
+    battle: Battle, rng: random.Random, until: int | None = None
+) -> tuple[dict[str, int], Log]:
     fighters = participants(battle)
     f = Fight(
         fighters,
@@ -222,7 +228,7 @@ def fight(battle: Battle, rng: random.Random) -> tuple[dict[str, int], Log]:
         battle.turn_limit,
         engine=battle.rules == "engine",
     )
-    row = {"winner": f.run(), "steps": f.turn}
+    row = {"winner": f.run(until), "steps": f.turn}
     row["turn_limit"] = int(f.hit_turn_limit)
     for s, side in enumerate(SIDES):
         for move in ("strike", "archery", "charge", "riposte"):
@@ -235,7 +241,7 @@ def fight(battle: Battle, rng: random.Random) -> tuple[dict[str, int], Log]:
     return row, f.moves
 
 
-def run(battle: Battle, seed: int, count: int) -> dict[str, np.ndarray]:
+def run(battle: Battle, seed: int, count: int, until: int | None = None) -> dict[str, np.ndarray]:
     rng = random.Random(seed)
-    rows = [fight(battle, rng)[0] for _ in range(count)]
+    rows = [fight(battle, rng, until)[0] for _ in range(count)]
     return {name: np.array([r[name] for r in rows], np.int64) for name in rows[0]}

@@ -10,7 +10,7 @@ import numpy as np
 from kernels import age_of_gods as k
 from kernels import olympia as ol
 
-from ..base import Prepared
+from ..base import BY_STEP, Prepared
 from ..olympia.model import Men, Side, Unit
 from ..olympia.prepare import side_bounds
 from .keys import RANKS
@@ -265,6 +265,7 @@ class AgeOfGodsPrepared(Prepared):
             if count:
                 notes.append(f"control limits: {count} {SIDES[s]} men stay out of the battle")
         self.notes = tuple(notes)
+        self.unfolds = frozenset({BY_STEP})
         self.phases = list(k.PHASES[: k.STALEMATE])
         if (self.arrays.groups[:, ol.G_FRONT] == 0).any():
             # Only men with no attack can leave a whole round without a strike.
@@ -302,21 +303,31 @@ class AgeOfGodsPrepared(Prepared):
             columns[name] = k.O_COLUMNS + i
         return columns
 
-    def run_matrix(self, seed: int, first: int, count: int) -> np.ndarray:
+    def run_matrix(self, seed: int, first: int, count: int, cut: int = 0) -> np.ndarray:
+        """The kernel's rows; with ``cut``, each battle still undecided after round
+        ``cut`` stops there (``winner`` FIGHTING, its row the state then)."""
         a = self.arrays
         out = np.zeros((count, k.O_COLUMNS + len(a.columns)), np.int64)
+        sides = a.sides
+        if cut:
+            sides = sides.copy()
+            sides[0, ol.S_CUT] = cut
         if count:
             k.phased_battles(
                 k.battle_by_address(),
                 a.groups,
                 a.survive,
                 a.flee,
-                a.sides,
+                sides,
                 np.uint64(seed),
                 first,
                 out,
             )
         return out
+
+    def run_until(self, seed: int, first: int, count: int, step: int) -> dict[str, np.ndarray]:
+        out = self.run_matrix(seed, first, count, step)
+        return {name: out[:, col] for name, col in self.columns.items()}
 
     def run(self, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
         out = self.run_matrix(seed, first, count)

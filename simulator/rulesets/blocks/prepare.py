@@ -8,7 +8,7 @@ import numpy as np
 
 from kernels import blocks as k
 
-from ..base import Prepared, add_to_most
+from ..base import BY_STEP, Prepared, add_to_most
 from .keys import SWITCHES
 from .model import INITIATIVES, POLICIES, SIDES, Battle
 
@@ -103,6 +103,7 @@ class BlocksPrepared(Prepared):
         bounds["turn"] = (1, battle.turns)
         self.column_bounds = bounds
         self.step_limit = k.PHASES_PER_TURN * battle.turns
+        self.unfolds = frozenset({BY_STEP})
 
     def _columns(self) -> dict[str, int]:
         """Outcome column name -> index in the kernel's row."""
@@ -119,12 +120,24 @@ class BlocksPrepared(Prepared):
             columns[f"eliminated.{side}.{name}"] = k.O_BLOCKS + n + b
         return columns
 
-    def run_matrix(self, seed: int, first: int, count: int) -> np.ndarray:
+    def run_matrix(self, seed: int, first: int, count: int, cut: int = 0) -> np.ndarray:
+        """The kernel's rows; with ``cut``, each battle still undecided after phase
+        ``cut`` stops there (``winner`` FIGHTING, its row the state then)."""
         a = self.arrays
         out = np.zeros((count, k.n_columns(a.blocks.shape[0])), np.int64)
+        params = a.params
+        if cut:
+            params = params.copy()
+            params[k.P_CUT] = cut
         if count:
-            k.blocks_battles(k.battle_by_address(), a.blocks, a.params, np.uint64(seed), first, out)
+            k.blocks_battles(k.battle_by_address(), a.blocks, params, np.uint64(seed), first, out)
         return out
+
+    def run_until(self, seed: int, first: int, count: int, step: int) -> dict[str, np.ndarray]:
+        # At the turn limit a battle still going is a draw: no cut there.
+        cut = step if self.step_limit is None or step < self.step_limit else 0
+        out = self.run_matrix(seed, first, count, cut)
+        return {name: out[:, col] for name, col in self.columns.items()}
 
     def run(self, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
         out = self.run_matrix(seed, first, count)

@@ -8,7 +8,7 @@ import numpy as np
 
 from kernels import confrontation as k
 
-from ..base import TURN_LIMIT, Prepared, add_to_most
+from ..base import BY_STEP, TURN_LIMIT, Prepared, add_to_most
 from .model import ABILITIES, SIDES, Action, Battle, hundredths, unit_column
 
 _ABILITY = {"attack": k.ATTACK, "bombard": k.BOMBARD, "strike": k.STRIKE}
@@ -121,6 +121,7 @@ class ConfrontationPrepared(Prepared):
         self.notes = tuple(notes)
         self.column_bounds = self._bounds()
         self.step_limit = battle.turns
+        self.unfolds = frozenset({BY_STEP})
 
     def _bounds(self) -> dict[str, tuple[int | None, int | None]]:
         """A side loses at most its units of a type, a unit's integrity left is 0 to its
@@ -150,9 +151,15 @@ class ConfrontationPrepared(Prepared):
             columns[name] = k.first_casualty_column(n) + i
         return columns
 
-    def run_matrix(self, seed: int, first: int, count: int) -> np.ndarray:
+    def run_matrix(self, seed: int, first: int, count: int, cut: int = 0) -> np.ndarray:
+        """The kernel's rows; with ``cut``, each battle still undecided after turn
+        ``cut`` stops there (``winner`` FIGHTING, its row the state then)."""
         a = self.arrays
         out = np.zeros((count, a.n_columns), np.int64)
+        params = a.params
+        if cut:
+            params = params.copy()
+            params[k.P_CUT] = cut
         if count:
             k.confrontation_battles(
                 k.battle_by_address(),
@@ -163,12 +170,18 @@ class ConfrontationPrepared(Prepared):
                 a.actions,
                 a.entry_start,
                 a.turn_entry,
-                a.params,
+                params,
                 np.uint64(seed),
                 first,
                 out,
             )
         return out
+
+    def run_until(self, seed: int, first: int, count: int, step: int) -> dict[str, np.ndarray]:
+        # At the turn limit a battle still going is a draw: no cut there.
+        cut = step if self.step_limit is None or step < self.step_limit else 0
+        out = self.run_matrix(seed, first, count, cut)
+        return {name: out[:, col] for name, col in self.columns.items()}
 
     def run(self, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
         out = self.run_matrix(seed, first, count)

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from ...scenario.scenario import Scenario
-    from ..exact import ExactResult
+    from ..exact import ExactResult, ExactState
 
 
 class Olympia(Ruleset):
@@ -65,6 +65,11 @@ class Olympia(Ruleset):
         if max_states is None:
             return solver.exact(scenario)
         return solver.exact(scenario, max_states=max_states)
+
+    def exact_after(self, scenario: Scenario, step: int) -> ExactState:
+        from . import exact as solver
+
+        return solver.exact_after(scenario, step)
 
     rating_fields = (("attack", 1.0), ("defense", 1.0), ("missile", 1.0))
 

@@ -19,7 +19,7 @@ from kernels import olympia as k
 from kernels import olympia_exact as kx
 
 from ...errors import BattleOddsError
-from ..exact import ExactResult
+from ..exact import ExactResult, ExactState
 from .model import Battle
 from .prepare import OlympiaPrepared, compile_battle
 from .space import ChainSize, layout, size_of
@@ -108,4 +108,69 @@ def exact(scenario: Any, max_states: int = MAX_STATES) -> ExactResult:
         states=size.states,
         seconds=time.perf_counter() - started,
         flags=frozenset(n for n in extras if n.startswith(("leader_", "structure_collapsed"))),
+    )
+
+
+def exact_after(scenario: Any, strikes: int, max_states: int = MAX_STATES) -> ExactState:
+    """The exact state of a small olympia battle after ``strikes`` strikes (the random
+    strike order; the chain of :func:`exact` pushed one strike at a time, misses
+    included). The counterpart of ``run_until`` and ``battle-odds run --after``."""
+    battle: Battle = scenario.model
+    if scenario.ruleset != "olympia" or battle.strike_order != "random":
+        raise BattleOddsError(
+            f"{scenario.source.label}: the exact state after a strike is solved for "
+            "olympia's random strike order only"
+        )
+    if strikes < 1:
+        raise BattleOddsError(f"{scenario.source.label}: strikes {strikes}: expected 1 or more")
+    arrays = compile_battle(battle)
+    size = size_of(battle, arrays)
+    if size.states > max_states:
+        raise BattleOddsError(
+            f"{scenario.source.label}: too large for an exact answer: {size.states:,} states, "
+            f"over the limit of {max_states:,}"
+        )
+    space = layout(arrays)
+    status = np.empty(space.states, np.int64)
+    try:
+        mass = kx.mass_after(
+            arrays.groups,
+            arrays.survive,
+            arrays.sides,
+            arrays.order,
+            (space.radix, space.stride, space.sradix, space.sstride),
+            space.states,
+            strikes,
+            status,
+        )
+    except ValueError as exc:
+        raise BattleOddsError(f"{scenario.source.label}: {exc}: no exact state") from None
+    held = np.flatnonzero(mass)
+    p = mass[held]
+    decided = {
+        outcome: float(p[status[held] == code].sum())
+        for outcome, code in (("attacker", k.ATTACKER), ("defender", k.DEFENDER), ("draw", k.DRAW))
+    }
+    groups = arrays.groups
+    left_by_column: dict[int, np.ndarray] = {}
+    for g in range(groups.shape[0]):
+        if groups[g, k.G_KIND] == k.MAN:
+            count = (held // space.stride[g]) % space.radix[g]
+            column = int(groups[g, k.G_COLUMN])
+            left_by_column[column] = left_by_column.get(column, 0) + count
+    men_left = {}
+    for i, name in enumerate(arrays.casualty_names):
+        left = left_by_column.get(k.O_CASUALTIES + i, np.zeros_like(held))
+        values, where = np.unique(left, return_inverse=True)
+        chances = np.bincount(where, weights=p)
+        men_left[name.removeprefix("casualties.")] = dict(
+            zip(values.tolist(), chances.tolist(), strict=True)
+        )
+    return ExactState(
+        scenario=scenario,
+        step=strikes,
+        decided=decided,
+        fighting=float(p[status[held] == kx.PLAYS].sum()),
+        men_left=men_left,
+        states=size.states,
     )

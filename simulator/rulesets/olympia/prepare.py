@@ -11,7 +11,7 @@ from kernels import olympia as k
 from kernels import olympia_chain, olympia_skip
 
 from ...errors import BattleOddsError, did_you_mean
-from ..base import Prepared
+from ..base import BY_STEP, Prepared
 from .keys import KERNELS
 from .model import SIDES, Battle, Ratings, weathered
 from .space import Layout, layout, positions, reachable_bound
@@ -270,6 +270,7 @@ class OlympiaPrepared(Prepared):
         self._chain: ChainTable | None = None
         self._chain_built = False
         self.notes = battle.notes
+        self.unfolds = frozenset({BY_STEP})
         self.columns = self._columns()
         self.flags = frozenset(
             c for c in self.columns if c.startswith(("leader_", "structure_collapsed"))
@@ -363,6 +364,18 @@ class OlympiaPrepared(Prepared):
 
     def run(self, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
         out = self.run_matrix(seed, first, count)
+        return {name: out[:, col] for name, col in self.columns.items()}
+
+    def run_until(self, seed: int, first: int, count: int, step: int) -> dict[str, np.ndarray]:
+        """The battles stopped after strike ``step`` when undecided then, on the strike
+        kernel whatever this battle runs on: the skip and chain kernels draw no strike
+        that changes nothing, so only the strike kernel knows the state after each."""
+        a = self.arrays
+        sides = a.sides.copy()
+        sides[0, k.S_CUT] = step
+        out = np.zeros((count, a.n_columns), np.int64)
+        if count:
+            k.strike_battles(a.groups, a.survive, sides, a.order, np.uint64(seed), first, out)
         return {name: out[:, col] for name, col in self.columns.items()}
 
 

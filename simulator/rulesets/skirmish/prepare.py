@@ -8,7 +8,7 @@ import numpy as np
 
 from kernels import skirmish as k
 
-from ..base import TURN_LIMIT, Prepared, add_to_most
+from ..base import BY_STEP, TURN_LIMIT, Prepared, add_to_most
 from .model import SIDES, Battle, Participant
 
 #: Move types whose health removed is reported as ``damage.<side>.<move>``.
@@ -96,6 +96,7 @@ class SkirmishPrepared(Prepared):
         self.columns = self._columns()
         self.column_bounds = self._bounds()
         self.step_limit = battle.turn_limit
+        self.unfolds = frozenset({BY_STEP})
 
     def _bounds(self) -> dict[str, tuple[int | None, int | None]]:
         """A side loses at most its participants of a type; health left is 0 to the most
@@ -142,13 +143,25 @@ class SkirmishPrepared(Prepared):
         (float64), built by every call."""
         return 8 * len(self.battle.participants) ** 2
 
-    def run_matrix(self, seed: int, first: int, count: int) -> np.ndarray:
+    def run_matrix(self, seed: int, first: int, count: int, cut: int = 0) -> np.ndarray:
+        """The kernel's rows; with ``cut``, each battle still undecided after turn
+        ``cut`` stops there (``winner`` FIGHTING, its row the state then)."""
         out = np.zeros((count, self.n_columns), np.int64)
+        params = self.params
+        if cut:
+            params = params.copy()
+            params[k.PARAM_CUT] = cut
         if count:
             k.skirmish_battles(
-                k.battle_by_address(), self.table, self.params, np.uint64(seed), first, out
+                k.battle_by_address(), self.table, params, np.uint64(seed), first, out
             )
         return out
+
+    def run_until(self, seed: int, first: int, count: int, step: int) -> dict[str, np.ndarray]:
+        # At the turn limit a battle still going is a draw: no cut there.
+        cut = step if self.step_limit is None or step < self.step_limit else 0
+        out = self.run_matrix(seed, first, count, cut)
+        return {name: out[:, col] for name, col in self.columns.items()}
 
     def run(self, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
         out = self.run_matrix(seed, first, count)

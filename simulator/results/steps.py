@@ -1,0 +1,151 @@
+"""The battle as it unfolds: the state after each step, as exact, mergeable counts.
+
+A run of battles each stopped after step t (``Prepared.run_until``) tells, for every
+battle, whether it was decided by then (and how) or is still fighting, and the men each
+side has left then (a battle decided before t counts with its final state). A
+:class:`StepTally` keeps that for every step asked: the four outcome counts, an exact
+histogram of the men left of each side's types and of each side's total, and the joint
+histogram of the two sides' totals. Chunks of battles merge by adding counts, as the
+run's own :class:`~simulator.results.stats.Tally` does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .stats import Histogram, histograms, wilson
+
+#: What a battle is after a step: decided (each outcome) or still fighting. Its index is
+#: the ``winner`` code of a stopped battle (``rulesets.base.FIGHTING`` is the last).
+STATES = ("attacker", "defender", "draw", "fighting")
+#: Men left are keyed as casualties are, without their ``casualties.`` prefix.
+CASUALTIES = "casualties."
+
+
+def men_brought(column_bounds: Mapping[str, tuple[int | None, int | None]]) -> dict[str, int]:
+    """Each side's men of each type at the start, from the casualty columns' bounds
+    (a ruleset declares a type's casualties at most the men of it a side brings):
+    ``{"attacker.soldier": 20, ...}``."""
+    brought = {}
+    for name, (_, most) in column_bounds.items():
+        if name.startswith(CASUALTIES) and most is not None:
+            brought[name[len(CASUALTIES) :]] = int(most)
+    return brought
+
+
+def side_of(key: str) -> str:
+    return key.split(".", 1)[0]
+
+
+@dataclass
+class StepCounts:
+    """One step's counts: the battles in each of :data:`STATES`, a histogram of the men
+    left of each type (``"attacker.soldier"``) and of each side (``"attacker"``), and the
+    joint histogram of both sides' totals (``attacker * (defender's men + 1) + defender``)."""
+
+    states: np.ndarray = field(default_factory=lambda: np.zeros(len(STATES), np.int64))
+    men_left: dict[str, Histogram] = field(default_factory=dict)
+    joint: Histogram = field(default_factory=Histogram)
+
+    @property
+    def battles(self) -> int:
+        return int(self.states.sum())
+
+    @classmethod
+    def of(cls, outcomes: Mapping[str, np.ndarray], brought: Mapping[str, int]) -> StepCounts:
+        """The counts of one run stopped after a step: ``outcomes`` its columns."""
+        winner = np.asarray(outcomes["winner"], np.int64)
+        n = winner.shape[0]
+        keys = list(brought)
+        sides = ("attacker", "defender")
+        matrix = np.zeros((n, len(keys) + len(sides) + 1), np.int64)
+        for j, key in enumerate(keys):
+            matrix[:, j] = brought[key] - np.asarray(outcomes[CASUALTIES + key], np.int64)
+        for s, side in enumerate(sides):
+            members = [j for j, key in enumerate(keys) if side_of(key) == side]
+            matrix[:, len(keys) + s] = matrix[:, members].sum(axis=1) if members else 0
+        defender_most = sum(m for key, m in brought.items() if side_of(key) == "defender")
+        a, d = len(keys), len(keys) + 1
+        matrix[:, -1] = matrix[:, a] * (defender_most + 1) + matrix[:, d]
+        made = histograms(matrix, [(j, -1, 0) for j in range(matrix.shape[1])])
+        states = np.bincount(winner, minlength=len(STATES)).astype(np.int64)
+        if states.shape[0] > len(STATES):
+            raise ValueError(f"winner: values {np.unique(winner).tolist()}, expected 0..3")
+        return cls(
+            states=states,
+            men_left=dict(zip([*keys, *sides], made[:-1], strict=True)),
+            joint=made[-1],
+        )
+
+    def merge(self, other: StepCounts) -> StepCounts:
+        if other.battles == 0:
+            return self
+        if self.battles == 0:
+            return other
+        return StepCounts(
+            states=self.states + other.states,
+            men_left={k: h.merge(other.men_left[k]) for k, h in self.men_left.items()},
+            joint=self.joint.merge(other.joint),
+        )
+
+    def p(self, state: str) -> tuple[float, float, float]:
+        """P(``state`` after this step) with its 95% Wilson interval."""
+        return wilson(int(self.states[STATES.index(state)]), self.battles)
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "states": self.states.tolist(),
+            "men_left": {k: h.to_dict() for k, h in self.men_left.items()},
+            "joint": self.joint.to_dict(),
+        }
+
+
+@dataclass
+class StepTally:
+    """The counts after each step asked (``steps``: step -> :class:`StepCounts`), and the
+    men each side's types brought (what men left are counted from)."""
+
+    brought: dict[str, int]
+    steps: dict[int, StepCounts] = field(default_factory=dict)
+
+    def merge(self, other: StepTally) -> StepTally:
+        """Both tallies' battles. A tally whose battles were all decided by its last
+        step counts the same after any later step (its final states): chunks recorded
+        to their own longest battle merge exactly."""
+        if not other.steps:
+            return self
+        if not self.steps:
+            return other
+        steps = sorted({*self.steps, *other.steps})
+        return StepTally(self.brought, {t: self.after(t).merge(other.after(t)) for t in steps})
+
+    def after(self, step: int) -> StepCounts:
+        """The counts after ``step``: recorded, or past the last step recorded when no
+        battle was still fighting then."""
+        if step in self.steps:
+            return self.steps[step]
+        last = max(self.steps)
+        if step > last and self.steps[last].states[-1] == 0:
+            return self.steps[last]
+        raise KeyError(f"step {step} was not recorded")
+
+    @property
+    def battles(self) -> int:
+        """The battles counted at every step (a run stopped part way counts fewer at
+        its later steps: the least)."""
+        return min((c.battles for c in self.steps.values()), default=0)
+
+    def joint(self, step: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The joint distribution of both sides' men left after ``step``: the attacker's
+        totals seen, the defender's, and P[attacker's index, defender's index]."""
+        counts = self.steps[step]
+        base = sum(m for key, m in self.brought.items() if side_of(key) == "defender") + 1
+        attacker, defender = np.divmod(counts.joint.values, base)
+        rows, a_index = np.unique(attacker, return_inverse=True)
+        cols, d_index = np.unique(defender, return_inverse=True)
+        p = np.zeros((rows.shape[0], cols.shape[0]))
+        np.add.at(p, (a_index, d_index), counts.joint.counts / max(counts.battles, 1))
+        return rows, cols, p
