@@ -82,7 +82,9 @@ def test_named_modules_exist(page: Path) -> None:
 def test_the_studies_layout_says_which_modules_are_commands() -> None:
     """Each module at the top of simulator/studies/ answers one question, a command of
     the same name (``regress``, ``exact`` and the rest); what they are built of lives in
-    simulator/studies/machinery/, which imports none of them (the ``studies`` contract)."""
+    simulator/studies/machinery/, which imports none of them (the ``studies`` contract),
+    and no command module imports another but the compositions the ``questions``
+    contract names."""
     from simulator.cli import COMMANDS
 
     commands = set(COMMANDS)  # every command, loaded or not (the CLI loads them on use)
@@ -95,3 +97,4 @@ def test_the_studies_layout_says_which_modules_are_commands() -> None:
     by_id = {c["id"]: c for c in contracts["contracts"]}
     forbidden = set(by_id["studies"]["forbidden_modules"])
     assert forbidden == {f"simulator.studies.{name}" for name in tops}
+    assert set(by_id["questions"]["modules"]) == forbidden

@@ -40,7 +40,7 @@ from ..scenario.scenario import Scenario
 from .machinery.armies import Army, Offer, all_armies, count_armies, make_offer, neighbours, starts
 from .machinery.army_battles import ArmyBattles
 from .machinery.racing import Choice, Race, TargetChoice, choose_best, choose_cheapest, looks
-from .worth import check_side
+from .machinery.sides import check_side
 
 if TYPE_CHECKING:
     import pandas as pd

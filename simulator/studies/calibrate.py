@@ -32,7 +32,7 @@ from ..running.plan import Progress
 from ..running.runner import simulate
 from ..scenario.scenario import Scenario, from_data, load_scenario, unknowns_of
 from .machinery.armies import side_costs
-from .sweep import battles_of
+from .machinery.progress import battles_of
 
 Runner = Callable[..., Result]
 

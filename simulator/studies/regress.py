@@ -36,7 +36,7 @@ from .machinery.baseline import (
     scenario_files,
     under,
 )
-from .sweep import battles_of
+from .machinery.progress import battles_of
 
 Runner = Callable[..., Result]
 

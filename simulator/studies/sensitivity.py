@@ -24,8 +24,8 @@ from ..running.progress import plain_lines_by_default
 from ..running.scenarios import ScenarioBattles
 from ..scenario.scenario import Scenario, from_data, unknowns_of
 from .compare import compare
-from .sweep import PointProgress, battles_of
-from .worth import check_side
+from .machinery.progress import PointProgress, battles_of
+from .machinery.sides import check_side
 
 if TYPE_CHECKING:
     import pandas as pd

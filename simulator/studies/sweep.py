@@ -14,23 +14,30 @@ import decimal
 import math
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from itertools import product
-from statistics import NormalDist
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from .. import rulesets
 from ..errors import BattleOddsError
 from ..results.result import Result
 from ..results.stats import OUTCOMES, Tally, wilson
 from ..running.bounds import check_total
-from ..running.interrupt import Interrupted, check_stop, stop_requested
+from ..running.interrupt import Interrupted, stop_requested
 from ..running.plan import DEFAULT_MAX_BATTLES, RunPlan, StudyPlan
 from ..running.precision import precision_report, precision_rounds, widest_half_width
 from ..running.progress import plain_lines_by_default
 from ..running.scenarios import ScenarioBattles, merged, tally, tally_each
 from ..scenario.scenario import Scenario
+from .machinery.progress import PointProgress
+from .machinery.sequential import (
+    bisection_probes,
+    check_looks,
+    look_z,
+    run_until_sure,
+    smallest_reaching,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -38,12 +45,6 @@ if TYPE_CHECKING:
     from ..running.distributed import Cluster
 
 Value = int | float | str | bool
-T = TypeVar("T")
-V = TypeVar("V")
-#: ``progress(done, total)``: of battles where the total is known before the start (so
-#: that the time left is known within seconds), else of points or values tried (then
-#: with a third argument, what the value in progress is at, in words).
-PointProgress = Callable[..., None]
 
 #: A sweep of more points than this is refused: it is almost always a typo in the range.
 MAX_POINTS = 10_000
@@ -523,74 +524,3 @@ def find_target(
     finally:
         engine.close()
     return search
-
-
-def battles_of(progress: PointProgress | None, before: int, total: int) -> PointProgress | None:
-    """The progress of one run of a study as the study's: ``before`` battles already done
-    of ``total``."""
-    if progress is None:
-        return None
-    report = progress
-    return lambda done, _: report(before + done, total)
-
-
-def bisection_probes(values: int) -> int:
-    """The most probes :func:`smallest_reaching` makes over this many values."""
-    return math.ceil(math.log2(max(values, 2))) + 2
-
-
-def check_looks(first_battles: int, max_battles: int) -> None:
-    """Battles of a sequential search's first look and its cap, as the options give them."""
-    if first_battles < 1 or max_battles < first_battles:
-        raise BattleOddsError(
-            f"--battles {first_battles} / --max-battles {max_battles}: expected "
-            "1 <= battles <= max battles"
-        )
-
-
-def look_z(confidence: float, probes: int, first_battles: int, max_battles: int) -> float:
-    """The z of each look of a sequential search: Bonferroni over every look (the battles
-    doubling from ``first_battles`` to ``max_battles``) of every probe, so that the whole
-    search places every probe on the right side at ``confidence``."""
-    looks = math.floor(math.log2(max_battles / first_battles)) + 2
-    alpha = (1 - confidence) / (probes * looks)
-    return NormalDist().inv_cdf(1 - alpha / 2)
-
-
-def run_until_sure(
-    run: Callable[[int, int], T],
-    merge: Callable[[T, T], T],
-    battles: Callable[[T], int],
-    decided: Callable[[T], bool],
-    first_battles: int,
-    max_battles: int,
-) -> tuple[T, bool]:
-    """``run(done, count)`` more battles (continuing the indices), doubling them from
-    ``first_battles`` until ``decided`` or ``max_battles``; the result and whether it was
-    decided."""
-    result = run(0, first_battles)
-    while True:
-        check_stop()
-        if decided(result):
-            return result, True
-        if battles(result) >= max_battles:
-            return result, False
-        done = battles(result)
-        result = merge(result, run(done, min(max_battles, 2 * done) - done))
-
-
-def smallest_reaching(values: Sequence[V], reaches: Callable[[V], bool]) -> V | None:
-    """Bisection for the first of the sorted ``values`` that ``reaches`` (assumed
-    monotone: once a value reaches, every larger one does); None if the last does not."""
-    if not reaches(values[-1]):
-        return None
-    if len(values) == 1 or reaches(values[0]):
-        return values[0]
-    below, above = 0, len(values) - 1
-    while above - below > 1:
-        middle = (below + above) // 2
-        if reaches(values[middle]):
-            above = middle
-        else:
-            below = middle
-    return values[above]

@@ -30,19 +30,19 @@ from ..running.scenarios import ScenarioBattles
 from ..scenario.scenario import Scenario
 from .compare import Comparison, compare
 from .machinery.armies import reinforced
-from .sweep import (
-    PointProgress,
+from .machinery.progress import PointProgress
+from .machinery.sequential import (
     bisection_probes,
     check_looks,
     look_z,
     run_until_sure,
     smallest_reaching,
 )
+from .machinery.sides import SIDES, check_side
 
 if TYPE_CHECKING:
     import pandas as pd
 
-SIDES = ("attacker", "defender")
 REACHES, BELOW, NOISE = "reaches", "below", "within noise"
 _ADD = re.compile(r"^\s*(\d+)\s+([A-Za-z][\w .'-]*?)\s*$")
 
@@ -54,12 +54,6 @@ def men(n: int, kind: str) -> str:
     if kind.endswith("y") and kind[-2:-1] not in ("a", "e", "i", "o", "u"):
         return f"{n} {kind[:-1]}ies"
     return f"{n} {kind[:-3]}men" if kind.endswith("man") else f"{n} {kind}s"
-
-
-def check_side(side: str) -> str:
-    if side not in SIDES:
-        raise BattleOddsError(f"--side {side}: expected attacker or defender")
-    return side
 
 
 def parse_add(text: str) -> tuple[int, str]:

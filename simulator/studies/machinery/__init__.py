@@ -1,5 +1,8 @@
 """What the studies are built of, beside the questions that use them (the command modules
 of :mod:`simulator.studies`): the races with their guarantee (racing), the armies of
 ``best`` (armies, army_battles), the cell bank and answer of ``prices`` (price_cells,
-price_list), one-type battles (one_type) and the balance baseline file (baseline). No
-module here imports a command module (an import-linter contract)."""
+price_list), one-type battles (one_type), the balance baseline file (baseline), the
+sequential tests of ``sweep --target`` and ``worth`` (sequential), a study's progress
+(progress) and ``--side`` (sides). No module here imports a command module, and a
+command module borrows nothing of another: what two share lives here (import-linter
+contracts)."""
