@@ -41,6 +41,16 @@ def print_error(message: str) -> None:
     err.print(f"[bold red]error:[/bold red] {escape(line)}", highlight=False, soft_wrap=True)
 
 
+def say_file_line(text: str) -> None:
+    """A line of the answer that names a file (``PATH: ... written``), on stdout whole.
+
+    rich wraps a line at the terminal's width (or COLUMNS, or 80 where output is piped),
+    and a path has no space to wrap at: it was cut mid-name, and a script, a grep or a
+    copy from the terminal then read two lines, neither holding the path. The line is
+    left to the terminal to fold; it is text, not markup (a path may hold ``[``)."""
+    out.print(text, highlight=False, markup=False, soft_wrap=True)
+
+
 def print_json(data: dict[str, Any], provenance: bool = True) -> None:
     """A command's ``--json`` answer: indented, and never the non-standard NaN; with the
     package version beside the seed and scenario hashes the answer carries (provenance:
@@ -194,7 +204,7 @@ _not_written: set[Path] = set()
 def say_written(path: Path | None, what: str) -> None:
     """``PATH: WHAT written`` after a command's answer, for a file it did write."""
     if path is not None and Path(path) not in _not_written:
-        out.print(f"{path}: {what} written", highlight=False)
+        say_file_line(f"{path}: {what} written")
 
 
 def say_partial(partial: bool, as_json: bool, what: str) -> None:

@@ -37,6 +37,7 @@ from .options import (
     out,
     print_json,
     runs_battles,
+    say_file_line,
     user_errors,
     written,
 )
@@ -223,9 +224,7 @@ def exact_command(scenario: ScenarioPath, json: Json = False) -> None:
 def validate(scenario: ScenarioPath) -> None:
     """Check a scenario file without running it."""
     loaded = load_scenario(scenario)
-    out.print(
-        f"{scenario}: ok ({loaded.ruleset}, '{loaded.name}', hash {loaded.hash})", highlight=False
-    )
+    say_file_line(f"{scenario}: ok ({loaded.ruleset}, '{loaded.name}', hash {loaded.hash})")
 
 
 @app.command()
