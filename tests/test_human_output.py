@@ -22,7 +22,7 @@ import simulator
 from simulator import rulesets
 from simulator.cli import app
 from simulator.report.question import question
-from tests.terminal import terminal_bytes
+from tests.terminal import terminal_bytes, too_wide
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS = ROOT / "scenarios"
@@ -169,18 +169,6 @@ def raw_identifiers(text: str, ruleset: str) -> list[str]:
     return found
 
 
-def too_wide(text: str, columns: int, folders: tuple[Path, ...] = ()) -> list[str]:
-    """The lines of ``text`` wider than ``columns``, and a cell cut short. A line naming a
-    file is printed whole for the terminal to fold (a path cut by a newline is two useless
-    halves), so a folder the test writes in or the clone's own (a long TMPDIR, a deep
-    clone), given in ``folders``, counts as a short word there."""
-    for folder in sorted({*folders, ROOT}, key=lambda f: -len(str(f))):
-        text = text.replace(str(folder), "DIR")
-    return [line for line in text.splitlines() if len(line.rstrip()) > columns] + (
-        ["\u2026 (a cut cell)"] if "\u2026" in text else []
-    )
-
-
 @pytest.mark.parametrize("ruleset", sorted(RULESETS))
 def test_every_command_speaks_words_and_fits_80_columns(ruleset: str, tmp_path: Path) -> None:
     problems = []
@@ -191,7 +179,7 @@ def test_every_command_speaks_words_and_fits_80_columns(ruleset: str, tmp_path: 
             # its snake_case values (when_weaker) are what the reader copies.
             text = re.sub(r"\b[a-z]+(?:_[a-z]+)+\b", "", text)
         problems += [f"{name}: raw {word!r}" for word in raw_identifiers(text, ruleset)]
-        problems += [f"{name}: wider than 80: {line!r}" for line in too_wide(text, 80, (tmp_path,))]
+        problems += [f"{name}: wider than 80: {line!r}" for line in too_wide(text, 80)]
         (tmp_path / "mine.toml").unlink(missing_ok=True)
     assert problems == []
 

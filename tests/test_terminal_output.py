@@ -12,6 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from simulator.cli import app
+from tests.terminal import too_wide
 
 ROOT = Path(__file__).resolve().parents[1]
 KNIGHTS = str(ROOT / "scenarios" / "olympia" / "knights_vs_pikemen.toml")
@@ -30,8 +31,8 @@ def show(args: list[str], columns: int = 80) -> str:
 
 
 def fits(text: str, columns: int) -> None:
-    too_wide = [line for line in text.splitlines() if len(line.rstrip()) > columns]
-    assert too_wide == [] and "\u2026" not in text, too_wide or text
+    wide = too_wide(text, columns)
+    assert wide == [], [*wide, text]
 
 
 @pytest.mark.parametrize("command", ["", *COMMANDS])

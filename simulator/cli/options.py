@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import json as jsonlib
 import sys
+import textwrap
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
@@ -42,13 +43,14 @@ def print_error(message: str) -> None:
 
 
 def say_file_line(text: str) -> None:
-    """A line of the answer that names a file (``PATH: ... written``), on stdout whole.
-
-    rich wraps a line at the terminal's width (or COLUMNS, or 80 where output is piped),
-    and a path has no space to wrap at: it was cut mid-name, and a script, a grep or a
-    copy from the terminal then read two lines, neither holding the path. The line is
-    left to the terminal to fold; it is text, not markup (a path may hold ``[``)."""
-    out.print(text, highlight=False, markup=False, soft_wrap=True)
+    """A line of the answer that names a file (``PATH: ... written``), on stdout, wrapped
+    between words at the terminal's width (or COLUMNS) as any text, but never inside a
+    word: rich folds a word longer than the width, and a long path was cut mid-name, two
+    halves that neither a copy from the terminal nor a script could use. A path longer
+    than the width stands whole on a line of its own. Text, not markup (``[`` in a path)."""
+    width = out.width
+    for line in textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False):
+        out.print(line, highlight=False, markup=False, soft_wrap=True)
 
 
 def print_json(data: dict[str, Any], provenance: bool = True) -> None:
