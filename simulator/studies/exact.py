@@ -3,9 +3,13 @@ a solver (:meth:`Ruleset.exact`), probabilities and expectations solved rather t
 
 from __future__ import annotations
 
+import sys
+from dataclasses import replace
+
 from .. import rulesets
 from ..errors import BattleOddsError
 from ..rulesets import ExactResult
+from ..running.compiling import announce_compiles
 from ..scenario.scenario import Scenario
 
 
@@ -18,6 +22,10 @@ def exact(scenario: Scenario, max_states: int | None = None) -> ExactResult:
     """Exact win / loss / draw probabilities, expected casualties per type, expected
     steps and the expectation of every other outcome, for a small battle.
 
+    A first run compiles the solver: it says so on stderr as the compile starts, and
+    the answer's ``seconds`` are the solving's, the compiling's apart
+    (``compile_seconds``).
+
     Raises :class:`BattleOddsError` for a ruleset without an exact solver and for a
     battle whose state space is too large (the message names its size)."""
     ruleset = rulesets.get(scenario.ruleset)
@@ -27,4 +35,15 @@ def exact(scenario: Scenario, max_states: int | None = None) -> ExactResult:
             f"'{scenario.ruleset}' ruleset (only {', '.join(solvable())}); "
             "use `battle-odds run`"
         )
-    return ruleset.exact(scenario, max_states)
+    with announce_compiles(_say) as clock:
+        before = clock.seconds
+        answer = ruleset.exact(scenario, max_states)
+        compiled = clock.seconds - before
+    if compiled <= 0.0:
+        return answer
+    return replace(answer, seconds=max(0.0, answer.seconds - compiled), compile_seconds=compiled)
+
+
+def _say(line: str) -> None:
+    """The compile notice, on stderr as a line of its own (a terminal folds it)."""
+    print(line, file=sys.stderr, flush=True)
