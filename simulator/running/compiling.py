@@ -23,8 +23,8 @@ from typing import Any
 #: ruleset installed from elsewhere) is named without an estimate.
 KERNEL_MODULES: dict[str, tuple[str, float]] = {
     "kernels.olympia_chain": ("olympia chain", 19.0),
-    "kernels.olympia_skip": ("olympia skip", 52.0),
-    "kernels.olympia_exact": ("olympia exact solver", 15.0),
+    "kernels.olympia_skip": ("olympia skip", 41.0),
+    "kernels.olympia_exact": ("olympia exact solver", 9.0),
     "kernels.age_of_gods": ("age_of_gods", 15.0),
     "kernels.blocks": ("blocks", 21.0),
     "kernels.confrontation": ("confrontation", 8.0),
