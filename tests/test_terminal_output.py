@@ -98,6 +98,23 @@ def test_run_and_exact_fit_80_columns() -> None:
     assert re.match(r"Knights against pikemen \(olympia\): exact, 37,884 states, [\d.]+ s\n", exact)
 
 
+@pytest.mark.parametrize("columns", [60, 80, 200])
+def test_a_long_path_stays_whole_at_any_width(tmp_path: Path, columns: int) -> None:
+    """A line naming a file wraps between words, never inside the path: in a folder as
+    long as some machines' temporary ones, the path is one piece whatever the width."""
+    deep = tmp_path / ("a-long-folder-name-like-some-machines-have-" * 2) / "x"
+    deep.mkdir(parents=True)
+    scenario, schema = deep / "mine.toml", deep / "olympia.schema.json"
+    for args, path in (
+        (["new", str(scenario)], scenario),
+        (["validate", str(scenario)], scenario),
+        (["schema", "--ruleset", "olympia", "-o", str(schema)], schema),
+    ):
+        text = show(args, columns)
+        assert any(str(path) in line for line in text.splitlines()), (columns, text)
+        fits(text, columns)
+
+
 def test_compare_fits_80_columns() -> None:
     text = show(["compare", KNIGHTS, CASTLE, "-n", "500"])
     fits(text, 80)
