@@ -19,7 +19,7 @@ KNIGHTS = str(ROOT / "scenarios" / "olympia" / "knights_vs_pikemen.toml")
 CASTLE = str(ROOT / "scenarios" / "olympia" / "castle_siege.toml")
 COMMANDS = [
     "run", "odds", "exact", "validate", "units", "replay", "regress", "plot", "compare",
-    "sweep", "worth", "sensitivity", "matrix", "new", "new-ruleset", "schema", "serve",
+    "sweep", "worth", "sensitivity", "matrix", "new", "new-ruleset", "schema", "serve", "warm",
 ]  # fmt: skip
 
 
