@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 import psutil
+import pytest
 
 import simulator
 from kernels import olympia_exact
@@ -62,7 +63,9 @@ def test_ctrl_c_stops_warm_and_its_workers_at_once(tmp_path: Path) -> None:
     assert alive == [], alive
 
 
-def test_exact_says_it_compiles_and_keeps_the_compiling_apart(monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_exact_says_it_compiles_and_keeps_the_compiling_apart(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A first ``exact`` compiles the solver: one notice on stderr naming it, and the
     answer's seconds are the solving's (README's 13.61 s was 0.70 s of solving)."""
     scenario = simulator.load_scenario(ROOT / "scenarios/olympia/knights_vs_pikemen.toml")
@@ -96,3 +99,23 @@ def test_exact_says_it_compiles_and_keeps_the_compiling_apart(monkeypatch, capsy
     assert 0.2 <= answer.compile_seconds < 1.0
     assert 0.0 < answer.seconds < 0.2
     assert answer.to_dict()["compile_seconds"] == round(answer.compile_seconds, 3)
+
+
+def test_the_python_api_says_it_compiles_unless_a_command_already_does(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """simulator.simulate in a notebook compiled its kernel for a minute without a word:
+    the Python API now says it on stderr, once; inside a command (whose progress bar says
+    it) nothing is said twice."""
+    clock = compiling.compile_clock()
+    function = olympia_exact.solve_chain.py_func
+    with compiling.said_on_stderr():
+        clock.started(function)
+        clock.ended()
+    assert capsys.readouterr().err.splitlines() == [compiling.compile_notice(function)]
+    said: list[str] = []
+    with compiling.announce_compiles(said.append), compiling.said_on_stderr():
+        clock.started(function)
+        clock.ended()
+    assert said == [compiling.compile_notice(function)]
+    assert capsys.readouterr().err == ""

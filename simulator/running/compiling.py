@@ -11,6 +11,7 @@ starts, what is being compiled and for about how long.
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -147,3 +148,19 @@ def announce_compiles(
     finally:
         clock.on_start.remove(start)
         clock.on_end.remove(end)
+
+
+@contextmanager
+def said_on_stderr() -> Iterator[None]:
+    """For the Python API (a notebook, a script): the compile notice on stderr as a
+    compile starts in the block, unless something already says it (a command's progress
+    bar, a study's plain lines)."""
+    if compile_clock().on_start:
+        yield
+        return
+    with announce_compiles(_stderr_line):
+        yield
+
+
+def _stderr_line(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)

@@ -3,13 +3,12 @@ a solver (:meth:`Ruleset.exact`), probabilities and expectations solved rather t
 
 from __future__ import annotations
 
-import sys
 from dataclasses import replace
 
 from .. import rulesets
 from ..errors import BattleOddsError
 from ..rulesets import ExactResult
-from ..running.compiling import announce_compiles
+from ..running.compiling import compile_clock, said_on_stderr
 from ..scenario.scenario import Scenario
 
 
@@ -35,15 +34,11 @@ def exact(scenario: Scenario, max_states: int | None = None) -> ExactResult:
             f"'{scenario.ruleset}' ruleset (only {', '.join(solvable())}); "
             "use `battle-odds run`"
         )
-    with announce_compiles(_say) as clock:
-        before = clock.seconds
+    clock = compile_clock()
+    before = clock.seconds
+    with said_on_stderr():
         answer = ruleset.exact(scenario, max_states)
-        compiled = clock.seconds - before
+    compiled = clock.seconds - before
     if compiled <= 0.0:
         return answer
     return replace(answer, seconds=max(0.0, answer.seconds - compiled), compile_seconds=compiled)
-
-
-def _say(line: str) -> None:
-    """The compile notice, on stderr as a line of its own (a terminal folds it)."""
-    print(line, file=sys.stderr, flush=True)
