@@ -47,39 +47,26 @@ class Job:
 
 
 FEW = ("-n", "400", "--json")
-ODDS = ("odds", "--ruleset", "olympia")
+
+
+def _olympia(name: str, module: str, attacker: str, defender: str, *more: str) -> Job:
+    """An olympia path run by ``odds`` on two one-line armies."""
+    armies = ("--attacker", attacker, "--defender", defender)
+    return Job(name, "olympia", ("odds", "--ruleset", "olympia", *armies, *more), module)
+
+
 #: Olympia's paths beyond its starter's (the chain kernel): the skip kernel for smaller
 #: and for large armies (a kernel each, kernels/olympia_skip.py), the per-strike kernel
 #: (``kernel = "strike"``) and the exact solver.
 OLYMPIA = (
-    Job(
-        "olympia skip",
-        "olympia",
-        (*ODDS, "--attacker", "noble, 30 soldier", "--defender", "noble, 30 pikeman",
-         "--strike-order", "alternating", *FEW),
-        "kernels.olympia_skip",
-    ),
-    Job(
-        "olympia skip, large armies",
-        "olympia",
-        (*ODDS, "--attacker", "noble, 300 soldier", "--defender", "noble, 300 pikeman",
-         "--set", "kernel=skip", "-n", "20", "--json"),
-        "kernels.olympia_skip",
-    ),
-    Job(
-        "olympia strike",
-        "olympia",
-        (*ODDS, "--attacker", "noble, 10 soldier", "--defender", "noble, 8 pikeman",
-         "--set", "kernel=strike", *FEW),
-        "kernels.olympia",
-    ),
-    Job(
-        "olympia exact solver",
-        "olympia",
-        (*ODDS, "--attacker", "noble, 3 soldier", "--defender", "noble, 3 pikeman",
-         "--exact", "--json"),
-        "kernels.olympia_exact",
-    ),
+    _olympia("olympia skip", "kernels.olympia_skip", "noble, 30 soldier", "noble, 30 pikeman",
+             "--strike-order", "alternating", *FEW),
+    _olympia("olympia skip, large armies", "kernels.olympia_skip", "noble, 300 soldier",
+             "noble, 300 pikeman", "--set", "kernel=skip", "-n", "20", "--json"),
+    _olympia("olympia strike", "kernels.olympia", "noble, 10 soldier", "noble, 8 pikeman",
+             "--set", "kernel=strike", *FEW),
+    _olympia("olympia exact solver", "kernels.olympia_exact", "noble, 3 soldier",
+             "noble, 3 pikeman", "--exact", "--json"),
 )  # fmt: skip
 
 
