@@ -291,6 +291,12 @@ def apply(tree: Path, mutant: Mutant) -> None:
     path.write_text(text.replace(mutant.old, mutant.new), encoding="utf-8")
 
 
+#: Both tiers of the tests (README, "Set up"): many mutants die only in the agreement
+#: tests, which are marked slow.
+PYTEST = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider"]
+PYTEST += ["-m", "slow or not slow"]
+
+
 def run(mutant: Mutant) -> tuple[str, float, str]:
     """``killed`` or ``survived``, the seconds taken and the first failing test."""
     with tempfile.TemporaryDirectory(prefix="mutant-") as folder:
@@ -299,7 +305,7 @@ def run(mutant: Mutant) -> tuple[str, float, str]:
         env = {**os.environ, "PYTHONPATH": str(tree), "NUMBA_CACHE_DIR": str(tree / ".numba")}
         started = time.perf_counter()
         done = subprocess.run(
-            [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *mutant.tests],
+            [*PYTEST, *mutant.tests],
             cwd=tree,
             env=env,
             capture_output=True,

@@ -429,10 +429,11 @@ def _skip_battle(
     limits,
     table,
     weights,
-    batches,
+    batch_rows,
 ):
     """One battle from the opening position already in the scratch arrays; returns
-    whether the groups' counts or the chances moved (the caller then restores them)."""
+    whether the groups' counts or the chances moved (the caller then restores them).
+    ``batch_rows``: None where the armies are too small for deaths in batches."""
     krate = rates[P_RATE]
     tf = rates[P_MEN]
     left = room[R_LEFT]
@@ -455,12 +456,12 @@ def _skip_battle(
         strikers = ws[0] + ws[1]
         if strikers == 0:
             break  # nobody can strike: a stalemate, reported as a draw
-        # ``batches`` is None where no army is large enough: Numba then compiles this
-        # function without the branch (a version per call site), which kept the
+        # ``batch_rows`` is None where no army is large enough: Numba then compiles this
+        # function without the branch (a version per kernel), which kept the
         # per-change loop of smaller battles as fast as before the batch path (medium
         # 0.96-0.98x the kernel before batches with the branch, 1.02x without). Numba
         # prunes only a bare ``is None`` test, hence two ifs.
-        if batches is not None:  # noqa: SIM102
+        if batch_rows is not None:  # noqa: SIM102
             if not once:
                 # Hundreds of men a side: deaths in batches (kernels/olympia_batch.py), which
                 # keep counts only; the chances are counted afresh after them.
@@ -767,9 +768,24 @@ def _handed_back(
     )
 
 
+def batch_rows_for(groups):
+    """``skip_battles``'s ``batch_rows`` for a battle of these groups: the batch table's
+    rows where both sides have at least BATCH_FROM - 1 men (the batch path may then run),
+    else None (it never runs)."""
+    men = np.zeros(2, np.int64)
+    np.add.at(men, groups[:, G_SIDE], groups[:, G_COUNT])
+    return np.int64(MOST_ENTRIES) if men.min() + 1 >= BATCH_FROM else None
+
+
 @jit(parallel=True)
-def skip_battles(groups, survive, sides, order, seed, first, out):
+def skip_battles(groups, survive, sides, order, seed, first, out, batch_rows=None):
     """Battles ``first .. first + len(out) - 1`` of run ``seed``, one change at a time.
+
+    ``batch_rows``: None where no army is large enough for deaths in batches (fewer than
+    BATCH_FROM men on a side), else the rows of the batch table (:func:`batch_rows_for`
+    says which). Numba compiles the kernel once per type of it, with the battle's batch
+    path or without (its ``is None`` tests pruned), so a first run compiles the battle
+    of its own size only: the two were one kernel, both compiled on any first run.
 
     The battle is linked in, not called by its address as the other kernels' are
     (:func:`~kernels._jit.address_of`): a call through an address passes the battle's
@@ -831,10 +847,7 @@ def skip_battles(groups, survive, sides, order, seed, first, out):
     )
     t0[n_groups + 1] = 1
     # Hundreds of men a side may take the batch path; its tables are only allocated then.
-    men = np.zeros(2, np.int64)
-    for g in range(n_groups):
-        men[groups[g, G_SIDE]] += groups[g, G_COUNT]
-    entries = MOST_ENTRIES if min(men[0], men[1]) + 1 >= BATCH_FROM else 1
+    entries = 1 if batch_rows is None else batch_rows
     # Each side's value at its break point, times 100.
     limits = np.empty(2, np.int64)
     for s in range(2):
@@ -888,65 +901,34 @@ def skip_battles(groups, survive, sides, order, seed, first, out):
                 nt[:] = nt0
                 pkill[:] = pkill0
                 tl[:] = tl0
-            # One call site per army size, so that Numba compiles the battle with and
-            # without the batch path (``batches`` None).
-            if entries > 1:
-                dirty = _skip_battle(
-                    state,
-                    groups,
-                    keep,
-                    no_survive,
-                    sides,
-                    order,
-                    inv,
-                    out[i],
-                    cnt,
-                    health,
-                    unit_men,
-                    rating,
-                    w,
-                    t,
-                    per_side,
-                    pkill,
-                    sphit,
-                    rates,
-                    acc,
-                    tl,
-                    nt,
-                    kinds,
-                    room,
-                    limits,
-                    table,
-                    weights,
-                    table,
-                )
-            else:
-                dirty = _skip_battle(
-                    state,
-                    groups,
-                    keep,
-                    no_survive,
-                    sides,
-                    order,
-                    inv,
-                    out[i],
-                    cnt,
-                    health,
-                    unit_men,
-                    rating,
-                    w,
-                    t,
-                    per_side,
-                    pkill,
-                    sphit,
-                    rates,
-                    acc,
-                    tl,
-                    nt,
-                    kinds,
-                    room,
-                    limits,
-                    table,
-                    weights,
-                    None,
-                )  # fmt: skip
+            # None in the kernel of smaller armies: the battle is compiled without the
+            # batch path.
+            dirty = _skip_battle(
+                state,
+                groups,
+                keep,
+                no_survive,
+                sides,
+                order,
+                inv,
+                out[i],
+                cnt,
+                health,
+                unit_men,
+                rating,
+                w,
+                t,
+                per_side,
+                pkill,
+                sphit,
+                rates,
+                acc,
+                tl,
+                nt,
+                kinds,
+                room,
+                limits,
+                table,
+                weights,
+                batch_rows,
+            )

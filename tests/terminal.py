@@ -62,3 +62,12 @@ def read_terminal(
             on_read(shown)
     os.close(leader)
     return shown
+
+
+def too_wide(text: str, columns: int) -> list[str]:
+    """The lines of ``text`` wider than ``columns``, and a cell cut short. A line of one
+    word is not: a file's path longer than the terminal stands whole on its own line (a
+    path cut by a newline is two useless halves; a long TMPDIR, a deep clone)."""
+    return [
+        line for line in text.splitlines() if len(line.rstrip()) > columns and len(line.split()) > 1
+    ] + (["\u2026 (a cut cell)"] if "\u2026" in text else [])

@@ -323,6 +323,7 @@ def test_pikemen_double_their_defense_against_mounted_men() -> None:
 # --- kernel against the reference -----------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", cases_of(RULESET), ids=lambda c: c.name)
 def test_kernel_agrees_with_stored_reference(case: Case) -> None:
     """The kernel against the stored reference sample of each case

@@ -69,6 +69,7 @@ def test_stated_power_of_the_winner_is_the_rate_at_which_a_shift_is_flagged() ->
     assert interval_contains(flagged, REPETITIONS, power), (flagged / REPETITIONS, power)
 
 
+@pytest.mark.slow
 def test_stated_power_of_a_column_is_the_rate_at_which_a_one_point_move_is_flagged() -> None:
     """One point moved from value 4 to value 3 (the CDF at 3, 0.40, rises to 0.41):
     the power :func:`cdf_power` states for the column (the weakest move) is the rate at
@@ -93,6 +94,7 @@ def test_stated_power_of_a_column_is_the_rate_at_which_a_one_point_move_is_flagg
     assert interval_contains(flagged, REPLICATES, power), (flagged / REPLICATES, power)
 
 
+@pytest.mark.slow
 def test_no_change_is_flagged_at_no_more_than_the_family_rate() -> None:
     """Two columns, nothing changed, a family rate of 5%: the CDF comparisons (exact at
     each threshold, a weighted Bonferroni over the thresholds of both columns) flag no

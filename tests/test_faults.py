@@ -43,9 +43,14 @@ def command(*args: str, env: dict[str, str] | None = None, timeout: float = 300)
 
 
 def one_line(stderr: str) -> str:
-    """The one line a failure prints (and nothing like a traceback)."""
+    """The one line a failure prints (and nothing like a traceback); a first run's notice
+    that it compiles a kernel is not the failure's (the test alone on an empty cache)."""
     assert "Traceback" not in stderr, stderr
-    lines = [line for line in stderr.splitlines() if line.strip()]
+    lines = [
+        line
+        for line in stderr.splitlines()
+        if line.strip() and not line.startswith("battle-odds: compiling the ")
+    ]
     assert len(lines) == 1, stderr
     return lines[0]
 
@@ -547,7 +552,9 @@ def test_a_full_disk_mid_run_prints_the_answer_then_what_was_not_written(
                 answer = json.loads(done.stdout)
                 assert answer["battles"] == 20000 and answer["partial"] is False
             else:
-                assert "Knights against pikemen, 2,000 battles (not written)" in done.stdout
+                # Wrapped at the width like any text: where depends on the folder's length.
+                said = " ".join(done.stdout.split())
+                assert "Knights against pikemen, 2,000 battles (not written)" in said
             assert left_in(folder) == [], left_in(folder)  # no temporary file, no half file
 
 
@@ -794,4 +801,7 @@ def test_a_matrix_stopped_early_shows_its_unfought_pairs_as_not_yet_known() -> N
     os.killpg(process.pid, signal.SIGINT)
     code, out, err = finish(process, lines)
     assert code == 130 and "Traceback" not in err, err
-    assert "?: not yet known (the pair fought no battle)" in out
+    # Compact (80 columns): a "?" and its legend; wide enough (COLUMNS=200): the words in
+    # the cells themselves.
+    legend = "?: not yet known (the pair fought no battle)" in out
+    assert legend or ("not yet" in out and "?" not in out), out

@@ -22,7 +22,7 @@ import simulator
 from simulator import rulesets
 from simulator.cli import app
 from simulator.report.question import question
-from tests.terminal import terminal_bytes
+from tests.terminal import terminal_bytes, too_wide
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS = ROOT / "scenarios"
@@ -167,12 +167,6 @@ def raw_identifiers(text: str, ruleset: str) -> list[str]:
         if word not in names:
             found.append(word)
     return found
-
-
-def too_wide(text: str, columns: int) -> list[str]:
-    return [line for line in text.splitlines() if len(line.rstrip()) > columns] + (
-        ["\u2026 (a cut cell)"] if "\u2026" in text else []
-    )
 
 
 @pytest.mark.parametrize("ruleset", sorted(RULESETS))

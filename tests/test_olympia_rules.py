@@ -65,6 +65,7 @@ def test_identical_sides_win_half_each(army: str) -> None:
 KERNELS = [name for name in KERNEL_CHOICES if name != "auto"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kernel", KERNELS)
 @pytest.mark.parametrize("case", cases_of("olympia"), ids=lambda c: c.name)
 def test_kernel_agrees_with_stored_reference(case: Case, kernel: str) -> None:

@@ -128,6 +128,7 @@ def test_skip_and_strike_kernels_give_the_same_distributions(name: str, order: s
     assert differing_columns(strike, skip, prepared.columns) == []
 
 
+@pytest.mark.slow
 def test_big_armies_take_batches_of_deaths_with_the_strike_kernels_distributions() -> None:
     """Hundreds of men in both front rows: the skip kernel draws deaths in batches from a
     fixed table, thinned (kernels/olympia_batch.py), until a side's front falls under

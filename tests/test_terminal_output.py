@@ -12,13 +12,14 @@ import pytest
 from typer.testing import CliRunner
 
 from simulator.cli import app
+from tests.terminal import too_wide
 
 ROOT = Path(__file__).resolve().parents[1]
 KNIGHTS = str(ROOT / "scenarios" / "olympia" / "knights_vs_pikemen.toml")
 CASTLE = str(ROOT / "scenarios" / "olympia" / "castle_siege.toml")
 COMMANDS = [
     "run", "odds", "exact", "validate", "units", "replay", "regress", "plot", "compare",
-    "sweep", "worth", "sensitivity", "matrix", "new", "new-ruleset", "schema", "serve",
+    "sweep", "worth", "sensitivity", "matrix", "new", "new-ruleset", "schema", "serve", "warm",
     "calibrate",
 ]  # fmt: skip
 
@@ -31,8 +32,8 @@ def show(args: list[str], columns: int = 80) -> str:
 
 
 def fits(text: str, columns: int) -> None:
-    too_wide = [line for line in text.splitlines() if len(line.rstrip()) > columns]
-    assert too_wide == [] and "\u2026" not in text, too_wide or text
+    wide = too_wide(text, columns)
+    assert wide == [], [*wide, text]
 
 
 @pytest.mark.parametrize("command", ["", *COMMANDS])
@@ -96,6 +97,23 @@ def test_run_and_exact_fit_80_columns() -> None:
     exact = show(["exact", KNIGHTS])
     fits(exact, 80)
     assert re.match(r"Knights against pikemen \(olympia\): exact, 37,884 states, [\d.]+ s\n", exact)
+
+
+@pytest.mark.parametrize("columns", [60, 80, 200])
+def test_a_long_path_stays_whole_at_any_width(tmp_path: Path, columns: int) -> None:
+    """A line naming a file wraps between words, never inside the path: in a folder as
+    long as some machines' temporary ones, the path is one piece whatever the width."""
+    deep = tmp_path / ("a-long-folder-name-like-some-machines-have-" * 2) / "x"
+    deep.mkdir(parents=True)
+    scenario, schema = deep / "mine.toml", deep / "olympia.schema.json"
+    for args, path in (
+        (["new", str(scenario)], scenario),
+        (["validate", str(scenario)], scenario),
+        (["schema", "--ruleset", "olympia", "-o", str(schema)], schema),
+    ):
+        text = show(args, columns)
+        assert any(str(path) in line for line in text.splitlines()), (columns, text)
+        fits(text, columns)
 
 
 def test_compare_fits_80_columns() -> None:

@@ -109,6 +109,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "Print the JSON Schema of a ruleset's scenario files (for editors: see "
         "docs/scenario-schema.md).",
     ),
+    "warm": (
+        "warm",
+        "Compile every kernel once (after install), so that no later first run waits.",
+    ),
     "serve": (
         "serve",
         "A calculator page: armies in, odds while the battles run, a link that reproduces them.",

@@ -48,6 +48,7 @@ from .options import (
     out,
     print_json,
     runs_battles,
+    say_file_line,
     say_partial,
     seed_option,
     user_errors,
@@ -120,11 +121,10 @@ def plot(
     else:
         figure = plots.report_figure(result, dpi=dpi)
     saved = written("-o", output, lambda: plots.save(figure, output, partial=note))
-    out.print(
+    say_file_line(
         f"{saved or output}: {loaded.name}, {result.n:,} battles"
         + (" (PARTIAL)" if note else "")
-        + ("" if saved else " (not written)"),
-        highlight=False,
+        + ("" if saved else " (not written)")
     )
 
 
@@ -182,7 +182,7 @@ def compare(
     render_comparison(comparison, a, b)
     say_partial(comparison.partial, json, f"{comparison.n:,} of {total:,} battles")
     if output is not None:
-        out.print(f"{output}: plot of the differences written", highlight=False)
+        say_file_line(f"{output}: plot of the differences written")
 
 
 def render_comparison(comparison: Any, a: Path, b: Path) -> None:
@@ -194,9 +194,9 @@ def render_comparison(comparison: Any, a: Path, b: Path) -> None:
 
     first, second = comparison.a.scenario, comparison.b.scenario
     ruleset = rulesets.get(first.ruleset)
-    out.print(f"A: {first.name} ({a})", highlight=False)
+    say_file_line(f"A: {first.name} ({a})")
     out.print(f"   {escape(question(first))}", highlight=False)
-    out.print(f"B: {second.name} ({b})", highlight=False)
+    say_file_line(f"B: {second.name} ({b})")
     out.print(f"   {escape(question(second))}", highlight=False)
     print_title(
         out,
@@ -440,7 +440,7 @@ def _sweep(
         _print_frame(result.frame()[columns], title, names)
     say_partial(result.partial, json, done or "")
     if saved:
-        out.print(f"{output}: plot written", highlight=False)
+        say_file_line(f"{output}: plot written")
 
 
 def _path_words(scenario: Any, path: str) -> str:

@@ -18,7 +18,7 @@ from ..atomic import write_atomically
 from ..errors import BattleOddsError
 from ..running.output_paths import check_output_path
 from .app import app
-from .options import RULESET_HELP, out, user_errors
+from .options import RULESET_HELP, say_file_line, user_errors
 
 
 def starter_text(ruleset: str) -> str:
@@ -46,9 +46,8 @@ def new(
         write_atomically(scenario, text)
     except OSError as exc:
         raise BattleOddsError(f"{scenario}: cannot write ({exc.strerror})") from None
-    out.print(
-        f"{scenario}: {ruleset} starter written; edit it, then: battle-odds run {scenario}",
-        highlight=False,
+    say_file_line(
+        f"{scenario}: {ruleset} starter written; edit it, then: battle-odds run {scenario}"
     )
 
 
@@ -71,8 +70,7 @@ def new_ruleset(
     from ..skeleton import write
 
     folder = write(name, path)
-    out.print(
+    say_file_line(
         f"{folder}: ruleset package written; then: pip install -e {folder}, "
-        f"pytest {folder / 'tests'}, battle-odds odds --ruleset {name} --attacker 5 --defender 4",
-        highlight=False,
+        f"pytest {folder / 'tests'}, battle-odds odds --ruleset {name} --attacker 5 --defender 4"
     )

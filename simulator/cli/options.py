@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import json as jsonlib
 import sys
+import textwrap
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
@@ -39,6 +40,17 @@ def print_error(message: str) -> None:
     # The message may hold TOML like [[attacker.units]]: it is text, not markup.
     line = printable(" ".join(message.split()))
     err.print(f"[bold red]error:[/bold red] {escape(line)}", highlight=False, soft_wrap=True)
+
+
+def say_file_line(text: str) -> None:
+    """A line of the answer that names a file (``PATH: ... written``), on stdout, wrapped
+    between words at the terminal's width (or COLUMNS) as any text, but never inside a
+    word: rich folds a word longer than the width, and a long path was cut mid-name, two
+    halves that neither a copy from the terminal nor a script could use. A path longer
+    than the width stands whole on a line of its own. Text, not markup (``[`` in a path)."""
+    width = out.width
+    for line in textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False):
+        out.print(line, highlight=False, markup=False, soft_wrap=True)
 
 
 def print_json(data: dict[str, Any], provenance: bool = True) -> None:
@@ -209,7 +221,7 @@ _not_written: set[Path] = set()
 def say_written(path: Path | None, what: str) -> None:
     """``PATH: WHAT written`` after a command's answer, for a file it did write."""
     if path is not None and Path(path) not in _not_written:
-        out.print(f"{path}: {what} written", highlight=False)
+        say_file_line(f"{path}: {what} written")
 
 
 def say_partial(partial: bool, as_json: bool, what: str) -> None:

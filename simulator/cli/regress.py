@@ -24,6 +24,7 @@ from .options import (
     out,
     print_error,
     runs_battles,
+    say_file_line,
     say_partial,
     written,
 )
@@ -78,9 +79,7 @@ def regress(
                     progress=progress,
                     run=run,
                 )
-            out.print(
-                f"{baseline}: baseline of {len(made.entries)} scenarios written", highlight=False
-            )
+            say_file_line(f"{baseline}: baseline of {len(made.entries)} scenarios written")
             return
         read = regression.read_baseline(baseline)
         with progress_bar(err, "regress") as progress:

@@ -40,6 +40,7 @@ from .options import (
     out,
     print_json,
     runs_battles,
+    say_file_line,
     user_errors,
     written,
 )
@@ -256,9 +257,7 @@ def exact_command(scenario: ScenarioPath, json: Json = False, after: After = Non
 def validate(scenario: ScenarioPath) -> None:
     """Check a scenario file without running it."""
     loaded = load_scenario(scenario)
-    out.print(
-        f"{scenario}: ok ({loaded.ruleset}, '{loaded.name}', hash {loaded.hash})", highlight=False
-    )
+    say_file_line(f"{scenario}: ok ({loaded.ruleset}, '{loaded.name}', hash {loaded.hash})")
     # Legal but worth a word (a blocks block with both knights and harry): the notes a
     # run prints under its results.
     for note in getattr(loaded.model, "notes", ()):

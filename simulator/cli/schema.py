@@ -20,7 +20,7 @@ from ..errors import BattleOddsError
 from ..rulesets import keys
 from ..running.output_paths import check_output_path
 from .app import app
-from .options import out, user_errors
+from .options import say_file_line, user_errors
 
 
 @app.command()
@@ -67,4 +67,4 @@ def schema(
         write_atomically(output, text)
     except OSError as exc:
         raise BattleOddsError(f"--output {output}: cannot write ({exc.strerror})") from None
-    out.print(f"{output}: JSON Schema of {what} written", highlight=False)
+    say_file_line(f"{output}: JSON Schema of {what} written")

@@ -213,6 +213,7 @@ def render_exact(answer: Any, console: Console) -> None:
     title = (
         f"{answer.scenario.name} ({answer.scenario.ruleset}): exact, "
         f"{answer.states:,} states, {answer.seconds:.2f} s"
+        + compiling_words(answer.compile_seconds)
     )
     print_title(console, title)
     console.print(escape(question(answer.scenario, ruleset=False)), highlight=False)

@@ -32,6 +32,8 @@ class ExactResult:
     states: int
     seconds: float
     flags: frozenset[str] = field(default_factory=frozenset)
+    #: Seconds Numba spent compiling the solver (a first run only), not in ``seconds``.
+    compile_seconds: float = 0.0
 
     @property
     def expected_strikes(self) -> float:
@@ -50,6 +52,7 @@ class ExactResult:
             "extras": {name: {"mean": v} for name, v in self.extras.items()},
             "states": self.states,
             "seconds": round(self.seconds, 3),
+            "compile_seconds": round(self.compile_seconds, 3),
         }
 
 

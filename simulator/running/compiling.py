@@ -11,6 +11,7 @@ starts, what is being compiled and for about how long.
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -23,7 +24,8 @@ from typing import Any
 #: ruleset installed from elsewhere) is named without an estimate.
 KERNEL_MODULES: dict[str, tuple[str, float]] = {
     "kernels.olympia_chain": ("olympia chain", 19.0),
-    "kernels.olympia_skip": ("olympia skip", 52.0),
+    "kernels.olympia_skip": ("olympia skip", 41.0),
+    "kernels.olympia_exact": ("olympia exact solver", 9.0),
     "kernels.age_of_gods": ("age_of_gods", 15.0),
     "kernels.blocks": ("blocks", 21.0),
     "kernels.confrontation": ("confrontation", 8.0),
@@ -146,3 +148,19 @@ def announce_compiles(
     finally:
         clock.on_start.remove(start)
         clock.on_end.remove(end)
+
+
+@contextmanager
+def said_on_stderr() -> Iterator[None]:
+    """For the Python API (a notebook, a script): the compile notice on stderr as a
+    compile starts in the block, unless something already says it (a command's progress
+    bar, a study's plain lines)."""
+    if compile_clock().on_start:
+        yield
+        return
+    with announce_compiles(_stderr_line):
+        yield
+
+
+def _stderr_line(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)

@@ -24,7 +24,7 @@ from ..scenario.scenario import Scenario, prepare
 from ..version import __version__
 from .checkpoint import Checkpoint
 from .chunking import FIRST_CHUNK, ChunkSizes, sized_chunks
-from .compiling import compile_clock
+from .compiling import compile_clock, said_on_stderr
 from .interrupt import StopRequest, fail_after_the_answer, stop_on_interrupt, stop_requested
 from .memory import battles_per_call, check_memory, estimate, fits
 from .plan import DEFAULT_CHUNK, ChunkExecutor, Progress, RunPlan
@@ -162,7 +162,10 @@ def simulate(
         keep_battles=keep_battles,
         interruptible=interruptible,
     )
-    return run_chunks(scenario, plan, progress)
+    if progress is not None:
+        return run_chunks(scenario, plan, progress)
+    with said_on_stderr():  # a notebook's first run says that it compiles
+        return run_chunks(scenario, plan, progress)
 
 
 def run_chunks(scenario: Scenario, plan: RunPlan, progress: Progress | None = None) -> Result:

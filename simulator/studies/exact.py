@@ -3,9 +3,12 @@ a solver (:meth:`Ruleset.exact`), probabilities and expectations solved rather t
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from .. import rulesets
 from ..errors import BattleOddsError
 from ..rulesets import ExactResult, ExactState
+from ..running.compiling import compile_clock, said_on_stderr
 from ..scenario.scenario import Scenario, unknowns_of
 
 
@@ -18,6 +21,10 @@ def exact(scenario: Scenario, max_states: int | None = None) -> ExactResult:
     """Exact win / loss / draw probabilities, expected casualties per type, expected
     steps and the expectation of every other outcome, for a small battle.
 
+    A first run compiles the solver: it says so on stderr as the compile starts, and
+    the answer's ``seconds`` are the solving's, the compiling's apart
+    (``compile_seconds``).
+
     Raises :class:`BattleOddsError` for a ruleset without an exact solver and for a
     battle whose state space is too large (the message names its size). A scenario with
     ranges is solved as the mixture of its combinations of inputs (:func:`mixture_exact`)."""
@@ -28,9 +35,17 @@ def exact(scenario: Scenario, max_states: int | None = None) -> ExactResult:
             f"'{scenario.ruleset}' ruleset (only {', '.join(solvable())}); "
             "use `battle-odds run`"
         )
-    if unknowns_of(scenario):
-        return mixture_exact(scenario, max_states)
-    return ruleset.exact(scenario, max_states)
+    clock = compile_clock()
+    before = clock.seconds
+    with said_on_stderr():
+        if unknowns_of(scenario):
+            answer = mixture_exact(scenario, max_states)
+        else:
+            answer = ruleset.exact(scenario, max_states)
+    compiled = clock.seconds - before
+    if compiled <= 0.0:
+        return answer
+    return replace(answer, seconds=max(0.0, answer.seconds - compiled), compile_seconds=compiled)
 
 
 #: The most combinations of inputs a scenario with ranges is solved exactly for (each

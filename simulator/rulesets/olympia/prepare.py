@@ -390,7 +390,8 @@ def _run_strike(prepared: OlympiaPrepared, seed: np.uint64, first: int, out: np.
 
 def _run_skip(prepared: OlympiaPrepared, seed: np.uint64, first: int, out: np.ndarray) -> None:
     a = prepared.arrays
-    olympia_skip.skip_battles(a.groups, a.survive, a.sides, a.order, seed, first, out)
+    rows = olympia_skip.batch_rows_for(a.groups)
+    olympia_skip.skip_battles(a.groups, a.survive, a.sides, a.order, seed, first, out, rows)
 
 
 def _run_chain(prepared: OlympiaPrepared, seed: np.uint64, first: int, out: np.ndarray) -> None:

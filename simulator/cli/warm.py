@@ -1,0 +1,201 @@
+"""``battle-odds warm``: every kernel compiled once, so that no later first run waits.
+
+A kernel is compiled the first time a run needs it (tens of seconds, olympia's skip kernel
+about 50), then loaded from Numba's cache. ``warm`` runs a few battles of every kernel
+path in worker processes, as many at once as it is given cores, longest first: the
+compiles of two kernels share no work, so two processes on two cores take about half the
+time of one. Each job is an ordinary ``battle-odds`` command; a kernel already cached is
+only loaded (a second or two).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json as jsonlib
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from .. import rulesets
+from ..running.compiling import KERNEL_MODULES
+from ..running.interrupt import EXIT_INTERRUPTED, stop_on_interrupt
+from .app import app
+from .options import err, user_errors
+
+
+@dataclass(frozen=True)
+class Job:
+    """One kernel path: its name in words, its ruleset, the ``battle-odds`` arguments
+    that run it (``{starter}``: the ruleset's starter scenario file) and the kernel
+    module it compiles (for the estimate of :data:`KERNEL_MODULES`)."""
+
+    name: str
+    ruleset: str
+    args: tuple[str, ...]
+    module: str
+
+    def estimate(self) -> float:
+        return KERNEL_MODULES.get(self.module, ("", 10.0))[1]
+
+
+FEW = ("-n", "400", "--json")
+
+
+def _olympia(name: str, module: str, attacker: str, defender: str, *more: str) -> Job:
+    """An olympia path run by ``odds`` on two one-line armies."""
+    armies = ("--attacker", attacker, "--defender", defender)
+    return Job(name, "olympia", ("odds", "--ruleset", "olympia", *armies, *more), module)
+
+
+#: Olympia's paths beyond its starter's (the chain kernel): the skip kernel for smaller
+#: and for large armies (a kernel each, kernels/olympia_skip.py), the per-strike kernel
+#: (``kernel = "strike"``) and the exact solver.
+OLYMPIA = (
+    _olympia("olympia skip", "kernels.olympia_skip", "noble, 30 soldier", "noble, 30 pikeman",
+             "--strike-order", "alternating", *FEW),
+    _olympia("olympia skip, large armies", "kernels.olympia_skip", "noble, 300 soldier",
+             "noble, 300 pikeman", "--set", "kernel=skip", "-n", "20", "--json"),
+    _olympia("olympia strike", "kernels.olympia", "noble, 10 soldier", "noble, 8 pikeman",
+             "--set", "kernel=strike", *FEW),
+    _olympia("olympia exact solver", "kernels.olympia_exact", "noble, 3 soldier",
+             "noble, 3 pikeman", "--exact", "--json"),
+)  # fmt: skip
+
+
+def jobs(names: list[str]) -> list[Job]:
+    """Every installed ruleset's starter scenario (its main kernel), olympia's other
+    paths; the longest first, so that the last to end is a short one."""
+    found = []
+    for name in names:
+        module = "kernels.olympia_chain" if name == "olympia" else f"kernels.{name}"
+        found.append(
+            Job(KERNEL_MODULES.get(module, (name,))[0], name, ("run", "{starter}", *FEW), module)
+        )
+        if name == "olympia":
+            found.extend(OLYMPIA)
+    return sorted(found, key=lambda job: -job.estimate())
+
+
+@dataclass
+class Running:
+    job: Job
+    process: subprocess.Popen[str]
+    started: float
+
+
+def _start(job: Job, starter: Path) -> Running:
+    args = [a.replace("{starter}", str(starter)) for a in job.args]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "simulator", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        # Its own session: Ctrl-C is this process's to answer (the workers are ended).
+        start_new_session=True,
+    )
+    return Running(job, process, time.perf_counter())
+
+
+def _compiled(stdout: str) -> float:
+    """Seconds the job's command spent compiling, from its JSON answer."""
+    try:
+        answer: Any = jsonlib.loads(stdout)
+    except ValueError:
+        return 0.0
+    return float(answer.get("compile_seconds", 0.0)) if isinstance(answer, dict) else 0.0
+
+
+@app.command()
+@user_errors
+def warm(
+    jobs_at_once: Annotated[
+        int | None,
+        typer.Option(
+            "--jobs",
+            "-j",
+            min=1,
+            max=64,
+            help="Kernels compiled at once, each in a process of its own (default: the "
+            "machine's cores).",
+        ),
+    ] = None,
+) -> None:
+    """Compile every kernel once (after install), so that no later first run waits."""
+    names = list(rulesets.available())
+    todo = jobs(names)
+    at_once = jobs_at_once or max(1, min(len(todo), os.cpu_count() or 1))
+    ahead = sum(job.estimate() for job in todo) / at_once
+    say(
+        f"battle-odds warm: {len(todo)} kernel paths of {len(names)} rulesets, {at_once} at "
+        f"a time; up to about {ahead:.0f} s where none is cached yet (Ctrl-C stops; what "
+        "is compiled stays compiled)"
+    )
+    running: list[Running] = []
+    done = failed = 0
+    began = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="battle-odds-warm-") as folder:
+        starters = {}
+        for name in names:
+            starters[name] = Path(folder) / f"{name}.toml"
+            starters[name].write_text(rulesets.get(name).starter(), encoding="utf-8")
+        waiting = list(todo)
+        # Ctrl-C is answered here (no compile runs in this process): the workers ended.
+        with stop_on_interrupt(ending=True) as stop:
+            while waiting or running:
+                if stop.requested:
+                    for each in running:
+                        _end(each.process)
+                    say(
+                        f"interrupted: {done - failed} of {len(todo)} kernel paths ready; "
+                        "the others compile on their first run (or run battle-odds warm again)"
+                    )
+                    raise typer.Exit(EXIT_INTERRUPTED)
+                while waiting and len(running) < at_once:
+                    job = waiting.pop(0)
+                    running.append(_start(job, starters[job.ruleset]))
+                time.sleep(0.05)
+                for each in [r for r in running if r.process.poll() is not None]:
+                    running.remove(each)
+                    done += 1
+                    failed += not _report(each, done, len(todo))
+    if failed:
+        raise typer.Exit(1)
+    say(f"battle-odds warm: every kernel ready, {time.perf_counter() - began:.0f} s")
+
+
+def _report(each: Running, done: int, total: int) -> bool:
+    """Say how a finished worker's kernel path went; False when it failed."""
+    stdout, stderr = each.process.communicate()
+    if each.process.returncode != 0:
+        last = (stderr.strip().splitlines() or ["no message"])[-1]
+        say(f"  {each.job.name}: failed ({last})")
+        return False
+    compiled = _compiled(stdout)
+    seconds = time.perf_counter() - each.started
+    how = (
+        f"compiled in {compiled:.0f} s"
+        if compiled >= 0.5
+        else f"already compiled, loaded in {seconds:.1f} s"
+    )
+    say(f"  {each.job.name}: {how} ({done} of {total})")
+    return True
+
+
+def _end(process: subprocess.Popen[str]) -> None:
+    """End a worker and its threads now (a compile cannot be stopped between steps);
+    Numba writes a cache file whole or not at all."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+
+
+def say(text: str) -> None:
+    err.print(text, highlight=False, markup=False, soft_wrap=True)

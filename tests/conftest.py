@@ -1,0 +1,44 @@
+"""The test session's start: the kernels compiled first, in parallel, on an empty cache.
+
+Every process of the session (pytest's own, and each ``battle-odds`` a test starts) loads
+the kernels from the tree's Numba cache, which a fresh clone lacks: each kernel then
+compiles in the first test that needs it, one after another on one core. Where several
+kernels are missing, ``battle-odds warm`` compiles them all first, as many at once as the
+machine has cores (about half the time on two); a cache already filled costs nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+#: The kernel modules whose cache index (``kernels/__pycache__/MODULE.FUNCTION-*.nbi``)
+#: says the module's kernel was compiled in this tree.
+KERNELS = (
+    "olympia_chain",
+    "olympia_skip",
+    "olympia",
+    "olympia_exact",
+    "age_of_gods",
+    "blocks",
+    "confrontation",
+    "skirmish",
+)
+
+
+def missing_kernels(folder: Path) -> list[str]:
+    """The modules of :data:`KERNELS` without a cached function in ``folder``."""
+    return [name for name in KERNELS if not any(folder.glob(f"{name}.*.nbi"))]
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if os.environ.get("NUMBA_CACHE_DIR") or os.environ.get("NUMBA_DISABLE_JIT") == "1":
+        return  # a cache elsewhere, or none: the session's own choice
+    if len(missing_kernels(ROOT / "kernels" / "__pycache__")) < 2:
+        return
+    subprocess.run([sys.executable, "-m", "simulator", "warm"], cwd=ROOT, check=False)

@@ -1,0 +1,121 @@
+"""``battle-odds warm`` (every kernel compiled once, in worker processes) and the exact
+solver's compile notice and time kept apart (issue 50)."""
+
+from __future__ import annotations
+
+import signal
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+import simulator
+from kernels import olympia_exact
+from simulator import rulesets
+from simulator.cli import warm
+from simulator.rulesets import ExactResult
+from simulator.running import compiling
+from simulator.studies.exact import exact
+from tests.processes import started
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_warm_has_a_job_for_every_kernel_path_longest_first() -> None:
+    names = list(rulesets.available())
+    todo = warm.jobs(names)
+    assert {job.ruleset for job in todo} == set(names)
+    olympia = {job.name for job in todo if job.ruleset == "olympia"}
+    assert olympia == {
+        "olympia chain",
+        "olympia skip",
+        "olympia skip, large armies",
+        "olympia strike",
+        "olympia exact solver",
+    }
+    estimates = [job.estimate() for job in todo]
+    assert estimates == sorted(estimates, reverse=True)
+
+
+def test_ctrl_c_stops_warm_and_its_workers_at_once(tmp_path: Path) -> None:
+    """On an empty cache the workers compile for tens of seconds; Ctrl-C ends them (a
+    compile cannot be stopped between its steps) and warm says what is ready, exit 130."""
+    process = started(["warm", "--jobs", "2"], {"NUMBA_CACHE_DIR": str(tmp_path / "cold")})
+    assert process.stderr is not None
+    first = process.stderr.readline()
+    assert first.startswith("battle-odds warm: 9 kernel paths of 5 rulesets, 2 at a time")
+    deadline = time.monotonic() + 60
+    workers: list[psutil.Process] = []
+    while len(workers) < 2 and time.monotonic() < deadline:
+        workers = psutil.Process(process.pid).children()
+        time.sleep(0.05)
+    assert len(workers) == 2
+    time.sleep(1.0)  # into their compiles
+    process.send_signal(signal.SIGINT)
+    pressed = time.perf_counter()
+    _, err = process.communicate(timeout=30)
+    assert time.perf_counter() - pressed < 5
+    assert process.returncode == 130, err
+    assert err.strip().splitlines()[-1].startswith("interrupted: 0 of 9 kernel paths ready")
+    assert "Traceback" not in err
+    _, alive = psutil.wait_procs(workers, timeout=5)
+    assert alive == [], alive
+
+
+def test_exact_says_it_compiles_and_keeps_the_compiling_apart(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A first ``exact`` compiles the solver: one notice on stderr naming it, and the
+    answer's seconds are the solving's (README's 13.61 s was 0.70 s of solving)."""
+    scenario = simulator.load_scenario(ROOT / "scenarios/olympia/knights_vs_pikemen.toml")
+    olympia = rulesets.get("olympia")
+    solved = olympia.exact(scenario)
+    clock = compiling.compile_clock()
+
+    def compiling_first(scenario: object, max_states: int | None = None) -> ExactResult:
+        began = time.perf_counter()
+        clock.started(olympia_exact.solve_chain.py_func)
+        time.sleep(0.2)
+        clock.ended()
+        return ExactResult(
+            scenario=solved.scenario,
+            win=solved.win,
+            expected_steps=solved.expected_steps,
+            casualties=solved.casualties,
+            extras=solved.extras,
+            states=solved.states,
+            seconds=time.perf_counter() - began + 0.05,
+        )
+
+    monkeypatch.setattr(type(olympia), "exact", lambda self, s, m=None: compiling_first(s, m))
+    answer = exact(scenario)
+    said = capsys.readouterr().err.splitlines()
+    assert said == [
+        "battle-odds: compiling the olympia exact solver kernel, first run only, about "
+        f"{compiling.KERNEL_MODULES['kernels.olympia_exact'][1]:.0f} s (later runs load it "
+        "from Numba's cache)"
+    ]
+    assert 0.2 <= answer.compile_seconds < 1.0
+    assert 0.0 < answer.seconds < 0.2
+    assert answer.to_dict()["compile_seconds"] == round(answer.compile_seconds, 3)
+
+
+def test_the_python_api_says_it_compiles_unless_a_command_already_does(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """simulator.simulate in a notebook compiled its kernel for a minute without a word:
+    the Python API now says it on stderr, once; inside a command (whose progress bar says
+    it) nothing is said twice."""
+    clock = compiling.compile_clock()
+    function = olympia_exact.solve_chain.py_func
+    with compiling.said_on_stderr():
+        clock.started(function)
+        clock.ended()
+    assert capsys.readouterr().err.splitlines() == [compiling.compile_notice(function)]
+    said: list[str] = []
+    with compiling.announce_compiles(said.append), compiling.said_on_stderr():
+        clock.started(function)
+        clock.ended()
+    assert said == [compiling.compile_notice(function)]
+    assert capsys.readouterr().err == ""
