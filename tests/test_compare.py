@@ -135,3 +135,25 @@ def test_scenarios_whose_kernels_differ_are_paired_on_the_reference_kernel() -> 
     result = compare(sparse, sparse.with_changes({"battle.kernel": "strike"}), 2_000, 3)
     assert result.a.kernel == result.b.kernel == "strike"
     assert result.joint[0, 1] == result.joint[1, 0] == 0  # identical battles, so fully paired
+
+
+@pytest.mark.parametrize("columns", [60, 80, 200])
+def test_compare_keeps_its_numbers_whole_at_any_width(tmp_path, columns):
+    """Too narrow for both intervals (60 columns), the independent one is left out and the
+    caption says so; no number is cut with an ellipsis at any width."""
+    path = tmp_path / "k5.toml"
+    path.write_text(
+        'ruleset = "olympia"\nname = "k5"\n[[attacker.units]]\n'
+        "men = { knight = 5, soldier = 10 }\n[[defender.units]]\nmen = { pikeman = 20 }\n"
+    )
+    shown = CliRunner().invoke(
+        app, ["compare", str(path), str(path), "-n", "500"], env={"COLUMNS": str(columns)}
+    )
+    assert shown.exit_code == 0, shown.output
+    assert "…" not in shown.output
+    assert all(len(line) <= columns for line in shown.output.splitlines() if " " in line.strip())
+    assert shown.output.count("+0.00%") == 3
+    narrow = f"not shown at {columns} columns" in " ".join(shown.output.split())
+    assert narrow == (columns < 76)
+    header = next(line for line in shown.output.splitlines() if "paired" in line)
+    assert ("independent" in header) == (columns >= 76)

@@ -168,16 +168,16 @@ def test_a_command_keeps_rows_only_to_write_them(
 ) -> None:
     """The report is made from the tally: per-battle rows (joined at the end, 0.014 s of a
     100,000-battle query) are kept only for --keep-battles to write."""
-    from simulator.running import progress
+    from simulator.running import front
 
     plans = []
-    fight = progress.run_chunks
+    fight = front.run_chunks
 
     def watched(scenario: Any, plan: Any, bar: Any = None) -> Any:
         plans.append(plan)
         return fight(scenario, plan, bar)
 
-    monkeypatch.setattr(progress, "run_chunks", watched)
+    monkeypatch.setattr(front, "run_chunks", watched)
     args = [str(tmp_path / "rows.csv") if a == "KEPT" else a for a in args]
     done = runner.invoke(app, [*args, "-n", "500", "--json"])
     assert done.exit_code == 0, done.output

@@ -40,7 +40,9 @@ def write(tmp_path: Path, text: str) -> Path:
 
 
 def cli(*args: str) -> tuple[int, str]:
-    result = CliRunner().invoke(app, list(args))
+    # At a width where every column is shown (units leaves abilities out below about 70
+    # columns, saying so: tests/test_terminal_output.py), so it passes in any terminal.
+    result = CliRunner().invoke(app, list(args), env={"COLUMNS": "120"})
     return result.exit_code, result.output
 
 

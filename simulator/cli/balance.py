@@ -185,6 +185,31 @@ def compare(
         say_file_line(f"{output}: plot of the differences written")
 
 
+def _win_table(comparison: Any, independent: bool) -> Table:
+    """Each outcome's probability in A and B, B - A and its paired 95% interval, and with
+    ``independent`` the interval as two independent runs."""
+    table = Table(box=box.SIMPLE_HEAVY, caption_justify="left", pad_edge=False)
+    table.caption = "95% intervals of B - A, in points: paired, and as two independent runs"
+    columns = ["outcome", "A", "B", "B - A", "paired"] + (["independent"] if independent else [])
+    for column in columns:
+        table.add_column(
+            column, justify="left" if column == "outcome" else "right", no_wrap=column != "outcome"
+        )
+    for outcome in OUTCOMES:
+        d, ind = comparison.win(outcome), comparison.win_independent(outcome)
+        cells = [
+            outcome if outcome == "draw" else f"{outcome} wins",
+            _pct(d.a),
+            _pct(d.b),
+            _signed_pct(d.difference),
+            f"{100 * d.low:+.2f} .. {100 * d.high:+.2f}",
+        ]
+        if independent:
+            cells.append(f"{100 * ind.low:+.2f} .. {100 * ind.high:+.2f}")
+        table.add_row(*cells)
+    return table
+
+
 def render_comparison(comparison: Any, a: Path, b: Path) -> None:
     """The comparison's tables: each outcome's probability in A and B with B - A and its
     intervals, then the means, every number on one line; the words of a row wrap where
@@ -203,21 +228,15 @@ def render_comparison(comparison: Any, a: Path, b: Path) -> None:
         f"B - A on common random numbers: {comparison.n:,} battles, seed {comparison.a.seed}"
         + (f" [PARTIAL: {stop_reason()}]" if comparison.partial else ""),
     )
-    table = Table(box=box.SIMPLE_HEAVY, caption_justify="left", pad_edge=False)
-    table.caption = "95% intervals of B - A, in points: paired, and as two independent runs"
-    for column in ("outcome", "A", "B", "B - A", "paired", "independent"):
-        table.add_column(
-            column, justify="left" if column == "outcome" else "right", no_wrap=column != "outcome"
-        )
-    for outcome in OUTCOMES:
-        d, ind = comparison.win(outcome), comparison.win_independent(outcome)
-        table.add_row(
-            outcome if outcome == "draw" else f"{outcome} wins",
-            _pct(d.a),
-            _pct(d.b),
-            _signed_pct(d.difference),
-            f"{100 * d.low:+.2f} .. {100 * d.high:+.2f}",
-            f"{100 * ind.low:+.2f} .. {100 * ind.high:+.2f}",
+    table = _win_table(comparison, independent=True)
+    # Measured unbounded: a table's measure is capped at the width it is measured for.
+    if out.measure(table, options=out.options.update_width(10_000)).maximum > out.width:
+        # Too narrow for both intervals: rich would cut the numbers, so the independent one
+        # is left out, and the caption says where it is.
+        table = _win_table(comparison, independent=False)
+        table.caption = (
+            f"95% intervals of B - A, in points, paired (as two independent runs: not shown "
+            f"at {out.width} columns; a wider terminal or --json shows it)"
         )
     out.print(table)
     print_title(out, "Means per battle (yes/no outcomes: how often, in %)")
