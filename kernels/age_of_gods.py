@@ -35,6 +35,7 @@ from numba import prange
 from . import olympia as ol
 from ._jit import INT_TABLE, INTS, REALS, STATE, address_of, jit
 from .rng import below, chance, seed_battle, uniform
+from .stops import FIGHTING
 
 # Columns of the group table after Olympia's: mounted, pikes, the special attack,
 # the fled column, the band (who flees together), the unit's attack and defense
@@ -669,7 +670,7 @@ def _phased_battle(
             row[O_PHASE] = STALEMATE
             return
         if rounds == sides[0, ol.S_CUT]:
-            row[ol.O_WINNER] = ol.FIGHTING
+            row[ol.O_WINNER] = FIGHTING
             row[ol.O_STEPS] = rounds
             return
 

@@ -14,6 +14,7 @@ from numba import prange, types
 
 from ._jit import INT_TABLE, INTS, STATE, address_of, jit
 from .rng import below, seed_battle
+from .stops import FIGHTING
 
 # Columns of the block table.
 B_SIDE, B_STEPS, B_INITIATIVE, B_FIRE, B_KNIGHTS, B_HARRY, B_PLACE, B_ARRIVES = range(8)
@@ -51,9 +52,8 @@ RESERVE, FIELD, CASTLE, STORM, SALLY, GONE, AWAY, TRYING = (np.int64(p) for p in
     P_CUT,
 ) = range(23)
 N_PARAMS = 23
-#: ``O_WINNER`` of a battle still undecided when phase ``params[P_CUT]`` (0: none) ends:
-#: its row is the state after that phase (the battle as it unfolds).
-FIGHTING = 3
+# ``O_WINNER`` is ``FIGHTING`` (kernels/stops.py) for a battle still undecided when
+# phase ``params[P_CUT]`` (0: none) ends: its row is the state after that phase.
 # Policy codes: the index of the choice in simulator.rulesets.blocks.model.POLICIES.
 WITHDRAW_NONE, WITHDRAW_FILL, WITHDRAW_WHEN_WEAKER = 0, 1, 2
 STORM_NEVER, STORM_ROUND1, STORM_WHEN_STRONGER = 0, 1, 2

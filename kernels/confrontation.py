@@ -25,6 +25,7 @@ from numba import prange
 
 from ._jit import INT_TABLE, INTS, REAL_TABLE, STATE, address_of, jit
 from .rng import below, seed_battle
+from .stops import FIGHTING
 
 U_SIDE, U_STACK, U_INTEGRITY, U_RESOLVE2, U_ADVANTAGES = range(5)
 U_REACH, U_AERIAL, U_SPEED, U_ABILITIES, U_CASUALTY = range(5, 10)
@@ -43,9 +44,8 @@ N_PARAMS = 4
 ATTACK, BOMBARD, STRIKE = 0, 1, 2
 TWO_DICE, FLAT1 = 0, 1
 ATTACKER, DEFENDER, DRAW = 0, 1, 2
-#: ``O_WINNER`` of a battle still undecided when ``params[P_CUT]`` (a turn, 0: none) ends:
-#: its row is the state after that turn (the battle as it unfolds).
-FIGHTING = 3
+# ``O_WINNER`` is ``FIGHTING`` (kernels/stops.py) for a battle still undecided when
+# ``params[P_CUT]`` (a turn, 0: none) ends: its row is the state after that turn.
 
 O_WINNER, O_STEPS, O_DAMAGE = 0, 1, 2  # O_DAMAGE + side: damage rolled against the side
 O_UNITS = 4  # then per unit: destroyed (0/1), integrity left, resolve2; then casualties

@@ -13,6 +13,7 @@ from numba import prange
 
 from ._jit import jit
 from .rng import below, chance, seed_battle, uniform
+from .stops import FIGHTING
 
 # Columns of the group table.
 G_SIDE, G_UNIT, G_ROW, G_COUNT, G_KIND, G_FRONT, G_REAR, G_DEF, G_VALUE = range(9)
@@ -31,8 +32,7 @@ N_SIDE_FIELDS = 7
 # Strike orders.
 RANDOM, ALTERNATING = 0, 1
 ATTACKER, DEFENDER, DRAW = 0, 1, 2
-#: ``O_WINNER`` of a battle stopped undecided by the cut (``S_CUT``).
-FIGHTING = 3
+# ``O_WINNER`` is ``FIGHTING`` (kernels/stops.py) for a battle the cut (``S_CUT``) stopped.
 
 # Columns of the outcome row: winner, steps, then per-side extras (attacker, defender),
 # then one casualty column per (side, fighter type) as the group table's G_COLUMN says.

@@ -19,6 +19,7 @@ from numba import prange
 
 from ._jit import INT_TABLE, INTS, REAL_TABLE, STATE, address_of, jit
 from .rng import below, seed_battle
+from .stops import FIGHTING
 
 # Columns of the participant table.
 (
@@ -63,8 +64,7 @@ PARAM_CHARGE_DAMAGE = 3  # charge's damage range: 0 the unit's damage, 1 its att
 PARAM_STALEMATE_START = 4  # turn 1's totals compared with: 0 the starting health, 1 zero
 PARAM_CUT = 5  # a turn after which an undecided battle stops, its row the state then (0: none)
 N_PARAMS = 6
-#: ``O_WINNER`` of a battle stopped undecided by ``PARAM_CUT`` (the battle as it unfolds).
-FIGHTING = 3
+# ``O_WINNER`` is ``FIGHTING`` (kernels/stops.py) for a battle ``PARAM_CUT`` stopped.
 
 # Columns of the outcome row: winner, turns, whether the turn limit ended the battle
 # (0/1), then per side and move type the health that side's moves removed (for healing:

@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 from simulator import load_scenario, rulesets
 from simulator.cli import app
 from simulator.errors import BattleOddsError
-from simulator.results.steps import StepCounts, StepTally, men_brought
+from simulator.results.steps import STATES, StepCounts, StepTally, men_brought
 from simulator.rulesets import InlineQuery
 from simulator.rulesets.base import FIGHTING, Prepared
 from simulator.running.unfolding import check_unfolds, run_steps
@@ -358,8 +358,8 @@ def test_olympia_state_after_strikes_is_the_exact_one(
         shares = {**exact.decided, "fighting": exact.fighting}
         tests = len(shares) + len(exact.men_left)
         confidence = 1 - 0.001 / tests
-        for code, state in enumerate(("attacker", "defender", "draw", "fighting")):
-            hits = int((rows["winner"] == code).sum())
+        for state in ("attacker", "defender", "draw", "fighting"):
+            hits = int((rows["winner"] == STATES.index(state)).sum())
             assert interval_contains(hits, n, shares[state], confidence), (step, state)
         brought = men_brought(prepared.column_bounds)
         z_limit = float(stats.norm.isf(0.001 / tests / 2))

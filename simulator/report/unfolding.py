@@ -11,6 +11,7 @@ from rich.table import Table
 
 from .. import rulesets
 from ..results.stats import Histogram
+from ..results.steps import STATES
 from ..rulesets import ExactState
 from ..running.interrupt import stop_reason
 from ..running.unfolding import StepResult
@@ -21,6 +22,8 @@ from .tables import print_title
 JOINT_COLUMNS, JOINT_ROWS = 7, 12
 #: The state after each step is one table from this width on, two below it.
 ONE_TABLE_WIDTH = 76
+#: The states a column shows, in the order of its columns after "after".
+SHOWN = ("attacker", "defender", "draw", "fighting")
 
 
 def _pct(p: float) -> str:
@@ -59,7 +62,10 @@ def render_steps(result: StepResult, console: Console) -> None:
             n = max(counts.battles, 1)
             cells = {
                 "after": f"{step:,}",
-                **{c: _pct(int(k) / n) for c, k in zip(outcomes[1:], counts.states, strict=True)},
+                **{
+                    c: _pct(int(counts.states[STATES.index(s)]) / n)
+                    for c, s in zip(outcomes[1:], SHOWN, strict=True)
+                },
                 men[0]: _left(counts.men_left["attacker"]),
                 men[1]: _left(counts.men_left["defender"]),
             }

@@ -20,7 +20,7 @@ from .stats import Histogram, histograms, wilson
 
 #: What a battle is after a step: decided (each outcome) or still fighting. Its index is
 #: the ``winner`` code of a stopped battle (``rulesets.base.FIGHTING`` is the last).
-STATES = ("attacker", "defender", "draw", "fighting")
+STATES = ("attacker", "defender", "draw", "attacker_withdrew", "defender_withdrew", "fighting")
 #: Men left are keyed as casualties are, without their ``casualties.`` prefix.
 CASUALTIES = "casualties."
 

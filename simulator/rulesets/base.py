@@ -43,7 +43,7 @@ SIDES = ("attacker", "defender")
 #: Columns a kernel's row may hold beyond the named ones (derived, internal).
 SPARE_COLUMNS = 8
 #: ``winner`` of a battle :meth:`Prepared.run_until` stopped while still undecided.
-FIGHTING = 3
+FIGHTING = 5  # kernels.stops.FIGHTING (not imported: kernels load Numba)
 #: What of the battle as it unfolds a prepared scenario can give (``Prepared.unfolds``):
 #: the state after a step (:meth:`Prepared.run_until`).
 BY_STEP = "the state after a step"

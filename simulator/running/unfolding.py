@@ -57,7 +57,7 @@ class StepResult:
                     "step": step,
                     "battles": counts.battles,
                     "fighting": _probability(counts, "fighting"),
-                    "decided": {s: _probability(counts, s) for s in STATES[:-1]},
+                    "decided": {s: _probability(counts, s) for s in STATES[:3]},
                     "men_left": {
                         key: _spread(h) for key, h in counts.men_left.items() if "." in key
                     },

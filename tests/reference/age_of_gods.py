@@ -27,6 +27,10 @@ from simulator.rulesets.age_of_gods.model import (
 )
 from simulator.rulesets.age_of_gods.prepare import AgeOfGodsPrepared
 
+#: ``winner`` of a battle stopped while still undecided (kernels/stops.py's code).
+FIGHTING = 5
+
+
 PHASES = ("volley", "special", "missile", "melee", "stalemate")
 COLLAPSE = 100
 ATTACKER, DEFENDER, DRAW = 0, 1, 2
@@ -365,7 +369,7 @@ class Fight:
         return not people or sum(m.value for m in people) <= threshold[s]
 
     def run(self, until: int | None = None) -> tuple[int, int, str]:
-        """The winner, the round and the phase that decided; with ``until``, 3 (still
+        """The winner, the round and the phase that decided; with ``until``, FIGHTING (still
         fighting) when the battle goes on after that round, stopped there."""
         threshold = [
             self.start[s] * side.break_point / 100 for s, side in enumerate(self.battle.sides)
@@ -414,7 +418,7 @@ class Fight:
             if strikes == 0 and not later:
                 return DRAW, rounds, "stalemate"
             if rounds == until:
-                return 3, rounds, "fighting"
+                return FIGHTING, rounds, "fighting"
 
     def prisoners(self, winner: int) -> None:
         """Olympia: each surviving noble of the loser (allies who never came excepted)
@@ -459,7 +463,7 @@ def simulate(
     for _ in range(battles):
         fight = Fight(battle, rng)
         winner, steps, phase = fight.run(until)
-        if winner not in (DRAW, 3):
+        if winner not in (DRAW, FIGHTING):
             fight.prisoners(winner)
         for s, st in enumerate(fight.structures):
             if st is not None:

@@ -14,6 +14,10 @@ from dataclasses import dataclass
 
 from simulator.rulesets.blocks.model import SIDES, Battle
 
+#: ``winner`` of a battle stopped while still undecided (kernels/stops.py's code).
+FIGHTING = 5
+
+
 ATTACKER, DEFENDER = 0, 1
 Trace = Callable[[int, int, str, list[str], list[str]], None]
 
@@ -465,12 +469,12 @@ def battle_outcome(
     battle: Battle, rng: random.Random, trace: Trace | None = None, until: int | None = None
 ) -> dict[str, int]:
     """One battle's row; with ``until``, the state after phase ``until`` when the
-    battle lasts longer (``winner`` 3, still fighting; its casualties then)."""
+    battle lasts longer (``winner`` FIGHTING, still fighting; its casualties then)."""
     fight = Fight(battle, rng, trace)
     fight.until = until
     row = fight.run()
     if fight.snapshot is not None and until is not None and row["steps"] > until:
-        row = {**row, **fight.snapshot, "winner": 3, "steps": until}
+        row = {**row, **fight.snapshot, "winner": FIGHTING, "steps": until}
     return row
 
 

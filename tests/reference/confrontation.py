@@ -25,6 +25,9 @@ from simulator.rulesets.confrontation.model import (
     unit_column,
 )
 
+#: ``winner`` of a battle stopped while still undecided (kernels/stops.py's code).
+FIGHTING = 5
+
 
 @dataclass
 class Fighter:
@@ -205,7 +208,7 @@ class ReferenceBattle:
         return out
 
     def play(self, until: int | None = None) -> tuple[int, int]:
-        """The winner and the turn it was decided; with ``until``, 3 (still fighting)
+        """The winner and the turn it was decided; with ``until``, FIGHTING (still fighting)
         and ``until`` when the battle is undecided after that turn, the state then."""
         for turn in range(1, self.battle.turns + 1):
             actions = self.battle.turn_actions(turn)
@@ -216,7 +219,7 @@ class ReferenceBattle:
                     return (0 if a else 1), turn
             self.end_of_turn()
             if turn == until and turn < self.battle.turns:
-                return 3, turn
+                return FIGHTING, turn
         return 2, self.battle.turns
 
 

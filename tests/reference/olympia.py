@@ -15,6 +15,10 @@ import numpy as np
 from simulator.rulesets.olympia.model import SIDES, Battle
 from simulator.rulesets.olympia.prepare import OlympiaPrepared
 
+#: ``winner`` of a battle stopped while still undecided (kernels/stops.py's code).
+FIGHTING = 5
+
+
 COLLAPSE = 100
 
 
@@ -165,7 +169,7 @@ def one_battle(
     battle: Battle, rng: random.Random, columns: dict[str, int], until: int | None = None
 ) -> dict[str, int]:
     """One battle's row; with ``until``, the state after strike ``until`` when the
-    battle lasts longer (``winner`` 3, still fighting): a copy of the row taken then."""
+    battle lasts longer (``winner`` FIGHTING, still fighting): a copy of the row taken then."""
     men, structures, start = build(battle)
     snapshot: dict[str, int] | None = None
     row = dict.fromkeys(columns, 0)
@@ -222,7 +226,7 @@ def one_battle(
             winner = 2 if all(broken) else (1 if broken[0] else 0)
             break
         if steps == until:
-            snapshot = {**row, "winner": 3, "steps": steps}
+            snapshot = {**row, "winner": FIGHTING, "steps": steps}
     if snapshot is not None and steps > snapshot["steps"]:
         return snapshot
     row["winner"] = winner

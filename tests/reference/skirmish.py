@@ -17,6 +17,10 @@ import numpy as np
 
 from simulator.rulesets.skirmish.model import Battle
 
+#: ``winner`` of a battle stopped while still undecided (kernels/stops.py's code).
+FIGHTING = 5
+
+
 SIDES = ("attacker", "defender")
 MOVE_ORDER = ("strike", "archery", "charge", "healing")  # inner loop of the choice
 REPEATS = {"strike": 2, "archery": 2, "charge": 1, "healing": 1}
@@ -186,7 +190,7 @@ class Fight:
         )
 
     def run(self, until: int | None = None) -> int:
-        """The winner; with ``until``, 3 (still fighting) when the battle goes on
+        """The winner; with ``until``, FIGHTING (still fighting) when the battle goes on
         after that turn, stopped there."""
         # The engine's last totals start at 0, so turn 1 always counts as a change.
         last = (0, 0) if self.engine else self.totals()
@@ -211,7 +215,7 @@ class Fight:
                 self.hit_turn_limit = True
                 return 2
             if self.turn == until:
-                return 3
+                return FIGHTING
 
 
 Log = list[tuple[int, int, str, int]]
