@@ -34,6 +34,7 @@ from ..input.fields import Table
 from . import designer, words
 from .designer import Knob
 from .exact import ExactResult, ExactState
+from .stop_rules import NEVER, StopRule
 
 #: ``[battle]`` keys that ``odds`` takes as options of their own (others: ``--set``).
 ODDS_OPTIONS = ("terrain", "weather", "strike_order")
@@ -47,6 +48,13 @@ FIGHTING = 5  # kernels.stops.FIGHTING (not imported: kernels load Numba)
 #: What of the battle as it unfolds a prepared scenario can give (``Prepared.unfolds``):
 #: the state after a step (:meth:`Prepared.run_until`).
 BY_STEP = "the state after a step"
+#: ... a side's stop rule (``[attacker.retreat]``; :attr:`Prepared.stop_rules`, handed
+#: to the kernel as kernels/stops.py's rows).
+STOP_RULES = "stop rules"
+#: ... a battle already in progress (``[battle] from_step``; :attr:`Prepared.from_step`).
+FROM_STEP = "a battle in progress"
+#: ... waves (``[[attacker.waves]]``): a side's next army fights what the battle left.
+WAVES = "waves"
 
 #: The most units one side may field (olympia's and Age of Gods' nobles with their men,
 #: blocks, confrontation's units, skirmish's participants). The bundled scenarios field
@@ -137,6 +145,12 @@ class Prepared(ABC):
     #: What of the battle as it unfolds this scenario can give (:data:`BY_STEP`); a
     #: ruleset declares each one it implements (docs/writing-a-ruleset.md).
     unfolds: frozenset[str] = frozenset()
+    #: Each side's stop rule (attacker, defender), as the scenario gives them; a ruleset
+    #: that declares :data:`STOP_RULES` hands them to its kernel.
+    stop_rules: tuple[StopRule, StopRule] = (NEVER, NEVER)
+    #: The step the battle has reached already (0: it starts now); steps, and a stop
+    #: rule's ``after``, count from the battle's start (:data:`FROM_STEP`).
+    from_step: int = 0
 
     def run_until(self, seed: int, first: int, count: int, step: int) -> dict[str, np.ndarray]:
         """Battles ``first .. first+count-1`` of run ``seed``, each stopped after step
