@@ -161,6 +161,20 @@ class Prepared(ABC):
         :attr:`unfolds`."""
         raise NotImplementedError(BY_STEP)
 
+    def run_through(
+        self, seed: int, first: int, count: int, steps: Sequence[int]
+    ) -> dict[str, np.ndarray]:
+        """The state of battles ``first .. first+count-1`` of run ``seed`` after each of
+        ``steps`` (ascending, each 1 or more): every column an array of shape
+        ``(len(steps), count)``, row k what :meth:`run_until` gives for ``steps[k]``. This
+        default calls :meth:`run_until` once per step (each call fights the battles again
+        from the start); a ruleset whose kernel records every step in one pass overrides
+        it (the answer is the same, battle by battle)."""
+        rows = [self.run_until(seed, first, count, int(step)) for step in steps]
+        if not rows:
+            return {}
+        return {name: np.stack([r[name] for r in rows]) for name in rows[0]}
+
     @abstractmethod
     def run(self, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
         """Outcome columns of battles ``first .. first+count-1`` of run ``seed``."""
