@@ -76,6 +76,12 @@ class RealBattle:
     steps: int | None
 
 
+class ImpossibleRecord(BattleOddsError):
+    """A real battle's record that no battle of its armies can give (more men lost than
+    the side fields): a mistake in the file, so the whole file is refused (exit 2), not
+    the battle skipped."""
+
+
 @dataclass(frozen=True)
 class Skipped:
     name: str
@@ -235,8 +241,9 @@ def _round(x: float) -> float | None:
 
 def read_calibration(path: str | Path) -> CalibrationFile:
     """The battles of a calibration file, each validated on its own: a battle that fails
-    (its scenario, its winner, a loss no battle of its armies can have) is skipped with
-    its one-line reason; a file that is not one at all raises."""
+    (its scenario, its winner, a loss of a type its armies do not field) is skipped with
+    its one-line reason; a file that is not one at all, or records more men lost than a
+    side fields (:class:`ImpossibleRecord`), raises."""
     path = Path(path)
     data, source = read_toml(path, "calibration file")
     top = Node(data, "", source)
@@ -257,6 +264,8 @@ def read_calibration(path: str | Path) -> CalibrationFile:
             name = node.data["name"]
         try:
             battles.append(_real_battle(node, name, path.parent))
+        except ImpossibleRecord:
+            raise
         except BattleOddsError as exc:
             skipped.append(Skipped(name, str(exc)))
     return CalibrationFile(path, description, tuple(battles), tuple(skipped))
@@ -292,9 +301,10 @@ def _real_battle(node: Node, name: str, folder: Path) -> RealBattle:
             most = bounds[column]
             count = losses.integer(key, lo=0)
             if most is not None and count > most:
-                raise losses.fail(
+                problem = losses.fail(
                     f"{count} lost, more than the {most} the scenario fields", key, count
                 )
+                raise ImpossibleRecord(str(problem))
             lost[column] = count
     steps = node.integer("steps", lo=0) if node.has("steps") else None
     return RealBattle(name, scenario, winner, lost, steps)
