@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import BattleOddsError
 from ..results.result import Result
-from ..results.stats import Tally
+from ..results.stats import FOUGHT_OUT, OUTCOMES, Tally
 from ..scenario.scenario import Scenario, prepare
 from ..version import __version__
 from .checkpoint import Checkpoint
@@ -81,6 +81,8 @@ def outcome_ranges(
     bounds = dict(prepared.column_bounds)
     # ``steps`` is tallied by outcome, apart from the columns: its bound travels with them.
     ranges: dict[str, tuple[int | None, int | None]] = {"steps": (0, prepared.step_limit)}
+    # A withdrawal (winner 3 or 4) only where a side has a stop rule.
+    ranges["winner"] = (0, len(OUTCOMES) - 1 if prepared.has_stop_rules else len(FOUGHT_OUT) - 1)
     for name in columns:
         if name in bounds:
             ranges[name] = bounds[name]
@@ -283,4 +285,5 @@ def run_chunks(scenario: Scenario, plan: RunPlan, progress: Progress | None = No
         seconds=time.perf_counter() - started - (clock.seconds - compiled_at_start),
         compile_seconds=clock.seconds - compiled_before,
         partial=stopped,
+        stop_rules=prepared.has_stop_rules,
     )

@@ -102,6 +102,7 @@ def stream_battles(
             seconds=clock() - started,
             partial=partial,
             extra=extra,
+            stop_rules=prepared.has_stop_rules,
         )
 
     def said() -> tuple[Tally, frozenset[str]]:
