@@ -22,6 +22,7 @@ from ..results.result import Result
 from ..results.stats import FOUGHT_OUT, OUTCOMES, Tally
 from ..scenario.scenario import Scenario, prepare
 from ..version import __version__
+from .capabilities import check_capabilities
 from .checkpoint import Checkpoint
 from .chunking import FIRST_CHUNK, ChunkSizes, sized_chunks
 from .compiling import compile_clock, said_on_stderr
@@ -194,6 +195,8 @@ def run_chunks(scenario: Scenario, plan: RunPlan, progress: Progress | None = No
     clock = compile_clock()
     compiled_before = clock.seconds
     prepared = prepare(scenario)
+    # A stop rule or a battle in progress its ruleset does not declare: one line.
+    check_capabilities(prepared, scenario.ruleset)
     # Fewer battles a call for a scenario of many columns, and the run's memory known
     # (and refused beyond the machine's) before any battle.
     chunk = battles_per_call(prepared, chunk)

@@ -19,8 +19,9 @@ from .. import rulesets
 from ..errors import BattleOddsError
 from ..results.stats import Histogram
 from ..results.steps import STATES, StepCounts, StepTally, men_brought
-from ..rulesets.base import BY_STEP, FROM_STEP, STOP_RULES, WAVES, Prepared
+from ..rulesets.base import Prepared
 from ..scenario.scenario import Scenario
+from .capabilities import check_capabilities, check_unfolds
 from .chunking import ChunkSizes
 from .interrupt import stop_on_interrupt, stop_requested
 from .memory import battles_per_call
@@ -101,37 +102,6 @@ def _spread(h: Histogram) -> dict[str, float]:
 def _probability(counts: StepCounts, state: str) -> dict[str, float]:
     p, low, high = counts.p(state)
     return {"p": p, "low": low, "high": high}
-
-
-#: What each capability is asked by, for the refusal of a ruleset without it.
-ASKED_BY = {
-    BY_STEP: "--by-round / --after",
-    STOP_RULES: "[attacker.retreat] / [defender.retreat]",
-    FROM_STEP: "[battle] from_step / --from-step",
-    WAVES: "[[attacker.waves]] / [[defender.waves]]",
-}
-
-
-def check_unfolds(prepared: Prepared, ruleset: str, what: str = BY_STEP) -> None:
-    """One line when the scenario's ruleset does not give ``what`` of the battle as it
-    unfolds (a plugin that declares no :attr:`Prepared.unfolds`, or not this one)."""
-    if what not in prepared.unfolds:
-        asked = f" ({ASKED_BY[what]})" if what in ASKED_BY else ""
-        raise BattleOddsError(
-            f"ruleset {ruleset!r} does not give {what}{asked}: its prepared scenario "
-            "declares no such capability (docs/writing-a-ruleset.md, 'The battle as it "
-            "unfolds')"
-        )
-
-
-def check_capabilities(prepared: Prepared, ruleset: str) -> None:
-    """A scenario that gives a stop rule or a battle in progress to a ruleset whose
-    prepared scenario does not declare it: one line naming what it lacks, before any
-    battle (a ruleset that ignored them would answer another question)."""
-    if prepared.has_stop_rules:
-        check_unfolds(prepared, ruleset, STOP_RULES)
-    if prepared.from_step:
-        check_unfolds(prepared, ruleset, FROM_STEP)
 
 
 def check_step(prepared: Prepared, step: int, name: str = "--after") -> None:

@@ -39,7 +39,7 @@ import numpy as np
 from .. import rulesets
 from ..errors import BattleOddsError, Source
 from ..input.fields import RANGE_PATTERN, WEIGHTED_PATTERN
-from ..rulesets.base import Prepared
+from ..rulesets.base import BY_STEP, Prepared
 
 if TYPE_CHECKING:
     from .scenario import Scenario
@@ -441,8 +441,12 @@ class MixturePrepared(Prepared):
         self.step_limit = None if None in limits else max(limits)  # type: ignore[type-var]
         self.kernel = known[0].kernel
         self.notes = tuple(dict.fromkeys(n for p in known for n in p.notes))
-        # A stop rule of any combination: the answer reports withdrawals.
+        # A stop rule of any combination: the answer reports withdrawals. Each
+        # combination's kernel gives them and a battle in progress (what every one
+        # declares), not the state after a step (this class has no run_until).
         self.stop_rules = next((p.stop_rules for p in known if p.has_stop_rules), self.stop_rules)
+        self.from_step = max(p.from_step for p in known)
+        self.unfolds = frozenset.intersection(*(p.unfolds for p in known)) - {BY_STEP}
 
     def kernel_choices(self, battles: int | None = None) -> tuple[str, ...]:
         return (self.kernel,)
