@@ -95,6 +95,9 @@ def test_withdrawals_are_outcomes_of_their_own_in_text_and_json(duel: None, tmp_
         assert got["win"][outcome]["p"] == wins[k] / BATTLES, outcome
     assert got["steps"]["attacker_withdrew"]["mean"] >= 1
     text = invoke("run", path).stdout
+    # The question says the rules.
+    assert "the attacker withdraws at 5 men left or fewer" in " ".join(text.split())
+    assert "the defender withdraws after 12 blows" in " ".join(text.split())
     for row in ("attacker withdrew", "defender withdrew"):
         assert text.count(row) == 2, text  # the outcome table and "decided after"
 
@@ -248,7 +251,7 @@ def test_validate_says_what_a_rule_does_from_the_start(duel: None, tmp_path: Pat
     notes = [line for line in done.stdout.splitlines() if line.startswith("note:")]
     assert len(notes) == 2, done.stdout
     assert "the attacker's stop rule (at 12 men left or fewer) holds from the start" in notes[0]
-    assert "withdraws after step 1" in notes[0]
+    assert "fights step 1 and withdraws after it" in notes[0]
     assert "the attacker withdraws and the defender holds the field" in notes[1]
     # And so it does: every battle ends after the first blow, the attacker withdrawn.
     assert answer("run", at_once)["win"]["attacker_withdrew"]["p"] == 1.0

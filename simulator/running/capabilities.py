@@ -90,8 +90,9 @@ def stop_rule_notes(prepared: Prepared, step_unit: str = "steps") -> list[str]:
         if not rule.never and holds_at_start(rule, men[side], men[enemy], prepared.from_step):
             notes.append(
                 f"the {side}'s stop rule ({rule.words(step_unit)}) holds from the start "
-                f"({men[side]:,} men against {men[enemy]:,}): it withdraws after step "
-                f"{first:,}, whatever happens in it"
+                f"({men[side]:,} men against {men[enemy]:,}): no side withdraws before the "
+                f"battle starts, so it fights step {first:,} and withdraws after it if the "
+                "rule still holds then"
             )
     if can_hold_together(*prepared.stop_rules):
         notes.append(

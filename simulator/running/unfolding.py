@@ -11,7 +11,8 @@ in one pass fights each battle once, the default fights them again for each step
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -158,28 +159,33 @@ def _record_block(
     asked: list[int],
     every: bool,
     brought: dict[str, int],
+    stopped: Callable[[], bool] = stop_requested,
+    lock: AbstractContextManager[object] | None = None,
 ) -> StepTally | None:
     """The state of battles ``first .. first + count - 1`` after each step asked (with
     ``every``: each step until they are all decided), or None when Ctrl-C stopped it.
     A kernel that records in one pass is called once with every step; the default
     run_through is called a step at a time, to the block's longest battle, as each
-    call fights the battles again."""
+    call fights the battles again. Each call holds ``lock``; ``stopped()`` is asked
+    after each."""
     chunk = StepTally(brought)
     wanted = steps_to_record(asked, every, prepared.from_step)
     if one_pass(prepared):
-        outcomes = prepared.run_through(seed, first, count, wanted)
-        if stop_requested():
+        with lock or nullcontext():
+            outcomes = prepared.run_through(seed, first, count, wanted)
+        if stopped():
             return None
         for k, step in enumerate(wanted):
             chunk.steps[step] = StepCounts.of({n: c[k] for n, c in outcomes.items()}, brought)
         return _trimmed(chunk, asked)
     ended = False  # every battle decided: later steps are their final states
     for step in (t for t in wanted if not ended or t in asked):
-        outcomes = prepared.run_through(seed, first, count, [step])
+        with lock or nullcontext():
+            outcomes = prepared.run_through(seed, first, count, [step])
         counts = StepCounts.of({n: c[0] for n, c in outcomes.items()}, brought)
         chunk.steps[step] = counts
         ended = ended or counts.states[-1] == 0
-        if stop_requested():
+        if stopped():
             return None
     return chunk
 
@@ -194,11 +200,15 @@ def run_steps(
     after: int | None = None,
     threads: int | None = None,
     interruptible: bool = False,
+    stop: Callable[[], bool] | None = None,
+    lock: AbstractContextManager[object] | None = None,
 ) -> StepResult:
     """The state after each of ``steps`` (None: every step until each battle is decided,
     at most :data:`MOST_STEPS`), and after ``after``, over battles ``first .. first +
-    battles - 1`` of run ``seed``. Ctrl-C (when ``interruptible``) stops between kernel
-    calls; the result then counts the blocks of battles done (``partial``)."""
+    battles - 1`` of run ``seed``. Ctrl-C (when ``interruptible``), or ``stop()``
+    turning true, stops between kernel calls; the result then counts the blocks of
+    battles done (``partial``). Each kernel call holds ``lock`` (the page's questions
+    take turns)."""
     prepared = rulesets.get(scenario.ruleset).prepare(scenario.model)
     check_unfolds(prepared, scenario.ruleset)
     check_capabilities(prepared, scenario.ruleset)
@@ -214,12 +224,18 @@ def run_steps(
     tally = StepTally(brought)
     started = time.perf_counter()
     stopped = False
+
+    def stopped_by() -> bool:
+        return stop_requested() or (stop is not None and stop())
+
     with thread_count(threads), stop_on_interrupt(interruptible):
         done = 0
         while done < battles:
             count = sizes.next(battles - done)
             began = time.perf_counter()
-            chunk = _record_block(prepared, seed, first + done, count, asked, every, brought)
+            chunk = _record_block(
+                prepared, seed, first + done, count, asked, every, brought, stopped_by, lock
+            )
             if chunk is None:  # a block counts whole or not at all: each step its battles
                 stopped = True
                 break
