@@ -376,3 +376,34 @@ def test_the_outcome_plot_shows_the_withdrawals(duel: None, tmp_path: Path) -> N
     assert labels == [
         "attacker wins", "defender wins", "draw", "attacker withdrew", "defender withdrew"
     ]  # fmt: skip
+
+
+def test_unknown_codes_keep_the_old_codes_and_carry_withdrawals() -> None:
+    from simulator.scenario.unknowns import unknown_code, unknown_decode
+
+    index = np.array([0, 1, 2, 2, 0, 1])
+    winner = np.array([0, 2, 1, 3, 4, 4])
+    codes = unknown_code(index, winner, 3)
+    # A battle fought out: index x 3 + winner, as before stop rules.
+    assert codes[:3].tolist() == [0, 5, 7]
+    assert [unknown_decode(int(c), 3) for c in codes] == list(
+        zip(index.tolist(), winner.tolist(), strict=True)
+    )
+    assert len(set(codes.tolist())) == len(codes)
+
+
+def test_an_unknown_says_the_withdrawals_given_each_value(duel: None, tmp_path: Path) -> None:
+    path = scenario_file(
+        tmp_path,
+        '[attacker]\nmen = "6..12"\n[defender]\nmen = 9\n[attacker.retreat]\nat_most = 5\n',
+    )
+    got = answer("run", path)
+    (unknown,) = got["unknowns"]
+    rows = {row["value"]: row for row in unknown["values"]}
+    # Six men withdraw at the first man lost unless they win first; twelve seldom fall to 5.
+    assert rows[6]["attacker_withdrew"] > 0.9 > 0.5 > rows[12]["attacker_withdrew"] > 0
+    total = sum(row["attacker_withdrew"] * row["battles"] for row in rows.values())
+    assert round(total) == round(got["win"]["attacker_withdrew"]["p"] * got["battles"])
+    for row in rows.values():
+        shares = ("defender", "draw", "attacker_withdrew", "defender_withdrew")
+        assert abs(row["attacker"]["p"] + sum(row[s] for s in shares) - 1) < 1e-9
