@@ -407,3 +407,25 @@ def test_an_unknown_says_the_withdrawals_given_each_value(duel: None, tmp_path: 
     for row in rows.values():
         shares = ("defender", "draw", "attacker_withdrew", "defender_withdrew")
         assert abs(row["attacker"]["p"] + sum(row[s] for s in shares) - 1) < 1e-9
+
+
+def test_ctrl_c_between_one_pass_blocks_keeps_the_whole_blocks(
+    install: Callable[[Duel], None], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from simulator.running import unfolding
+
+    install(Duel(one_pass=True))
+    asked: list[int] = []
+
+    def stop_after_three() -> bool:
+        asked.append(1)
+        return len(asked) >= 3  # asked after each block: the third is not counted
+
+    monkeypatch.setattr(unfolding, "stop_requested", stop_after_three)
+    OnePassDuel.calls = []
+    scenario = simulator.load_scenario(scenario_file(tmp_path, RETREAT_AT_5))
+    answer = run_steps(scenario, None, 5, 0, 5_000)
+    assert answer.partial and len(OnePassDuel.calls) == 3
+    # Every step counts the same two whole blocks (sized by time from one battle up).
+    counted = {c.battles for c in answer.tally.steps.values()}
+    assert len(counted) == 1 and 1 < counted.pop() < 5_000
