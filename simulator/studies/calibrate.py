@@ -120,7 +120,7 @@ class Prediction:
 
     name: str
     winner: str
-    p: Mapping[str, float]  # P(outcome) by OUTCOMES
+    p: Mapping[str, float]  # P(outcome), the outcomes the run reports (Result.outcomes)
     battles: int  # battles run
     losses: tuple[Placed, ...] = ()
     steps: Placed | None = None
@@ -138,7 +138,7 @@ class Prediction:
     def p_real(self) -> float:
         """The model's probability of the outcome that happened, at least half a battle
         of those run (a probability of 0 from n battles says only "under 1/n")."""
-        return max(float(self.p[self.winner]), 0.5 / self.battles)
+        return max(float(self.p.get(self.winner, 0.0)), 0.5 / self.battles)
 
     @property
     def brier(self) -> float:
@@ -152,7 +152,7 @@ class Prediction:
         return {
             "name": self.name,
             "winner": self.winner,
-            "p": {o: round(float(self.p[o]), 6) for o in OUTCOMES},
+            "p": {o: round(float(v), 6) for o, v in self.p.items()},
             "battles": self.battles,
             "brier": round(self.brier, 6),
             "log_loss": round(self.log_loss, 6),
@@ -376,7 +376,7 @@ def place(histogram: Histogram, what: str, real: int) -> Placed:
 
 def predict(battle: RealBattle, result: Result) -> Prediction:
     tally = result.tally
-    p = {o: tally.win(o)[0] for o in OUTCOMES}
+    p = {o: tally.win(o)[0] for o in result.outcomes}
     losses = tuple(
         place(tally.columns.get(column, Histogram.of(np.zeros(tally.battles))), column, real)
         for column, real in battle.lost.items()
