@@ -39,6 +39,7 @@ from .. import rulesets
 from ..errors import BattleOddsError, Source
 from ..input.fields import RANGE_PATTERN, WEIGHTED_PATTERN
 from ..rulesets.base import Prepared
+from .groups import grouped_calls
 
 if TYPE_CHECKING:
     from .scenario import Scenario
@@ -441,37 +442,15 @@ class MixturePrepared(Prepared):
         drawn = m.draws(seed, first, count)
         combos = drawn @ m.strides
         winners = out["winner"]
-        start = first
-        while start < first + count:
-            block = start // BLOCK
-            end = min(first + count, (block + 1) * BLOCK)
-            here = slice(start - first, end - first)
-            # How many battles of each combination the block held before ``start``.
-            before = block * BLOCK
-            earlier = m.draws(seed, before, start - before) @ m.strides if start > before else None
-            segment = combos[here]
-            order = np.argsort(segment, kind="stable")
-            present, starts, counts = np.unique(
-                segment[order], return_index=True, return_counts=True
-            )
-            if earlier is not None:
-                seen, seen_counts = np.unique(earlier, return_counts=True)
-                at = np.searchsorted(seen, present)
-                at = np.minimum(at, len(seen) - 1)
-                prior = np.where(seen[at] == present, seen_counts[at], 0)
-            else:
-                prior = np.zeros(len(present), np.int64)
-            seeds = m.combination_seeds(seed, present)
-            for c, s, n, r, c_seed in zip(present, starts, counts, prior, seeds, strict=True):
-                combination = int(c)
-                positions = order[s : s + n] + (start - first)
-                result = _run_group(
-                    m.prepared_of(combination), int(c_seed), before + int(r), int(n)
-                )
-                for name, column in result.items():
-                    if name in out:
-                        out[name][positions] = column
-            start = end
+        calls = grouped_calls(
+            first, combos, lambda start, n: m.draws(seed, start, n) @ m.strides, BLOCK
+        )
+        for combination, index, positions in calls:
+            c_seed = m.combination_seeds(seed, np.array([combination], np.int64))[0]
+            result = run_group(m.prepared_of(combination), int(c_seed), index, len(positions))
+            for name, column in result.items():
+                if name in out:
+                    out[name][positions] = column
         for k in range(len(m.unknowns)):
             out[f"unknown.{k}"] = drawn[:, k] * N_OUTCOMES + winners
         return out
@@ -502,7 +481,7 @@ def _path_words(path: str) -> str:
 SERIAL_BATTLES = 512
 
 
-def _run_group(prepared: Prepared, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
+def run_group(prepared: Prepared, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
     if count >= SERIAL_BATTLES:
         return prepared.run(seed, first, count)
     import numba
