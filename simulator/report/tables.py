@@ -248,17 +248,9 @@ def render_waves(result: Result, console: Console) -> None:
     side = waves[0]["side"]
     other = "defender" if side == "attacker" else "attacker"
     print_title(console, f"Waves: the {side}'s armies, each into what the one before it left")
-    table = Table(box=box.SIMPLE)
-    for column in (
-        "wave",
-        "fights",
-        "wins",
-        "wins if it fights",
-        "lost",
-        f"{other} lost",
-        f"{other} left",
-    ):
-        table.add_column(column, justify="right")
+    table = Table(box=box.SIMPLE, pad_edge=False)
+    for column in ("wave", "fights", "wins", "wins if it fights", "lost", "killed", "left"):
+        table.add_column(column, justify="right", no_wrap=column != "wins if it fights")
     for wave in waves:
         won, won_fought = wave["win"][side], wave["win_when_fought"][side]
 
@@ -277,7 +269,8 @@ def render_waves(result: Result, console: Console) -> None:
         )
     console.print(table)
     console.print(
-        f"wins: the chance the wave fights and wins; lost, left: mean men over the "
-        f"battles it fought ({side}'s wave lost, {other}'s men lost and left after it)",
+        "fights: the chance the wave fights; wins: the chance it fights and wins; "
+        f"over the battles it fought, the mean men it lost, the {other}'s men it killed, "
+        f"and the {other}'s men left after it",
         highlight=False,
     )

@@ -30,6 +30,7 @@ import json
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -354,9 +355,7 @@ class WavesPrepared(Prepared):
             if not fighting.any():
                 out = self._idle(out, k)
                 continue
-            calls = grouped_calls(
-                first, group, lambda start, n, k=k: self._earlier(seed, k, start, n), WAVE_BLOCK
-            )
+            calls = grouped_calls(first, group, partial(self._earlier, seed, k), WAVE_BLOCK)
             following = np.full(count, _NOTHING_LEFT, np.int64)
             for g, index, positions in calls:
                 if g == _IDLE:
