@@ -283,7 +283,10 @@ WAVE = '[[attacker.waves]]\nstacks = [{ at = [0, 0], units = [{ type = "veteran"
             "[attacker]\nwaves = 3\n",
             "attacker.waves: expected a list of the attacker's next armies",
         ),
-        ("[[attacker.waves]]\n", "attacker.waves[0]: a wave with no men: expected the army, written as [attacker] is"),
+        (
+            "[[attacker.waves]]\n",
+            "attacker.waves[0]: a wave with no men: expected the army, written as [attacker] is",
+        ),
         (
             "[[attacker.waves]]\nstacks = []\n",
             "attacker.waves[0].stacks: no stacks: expected at least one",
