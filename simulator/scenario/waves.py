@@ -39,6 +39,7 @@ import numpy as np
 from .. import rulesets
 from ..errors import BattleOddsError, Source
 from ..rulesets.base import SIDES, TURN_LIMIT, WAVES, Prepared
+from ..rulesets.keys import MOST_WAVES
 from .groups import grouped_calls
 from .unknowns import run_group
 
@@ -47,8 +48,6 @@ if TYPE_CHECKING:
 
 #: The key of a side's table that lists its waves.
 WAVES_KEY = "waves"
-#: The most waves a side may bring after its first army.
-MOST_WAVES = 20
 #: Battles of a block (see the module's docstring): a chunk starting inside one fights at
 #: most this many battles' waves again to count them.
 WAVE_BLOCK = 1 << 12
@@ -56,6 +55,8 @@ WAVE_BLOCK = 1 << 12
 NOT_FOUGHT = -1
 #: Outcome columns of each wave: ``wave.<k>.<what>`` (k from 1, the side's first army).
 WAVE_PREFIX = "wave."
+#: ``[battle]``'s key of a battle in progress (docs/unfolding.md): the first wave's alone.
+FROM_STEP_KEY = "from_step"
 #: How many waves fought, 1 .. the side's waves.
 WAVES_FOUGHT = "waves_fought"
 #: ``winner`` codes a side's fight counts as its win: a win, the enemy withdrew
@@ -137,6 +138,11 @@ def group_seed(seed: int, wave: int, group: int) -> int:
     return _mix(x ^ group) >> 1
 
 
+class WavesOnlyRun(BattleOddsError, AttributeError):
+    """A command that reads a ruleset's model was given a scenario with waves: one line
+    (an AttributeError too, so that ``getattr(model, name, default)`` takes the default)."""
+
+
 class Waves:
     """The model of a scenario with waves: the scenario without them (wave 1's fight),
     the side that brings them, each wave's scenario against the other side as written
@@ -178,7 +184,7 @@ class Waves:
         # in one line rather than fail inside them.
         if name.startswith("__"):
             raise AttributeError(name)
-        raise BattleOddsError(
+        raise WavesOnlyRun(
             f"{self.source.label}: a scenario with waves ([[{self.side}.waves]]) is "
             "answered by `battle-odds run` and simulator.simulate (whole battles, wave "
             "after wave), not by this command or option"
@@ -192,6 +198,10 @@ class Waves:
         if known is not None:
             return known
         data = {**self.data, self.side: self.tables[wave - 1], self.other: against}
+        battle = data.get("battle")
+        if isinstance(battle, Mapping) and FROM_STEP_KEY in battle:
+            # Only the first wave joins a battle in progress: a later one starts a fight.
+            data["battle"] = {k: v for k, v in battle.items() if k != FROM_STEP_KEY}
         source = Source(f"{self.source.label} (wave {wave}, against what wave {wave - 1} left)")
         try:
             scenario = self._validate(data, source)
