@@ -16,6 +16,9 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
+from ..errors import BattleOddsError
+from ..rulesets.base import Prepared
+
 
 def grouped_calls(
     first: int,
@@ -49,3 +52,21 @@ def grouped_calls(
         for g, s, n, r in zip(present, starts, counts, prior, strict=True):
             yield int(g), before + int(r), order[s : s + n] + (start - first)
         start = end
+
+
+class GroupedPrepared(Prepared):
+    """A scenario whose battles run on the kernels of the scenarios it groups (unknowns'
+    combinations, waves' fights): its kernel is named after the first's, and it takes no
+    other (each group's is chosen by the group)."""
+
+    #: What the scenario has, for the refusal of another kernel: "unknowns", "waves".
+    grouped_by = ""
+
+    def kernel_choices(self, battles: int | None = None) -> tuple[str, ...]:
+        return (self.kernel,)
+
+    def use_kernel(self, name: str) -> None:
+        if name != self.kernel:
+            raise BattleOddsError(
+                f"a scenario with {self.grouped_by} runs its own kernels, not {name!r}"
+            )

@@ -39,7 +39,7 @@ from .. import rulesets
 from ..errors import BattleOddsError, Source
 from ..input.fields import RANGE_PATTERN, WEIGHTED_PATTERN
 from ..rulesets.base import Prepared
-from .groups import grouped_calls
+from .groups import GroupedPrepared, grouped_calls
 
 if TYPE_CHECKING:
     from .scenario import Scenario
@@ -398,10 +398,12 @@ class Mixture:
         return said if said != path else _path_words(path)
 
 
-class MixturePrepared(Prepared):
+class MixturePrepared(GroupedPrepared):
     """A scenario with unknowns, ready to run any range of battles: each battle's inputs
     drawn, the battles grouped by combination and run by that combination's prepared
     kernel (see the module's docstring), the outcome columns put back in battle order."""
+
+    grouped_by = "unknowns"
 
     def __init__(self, mixture: Mixture) -> None:
         self.mixture = mixture
@@ -421,13 +423,6 @@ class MixturePrepared(Prepared):
         self.step_limit = None if None in limits else max(limits)  # type: ignore[type-var]
         self.kernel = known[0].kernel
         self.notes = tuple(dict.fromkeys(n for p in known for n in p.notes))
-
-    def kernel_choices(self, battles: int | None = None) -> tuple[str, ...]:
-        return (self.kernel,)
-
-    def use_kernel(self, name: str) -> None:
-        if name != self.kernel:
-            raise BattleOddsError(f"a scenario with unknowns runs its own kernels, not {name!r}")
 
     def memory_bytes(self, battles: int) -> int:
         # The chunk's outcome columns, the input draws, and one combination's call.

@@ -40,7 +40,7 @@ from .. import rulesets
 from ..errors import BattleOddsError, Source
 from ..rulesets.base import SIDES, TURN_LIMIT, WAVES, Prepared
 from ..rulesets.keys import MOST_WAVES
-from .groups import grouped_calls
+from .groups import GroupedPrepared, grouped_calls
 from .unknowns import run_group
 
 if TYPE_CHECKING:
@@ -231,7 +231,7 @@ def _men(prepared: Prepared, side: str) -> dict[str, int]:
     }
 
 
-class WavesPrepared(Prepared):
+class WavesPrepared(GroupedPrepared):
     """A scenario with waves, ready to run any range of battles: each battle's chain of
     fights (see the module's docstring), wave by wave over the chunk's battles.
 
@@ -240,6 +240,8 @@ class WavesPrepared(Prepared):
     added), ``waves_fought``; and for each wave k ``wave.<k>.winner``, ``wave.<k>.steps``,
     ``wave.<k>.casualties.<side>.<type>`` and ``wave.<k>.left.<side>.<type>`` (each
     side's men left after it), all :data:`NOT_FOUGHT` in battles it did not fight."""
+
+    grouped_by = "waves"
 
     def __init__(self, waves: Waves) -> None:
         self.waves = waves
@@ -292,13 +294,6 @@ class WavesPrepared(Prepared):
         self.step_limit = None if limit is None else limit * waves.count
         self._cache: dict[tuple[int, int], tuple[int, list[np.ndarray]]] = {}
         self._lock = threading.Lock()
-
-    def kernel_choices(self, battles: int | None = None) -> tuple[str, ...]:
-        return (self.kernel,)
-
-    def use_kernel(self, name: str) -> None:
-        if name != self.kernel:
-            raise BattleOddsError(f"a scenario with waves runs its own kernels, not {name!r}")
 
     def memory_bytes(self, battles: int) -> int:
         # The chunk's columns, each wave's groups, and one fight's call.
