@@ -15,11 +15,13 @@ import simulator
 from simulator.cli import app
 from simulator.errors import BattleOddsError, Source
 from simulator.results.stats import Tally
+from simulator.rulesets.distinct import distinct_rows
 from simulator.scenario.scenario import Scenario, from_data, prepare
 from simulator.scenario.waves import NOT_FOUGHT, SIDE_WON, WAVE_BLOCK
 from simulator.testing import reproducibility, simulate_rows, tally_differences
 from tests.reference import waves as reference
 from tests.test_human_output import raw_identifiers, too_wide
+from tests.test_interrupt import MANY, ROOT, check_stopped, interrupt
 
 runner = CliRunner()
 
@@ -343,3 +345,26 @@ def test_commands_that_look_inside_one_battle_refuse_waves(tmp_path: Path) -> No
     )
     with pytest.raises(BattleOddsError, match="a scenario with waves"):
         simulator.unfold(scenario_of(THREE_WAVES), 100, after=1)
+
+
+def test_ctrl_c_a_run_with_waves_gives_the_waves_so_far() -> None:
+    example = str(ROOT / "examples/waves/raids_on_a_gate.toml")
+    code, out, err, seconds = interrupt(["run", example, "-n", MANY, "--json"])
+    check_stopped(code, err, seconds)
+    answer = json.loads(out)
+    assert answer["partial"] is True and 0 < answer["battles"] < int(MANY)
+    assert [w["wave"] for w in answer["waves"]] == [1, 2, 3]
+    assert answer["waves"][0]["fought"]["p"] == 1.0
+
+
+@pytest.mark.parametrize(
+    ("rows", "columns", "high"), [(5_000, 6, 3), (1, 4, 5), (300, 1, 2), (4_000, 9, 50)]
+)
+def test_distinct_rows_are_numpys(rows: int, columns: int, high: int) -> None:
+    """The hashed distinct rows of a side's states are np.unique(axis=0)'s, in its order."""
+    table = np.random.default_rng(rows).integers(-2, high, (rows, columns))
+    distinct, index = distinct_rows(table)
+    expected, inverse = np.unique(table, axis=0, return_inverse=True)
+    assert np.array_equal(distinct, expected)
+    assert np.array_equal(index, inverse.reshape(-1))
+    assert np.array_equal(distinct[index], table)

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ..distinct import distinct_rows
 from .model import SIDES, Battle, Stack, unit_column
 
 
@@ -30,7 +31,7 @@ def survivors(
             for label in labels
         ]
     )
-    distinct, index = np.unique(state, axis=0, return_inverse=True)
+    distinct, index = distinct_rows(state)
     n = len(labels)
     tables = [_left(stacks, data, row[:n], row[n : 2 * n], row[2 * n :]) for row in distinct]
     return index.reshape(-1), tables
