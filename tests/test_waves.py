@@ -4,6 +4,8 @@ it left, battle by battle, each wave on a stream of its own."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -368,3 +370,16 @@ def test_distinct_rows_are_numpys(rows: int, columns: int, high: int) -> None:
     assert np.array_equal(distinct, expected)
     assert np.array_equal(index, inverse.reshape(-1))
     assert np.array_equal(distinct[index], table)
+
+
+def test_the_waves_benchmark_runs() -> None:
+    """``benchmarks/waves_cost.py`` (docs/unfolding.md's figure) end to end, small."""
+    done = subprocess.run(
+        [sys.executable, "benchmarks/waves_cost.py", "--battles", "300", "--rounds", "1"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "fights a battle: a fight in the chain costs" in done.stdout
