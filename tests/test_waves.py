@@ -337,6 +337,25 @@ def test_a_ruleset_that_cannot_give_waves_says_what_it_lacks(tmp_path: Path) -> 
     assert "a scripted battle's turns name stacks that an earlier wave may destroy" in line
 
 
+def test_a_plugin_that_declares_no_waves_is_refused_in_one_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A prepared scenario that neither declares waves nor says what it lacks (a plugin
+    written before waves): the refusal names the capability."""
+    from simulator.rulesets.confrontation.prepare import ConfrontationPrepared
+
+    monkeypatch.setattr(ConfrontationPrepared, "lacks", {})
+    scripted = THREE_WAVES.replace("turns = 1\n", 'turns = 1\npolicy = "script"\n') + (
+        '[[script]]\nactions = [{ by = "a1", ability = "attack", target = "d1" }]\n'
+    )
+    with pytest.raises(BattleOddsError) as refused:
+        prepare(scenario_of(scripted))
+    assert str(refused.value).endswith(
+        "attacker.waves: the confrontation ruleset does not give waves (its prepared "
+        "scenario does not declare them)"
+    )
+
+
 def test_commands_that_look_inside_one_battle_refuse_waves(tmp_path: Path) -> None:
     path = tmp_path / "waves.toml"
     path.write_text(THREE_WAVES)
