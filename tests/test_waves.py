@@ -240,6 +240,18 @@ def test_run_reports_each_wave_and_the_whole_battle(tmp_path: Path) -> None:
         assert "Waves: the attacker's armies" in " ".join(text.stdout.split())
 
 
+def test_compare_leaves_each_waves_columns_out(tmp_path: Path) -> None:
+    """A wave's columns (-1 where it did not fight) are no means per battle: compare's
+    table of means lists the whole battle's columns alone."""
+    path = tmp_path / "waves.toml"
+    path.write_text(THREE_WAVES)
+    shown = runner.invoke(app, ["compare", str(path), str(path), "-n", "500", "--json"])
+    assert shown.exit_code == 0, shown.output
+    answer = json.loads(shown.stdout)
+    assert "waves_fought" in answer["extras"]
+    assert not [k for k in (*answer["extras"], *answer["casualties"]) if k.startswith("wave.")]
+
+
 def test_wave_rows_are_tidy() -> None:
     result = simulator.simulate(scenario_of(THREE_WAVES), 2_000, 6, keep_battles=True)
     frame = simulator.wave_rows(result)
