@@ -301,20 +301,21 @@ WAVE = '[[attacker.waves]]\nstacks = [{ at = [0, 0], units = [{ type = "veteran"
         ),
         (
             "[[attacker.waves]]\n",
-            "attacker.waves[0]: a wave with no men: expected the army, written as [attacker] is",
+            ":9: attacker.waves[0]: a wave with no men: expected the army, written as "
+            "[attacker] is",
         ),
         (
             "[[attacker.waves]]\nstacks = []\n",
-            "attacker.waves[0].stacks: no stacks: expected at least one",
+            ":10: attacker.waves[0].stacks: no stacks: expected at least one",
         ),
         (
             '[[attacker.waves]]\nstacks = [{ at = [0, 0], units = [{ type = "veteran" }] }]\n'
             "morale = 3\n",
-            "attacker.waves[0].morale: unknown key 'morale'",
+            ":11: attacker.waves[0].morale: unknown key 'morale'",
         ),
         (
             '[[attacker.waves]]\nstacks = [{ at = [0, 0], units = [{ type = "vetran" }] }]\n',
-            "attacker.waves[0].stacks[0].units[0].type: unknown unit type 'vetran' (did you "
+            ":10: attacker.waves[0].stacks[0].units[0].type: unknown unit type 'vetran' (did you "
             "mean 'veteran'?)",
         ),
         (
