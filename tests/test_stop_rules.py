@@ -236,6 +236,10 @@ def test_a_plugin_reading_rules_it_does_not_declare_is_refused_before_any_battle
     one_line_error(invoke("validate", path), "does not give stop rules")
     with pytest.raises(simulator.BattleOddsError, match="does not give stop rules"):
         simulator.simulate(simulator.load_scenario(path), 10)
+    # A study's engine too (compare, sweep, ...).
+    plain = simulator.load_scenario(scenario_file(tmp_path, ARMIES, "plain.toml"))
+    with pytest.raises(simulator.BattleOddsError, match="does not give stop rules"):
+        simulator.compare(plain, simulator.load_scenario(path), 10, 1)
 
 
 def test_validate_says_what_a_rule_does_from_the_start(duel: None, tmp_path: Path) -> None:

@@ -469,7 +469,7 @@ def _path_words(scenario: Any, path: str) -> str:
 
 
 def _outcome_words(outcome: str) -> str:
-    return "draw" if outcome == "draw" else f"{outcome} wins"
+    return won(outcome)
 
 
 #: The columns of a sweep's or a search's table, in words.
