@@ -433,3 +433,43 @@ def test_ctrl_c_between_one_pass_blocks_keeps_the_whole_blocks(
     # Every step counts the same two whole blocks (sized by time from one battle up).
     counted = {c.battles for c in answer.tally.steps.values()}
     assert len(counted) == 1 and 1 < counted.pop() < 5_000
+
+
+#: One bundled scenario of each built-in ruleset (tests/test_unfolding.py's pick).
+BUNDLED = {
+    "olympia": "scenarios/olympia/knights_vs_pikemen.toml",
+    "age_of_gods": "scenarios/age_of_gods/pikemen_vs_knights.toml",
+    "blocks": "scenarios/blocks/relief.toml",
+    "confrontation": "scenarios/confrontation/attack.toml",
+    "skirmish": "scenarios/skirmish/cavalry_charge.toml",
+}
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("ruleset", sorted(BUNDLED))
+def test_a_built_in_ruleset_that_declares_them_takes_them_from_the_command_line(
+    ruleset: str,
+) -> None:
+    """Each built-in ruleset that declares stop rules (and a battle in progress) is
+    reached by the options: an attacker withdrawing after step 1 ends every battle
+    then, never the defender's withdrawal (the attacker's rule first, the defender's
+    holding too); given 2 steps in, after step 3. A ruleset that does not declare them
+    yet is refused in one line (its kernel's branch brings them)."""
+    from simulator.rulesets.base import FROM_STEP
+
+    path = str(ROOT / BUNDLED[ruleset])
+    scenario = simulator.load_scenario(path)
+    unfolds = rulesets.get(ruleset).prepare(scenario.model).unfolds
+    rules = ["--set", "attacker.retreat.after=1", "--defender-retreat", "after 1"]
+    if STOP_RULES not in unfolds:
+        one_line_error(invoke("run", path, *rules), f"ruleset '{ruleset}' does not give stop")
+        return
+    got = answer("run", path, "-n", "400", *rules)
+    # Every battle ends at step 1 (a battle lasts a step at least): decided, or the
+    # attacker withdrawn; never the defender.
+    assert got["steps"]["all"]["mean"] == 1.0
+    assert got["win"]["defender_withdrew"]["p"] == 0.0
+    if FROM_STEP not in unfolds:
+        return
+    later = answer("run", path, "-n", "400", "--from-step", "2", "--attacker-retreat", "after 3")
+    assert later["steps"]["all"]["mean"] == 3.0
