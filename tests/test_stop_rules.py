@@ -473,3 +473,16 @@ def test_a_built_in_ruleset_that_declares_them_takes_them_from_the_command_line(
         return
     later = answer("run", path, "-n", "400", "--from-step", "2", "--attacker-retreat", "after 3")
     assert later["steps"]["all"]["mean"] == 3.0
+
+
+def test_plot_takes_the_rules_too(duel: None, tmp_path: Path) -> None:
+    path = scenario_file(tmp_path, ARMIES)
+    image = tmp_path / "duel.png"
+    done = invoke("plot", path, "-o", str(image), "-n", "300", "--attacker-retreat", "at most 5")
+    assert done.exit_code == 0, done.output
+    assert image.stat().st_size > 0
+    one_line_error(
+        invoke("plot", path, "-o", str(image), "--from-step", "99"), "--from-step", "0..39"
+    )
+    bad = invoke("plot", path, "-o", str(image), "--attacker-retreat", "gone horse")
+    one_line_error(bad, "--attacker-retreat", "'horse'")
