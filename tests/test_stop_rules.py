@@ -486,3 +486,16 @@ def test_plot_takes_the_rules_too(duel: None, tmp_path: Path) -> None:
     )
     bad = invoke("plot", path, "-o", str(image), "--attacker-retreat", "gone horse")
     one_line_error(bad, "--attacker-retreat", "'horse'")
+
+
+def test_a_rule_after_a_step_already_fought_holds_from_the_start(
+    duel: None, tmp_path: Path
+) -> None:
+    path = scenario_file(
+        tmp_path, ARMIES + "[battle]\nfrom_step = 6\n[attacker.retreat]\nafter = 4\n"
+    )
+    done = invoke("validate", path, columns=200)
+    assert done.exit_code == 0, done.output
+    assert "holds from the start" in done.stdout and "fights step 7" in done.stdout
+    got = answer("run", path)
+    assert got["steps"]["all"]["mean"] == 7.0
