@@ -111,7 +111,7 @@ def check_step(prepared: Prepared, step: int, name: str = "--after") -> None:
     battle's start, the steps of a battle given in progress included."""
     limit, least = prepared.step_limit, prepared.from_step + 1
     if step < least or (limit is not None and step > limit):
-        most = "" if limit is None else f"..{limit}"
+        most = f"..{limit}" if limit is not None else " or more" if least > 1 else ""
         given = f" (the battle is given after step {least - 1})" if least > 1 else ""
         raise BattleOddsError(f"{name} {step}: expected a step {least}{most}{given}")
 
