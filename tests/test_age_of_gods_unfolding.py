@@ -98,6 +98,23 @@ def test_stop_rules_agree_with_the_reference(name: str) -> None:
     assert kernel_against_reference(scenario, 3) == []
 
 
+def test_a_garrison_holding_the_field_kills_the_nobles_it_would_take() -> None:
+    """The engine: a garrison takes no prisoners, so a withdrawing side's nobles it would
+    take are killed (as a beaten side's are)."""
+    scenario = simulator.inline_scenario(
+        RULESET,
+        "noble, 20 soldier; noble, 6 knight",
+        "garrison, 25 soldier",
+        rules="engine",
+        structure="tower:20",
+    ).with_changes({"attacker.retreat": {"at_most": "40%"}})
+    rows = prepared(scenario).run(3, 0, 20_000)
+    withdrew = rows["winner"] == ATTACKER_WITHDREW
+    assert 0.3 < withdrew.mean() < 0.9 and (rows["nobles_captured.attacker"] == 0).all()
+    assert rows["nobles_killed.attacker"][withdrew].mean() > 0.25
+    assert kernel_against_reference(scenario, 3) == []
+
+
 @pytest.mark.parametrize(
     "changes",
     [
