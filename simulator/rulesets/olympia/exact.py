@@ -2,8 +2,10 @@
 
 ``exact(scenario)`` solves the Markov chain of the strike kernel (kernels/olympia.py):
 win / loss / draw probabilities, expected strikes, expected casualties per type and
-the expectation of every other outcome column (nobles, leader, structure, engines).
-The chain itself is solved by kernels/olympia_exact.py; this module sizes it,
+the expectation of every other outcome column (nobles, leader, structure, engines);
+with the sides' stop rules (``[attacker.retreat]``), the chances that each withdraws.
+The battle starts from the scenario's armies as they stand, ``from_step`` strikes into
+it. The chain itself is solved by kernels/olympia_exact.py; this module sizes it,
 refuses what would be too large, and names the results.
 """
 
@@ -20,12 +22,50 @@ from kernels import olympia_exact as kx
 
 from ...errors import BattleOddsError
 from ..exact import ExactResult, ExactState
-from .model import Battle
-from .prepare import OlympiaPrepared, compile_battle
+from ..stop_rules import NEVER, STOP_AFTER, StopRule
+from .model import SIDES, Battle
+from .prepare import OlympiaArrays, OlympiaPrepared, compile_battle
 from .space import ChainSize, layout, size_of
 
 #: States (of the full mixed-radix space) the solver accepts: about 80 MB of floats.
 MAX_STATES = 10_000_000
+#: Strikes times states the solver pushes one strike at a time for a stop rule's
+#: ``after`` (a few seconds' work on a small battle).
+MAX_STRIKE_STATES = 500_000_000
+#: A ``gone`` rule's type with no men on its side: no group has this casualty column,
+#: so its men are gone from the start.
+_NO_COLUMN = 1 << 40
+#: The outcomes of the answer: the chain's winner codes, withdrawals only with a rule.
+_WON = (("attacker", k.ATTACKER), ("defender", k.DEFENDER), ("draw", k.DRAW))
+_WITHDREW = (("attacker_withdrew", 0), ("defender_withdrew", 1))
+
+
+def stop_rules(battle: Battle) -> tuple[StopRule, StopRule]:
+    """The sides' stop rules (``[attacker.retreat]``; NEVER for a side without one)."""
+    return (getattr(battle.attacker, "retreat", NEVER), getattr(battle.defender, "retreat", NEVER))
+
+
+def from_step(battle: Battle) -> int:
+    """The strikes the battle has fought already (``[battle] from_step``; 0 for none)."""
+    return int(getattr(battle, "from_step", 0))
+
+
+def encode_stops(battle: Battle, arrays: OlympiaArrays) -> np.ndarray:
+    """The sides' stop rules as the kernel's ``(2, N_STOP)`` rows: men are the fighters
+    (nobles and engines not counted), ``gone`` names a type by its casualty column."""
+    groups = arrays.groups
+    rows = []
+    for s, rule in enumerate(stop_rules(battle)):
+        mine = (groups[:, k.G_SIDE] == s) & (groups[:, k.G_KIND] == k.MAN)
+        men = int(groups[mine, k.G_COUNT].sum())
+
+        def column(kind: str, side: str = SIDES[s]) -> int:
+            name = f"casualties.{side}.{kind}"
+            names = arrays.casualty_names
+            return k.O_CASUALTIES + names.index(name) if name in names else _NO_COLUMN
+
+        rows.append(rule.encode(men, column))
+    return np.array(rows, np.int64)
 
 
 def chain_size(battle: Battle) -> ChainSize:
@@ -64,20 +104,27 @@ def exact(scenario: Any, max_states: int = MAX_STATES) -> ExactResult:
         )
 
     space = layout(arrays)
-    res = np.zeros(2 + arrays.n_columns)
-    stuck = kx.solve_chain(
-        arrays.groups,
-        arrays.survive,
-        arrays.sides,
-        arrays.order,
-        space.radix,
-        space.stride,
-        space.sradix,
-        space.sstride,
-        space.budget_radix,
-        space.states,
-        res,
-    )
+    rules = stop_rules(battle)
+    stops = encode_stops(battle, arrays)
+    res = np.zeros(2 + arrays.n_columns + kx.R_WITHDREW)
+    if stops[:, STOP_AFTER].any() and not _solve_in_strikes(scenario, arrays, space, stops, res):
+        stops[:, STOP_AFTER] = 0  # over after the first strike: no rule of time comes in
+    stuck = 0
+    if not stops[:, STOP_AFTER].any():
+        stuck = kx.solve_chain(
+            arrays.groups,
+            arrays.survive,
+            arrays.sides,
+            arrays.order,
+            space.radix,
+            space.stride,
+            space.sradix,
+            space.sstride,
+            space.budget_radix,
+            space.states,
+            stops,
+            res,
+        )
     if stuck:
         raise BattleOddsError(
             f"{scenario.source.label}: a reachable position can never end "
@@ -93,16 +140,19 @@ def exact(scenario: Any, max_states: int = MAX_STATES) -> ExactResult:
     casualties = {n: v for n, v in mean_of.items() if n.startswith("casualties.")}
     extras = {n: v for n, v in mean_of.items() if not n.startswith("casualties.")}
     # Rounding in the sums can step a hair outside [0, 1].
-    win = {
-        outcome: min(1.0, max(0.0, float(res[code])))
-        for outcome, code in (("attacker", k.ATTACKER), ("defender", k.DEFENDER), ("draw", k.DRAW))
-    }
+    withdrew = res[len(res) - kx.R_WITHDREW :]
+    chances = [(o, res[code]) for o, code in _WON]
+    if any(not rule.never for rule in rules):
+        chances += [(o, withdrew[side]) for o, side in _WITHDREW]
+    elif withdrew.any():
+        raise AssertionError(f"a side withdrew without a stop rule: {withdrew}")
+    win = {outcome: min(1.0, max(0.0, float(p))) for outcome, p in chances}
     if not math.isclose(sum(win.values()), 1.0, abs_tol=1e-9):
         raise AssertionError(f"exact solver lost probability mass: {win}")
     return ExactResult(
         scenario=scenario,
         win=win,
-        expected_steps=float(res[kx.R_STRIKES]),
+        expected_steps=from_step(battle) + float(res[kx.R_STRIKES]),
         casualties=casualties,
         extras=extras,
         states=size.states,
@@ -111,27 +161,50 @@ def exact(scenario: Any, max_states: int = MAX_STATES) -> ExactResult:
     )
 
 
-def exact_after(scenario: Any, strikes: int, max_states: int = MAX_STATES) -> ExactState:
-    """The exact state of a small olympia battle after ``strikes`` strikes (the random
-    strike order; the chain of :func:`exact` pushed one strike at a time, misses
-    included). The counterpart of ``run_until`` and ``battle-odds run --after``."""
+def _solve_in_strikes(
+    scenario: Any, arrays: OlympiaArrays, space: Any, stops: np.ndarray, res: np.ndarray
+) -> bool:
+    """Solve a battle with a stop rule ``after`` N strikes into ``res``, pushing it one
+    strike at a time until every battle still fighting has withdrawn. False (``res``
+    untouched) when the opening position is broken: one strike decides it, no rule of
+    time comes in."""
     battle: Battle = scenario.model
-    if scenario.ruleset != "olympia" or battle.strike_order != "random":
+    label = scenario.source.label
+    if arrays.order != k.RANDOM:
         raise BattleOddsError(
-            f"{scenario.source.label}: the exact state after a strike is solved for "
-            "olympia's random strike order only"
+            f"{label}: a stop rule's after is solved exactly for olympia's random strike "
+            "order only; use `battle-odds run` (Monte Carlo)"
         )
-    if strikes < 1:
-        raise BattleOddsError(f"{scenario.source.label}: strikes {strikes}: expected 1 or more")
-    arrays = compile_battle(battle)
-    size = size_of(battle, arrays)
-    if size.states > max_states:
+    given = from_step(battle)
+    # The first strike at or after which a side's rule of time holds: every battle
+    # still fighting then withdraws (never before the first strike).
+    last = max(1, int(min(a for a in stops[:, STOP_AFTER] if a > 0)) - given)
+    if last * space.states > MAX_STRIKE_STATES:
         raise BattleOddsError(
-            f"{scenario.source.label}: too large for an exact answer: {size.states:,} states, "
-            f"over the limit of {max_states:,}"
+            f"{label}: too large for an exact answer: a stop rule's after means pushing "
+            f"{space.states:,} states through {last:,} strikes one at a time, over the limit "
+            f"of {MAX_STRIKE_STATES:,} state-strikes; use `battle-odds run` (Monte Carlo)"
         )
-    space = layout(arrays)
+    pushed = _push(battle, arrays, space, last, stops)
+    if pushed is None:
+        return False
+    _mass, status, ended, withdrawn, fought = pushed
+    digits = (space.radix, space.stride, space.sradix, space.sstride)
+    kx.settle_all(arrays.groups, arrays.sides, digits, ended, status, withdrawn, res)
+    res[kx.R_STRIKES] = fought[0]
+    return True
+
+
+def _push(
+    battle: Battle, arrays: OlympiaArrays, space: Any, strikes: int, stops: np.ndarray
+) -> tuple[np.ndarray, ...] | None:
+    """:func:`kernels.olympia_exact.mass_after`'s arrays after ``strikes`` more strikes:
+    ``(fighting, status, ended, withdrawn, fought)``; None when the opening position is
+    broken already."""
     status = np.empty(space.states, np.int64)
+    ended = np.empty(space.states)
+    withdrawn = np.empty((2, space.states))
+    fought = np.zeros(1)
     try:
         mass = kx.mass_after(
             arrays.groups,
@@ -141,16 +214,58 @@ def exact_after(scenario: Any, strikes: int, max_states: int = MAX_STATES) -> Ex
             (space.radix, space.stride, space.sradix, space.sstride),
             space.states,
             strikes,
+            stops,
+            from_step(battle),
             status,
+            ended,
+            withdrawn,
+            fought,
         )
-    except ValueError as exc:
-        raise BattleOddsError(f"{scenario.source.label}: {exc}: no exact state") from None
-    held = np.flatnonzero(mass)
-    p = mass[held]
-    decided = {
-        outcome: float(p[status[held] == code].sum())
-        for outcome, code in (("attacker", k.ATTACKER), ("defender", k.DEFENDER), ("draw", k.DRAW))
-    }
+    except ValueError:
+        return None
+    return mass, status, ended, withdrawn, fought
+
+
+def exact_after(scenario: Any, strikes: int, max_states: int = MAX_STATES) -> ExactState:
+    """The exact state of a small olympia battle after strike ``strikes`` of the battle
+    (counted from its start: a battle given ``from_step`` strikes in is pushed the rest;
+    the random strike order; the chain of :func:`exact` pushed one strike at a time,
+    misses included, the stop rules checked after every strike). The counterpart of
+    ``run_until`` and ``battle-odds run --after``."""
+    battle: Battle = scenario.model
+    label = scenario.source.label
+    if scenario.ruleset != "olympia" or battle.strike_order != "random":
+        raise BattleOddsError(
+            f"{label}: the exact state after a strike is solved for "
+            "olympia's random strike order only"
+        )
+    given = from_step(battle)
+    if strikes <= given:
+        raise BattleOddsError(
+            f"{label}: strike {strikes}: expected a strike after the battle's from_step "
+            f"{given}, {given + 1} or more"
+        )
+    arrays = compile_battle(battle)
+    size = size_of(battle, arrays)
+    if size.states > max_states:
+        raise BattleOddsError(
+            f"{label}: too large for an exact answer: {size.states:,} states, "
+            f"over the limit of {max_states:,}"
+        )
+    space = layout(arrays)
+    pushed = _push(battle, arrays, space, strikes - given, encode_stops(battle, arrays))
+    if pushed is None:
+        raise BattleOddsError(
+            f"{label}: the opening position is broken before the first strike: no exact state"
+        )
+    mass, status, ended, withdrawn, _fought = pushed
+    every = mass + ended + withdrawn[0] + withdrawn[1]
+    held = np.flatnonzero(every)
+    p = every[held]
+    outcomes = [(o, ended[held][status[held] == code].sum()) for o, code in _WON]
+    if any(not rule.never for rule in stop_rules(battle)):
+        outcomes += [(o, withdrawn[side].sum()) for o, side in _WITHDREW]
+    decided = {outcome: float(chance) for outcome, chance in outcomes}
     groups = arrays.groups
     left_by_column: dict[int, np.ndarray] = {}
     for g in range(groups.shape[0]):
@@ -170,7 +285,7 @@ def exact_after(scenario: Any, strikes: int, max_states: int = MAX_STATES) -> Ex
         scenario=scenario,
         step=strikes,
         decided=decided,
-        fighting=float(p[status[held] == kx.PLAYS].sum()),
+        fighting=float(mass.sum()),
         men_left=men_left,
         states=size.states,
     )
