@@ -1,0 +1,466 @@
+"""Olympia's exact solver with stop rules and from a battle in progress (issue 51).
+
+Answers are checked against closed forms on tiny battles, against an independent
+recursion over battles of equal men, against the solver itself (a battle is a Markov
+chain: the answer from the opening is the answer from each position reached after N
+strikes, weighted by its chance) and, for rules that can never hold, against the
+answer without them.
+
+The tiny battles strike like bare men: each side's noble stands in the rear row with
+no missile (he never strikes, and is no target while his men live) and the break point
+is set so that a side breaks exactly when its last man falls.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from functools import cache
+from typing import Any
+
+import numpy as np
+import pytest
+
+import simulator
+from kernels import olympia as k
+from simulator.errors import BattleOddsError, Source
+from simulator.rulesets.olympia.exact import _push, encode_stops, exact, exact_after
+from simulator.rulesets.olympia.model import Battle, Side
+from simulator.rulesets.olympia.prepare import compile_battle
+from simulator.rulesets.olympia.space import layout
+from simulator.rulesets.stop_rules import NEVER, StopRule
+
+ABS = 1e-12
+
+
+@dataclasses.dataclass(frozen=True)
+class _SideWithRule(Side):
+    retreat: StopRule = NEVER
+
+
+@dataclasses.dataclass(frozen=True)
+class _BattleInProgress(Battle):
+    from_step: int = 0
+
+
+def with_rules(
+    scenario: simulator.Scenario,
+    attacker: StopRule = NEVER,
+    defender: StopRule = NEVER,
+    from_step: int = 0,
+) -> simulator.Scenario:
+    """``scenario`` with the sides' stop rules and the strikes already fought set on its
+    model (the model's ``retreat`` and ``from_step``, as a scenario file sets them)."""
+    battle = scenario.model
+    sides = [
+        _SideWithRule(
+            **{f.name: getattr(side, f.name) for f in dataclasses.fields(Side)}, retreat=rule
+        )
+        for side, rule in ((battle.attacker, attacker), (battle.defender, defender))
+    ]
+    fields = {f.name: getattr(battle, f.name) for f in dataclasses.fields(Battle)}
+    fields.update(attacker=sides[0], defender=sides[1])
+    return dataclasses.replace(scenario, model=_BattleInProgress(**fields, from_step=from_step))
+
+
+def bare_break_point(men: int) -> int:
+    """The break point at which a side of a noble (80/80) and ``men`` 5/5 men breaks
+    exactly when its last man falls: value 160 + 10 m left, start 160 + 10 men."""
+    start = 160 + 10 * men
+    for percent in range(101):
+        if 160 * 100 <= start * percent < 170 * 100:
+            return percent
+    raise AssertionError(f"no break point for {men} men")
+
+
+def bare_side(men: dict[str, int]) -> dict[str, Any]:
+    rows = [{"type": kind, "count": n, "behind": 0} for kind, n in men.items() if n]
+    return {
+        "units": [{"men": rows, "behind": 1, "noble": {}}],
+        "break_point": bare_break_point(sum(men.values())),
+    }
+
+
+def bare(attacker: dict[str, int], defender: dict[str, int]) -> simulator.Scenario:
+    """Men of 5/5 (soldiers and "militia", a type of the same ratings) against men."""
+    data = {
+        "ruleset": "olympia",
+        "name": "bare men",
+        "units": {"militia": {"attack": 5, "defense": 5}},
+        "attacker": bare_side(attacker),
+        "defender": bare_side(defender),
+    }
+    return simulator.from_data(data, Source("test"))
+
+
+THREE = bare({"soldier": 3}, {"soldier": 3})
+
+
+# ---------------------------------------------------------------- closed forms
+
+
+def test_three_against_three_attacker_withdraws_at_its_first_loss() -> None:
+    """In position (a, d) the next change kills a defender with chance a / (a + d):
+    the attacker wins only by killing three first, 3/6 x 3/5 x 3/4 = 0.225; every
+    change takes 2 strikes on average (a hit is 1/2), and the changes number 1 (1/2),
+    2 (1/2 x 2/5) or 3 (the rest)."""
+    answer = exact(with_rules(THREE, attacker=StopRule(at_most=2)))
+    assert answer.win == pytest.approx(
+        {
+            "attacker": 0.225,
+            "defender": 0.0,
+            "draw": 0.0,
+            "attacker_withdrew": 0.775,
+            "defender_withdrew": 0.0,
+        },
+        abs=ABS,
+    )
+    assert answer.expected_steps == pytest.approx(2 * (0.5 + 2 * 0.2 + 3 * 0.3), abs=ABS)
+    assert answer.casualties["casualties.attacker.soldier"] == pytest.approx(0.775, abs=ABS)
+    lost = 1 * 0.5 * 0.4 + 2 * 0.5 * 0.6 * 0.25 + 3 * 0.225
+    assert answer.casualties["casualties.defender.soldier"] == pytest.approx(lost, abs=ABS)
+
+
+def test_both_rules_at_the_first_loss_each_side_withdraws_half_the_time() -> None:
+    answer = exact(with_rules(THREE, StopRule(at_most=2), StopRule(at_most=2)))
+    assert answer.win["attacker_withdrew"] == pytest.approx(0.5, abs=ABS)
+    assert answer.win["defender_withdrew"] == pytest.approx(0.5, abs=ABS)
+    assert answer.expected_steps == pytest.approx(2.0, abs=ABS)
+
+
+@pytest.mark.parametrize("rule", [StopRule(at_most=3), StopRule(at_most_percent=100.0)])
+def test_a_rule_true_from_the_start_withdraws_after_the_first_strike(rule: StopRule) -> None:
+    """One strike is fought (a hit on either side: 1/4 each), then the attacker goes."""
+    answer = exact(with_rules(THREE, attacker=rule))
+    assert answer.win["attacker_withdrew"] == pytest.approx(1.0, abs=ABS)
+    assert answer.expected_steps == pytest.approx(1.0, abs=ABS)
+    for side in ("attacker", "defender"):
+        assert answer.casualties[f"casualties.{side}.soldier"] == pytest.approx(0.25, abs=ABS)
+
+
+def test_when_both_rules_hold_at_once_the_attacker_withdraws() -> None:
+    answer = exact(with_rules(THREE, StopRule(at_most=3), StopRule(at_most=3)))
+    assert answer.win["attacker_withdrew"] == pytest.approx(1.0, abs=ABS)
+    assert answer.win["defender_withdrew"] == pytest.approx(0.0, abs=ABS)
+
+
+def test_outnumbered_at_the_start_the_first_strike_can_lift_the_rule() -> None:
+    """Two against three, withdrawing when outnumbered 1.5 to 1: it holds at the start,
+    so after the first strike the attacker withdraws unless it killed a man (1/5),
+    which makes it 2 against 2; from there it withdraws at its first loss, at (1, 2),
+    but not at (1, 1) after a defender fell first."""
+    answer = exact(
+        with_rules(bare({"soldier": 2}, {"soldier": 3}), attacker=StopRule(outnumbered=1.5))
+    )
+    from_two_two_attacker = 0.5 * (2 / 3 + 1 / 3 * 0.5)
+    from_two_two_defender = 0.5 * 1 / 3 * 0.5
+    assert answer.win == pytest.approx(
+        {
+            "attacker": 0.2 * from_two_two_attacker,
+            "defender": 0.2 * from_two_two_defender,
+            "draw": 0.0,
+            "attacker_withdrew": 0.8 + 0.2 * 0.5,
+            "defender_withdrew": 0.0,
+        },
+        abs=ABS,
+    )
+
+
+@pytest.mark.parametrize(
+    ("from_step", "fighting_then"),
+    [(0, 1 / 8), (1, 1 / 4), (2, 1 / 2), (3, 1 / 2), (10, 1 / 2)],
+)
+def test_after_n_strikes_one_man_each(from_step: int, fighting_then: float) -> None:
+    """One man against one: every strike ends the battle with chance 1/2, either way.
+    Withdrawing after strike 3 of the battle, given ``from_step`` strikes in: the rest,
+    at least one strike (a rule past already withdraws after the first)."""
+    one = bare({"soldier": 1}, {"soldier": 1})
+    answer = exact(with_rules(one, attacker=StopRule(after=3), from_step=from_step))
+    strikes = max(1, 3 - from_step)
+    assert fighting_then == 0.5**strikes
+    assert answer.win == pytest.approx(
+        {
+            "attacker": (1 - fighting_then) / 2,
+            "defender": (1 - fighting_then) / 2,
+            "draw": 0.0,
+            "attacker_withdrew": fighting_then,
+            "defender_withdrew": 0.0,
+        },
+        abs=ABS,
+    )
+    expected = from_step + sum(0.5**t for t in range(strikes))
+    assert answer.expected_steps == pytest.approx(expected, abs=ABS)
+
+
+def test_from_step_shifts_the_strike_of_the_state_after() -> None:
+    one = bare({"soldier": 1}, {"soldier": 1})
+    state = exact_after(with_rules(one, from_step=4), 6)
+    assert state.step == 6
+    assert state.fighting == pytest.approx(0.25, abs=ABS)
+    assert state.decided == pytest.approx({"attacker": 0.375, "defender": 0.375, "draw": 0.0})
+    ruled = exact_after(with_rules(one, defender=StopRule(after=5), from_step=4), 6)
+    assert ruled.fighting == 0.0
+    assert ruled.decided["defender_withdrew"] == pytest.approx(0.5, abs=ABS)
+    with pytest.raises(BattleOddsError, match="expected a strike after the battle's from_step 4"):
+        exact_after(with_rules(one, from_step=4), 4)
+
+
+# ------------------------------------------------- an independent recursion
+
+
+@cache
+def recursion(
+    attacker: tuple[int, int], defender: tuple[int, int], rules: tuple[StopRule, StopRule]
+) -> dict[str, float]:
+    """Outcome chances of bare men (soldiers, militia) on each side from a position,
+    change by change (every strike hits with 1/2, so a change is the striking side's
+    with chance its men over all men, its victim uniform among the enemy's men),
+    stop rules looked at after each change, the attacker's first; ``first``: the
+    opening, where a rule holding lets one strike happen."""
+    return _recurse(attacker, defender, rules, first=False)
+
+
+def _holds(rule: StopRule, mine: tuple[int, int], enemy: tuple[int, int], start: int) -> bool:
+    men = sum(mine)
+    at_most = rule.men_at_most(start)
+    if at_most is not None and men <= at_most:
+        return True
+    if rule.outnumbered is not None and sum(enemy) >= rule.outnumbered * men - 1e-9:
+        return True
+    kind = {"soldier": 0, "militia": 1}
+    return rule.gone is not None and mine[kind[rule.gone]] == 0
+
+
+STARTS: dict[str, int] = {}
+
+
+def _recurse(
+    attacker: tuple[int, int],
+    defender: tuple[int, int],
+    rules: tuple[StopRule, StopRule],
+    first: bool,
+) -> dict[str, float]:
+    a, d = sum(attacker), sum(defender)
+    out = dict.fromkeys(("attacker", "defender", "attacker_withdrew", "defender_withdrew"), 0.0)
+    if d == 0:
+        return {**out, "attacker": 1.0}
+    if a == 0:
+        return {**out, "defender": 1.0}
+    withdraws = None
+    if _holds(rules[0], attacker, defender, STARTS["attacker"]):
+        withdraws = "attacker_withdrew"
+    elif _holds(rules[1], defender, attacker, STARTS["defender"]):
+        withdraws = "defender_withdrew"
+    if withdraws is not None and not first:
+        return {**out, withdraws: 1.0}
+    weight = 0.5 if first and withdraws is not None else 1.0  # the first strike's change
+    if withdraws is not None:
+        out[withdraws] += 1 - weight
+    for striker, victims, share in ((0, defender, a / (a + d)), (1, attacker, d / (a + d))):
+        for kind in range(2):
+            if victims[kind] == 0:
+                continue
+            hit = list(victims)
+            hit[kind] -= 1
+            pair = (attacker, tuple(hit)) if striker == 0 else (tuple(hit), defender)
+            after = recursion(pair[0], pair[1], rules)  # type: ignore[arg-type]
+            for outcome, p in after.items():
+                out[outcome] += weight * share * victims[kind] / sum(victims) * p
+    return out
+
+
+RULES = [
+    (StopRule(gone="militia"), NEVER),
+    (NEVER, StopRule(gone="soldier")),
+    (StopRule(gone="soldier"), StopRule(at_most=1)),
+    (StopRule(at_most_percent=50.0), StopRule(outnumbered=2.0)),
+    (StopRule(outnumbered=1.2, gone="militia"), StopRule(at_most=2, gone="militia")),
+    (StopRule(at_most=5), StopRule(at_most=0)),
+]
+
+
+@pytest.mark.parametrize(("attacker_rule", "defender_rule"), RULES)
+@pytest.mark.parametrize(
+    ("attacker", "defender"), [((2, 1), (1, 2)), ((1, 3), (3, 0)), ((2, 2), (2, 1))]
+)
+def test_rules_on_men_left_agree_with_a_recursion_over_changes(
+    attacker: tuple[int, int],
+    defender: tuple[int, int],
+    attacker_rule: StopRule,
+    defender_rule: StopRule,
+) -> None:
+    scenario = bare(
+        dict(zip(("soldier", "militia"), attacker, strict=True)),
+        dict(zip(("soldier", "militia"), defender, strict=True)),
+    )
+    STARTS.update(attacker=sum(attacker), defender=sum(defender))
+    recursion.cache_clear()
+    wanted = _recurse(attacker, defender, (attacker_rule, defender_rule), first=True)
+    answer = exact(with_rules(scenario, attacker_rule, defender_rule))
+    assert answer.win["draw"] == 0.0
+    for outcome, p in wanted.items():
+        assert answer.win[outcome] == pytest.approx(p, abs=ABS), outcome
+
+
+# ------------------------------------------------ the battle from a given state
+
+
+#: A battle whose positions after a few strikes are all battles of their own: one unit
+#: a side, fighting to the last man, nobles in front (they fight once their men fall).
+MIXED = {
+    "ruleset": "olympia",
+    "name": "from a position",
+    "attacker": {
+        "units": [{"men": {"soldier": 2, "archer": 1}, "noble": {"health": 60}}],
+        "break_point": 0,
+    },
+    "defender": {"units": [{"men": {"pikeman": 2}, "noble": {"health": 30}}], "break_point": 0},
+}
+
+
+def _position_scenario(cnt: np.ndarray, groups: np.ndarray) -> simulator.Scenario | None:
+    """The battle as it stands in position ``cnt`` (None where a noble has fallen: no
+    unit without its noble can be written, and his side has then lost)."""
+    data = {**MIXED, "attacker": dict(MIXED["attacker"]), "defender": dict(MIXED["defender"])}
+    for s, side in enumerate(("attacker", "defender")):
+        unit = dict(data[side]["units"][0])
+        men = dict(unit["men"])
+        for g in range(groups.shape[0]):
+            if groups[g, k.G_SIDE] != s:
+                continue
+            if groups[g, k.G_KIND] == k.NOBLE and cnt[g] == 0:
+                return None
+        names = list(men)
+        men_groups = [g for g in range(groups.shape[0]) if groups[g, k.G_SIDE] == s]
+        men_groups = [g for g in men_groups if groups[g, k.G_KIND] == k.MAN]
+        for name, g in zip(names, men_groups, strict=True):
+            men[name] = int(cnt[g])
+        unit["men"] = men
+        data[side] = {**data[side], "units": [unit]}
+    return simulator.from_data(data, Source("test"))
+
+
+@pytest.mark.parametrize(
+    ("attacker_rule", "defender_rule", "strikes"),
+    [
+        (NEVER, NEVER, 3),
+        (StopRule(at_most=1), NEVER, 4),
+        (NEVER, StopRule(outnumbered=2.0), 2),
+        (StopRule(after=9), StopRule(gone="pikeman"), 5),
+    ],
+)
+def test_the_answer_from_the_start_is_the_answer_from_each_position_after_n_strikes(
+    attacker_rule: StopRule, defender_rule: StopRule, strikes: int
+) -> None:
+    """A battle's exact answer equals the mix, over the positions it reaches after N
+    strikes, of the exact answers of those positions written as scenarios of their own
+    (men left, nobles' health) given N strikes in (``from_step``), plus the battles over
+    by then: the solver starts from the scenario's armies and counts ``after`` from the
+    battle's start."""
+    opening = simulator.from_data(MIXED, Source("test"))
+    whole = with_rules(opening, attacker_rule, defender_rule)
+    answer = exact(whole)
+    battle = whole.model
+    arrays = compile_battle(battle)
+    space = layout(arrays)
+    pushed = _push(battle, arrays, space, strikes, encode_stops(battle, arrays))
+    assert pushed is not None
+    fighting, status, ended, withdrawn, _fought = pushed
+    mixed = dict.fromkeys(answer.win, 0.0)
+    for outcome, code in (("attacker", k.ATTACKER), ("defender", k.DEFENDER), ("draw", k.DRAW)):
+        mixed[outcome] += float(ended[status == code].sum())
+    for side, outcome in enumerate(("attacker_withdrew", "defender_withdrew")):
+        if outcome in mixed:
+            mixed[outcome] += float(withdrawn[side].sum())
+    cnt = np.zeros(arrays.groups.shape[0], np.int64)
+    positions = 0
+    for index in np.flatnonzero(fighting):
+        for g in range(arrays.groups.shape[0]):
+            cnt[g] = (index // space.stride[g]) % space.radix[g]
+        written = _position_scenario(cnt, arrays.groups)
+        assert written is not None, "a fighting position has both nobles"
+        given = with_rules(written, attacker_rule, defender_rule, from_step=strikes)
+        # at_most and outnumbered are counts of men: the same in the position's scenario.
+        part = exact(given)
+        for outcome, p in part.win.items():
+            mixed[outcome] += fighting[index] * p
+        positions += 1
+    assert positions >= 3
+    for outcome, p in answer.win.items():
+        assert mixed[outcome] == pytest.approx(p, abs=1e-9), outcome
+
+
+# ------------------------------------------------------ rules that never hold
+
+
+SIEGE = {
+    "ruleset": "olympia",
+    "name": "a rule that never holds",
+    "attacker": {
+        "units": [
+            {"men": {"soldier": 3, "archer": 2}, "noble": {"health": 40}},
+            {"men": [{"type": "knight", "count": 1, "behind": 1}]},
+        ],
+        "siege_engines": {"catapult": 1},
+        "break_point": 80,
+    },
+    "defender": {
+        "units": [{"men": {"pikeman": 3}, "noble": {"health": 70}}],
+        "structure": {"kind": "tower", "defense": 3, "damage": 92},
+        "break_point": 80,
+    },
+}
+
+
+@pytest.mark.parametrize("order", ["random", "alternating"])
+@pytest.mark.parametrize(
+    "rules",
+    [
+        # Each side breaks at 80% of its value, which it falls to before its last
+        # fighter does (its nobles are worth less than that): never down to no men, or
+        # outnumbered a thousand to one, while undecided.
+        (StopRule(at_most=0), StopRule(outnumbered=1000.0)),
+        (StopRule(at_most_percent=0.0), NEVER),
+    ],
+)
+def test_a_rule_that_never_holds_changes_nothing(
+    order: str, rules: tuple[StopRule, StopRule]
+) -> None:
+    data = {**SIEGE, "battle": {"strike_order": order}}
+    plain = exact(simulator.from_data(data, Source("test")))
+    ruled = exact(with_rules(simulator.from_data(data, Source("test")), *rules))
+    assert set(ruled.win) == {*plain.win, "attacker_withdrew", "defender_withdrew"}
+    assert ruled.win["attacker_withdrew"] == ruled.win["defender_withdrew"] == 0.0
+    for name, p in plain.win.items():
+        assert ruled.win[name] == pytest.approx(p, abs=ABS)
+    assert ruled.expected_steps == pytest.approx(plain.expected_steps, rel=1e-12)
+    for name, mean in {**plain.casualties, **plain.extras}.items():
+        assert {**ruled.casualties, **ruled.extras}[name] == pytest.approx(mean, abs=ABS)
+
+
+def test_no_rule_no_withdrawal_in_the_answer() -> None:
+    answer = exact(THREE)
+    assert list(answer.win) == ["attacker", "defender", "draw"]
+    assert list(answer.to_dict()["win"]) == ["attacker", "defender", "draw"]
+    state = exact_after(THREE, 5)
+    assert list(state.decided) == ["attacker", "defender", "draw"]
+
+
+def test_withdrawals_in_the_json_are_shaped_as_the_wins() -> None:
+    shown = exact(with_rules(THREE, attacker=StopRule(at_most=2))).to_dict()["win"]
+    assert list(shown) == ["attacker", "defender", "draw", "attacker_withdrew", "defender_withdrew"]
+    withdrew = shown["attacker_withdrew"]
+    assert set(withdrew) == set(shown["attacker"]) == {"p", "low", "high"}
+    assert withdrew["p"] == withdrew["low"] == withdrew["high"] == pytest.approx(0.775)
+    assert shown["defender_withdrew"]["p"] == 0.0
+
+
+def test_after_is_refused_in_one_line_where_it_is_not_solved() -> None:
+    data = {**SIEGE, "battle": {"strike_order": "alternating"}}
+    scenario = with_rules(simulator.from_data(data, Source("test")), StopRule(after=4))
+    with pytest.raises(BattleOddsError, match="random strike order only") as refused:
+        exact(scenario)
+    assert "\n" not in str(refused.value)
+    long_after = with_rules(simulator.from_data(SIEGE, Source("test")), StopRule(after=10**6))
+    with pytest.raises(BattleOddsError, match="too large for an exact answer") as refused:
+        exact(long_after)
+    assert "\n" not in str(refused.value)
