@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -28,6 +29,7 @@ from simulator.rulesets.olympia.model import Battle, Side
 from simulator.rulesets.olympia.prepare import compile_battle
 from simulator.rulesets.olympia.space import layout
 from simulator.rulesets.stop_rules import NEVER, StopRule
+from simulator.testing import exact_within_intervals
 
 ABS = 1e-12
 
@@ -464,3 +466,89 @@ def test_after_is_refused_in_one_line_where_it_is_not_solved() -> None:
     with pytest.raises(BattleOddsError, match="too large for an exact answer") as refused:
         exact(long_after)
     assert "\n" not in str(refused.value)
+
+
+def test_a_battle_in_progress_is_solved_from_every_part_of_its_state() -> None:
+    """Men left of several types, a wounded noble, a structure with its defense worn
+    down and damage taken, a siege engine left: the exact answer is the mean of the
+    reference simulator (tests/reference/olympia.py) from that state, every outcome and
+    every column in its 99.9% interval (Bonferroni over the columns)."""
+    reference = pytest.importorskip("tests.reference.olympia")
+    data = {
+        "ruleset": "olympia",
+        "name": "in progress",
+        "attacker": {
+            "units": [{"men": {"soldier": 2, "archer": 1}, "noble": {"health": 35}}],
+            "siege_engines": {"battering_ram": 1},
+        },
+        "defender": {
+            "units": [{"men": {"pikeman": 1, "soldier": 1}, "noble": {"health": 12}}],
+            "structure": {"kind": "tower", "defense": 2, "damage": 90},
+            "break_point": 30,
+        },
+    }
+    scenario = simulator.from_data(data, Source("test"))
+    answer = exact(scenario)
+    assert answer.extras["structure_collapsed.defender"] > 0.05
+    assert answer.extras["nobles_killed.defender"] > 0.01
+    assert answer.extras["engines_lost.attacker"] > 0.01
+    columns = reference.simulate(scenario.model, 4000, 51)
+    assert exact_within_intervals(answer, columns) == []
+
+
+# ----------------------------------------------------------- the command line
+
+
+def _exact_command(
+    monkeypatch: pytest.MonkeyPatch, scenario: simulator.Scenario, *args: str
+) -> Any:
+    """``battle-odds exact FILE ARGS`` where FILE loads as ``scenario`` (a model with
+    stop rules made here, whatever the file says)."""
+    from typer.testing import CliRunner
+
+    from simulator.cli import app
+    from simulator.cli import run as run_command
+
+    monkeypatch.setattr(run_command, "load_scenario", lambda path: scenario)
+    here = str(Path(__file__))  # a file that exists: the command checks its argument
+    return CliRunner().invoke(app, ["exact", here, *args], env={"COLUMNS": "80"})
+
+
+def test_the_exact_command_shows_withdrawals(monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    ruled = with_rules(THREE, attacker=StopRule(at_most=2))
+    shown = _exact_command(monkeypatch, ruled, "--json")
+    assert shown.exit_code == 0, shown.output
+    win = json.loads(shown.output)["win"]
+    assert win["attacker_withdrew"]["p"] == pytest.approx(0.775)
+    assert win["defender_withdrew"]["p"] == 0.0
+    text = _exact_command(monkeypatch, ruled)
+    assert text.exit_code == 0, text.output
+    assert "77.5000%" in text.output and "22.5000%" in text.output
+    after = _exact_command(monkeypatch, ruled, "--after", "4")
+    assert after.exit_code == 0, after.output
+    assert "attacker withdrew" in after.output
+    plain = _exact_command(monkeypatch, THREE, "--json")
+    assert "withdrew" not in plain.output
+
+
+@pytest.mark.parametrize(
+    ("scenario", "args", "words"),
+    [
+        (
+            with_rules(simulator.from_data(SIEGE, Source("t")), StopRule(after=10**6)),
+            (),
+            "too large for an exact answer",
+        ),
+        (with_rules(THREE, from_step=7), ("--after", "7"), "from_step 7, 8 or more"),
+    ],
+)
+def test_the_exact_command_refuses_in_one_line(
+    monkeypatch: pytest.MonkeyPatch, scenario: simulator.Scenario, args: tuple[str, ...], words: str
+) -> None:
+    refused = _exact_command(monkeypatch, scenario, *args)
+    assert refused.exit_code == 2
+    assert words in refused.output
+    assert len(refused.output.strip().splitlines()) == 1
+    assert "Traceback" not in refused.output
