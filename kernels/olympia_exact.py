@@ -67,7 +67,7 @@ from .olympia import (
     refresh,
 )
 from .olympia import G_COLUMN as _G_COLUMN
-from .stops import ATTACKER_WITHDREW, NEITHER, STOP_GONE, any_stop, withdrawing_side
+from .stops import ATTACKER_WITHDREW, NEITHER, STOP_AFTER, STOP_GONE, any_stop, withdrawing_side
 
 #: Points a siege engine's hit takes from a structure: 5..10, uniform.
 ENGINE_MIN_POINTS, ENGINE_POINTS = 5, 6
@@ -77,6 +77,12 @@ ENGINE_MIN_POINTS, ENGINE_POINTS = 5, 6
 R_STRIKES = 3
 R_ROW = 4
 R_WITHDREW = 2
+#: The most entries (a change's successor and chance) of the table of changes
+#: :func:`mass_after` keeps: 64 MB.
+TABLE_ENTRIES = 4_000_000
+#: :func:`withdrawal`'s reading of a position where a side is broken, and a state
+#: whose reading :func:`mass_after` has not made yet.
+BROKEN, UNREAD = -3, -2
 
 
 @jit(inline=True)
@@ -229,12 +235,13 @@ def settle(groups, sides, cnt, remaining, alive, winner, mass, res):
 @jit
 def withdrawal(index, groups, sides, stops, space, step, scratch, rule_men):
     """The withdrawal (ATTACKER_WITHDREW, DEFENDER_WITHDREW) that ends the battle in
-    position ``index`` reached by strike ``step``, or NEITHER: a side's stop rule holds
-    there (the attacker's looked at first) and no side is broken (a decided battle is
-    never withdrawn from). Leaves the position decoded in ``scratch`` (``cnt``,
-    ``remaining``, ``alive``) for :func:`settle`. ``rule_men`` is scratch of shape
-    (2, 2): each side's fighters left (nobles and engines not counted), and its men of
-    the type its rule's ``gone`` names (``stops[s, STOP_GONE]``: a casualty column)."""
+    position ``index`` reached by strike ``step``: a side's stop rule holds there (the
+    attacker's looked at first) and no side is broken; else NEITHER, or BROKEN where a
+    side is (a decided battle is never withdrawn from). Leaves the position decoded in
+    ``scratch`` (``cnt``, ``remaining``, ``alive``) for :func:`settle`. ``rule_men`` is
+    scratch of shape (2, 2): each side's fighters left (nobles and engines not counted),
+    and its men of the type its rule's ``gone`` names (``stops[s, STOP_GONE]``: a
+    casualty column)."""
     radix, stride, sradix, sstride = space
     cnt, remaining = scratch[0], scratch[1]
     per_side = scratch[6]
@@ -242,7 +249,7 @@ def withdrawal(index, groups, sides, stops, space, step, scratch, rule_men):
     decode(index, groups, radix, stride, sides, sradix, sstride, cnt, remaining)
     side_status(groups, sides, cnt, value, alive)
     if is_broken(value, alive, sides, ATTACKER) or is_broken(value, alive, sides, DEFENDER):
-        return NEITHER
+        return BROKEN
     rule_men[:] = 0
     for g in range(groups.shape[0]):
         if groups[g, G_KIND] == MAN:
@@ -398,14 +405,14 @@ def solve_chain(
         withdrew = NEITHER
         if rules:
             withdrew = withdrawal(index, groups, sides, stops, space, 0, scratch, rule_men)
-            if withdrew != NEITHER and index != start:
+            if withdrew >= ATTACKER_WITHDREW and index != start:
                 settle(groups, sides, cnt, remaining, alive, withdrew, here, res)
                 continue
         status = position(index, start, groups, survive, sides, order, space, scratch)
         if status <= DRAW:
             settle(groups, sides, cnt, remaining, alive, status, here, res)
             continue
-        if withdrew != NEITHER:
+        if withdrew >= ATTACKER_WITHDREW:
             # A rule true at the opening: one strike, then its mass withdraws; a change
             # goes on to a position of its own (where the rule may no longer hold).
             _first_strike_then_withdraw(
@@ -623,32 +630,70 @@ def mass_after(
         ended[start] = 1.0
         return np.zeros(n_states)
     top = start  # no state above the highest one holding mass is ever reached
+    # Each state's changes per strike, read once (position() is most of a strike's
+    # work): row ``slot[index]`` of ``to`` / ``chance`` (-1: not read yet), for as many
+    # states as TABLE_ENTRIES allow; the states beyond are read at every strike.
+    width = 2 * succ.shape[1]
+    rows = min(n_states, max(1, TABLE_ENTRIES // width))
+    slot = np.full(n_states, -1, np.int64)
+    changes = np.zeros(rows, np.int64)
+    to = np.zeros((rows, width), np.int64)
+    chance = np.zeros((rows, width))
+    used = 0
+    # Each state's withdrawal by the rules on the men left (``after`` aside: it holds
+    # for every state from its strike on): UNREAD, or withdrawal()'s reading.
+    state_stops = stops.copy()
+    state_stops[:, STOP_AFTER] = 0
+    state_rule = np.full(n_states, UNREAD, np.int64)
+    pushed = np.zeros(n_states)
     for t in range(strikes):
-        pushed = np.zeros(n_states)
+        pushed[: top + 1] = 0.0
         for index in range(top, -1, -1):
             here = mass[index]
             if here == 0.0:
                 continue
-            position(index, start, groups, survive, sides, order, space, scratch)
             fought[0] += here
-            total = ws[0] + ws[1]
+            row = slot[index]
+            if row < 0 and used < rows:
+                position(index, start, groups, survive, sides, order, space, scratch)
+                row = used
+                used += 1
+                slot[index] = row
+                total = ws[0] + ws[1]
+                n = 0
+                for s in range(2):
+                    for k in range(n_ev[s]):
+                        to[row, n] = succ[s, k]
+                        chance[row, n] = ws[s] / total * prob[s, k]
+                        n += 1
+                changes[row] = n
             stay = here
-            for s in range(2):
-                share = here * ws[s] / total
-                for k in range(n_ev[s]):
-                    pushed[succ[s, k]] += share * prob[s, k]
-                    stay -= share * prob[s, k]
+            if row >= 0:
+                for j in range(changes[row]):
+                    pushed[to[row, j]] += here * chance[row, j]
+                    stay -= here * chance[row, j]
+            else:
+                position(index, start, groups, survive, sides, order, space, scratch)
+                total = ws[0] + ws[1]
+                for s in range(2):
+                    share = here * ws[s] / total
+                    for k in range(n_ev[s]):
+                        pushed[succ[s, k]] += share * prob[s, k]
+                        stay -= share * prob[s, k]
             pushed[index] += stay
         # Where the strike left each battle: decided, withdrawn, or fighting on.
+        step = from_step + t + 1
         left = 0.0
         for index in range(top, -1, -1):
             here = pushed[index]
             if here == 0.0:
                 continue
             if rules:
-                withdrew = withdrawal(
-                    index, groups, sides, stops, space, from_step + t + 1, scratch, rule_men
-                )
+                if state_rule[index] == UNREAD:
+                    state_rule[index] = withdrawal(
+                        index, groups, sides, state_stops, space, step, scratch, rule_men
+                    )
+                withdrew = withdrawal_at(state_rule[index], stops, step)
                 if withdrew != NEITHER:
                     withdrawn[withdrew - ATTACKER_WITHDREW, index] += here
                     pushed[index] = 0.0
@@ -662,10 +707,25 @@ def mass_after(
                 pushed[index] = 0.0
             else:
                 left += here
-        mass = pushed
+        mass, pushed = pushed, mass
         if left == 0.0:
             break
     return mass
+
+
+@jit(inline=True)
+def withdrawal_at(state_rule, stops, step):
+    """The withdrawal after strike ``step`` in a state whose rules on the men left give
+    ``state_rule`` (:func:`withdrawal`'s reading without ``after``): a side's rule holds
+    when its part on the men holds or its ``after`` is reached, the attacker's looked at
+    first; never in a state where a side is broken."""
+    if state_rule == BROKEN:
+        return NEITHER
+    if state_rule == ATTACKER_WITHDREW or 0 < stops[ATTACKER, STOP_AFTER] <= step:
+        return ATTACKER_WITHDREW
+    if state_rule == ATTACKER_WITHDREW + 1 or 0 < stops[DEFENDER, STOP_AFTER] <= step:
+        return ATTACKER_WITHDREW + 1
+    return NEITHER
 
 
 @jit

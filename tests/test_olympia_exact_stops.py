@@ -552,3 +552,23 @@ def test_the_exact_command_refuses_in_one_line(
     assert words in refused.output
     assert len(refused.output.strip().splitlines()) == 1
     assert "Traceback" not in refused.output
+
+
+@pytest.mark.parametrize(
+    "rule", [StopRule(after=1), StopRule(after=30), StopRule(at_most=3), StopRule(gone="soldier")]
+)
+def test_a_battle_broken_before_its_first_strike_is_decided_by_it(rule: StopRule) -> None:
+    """At break point 100 both sides are broken at the start: the kernel fights one
+    strike, then the break decides the battle, whatever the stop rules say."""
+    data = {
+        "ruleset": "olympia",
+        "name": "broken",
+        "attacker": {**bare_side({"soldier": 3}), "break_point": 100},
+        "defender": {**bare_side({"soldier": 3}), "break_point": 100},
+    }
+    plain = exact(simulator.from_data(data, Source("test")))
+    ruled = exact(with_rules(simulator.from_data(data, Source("test")), rule, rule))
+    assert ruled.win["attacker_withdrew"] == ruled.win["defender_withdrew"] == 0.0
+    for name, p in plain.win.items():
+        assert ruled.win[name] == pytest.approx(p, abs=ABS)
+    assert ruled.expected_steps == plain.expected_steps == 1.0
