@@ -202,8 +202,13 @@ def test_from_step_shifts_the_strike_of_the_state_after() -> None:
     ruled = exact_after(with_rules(one, defender=StopRule(after=5), from_step=4), 6)
     assert ruled.fighting == 0.0
     assert ruled.decided["defender_withdrew"] == pytest.approx(0.5, abs=ABS)
-    with pytest.raises(BattleOddsError, match="expected a strike after the battle's from_step 4"):
-        exact_after(with_rules(one, from_step=4), 4)
+    given = exact_after(with_rules(one, from_step=4), 4)
+    assert given.fighting == 1.0 and given.men_left == {
+        "attacker.soldier": {1: 1.0},
+        "defender.soldier": {1: 1.0},
+    }
+    with pytest.raises(BattleOddsError, match="strike 3 is before the battle's from_step 4"):
+        exact_after(with_rules(one, from_step=4), 3)
 
 
 # ------------------------------------------------- an independent recursion
@@ -541,7 +546,7 @@ def test_the_exact_command_shows_withdrawals(monkeypatch: pytest.MonkeyPatch) ->
             (),
             "too large for an exact answer",
         ),
-        (with_rules(THREE, from_step=7), ("--after", "7"), "from_step 7, 8 or more"),
+        (with_rules(THREE, from_step=7), ("--after", "6"), "before the battle's from_step 7"),
     ],
 )
 def test_the_exact_command_refuses_in_one_line(
