@@ -54,14 +54,17 @@ def with_rules(
     model (the model's ``retreat`` and ``from_step``, as a scenario file sets them)."""
     battle = scenario.model
     sides = [
-        _SideWithRule(
-            **{f.name: getattr(side, f.name) for f in dataclasses.fields(Side)}, retreat=rule
-        )
+        _SideWithRule(**_fields(side, Side, "retreat"), retreat=rule)
         for side, rule in ((battle.attacker, attacker), (battle.defender, defender))
     ]
-    fields = {f.name: getattr(battle, f.name) for f in dataclasses.fields(Battle)}
+    fields = _fields(battle, Battle, "from_step")
     fields.update(attacker=sides[0], defender=sides[1])
     return dataclasses.replace(scenario, model=_BattleInProgress(**fields, from_step=from_step))
+
+
+def _fields(value: Any, kind: type, leaving: str) -> dict[str, Any]:
+    """``value``'s fields as ``kind`` has them, ``leaving`` out."""
+    return {f.name: getattr(value, f.name) for f in dataclasses.fields(kind) if f.name != leaving}
 
 
 def bare_break_point(men: int) -> int:
