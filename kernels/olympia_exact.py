@@ -67,7 +67,15 @@ from .olympia import (
     refresh,
 )
 from .olympia import G_COLUMN as _G_COLUMN
-from .stops import ATTACKER_WITHDREW, NEITHER, STOP_AFTER, STOP_GONE, any_stop, withdrawing_side
+from .stops import (
+    ATTACKER_WITHDREW,
+    DEFENDER_WITHDREW,
+    NEITHER,
+    STOP_AFTER,
+    STOP_GONE,
+    any_stop,
+    withdrawing_side,
+)
 
 #: Points a siege engine's hit takes from a structure: 5..10, uniform.
 ENGINE_MIN_POINTS, ENGINE_POINTS = 5, 6
@@ -635,7 +643,7 @@ def mass_after(
     # states as TABLE_ENTRIES allow; the states beyond are read at every strike.
     width = 2 * succ.shape[1]
     rows = min(n_states, max(1, TABLE_ENTRIES // width))
-    slot = np.full(n_states, -1, np.int64)
+    slot = np.full(n_states, -1, np.int32)
     changes = np.zeros(rows, np.int64)
     to = np.zeros((rows, width), np.int64)
     chance = np.zeros((rows, width))
@@ -644,7 +652,7 @@ def mass_after(
     # for every state from its strike on): UNREAD, or withdrawal()'s reading.
     state_stops = stops.copy()
     state_stops[:, STOP_AFTER] = 0
-    state_rule = np.full(n_states, UNREAD, np.int64)
+    state_rule = np.full(n_states, UNREAD, np.int8)
     pushed = np.zeros(n_states)
     for t in range(strikes):
         pushed[: top + 1] = 0.0
@@ -723,8 +731,8 @@ def withdrawal_at(state_rule, stops, step):
         return NEITHER
     if state_rule == ATTACKER_WITHDREW or 0 < stops[ATTACKER, STOP_AFTER] <= step:
         return ATTACKER_WITHDREW
-    if state_rule == ATTACKER_WITHDREW + 1 or 0 < stops[DEFENDER, STOP_AFTER] <= step:
-        return ATTACKER_WITHDREW + 1
+    if state_rule == DEFENDER_WITHDREW or 0 < stops[DEFENDER, STOP_AFTER] <= step:
+        return DEFENDER_WITHDREW
     return NEITHER
 
 
