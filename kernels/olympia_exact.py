@@ -603,17 +603,18 @@ def _first_strike_only(
 
 @jit
 def mass_after(
-    groups, survive, sides, order, space, n_states, strikes, stops, from_step, status, ended,
-    withdrawn, fought,
+    groups, survive, sides, order, space, n_states, strikes, stops, status, ended, withdrawn,
+    fought,
 ):  # fmt: skip
     """The chance of every state of the chain after ``strikes`` strikes (random strike
     order): the start's mass pushed one strike at a time, a miss (or a change that
     changes nothing) keeping it in place. Returns the mass still fighting; the mass of
     battles over by then stays where it ended: decided in ``ended`` (the winner in
     ``status``), withdrawn in ``withdrawn[side]`` (the stop rules ``stops``, checked
-    after every strike, strike ``from_step + t`` for the t-th pushed here, so that
-    ``after`` counts from the battle's start). ``status`` gets :func:`position`'s reading
-    of every state that holds mass (-1: none); ``fought[0]`` the expected strikes.
+    after every strike, their ``after`` counted in the strikes pushed here: the caller
+    takes a battle in progress's strikes off, as for the strike kernel). ``status`` gets
+    :func:`position`'s reading of every state that holds mass (-1: none); ``fought[0]``
+    the expected strikes.
     Raises when the opening position is broken already (ONCE: the kernel's one strike
     before its first check is not a chain of strikes)."""
     _radix, stride, sradix, sstride = space
@@ -690,7 +691,7 @@ def mass_after(
                         stay -= share * prob[s, k]
             pushed[index] += stay
         # Where the strike left each battle: decided, withdrawn, or fighting on.
-        step = from_step + t + 1
+        step = t + 1
         left = 0.0
         for index in range(top, -1, -1):
             here = pushed[index]

@@ -24,24 +24,13 @@ import pytest
 import simulator
 from kernels import olympia as k
 from simulator.errors import BattleOddsError, Source
-from simulator.rulesets.olympia.exact import _push, encode_stops, exact, exact_after
-from simulator.rulesets.olympia.model import Battle, Side
-from simulator.rulesets.olympia.prepare import compile_battle
+from simulator.rulesets.olympia.exact import _push, exact, exact_after
+from simulator.rulesets.olympia.prepare import compile_battle, encode_stops
 from simulator.rulesets.olympia.space import layout
 from simulator.rulesets.stop_rules import NEVER, StopRule
 from simulator.testing import exact_within_intervals
 
 ABS = 1e-12
-
-
-@dataclasses.dataclass(frozen=True)
-class _SideWithRule(Side):
-    retreat: StopRule = NEVER
-
-
-@dataclasses.dataclass(frozen=True)
-class _BattleInProgress(Battle):
-    from_step: int = 0
 
 
 def with_rules(
@@ -51,20 +40,10 @@ def with_rules(
     from_step: int = 0,
 ) -> simulator.Scenario:
     """``scenario`` with the sides' stop rules and the strikes already fought set on its
-    model (the model's ``retreat`` and ``from_step``, as a scenario file sets them)."""
-    battle = scenario.model
-    sides = [
-        _SideWithRule(**_fields(side, Side, "retreat"), retreat=rule)
-        for side, rule in ((battle.attacker, attacker), (battle.defender, defender))
-    ]
-    fields = _fields(battle, Battle, "from_step")
-    fields.update(attacker=sides[0], defender=sides[1])
-    return dataclasses.replace(scenario, model=_BattleInProgress(**fields, from_step=from_step))
-
-
-def _fields(value: Any, kind: type, leaving: str) -> dict[str, Any]:
-    """``value``'s fields as ``kind`` has them, ``leaving`` out."""
-    return {f.name: getattr(value, f.name) for f in dataclasses.fields(kind) if f.name != leaving}
+    model (``[attacker.retreat]``, ``[battle] from_step``), for rules the file's keys
+    cannot all say at once in a parametrized test."""
+    model = dataclasses.replace(scenario.model, retreat=(attacker, defender), from_step=from_step)
+    return dataclasses.replace(scenario, model=model)
 
 
 def bare_break_point(men: int) -> int:
@@ -288,9 +267,23 @@ RULES = [
 ]
 
 
-@pytest.mark.parametrize(("attacker_rule", "defender_rule"), RULES)
+def _fields(rule: StopRule, men: tuple[int, int]) -> bool:
+    """Whether a side of ``men`` (soldiers, militia) fields the type ``rule`` names (a
+    scenario file naming another is refused)."""
+    return rule.gone is None or men[("soldier", "militia").index(rule.gone)] > 0
+
+
+#: Every pair of armies with every pair of rules it can be given.
+RECURSION_CASES = [
+    (attacker, defender, attacker_rule, defender_rule)
+    for attacker, defender in [((2, 1), (1, 2)), ((1, 3), (3, 0)), ((2, 2), (2, 1))]
+    for attacker_rule, defender_rule in RULES
+    if _fields(attacker_rule, attacker) and _fields(defender_rule, defender)
+]
+
+
 @pytest.mark.parametrize(
-    ("attacker", "defender"), [((2, 1), (1, 2)), ((1, 3), (3, 0)), ((2, 2), (2, 1))]
+    ("attacker", "defender", "attacker_rule", "defender_rule"), RECURSION_CASES
 )
 def test_rules_on_men_left_agree_with_a_recursion_over_changes(
     attacker: tuple[int, int],
@@ -372,7 +365,7 @@ def test_the_answer_from_the_start_is_the_answer_from_each_position_after_n_stri
     battle = whole.model
     arrays = compile_battle(battle)
     space = layout(arrays)
-    pushed = _push(battle, arrays, space, strikes, encode_stops(battle, arrays))
+    pushed = _push(arrays, space, strikes, encode_stops(battle, arrays))
     assert pushed is not None
     fighting, status, ended, withdrawn, _fought = pushed
     mixed = dict.fromkeys(answer.win, 0.0)
@@ -507,56 +500,95 @@ def test_a_battle_in_progress_is_solved_from_every_part_of_its_state() -> None:
 # ----------------------------------------------------------- the command line
 
 
+#: Three soldiers a side as a scenario file, the attacker withdrawing at its first loss.
+THREE_FILE = """
+ruleset = "olympia"
+name = "three a side"
+[battle]
+from_step = FROM
+[attacker]
+break_point = 85
+[[attacker.units]]
+behind = 1
+men = [ { type = "soldier", count = COUNT, behind = 0 } ]
+RETREAT
+[defender]
+break_point = 85
+[[defender.units]]
+behind = 1
+men = [ { type = "soldier", count = COUNT, behind = 0 } ]
+"""
+
+
 def _exact_command(
-    monkeypatch: pytest.MonkeyPatch, scenario: simulator.Scenario, *args: str
+    tmp_path: Path, retreat: str, *args: str, from_step: int = 0, men: int = 3
 ) -> Any:
-    """``battle-odds exact FILE ARGS`` where FILE loads as ``scenario`` (a model with
-    stop rules made here, whatever the file says)."""
+    """``battle-odds exact FILE ARGS`` on three soldiers (``men``) a side with the
+    attacker's ``[attacker.retreat]`` table ``retreat`` (none when empty)."""
     from typer.testing import CliRunner
 
     from simulator.cli import app
-    from simulator.cli import run as run_command
 
-    monkeypatch.setattr(run_command, "load_scenario", lambda path: scenario)
-    here = str(Path(__file__))  # a file that exists: the command checks its argument
-    return CliRunner().invoke(app, ["exact", here, *args], env={"COLUMNS": "80"})
+    text = THREE_FILE.replace("FROM", str(from_step)).replace("COUNT", str(men))
+    text = text.replace("RETREAT", f"[attacker.retreat]\n{retreat}" if retreat else "")
+    path = tmp_path / "three.toml"
+    path.write_text(text, encoding="utf-8")
+    return CliRunner().invoke(app, ["exact", str(path), *args], env={"COLUMNS": "80"})
 
 
-def test_the_exact_command_shows_withdrawals(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_exact_command_shows_withdrawals(tmp_path: Path) -> None:
     import json
 
-    ruled = with_rules(THREE, attacker=StopRule(at_most=2))
-    shown = _exact_command(monkeypatch, ruled, "--json")
+    shown = _exact_command(tmp_path, "at_most = 2", "--json")
     assert shown.exit_code == 0, shown.output
     win = json.loads(shown.output)["win"]
     assert win["attacker_withdrew"]["p"] == pytest.approx(0.775)
     assert win["defender_withdrew"]["p"] == 0.0
-    text = _exact_command(monkeypatch, ruled)
-    assert text.exit_code == 0, text.output
-    assert "77.5000%" in text.output and "22.5000%" in text.output
-    after = _exact_command(monkeypatch, ruled, "--after", "4")
+    for columns in ("60", "80", "200"):
+        from typer.testing import CliRunner
+
+        from simulator.cli import app
+
+        text = CliRunner().invoke(
+            app, ["exact", str(tmp_path / "three.toml")], env={"COLUMNS": columns}
+        )
+        assert text.exit_code == 0, text.output
+        said = " ".join(text.output.split())
+        assert "attacker withdrew 77.5000%" in said and "attacker wins 22.5000%" in said
+    after = _exact_command(tmp_path, 'at_most = "67%"', "--after", "4")
     assert after.exit_code == 0, after.output
     assert "attacker withdrew" in after.output
-    plain = _exact_command(monkeypatch, THREE, "--json")
+    plain = _exact_command(tmp_path, "", "--json")
     assert "withdrew" not in plain.output
+    assert list(json.loads(plain.output)["win"]) == ["attacker", "defender", "draw"]
+
+
+def test_the_exact_command_counts_strikes_from_the_battles_start(tmp_path: Path) -> None:
+    import json
+
+    shown = _exact_command(tmp_path, "after = 9", "--json", from_step=8)
+    assert shown.exit_code == 0, shown.output
+    answer = json.loads(shown.output)
+    # Strike 9 of the battle is the first from here; no strike decides three a side.
+    assert answer["win"]["attacker_withdrew"]["p"] == pytest.approx(1.0)
+    assert answer["steps"]["all"]["mean"] == pytest.approx(9.0)
+    state = _exact_command(tmp_path, "after = 9", "--json", "--after", "9", from_step=8)
+    assert json.loads(state.output)["fighting"]["p"] == 0.0
 
 
 @pytest.mark.parametrize(
-    ("scenario", "args", "words"),
+    ("retreat", "men", "from_step", "args", "words"),
     [
-        (
-            with_rules(simulator.from_data(SIEGE, Source("t")), StopRule(after=10**6)),
-            (),
-            "too large for an exact answer",
-        ),
-        (with_rules(THREE, from_step=7), ("--after", "6"), "before the battle's from_step 7"),
+        # 21 x 21 x 2 x 2 states pushed through a million strikes: over the limit.
+        ("after = 1000000", 20, 0, (), "too large for an exact answer"),
+        ("", 3, 7, ("--after", "6"), "strike 6 is before the battle's from_step 7"),
     ],
 )
 def test_the_exact_command_refuses_in_one_line(
-    monkeypatch: pytest.MonkeyPatch, scenario: simulator.Scenario, args: tuple[str, ...], words: str
+    tmp_path: Path, retreat: str, men: int, from_step: int, args: tuple[str, ...], words: str
 ) -> None:
-    refused = _exact_command(monkeypatch, scenario, *args)
-    assert refused.exit_code == 2
+    refused = _exact_command(tmp_path, retreat, *args, from_step=from_step, men=men)
+    assert refused.exit_code == 2, refused.output
     assert words in refused.output
     assert len(refused.output.strip().splitlines()) == 1
     assert "Traceback" not in refused.output
@@ -580,3 +612,85 @@ def test_a_battle_broken_before_its_first_strike_is_decided_by_it(rule: StopRule
     for name, p in plain.win.items():
         assert ruled.win[name] == pytest.approx(p, abs=ABS)
     assert ruled.expected_steps == plain.expected_steps == 1.0
+
+
+# ------------------------------------------------------------ the Monte Carlo
+
+
+#: Small battles with rules of every kind, in both strike orders; the Monte Carlo's
+#: 99.9% intervals (Bonferroni over the columns) hold the exact answer.
+MONTE_CARLO = [
+    pytest.param(THREE, StopRule(at_most=2), StopRule(outnumbered=2.0), 0, id="bare-men"),
+    pytest.param(
+        simulator.from_data(MIXED, Source("test")),
+        StopRule(gone="archer"),
+        StopRule(at_most_percent=50.0),
+        0,
+        id="gone-and-percent",
+    ),
+    pytest.param(
+        simulator.from_data(MIXED, Source("test")),
+        StopRule(after=12),
+        StopRule(at_most=0),
+        5,
+        id="after-from-step",
+    ),
+    pytest.param(
+        simulator.from_data({**SIEGE, "battle": {"strike_order": "alternating"}}, Source("t")),
+        StopRule(at_most=4),
+        StopRule(outnumbered=2.5),
+        0,
+        id="alternating-siege",
+    ),
+]
+
+
+@pytest.mark.parametrize(("scenario", "attacker_rule", "defender_rule", "given"), MONTE_CARLO)
+def test_the_monte_carlo_holds_the_exact_answer(
+    scenario: simulator.Scenario, attacker_rule: StopRule, defender_rule: StopRule, given: int
+) -> None:
+    from simulator.rulesets.olympia.prepare import OlympiaPrepared
+
+    ruled = with_rules(scenario, attacker_rule, defender_rule, from_step=given)
+    answer = exact(ruled)
+    assert answer.win["attacker_withdrew"] + answer.win["defender_withdrew"] > 0.05
+    rows = OlympiaPrepared(ruled.model).run(51, 0, 20_000)
+    assert exact_within_intervals(answer, rows) == []
+
+
+@pytest.mark.parametrize("strikes", [3, 9])
+def test_the_monte_carlo_state_after_n_strikes_holds_the_exact_one(strikes: int) -> None:
+    from simulator.rulesets.olympia.prepare import OlympiaPrepared
+    from simulator.testing import interval_contains
+
+    ruled = with_rules(
+        simulator.from_data(MIXED, Source("test")),
+        StopRule(at_most=1, after=7),
+        StopRule(outnumbered=2.0),
+        from_step=1,
+    )
+    state = exact_after(ruled, strikes)
+    n = 20_000
+    rows = OlympiaPrepared(ruled.model).run_until(52, 0, n, strikes)
+    shares = {**state.decided, "fighting": state.fighting}
+    codes = ["attacker", "defender", "draw", "attacker_withdrew", "defender_withdrew", "fighting"]
+    confidence = 1 - 0.001 / len(codes)
+    for code, outcome in enumerate(codes):
+        hits = int((rows["winner"] == code).sum())
+        assert interval_contains(hits, n, shares[outcome], confidence), (outcome, hits)
+
+
+def test_the_reference_simulator_holds_the_exact_answer_with_rules() -> None:
+    """tests/reference/olympia.py, strike by strike in plain Python, with the rules and a
+    battle given two strikes in."""
+    reference = pytest.importorskip("tests.reference.olympia")
+    ruled = with_rules(
+        simulator.from_data(MIXED, Source("test")),
+        StopRule(gone="archer"),
+        StopRule(at_most=1, after=9),
+        from_step=2,
+    )
+    answer = exact(ruled)
+    assert answer.win["attacker_withdrew"] > 0.05 and answer.win["defender_withdrew"] > 0.05
+    columns = reference.simulate(ruled.model, 4000, 53)
+    assert exact_within_intervals(answer, columns) == []

@@ -22,9 +22,9 @@ from kernels import olympia_exact as kx
 
 from ...errors import BattleOddsError
 from ..exact import ExactResult, ExactState
-from ..stop_rules import NEVER, STOP_AFTER, StopRule
-from .model import SIDES, Battle
-from .prepare import OlympiaArrays, OlympiaPrepared, compile_battle
+from ..stop_rules import STOP_AFTER
+from .model import Battle
+from .prepare import OlympiaArrays, OlympiaPrepared, compile_battle, encode_stops
 from .space import ChainSize, layout, size_of
 
 #: States (of the full mixed-radix space) the solver accepts: about 80 MB of floats.
@@ -32,40 +32,9 @@ MAX_STATES = 10_000_000
 #: Strikes times states the solver pushes one strike at a time for a stop rule's
 #: ``after`` (a few seconds' work on a small battle).
 MAX_STRIKE_STATES = 500_000_000
-#: A ``gone`` rule's type with no men on its side: no group has this casualty column,
-#: so its men are gone from the start.
-_NO_COLUMN = 1 << 40
 #: The outcomes of the answer: the chain's winner codes, withdrawals only with a rule.
 _WON = (("attacker", k.ATTACKER), ("defender", k.DEFENDER), ("draw", k.DRAW))
 _WITHDREW = (("attacker_withdrew", 0), ("defender_withdrew", 1))
-
-
-def stop_rules(battle: Battle) -> tuple[StopRule, StopRule]:
-    """The sides' stop rules (``[attacker.retreat]``; NEVER for a side without one)."""
-    return (getattr(battle.attacker, "retreat", NEVER), getattr(battle.defender, "retreat", NEVER))
-
-
-def from_step(battle: Battle) -> int:
-    """The strikes the battle has fought already (``[battle] from_step``; 0 for none)."""
-    return int(getattr(battle, "from_step", 0))
-
-
-def encode_stops(battle: Battle, arrays: OlympiaArrays) -> np.ndarray:
-    """The sides' stop rules as the kernel's ``(2, N_STOP)`` rows: men are the fighters
-    (nobles and engines not counted), ``gone`` names a type by its casualty column."""
-    groups = arrays.groups
-    rows = []
-    for s, rule in enumerate(stop_rules(battle)):
-        mine = (groups[:, k.G_SIDE] == s) & (groups[:, k.G_KIND] == k.MAN)
-        men = int(groups[mine, k.G_COUNT].sum())
-
-        def column(kind: str, side: str = SIDES[s]) -> int:
-            name = f"casualties.{side}.{kind}"
-            names = arrays.casualty_names
-            return k.O_CASUALTIES + names.index(name) if name in names else _NO_COLUMN
-
-        rows.append(rule.encode(men, column))
-    return np.array(rows, np.int64)
 
 
 def chain_size(battle: Battle) -> ChainSize:
@@ -104,7 +73,6 @@ def exact(scenario: Any, max_states: int = MAX_STATES) -> ExactResult:
         )
 
     space = layout(arrays)
-    rules = stop_rules(battle)
     stops = encode_stops(battle, arrays)
     res = np.zeros(2 + arrays.n_columns + kx.R_WITHDREW)
     if stops[:, STOP_AFTER].any() and not _solve_in_strikes(scenario, arrays, space, stops, res):
@@ -142,7 +110,7 @@ def exact(scenario: Any, max_states: int = MAX_STATES) -> ExactResult:
     # Rounding in the sums can step a hair outside [0, 1].
     withdrew = res[len(res) - kx.R_WITHDREW :]
     chances = [(o, res[code]) for o, code in _WON]
-    if any(not rule.never for rule in rules):
+    if any(not rule.never for rule in battle.retreat):
         chances += [(o, withdrew[side]) for o, side in _WITHDREW]
     elif withdrew.any():
         raise AssertionError(f"a side withdrew without a stop rule: {withdrew}")
@@ -152,7 +120,7 @@ def exact(scenario: Any, max_states: int = MAX_STATES) -> ExactResult:
     return ExactResult(
         scenario=scenario,
         win=win,
-        expected_steps=from_step(battle) + float(res[kx.R_STRIKES]),
+        expected_steps=battle.from_step + float(res[kx.R_STRIKES]),
         casualties=casualties,
         extras=extras,
         states=size.states,
@@ -168,24 +136,22 @@ def _solve_in_strikes(
     strike at a time until every battle still fighting has withdrawn. False (``res``
     untouched) when the opening position is broken: one strike decides it, no rule of
     time comes in."""
-    battle: Battle = scenario.model
     label = scenario.source.label
     if arrays.order != k.RANDOM:
         raise BattleOddsError(
             f"{label}: a stop rule's after is solved exactly for olympia's random strike "
             "order only; use `battle-odds run` (Monte Carlo)"
         )
-    given = from_step(battle)
-    # The first strike at or after which a side's rule of time holds: every battle
-    # still fighting then withdraws (never before the first strike).
-    last = max(1, int(min(a for a in stops[:, STOP_AFTER] if a > 0)) - given)
+    # The first strike from here at which a side's rule of time holds (encode_stops
+    # counts it from the battle as given): every battle still fighting then withdraws.
+    last = int(min(a for a in stops[:, STOP_AFTER] if a > 0))
     if last * space.states > MAX_STRIKE_STATES:
         raise BattleOddsError(
             f"{label}: too large for an exact answer: a stop rule's after means pushing "
             f"{space.states:,} states through {last:,} strikes one at a time, over the limit "
             f"of {MAX_STRIKE_STATES:,} state-strikes; use `battle-odds run` (Monte Carlo)"
         )
-    pushed = _push(battle, arrays, space, last, stops)
+    pushed = _push(arrays, space, last, stops)
     if pushed is None:
         return False
     _mass, status, ended, withdrawn, fought = pushed
@@ -196,7 +162,7 @@ def _solve_in_strikes(
 
 
 def _push(
-    battle: Battle, arrays: OlympiaArrays, space: Any, strikes: int, stops: np.ndarray
+    arrays: OlympiaArrays, space: Any, strikes: int, stops: np.ndarray
 ) -> tuple[np.ndarray, ...] | None:
     """:func:`kernels.olympia_exact.mass_after`'s arrays after ``strikes`` more strikes:
     ``(fighting, status, ended, withdrawn, fought)``; None when the opening position is
@@ -215,7 +181,6 @@ def _push(
             space.states,
             strikes,
             stops,
-            from_step(battle),
             status,
             ended,
             withdrawn,
@@ -239,7 +204,7 @@ def exact_after(scenario: Any, strikes: int, max_states: int = MAX_STATES) -> Ex
             f"{label}: the exact state after a strike is solved for "
             "olympia's random strike order only"
         )
-    given = from_step(battle)
+    given = battle.from_step
     if strikes < given:
         raise BattleOddsError(
             f"{label}: strike {strikes} is before the battle's from_step {given}: expected "
@@ -259,7 +224,7 @@ def exact_after(scenario: Any, strikes: int, max_states: int = MAX_STATES) -> Ex
         status = np.full(space.states, kx.PLAYS, np.int64)
         ended, withdrawn = np.zeros(space.states), np.zeros((2, space.states))
     else:
-        pushed = _push(battle, arrays, space, strikes - given, encode_stops(battle, arrays))
+        pushed = _push(arrays, space, strikes - given, encode_stops(battle, arrays))
         if pushed is None:
             raise BattleOddsError(
                 f"{label}: the opening position is broken before the first strike: no exact state"
@@ -269,7 +234,7 @@ def exact_after(scenario: Any, strikes: int, max_states: int = MAX_STATES) -> Ex
     held = np.flatnonzero(every)
     p = every[held]
     outcomes = [(o, ended[held][status[held] == code].sum()) for o, code in _WON]
-    if any(not rule.never for rule in stop_rules(battle)):
+    if any(not rule.never for rule in battle.retreat):
         outcomes += [(o, withdrawn[side].sum()) for o, side in _WITHDREW]
     decided = {outcome: float(chance) for outcome, chance in outcomes}
     groups = arrays.groups
