@@ -184,13 +184,10 @@ def test_from_step_shifts_the_strike_of_the_state_after() -> None:
     ruled = exact_after(with_rules(one, defender=StopRule(after=5), from_step=4), 6)
     assert ruled.fighting == 0.0
     assert ruled.decided["defender_withdrew"] == pytest.approx(0.5, abs=ABS)
-    given = exact_after(with_rules(one, from_step=4), 4)
-    assert given.fighting == 1.0 and given.men_left == {
-        "attacker.soldier": {1: 1.0},
-        "defender.soldier": {1: 1.0},
-    }
-    with pytest.raises(BattleOddsError, match="strike 3 is before the battle's from_step 4"):
-        exact_after(with_rules(one, from_step=4), 3)
+    for before in (3, 4):
+        with pytest.raises(BattleOddsError, match="expected a strike 5 or more") as refused:
+            exact_after(with_rules(one, from_step=4), before)
+        assert str(refused.value).endswith("(the battle is given after strike 4)")
 
 
 # ------------------------------------------------- an independent recursion
@@ -581,7 +578,7 @@ def test_the_exact_command_counts_strikes_from_the_battles_start(tmp_path: Path)
     [
         # 21 x 21 x 2 x 2 states pushed through a million strikes: over the limit.
         ("after = 1000000", 20, 0, (), "too large for an exact answer"),
-        ("", 3, 7, ("--after", "6"), "strike 6 is before the battle's from_step 7"),
+        ("", 3, 7, ("--after", "7"), "strike 7: expected a strike 8 or more"),
     ],
 )
 def test_the_exact_command_refuses_in_one_line(

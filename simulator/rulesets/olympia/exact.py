@@ -205,10 +205,10 @@ def exact_after(scenario: Any, strikes: int, max_states: int = MAX_STATES) -> Ex
             "olympia's random strike order only"
         )
     given = battle.from_step
-    if strikes < given:
+    if strikes <= given:
         raise BattleOddsError(
-            f"{label}: strike {strikes} is before the battle's from_step {given}: expected "
-            f"{given} (the battle as given) or more"
+            f"{label}: strike {strikes}: expected a strike {given + 1} or more (the battle "
+            f"is given after strike {given})"
         )
     arrays = compile_battle(battle)
     size = size_of(battle, arrays)
@@ -218,18 +218,12 @@ def exact_after(scenario: Any, strikes: int, max_states: int = MAX_STATES) -> Ex
             f"over the limit of {max_states:,}"
         )
     space = layout(arrays)
-    if strikes == given:  # the battle as given, still to be fought
-        mass = np.zeros(space.states)
-        mass[kx.opening(arrays.groups, space.stride, space.sradix, space.sstride)] = 1.0
-        status = np.full(space.states, kx.PLAYS, np.int64)
-        ended, withdrawn = np.zeros(space.states), np.zeros((2, space.states))
-    else:
-        pushed = _push(arrays, space, strikes - given, encode_stops(battle, arrays))
-        if pushed is None:
-            raise BattleOddsError(
-                f"{label}: the opening position is broken before the first strike: no exact state"
-            )
-        mass, status, ended, withdrawn, _fought = pushed
+    pushed = _push(arrays, space, strikes - given, encode_stops(battle, arrays))
+    if pushed is None:
+        raise BattleOddsError(
+            f"{label}: the opening position is broken before the first strike: no exact state"
+        )
+    mass, status, ended, withdrawn, _fought = pushed
     every = mass + ended + withdrawn[0] + withdrawn[1]
     held = np.flatnonzero(every)
     p = every[held]
