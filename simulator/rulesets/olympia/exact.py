@@ -107,13 +107,13 @@ def exact(scenario: Any, max_states: int = MAX_STATES) -> ExactResult:
     }
     casualties = {n: v for n, v in mean_of.items() if n.startswith("casualties.")}
     extras = {n: v for n, v in mean_of.items() if not n.startswith("casualties.")}
-    # Rounding in the sums can step a hair outside [0, 1].
     withdrew = res[len(res) - kx.R_WITHDREW :]
     chances = [(o, res[code]) for o, code in _WON]
     if any(not rule.never for rule in battle.retreat):
         chances += [(o, withdrew[side]) for o, side in _WITHDREW]
     elif withdrew.any():
         raise AssertionError(f"a side withdrew without a stop rule: {withdrew}")
+    # Rounding in the sums can step a hair outside [0, 1].
     win = {outcome: min(1.0, max(0.0, float(p))) for outcome, p in chances}
     if not math.isclose(sum(win.values()), 1.0, abs_tol=1e-9):
         raise AssertionError(f"exact solver lost probability mass: {win}")
