@@ -552,9 +552,11 @@ def test_the_exact_command_shows_withdrawals(tmp_path: Path) -> None:
         assert text.exit_code == 0, text.output
         said = " ".join(text.output.split())
         assert "attacker withdrew 77.5000%" in said and "attacker wins 22.5000%" in said
+        assert "strikes until it ended 3.600" in said
     after = _exact_command(tmp_path, 'at_most = "67%"', "--after", "4")
     assert after.exit_code == 0, after.output
     assert "attacker withdrew" in after.output
+    assert "strikes until decided" in _exact_command(tmp_path, "").output
     plain = _exact_command(tmp_path, "", "--json")
     assert "withdrew" not in plain.output
     assert list(json.loads(plain.output)["win"]) == ["attacker", "defender", "draw"]
