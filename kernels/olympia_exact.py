@@ -758,3 +758,100 @@ def settle_all(groups, sides, space, ended, status, withdrawn, res):
             if withdrawn[side, index] != 0.0:
                 code = ATTACKER_WITHDREW + side
                 settle(groups, sides, cnt, remaining, alive, code, withdrawn[side, index], res)
+
+
+@jit
+def mass_after_alternating(
+    groups, survive, sides, order, space, budget_radix, n_states, strikes, stops, status,
+    ended, withdrawn, fought,
+):  # fmt: skip
+    """:func:`mass_after` under ``alternating`` order: the mass of each position is
+    kept per strike budgets and turn (as :func:`solve_chain` keeps them: index * configs
+    + (b0 * budget_radix[1] + b1) * 2 + turn), the budgets walked as the strike kernel
+    walks them (cut to the strikers left, refilled when both are spent, the attacker
+    first). Returns each position's mass still fighting, all budgets together."""
+    _radix, stride, sradix, sstride = space
+    scratch = position_scratch(groups.shape[0])
+    _cnt, _remaining, _unit_men, _rating, _w, _t, per_side, succ, prob, n_ev, q = scratch
+    ws = per_side[5]
+    b1r = budget_radix[1]
+    configs = budget_radix[0] * b1r * 2
+    start = opening(groups, stride, sradix, sstride)
+    rules = any_stop(stops)
+    rule_men = np.zeros((2, 2), np.int64)
+    status[:] = -1
+    ended[:] = 0.0
+    withdrawn[:] = 0.0
+    fought[0] = 0.0
+    reading = position(start, start, groups, survive, sides, order, space, scratch)
+    status[start] = reading
+    if reading == ONCE:
+        raise ValueError("the opening position is broken before the first strike")
+    if reading <= DRAW:  # nobody can strike: over before the first strike
+        ended[start] = 1.0
+        return np.zeros(n_states)
+    mass = np.zeros(n_states * configs)
+    pushed = np.zeros(n_states * configs)
+    mass[start * configs] = 1.0  # budgets spent, the attacker's turn: the first strike refills
+    for t in range(strikes):
+        pushed[:] = 0.0
+        for index in range(start, -1, -1):
+            base = index * configs
+            here = 0.0
+            for c in range(configs):
+                here += mass[base + c]
+            if here == 0.0:
+                continue
+            fought[0] += here
+            position(index, start, groups, survive, sides, order, space, scratch)
+            for c in range(configs):
+                m = mass[base + c]
+                if m == 0.0:
+                    continue
+                turn = c % 2
+                b0 = min((c // 2) // b1r, ws[0])
+                b1 = min((c // 2) % b1r, ws[1])
+                if b0 == 0 and b1 == 0:
+                    b0, b1, turn = ws[0], ws[1], ATTACKER
+                s = turn if (b0 if turn == 0 else b1) > 0 else 1 - turn
+                n0 = b0 - 1 if s == 0 else b0
+                n1 = b1 - 1 if s == 1 else b1
+                after = (n0 * b1r + n1) * 2 + (1 - s)
+                for k in range(n_ev[s]):
+                    pushed[succ[s, k] * configs + after] += m * prob[s, k]
+                pushed[base + after] += m * (1.0 - q[s])
+        # Where the strike left each battle: decided, withdrawn, or fighting on.
+        left = 0.0
+        for index in range(start, -1, -1):
+            base = index * configs
+            here = 0.0
+            for c in range(configs):
+                here += pushed[base + c]
+            if here == 0.0:
+                continue
+            over = False
+            if rules:
+                withdrew = withdrawal(index, groups, sides, stops, space, t + 1, scratch, rule_men)
+                if withdrew >= ATTACKER_WITHDREW:
+                    withdrawn[withdrew - ATTACKER_WITHDREW, index] += here
+                    over = True
+            if not over:
+                if status[index] == -1:
+                    status[index] = position(
+                        index, start, groups, survive, sides, order, space, scratch
+                    )
+                if status[index] <= DRAW:
+                    ended[index] += here
+                    over = True
+            if over:
+                pushed[base : base + configs] = 0.0
+            else:
+                left += here
+        mass, pushed = pushed, mass
+        if left == 0.0:
+            break
+    fighting = np.zeros(n_states)
+    for index in range(n_states):
+        for c in range(configs):
+            fighting[index] += mass[index * configs + c]
+    return fighting

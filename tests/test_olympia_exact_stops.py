@@ -454,16 +454,26 @@ def test_withdrawals_in_the_json_are_shaped_as_the_wins() -> None:
     assert shown["defender_withdrew"]["p"] == 0.0
 
 
-def test_after_is_refused_in_one_line_where_it_is_not_solved() -> None:
-    data = {**SIEGE, "battle": {"strike_order": "alternating"}}
-    scenario = with_rules(simulator.from_data(data, Source("test")), StopRule(after=4))
-    with pytest.raises(BattleOddsError, match="random strike order only") as refused:
-        exact(scenario)
-    assert "\n" not in str(refused.value)
+def test_after_is_refused_in_one_line_over_the_limit() -> None:
     long_after = with_rules(simulator.from_data(SIEGE, Source("test")), StopRule(after=10**6))
     with pytest.raises(BattleOddsError, match="too large for an exact answer") as refused:
         exact(long_after)
     assert "\n" not in str(refused.value)
+
+
+@pytest.mark.parametrize("order", ["random", "alternating"])
+def test_an_after_past_every_battles_end_is_the_answer_without_it(order: str) -> None:
+    """Pushed strike by strike (the budgets and turn kept per position under
+    alternating order) for longer than any battle lasts, the answer is the sweep's."""
+    data = {**MIXED, "battle": {"strike_order": order}}
+    plain = exact(simulator.from_data(data, Source("test")))
+    pushed = exact(with_rules(simulator.from_data(data, Source("test")), StopRule(after=3000)))
+    assert pushed.win["attacker_withdrew"] < 1e-12
+    for name, p in plain.win.items():
+        assert pushed.win[name] == pytest.approx(p, abs=1e-9)
+    assert pushed.expected_steps == pytest.approx(plain.expected_steps, rel=1e-9)
+    for name, mean in {**plain.casualties, **plain.extras}.items():
+        assert {**pushed.casualties, **pushed.extras}[name] == pytest.approx(mean, abs=1e-9)
 
 
 def test_a_battle_in_progress_is_solved_from_every_part_of_its_state() -> None:
@@ -641,6 +651,13 @@ MONTE_CARLO = [
         0,
         id="alternating-siege",
     ),
+    pytest.param(
+        simulator.from_data({**MIXED, "battle": {"strike_order": "alternating"}}, Source("t")),
+        StopRule(after=11),
+        StopRule(gone="pikeman"),
+        3,
+        id="alternating-after-from-step",
+    ),
 ]
 
 
@@ -657,13 +674,16 @@ def test_the_monte_carlo_holds_the_exact_answer(
     assert exact_within_intervals(answer, rows) == []
 
 
+@pytest.mark.parametrize("order", ["random", "alternating"])
 @pytest.mark.parametrize("strikes", [3, 9])
-def test_the_monte_carlo_state_after_n_strikes_holds_the_exact_one(strikes: int) -> None:
+def test_the_monte_carlo_state_after_n_strikes_holds_the_exact_one(
+    strikes: int, order: str
+) -> None:
     from simulator.rulesets.olympia.prepare import OlympiaPrepared
     from simulator.testing import interval_contains
 
     ruled = with_rules(
-        simulator.from_data(MIXED, Source("test")),
+        simulator.from_data({**MIXED, "battle": {"strike_order": order}}, Source("test")),
         StopRule(at_most=1, after=7),
         StopRule(outnumbered=2.0),
         from_step=1,

@@ -136,21 +136,10 @@ def _solve_in_strikes(
     strike at a time until every battle still fighting has withdrawn. False (``res``
     untouched) when the opening position is broken: one strike decides it, no rule of
     time comes in."""
-    label = scenario.source.label
-    if arrays.order != k.RANDOM:
-        raise BattleOddsError(
-            f"{label}: a stop rule's after is solved exactly for olympia's random strike "
-            "order only; use `battle-odds run` (Monte Carlo)"
-        )
     # The first strike from here at which a side's rule of time holds (encode_stops
     # counts it from the battle as given): every battle still fighting then withdraws.
     last = int(min(a for a in stops[:, STOP_AFTER] if a > 0))
-    if last * space.states > MAX_STRIKE_STATES:
-        raise BattleOddsError(
-            f"{label}: too large for an exact answer: a stop rule's after means pushing "
-            f"{space.states:,} states through {last:,} strikes one at a time, over the limit "
-            f"of {MAX_STRIKE_STATES:,} state-strikes; use `battle-odds run` (Monte Carlo)"
-        )
+    _check_strikes(scenario, arrays, space, last, "a stop rule's after")
     pushed = _push(arrays, space, last, stops)
     if pushed is None:
         return False
@@ -159,6 +148,22 @@ def _solve_in_strikes(
     kx.settle_all(arrays.groups, arrays.sides, digits, ended, status, withdrawn, res)
     res[kx.R_STRIKES] = fought[0]
     return True
+
+
+def _check_strikes(
+    scenario: Any, arrays: OlympiaArrays, space: Any, strikes: int, why: str
+) -> None:
+    """Refuse in one line to push more than MAX_STRIKE_STATES states-strikes (the
+    alternating order's budgets count in the states)."""
+    states = space.states
+    if arrays.order == k.ALTERNATING:
+        states *= int(space.budget_radix[0] * space.budget_radix[1] * 2)
+    if strikes * states > MAX_STRIKE_STATES:
+        raise BattleOddsError(
+            f"{scenario.source.label}: too large for an exact answer: {why} means pushing "
+            f"{states:,} states through {strikes:,} strikes one at a time, over the limit "
+            f"of {MAX_STRIKE_STATES:,} state-strikes; use `battle-odds run` (Monte Carlo)"
+        )
 
 
 def _push(
@@ -171,21 +176,19 @@ def _push(
     ended = np.empty(space.states)
     withdrawn = np.empty((2, space.states))
     fought = np.zeros(1)
+    digits = (space.radix, space.stride, space.sradix, space.sstride)
     try:
-        mass = kx.mass_after(
-            arrays.groups,
-            arrays.survive,
-            arrays.sides,
-            arrays.order,
-            (space.radix, space.stride, space.sradix, space.sstride),
-            space.states,
-            strikes,
-            stops,
-            status,
-            ended,
-            withdrawn,
-            fought,
-        )
+        if arrays.order == k.ALTERNATING:
+            mass = kx.mass_after_alternating(
+                arrays.groups, arrays.survive, arrays.sides, arrays.order, digits,
+                space.budget_radix, space.states, strikes, stops, status, ended, withdrawn,
+                fought,
+            )  # fmt: skip
+        else:
+            mass = kx.mass_after(
+                arrays.groups, arrays.survive, arrays.sides, arrays.order, digits,
+                space.states, strikes, stops, status, ended, withdrawn, fought,
+            )  # fmt: skip
     except ValueError:
         return None
     return mass, status, ended, withdrawn, fought
@@ -194,16 +197,13 @@ def _push(
 def exact_after(scenario: Any, strikes: int, max_states: int = MAX_STATES) -> ExactState:
     """The exact state of a small olympia battle after strike ``strikes`` of the battle
     (counted from its start: a battle given ``from_step`` strikes in is pushed the rest;
-    the random strike order; the chain of :func:`exact` pushed one strike at a time,
+    either strike order; the chain of :func:`exact` pushed one strike at a time,
     misses included, the stop rules checked after every strike). The counterpart of
     ``run_until`` and ``battle-odds run --after``."""
     battle: Battle = scenario.model
     label = scenario.source.label
-    if scenario.ruleset != "olympia" or battle.strike_order != "random":
-        raise BattleOddsError(
-            f"{label}: the exact state after a strike is solved for "
-            "olympia's random strike order only"
-        )
+    if scenario.ruleset != "olympia":
+        raise BattleOddsError(f"{label}: the exact state after a strike is solved for olympia only")
     given = battle.from_step
     if strikes <= given:
         raise BattleOddsError(
@@ -218,6 +218,7 @@ def exact_after(scenario: Any, strikes: int, max_states: int = MAX_STATES) -> Ex
             f"over the limit of {max_states:,}"
         )
     space = layout(arrays)
+    _check_strikes(scenario, arrays, space, strikes - given, f"the state after strike {strikes}")
     pushed = _push(arrays, space, strikes - given, encode_stops(battle, arrays))
     if pushed is None:
         raise BattleOddsError(
