@@ -271,6 +271,16 @@ def withdrawal(index, groups, sides, stops, space, step, scratch, rule_men):
     return NEITHER if side == NEITHER else ATTACKER_WITHDREW + side
 
 
+@jit(inline=True)
+def held(mass, base, configs):
+    """The mass a position holds over its ``configs`` budgets and turns (alternating
+    order; one otherwise), from index ``base``."""
+    here = 0.0
+    for c in range(configs):
+        here += mass[base + c]
+    return here
+
+
 #: What :func:`position` finds, beside a winner (ATTACKER, DEFENDER, DRAW) when the
 #: battle is over there: the opening position of a side already broken (one strike, then
 #: the end), or a position that fights on.
@@ -405,9 +415,7 @@ def solve_chain(
 
     for index in range(n_states - 1, -1, -1):
         base = index * configs
-        here = 0.0
-        for c in range(configs):
-            here += mass[base + c]
+        here = held(mass, base, configs)
         if here == 0.0:
             continue
         withdrew = NEITHER
@@ -602,6 +610,28 @@ def _first_strike_only(
 
 
 @jit
+def over_at_opening(
+    groups, survive, sides, order, space, start, scratch, status, ended, withdrawn, fought
+):
+    """Start a push of the chain (:func:`mass_after`): its outputs cleared, the opening
+    read. True when the battle is over before the first strike (nobody can
+    strike: a draw, in ``ended``); raises when the opening position is broken already
+    (ONCE: the kernel's one strike before its first check is not a chain of strikes)."""
+    status[:] = -1
+    ended[:] = 0.0
+    withdrawn[:] = 0.0
+    fought[0] = 0.0
+    reading = position(start, start, groups, survive, sides, order, space, scratch)
+    status[start] = reading
+    if reading == ONCE:
+        raise ValueError("the opening position is broken before the first strike")
+    if reading <= DRAW:
+        ended[start] = 1.0
+        return True
+    return False
+
+
+@jit
 def mass_after(
     groups, survive, sides, order, space, n_states, strikes, stops, status, ended, withdrawn,
     fought,
@@ -627,16 +657,9 @@ def mass_after(
     rule_men = np.zeros((2, 2), np.int64)
     mass = np.zeros(n_states)
     mass[start] = 1.0
-    status[:] = -1
-    ended[:] = 0.0
-    withdrawn[:] = 0.0
-    fought[0] = 0.0
-    reading = position(start, start, groups, survive, sides, order, space, scratch)
-    status[start] = reading
-    if reading == ONCE:
-        raise ValueError("the opening position is broken before the first strike")
-    if reading <= DRAW:  # nobody can strike: over before the first strike
-        ended[start] = 1.0
+    if over_at_opening(
+        groups, survive, sides, order, space, start, scratch, status, ended, withdrawn, fought
+    ):
         return np.zeros(n_states)
     top = start  # no state above the highest one holding mass is ever reached
     # Each state's changes per strike, read once (position() is most of a strike's
@@ -779,16 +802,9 @@ def mass_after_alternating(
     start = opening(groups, stride, sradix, sstride)
     rules = any_stop(stops)
     rule_men = np.zeros((2, 2), np.int64)
-    status[:] = -1
-    ended[:] = 0.0
-    withdrawn[:] = 0.0
-    fought[0] = 0.0
-    reading = position(start, start, groups, survive, sides, order, space, scratch)
-    status[start] = reading
-    if reading == ONCE:
-        raise ValueError("the opening position is broken before the first strike")
-    if reading <= DRAW:  # nobody can strike: over before the first strike
-        ended[start] = 1.0
+    if over_at_opening(
+        groups, survive, sides, order, space, start, scratch, status, ended, withdrawn, fought
+    ):
         return np.zeros(n_states)
     mass = np.zeros(n_states * configs)
     pushed = np.zeros(n_states * configs)
@@ -797,9 +813,7 @@ def mass_after_alternating(
         pushed[:] = 0.0
         for index in range(start, -1, -1):
             base = index * configs
-            here = 0.0
-            for c in range(configs):
-                here += mass[base + c]
+            here = held(mass, base, configs)
             if here == 0.0:
                 continue
             fought[0] += here
@@ -824,9 +838,7 @@ def mass_after_alternating(
         left = 0.0
         for index in range(start, -1, -1):
             base = index * configs
-            here = 0.0
-            for c in range(configs):
-                here += pushed[base + c]
+            here = held(pushed, base, configs)
             if here == 0.0:
                 continue
             over = False
@@ -852,6 +864,5 @@ def mass_after_alternating(
             break
     fighting = np.zeros(n_states)
     for index in range(n_states):
-        for c in range(configs):
-            fighting[index] += mass[index * configs + c]
+        fighting[index] = held(mass, index * configs, configs)
     return fighting
