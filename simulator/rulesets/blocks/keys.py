@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from ...input.fields import Field, Table, side_list
+from ...input.fields import Field, ListOf, Table
+from ..stop_rules import RETREAT
 
 TRAITS = ("knights", "harry")
 PLACES = ("field", "castle", "reserve")
 RESERVE_ROUNDS = (2, 3)
 MAX_STEPS = 4
 MAX_TURNS = 100
+#: Phases of a game turn (kernels/blocks.py's PHASES_PER_TURN: rounds 1-3, attrition).
+PHASES_PER_TURN = 4
 #: Player choices; the first of each is the default, the conservative choice.
 POLICIES: dict[str, tuple[str, ...]] = {
     "withdraw": ("none", "fill", "when_weaker"),
@@ -92,6 +95,15 @@ BATTLE = Table(
             "blocks have a road to retreat by (false: a block that must retreat is eliminated)",
             default=True,
         ),
+        Field(
+            "from_step",
+            "int",
+            "phases already fought: the battle goes on from the next (4 a turn: rounds "
+            "1-3, attrition), the blocks as they stand now",
+            lo=0,
+            hi=PHASES_PER_TURN * MAX_TURNS - 1,
+            default=0,
+        ),
     ),
 )
 POLICY = Table(
@@ -134,7 +146,11 @@ BLOCK = Table(
 
 
 def side(name: str) -> Table:
-    return side_list(name, "blocks", BLOCK)
+    """A side: its blocks (at least one) and its stop rule (``gone`` names a block)."""
+    doc = f"the {name}'s blocks"
+    return Table(
+        name, doc, (ListOf("blocks", doc, BLOCK, 1, required=True), RETREAT), required=True
+    )
 
 
 SCENARIO = Table("", "a blocks scenario", (BATTLE, POLICY, side("attacker"), side("defender")))
