@@ -92,6 +92,23 @@ CASES = {
         {"rules": rules, **SIEGE_OPTIONS, "from_step": "5"},
         defender__retreat__at_most=2,
     ),
+    "relief_in_round_3": lambda rules: blocks(
+        (
+            "Saladin A2:2/4, Mamluks A3:3",
+            "B2:1/2@castle, C1:2@castle, B3:3/4 knights, B3:3 knights",
+        ),
+        {
+            "rules": rules,
+            "siege": "true",
+            "castle_limit": "2",
+            "sally": "when_stronger",
+            "charge": "always",
+            "from_step": "2",
+            "attacker_role": "defender",
+        },
+        attacker__retreat__at_most=3,
+        attacker__retreat__gone="Saladin",
+    ),
     "siege_from_attrition": lambda rules: blocks(
         (SIEGE[0], "B2:3@castle, A1:2@castle, B1:2"),
         {"rules": rules, **SIEGE_OPTIONS, "from_step": "3"},
@@ -210,6 +227,7 @@ RECORDED = {
     "siege_rules": lambda: CASES["after_over_turns"]("text"),
     "outnumbered": lambda: CASES["outnumbered_both"]("engine"),
     "from_turn_2": lambda: CASES["siege_from_turn_2"]("text"),
+    "relief_in_round_3": lambda: CASES["relief_in_round_3"]("engine"),
 }
 
 
@@ -298,6 +316,10 @@ BAD = {
     "gone names no block": (
         {"retreat": '[attacker.retreat]\ngone = "Saladn"'},
         "gone: 'Saladn' is not a type this side fields (did you mean 'Saladin'?)",
+    ),
+    "the defender in the attacker's role at the start": (
+        {"battle": 'attacker_role = "defender"'},
+        "attacker_role: 'defender' holds the attacker's role only in a battle in progress",
     ),
     "at_most negative": ({"retreat": "[defender.retreat]\nat_most = -2"}, "at_most"),
     "after 0": ({"retreat": "[attacker.retreat]\nafter = 0"}, "after"),

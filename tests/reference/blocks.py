@@ -94,7 +94,11 @@ class Fight:
             ),
             0,
         )
-        self.attacker = ATTACKER  # the side in the attacker's role right now
+        # The side in the attacker's role right now (a battle in progress may give it
+        # to the defender).
+        self.attacker = SIDES.index(battle.attacker_role)
+        if self.attacker != ATTACKER:
+            self.flags["roles_swapped"] = 1
         self.castle_owner: int | None = None  # who may withdraw into the castle mid-battle
         #: Each side's steps at the start: a stop rule's "30%" is a share of them.
         self.men_at_start = [sum(b.steps for b in side) for side in battle.sides]

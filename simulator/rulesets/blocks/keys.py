@@ -39,6 +39,8 @@ POLICY_DOCS = {
 RETREAT_ROUNDS = (1, 3)
 DEFAULT_RETREAT_ROUND = 2
 
+#: Who may hold the attacker's role (``[battle] attacker_role``).
+ROLES = ("attacker", "defender")
 #: Whose reading of the procedure: the rule text's (default) or the released engine's code.
 RULES = ("text", "engine")
 #: The points where the two readings part, each a [battle] key of its own: the first
@@ -103,6 +105,14 @@ BATTLE = Table(
             lo=0,
             hi=PHASES_PER_TURN * MAX_TURNS - 1,
             default=0,
+        ),
+        Field(
+            "attacker_role",
+            "choice",
+            "the side in the attacker's role now, in a battle in progress: the defender "
+            "after its relief arrived or it sallied from an uncontested field",
+            choices=ROLES,
+            default=ROLES[0],
         ),
     ),
 )

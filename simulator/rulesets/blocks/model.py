@@ -99,6 +99,8 @@ class Battle:
     retreats: tuple[StopRule, StopRule] = (NEVER, NEVER)
     #: Phases already fought (``[battle] from_step``): a battle in progress.
     from_step: int = 0
+    #: The side in the attacker's role as the battle starts or goes on.
+    attacker_role: str = "attacker"
     #: What the user should know about how this battle is read (shown by `validate`
     #: and under a run's results).
     notes: tuple[str, ...] = ()
@@ -135,6 +137,14 @@ def validate(data: Mapping[str, Any], source: Source) -> Battle:
     )
     retreat_road = battle.read(keys.BATTLE["retreat_road"])
     from_step = battle.read(keys.BATTLE["from_step"])
+    attacker_role = battle.read(keys.BATTLE["attacker_role"])
+    if attacker_role != "attacker" and from_step == 0:
+        raise battle.fail(
+            f"{attacker_role!r} holds the attacker's role only in a battle in progress "
+            "(from_step 1 or more): a battle starts with the attacker in it",
+            "attacker_role",
+            attacker_role,
+        )
     if from_step >= PHASES_PER_TURN * turns:
         raise battle.fail(
             f"{from_step} phases fought but the battle lasts {PHASES_PER_TURN * turns} "
@@ -226,6 +236,7 @@ def validate(data: Mapping[str, Any], source: Source) -> Battle:
         retreat_road=retreat_road,
         retreats=(retreats[0], retreats[1]),
         from_step=from_step,
+        attacker_role=attacker_role,
         notes=harry_fire_notes(sides, policies, switches, retreat_road),
     )
 

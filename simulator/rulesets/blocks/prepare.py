@@ -85,6 +85,7 @@ def compile_battle(battle: Battle) -> BlocksArrays:
         params[index] = SWITCHES[key].index(getattr(battle.switches, key))
     params[k.P_RETREAT_ROAD] = int(battle.retreat_road)
     params[k.P_FROM_STEP] = battle.from_step
+    params[k.P_ROLE] = SIDES.index(battle.attacker_role)
     # A stop rule's men are steps; its ``gone`` names a block, the kernel's row index.
     stops = np.stack(
         [
