@@ -187,7 +187,9 @@ class BlocksPrepared(Prepared):
         if not len(steps):
             return {}
         _, rec = self.recorded_matrix(seed, first, count, record=[int(s) for s in steps])
-        return {name: rec[:, :, col].T.copy() for name, col in self.columns.items()}
+        # Views of the record, as run_until's columns are of its rows (a copy of each
+        # column cost more than the kernel's pass: 0.14 s against 0.11 s on relief).
+        return {name: rec[:, :, col].T for name, col in self.columns.items()}
 
     def _cut(self, step: int) -> int:
         # At the turn limit a battle still going is a draw: no cut there.
