@@ -131,6 +131,20 @@ def test_stop_rules_and_from_step_agree_with_the_reference(case: str, rules: str
         assert 0.02 < withdrew.mean() < 0.98, case
 
 
+@pytest.mark.parametrize(
+    ("case", "step"), [("outnumbered_both", 2), ("after_over_turns", 5), ("relief_in_round_3", 3)]
+)
+def test_the_state_after_a_phase_with_rules_agrees_with_the_reference(case: str, step: int) -> None:
+    scenario = CASES[case]("text")
+    kernel = prepared(scenario).run_until(5, 0, 20_000, step)
+    sample = reference.simulate(scenario.model, 3000, 1, until=step)
+    assert (kernel["winner"] == FIGHTING).any()
+    # The reference's state after a phase keeps the casualties then (its other columns
+    # are the battle's end).
+    columns = ["winner", "steps", *(c for c in sample if c.startswith("casualties."))]
+    assert same_distribution(kernel, sample, columns) == []
+
+
 def test_the_comparison_sees_a_rule_read_one_phase_late() -> None:
     """The agreement test can fail: a rule one phase later is noticed."""
     scenario = blocks(FIELD, attacker__retreat__after=1)
