@@ -909,10 +909,11 @@ def one_battle(
 
 
 @functools.cache
-def battle_by_address():
-    """:func:`_battles` for :func:`blocks_battles`, called by its address
+def battle_by_address(plain: bool = True):
+    """:func:`_plain_battles` (``plain``: a run that asks for none of the battle as it
+    unfolds) or :func:`_battles` for :func:`blocks_battles`, called by its address
     (:func:`~kernels._jit.address_of`) once a block of battles, compiled or loaded on
-    first use."""
+    first use. Both take the same arguments, so blocks_battles is compiled once."""
     int64 = types.int64
     # state, blocks, params, stops, steps, pos, mark, seed, first, out, rec_steps, rec,
     # lo, hi
@@ -924,7 +925,7 @@ def battle_by_address():
     # bundled scenarios ran 0.89-0.96x the time of 98979f3 (docs/benchmarks.md, sixth
     # round); with the vectorizer, the battle inlined (by Numba) into such a loop ran
     # relief 14% slower than 98979f3.
-    return address_of(_battles, arg_types, vectorized_loops=False)
+    return address_of(_plain_battles if plain else _battles, arg_types, vectorized_loops=False)
 
 
 @jit(parallel=True)
@@ -961,6 +962,24 @@ def blocks_battles(battles, blocks, params, stops, seed, first, out, rec_steps, 
 
 
 @jit(counted=False)
+def _plain_battles(
+    state, blocks, params, stops, steps, pos, mark, seed, first, out, rec_steps, rec, lo, hi
+):
+    """:func:`_battles` for a run that asks for none of the battle as it unfolds (no
+    stop rule, record or cut, from its start, the attacker in the attacker's role): the
+    constants below leave every test for it out of the battle's code. A function of its
+    own: with the tests in the one battle loop such runs were 5-8% slower than before
+    stop rules came, with the two loops in one function storm's 6%."""
+    zero = np.int64(0)
+    for i in range(lo, hi):
+        seed_battle(state, seed, first + i)
+        one_battle(
+            state, blocks, params, stops, steps, pos, mark, out[i], rec_steps, rec[i],
+            False, zero, zero, zero,
+        )  # fmt: skip
+
+
+@jit(counted=False)
 def _battles(
     state, blocks, params, stops, steps, pos, mark, seed, first, out, rec_steps, rec, lo, hi
 ):
@@ -972,19 +991,6 @@ def _battles(
     cut = params[P_CUT]
     start = params[P_FROM_STEP]
     role = params[P_ROLE]
-    # A battle that asks for none of the battle as it unfolds runs a copy of its own
-    # (LLVM inlines each call), in which the constants below leave out every test for it:
-    # with one copy, such battles ran 5-8% slower than before the unfolding came.
-    plain = not watching and cut == 0 and start == 0 and role == ATTACKER
-    zero = np.int64(0)
-    if plain:
-        for i in range(lo, hi):
-            seed_battle(state, seed, first + i)
-            one_battle(
-                state, blocks, params, stops, steps, pos, mark, out[i], rec_steps, rec[i],
-                False, zero, zero, zero,
-            )  # fmt: skip
-        return
     for i in range(lo, hi):
         seed_battle(state, seed, first + i)
         row = out[i]

@@ -161,9 +161,14 @@ class BlocksPrepared(Prepared):
         if cut:
             params = params.copy()
             params[k.P_CUT] = cut
+        # A run that asks for none of the battle as it unfolds runs the battles' plain
+        # code (kernels/blocks.py's _plain_battles), without the tests for it.
+        plain = not (cut or len(rec_steps) or self.from_step)
+        plain = plain and self.battle.attacker_role == "attacker"
+        plain = plain and all(rule.never for rule in self.stop_rules)
         if count:
             k.blocks_battles(
-                k.battle_by_address(),
+                k.battle_by_address(plain),
                 a.blocks,
                 params,
                 a.stops,
