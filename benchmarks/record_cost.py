@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -23,6 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import command_line, load_average, markdown_table, processor  # noqa: E402
+from unfolding_cost import best_seconds  # noqa: E402
 
 from simulator import load_scenario, rulesets  # noqa: E402
 
@@ -30,15 +30,6 @@ SCENARIOS = [
     f"scenarios/blocks/{name}.toml"
     for name in ("relief", "storm", "field_reserves", "siege_attrition")
 ]
-
-
-def best_seconds(work: Callable[[], object], rounds: int) -> float:
-    times = []
-    for _ in range(rounds):
-        started = time.process_time()
-        work()
-        times.append(time.process_time() - started)
-    return min(times)
 
 
 def _every_step(run_until: Callable[..., object], n: int, steps: list[int]) -> None:
@@ -66,14 +57,8 @@ def main() -> None:
         run = best_seconds(partial(prepared.run, 1, 0, n), args.rounds)
         per_step = best_seconds(partial(_every_step, prepared.run_until, n, steps), args.rounds)
         one_pass = best_seconds(partial(prepared.run_through, 1, 0, n, steps), args.rounds)
-        rows.append(
-            [
-                f"{path} ({n:,}; {len(steps)} steps)",
-                f"{run:.3f} s",
-                f"{per_step / run:.2f}x",
-                f"{one_pass / run:.2f}x",
-            ]
-        )
+        ratios = [f"{seconds / run:.2f}x" for seconds in (per_step, one_pass)]
+        rows.append([f"{path} ({n:,}; {len(steps)} steps)", f"{run:.3f} s", *ratios])
     headers = ["scenario (battles; steps)", "run", "a run per step", "one pass"]
     print("\n".join(markdown_table(headers, rows)))
     print(f"# load average {load_average()} (at end)")

@@ -257,6 +257,11 @@ def test_the_one_pass_record_is_run_until_battle_by_battle(name: str) -> None:
         for column, values in until.items():
             assert np.array_equal(through[column][k], values), (step, column)
     assert (through["winner"][0] == FIGHTING).any()
+    # Past the turn limit: the whole battles, as the plain run's own battle function
+    # (_plain_battles, beside the recording _battles) fights them.
+    for column, values in battle.run(7, 100, 700).items():
+        if column in through:
+            assert np.array_equal(through[column][-1], values), column
     # Asked for some steps only, in one pass: the same rows.
     some = battle.run_through(7, 100, 700, [2, 5])
     assert np.array_equal(some["winner"], through["winner"][[1, 4]])
