@@ -375,102 +375,6 @@ def record(units, integrity, resolve2, turn, row, trail, mark):
 
 
 @jit
-def fight(
-    state,
-    units,
-    floats,
-    stacks,
-    distance,
-    actions,
-    entry_start,
-    turn_entry,
-    params,
-    stops,
-    marks,
-    row,
-    trail,
-    integrity,
-    resolve2,
-    alive,
-    count,
-    stack_alive,
-):
-    """The battle into ``row``, and into ``trail`` its row after each of ``marks`` it is
-    still undecided after; returns how many marks it recorded."""
-    n = units.shape[0]
-    count[:] = 0
-    stack_alive[:] = 0
-    for u in range(n):
-        integrity[u] = units[u, U_INTEGRITY]
-        resolve2[u] = units[u, U_RESOLVE2]
-        alive[u] = 1
-        count[units[u, U_SIDE]] += 1
-        stack_alive[units[u, U_STACK]] += 1
-    turns = params[P_TURNS]
-    start = params[P_FROM]
-    n_marks = marks.shape[0]
-    mark = 0
-    # A turn asked for at or before the battle's own start: the battle as given.
-    while mark < n_marks and marks[mark] <= start:
-        record(units, integrity, resolve2, start, row, trail, mark)
-        mark += 1
-    if 0 < params[P_CUT] <= start:
-        finish(units, integrity, resolve2, np.int64(FIGHTING), start, row)
-        return mark
-    stopping = any_stop(stops)
-    for turn in range(start + 1, turns + 1):
-        entry = turn_entry[turn - 1]
-        if entry >= 0:
-            for a in range(entry_start[entry], entry_start[entry + 1]):
-                act(
-                    state,
-                    units,
-                    floats,
-                    stacks,
-                    distance,
-                    params,
-                    actions[a, A_UNIT],
-                    actions[a, A_ABILITY],
-                    actions[a, A_TARGET],
-                    integrity,
-                    resolve2,
-                    alive,
-                    count,
-                    stack_alive,
-                    row,
-                )
-                if count[ATTACKER] == 0 or count[DEFENDER] == 0:
-                    winner = DEFENDER if count[ATTACKER] == 0 else ATTACKER
-                    finish(units, integrity, resolve2, winner, turn, row)
-                    return mark
-        # Morale trends back: below 1 up by 0.5 (to 1), above 3 down by 0.5 (to 3).
-        for u in range(n):
-            if alive[u] == 1:
-                if resolve2[u] < 2:
-                    resolve2[u] = min(2, resolve2[u] + 1)
-                elif resolve2[u] > 6:
-                    resolve2[u] = max(6, resolve2[u] - 1)
-        if turn == turns:
-            break  # the last turn ends the battle a draw, never a withdrawal
-        if stopping:
-            side = withdrawer(units, alive, count, stops, turn)
-            if side != NEITHER:
-                # The source has no retreat: the side leaves as it stands, at no cost.
-                winner = ATTACKER_WITHDREW if side == ATTACKER else DEFENDER_WITHDREW
-                finish(units, integrity, resolve2, np.int64(winner), turn, row)
-                return mark
-        while mark < n_marks and marks[mark] <= turn:
-            record(units, integrity, resolve2, turn, row, trail, mark)
-            mark += 1
-        if turn == params[P_CUT]:
-            finish(units, integrity, resolve2, np.int64(FIGHTING), turn, row)
-            return mark
-    # np.int64: a literal DRAW would compile a second finish for Literal[int].
-    finish(units, integrity, resolve2, np.int64(DRAW), turns, row)
-    return mark
-
-
-@jit
 def one_battle(
     state,
     units,
@@ -491,29 +395,88 @@ def one_battle(
     count,
     stack_alive,
 ):
-    """:func:`fight`, then the marks after the battle's end hold its final row."""
-    mark = fight(
-        state,
-        units,
-        floats,
-        stacks,
-        distance,
-        actions,
-        entry_start,
-        turn_entry,
-        params,
-        stops,
-        marks,
-        row,
-        trail,
-        integrity,
-        resolve2,
-        alive,
-        count,
-        stack_alive,
-    )
+    """The battle into ``row``, and into ``trail`` its row after each turn of ``marks``
+    (a battle decided before such a turn: its final row)."""
+    n = units.shape[0]
+    count[:] = 0
+    stack_alive[:] = 0
+    for u in range(n):
+        integrity[u] = units[u, U_INTEGRITY]
+        resolve2[u] = units[u, U_RESOLVE2]
+        alive[u] = 1
+        count[units[u, U_SIDE]] += 1
+        stack_alive[units[u, U_STACK]] += 1
+    turns = params[P_TURNS]
+    start = params[P_FROM]
+    cut = params[P_CUT]
+    n_marks = marks.shape[0]
+    mark = 0
+    # A turn asked for at or before the battle's own start: the battle as given.
+    while mark < n_marks and marks[mark] <= start:
+        record(units, integrity, resolve2, start, row, trail, mark)
+        mark += 1
+    stopping = any_stop(stops)
+    winner = np.int64(DRAW)
+    steps = turns
+    if 0 < cut <= start:
+        winner = np.int64(FIGHTING)
+        steps = start
+        start = turns  # no turn is fought
+    for turn in range(start + 1, turns + 1):
+        entry = turn_entry[turn - 1]
+        over = False
+        if entry >= 0:
+            for a in range(entry_start[entry], entry_start[entry + 1]):
+                act(
+                    state,
+                    units,
+                    floats,
+                    stacks,
+                    distance,
+                    params,
+                    actions[a, A_UNIT],
+                    actions[a, A_ABILITY],
+                    actions[a, A_TARGET],
+                    integrity,
+                    resolve2,
+                    alive,
+                    count,
+                    stack_alive,
+                    row,
+                )
+                if count[ATTACKER] == 0 or count[DEFENDER] == 0:
+                    over = True
+                    break
+        if over:
+            winner = np.int64(DEFENDER if count[ATTACKER] == 0 else ATTACKER)
+            steps = turn
+            break
+        # Morale trends back: below 1 up by 0.5 (to 1), above 3 down by 0.5 (to 3).
+        for u in range(n):
+            if alive[u] == 1:
+                if resolve2[u] < 2:
+                    resolve2[u] = min(2, resolve2[u] + 1)
+                elif resolve2[u] > 6:
+                    resolve2[u] = max(6, resolve2[u] - 1)
+        if turn == turns:
+            break  # the last turn ends the battle a draw, never a withdrawal
+        if stopping:
+            side = withdrawer(units, alive, count, stops, turn)
+            if side != NEITHER:
+                # The source has no retreat: the side leaves as it stands, at no cost.
+                winner = np.int64(ATTACKER_WITHDREW if side == ATTACKER else DEFENDER_WITHDREW)
+                steps = turn
+                break
+        while mark < n_marks and marks[mark] <= turn:
+            record(units, integrity, resolve2, turn, row, trail, mark)
+            mark += 1
+        if turn == cut:
+            winner = np.int64(FIGHTING)
+            steps = turn
+            break
+    finish(units, integrity, resolve2, winner, steps, row)
     width = row.shape[0]
-    for k in range(mark, marks.shape[0]):
+    for k in range(mark, n_marks):
         trail[k * width : (k + 1) * width] = row
 
 
