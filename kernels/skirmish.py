@@ -220,7 +220,7 @@ def _apply(table, health, healer_ready, row, log, n_moves, turn, i, j, move, eff
     return n_moves + 1
 
 
-@jit(inline=True)
+@jit(counted=False)
 def _withdrawer(table, health, stops, turn):
     """The side whose stop rule holds after ``turn`` (the attacker's first), or NEITHER:
     a side's men are its participants alive, ``gone`` a casualty column's type."""
@@ -243,7 +243,7 @@ def _withdrawer(table, health, stops, turn):
     return withdrawing_side(stops, men0, men1, gone0, gone1, turn)
 
 
-@jit(inline=True)
+@jit(counted=False)
 def _record(table, health, row, trail, mark, turn):
     """The row as it stands after ``turn`` (still fighting) into ``trail``'s slot ``mark``."""
     n = table.shape[0]

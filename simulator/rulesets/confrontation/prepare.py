@@ -182,7 +182,8 @@ class ConfrontationPrepared(Prepared):
         a = self.arrays
         out = np.zeros((count, a.n_columns), np.int64)
         turns = np.array(marks, np.int64)
-        trails = np.zeros((count, len(turns) * a.n_columns), np.int64)
+        # Every battle writes each of its marks' rows (recorded, or its final row).
+        trails = np.empty((count, len(turns) * a.n_columns), np.int64)
         params = a.params
         if cut:
             params = params.copy()
@@ -220,7 +221,8 @@ class ConfrontationPrepared(Prepared):
         if not len(steps):
             return {}
         _, trails = self.run_marked(seed, first, count, marks=[int(t) for t in steps])
-        return {name: trails[:, :, col].T.copy() for name, col in self.columns.items()}
+        # Views of the one table, as run's columns are of its rows.
+        return {name: trails[:, :, col].T for name, col in self.columns.items()}
 
     def run(self, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
         out = self.run_matrix(seed, first, count)

@@ -175,7 +175,8 @@ class SkirmishPrepared(Prepared):
         of ``marks`` (turns, ascending), shape ``(count, len(marks), columns)``."""
         out = np.zeros((count, self.n_columns), np.int64)
         turns = np.array(marks, np.int64)
-        trails = np.zeros((count, len(turns) * self.n_columns), np.int64)
+        # Every battle writes each of its marks' rows (recorded, or its final row).
+        trails = np.empty((count, len(turns) * self.n_columns), np.int64)
         params = self.params
         if cut:
             params = params.copy()
@@ -207,7 +208,8 @@ class SkirmishPrepared(Prepared):
         if not len(steps):
             return {}
         _, trails = self.run_marked(seed, first, count, marks=[int(t) for t in steps])
-        return {name: trails[:, :, col].T.copy() for name, col in self.columns.items()}
+        # Views of the one table, as run's columns are of its rows.
+        return {name: trails[:, :, col].T for name, col in self.columns.items()}
 
     def run(self, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
         out = self.run_matrix(seed, first, count)
