@@ -11,20 +11,24 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numba
 import numpy as np
 import pytest
 from typer.testing import CliRunner
 
 from kernels.stops import ATTACKER_WITHDREW, DEFENDER_WITHDREW, FIGHTING
-from simulator import load_scenario, rulesets
 from simulator.cli import app
-from simulator.errors import BattleOddsError
-from simulator.rulesets.base import FROM_STEP, STOP_RULES, Prepared
+from simulator.rulesets.base import FROM_STEP, STOP_RULES
 from simulator.rulesets.skirmish.replay import replay
-from simulator.scenario.scenario import Scenario
 from simulator.testing import same_distribution
 from tests.reference import skirmish as reference
+from tests.stop_checks import (
+    fails_in_one_line,
+    one_pass_is_run_until,
+    prepared_of,
+    rule_only_ends_undecided_battles,
+    same_on_any_thread_count,
+    scenario,
+)
 
 runner = CliRunner()
 ROOT = Path(__file__).parent.parent / "scenarios" / "skirmish"
@@ -38,20 +42,6 @@ ARCHERS_HEALED = ARCHERS.replace(
     'units = ["archer(health=2)", "2 archer", "veteran_archer", '
     '{ type = "priest", healed = true }]',
 )
-
-
-def scenario(tmp_path: Path, text: str, extra: str = "", battle: str = "") -> Scenario:
-    """``text`` with ``extra`` tables appended and ``battle`` keys added to [battle]."""
-    if battle:
-        assert "[battle]\n" in text
-        text = text.replace("[battle]\n", f"[battle]\n{battle}\n", 1)
-    path = tmp_path / "s.toml"
-    path.write_text(text + "\n" + extra, encoding="utf-8")
-    return load_scenario(path)
-
-
-def prepared_of(s: Scenario) -> Prepared:
-    return rulesets.get(s.ruleset).prepare(s.model)
 
 
 def compared(kernel: dict[str, np.ndarray], rows: dict[str, np.ndarray]) -> list[str]:
@@ -136,20 +126,7 @@ def test_a_rule_only_ends_an_undecided_battle(tmp_path: Path, text: str, extra: 
     stood then."""
     plain = prepared_of(scenario(tmp_path, text))
     ruled = prepared_of(scenario(tmp_path, text, extra))
-    n = 2000
-    whole, stopped = plain.run(3, 0, n), ruled.run(3, 0, n)
-    withdrew = stopped["winner"] >= ATTACKER_WITHDREW
-    assert withdrew.any() and (~withdrew).any()
-    for column in stopped:
-        assert np.array_equal(stopped[column][~withdrew], whole[column][~withdrew]), column
-    assert (stopped["steps"][withdrew] < whole["steps"][withdrew]).all()
-    for t in np.unique(stopped["steps"][withdrew]):
-        at_t = withdrew & (stopped["steps"] == t)
-        then = plain.run_until(3, 0, n, int(t))
-        assert (then["winner"][at_t] == FIGHTING).all()
-        for column in then:
-            if column != "winner":
-                assert np.array_equal(stopped[column][at_t], then[column][at_t]), column
+    rule_only_ends_undecided_battles(plain, ruled)
 
 
 def test_both_sides_at_once_the_attacker_withdraws(tmp_path: Path) -> None:
@@ -210,32 +187,13 @@ def test_the_docs_battle_in_progress_validates(tmp_path: Path) -> None:
 def test_one_pass_is_run_until_battle_by_battle(
     tmp_path: Path, text: str, extra: str, battle: str
 ) -> None:
-    p = prepared_of(scenario(tmp_path, text, extra, battle))
-    steps = [1, 2, 3, 4, 5, 7, 12]
-    through = p.run_through(8, 100, 1500, steps)
-    assert set(through) == set(p.columns)
-    for k, step in enumerate(steps):
-        until = p.run_until(8, 100, 1500, step)
-        for column in until:
-            assert np.array_equal(through[column][k], until[column]), (step, column)
-    assert (through["winner"] == FIGHTING).any()
+    one_pass_is_run_until(prepared_of(scenario(tmp_path, text, extra, battle)))
 
 
 def test_one_thread_and_all_threads_draw_the_same_battles(tmp_path: Path) -> None:
     extra = "[attacker.retreat]\noutnumbered = 2.0\n[defender.retreat]\nat_most = 2"
     p = prepared_of(scenario(tmp_path, CAVALRY, extra, "from_step = 1"))
-    threads = numba.get_num_threads()
-    assert threads >= 2, "the check needs 2 or more threads"
-    every = p.run(6, 0, 3000), p.run_through(6, 0, 3000, [2, 3, 4])
-    numba.set_num_threads(1)
-    try:
-        one = p.run(6, 0, 3000), p.run_through(6, 0, 3000, [2, 3, 4])
-    finally:
-        numba.set_num_threads(threads)
-    for a, b in zip(every, one, strict=True):
-        assert all(np.array_equal(a[c], b[c]) for c in a)
-    alone = p.run(6, 2000, 1000)
-    assert all(np.array_equal(every[0][c][2000:], alone[c]) for c in alone)
+    same_on_any_thread_count(p)
 
 
 def test_a_replay_shows_the_withdrawal(tmp_path: Path) -> None:
@@ -296,9 +254,4 @@ def test_bad_values_are_one_line(
         text = text.replace('"4 swordsman"', '{ type = "swordsman", count = 4, healed = true }')
     path = tmp_path / "bad.toml"
     path.write_text(text, encoding="utf-8")
-    result = runner.invoke(app, ["validate", str(path)])
-    assert result.exit_code == 2, result.output
-    assert "Traceback" not in result.output and not isinstance(result.exception, BattleOddsError)
-    assert len(result.output.strip().splitlines()) == 1, result.output
-    for part in expected:
-        assert part in result.output, (part, result.output)
+    fails_in_one_line(path, *expected)
