@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numba
 import numpy as np
+import pytest
 from typer.testing import CliRunner
 
 from kernels.stops import ATTACKER_WITHDREW, FIGHTING
@@ -17,6 +19,7 @@ from simulator.cli import app
 from simulator.errors import BattleOddsError
 from simulator.rulesets.base import Prepared
 from simulator.scenario.scenario import Scenario
+from simulator.testing import same_distribution
 
 runner = CliRunner()
 
@@ -90,3 +93,20 @@ def fails_in_one_line(path: Path, *expected: str) -> None:
     assert len(result.output.strip().splitlines()) == 1, result.output
     for part in expected:
         assert part in result.output, (part, result.output)
+
+
+def kernel_against_reference(
+    fast: dict[str, np.ndarray], slow: dict[str, np.ndarray], shown: set[int], from_step: int
+) -> list[str]:
+    """What differs between the kernel's battles and the reference's (the outcome, its
+    step, casualties and damage), once the reference shows each outcome of ``shown`` (a
+    case that never withdraws tests no rule) and no battle ends by ``from_step``."""
+    assert shown <= set(np.unique(slow["winner"]).tolist()), np.bincount(slow["winner"])
+    assert (fast["steps"] > from_step).all() and (slow["steps"] > from_step).all()
+    measured = [c for c in slow if c.startswith(("casualties.", "damage.")) and c in fast]
+    return same_distribution(fast, slow, ["winner", "steps", *measured])
+
+
+def slow_but(names: Sequence[str], quick: Sequence[str]) -> list[Any]:
+    """Test parameters ``names``, each but the ``quick`` ones in the slow tier."""
+    return [n if n in quick else pytest.param(n, marks=pytest.mark.slow) for n in names]
