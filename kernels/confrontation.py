@@ -7,7 +7,11 @@ Inputs are plain tables built by simulator/rulesets/confrontation/prepare.py:
 * ``stacks`` int64 [S, N_STACK_FIELDS] and ``distance`` int64 [S, S] (hex distances);
 * ``actions`` int64 [A, N_ACTION_FIELDS] grouped into script entries by
   ``entry_start`` [E + 1]; ``turn_entry`` [T] is the entry played on each turn (-1: none);
-* ``params`` int64 [N_PARAMS].
+* ``params`` int64 [N_PARAMS];
+* ``stops`` int64 [2, N_STOP]: each side's stop rule (kernels/stops.py), its ``STOP_GONE``
+  the index of a casualty column (a unit type of the side);
+* ``marks`` int64 [M]: turns after which to record the battle's row (ascending; empty
+  for a plain run), into ``trails`` int64 [battles, M x columns].
 
 Resolve moves in half points, so it is kept doubled (``resolve2``) as an integer.
 Arms, a and b arrive in hundredths (whole numbers, exact in float64), so a strength
@@ -25,7 +29,15 @@ from numba import prange
 
 from ._jit import INT_TABLE, INTS, REAL_TABLE, STATE, address_of, jit
 from .rng import below, seed_battle
-from .stops import FIGHTING
+from .stops import (
+    ATTACKER_WITHDREW,
+    DEFENDER_WITHDREW,
+    FIGHTING,
+    NEITHER,
+    STOP_GONE,
+    any_stop,
+    withdrawing_side,
+)
 
 U_SIDE, U_STACK, U_INTEGRITY, U_RESOLVE2, U_ADVANTAGES = range(5)
 U_REACH, U_AERIAL, U_SPEED, U_ABILITIES, U_CASUALTY = range(5, 10)
@@ -38,14 +50,16 @@ A_UNIT, A_ABILITY, A_TARGET = range(3)
 N_ACTION_FIELDS = 3
 #: ``A_ABILITY`` / ``A_TARGET`` value: the simple policy chooses (best ability, nearest stack).
 CHOOSE = -1
-P_TURNS, P_NEARBY, P_RULE, P_CUT = range(4)
-N_PARAMS = 4
+P_TURNS, P_NEARBY, P_RULE, P_CUT, P_FROM = range(5)
+N_PARAMS = 5
 
 ATTACK, BOMBARD, STRIKE = 0, 1, 2
 TWO_DICE, FLAT1 = 0, 1
 ATTACKER, DEFENDER, DRAW = 0, 1, 2
 # ``O_WINNER`` is ``FIGHTING`` (kernels/stops.py) for a battle still undecided when
 # ``params[P_CUT]`` (a turn, 0: none) ends: its row is the state after that turn.
+# ``params[P_FROM]``: the turns already fought (a battle in progress); turns count on
+# from there, so the turn limit and the script's turns are the battle's own.
 
 O_WINNER, O_STEPS, O_DAMAGE = 0, 1, 2  # O_DAMAGE + side: damage rolled against the side
 O_UNITS = 4  # then per unit: destroyed (0/1), integrity left, resolve2; then casualties
@@ -330,6 +344,37 @@ def finish(units, integrity, resolve2, winner, steps, row):
 
 
 @jit
+def units_left(units, alive, column):
+    """Living units whose casualty column is ``column`` (one unit type of one side)."""
+    left = 0
+    for u in range(units.shape[0]):
+        if alive[u] == 1 and units[u, U_CASUALTY] == column:
+            left += 1
+    return left
+
+
+@jit
+def withdrawer(units, alive, count, stops, turn):
+    """The side whose stop rule holds after ``turn`` (the attacker's first), or NEITHER."""
+    first_casualty = O_UNITS + 3 * units.shape[0]
+    gone_a = 0
+    if stops[ATTACKER, STOP_GONE] >= 0:
+        gone_a = units_left(units, alive, first_casualty + stops[ATTACKER, STOP_GONE])
+    gone_d = 0
+    if stops[DEFENDER, STOP_GONE] >= 0:
+        gone_d = units_left(units, alive, first_casualty + stops[DEFENDER, STOP_GONE])
+    return withdrawing_side(stops, count[ATTACKER], count[DEFENDER], gone_a, gone_d, turn)
+
+
+@jit
+def record(units, integrity, resolve2, turn, row, trail, mark):
+    """The row as it stands after ``turn`` (still fighting) into ``trail``'s slot ``mark``."""
+    finish(units, integrity, resolve2, np.int64(FIGHTING), turn, row)
+    width = row.shape[0]
+    trail[mark * width : (mark + 1) * width] = row
+
+
+@jit
 def one_battle(
     state,
     units,
@@ -340,13 +385,18 @@ def one_battle(
     entry_start,
     turn_entry,
     params,
+    stops,
+    marks,
     row,
+    trail,
     integrity,
     resolve2,
     alive,
     count,
     stack_alive,
 ):
+    """The battle into ``row``, and into ``trail`` its row after each turn of ``marks``
+    (a battle decided before such a turn: its final row)."""
     n = units.shape[0]
     count[:] = 0
     stack_alive[:] = 0
@@ -357,8 +407,24 @@ def one_battle(
         count[units[u, U_SIDE]] += 1
         stack_alive[units[u, U_STACK]] += 1
     turns = params[P_TURNS]
-    for turn in range(1, turns + 1):
+    start = params[P_FROM]
+    cut = params[P_CUT]
+    n_marks = marks.shape[0]
+    mark = 0
+    # A turn asked for at or before the battle's own start: the battle as given.
+    while mark < n_marks and marks[mark] <= start:
+        record(units, integrity, resolve2, start, row, trail, mark)
+        mark += 1
+    stopping = any_stop(stops)
+    winner = np.int64(DRAW)
+    steps = turns
+    if 0 < cut <= start:
+        winner = np.int64(FIGHTING)
+        steps = start
+        start = turns  # no turn is fought
+    for turn in range(start + 1, turns + 1):
         entry = turn_entry[turn - 1]
+        over = False
         if entry >= 0:
             for a in range(entry_start[entry], entry_start[entry + 1]):
                 act(
@@ -379,9 +445,12 @@ def one_battle(
                     row,
                 )
                 if count[ATTACKER] == 0 or count[DEFENDER] == 0:
-                    winner = DEFENDER if count[ATTACKER] == 0 else ATTACKER
-                    finish(units, integrity, resolve2, winner, turn, row)
-                    return
+                    over = True
+                    break
+        if over:
+            winner = np.int64(DEFENDER if count[ATTACKER] == 0 else ATTACKER)
+            steps = turn
+            break
         # Morale trends back: below 1 up by 0.5 (to 1), above 3 down by 0.5 (to 3).
         for u in range(n):
             if alive[u] == 1:
@@ -389,29 +458,47 @@ def one_battle(
                     resolve2[u] = min(2, resolve2[u] + 1)
                 elif resolve2[u] > 6:
                     resolve2[u] = max(6, resolve2[u] - 1)
-        if turn == params[P_CUT]:
-            finish(units, integrity, resolve2, np.int64(FIGHTING), turn, row)
-            return
-    # np.int64: a literal DRAW would compile a second finish for Literal[int].
-    finish(units, integrity, resolve2, np.int64(DRAW), turns, row)
+        if turn == turns:
+            break  # the last turn ends the battle a draw, never a withdrawal
+        if stopping:
+            side = withdrawer(units, alive, count, stops, turn)
+            if side != NEITHER:
+                # The source has no retreat: the side leaves as it stands, at no cost.
+                winner = np.int64(ATTACKER_WITHDREW if side == ATTACKER else DEFENDER_WITHDREW)
+                steps = turn
+                break
+        while mark < n_marks and marks[mark] <= turn:
+            record(units, integrity, resolve2, turn, row, trail, mark)
+            mark += 1
+        if turn == cut:
+            winner = np.int64(FIGHTING)
+            steps = turn
+            break
+    finish(units, integrity, resolve2, winner, steps, row)
+    width = row.shape[0]
+    for k in range(mark, n_marks):
+        trail[k * width : (k + 1) * width] = row
 
 
 @functools.cache
 def battle_by_address():
     """:func:`one_battle` for :func:`confrontation_battles`, called by its address
     (:func:`~kernels._jit.address_of`), compiled or loaded on first use."""
-    # units, floats, stacks, distance, actions, entry_start, turn_entry, params
+    # units, floats, stacks, distance, actions, entry_start, turn_entry, params, stops, marks
     tables = (INT_TABLE, REAL_TABLE, INT_TABLE, INT_TABLE, INT_TABLE, INTS, INTS, INTS)
-    return address_of(one_battle, (STATE, *tables, INTS, *[INTS] * 5))
+    given = (*tables, INT_TABLE, INTS)
+    # row, trail, integrity, resolve2, alive, count, stack_alive
+    return address_of(one_battle, (STATE, *given, *[INTS] * 7))
 
 
 @jit(parallel=True)
 def confrontation_battles(
-    battle, units, floats, stacks, distance, actions, entry_start, turn_entry, params, seed,
-    first, out,
+    battle, units, floats, stacks, distance, actions, entry_start, turn_entry, params, stops,
+    marks, seed, first, out, trails,
 ):  # fmt: skip
-    """Battles ``first .. first + len(out) - 1`` of run ``seed``; ``battle`` is
-    :func:`battle_by_address`, and every array C-contiguous."""
+    """Battles ``first .. first + len(out) - 1`` of run ``seed``, battle i's rows after
+    each of ``marks`` in ``trails[i]``; ``battle`` is :func:`battle_by_address`, and
+    every array C-contiguous."""
     n = out.shape[0]
     n_units = units.shape[0]
     n_stacks = stacks.shape[0]
@@ -434,7 +521,10 @@ def confrontation_battles(
                 entry_start,
                 turn_entry,
                 params,
+                stops,
+                marks,
                 out[i],
+                trails[i],
                 integrity,
                 resolve2,
                 alive,

@@ -19,7 +19,15 @@ from numba import prange
 
 from ._jit import INT_TABLE, INTS, REAL_TABLE, STATE, address_of, jit
 from .rng import below, seed_battle
-from .stops import FIGHTING
+from .stops import (
+    ATTACKER_WITHDREW,
+    DEFENDER_WITHDREW,
+    FIGHTING,
+    NEITHER,
+    STOP_GONE,
+    any_stop,
+    withdrawing_side,
+)
 
 # Columns of the participant table.
 (
@@ -34,8 +42,9 @@ from .stops import FIGHTING
     P_CHARGE,
     P_HEALING,
     P_CASUALTY_COLUMN,
-) = range(11)
-N_P_FIELDS = 11
+    P_HEALED,  # 1: has used its healing already (a battle in progress)
+) = range(12)
+N_P_FIELDS = 12
 ATTACKER, DEFENDER, DRAW = 0, 1, 2
 
 # Move types. The chooser tries them in this order for each target (ties: first found);
@@ -63,7 +72,8 @@ PARAM_RIPOSTE_DAMAGE = 2  # riposte's damage range: 0 damage - 1, 1 attack - 1
 PARAM_CHARGE_DAMAGE = 3  # charge's damage range: 0 the unit's damage, 1 its attack
 PARAM_STALEMATE_START = 4  # turn 1's totals compared with: 0 the starting health, 1 zero
 PARAM_CUT = 5  # a turn after which an undecided battle stops, its row the state then (0: none)
-N_PARAMS = 6
+PARAM_FROM = 6  # turns already fought (a battle in progress): the turn counter starts there
+N_PARAMS = 7
 # ``O_WINNER`` is ``FIGHTING`` (kernels/stops.py) for a battle ``PARAM_CUT`` stopped.
 
 # Columns of the outcome row: winner, turns, whether the turn limit ended the battle
@@ -211,25 +221,69 @@ def _apply(table, health, healer_ready, row, log, n_moves, turn, i, j, move, eff
 
 
 @jit(counted=False)
-def one_battle(state, table, expected, params, row, health, healer_ready, log):
+def _withdrawer(table, health, stops, turn):
+    """The side whose stop rule holds after ``turn`` (the attacker's first), or NEITHER:
+    a side's men are its participants alive, ``gone`` a casualty column's type."""
+    n = table.shape[0]
+    men0 = 0
+    men1 = 0
+    gone0 = 0
+    gone1 = 0
+    for p in range(n):
+        if health[p] > 0:
+            column = table[p, P_CASUALTY_COLUMN] - O_HEALTH - n
+            if table[p, P_SIDE] == ATTACKER:
+                men0 += 1
+                if column == stops[ATTACKER, STOP_GONE]:
+                    gone0 += 1
+            else:
+                men1 += 1
+                if column == stops[DEFENDER, STOP_GONE]:
+                    gone1 += 1
+    return withdrawing_side(stops, men0, men1, gone0, gone1, turn)
+
+
+@jit(counted=False)
+def _record(table, health, row, trail, mark, turn):
+    """The row as it stands after ``turn`` (still fighting) into ``trail``'s slot ``mark``."""
+    n = table.shape[0]
+    width = row.shape[0]
+    at = mark * width
+    for c in range(width):
+        trail[at + c] = row[c]
+    trail[at + O_WINNER] = FIGHTING
+    trail[at + O_STEPS] = turn
+    for p in range(n):
+        trail[at + O_HEALTH + p] = health[p]
+        if health[p] == 0:
+            trail[at + table[p, P_CASUALTY_COLUMN]] += 1
+
+
+@jit(counted=False)
+def one_battle(state, table, expected, params, stops, marks, row, trail, health, healer_ready, log):
     """Fight one battle into ``row`` under the rule switches ``params``; moves go to
     ``log`` while it has room. A battle still undecided after ``params[PARAM_TURN_LIMIT]``
-    turns ends there as a draw.
+    turns ends there as a draw; one a stop rule (``stops``, kernels/stops.py) ends after
+    a turn is the withdrawal of that side. ``trail`` gets the row after each turn of
+    ``marks`` (ascending), a battle decided before it its final row.
 
     Returns the number of moves made (which may exceed ``log``'s length: the caller
     then replays with a longer log; the stream, hence the battle, is the same)."""
     n = table.shape[0]
     mode = params[PARAM_EXPECTED_VALUE]
     turn_limit = params[PARAM_TURN_LIMIT]
+    start = params[PARAM_FROM]
+    cut = params[PARAM_CUT]
     row[:] = 0
     for p in range(n):
         health[p] = table[p, P_HEALTH]
-        healer_ready[p] = table[p, P_HEALING]
+        healer_ready[p] = table[p, P_HEALING] * (1 - table[p, P_HEALED])
     last0 = 0
     last1 = 0
-    if params[PARAM_STALEMATE_START] == 0:
+    if params[PARAM_STALEMATE_START] == 0 or start > 0:
         # The rules: turn 1 changes nothing if the totals are the starting ones. The
-        # engine starts from 0 instead, so turn 1 always counts as a change.
+        # engine starts from 0 instead, so turn 1 always counts as a change; a battle in
+        # progress compares its next turn with the totals as they stand.
         for p in range(n):
             if table[p, P_SIDE] == ATTACKER:
                 last0 += health[p]
@@ -237,8 +291,18 @@ def one_battle(state, table, expected, params, row, health, healer_ready, log):
                 last1 += health[p]
     n_moves = 0
     stale = 0
-    turn = 0
-    while True:
+    turn = start
+    n_marks = marks.shape[0]
+    mark = 0
+    # A turn asked for at or before the battle's own start: the battle as given.
+    while mark < n_marks and marks[mark] <= start:
+        _record(table, health, row, trail, mark, start)
+        mark += 1
+    stopping = any_stop(stops)
+    going = not 0 < cut <= start
+    if not going:
+        row[O_WINNER] = FIGHTING
+    while going:
         for i in range(n):
             if health[i] <= 0:
                 continue
@@ -298,7 +362,16 @@ def one_battle(state, table, expected, params, row, health, healer_ready, log):
             row[O_WINNER] = DRAW
             row[O_TURN_LIMIT] = 1
             break
-        if turn == params[PARAM_CUT]:
+        if stopping:
+            side = _withdrawer(table, health, stops, turn)
+            if side != NEITHER:
+                # The source has no retreat: the side leaves the field as it stands.
+                row[O_WINNER] = ATTACKER_WITHDREW if side == ATTACKER else DEFENDER_WITHDREW
+                break
+        while mark < n_marks and marks[mark] <= turn:
+            _record(table, health, row, trail, mark, turn)
+            mark += 1
+        if turn == cut:
             row[O_WINNER] = FIGHTING
             break
     row[O_STEPS] = turn
@@ -306,6 +379,10 @@ def one_battle(state, table, expected, params, row, health, healer_ready, log):
         row[O_HEALTH + p] = health[p]
         if health[p] == 0:
             row[table[p, P_CASUALTY_COLUMN]] += 1
+    width = row.shape[0]
+    for k in range(mark, n_marks):
+        for c in range(width):
+            trail[k * width + c] = row[c]
     return n_moves
 
 
@@ -313,15 +390,16 @@ def one_battle(state, table, expected, params, row, health, healer_ready, log):
 def battle_by_address():
     """:func:`one_battle` for :func:`skirmish_battles`, called by its address
     (:func:`~kernels._jit.address_of`), compiled or loaded on first use."""
-    # table, expected, params, row, health, healer_ready, log
-    given = (INT_TABLE, REAL_TABLE, INTS, INTS, INTS, INTS, INT_TABLE)
+    # table, expected, params, stops, marks, row, trail, health, healer_ready, log
+    given = (INT_TABLE, REAL_TABLE, INTS, INT_TABLE, INTS, INTS, INTS, INTS, INTS, INT_TABLE)
     return address_of(one_battle, (STATE, *given))
 
 
 @jit(parallel=True)
-def skirmish_battles(battle, table, params, seed, first, out):
-    """Battles ``first .. first + len(out) - 1`` of run ``seed`` under ``params``;
-    ``battle`` is :func:`battle_by_address`, and every array C-contiguous."""
+def skirmish_battles(battle, table, params, stops, marks, seed, first, out, trails):
+    """Battles ``first .. first + len(out) - 1`` of run ``seed`` under ``params`` and the
+    sides' stop rules ``stops``, battle i's rows after each turn of ``marks`` in
+    ``trails[i]``; ``battle`` is :func:`battle_by_address`, and every array C-contiguous."""
     n = out.shape[0]
     n_participants = table.shape[0]
     expected = expected_table(table)
@@ -332,11 +410,23 @@ def skirmish_battles(battle, table, params, seed, first, out):
         no_log = np.empty((0, N_LOG_FIELDS), np.int64)
         for i in range(block * BLOCK, min(n, (block + 1) * BLOCK)):
             seed_battle(state, seed, first + i)
-            battle(state, table, expected, params, out[i], health, healer_ready, no_log)
+            battle(
+                state,
+                table,
+                expected,
+                params,
+                stops,
+                marks,
+                out[i],
+                trails[i],
+                health,
+                healer_ready,
+                no_log,
+            )
 
 
 @jit
-def skirmish_replay(table, params, seed, battle, row, log):
+def skirmish_replay(table, params, stops, seed, battle, row, log):
     """Battle ``battle`` of run ``seed`` (its own stream, as in ``skirmish_battles``),
     with its moves in ``log``; returns the number of moves made."""
     state = np.empty(4, np.uint64)
@@ -345,7 +435,10 @@ def skirmish_replay(table, params, seed, battle, row, log):
     healer_ready = np.empty(n_participants, np.int64)
     seed_battle(state, seed, battle)
     expected = expected_table(table)
-    return one_battle(state, table, expected, params, row, health, healer_ready, log)
+    no_marks = np.empty(0, np.int64)
+    return one_battle(
+        state, table, expected, params, stops, no_marks, row, no_marks, health, healer_ready, log
+    )
 
 
 @jit

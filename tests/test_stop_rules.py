@@ -442,7 +442,7 @@ def test_ctrl_c_between_one_pass_blocks_keeps_the_whole_blocks(
 BUNDLED = {
     "olympia": "scenarios/olympia/knights_vs_pikemen.toml",
     "age_of_gods": "scenarios/age_of_gods/pikemen_vs_knights.toml",
-    "blocks": "scenarios/blocks/relief.toml",
+    "blocks": "scenarios/blocks/storm.toml",  # relief has a block arriving in round 2
     "confrontation": "scenarios/confrontation/attack.toml",
     "skirmish": "scenarios/skirmish/cavalry_charge.toml",
 }

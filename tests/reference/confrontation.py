@@ -27,6 +27,8 @@ from simulator.rulesets.confrontation.model import (
 
 #: ``winner`` of a battle stopped while still undecided (kernels/stops.py's code).
 FIGHTING = 5
+#: ``winner`` when the attacker (the defender) withdrew: 3 (4), kernels/stops.py's codes.
+WITHDREW = (3, 4)
 
 
 @dataclass
@@ -72,10 +74,15 @@ class ReferenceBattle:
                 members.append(f)
             self.of_stack.append(members)
         self.damage = [0, 0]
+        self.men_at_start = [self.men(0), self.men(1)]
 
     def distance(self, s: int, t: int) -> int:
         a, b = self.stacks[s], self.stacks[t]
         return hex_distance(a.q, a.r, b.q, b.r)
+
+    def men(self, side: int) -> int:
+        """A side's men: its units still in the battle."""
+        return sum(1 for f in self.fighters if f.alive and f.side == side)
 
     def side_alive(self, side: int) -> bool:
         return any(f.alive and f.side == side for f in self.fighters)
@@ -198,6 +205,22 @@ class ReferenceBattle:
             ability = max(values, key=lambda v: v[0])[1]  # max keeps the first of equals
         {"attack": self.attack, "bombard": self.bombard, "strike": self.strike}[ability](x, target)
 
+    # -- Stop rules (docs/unfolding.md) ---------------------------------------------------
+    def stops(self, side: int, turn: int) -> bool:
+        """Whether ``side``'s stop rule holds after ``turn``: any of its parts."""
+        rule = self.battle.retreat[side]
+        men, enemy = self.men(side), self.men(1 - side)
+        at_most = rule.men_at_most(self.men_at_start[side])
+        if at_most is not None and men <= at_most:
+            return True
+        if rule.after is not None and turn >= rule.after:
+            return True
+        if rule.outnumbered is not None and enemy >= Fraction(repr(rule.outnumbered)) * men:
+            return True
+        return rule.gone is not None and not any(
+            f.alive and f.side == side and f.unit.type == rule.gone for f in self.fighters
+        )
+
     # -- Turns -----------------------------------------------------------------------------
     def turn_units(self, actions: tuple[Action, ...]) -> list[tuple[Fighter, Action]]:
         out = []
@@ -209,8 +232,12 @@ class ReferenceBattle:
 
     def play(self, until: int | None = None) -> tuple[int, int]:
         """The winner and the turn it was decided; with ``until``, FIGHTING (still fighting)
-        and ``until`` when the battle is undecided after that turn, the state then."""
-        for turn in range(1, self.battle.turns + 1):
+        and ``until`` when the battle is undecided after that turn, the state then.
+        A battle in progress goes on from the turn after ``from_step``."""
+        start = self.battle.from_step
+        if until is not None and until <= start:
+            return FIGHTING, start
+        for turn in range(start + 1, self.battle.turns + 1):
             actions = self.battle.turn_actions(turn)
             for unit, action in self.turn_units(actions or ()):
                 self.act(unit, action.ability, action.target)
@@ -218,7 +245,14 @@ class ReferenceBattle:
                 if not (a and d):
                     return (0 if a else 1), turn
             self.end_of_turn()
-            if turn == until and turn < self.battle.turns:
+            if turn == self.battle.turns:
+                break  # a draw: the last turn is over
+            # An undecided battle: the attacker's rule first, then the defender's; the
+            # side leaves as it stands.
+            for side in (0, 1):
+                if self.stops(side, turn):
+                    return WITHDREW[side], turn
+            if turn == until:
                 return FIGHTING, turn
         return 2, self.battle.turns
 

@@ -12,13 +12,17 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
 from simulator.rulesets.skirmish.model import Battle
+from simulator.rulesets.stop_rules import NEVER, StopRule
 
 #: ``winner`` of a battle stopped while still undecided (kernels/stops.py's code).
 FIGHTING = 5
+#: ``winner`` when the attacker (the defender) withdrew: 3 (4), kernels/stops.py's codes.
+WITHDREW = (3, 4)
 
 
 SIDES = ("attacker", "defender")
@@ -44,6 +48,7 @@ class Fighter:
     max_health: int
     health: int
     abilities: set[str]
+    healed: bool = False  # its healing used already (a battle in progress)
 
 
 def participants(battle: Battle) -> list[Fighter]:
@@ -83,6 +88,7 @@ def participants(battle: Battle) -> list[Fighter]:
                         t.health,
                         unit.health,
                         set(t.abilities),
+                        unit.healed,
                     )
                 )
     return out
@@ -111,15 +117,19 @@ class Fight:
         sampled: bool,
         turn_limit: int,
         engine: bool = False,
+        from_step: int = 0,
+        retreat: tuple[StopRule, StopRule] = (NEVER, NEVER),
     ) -> None:
         self.engine = engine
+        self.retreat = retreat
         self.turn_limit = turn_limit
         self.hit_turn_limit = False
         self.p = fighters
         self.rng = rng
         self.sampled = sampled
-        self.turn = 0
-        self.healer_ready = {f.id: "healing" in f.abilities for f in fighters}
+        self.turn = from_step  # turns already fought
+        self.men_at_start = (self.men(0), self.men(1))
+        self.healer_ready = {f.id: "healing" in f.abilities and not f.healed for f in fighters}
         self.effect = {(s, m): 0 for s in (0, 1) for m in (*MOVE_ORDER, "riposte")}
         self.moves: list[tuple[int, int, str, int]] = []
 
@@ -183,6 +193,25 @@ class Fight:
             if move == "strike" and target.health > 0 and "strike" in target.abilities:
                 self.make(target, me, "riposte")
 
+    def men(self, side: int) -> int:
+        """A side's men: its participants alive."""
+        return sum(1 for f in self.p if f.side == side and f.health > 0)
+
+    def stops(self, side: int) -> bool:
+        """Whether ``side``'s stop rule holds now: any of its parts (docs/unfolding.md)."""
+        rule = self.retreat[side]
+        men, enemy = self.men(side), self.men(1 - side)
+        at_most = rule.men_at_most(self.men_at_start[side])
+        if at_most is not None and men <= at_most:
+            return True
+        if rule.after is not None and self.turn >= rule.after:
+            return True
+        if rule.outnumbered is not None and enemy >= Fraction(repr(rule.outnumbered)) * men:
+            return True
+        return rule.gone is not None and not any(
+            f.side == side and f.type == rule.gone and f.health > 0 for f in self.p
+        )
+
     def totals(self) -> tuple[int, int]:
         return (
             sum(f.health for f in self.p if f.side == 0),
@@ -191,9 +220,12 @@ class Fight:
 
     def run(self, until: int | None = None) -> int:
         """The winner; with ``until``, FIGHTING (still fighting) when the battle goes on
-        after that turn, stopped there."""
-        # The engine's last totals start at 0, so turn 1 always counts as a change.
-        last = (0, 0) if self.engine else self.totals()
+        after that turn, stopped there. A battle in progress goes on from its turn."""
+        # The engine's last totals start at 0, so turn 1 always counts as a change; a
+        # battle in progress compares its next turn with the totals as they stand.
+        last = (0, 0) if self.engine and self.turn == 0 else self.totals()
+        if until is not None and until <= self.turn:
+            return FIGHTING
         unchanged = 0
         while True:
             for me in self.p:
@@ -214,6 +246,10 @@ class Fight:
             if self.turn >= self.turn_limit:
                 self.hit_turn_limit = True
                 return 2
+            # Undecided: the attacker's rule first; the side leaves as it stands.
+            for side in (0, 1):
+                if self.stops(side):
+                    return WITHDREW[side]
             if self.turn == until:
                 return FIGHTING
 
@@ -231,6 +267,8 @@ def fight(
         battle.expected_value == "sampled5",
         battle.turn_limit,
         engine=battle.rules == "engine",
+        from_step=battle.from_step,
+        retreat=battle.retreat,
     )
     row = {"winner": f.run(until), "steps": f.turn}
     row["turn_limit"] = int(f.hit_turn_limit)

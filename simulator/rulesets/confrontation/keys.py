@@ -7,8 +7,9 @@ below 2**53 (see ``model.strength_units``).
 
 from __future__ import annotations
 
-from ...input.fields import Field, ListOf, OneOf, Table, side_list
+from ...input.fields import Field, ListOf, OneOf, Table
 from ..keys import COST, with_waves
+from ..stop_rules import RETREAT
 
 ABILITIES = ("attack", "bombard", "strike")
 DAMAGE_RULES = ("2dN", "flat1")
@@ -138,6 +139,14 @@ BATTLE = Table(
             choices=ORDERS,
             default="sides",
         ),
+        Field(
+            "from_step",
+            "int",
+            "turns already fought: a battle in progress goes on from the next turn (below turns)",
+            lo=0,
+            hi=MAX_TURNS - 1,
+            default=0,
+        ),
     ),
 )
 ACTION = Table(
@@ -167,7 +176,11 @@ TURN = Table("turn", "one scripted turn", (ListOf("actions", "the turn's actions
 
 
 def side(name: str) -> Table:
-    return side_list(name, "stacks", STACK)
+    """A side: its stacks (one at least) and when it withdraws."""
+    doc = f"the {name}'s stacks"
+    return Table(
+        name, doc, (ListOf("stacks", doc, STACK, 1, required=True), RETREAT), required=True
+    )
 
 
 SCENARIO = Table(

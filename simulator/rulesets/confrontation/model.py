@@ -19,6 +19,7 @@ from typing import Any
 from ...errors import Source, did_you_mean
 from ...input.fields import decimal_of
 from ...input.reader import Node
+from ..stop_rules import NEVER, StopRule, read_stop_rule
 from . import keys
 from .keys import ABILITIES, MAX_STACK, POLICIES
 
@@ -113,6 +114,10 @@ class Battle:
     policy: str = "simple"
     after_script: str = "repeat_last"
     order: str = "sides"
+    #: Each side's stop rule (attacker, defender).
+    retreat: tuple[StopRule, StopRule] = (NEVER, NEVER)
+    #: Turns already fought: the battle goes on from turn ``from_step + 1``.
+    from_step: int = 0
 
     def units(self) -> list[tuple[Stack, Unit]]:
         return [(stack, unit) for stack in self.stacks for unit in stack.units]
@@ -190,6 +195,7 @@ def validate(data: Mapping[str, Any], source: Source) -> Battle:
     types = _types(top.child("units"))
 
     stacks: list[Stack] = []
+    retreat: list[StopRule] = []
     for s, side_name in enumerate(SIDES):
         if not top.has(side_name):
             raise top.fail(
@@ -203,7 +209,18 @@ def validate(data: Mapping[str, Any], source: Source) -> Battle:
             )
         for j, node in enumerate(side.child("stacks").elements()):
             stacks.append(_stack(node, s, f"{side_name[0]}{j + 1}", types))
+        fielded = [u.type for stack in stacks if stack.side == s for u in stack.units]
+        retreat.append(read_stop_rule(side, list(dict.fromkeys(fielded))))
     _check_places(stacks, top)
+    turns = battle.read(keys.BATTLE["turns"])
+    from_step = battle.read(keys.BATTLE["from_step"])
+    if from_step >= turns:
+        raise battle.fail(
+            f"{from_step} turns already fought, but the battle lasts {turns} turns: "
+            f"expected 0 to {turns - 1}",
+            "from_step",
+            from_step,
+        )
 
     has_script = top.has("script")
     policy = battle.choice("policy", POLICIES, "script" if has_script else "simple")
@@ -223,12 +240,14 @@ def validate(data: Mapping[str, Any], source: Source) -> Battle:
     return Battle(
         stacks=tuple(stacks),
         script=script,
-        turns=battle.read(keys.BATTLE["turns"]),
+        turns=turns,
         nearby=battle.read(keys.BATTLE["nearby"]),
         min_damage_rule=battle.read(keys.BATTLE["min_damage_rule"]),
         policy=policy,
         after_script=battle.read(keys.BATTLE["after_script"]),
         order=battle.read(keys.BATTLE["order"]),
+        retreat=(retreat[0], retreat[1]),
+        from_step=from_step,
     )
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
@@ -11,7 +11,7 @@ import numpy as np
 
 from kernels import confrontation as k
 
-from ..base import BY_STEP, TURN_LIMIT, WAVES, Prepared, add_to_most
+from ..base import BY_STEP, FROM_STEP, STOP_RULES, TURN_LIMIT, WAVES, Prepared, add_to_most
 from . import waves
 from .model import ABILITIES, SIDES, Action, Battle, hundredths, unit_column
 
@@ -28,6 +28,7 @@ class ConfrontationArrays:
     entry_start: np.ndarray  # int64 [E + 1]
     turn_entry: np.ndarray  # int64 [T]
     params: np.ndarray  # int64 [N_PARAMS]
+    stops: np.ndarray  # int64 [2, N_STOP]: each side's stop rule
     casualty_names: list[str]
 
     @property
@@ -85,6 +86,8 @@ def compile_battle(battle: Battle) -> ConfrontationArrays:
     params[k.P_TURNS] = battle.turns
     params[k.P_NEARBY] = battle.nearby
     params[k.P_RULE] = k.FLAT1 if battle.min_damage_rule == "flat1" else k.TWO_DICE
+    params[k.P_FROM] = battle.from_step
+    stops = np.stack([_stop_row(battle, s, casualty_names) for s in range(len(SIDES))])
     return ConfrontationArrays(
         units=units,
         floats=np.array(float_rows, np.float64).reshape(-1, k.N_FLOAT_FIELDS),
@@ -94,8 +97,20 @@ def compile_battle(battle: Battle) -> ConfrontationArrays:
         entry_start=np.array(entry_start, np.int64),
         turn_entry=np.array(turn_entry, np.int64),
         params=params,
+        stops=stops,
         casualty_names=casualty_names,
     )
+
+
+def _stop_row(battle: Battle, side: int, casualty_names: list[str]) -> np.ndarray:
+    """The kernel's row of ``side``'s stop rule. Its men are its units; ``gone`` names a
+    type, which the kernel counts by the side's casualty column of that type."""
+    men = sum(len(stack.units) for stack in battle.stacks if stack.side == side)
+
+    def type_index(kind: str) -> int:
+        return casualty_names.index(f"casualties.{SIDES[side]}.{kind}")
+
+    return battle.retreat[side].encode(men, type_index)
 
 
 def _expand(action: Action, battle: Battle, first_unit: list[int]) -> list[list[int]]:
@@ -125,7 +140,9 @@ class ConfrontationPrepared(Prepared):
         self.notes = tuple(notes)
         self.column_bounds = self._bounds()
         self.step_limit = battle.turns
-        self.unfolds = frozenset({BY_STEP})
+        self.unfolds = frozenset({BY_STEP, STOP_RULES, FROM_STEP})
+        self.stop_rules = battle.retreat
+        self.from_step = battle.from_step
         if battle.policy == "simple":  # a script names stacks a wave may have lost
             self.unfolds |= {WAVES}
 
@@ -160,8 +177,18 @@ class ConfrontationPrepared(Prepared):
     def run_matrix(self, seed: int, first: int, count: int, cut: int = 0) -> np.ndarray:
         """The kernel's rows; with ``cut``, each battle still undecided after turn
         ``cut`` stops there (``winner`` FIGHTING, its row the state then)."""
+        return self.run_marked(seed, first, count, cut)[0]
+
+    def run_marked(
+        self, seed: int, first: int, count: int, cut: int = 0, marks: Sequence[int] = ()
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`run_matrix`'s rows and, in the same pass, each battle's row after each
+        of ``marks`` (turns, ascending), shape ``(count, len(marks), columns)``."""
         a = self.arrays
         out = np.zeros((count, a.n_columns), np.int64)
+        turns = np.array(marks, np.int64)
+        # Every battle writes each of its marks' rows (recorded, or its final row).
+        trails = np.empty((count, len(turns) * a.n_columns), np.int64)
         params = a.params
         if cut:
             params = params.copy()
@@ -177,17 +204,30 @@ class ConfrontationPrepared(Prepared):
                 a.entry_start,
                 a.turn_entry,
                 params,
+                a.stops,
+                turns,
                 np.uint64(seed),
                 first,
                 out,
+                trails,
             )
-        return out
+        return out, trails.reshape(count, len(turns), a.n_columns)
 
     def run_until(self, seed: int, first: int, count: int, step: int) -> dict[str, np.ndarray]:
         # At the turn limit a battle still going is a draw: no cut there.
         cut = step if self.step_limit is None or step < self.step_limit else 0
         out = self.run_matrix(seed, first, count, cut)
         return {name: out[:, col] for name, col in self.columns.items()}
+
+    def run_through(
+        self, seed: int, first: int, count: int, steps: Sequence[int]
+    ) -> dict[str, np.ndarray]:
+        """Every asked turn's rows in one pass of the battles (the kernel records them)."""
+        if not len(steps):
+            return {}
+        _, trails = self.run_marked(seed, first, count, marks=[int(t) for t in steps])
+        # Views of the one table, as run's columns are of its rows.
+        return {name: trails[:, :, col].T for name, col in self.columns.items()}
 
     def run(self, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
         out = self.run_matrix(seed, first, count)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ...input.fields import Field, ListOf, OneOf, Table
 from ..keys import COST
+from ..stop_rules import RETREAT
 
 ABILITIES = ("strike", "archery", "charge", "healing")
 EXPECTED_VALUES = ("exact", "sampled5")
@@ -44,6 +45,12 @@ UNIT_ENTRY = Table(
         Field("type", "text", "the unit type", required=True),
         Field("count", "int", "how many", lo=1, hi=MAX_STACK, default=1),
         Field("health", "int", "health at the start (default: the type's)", lo=1, hi=MAX_HEALTH),
+        Field(
+            "healed",
+            "bool",
+            "has used its healing already (a battle in progress: healing is once a battle)",
+            default=False,
+        ),
     ),
 )
 UNITS = ListOf(
@@ -97,14 +104,32 @@ BATTLE = Table(
             hi=MAX_TURN_LIMIT,
             default=DEFAULT_TURN_LIMIT,
         ),
+        Field(
+            "from_step",
+            "int",
+            "turns already fought: a battle in progress goes on from the next turn "
+            "(below turn_limit)",
+            lo=0,
+            hi=MAX_TURN_LIMIT - 1,
+            default=0,
+        ),
     ),
     required=True,
 )
+
+
+def side(name: str) -> Table:
+    """A side's own keys (its participants come from the stacks): when it withdraws."""
+    return Table(name, f"the {name}'s side of the battle", (RETREAT,))
+
+
 SCENARIO = Table(
     "",
     "a skirmish scenario",
     (
         BATTLE,
+        side("attacker"),
+        side("defender"),
         ListOf("stacks", "the stacks on the field", STACK, 1, required=True),
         Table("unit_types", "unit types of this scenario", other=UNIT_TYPE),
         ListOf(

@@ -20,6 +20,7 @@ from ...errors import BattleOddsError, Source, did_you_mean
 from ...input.fields import Field, range_text
 from ...input.reader import Node
 from ..keys import DEFAULT_COST
+from ..stop_rules import NEVER, StopRule, read_stop_rule
 from . import keys
 from .keys import DEFAULT_EXPECTED_VALUE, DEFAULT_TURN_LIMIT, MAX_STACK
 from .keys import EXPECTED_VALUES as EXPECTED_VALUES  # re-exported for the inline syntax
@@ -52,6 +53,8 @@ class UnitType:
 class Unit:
     type: str
     health: int
+    #: Has used its healing already (a battle in progress).
+    healed: bool = False
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,7 @@ class Participant:
     unit_number: int
     unit: UnitType
     health: int  # at the start of the battle
+    healed: bool = False  # its healing used already (a battle in progress)
 
 
 @dataclass(frozen=True)
@@ -93,6 +97,10 @@ class Battle:
     #: Owners whose stacks fight on another side than the rule text would seat them
     #: (or at all): under the engine's rules every stack not the attacker's defends.
     reseated: tuple[str, ...] = ()
+    #: Each side's stop rule (attacker, defender).
+    retreat: tuple[StopRule, StopRule] = (NEVER, NEVER)
+    #: Turns already fought: the battle goes on from turn ``from_step + 1``.
+    from_step: int = 0
 
 
 def neighbour(point: Point, direction: int) -> Point:
@@ -218,6 +226,7 @@ def _units(node: Node, types: Mapping[str, UnitType]) -> tuple[Unit, ...]:
     raw = node.child("units")
     units: list[Unit] = []
     for element in raw.elements():
+        healed = False
         if isinstance(element.data, str):
             parsed = parse_unit_item(element.data)
             if parsed is None:
@@ -246,6 +255,7 @@ def _units(node: Node, types: Mapping[str, UnitType]) -> tuple[Unit, ...]:
             name = element.read(keys.UNIT_ENTRY["type"])
             count = element.read(keys.UNIT_ENTRY["count"])
             health = element.read(keys.UNIT_ENTRY["health"]) if element.has("health") else None
+            healed = element.read(keys.UNIT_ENTRY["healed"])
         if name not in types:
             raise _stack_error(
                 node,
@@ -263,7 +273,17 @@ def _units(node: Node, types: Mapping[str, UnitType]) -> tuple[Unit, ...]:
                 health,
                 key=element.path,
             )
-        units.extend(Unit(name, kind.health if health is None else health) for _ in range(count))
+        if healed and "healing" not in kind.abilities:
+            raise _stack_error(
+                node,
+                "units",
+                f"healed = true, but a {name} has no healing to have used",
+                True,
+                key=f"{element.path}.healed",
+            )
+        units.extend(
+            Unit(name, kind.health if health is None else health, healed) for _ in range(count)
+        )
     if not units:
         raise _stack_error(node, "units", "an empty stack: expected 1 to 8 units")
     if len(units) > MAX_STACK:
@@ -300,6 +320,14 @@ def validate(data: Mapping[str, Any], source: Source) -> Battle:
         else DEFAULT_EXPECTED_VALUE[rules]
     )
     turn_limit = battle.read(keys.BATTLE["turn_limit"])
+    from_step = battle.read(keys.BATTLE["from_step"])
+    if from_step >= turn_limit:
+        raise battle.fail(
+            f"{from_step} turns already fought, but the battle ends after turn_limit = "
+            f"{turn_limit} turns: expected 0 to {turn_limit - 1}",
+            "from_step",
+            from_step,
+        )
     types = unit_types(top.child("unit_types"), source)
 
     if not top.has("stacks") or not top.table()["stacks"]:
@@ -389,6 +417,7 @@ def validate(data: Mapping[str, Any], source: Source) -> Battle:
                         number,
                         types[unit.type],
                         unit.health,
+                        unit.healed,
                     )
                 )
     if not any(p.side == 1 for p in participants):
@@ -397,6 +426,12 @@ def validate(data: Mapping[str, Any], source: Source) -> Battle:
             f"'{defender_owner}' (or its allies)",
             "stacks",
         )
+    retreat = []
+    for s, name in enumerate(SIDES):
+        node = top.child(name, {})
+        node.only(keys.side(name))
+        fielded = dict.fromkeys(p.unit.name for p in participants if p.side == s)
+        retreat.append(read_stop_rule(node, list(fielded)))
     return Battle(
         attacked=attacked,
         attacking=attacking,
@@ -411,4 +446,6 @@ def validate(data: Mapping[str, Any], source: Source) -> Battle:
         turn_limit=turn_limit,
         rules=rules,
         reseated=tuple(sorted(set(reseated))),
+        retreat=(retreat[0], retreat[1]),
+        from_step=from_step,
     )

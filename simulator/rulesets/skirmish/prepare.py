@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
@@ -10,7 +11,7 @@ import numpy as np
 from kernels import skirmish as k
 
 from .. import base
-from ..base import BY_STEP, TURN_LIMIT, Prepared, add_to_most
+from ..base import BY_STEP, FROM_STEP, STOP_RULES, TURN_LIMIT, Prepared, add_to_most
 from .model import SIDES, Battle, Participant
 
 #: Move types whose health removed is reported as ``damage.<side>.<move>``.
@@ -53,6 +54,7 @@ def participant_table(battle: Battle) -> tuple[np.ndarray, list[str]]:
             "charge" in abilities,
             "healing" in abilities,
             first_casualty + casualty_names.index(name),
+            p.healed,
         )
     return table, casualty_names
 
@@ -66,7 +68,22 @@ def rule_params(battle: Battle) -> np.ndarray:
     params[k.PARAM_RIPOSTE_DAMAGE] = engine
     params[k.PARAM_CHARGE_DAMAGE] = engine
     params[k.PARAM_STALEMATE_START] = engine
+    params[k.PARAM_FROM] = battle.from_step
     return params
+
+
+def stop_rows(battle: Battle, casualty_names: list[str]) -> np.ndarray:
+    """The kernel's ``(2, N_STOP)`` stop rules: a side's men are its participants,
+    ``gone`` a type the kernel counts by the side's casualty column of that type."""
+    rows = []
+    for s, side in enumerate(SIDES):
+        men = sum(1 for p in battle.participants if p.side == s)
+
+        def type_index(kind: str, side: str = side) -> int:
+            return casualty_names.index(f"casualties.{side}.{kind}")
+
+        rows.append(battle.retreat[s].encode(men, type_index))
+    return np.stack(rows)
 
 
 def health_column(p: Participant) -> str:
@@ -88,6 +105,7 @@ class SkirmishPrepared(Prepared):
         self.battle = battle
         self.table, self.casualty_names = participant_table(battle)
         self.params = rule_params(battle)
+        self.stops = stop_rows(battle, self.casualty_names)
         self.kernel = f"turns ({battle.rules} rules, {battle.expected_value} expected values)"
         self.flags = frozenset({TURN_LIMIT})
         notes = []
@@ -108,7 +126,9 @@ class SkirmishPrepared(Prepared):
         self.columns = self._columns()
         self.column_bounds = self._bounds()
         self.step_limit = battle.turn_limit
-        self.unfolds = frozenset({BY_STEP})
+        self.unfolds = frozenset({BY_STEP, STOP_RULES, FROM_STEP})
+        self.stop_rules = battle.retreat
+        self.from_step = battle.from_step
 
     def _bounds(self) -> dict[str, tuple[int | None, int | None]]:
         """A side loses at most its participants of a type; health left is 0 to the most
@@ -158,22 +178,50 @@ class SkirmishPrepared(Prepared):
     def run_matrix(self, seed: int, first: int, count: int, cut: int = 0) -> np.ndarray:
         """The kernel's rows; with ``cut``, each battle still undecided after turn
         ``cut`` stops there (``winner`` FIGHTING, its row the state then)."""
+        return self.run_marked(seed, first, count, cut)[0]
+
+    def run_marked(
+        self, seed: int, first: int, count: int, cut: int = 0, marks: Sequence[int] = ()
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`run_matrix`'s rows and, in the same pass, each battle's row after each
+        of ``marks`` (turns, ascending), shape ``(count, len(marks), columns)``."""
         out = np.zeros((count, self.n_columns), np.int64)
+        turns = np.array(marks, np.int64)
+        # Every battle writes each of its marks' rows (recorded, or its final row).
+        trails = np.empty((count, len(turns) * self.n_columns), np.int64)
         params = self.params
         if cut:
             params = params.copy()
             params[k.PARAM_CUT] = cut
         if count:
             k.skirmish_battles(
-                k.battle_by_address(), self.table, params, np.uint64(seed), first, out
+                k.battle_by_address(),
+                self.table,
+                params,
+                self.stops,
+                turns,
+                np.uint64(seed),
+                first,
+                out,
+                trails,
             )
-        return out
+        return out, trails.reshape(count, len(turns), self.n_columns)
 
     def run_until(self, seed: int, first: int, count: int, step: int) -> dict[str, np.ndarray]:
         # At the turn limit a battle still going is a draw: no cut there.
         cut = step if self.step_limit is None or step < self.step_limit else 0
         out = self.run_matrix(seed, first, count, cut)
         return {name: out[:, col] for name, col in self.columns.items()}
+
+    def run_through(
+        self, seed: int, first: int, count: int, steps: Sequence[int]
+    ) -> dict[str, np.ndarray]:
+        """Every asked turn's rows in one pass of the battles (the kernel records them)."""
+        if not len(steps):
+            return {}
+        _, trails = self.run_marked(seed, first, count, marks=[int(t) for t in steps])
+        # Views of the one table, as run's columns are of its rows.
+        return {name: trails[:, :, col].T for name, col in self.columns.items()}
 
     def run(self, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
         out = self.run_matrix(seed, first, count)
@@ -191,7 +239,9 @@ class SkirmishPrepared(Prepared):
             row = np.zeros(self.n_columns, np.int64)
             log = np.zeros((room, k.N_LOG_FIELDS), np.int64)
             made = int(
-                k.skirmish_replay(self.table, self.params, np.uint64(seed), battle, row, log)
+                k.skirmish_replay(
+                    self.table, self.params, self.stops, np.uint64(seed), battle, row, log
+                )
             )
             if made <= room:
                 break

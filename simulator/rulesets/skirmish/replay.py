@@ -16,7 +16,8 @@ from .prepare import Move, SkirmishPrepared, health_column
 if TYPE_CHECKING:
     from ...scenario.scenario import Scenario
 
-OUTCOMES = ("attacker wins", "defender wins", "stalemate")
+#: By ``winner``: 0..2 the battle's own ends, 3 and 4 a side's stop rule (kernels/stops.py).
+OUTCOMES = ("attacker wins", "defender wins", "stalemate", "attacker withdrew", "defender withdrew")
 
 
 @dataclass(frozen=True)
@@ -40,8 +41,17 @@ class Replay:
             f"{OUTCOMES[self.outcome['winner']]} after {self.outcome['steps']} "
             + ("turn" if self.outcome["steps"] == 1 else "turns"),
             f"rules: {model.rules} (expected values: {model.expected_value})",
-            "participants:",
         ]
+        if model.from_step:
+            out.append(
+                f"a battle in progress: {model.from_step} "
+                + ("turn" if model.from_step == 1 else "turns")
+                + " fought before, the log goes on from the next"
+            )
+        for side, rule in zip(SIDES, model.retreat, strict=True):
+            if not rule.never:
+                out.append(f"the {side} withdraws {rule.words('turns')}")
+        out.append("participants:")
         health = {p.id: p.health for p in model.participants}
         for p in model.participants:
             x, y = tiles[p.direction]
