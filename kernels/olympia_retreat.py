@@ -181,4 +181,3 @@ def push_mass(
         for s in range(2):
             for k in range(n_ev[s]):
                 mass[succ[s, k]] += going * ws[s] / total * prob[s, k] / p_change
-

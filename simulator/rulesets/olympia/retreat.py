@@ -27,6 +27,8 @@ from .space import layout, size_of
 #: Positions swept per kernel call: a fraction of a second on the largest chains.
 SLICE = 250_000
 SIDES = ("attacker", "defender")
+#: The name of a side's nobles still fighting among :attr:`BestRule.men`'s keys.
+NOBLES = "nobles"
 DECISIONS = {
     kr.DECIDED: "decided",
     kr.THEY_WITHDRAW: "they withdraw",
@@ -39,7 +41,8 @@ DECISIONS = {
 class BestRule:
     """The best rule's positions (the reached ones, by chain index), each with its
     value and decision code (kernels/olympia_retreat.py), the men left there per
-    casualty column, and the battle's chances under the rule."""
+    casualty column (``attacker.knight``) and its nobles still fighting
+    (``attacker.nobles``), and the battle's chances under the rule."""
 
     value: float
     indices: np.ndarray
@@ -67,9 +70,7 @@ def army_cost(battle: Battle, side: int) -> float:
     return sum(prices[m.type] * m.count for u in battle.sides[side].units for m in u.men)
 
 
-def best_rule(
-    scenario: Any, side: int, win_value: float, max_states: int = MAX_STATES
-) -> BestRule:
+def best_rule(scenario: Any, side: int, win_value: float, max_states: int = MAX_STATES) -> BestRule:
     """The best retreat rule of ``side`` (0 attacker, 1 defender) against the other
     side's own stop rule, valuing a win at ``win_value`` and each man lost at his
     type's cost."""
@@ -132,11 +133,15 @@ def best_rule(
     indices = np.flatnonzero(decision != kr.UNREACHED)
     men: dict[str, np.ndarray] = {}
     for g in range(len(groups)):
+        count = (indices // space.stride[g]) % space.radix[g]
         if groups[g, k.G_KIND] == k.MAN:
             name = arrays.casualty_names[int(groups[g, k.G_COLUMN]) - k.O_CASUALTIES]
-            count = (indices // space.stride[g]) % space.radix[g]
             key = name.removeprefix("casualties.")
-            men[key] = men.get(key, np.zeros(len(indices), np.int64)) + count
+        elif groups[g, k.G_KIND] == k.NOBLE:
+            key = f"{SIDES[int(groups[g, k.G_SIDE])]}.{NOBLES}"
+        else:
+            continue
+        men[key] = men.get(key, np.zeros(len(indices), np.int64)) + count
     return BestRule(
         value=float(value[start]),
         indices=indices,
