@@ -25,7 +25,7 @@ from .prepare import compile_battle, encode_stops
 from .space import layout, size_of
 
 #: Positions swept per kernel call: a fraction of a second on the largest chains.
-SLICE = 250_000
+SLICE = 100_000
 SIDES = ("attacker", "defender")
 #: The name of a side's nobles still fighting among :attr:`BestRule.men`'s keys.
 NOBLES = "nobles"
