@@ -317,3 +317,16 @@ def test_other_rulesets_are_refused_in_one_line() -> None:
     assert result.exit_code == 2
     assert "solved exactly for olympia battles only" in result.output
     assert len(result.output.strip().splitlines()) == 1
+
+
+def test_the_slices_change_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sweeps run in slices of the index range (Ctrl-C is seen between two): slices
+    of 7 positions give the same rule and values as one slice of all."""
+    from simulator.rulesets.olympia import retreat as module
+
+    scenario = load(tmp_path, "soldier = 2, knight = 1", "soldier = 4")
+    whole = best_retreat(scenario, "attacker", win_value=8.0)
+    monkeypatch.setattr(module, "SLICE", 7)
+    sliced = best_retreat(scenario, "attacker", win_value=8.0)
+    assert sliced.frame.equals(whole.frame)
+    assert sliced.value == whole.value and sliced.rule.withdrew == whole.rule.withdrew

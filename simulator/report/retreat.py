@@ -34,7 +34,8 @@ def retreat_lines(result: Any, width: int) -> list[str]:
     lines.append("")
     lines.append(f"{'':<15}{'value':>12}{'best gains':>13}")
     for name, value, gain in rows:
-        lines.append(f"{name:<15}{_number(value):>12}{'' if gain is None else _number(gain):>13}")
+        gained = "" if gain is None else _number(gain)
+        lines.append(f"{name:<15}{_number(value):>12}{gained:>13}".rstrip())
     if result.own_words is not None:
         lines += textwrap.wrap(f"(your rule: {result.own_words})", width)
     lines.append("")
