@@ -330,3 +330,53 @@ def test_the_slices_change_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     sliced = best_retreat(scenario, "attacker", win_value=8.0)
     assert sliced.frame.equals(whole.frame)
     assert sliced.value == whole.value and sliced.rule.withdrew == whole.rule.withdrew
+
+
+def _by_hand(men: int, win_value: float) -> tuple[float, dict[tuple[int, int], str]]:
+    """Bare men (tests/test_olympia_exact_stops.py's ``bare``: 5/5 men, nobles that never
+    strike and are no target, a side broken at its last man): from ``a`` against ``d``
+    the next change is the attacker's kill with chance a / (a + d), and a strike changes
+    something with chance 1/2. The attacker's value at each position, by hand's recursion,
+    each man costing 1; and its decision where it has one."""
+    value: dict[tuple[int, int], float] = {}
+    decision: dict[tuple[int, int], str] = {}
+    for total in range(0, 2 * men + 1):
+        for a in range(0, men + 1):
+            d = total - a
+            if not 0 <= d <= men:
+                continue
+            lost = men - a
+            if d == 0 and a > 0:
+                value[a, d] = win_value - lost
+                continue
+            if a == 0:
+                value[a, d] = -lost
+                continue
+            fight = (a * value[a, d - 1] + d * value[a - 1, d]) / (a + d)
+            decision[a, d] = "withdraw" if fight < -lost else "fight"
+            value[a, d] = max(fight, -lost)
+    # The opening: its first strike is fought; after a miss (chance 1/2) the choice.
+    fight = (value[men, men - 1] + value[men - 1, men]) / 2
+    value[men, men] = fight / 2 + max(fight, 0.0) / 2
+    return value[men, men], decision
+
+
+@pytest.mark.parametrize("men", [1, 2, 3])
+@pytest.mark.parametrize("win_value", [0.5, 2.0, 2.9, 4.0])
+def test_bare_men_by_hand(men: int, win_value: float) -> None:
+    """One, two, three bare men a side: the value and every decision as worked by hand
+    (for two a side and a win worth 2: fight on at 2 against 1 and at 1 against 1,
+    withdraw at 1 against 2, fight on at the opening; value 1/12)."""
+    from tests.test_olympia_exact_stops import bare
+
+    scenario = bare({"soldier": men}, {"soldier": men})
+    result = best_retreat(scenario, "attacker", win_value=win_value)
+    value, decision = _by_hand(men, win_value)
+    assert result.value == pytest.approx(value, abs=1e-12)
+    frame = result.frame
+    for (a, d), choice in decision.items():
+        at = frame[(frame["attacker.soldier"] == a) & (frame["defender.soldier"] == d)]
+        assert set(at["decision"]) == {choice}, (a, d)
+    if (men, win_value) == (2, 2.0):
+        assert value == pytest.approx(1 / 12)
+        assert result.words() == "withdraw with 1 left while they have 2"
