@@ -380,3 +380,29 @@ def test_bare_men_by_hand(men: int, win_value: float) -> None:
     if (men, win_value) == (2, 2.0):
         assert value == pytest.approx(1 / 12)
         assert result.words() == "withdraw with 1 left while they have 2"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("after", [2.0, 4.0, 6.0])
+def test_ctrl_c_stops_the_solve_within_a_second_or_two(tmp_path: Path, after: float) -> None:
+    """Ctrl-C while a chain of 1,000,000 positions is swept: the command line's handler
+    ends the process between two slices (or after the exact solver's one call for never
+    retreating), one line, exit 130."""
+    import os
+    import signal
+    import time
+
+    from tests.test_faults import finish, loaded, one_line, start, wait_for
+
+    path = scenario_file(tmp_path, "soldier = 99, knight = 49", "pikeman = 49", name="big")
+    process = start("retreat", str(path))
+    wait_for(lambda: loaded(process.pid, "numba/core/typeconv") or process.poll() is not None)
+    time.sleep(after)
+    if process.poll() is not None:
+        pytest.skip("the solve ended before Ctrl-C (a fast machine)")
+    sent = time.monotonic()
+    os.killpg(process.pid, signal.SIGINT)
+    code, out, err = finish(process)
+    assert time.monotonic() - sent < 3.0
+    assert code == 130 and out == ""
+    assert one_line(err) == "battle-odds: interrupted"
