@@ -241,6 +241,12 @@ def test_what_it_cannot_answer_is_refused(tmp_path: Path) -> None:
         best_retreat(simulator.load_scenario("scenarios/blocks/" + _first("blocks")))
     with pytest.raises(simulator.BattleOddsError, match="too large for an exact best rule"):
         best_retreat(simulator.load_scenario("scenarios/olympia/castle_siege.toml"))
+    with pytest.raises(simulator.BattleOddsError, match="scenario with ranges"):
+        best_retreat(simulator.load_scenario("examples/unknowns/scouted_pike_wall.toml"))
+    alternating = load(tmp_path, "soldier = 2", "soldier = 2")
+    model = dataclasses.replace(alternating.model, strike_order="alternating")
+    with pytest.raises(simulator.BattleOddsError, match="random strike order only"):
+        best_retreat(dataclasses.replace(alternating, model=model))
     rule = "[defender.retreat]\nafter = 3\n"
     with pytest.raises(simulator.BattleOddsError, match="rule on the men left only"):
         best_retreat(load(tmp_path, "soldier = 2", "soldier = 2", rule), "attacker")
