@@ -214,6 +214,16 @@ def test_a_plain_python_monte_carlo_of_the_rule_agrees(
     assert abs(withdrew.mean() - p) <= Z999 * math.sqrt(p * (1 - p) / n)
 
 
+def test_a_type_written_with_no_men_changes_nothing(tmp_path: Path) -> None:
+    """``knight = 0`` beside the soldiers (a group of no men) gives the same answer."""
+    plain = best_retreat(load(tmp_path, "soldier = 2", "soldier = 3"), "defender", 2.5)
+    zero = load(tmp_path, "soldier = 2, knight = 0", "soldier = 3, knight = 0")
+    with_zero = best_retreat(zero, "defender", 2.5)
+    assert with_zero.value == pytest.approx(plain.value, abs=1e-12)
+    assert with_zero.never == pytest.approx(plain.never, abs=1e-12)
+    assert with_zero.words() == plain.words()
+
+
 def test_the_frame_has_one_row_per_position(tmp_path: Path) -> None:
     scenario = load(tmp_path, "soldier = 2", "soldier = 2")
     result = best_retreat(scenario, "attacker", win_value=3.0)

@@ -212,7 +212,8 @@ def best_retreat(
         solved = ruleset.exact(
             replace(scenario, model=replace(battle, retreat=(rules[0], rules[1])))
         )
-        lost = sum(p * solved.casualties[f"casualties.{side}.{t}"] for t, p in prices.items())
+        casualties = solved.casualties
+        lost = sum(p * casualties.get(f"casualties.{side}.{t}", 0.0) for t, p in prices.items())
         return float(win_value) * solved.win[side] - lost
 
     own_rule = battle.retreat[s]

@@ -59,9 +59,10 @@ class BestRule:
 
 
 def prices_of(battle: Battle, side: int) -> dict[str, float]:
-    """The price of each fighter type the side fields: its ``cost``."""
-    fielded = battle.sides[side].fielded
-    return {name: float(battle.fighters[name].cost) for name in fielded}
+    """The price of each fighter type the side lists (fielded or written with 0 men):
+    its ``cost``."""
+    listed = dict.fromkeys(m.type for u in battle.sides[side].units for m in u.men)
+    return {name: float(battle.fighters[name].cost) for name in listed}
 
 
 def army_cost(battle: Battle, side: int) -> float:
