@@ -191,13 +191,14 @@ def _reference_value(
     return values, rows["winner"] == reference.ATTACKER_WITHDREW + s
 
 
-@pytest.mark.parametrize(
-    ("attacker", "side", "rules"),
-    [
-        ("soldier = 2, knight = 1", "attacker", ""),
-        ("knight = 2", "defender", "[attacker.retreat]\nat_most = 1\n"),
-    ],
-)
+#: (the attacker's men, the side whose rule is played, the file's stop rules)
+PLAYED = [
+    ("soldier = 2, knight = 1", "attacker", ""),
+    ("knight = 2", "defender", "[attacker.retreat]\nat_most = 1\n"),
+]
+
+
+@pytest.mark.parametrize(("attacker", "side", "rules"), PLAYED)
 def test_a_plain_python_monte_carlo_of_the_rule_agrees(
     tmp_path: Path, attacker: str, side: str, rules: str
 ) -> None:

@@ -19,10 +19,10 @@ from kernels import olympia_retreat as kr
 from kernels.stops import NO_STOP, STOP_AFTER
 
 from ...errors import BattleOddsError
-from .exact import MAX_STATES
+from .exact import MAX_STATES, chain_size
 from .model import Battle
 from .prepare import compile_battle, encode_stops
-from .space import layout, size_of
+from .space import layout
 
 #: Positions swept per kernel call: a fraction of a second on the largest chains.
 SLICE = 100_000
@@ -88,13 +88,13 @@ def best_rule(scenario: Any, side: int, win_value: float, max_states: int = MAX_
             f"{label}: the {SIDES[other]}'s stop rule has an after: the best rule is solved "
             "against a rule on the men left only (at most, gone, outnumbered)"
         )
-    arrays = compile_battle(battle)
-    size = size_of(battle, arrays)
-    if size.states > max_states:
+    states = chain_size(battle).states
+    if states > max_states:
         raise BattleOddsError(
-            f"{label}: too large for an exact best rule: {size.states:,} states, over the "
+            f"{label}: too large for an exact best rule: {states:,} states, over the "
             f"limit of {max_states:,}; the exact best rule answers small olympia battles only"
         )
+    arrays = compile_battle(battle)
     space = layout(arrays)
     digits = (space.radix, space.stride, space.sradix, space.sstride)
     their_stops = encode_stops(battle, arrays)
@@ -155,7 +155,7 @@ def best_rule(scenario: Any, side: int, win_value: float, max_states: int = MAX_
         withdrew=float(chances[kr.C_WITHDREW]),
         they_withdrew=float(chances[kr.C_THEY_WITHDREW]),
         price_lost=float(chances[kr.C_PRICE_LOST]),
-        states=size.states,
+        states=states,
     )
 
 
