@@ -13,6 +13,7 @@
 >>> simulator.best(scenario, budget=24, types="soldier,knight").frontier  # what to bring
 >>> simulator.prices("olympia", budgets=[10, 20, 40]).frame   # a fair price list
 >>> simulator.meta("olympia", budget=20, costs="costs.toml").frame   # what players build
+>>> simulator.best_retreat(scenario, side="defender").frame   # when to stop (small, exact)
 
 The package's layers, top to bottom, are its sub-packages (docs/architecture.md): ``cli``,
 ``report``, ``studies``, ``running``, ``results``, ``scenario``, ``rulesets``, ``input``,
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
     from .studies.matrix import matrix
     from .studies.meta import meta
     from .studies.prices import prices
+    from .studies.retreat import best_retreat
     from .studies.sensitivity import sensitivity
     from .studies.sweep import sweep
     from .studies.worth import worth
@@ -72,6 +74,7 @@ _LAZY = {
     "matrix": "studies.matrix",
     "meta": "studies.meta",
     "prices": "studies.prices",
+    "best_retreat": "studies.retreat",
     "sensitivity": "studies.sensitivity",
     "sweep": "studies.sweep",
     "worth": "studies.worth",
@@ -100,6 +103,7 @@ __all__ = [
     "Scenario",
     "__version__",
     "best",
+    "best_retreat",
     "compare",
     "exact",
     "from_data",

@@ -64,6 +64,7 @@ FILE_COMMANDS = {
     "sweep": ["sweep", "--vary", "attacker.knight=1..2"],
     "plot": ["plot", "-o", "unused.png"],
     "exact": ["exact"],
+    "retreat": ["retreat"],
     "validate": ["validate"],
     "replay": ["replay"],
 }

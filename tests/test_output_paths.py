@@ -103,6 +103,7 @@ COMMANDS = [
     (["prices", "--types", "knight,pikeman", "-n", LONG, "-o"], "-o", ".png"),
     (["prices", "--types", "knight,pikeman", "-n", LONG, "--write"], "--write", ".toml"),
     (["meta", "--budget", "20", "-n", LONG, "-o"], "-o", ".png"),
+    (["retreat", KNIGHTS, "-o"], "-o", ".png"),
 ]
 
 

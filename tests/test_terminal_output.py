@@ -20,7 +20,7 @@ CASTLE = str(ROOT / "scenarios" / "olympia" / "castle_siege.toml")
 COMMANDS = [
     "run", "odds", "exact", "validate", "units", "replay", "regress", "plot", "compare",
     "sweep", "worth", "sensitivity", "matrix", "new", "new-ruleset", "schema", "serve", "warm",
-    "calibrate",
+    "calibrate", "retreat",
 ]  # fmt: skip
 
 

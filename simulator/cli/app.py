@@ -41,6 +41,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "run",
         "Exact odds of a small battle (rulesets with a solver): probabilities and expectations.",
     ),
+    "retreat": (
+        "retreat",
+        "When should I stop? The best retreat rule of one side and its value (olympia, exact).",
+    ),
     "validate": ("run", "Check a scenario file without running it."),
     "units": ("run", "List the unit types of each ruleset."),
     "replay": (

@@ -1,0 +1,183 @@
+"""The best retreat rule for one side of a small Olympia battle, by backward induction.
+
+The chain is the exact solver's (kernels/olympia_exact.py): positions after a change,
+misses skipped, every change lowering the position's mixed-radix index. At a position
+that leaves the battle undecided the side either withdraws, keeping what it has lost so
+far, or fights on to the next change. Its value of a position is then
+
+    decided:  W x [it won] - price of its men lost
+    withdraw: - price of its men lost
+    fight:    the expectation of the value of the next change's position
+
+and the best rule takes the larger (fighting on a tie, so the rule withdraws only where
+that gains). Successors have lower indices, so one sweep upwards values every position.
+The other side keeps its own stop rule (men left only: the caller refuses ``after``);
+where that holds the other side withdraws, whoever looks first, with the same value as
+the side withdrawing itself. No side withdraws before the first strike: at the opening
+the first strike is fought, and a miss brings the battle back to the opening, where the
+side may then withdraw with nothing lost.
+
+The index range of each pass is the caller's, so a large chain is solved in slices with
+Python in between (Ctrl-C is seen between slices).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._jit import jit
+from .olympia import DRAW, G_COUNT
+from .olympia_exact import ONCE, PLAYS, position, position_scratch, withdrawal
+from .stops import ATTACKER_WITHDREW
+
+#: A position's decision: not reached, the battle decided there (won, lost, drawn), the
+#: other side withdraws there, or the side's choice.
+UNREACHED, DECIDED, THEY_WITHDRAW, FIGHT, WITHDRAW = -1, 0, 1, 2, 3
+#: The chances of the best rule (:func:`push_mass`'s ``chances``): won, lost, drawn, the
+#: side withdrew, the other side withdrew, then the expected price of its men lost.
+C_WON, C_LOST, C_DRAWN, C_WITHDREW, C_THEY_WITHDREW, C_PRICE_LOST, N_CHANCES = range(7)
+#: :func:`mark_reached`'s refusals: a position that can never end, the opening broken
+#: before the first strike, the other side's rule holding at the opening.
+OK, STUCK, BROKEN_OPENING, THEIR_RULE_AT_OPENING = 0, 1, 2, 3
+
+
+@jit
+def _price_lost(groups, cnt, price):
+    lost = 0.0
+    for g in range(groups.shape[0]):
+        if price[g] != 0.0:
+            lost += (groups[g, G_COUNT] - cnt[g]) * price[g]
+    return lost
+
+
+@jit
+def _their_rule_holds(index, groups, sides, their_stops, space, scratch, rule_men):
+    """The other side's rule (``their_stops``: the side's own row empty) holds at
+    ``index`` and no side is broken there."""
+    return (
+        withdrawal(index, groups, sides, their_stops, space, 0, scratch, rule_men)
+        >= ATTACKER_WITHDREW
+    )
+
+
+@jit
+def mark_reached(groups, survive, sides, order, space, start, hi, lo, their_stops, reached):
+    """Mark in ``reached`` every position reachable from the reached positions with
+    indices in ``[lo, hi)``, sweeping downwards (the opening marked by the caller): a
+    superset of what any rule reaches. Returns OK or a refusal code."""
+    scratch = position_scratch(groups.shape[0])
+    succ, n_ev = scratch[7], scratch[9]
+    rule_men = np.zeros((2, 2), np.int64)
+    for index in range(hi - 1, lo - 1, -1):
+        if not reached[index]:
+            continue
+        theirs = _their_rule_holds(index, groups, sides, their_stops, space, scratch, rule_men)
+        status = position(index, start, groups, survive, sides, order, space, scratch)
+        if index == start:
+            if status == ONCE:
+                return BROKEN_OPENING
+            if status == PLAYS and theirs:
+                return THEIR_RULE_AT_OPENING
+        elif theirs:
+            continue
+        if status != PLAYS:
+            continue
+        if scratch[10][0] + scratch[10][1] <= 0.0:
+            return STUCK
+        for s in range(2):
+            for k in range(n_ev[s]):
+                reached[succ[s, k]] = True
+    return OK
+
+
+@jit
+def _continuation(index, scratch, value):
+    """The expected value of the next change's position and the chance a strike makes
+    a change (``position`` just read ``index`` into ``scratch``)."""
+    per_side, succ, prob, n_ev, q = scratch[6], scratch[7], scratch[8], scratch[9], scratch[10]
+    ws = per_side[5]
+    total = ws[0] + ws[1]
+    p_change = (ws[0] * q[0] + ws[1] * q[1]) / total
+    expected = 0.0
+    for s in range(2):
+        for k in range(n_ev[s]):
+            expected += ws[s] / total * prob[s, k] * value[succ[s, k]]
+    return expected / p_change, p_change
+
+
+@jit
+def best_values(
+    groups, survive, sides, order, space, start, lo, hi, their_stops, side, price, win_value,
+    reached, value, decision,
+):  # fmt: skip
+    """The value and decision of every reached position with index in ``[lo, hi)``,
+    sweeping upwards (every lower index already valued)."""
+    scratch = position_scratch(groups.shape[0])
+    cnt = scratch[0]
+    rule_men = np.zeros((2, 2), np.int64)
+    for index in range(lo, hi):
+        if not reached[index]:
+            continue
+        theirs = index != start and _their_rule_holds(
+            index, groups, sides, their_stops, space, scratch, rule_men
+        )
+        status = position(index, start, groups, survive, sides, order, space, scratch)
+        lost = _price_lost(groups, cnt, price)
+        if status <= DRAW:
+            value[index] = (win_value if status == side else 0.0) - lost
+            decision[index] = DECIDED
+            continue
+        if theirs:
+            value[index] = -lost
+            decision[index] = THEY_WITHDRAW
+            continue
+        fight, p_change = _continuation(index, scratch, value)
+        if index == start:
+            # The first strike is fought; after a miss the side may withdraw, nothing lost.
+            withdraw = fight < -lost
+            again = -lost if withdraw else fight
+            value[index] = p_change * fight + (1.0 - p_change) * again
+        else:
+            withdraw = fight < -lost
+            value[index] = -lost if withdraw else fight
+        decision[index] = WITHDRAW if withdraw else FIGHT
+
+
+@jit
+def push_mass(
+    groups, survive, sides, order, space, start, hi, lo, side, price, decision, mass, chances,
+):  # fmt: skip
+    """Push the battle's chance through the reached positions with indices in
+    ``[lo, hi)``, downwards, following ``decision``; add where it ends to ``chances``
+    (``mass[start]`` set to 1 by the caller)."""
+    scratch = position_scratch(groups.shape[0])
+    cnt, per_side, succ, prob, n_ev, q = (
+        scratch[0], scratch[6], scratch[7], scratch[8], scratch[9], scratch[10],
+    )  # fmt: skip
+    ws = per_side[5]
+    for index in range(hi - 1, lo - 1, -1):
+        here = mass[index]
+        if here == 0.0:
+            continue
+        status = position(index, start, groups, survive, sides, order, space, scratch)
+        lost = _price_lost(groups, cnt, price)
+        choice = decision[index]
+        if choice == DECIDED:
+            code = C_DRAWN if status == DRAW else (C_WON if status == side else C_LOST)
+            chances[code] += here
+            chances[C_PRICE_LOST] += here * lost
+            continue
+        if choice == THEY_WITHDRAW or (choice == WITHDRAW and index != start):
+            chances[C_THEY_WITHDREW if choice == THEY_WITHDRAW else C_WITHDREW] += here
+            chances[C_PRICE_LOST] += here * lost
+            continue
+        total = ws[0] + ws[1]
+        p_change = (ws[0] * q[0] + ws[1] * q[1]) / total
+        going = here
+        if index == start and choice == WITHDRAW:
+            # A miss of the first strike withdraws; its changes fight on.
+            chances[C_WITHDREW] += here * (1.0 - p_change)
+            going = here * p_change
+        for s in range(2):
+            for k in range(n_ev[s]):
+                mass[succ[s, k]] += going * ws[s] / total * prob[s, k] / p_change

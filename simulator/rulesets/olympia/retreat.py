@@ -1,0 +1,182 @@
+"""The best retreat rule of one side of a small Olympia battle (docs/retreat.md).
+
+:func:`best_rule` sizes the exact solver's chain (exact.py), refuses what it cannot
+take, and runs kernels/olympia_retreat.py's three sweeps (which positions are reached,
+their values upwards, the battle's chance downwards) in slices of the index range, so
+Ctrl-C is seen between slices.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from kernels import olympia as k
+from kernels import olympia_exact as kx
+from kernels import olympia_retreat as kr
+from kernels.stops import NO_STOP, STOP_AFTER
+
+from ...errors import BattleOddsError
+from .exact import MAX_STATES, chain_size
+from .model import Battle
+from .prepare import compile_battle, encode_stops
+from .space import layout
+
+#: Positions swept per kernel call: a fraction of a second on the largest chains.
+SLICE = 100_000
+SIDES = ("attacker", "defender")
+#: The name of a side's nobles still fighting among :attr:`BestRule.men`'s keys.
+NOBLES = "nobles"
+DECISIONS = {
+    kr.DECIDED: "decided",
+    kr.THEY_WITHDRAW: "they withdraw",
+    kr.FIGHT: "fight",
+    kr.WITHDRAW: "withdraw",
+}
+
+
+@dataclass(frozen=True)
+class BestRule:
+    """The best rule's positions (the reached ones, by chain index), each with its
+    value and decision code (kernels/olympia_retreat.py), the men left there per
+    casualty column (``attacker.knight``) and its nobles still fighting
+    (``attacker.nobles``), and the battle's chances under the rule."""
+
+    value: float
+    indices: np.ndarray
+    values: np.ndarray
+    decisions: np.ndarray
+    men: dict[str, np.ndarray]
+    won: float
+    lost: float
+    drawn: float
+    withdrew: float
+    they_withdrew: float
+    price_lost: float
+    states: int
+
+
+def prices_of(battle: Battle, side: int) -> dict[str, float]:
+    """The price of each fighter type the side lists (fielded or written with 0 men):
+    its ``cost``."""
+    listed = dict.fromkeys(m.type for u in battle.sides[side].units for m in u.men)
+    return {name: float(battle.fighters[name].cost) for name in listed}
+
+
+def army_cost(battle: Battle, side: int) -> float:
+    """What the side's fighters cost (nobles and engines unpriced)."""
+    prices = prices_of(battle, side)
+    return sum(prices[m.type] * m.count for u in battle.sides[side].units for m in u.men)
+
+
+def best_rule(scenario: Any, side: int, win_value: float, max_states: int = MAX_STATES) -> BestRule:
+    """The best retreat rule of ``side`` (0 attacker, 1 defender) against the other
+    side's own stop rule, valuing a win at ``win_value`` and each man lost at his
+    type's cost."""
+    battle: Battle = scenario.model
+    label = scenario.source.label
+    other = 1 - side
+    if battle.strike_order != "random":
+        raise BattleOddsError(
+            f"{label}: the best retreat rule is solved for olympia's random strike order "
+            f"only, not '{battle.strike_order}'"
+        )
+    if battle.retreat[other].after is not None:
+        raise BattleOddsError(
+            f"{label}: the {SIDES[other]}'s stop rule has an after: the best rule is solved "
+            "against a rule on the men left only (at most, gone, outnumbered)"
+        )
+    states = chain_size(battle).states
+    if states > max_states:
+        raise BattleOddsError(
+            f"{label}: too large for an exact best rule: {states:,} states, over the "
+            f"limit of {max_states:,}; the exact best rule answers small olympia battles only"
+        )
+    arrays = compile_battle(battle)
+    space = layout(arrays)
+    digits = (space.radix, space.stride, space.sradix, space.sstride)
+    their_stops = encode_stops(battle, arrays)
+    their_stops[side] = NO_STOP
+    their_stops[:, STOP_AFTER] = 0
+    price = _group_prices(battle, arrays, side)
+    groups, survive, sides, order = arrays.groups, arrays.survive, arrays.sides, arrays.order
+    n = space.states
+    start = int(kx.opening(groups, space.stride, space.sradix, space.sstride))
+
+    reached = np.zeros(n, np.bool_)
+    reached[start] = True
+    for hi in range(n, 0, -SLICE):
+        code = kr.mark_reached(
+            groups, survive, sides, order, digits, start, hi, max(0, hi - SLICE),
+            their_stops, reached,
+        )  # fmt: skip
+        if code != kr.OK:
+            raise BattleOddsError(f"{label}: {_REFUSALS[code].format(other=SIDES[other])}")
+    value = np.zeros(n)
+    decision = np.full(n, kr.UNREACHED, np.int8)
+    for lo in range(0, n, SLICE):
+        kr.best_values(
+            groups, survive, sides, order, digits, start, lo, min(n, lo + SLICE),
+            their_stops, k.ATTACKER if side == 0 else k.DEFENDER, price, float(win_value),
+            reached, value, decision,
+        )  # fmt: skip
+    mass = np.zeros(n)
+    mass[start] = 1.0
+    chances = np.zeros(kr.N_CHANCES)
+    for hi in range(n, 0, -SLICE):
+        kr.push_mass(
+            groups, survive, sides, order, digits, start, hi, max(0, hi - SLICE),
+            k.ATTACKER if side == 0 else k.DEFENDER, price, decision, mass, chances,
+        )  # fmt: skip
+
+    indices = np.flatnonzero(decision != kr.UNREACHED)
+    men: dict[str, np.ndarray] = {}
+    for g in range(len(groups)):
+        count = (indices // space.stride[g]) % space.radix[g]
+        if groups[g, k.G_KIND] == k.MAN:
+            name = arrays.casualty_names[int(groups[g, k.G_COLUMN]) - k.O_CASUALTIES]
+            key = name.removeprefix("casualties.")
+        elif groups[g, k.G_KIND] == k.NOBLE:
+            key = f"{SIDES[int(groups[g, k.G_SIDE])]}.{NOBLES}"
+        else:
+            continue
+        men[key] = men.get(key, np.zeros(len(indices), np.int64)) + count
+    return BestRule(
+        value=float(value[start]),
+        indices=indices,
+        values=value[indices],
+        decisions=decision[indices],
+        men=men,
+        won=float(chances[kr.C_WON]),
+        lost=float(chances[kr.C_LOST]),
+        drawn=float(chances[kr.C_DRAWN]),
+        withdrew=float(chances[kr.C_WITHDREW]),
+        they_withdrew=float(chances[kr.C_THEY_WITHDREW]),
+        price_lost=float(chances[kr.C_PRICE_LOST]),
+        states=states,
+    )
+
+
+_REFUSALS = {
+    kr.STUCK: "a reachable position can never end (strikers that cannot hit anything): "
+    "no best rule",
+    kr.BROKEN_OPENING: "a side is broken before the first strike: one strike decides the "
+    "battle, there is no rule to find",
+    kr.THEIR_RULE_AT_OPENING: "the {other}'s stop rule holds from the start (it withdraws "
+    "after the first strike): there is no rule to find",
+}
+
+
+def _group_prices(battle: Battle, arrays: Any, side: int) -> np.ndarray:
+    """Each group's price per man lost: its type's cost for the side's fighters, 0 for
+    the rest (nobles, engines, the other side)."""
+    prices = prices_of(battle, side)
+    groups = arrays.groups
+    price = np.zeros(len(groups))
+    for g in range(len(groups)):
+        if groups[g, k.G_KIND] == k.MAN and groups[g, k.G_SIDE] == side:
+            name = arrays.casualty_names[int(groups[g, k.G_COLUMN]) - k.O_CASUALTIES]
+            price[g] = prices[name.rsplit(".", 1)[1]]
+    return price
