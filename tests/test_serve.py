@@ -529,3 +529,44 @@ def test_each_rulesets_example_is_a_battle_worth_asking(name):
         p, half = rows[side].mean, 3.29 / 1.96 * (rows[side].high - rows[side].low) / 2
         assert p - half > 0.05 and p + half < 0.95, (name, side, p)
     assert SYNTAX[name]
+
+
+def test_the_answer_carries_the_battle_as_it_unfolds(server):
+    """After the answer, the state after each step over the same battles (the slider
+    shows any step of it without another request): what ``run_steps`` gives for them."""
+    from simulator.running.unfolding import run_steps
+    from simulator.serve.answer import steps_payload
+
+    params = {"attacker": "noble, 5 soldier", "defender": "noble, 4 pikeman"}
+    _, progress, done = _answer(server, {**params, "seed": "8", "battles": "3000"})
+    # The whole answer comes before its steps are worked out, then again with them.
+    assert not progress[-1]["running"] and "unfolding" not in progress[-1]
+    assert progress[-1]["win"] == done["win"]
+    scenario = Question.of(params).scenario
+    expected = steps_payload(run_steps(scenario, None, 8, 0, 3000), 3000)
+    shown = done["unfolding"]
+    assert shown["steps"] == json.loads(json.dumps(expected["steps"]))
+    assert shown["battles"] == 3000 and not shown["partial"] and shown["notes"] == []
+
+
+def test_the_steps_of_a_long_answer_are_its_first_battles(server):
+    from simulator.serve.app import STEP_BATTLES
+
+    params = {"attacker": "noble, 3 soldier", "defender": "noble, 3 pikeman"}
+    _, _, done = _answer(server, {**params, "seed": "2", "battles": str(STEP_BATTLES + 5000)})
+    assert done["battles"] == STEP_BATTLES + 5000
+    assert done["unfolding"]["battles"] == STEP_BATTLES
+    assert done["unfolding"]["notes"] == [
+        f"the state after each step is that of the first {STEP_BATTLES:,} of the "
+        f"{STEP_BATTLES + 5000:,} battles"
+    ]
+
+
+def test_a_stopped_answer_has_no_steps(server):
+    events = server.events(urlencode({**ARMIES, "seed": "4", "battles": "10000000000"}))
+    for kind, data in events:
+        if kind == "start":
+            server.post(f"/api/stop?run={data['run']}")
+        if kind == "done":
+            assert data["partial"] and "unfolding" not in data
+            break

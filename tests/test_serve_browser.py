@@ -22,6 +22,7 @@ webdriver = pytest.importorskip("selenium.webdriver")
 
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.common.keys import Keys  # noqa: E402
 from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
 
 from simulator import simulate  # noqa: E402
@@ -193,6 +194,75 @@ def test_two_armies_answer_as_odds_does_and_the_link_gives_the_same(server, brow
         browser.switch_to.window(browser.window_handles[0])
 
 
+def step_shown(driver) -> dict[str, object]:
+    """What the step slider shows: its step and range, each state's probability, each
+    side's and type's mean men left, and the band chart's marker."""
+    return driver.execute_script(
+        "const s = document.getElementById('step');"
+        "const p = {}; const men = {};"
+        "for (const r of document.querySelectorAll('#step-states tbody tr'))"
+        "  p[r.dataset.state] = parseFloat(r.querySelector('td.p').dataset.p);"
+        "for (const r of document.querySelectorAll('#step-men tbody tr'))"
+        "  men[r.dataset.key] = parseFloat(r.querySelector('td.mean').dataset.p);"
+        "const now = document.querySelector('#bands line.now');"
+        "return {step: parseInt(s.value), min: parseInt(s.min), max: parseInt(s.max),"
+        " words: document.getElementById('step-shown').textContent, p: p, men: men,"
+        " marker: now ? parseFloat(now.getAttribute('x1')) : null};"
+    )
+
+
+def test_the_step_slider_shows_the_state_after_each_step(server, browser):
+    from simulator.running.unfolding import run_steps
+
+    browser.get(server.page)
+    wait_for(browser, "idle", 60)
+    # Every battle decided within the 100 steps the page shows (72 strikes at most).
+    attacker, defender = "noble, 10 soldier, 5 archer@1", "noble, 12 pikeman"
+    ask(browser, attacker, defender, "77", "6000")
+    wait_for(browser, "done")
+    assert browser.find_element(By.ID, "unfolding").is_displayed()
+    assert (
+        "The battle as it unfolds (strikes" in browser.find_element(By.ID, "unfolding-title").text
+    )
+    answer = shown(browser)["p"]
+    # The same battles, each stopped after every step, worked out here.
+    scenario = Question.of({"attacker": attacker, "defender": defender}).scenario
+    steps = run_steps(scenario, None, 77, 0, 6000).tally.steps
+    first = step_shown(browser)
+    assert (first["min"], first["max"]) == (1, max(steps))
+    # The keyboard moves it: End to the last step, where every battle is decided. (Its
+    # cuts run on olympia's strike kernel, the answer on the skip kernel: the same
+    # battles in distribution, drawn differently, so within their 99.9% intervals.)
+    slider = browser.find_element(By.ID, "step")
+    slider.send_keys(Keys.END)
+    end = step_shown(browser)
+    assert end["step"] == max(steps) and end["words"] == f"{max(steps)} strikes"
+    assert end["p"]["fighting"] == 0.0
+    for outcome, p in answer.items():
+        assert end["p"][outcome] == steps[max(steps)].p(outcome)[0]
+        assert abs(end["p"][outcome] - p) <= 3.29 * (2 * p * (1 - p) / 6000) ** 0.5
+    # Left arrow: a step back, a state of its own, no request made.
+    slider.send_keys(Keys.HOME)
+    for _ in range(3):
+        slider.send_keys(Keys.ARROW_RIGHT)
+    at = step_shown(browser)
+    assert at["step"] == 4 and at["marker"] < end["marker"]
+    counts = steps[4]
+    assert at["p"]["fighting"] == pytest.approx(counts.p("fighting")[0], abs=1e-12)
+    assert at["p"]["fighting"] > 0.9  # four strikes in: nearly every battle goes on
+    for key in ("attacker", "defender", "attacker.soldier", "defender.pikeman"):
+        assert at["men"][key] == pytest.approx(counts.men_left[key].mean(), abs=1e-9)
+    assert at["men"]["attacker"] > end["men"]["attacker"]
+    # Bands of men left, and the link carries the step shown.
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#bands polygon.band")) == 2
+    link = browser.find_element(By.ID, "share").get_attribute("href")
+    assert link.endswith("#step=4")
+    browser.get(link)
+    wait_for(browser, "done")
+    assert step_shown(browser)["step"] == 4
+    assert step_shown(browser)["p"] == at["p"]
+
+
 def test_probabilities_arrive_while_the_battles_run(server, browser):
     browser.get(server.page)
     wait_for(browser, "idle", 60)
@@ -304,6 +374,14 @@ def test_the_page_fits_a_phone(server, browser, tmp_path):
         )
         assert wide[0] == width and wide[1] <= width, wide
         assert wide[2] == [], wide
+        # The step slider: on the screen's width, moved by the keyboard.
+        slider = browser.find_element(By.ID, "step")
+        browser.execute_script("arguments[0].scrollIntoView()", slider)
+        assert slider.is_displayed() and slider.rect["x"] + slider.rect["width"] <= width
+        before = step_shown(browser)
+        slider.send_keys(Keys.ARROW_RIGHT)
+        after = step_shown(browser)
+        assert after["step"] == before["step"] + 1 and after["men"] != before["men"]
         shot = os.environ.get("BATTLE_ODDS_PHONE_SCREENSHOT")
         if shot:  # the first screen, and the answer's tables further down
             browser.save_screenshot(shot)

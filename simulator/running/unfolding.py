@@ -10,7 +10,8 @@ ordinary runs are untouched but for a comparison a step.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -130,11 +131,15 @@ def run_steps(
     after: int | None = None,
     threads: int | None = None,
     interruptible: bool = False,
+    stop: Callable[[], bool] | None = None,
+    lock: AbstractContextManager[object] | None = None,
 ) -> StepResult:
     """The state after each of ``steps`` (None: every step until each battle is decided,
     at most :data:`MOST_STEPS`), and after ``after``, over battles ``first .. first +
-    battles - 1`` of run ``seed``. Ctrl-C (when ``interruptible``) stops between kernel
-    calls; the result then counts the chunks of battles done (``partial``)."""
+    battles - 1`` of run ``seed``. Ctrl-C (when ``interruptible``), or ``stop()``
+    turning true, stops between kernel calls; the result then counts the chunks of
+    battles done (``partial``). Each kernel call holds ``lock`` (the page's questions
+    take turns)."""
     prepared = rulesets.get(scenario.ruleset).prepare(scenario.model)
     check_unfolds(prepared, scenario.ruleset)
     asked = sorted({*(steps or ()), *(() if after is None else (after,))})
@@ -161,10 +166,11 @@ def run_steps(
                 if following is None:
                     break
                 step = following
-                outcomes = prepared.run_until(seed, first + done, count, step)
+                with lock or nullcontext():
+                    outcomes = prepared.run_until(seed, first + done, count, step)
                 chunk.steps[step] = StepCounts.of(outcomes, brought)
                 longest = max(longest, step)
-                stopped = stop_requested()
+                stopped = stop_requested() or (stop is not None and stop())
             if stopped:
                 break  # a chunk counts whole or not at all: every step the same battles
             sizes.timed(count, time.perf_counter() - began)

@@ -16,10 +16,42 @@ import numpy as np
 from .. import rulesets
 from ..errors import BattleOddsError
 from ..results.result import Result
-from ..results.stats import OUTCOMES, Histogram
+from ..results.stats import OUTCOMES, Histogram, wilson
+from ..results.steps import STATES
 from ..rulesets import ExactResult
 from ..rulesets.words import won
+from ..running.unfolding import StepResult
+from ..scenario.scenario import Scenario
 from ..version import __version__
+
+#: Outcomes only a stop rule makes (``[attacker.retreat]``): shown when the scenario
+#: has one, as the text report shows them.
+WITHDREW = ("attacker_withdrew", "defender_withdrew")
+#: The state after a step in the words of the text report's table (``run --by-round``).
+STATE_WORDS = {
+    "attacker": "attacker won",
+    "defender": "defender won",
+    "draw": "drawn",
+    "attacker_withdrew": "attacker withdrew",
+    "defender_withdrew": "defender withdrew",
+    "fighting": "still fighting",
+}
+
+
+def outcome_words(outcome: str) -> str:
+    """``attacker wins``, ``draw``, ``attacker withdrew``: an outcome as the reports say it."""
+    if outcome in WITHDREW:
+        return outcome.replace("_", " ")
+    return won(outcome)
+
+
+def has_stop_rules(scenario: Scenario) -> bool:
+    """Whether either side of ``scenario`` has a stop rule (a ``retreat`` table)."""
+    data = scenario.data
+    return any(
+        isinstance(data.get(side), dict) and bool(data[side].get("retreat"))
+        for side in ("attacker", "defender")
+    )
 
 
 def _finite(x: float) -> float | None:
@@ -65,22 +97,29 @@ def payload(result: Result, running: bool, planned: int | None) -> dict[str, Any
     ruleset = rulesets.get(result.scenario.ruleset)
     unit = ruleset.step_unit
     rows = result.summary_rows()
+    withdrawals = has_stop_rules(result.scenario)
     win = [
-        {"outcome": r.metric, "words": won(r.metric), "p": r.mean, "low": r.low, "high": r.high}
+        {
+            "outcome": r.metric,
+            "words": outcome_words(r.metric),
+            "p": r.mean,
+            "low": r.low,
+            "high": r.high,
+        }
         for r in rows
-        if r.group == "win"
+        if r.group == "win" and (withdrawals or r.metric not in WITHDREW)
     ]
     steps = [
         {
             "outcome": r.metric,
-            "words": "all" if r.metric == "all" else won(r.metric),
+            "words": "all" if r.metric == "all" else outcome_words(r.metric),
             "mean": _finite(r.mean),
             "q10": _finite(r.q10),
             "q50": _finite(r.q50),
             "q90": _finite(r.q90),
         }
         for r in rows
-        if r.group == "steps"
+        if r.group == "steps" and (withdrawals or r.metric not in WITHDREW)
     ]
     men = _forces(result)
     casualties = []
@@ -117,7 +156,7 @@ def payload(result: Result, running: bool, planned: int | None) -> dict[str, Any
             }
         )
     survival = [
-        {"words": f"{won(o)} ({h.n:,})", "outcome": o, **_survival(h)}
+        {"words": f"{outcome_words(o)} ({h.n:,})", "outcome": o, **_survival(h)}
         for o, h in zip(OUTCOMES, result.tally.steps_by_outcome, strict=True)
         if h.n
     ]
@@ -164,6 +203,73 @@ def payload(result: Result, running: bool, planned: int | None) -> dict[str, Any
         "extras": extras,
         "notes": notes,
         "precision": str(precision) if precision is not None else None,
+    }
+
+
+def _spread(h: Histogram) -> dict[str, float | None]:
+    return {
+        "mean": _finite(h.mean()),
+        "q10": _finite(h.quantile(0.1)),
+        "q50": _finite(h.quantile(0.5)),
+        "q90": _finite(h.quantile(0.9)),
+    }
+
+
+def steps_payload(steps: StepResult, answered: int) -> dict[str, Any]:
+    """The page's JSON of the battle as it unfolds (the step slider): for each step the
+    state after it (each outcome decided by then, still fighting, with 95% intervals)
+    and the men left of each side and type, in the words of ``run --by-round``'s table;
+    ``answered``: the battles of the answer it unfolds (it may cover fewer)."""
+    scenario = steps.scenario
+    ruleset = rulesets.get(scenario.ruleset)
+    shown = [s for s in STATES if has_stop_rules(scenario) or s not in WITHDREW]
+    brought = steps.tally.brought
+    rows = []
+    for step, counts in steps.tally.steps.items():
+        n = counts.battles
+        states = []
+        for state in shown:
+            p, low, high = wilson(int(counts.states[STATES.index(state)]), n)
+            states.append(
+                {"state": state, "words": STATE_WORDS[state], "p": p, "low": low, "high": high}
+            )
+        men = [
+            {
+                "key": side,
+                "words": f"{side}'s men left",
+                "start": sum(m for k, m in brought.items() if k.split(".", 1)[0] == side),
+                **_spread(counts.men_left[side]),
+            }
+            for side in ("attacker", "defender")
+        ]
+        men += [
+            {
+                "key": key,
+                "words": ruleset.describe_column(f"casualties.{key}").replace(" lost by ", " of "),
+                "start": brought[key],
+                **_spread(counts.men_left[key]),
+            }
+            for key in brought
+        ]
+        rows.append({"step": step, "battles": n, "states": states, "men_left": men})
+    counted = steps.tally.battles
+    notes = list(steps.notes)
+    if steps.partial:
+        notes.append(f"stopped: the state after each step is that of the first {counted:,} battles")
+    elif counted < answered:
+        notes.append(
+            f"the state after each step is that of the first {counted:,} of the "
+            f"{answered:,} battles"
+        )
+    return {
+        "title": "The battle as it unfolds",
+        "unit": ruleset.step_unit,
+        "step_words": ruleset.step_words(),
+        "battles": counted,
+        "partial": steps.partial,
+        "seconds": round(steps.seconds, 3),
+        "steps": rows,
+        "notes": notes,
     }
 
 

@@ -16,6 +16,7 @@ the same numbers.
 from __future__ import annotations
 
 import copy
+import re
 import shlex
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -30,6 +31,7 @@ from ..input.fields import Field, Table
 from ..input.toml import parse_toml
 from ..rulesets import InlineQuery
 from ..rulesets.keys import DEFAULT_BATTLES, DEFAULT_SEED
+from ..rulesets.stop_rules import RETREAT
 from ..rulesets.words import ARMY
 from ..running.plan import MAX_SEED, RunPlan, check_run
 from ..scenario.scenario import Scenario, from_data, from_query, set_path
@@ -51,6 +53,13 @@ MAX_UNIT_TYPES = 200
 MAX_FIELD = 4096
 
 
+#: The form's groups of settings: the ruleset's own, a side's stop rule
+#: (``attacker.retreat.at_most``), and the step a battle in progress has reached.
+GROUPS = ("settings", "attacker.retreat", "defender.retreat", "progress")
+#: ``[battle] from_step``: the steps fought already (docs/unfolding.md).
+FROM_STEP = "battle.from_step"
+
+
 @dataclass(frozen=True)
 class Setting:
     """One setting of the page's form: a declared scenario key (``battle.terrain``)."""
@@ -59,11 +68,22 @@ class Setting:
     field: Field
     words: str
 
+    @property
+    def group(self) -> str:
+        """Which of :data:`GROUPS` the form shows it in."""
+        if self.path == FROM_STEP:
+            return "progress"
+        side, _, rest = self.path.partition(".")
+        if side in SIDES and rest.startswith(f"{RETREAT.name}."):
+            return f"{side}.{RETREAT.name}"
+        return "settings"
+
     def to_dict(self) -> dict[str, Any]:
         f = self.field
         default = list(f.default) if isinstance(f.default, tuple) else f.default
         return {
             "path": self.path,
+            "group": self.group,
             "words": self.words,
             "kind": f.kind,
             "doc": f.doc,
@@ -92,19 +112,52 @@ def settings(name: str) -> list[Setting]:
     ruleset = rulesets.get(name, "ruleset")
     found: list[Setting] = []
     for entry in ruleset.scenario_keys.fields:
-        if not isinstance(entry, Table) or entry.other is not None:
+        if not isinstance(entry, Table):
             continue
-        depth = 1 if entry.name in SIDES else 0
-        for path, f in _fields(entry, entry.name, depth):
-            found.append(Setting(path, f, _words(ruleset, path)))
+        if entry.other is None:
+            depth = 1 if entry.name in SIDES else 0
+            for path, f in _fields(entry, entry.name, depth):
+                found.append(Setting(path, f, _words(ruleset, path)))
+        elif entry.name in SIDES and RETREAT.name in entry:
+            # A side table of free keys (blocks' blocks) may still take a stop rule.
+            for path, f in _fields(entry[RETREAT.name], f"{entry.name}.{RETREAT.name}", 0):
+                found.append(Setting(path, f, _words(ruleset, path)))
     return found
+
+
+#: A stop rule's keys and ``from_step`` as the form says them (``{unit}``: the
+#: ruleset's steps, "strikes").
+RULE_WORDS = {
+    "at_most": "at most this many men left (or a % of its men)",
+    "gone": "no man of this type left",
+    "after": "after this many {unit}",
+    "outnumbered": "outnumbered this many to 1",
+    FROM_STEP: "{unit} fought already",
+}
+
+
+def group_words(ruleset: Any) -> dict[str, str]:
+    """The form's groups' titles (:data:`GROUPS`)."""
+    return {
+        "settings": "Settings (blank: the ruleset's default)",
+        **{
+            f"{side}.{RETREAT.name}": f"{ARMY[side].removeprefix('the ').capitalize()} "
+            "withdraws with its survivors when any of these holds (blank: never)"
+            for side in SIDES
+        },
+        "progress": f"A battle in progress: the {ruleset.step_unit} fought already "
+        "(the armies as they stand now)",
+    }
 
 
 def _words(ruleset: Any, path: str) -> str:
     """A setting in words, as sweeps say their paths ("attacking army's break point"); a
-    side's table's key as "attacking army's structure: kind"."""
+    side's table's key as "attacking army's structure: kind"; a stop rule's key as the
+    rule says it ("after this many strikes")."""
     side, _, rest = path.partition(".")
     table, _, key = rest.partition(".")
+    if path == FROM_STEP or (side in SIDES and table == RETREAT.name and key in RULE_WORDS):
+        return RULE_WORDS[path if path == FROM_STEP else key].format(unit=ruleset.step_unit)
     if side in SIDES and key:
         army = ARMY[side].removeprefix("the ")
         return f"{army}'s {table.replace('_', ' ')}: {key.replace('_', ' ')}"
@@ -130,6 +183,8 @@ def _value(setting: Setting, text: str) -> Any:
         return text.lower() == "true"
     if f.kind == "names":
         return [n.strip() for n in text.split(",") if n.strip()]
+    if where.endswith(f".{RETREAT.name}.at_most") and re.fullmatch(r"[+-]?\d+", text):
+        return int(text)  # a count of men; a percentage stays text ("30%")
     if f.kind == "point":
         parts = [p.strip() for p in text.strip("[]()").split(",")]
         if len(parts) != 2 or not all(p.lstrip("-").isdigit() for p in parts):
@@ -272,6 +327,8 @@ class Question:
             option = ruleset.inline_option(data, path)
             if option is None:
                 return None
+            if declared[path].group != "settings" and not option.startswith(("--set ", "--from")):
+                return None  # said by no option of its own: set at its key
             if option.startswith("--set "):
                 key = option.removeprefix("--set ")
                 options[key] = text
