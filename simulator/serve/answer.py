@@ -279,7 +279,7 @@ def exact_payload(answer: ExactResult) -> dict[str, Any]:
     return {
         "states": answer.states,
         "seconds": round(answer.seconds, 3),
-        "win": [{"outcome": o, "words": won(o), "p": p} for o, p in answer.win.items()],
+        "win": [{"outcome": o, "words": outcome_words(o), "p": p} for o, p in answer.win.items()],
         "expected": [
             {"words": f"{ruleset.step_unit} until decided", "value": answer.expected_steps},
             *(

@@ -93,6 +93,11 @@ function buildSettings() {
     row.append(input);
     groupBox(s.group || "settings").append(row);
   }
+  // The groups in the server's order (each side's stop rule, then the battle in progress).
+  for (const group of Object.keys(ruleset().groups || {})) {
+    const found = $("rule-groups").querySelector(`fieldset[data-group="${CSS.escape(group)}"]`);
+    if (found) $("rule-groups").append(found);
+  }
   box.hidden = !ruleset().settings.some((s) => (s.group || "settings") === "settings");
   $("rules").hidden = $("rule-groups").children.length === 0;
   const example = ruleset().example;
@@ -533,7 +538,9 @@ function showStep() {
   if (!unfolded) return;
   const t = parseInt($("step").value, 10);
   const row = stepRow(t);
-  const words = `${t.toLocaleString("en")} ${unfolded.unit}`;
+  // "1 strike", "3 strikes" (every ruleset's step unit is a plural in -s).
+  const unit = t === 1 ? unfolded.unit.replace(/s$/, "") : unfolded.unit;
+  const words = `${t.toLocaleString("en")} ${unit}`;
   $("step-shown").textContent = words;
   $("step").setAttribute("aria-valuetext", "after " + words);
   $("step-states").querySelector("th").textContent = `after ${words}`;
