@@ -567,15 +567,17 @@ function bands(t) {
   const sides = ["attacker", "defender"];
   const start = (side) => steps[0].men_left.find((m) => m.key === side).start;
   const ymax = Math.max(1, ...sides.map(start));
-  const xmax = Math.max(1, steps[steps.length - 1].step);
-  const X = (x) => L + (x / xmax) * (W - L - R);
+  // From the step the battle is given at (0, or its from_step) to the last recorded.
+  const xmin = steps[0].step - 1, xmax = Math.max(xmin + 1, steps[steps.length - 1].step);
+  const X = (x) => L + ((x - xmin) / (xmax - xmin)) * (W - L - R);
   const Y = (y) => T + (1 - y / ymax) * (H - T - B);
   svg.append(el("rect", { x: L, y: T, width: W - L - R, height: H - T - B, class: "frame" }));
   for (const f of [0, 0.5, 1]) {
     svg.append(el("text", { x: L - 4, y: Y(f * ymax) + 4, class: "tick", "text-anchor": "end" },
       Math.round(f * ymax).toLocaleString("en")));
-    svg.append(el("text", { x: X(f * xmax), y: H - B + 14, class: "tick", "text-anchor": "middle" },
-      Math.round(f * xmax).toLocaleString("en")));
+    const at = xmin + f * (xmax - xmin);
+    svg.append(el("text", { x: X(at), y: H - B + 14, class: "tick", "text-anchor": "middle" },
+      Math.round(at).toLocaleString("en")));
   }
   svg.append(el("text", { x: (L + W - R) / 2, y: H - 6, class: "axis", "text-anchor": "middle" },
     `after t (${unfolded.unit})`));
@@ -583,7 +585,7 @@ function bands(t) {
     transform: `rotate(-90 12 ${(T + H - B) / 2})` }, "men left"));
   sides.forEach((side, i) => {
     const men = steps.map((r) => r.men_left.find((m) => m.key === side));
-    const x0 = X(0), y0 = Y(start(side));
+    const x0 = X(xmin), y0 = Y(start(side));
     const upper = men.map((m, j) => `${X(steps[j].step)},${Y(m.q90)}`);
     const lower = men.map((m, j) => `${X(steps[j].step)},${Y(m.q10)}`).reverse();
     svg.append(el("polygon", { points: [`${x0},${y0}`, ...upper, ...lower].join(" "),
