@@ -13,7 +13,7 @@ from numba import prange
 
 from ._jit import jit
 from .rng import below, chance, seed_battle, uniform
-from .stops import FIGHTING
+from .stops import ATTACKER_WITHDREW, FIGHTING, STOP_AFTER, STOP_GONE, any_stop, withdrawing_side
 
 # Columns of the group table.
 G_SIDE, G_UNIT, G_ROW, G_COUNT, G_KIND, G_FRONT, G_REAR, G_DEF, G_VALUE = range(9)
@@ -23,16 +23,17 @@ MAN, NOBLE, ENGINE = 0, 1, 2
 
 # Columns of the side table.
 S_START, S_BREAK, S_HAS_STRUCTURE, S_STRUCTURE_DEF, S_STRUCTURE_DMG, S_LEADER_UNIT = range(6)
-#: The attacker's row holds the cut: the step (strike; Age of Gods: round) after which a
-#: battle still undecided stops, its row the state then (0: none). Only the strike kernel
-#: and Age of Gods' read it (the battle as it unfolds).
+#: The attacker's row holds the cut: the step (Age of Gods: round) after which a battle
+#: still undecided stops, its row the state then (0: none). Only Age of Gods' kernel reads
+#: it; olympia's kernels record the steps asked (``asked``, ``rec``) instead.
 S_CUT = 6
 N_SIDE_FIELDS = 7
 
 # Strike orders.
 RANDOM, ALTERNATING = 0, 1
 ATTACKER, DEFENDER, DRAW = 0, 1, 2
-# ``O_WINNER`` is ``FIGHTING`` (kernels/stops.py) for a battle the cut (``S_CUT``) stopped.
+# ``O_WINNER`` is ``FIGHTING`` (kernels/stops.py) in a row recorded while the battle was
+# still undecided, ATTACKER_WITHDREW or DEFENDER_WITHDREW where a stop rule ended it.
 
 # Columns of the outcome row: winner, steps, then per-side extras (attacker, defender),
 # then one casualty column per (side, fighter type) as the group table's G_COLUMN says.
@@ -70,6 +71,21 @@ UNCHANGED, ONE_LESS, REFRESH = 0, 1, 2
 N_PER_SIDE = 10
 #: Battles per parallel work item: scratch arrays are allocated once per block.
 BLOCK = 64
+
+# The battle as it unfolds (docs/unfolding.md). Kernels take both sides' stop rules
+# (kernels/stops.py's rows, ``after`` counted from the strikes this call fights: the
+# caller takes a battle in progress's strikes off) and the steps whose rows to record
+# (``asked``, ascending; none in a plain run) with a row for each (``rec``).
+#: A call's plan (``plan``): the first ``after`` of either side (NO_HORIZON: none), and
+#: whether either side has a rule (the men are counted at every change only then).
+U_AFTER, U_RULES = 0, 1
+N_PLAN = 2
+#: A battle's marks: the next strike at which something is due (a step to record, an
+#: ``after``), and how many asked steps are recorded.
+M_HORIZON, M_NEXT = 0, 1
+N_MARKS = 2
+#: No step due: past any battle's strikes.
+NO_HORIZON = 1 << 62
 
 
 @jit(inline=True)
@@ -265,11 +281,140 @@ def finish(state, groups, cnt, health, alive, winner, steps, row):
 
 
 @jit
+def unfolding_plan(stops):
+    """A call's plan (U_AFTER, U_RULES) from both sides' stop rules."""
+    plan = np.zeros(N_PLAN, np.int64)
+    plan[U_AFTER] = NO_HORIZON
+    for s in range(2):
+        if 0 < stops[s, STOP_AFTER] < plan[U_AFTER]:
+            plan[U_AFTER] = stops[s, STOP_AFTER]
+    plan[U_RULES] = 1 if any_stop(stops) else 0
+    return plan
+
+
+@jit
+def men_by_column(groups, n_columns):
+    """Each outcome column's men at the start (row 0) and side (row 1; -1: not a
+    casualty column): a side's men left are its men less its casualties, a type's left
+    its column's men less its casualties (stop rules count fighters, not nobles or
+    engines)."""
+    out = np.zeros((2, n_columns), np.int64)
+    out[1, :] = -1
+    for g in range(groups.shape[0]):
+        if groups[g, G_KIND] == MAN:
+            c = groups[g, G_COLUMN]
+            out[0, c] += groups[g, G_COUNT]
+            out[1, c] = groups[g, G_SIDE]
+    return out
+
+
+@jit
+def stop_side(stops, row, by_column, steps):
+    """The side whose stop rule holds after strike ``steps`` (the attacker's first), or
+    kernels.stops.NEITHER; ``row`` is the battle's outcome row so far."""
+    men_a = 0
+    men_d = 0
+    for c in range(O_CASUALTIES, row.shape[0]):
+        if by_column[1, c] == ATTACKER:
+            men_a += by_column[0, c] - row[c]
+        elif by_column[1, c] == DEFENDER:
+            men_d += by_column[0, c] - row[c]
+    gone = stops[0, STOP_GONE]
+    gone_a = by_column[0, gone] - row[gone] if gone >= 0 else 0
+    gone = stops[1, STOP_GONE]
+    gone_d = by_column[0, gone] - row[gone] if gone >= 0 else 0
+    return withdrawing_side(stops, men_a, men_d, gone_a, gone_d, steps)
+
+
+@jit(inline=True)
+def withdraw(row, side, steps):
+    """Side ``side`` withdraws after strike ``steps`` with its survivors: the battle ends
+    where it stands, no prisoners taken (the source text has the winner take them from a
+    defeated side only)."""
+    row[O_WINNER] = ATTACKER_WITHDREW + side
+    row[O_STEPS] = steps
+
+
+@jit(inline=True)
+def next_horizon(asked, k, after):
+    """The next strike at which something is due: asked step ``k`` or ``after``."""
+    if k < asked.shape[0] and asked[k] < after:
+        return asked[k]
+    return after
+
+
+@jit
+def open_marks(row, rec, asked, marks, plan):
+    """A battle's marks at its start, the rows of asked steps before its first strike
+    recorded (the battle as given); returns whether every asked step is recorded."""
+    k = 0
+    while k < asked.shape[0] and asked[k] <= 0:
+        rec[k, :] = row
+        rec[k, O_WINNER] = FIGHTING
+        rec[k, O_STEPS] = asked[k]
+        k += 1
+    marks[M_NEXT] = k
+    marks[M_HORIZON] = next_horizon(asked, k, plan[U_AFTER])
+    return k > 0 and k == asked.shape[0]
+
+
+@jit
+def pass_horizon(row, rec, asked, marks, plan, stops, steps):
+    """Strike ``steps`` changes the battle and comes after the horizon: the state has
+    not moved since the last change, so it is each asked step's before it (recorded),
+    and a rule's ``after`` before it withdraws its side then (the state rules were
+    checked at the last change and hold no more now). Returns whether the battle is
+    over for this call: withdrawn, or every asked step recorded."""
+    after = plan[U_AFTER]
+    while steps > marks[M_HORIZON]:
+        k = marks[M_NEXT]
+        if k < asked.shape[0] and asked[k] < after:
+            rec[k, :] = row
+            rec[k, O_WINNER] = FIGHTING
+            rec[k, O_STEPS] = asked[k]
+            marks[M_NEXT] = k + 1
+            if k + 1 == asked.shape[0]:
+                return True
+        else:
+            withdraw(row, ATTACKER if stops[ATTACKER, STOP_AFTER] == after else DEFENDER, after)
+            return True
+        marks[M_HORIZON] = next_horizon(asked, marks[M_NEXT], after)
+    return False
+
+
+@jit
+def close_marks(row, rec, marks):
+    """The rows of asked steps not recorded during the battle: its final row."""
+    for k in range(marks[M_NEXT], rec.shape[0]):
+        rec[k, :] = row
+
+
+@jit
 def _strike_battle(
-    state, groups, survive, sides, order, row, cnt, health, unit_men, rating, w, t, per_side, split
+    state,
+    groups,
+    survive,
+    sides,
+    order,
+    row,
+    cnt,
+    health,
+    unit_men,
+    rating,
+    w,
+    t,
+    per_side,
+    split,
+    stops,
+    plan,
+    by_column,
+    asked,
+    rec,
+    marks,
 ):
     """One battle, strike by strike. ``split`` is the first defender group (the table
-    lists the attacker's groups first).
+    lists the attacker's groups first). ``stops``, ``plan``, ``asked``, ``rec`` and
+    ``marks``: the battle as it unfolds (the stop rules, the rows of asked steps).
 
     The loop run on every strike (mostly misses) calls no helper that takes arrays
     and branches: Numba cannot prune the reference counting of such calls, and those
@@ -277,6 +422,8 @@ def _strike_battle(
     ``defense_of`` written out."""
     value, alive, sdef, sdmg, standing, ws, ts, budget, others, front = per_side
     battle_start(groups, sides, cnt, health, value, alive, sdef, sdmg, standing, row)
+    if open_marks(row, rec, asked, marks, plan):
+        return
     refresh(groups, cnt, sides, standing, order, unit_men, rating, w, t, ws, ts, others, front)
     n = groups.shape[0]
     turn = ATTACKER
@@ -328,12 +475,14 @@ def _strike_battle(
                 defense += sdef[e]
         a = rating[striker]
         if chance(state, a, a + defense):
-            # The cut (S_CUT), tested on a hit only: a miss changes nothing, so the state
-            # after strike ``cut`` is the state before the first hit after it. Read from
-            # the table here: a test every strike, or the cut kept in a register across
-            # the loop, made every battle 3-6% slower (benchmarks/tree_versions.py).
-            if steps > sides[0, S_CUT] > 0:
-                break
+            # The horizon (a step to record, a rule's ``after``), tested on a hit only: a
+            # miss changes nothing, so the state after strike ``h`` is the state before
+            # the first hit after it. Read from an array here: a test every strike, or
+            # the cut kept in a register across the loop, made every battle 3-6% slower
+            # (benchmarks/tree_versions.py).
+            if steps > marks[M_HORIZON]:  # noqa: SIM102
+                if pass_horizon(row, rec, asked, marks, plan, stops, steps):
+                    return
             if target >= 0 and groups[target, G_KIND] == MAN and survive[target] == 0.0:
                 # The most common hit, a man who cannot survive it, written out: it is
                 # strike_effect's and one_less's work without their calls' refcounting.
@@ -392,10 +541,12 @@ def _strike_battle(
                 winner = DRAW if lost_a and lost_d else (DEFENDER if lost_a else ATTACKER)
                 finish(state, groups, cnt, health, alive, winner, steps, row)
                 return
-    if steps > sides[0, S_CUT] > 0:  # stopped by the cut: the state before this hit
-        row[O_WINNER] = FIGHTING
-        row[O_STEPS] = sides[0, S_CUT]
-        return
+            # Undecided: the stop rules, the attacker's first (kernels/stops.py).
+            if plan[U_RULES] == 1:
+                side = stop_side(stops, row, by_column, steps)
+                if side >= 0:
+                    withdraw(row, side, steps)
+                    return
     finish(state, groups, cnt, health, alive, DRAW, steps, row)
 
 
@@ -409,12 +560,20 @@ def attacker_groups(groups):
 
 
 @jit(parallel=True)
-def strike_battles(groups, survive, sides, order, seed, first, out):
-    """Battles ``first .. first + len(out) - 1`` of run ``seed``, every strike drawn."""
+def strike_battles(groups, survive, sides, order, seed, first, out, stops, asked, rec):
+    """Battles ``first .. first + len(out) - 1`` of run ``seed``, every strike drawn.
+
+    ``stops``: both sides' stop rules (kernels/stops.py; ``no_stops()`` for none).
+    ``asked``: the strikes after which to record each battle's row in ``rec[i, k]``
+    (``(len(out), len(asked), width)``; none asked: a plain run, ``rec`` of that shape
+    with no rows): a battle decided before a step has its final row there, and one
+    whose every asked step is recorded stops (its row in ``out`` is then incomplete)."""
     n = out.shape[0]
     n_groups = groups.shape[0]
     n_units = groups[:, G_UNIT].max() + 1
     split = attacker_groups(groups)
+    plan = unfolding_plan(stops)
+    by_column = men_by_column(groups, out.shape[1])
     for block in prange((n + BLOCK - 1) // BLOCK):
         state = np.empty(4, np.uint64)
         cnt = np.empty(n_groups, np.int64)
@@ -424,6 +583,7 @@ def strike_battles(groups, survive, sides, order, seed, first, out):
         w = np.empty(n_groups, np.int64)
         t = np.empty(n_groups, np.int64)
         per_side = np.zeros((N_PER_SIDE, 2), np.int64)
+        marks = np.zeros(N_MARKS, np.int64)
         for i in range(block * BLOCK, min(n, (block + 1) * BLOCK)):
             seed_battle(state, seed, first + i)
             per_side[:] = 0
@@ -442,4 +602,11 @@ def strike_battles(groups, survive, sides, order, seed, first, out):
                 t,
                 per_side,
                 split,
+                stops,
+                plan,
+                by_column,
+                asked,
+                rec[i],
+                marks,
             )
+            close_marks(out[i], rec[i], marks)

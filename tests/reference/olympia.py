@@ -14,9 +14,12 @@ import numpy as np
 
 from simulator.rulesets.olympia.model import SIDES, Battle
 from simulator.rulesets.olympia.prepare import OlympiaPrepared
+from simulator.rulesets.stop_rules import StopRule
 
-#: ``winner`` of a battle stopped while still undecided (kernels/stops.py's code).
+#: ``winner`` of a battle stopped while still undecided (kernels/stops.py's code), and of
+#: one the attacker (defender) withdrew from: ATTACKER_WITHDREW + side.
 FIGHTING = 5
+ATTACKER_WITHDREW = 3
 
 
 COLLAPSE = 100
@@ -182,7 +185,7 @@ def one_battle(
     value = list(start)
     budget = [0, 0]
     turn = 0
-    steps = 0
+    steps = battle.from_step  # strikes fought before (a battle in progress)
     winner = 2
     while True:
         view = View(men)
@@ -225,15 +228,49 @@ def one_battle(
         if any(broken):
             winner = 2 if all(broken) else (1 if broken[0] else 0)
             break
+        quitter = withdrawing(battle, men, steps)
+        if quitter is not None:
+            winner = ATTACKER_WITHDREW + quitter
+            break
         if steps == until:
             snapshot = {**row, "winner": FIGHTING, "steps": steps}
     if snapshot is not None and steps > snapshot["steps"]:
         return snapshot
     row["winner"] = winner
     row["steps"] = steps
-    if winner != 2:
+    if winner in (0, 1):  # a side that withdrew is not defeated: no prisoners
         prisoners(men, winner, row, rng)
     return row
+
+
+def holds(rule: StopRule, men: list[Man], s: int, steps: int) -> bool:
+    """Whether side ``s``'s stop ``rule`` holds after strike ``steps``: its men (fighters,
+    not nobles or engines) left at most so many, ``steps`` at least ``after``, the enemy's
+    men at least ``outnumbered`` times its own, or no man of type ``gone`` left."""
+    fighters = [m for m in men if m.kind == "man"]
+    brought = sum(1 for m in fighters if m.side == s)
+    own = sum(1 for m in fighters if m.side == s and m.standing)
+    enemy = sum(1 for m in fighters if m.side != s and m.standing)
+    at_most = rule.men_at_most(brought)
+    if at_most is not None and own <= at_most:
+        return True
+    if rule.after is not None and steps >= rule.after:
+        return True
+    if rule.outnumbered is not None and enemy >= rule.outnumbered * own:
+        return True
+    gone = rule.gone
+    return gone is not None and not any(
+        m.side == s and m.type == gone and m.standing for m in fighters
+    )
+
+
+def withdrawing(battle: Battle, men: list[Man], steps: int) -> int | None:
+    """The side that withdraws after strike ``steps`` of a battle still undecided, the
+    attacker's rule looked at first; None when neither does."""
+    for s, rule in enumerate(battle.retreat):
+        if not rule.never and holds(rule, men, s, steps):
+            return s
+    return None
 
 
 def hit(

@@ -11,6 +11,7 @@ from dataclasses import replace
 
 from ...input.fields import Field, ListOf, OneOf, Table, package_toml
 from ..keys import COST
+from ..stop_rules import MAX_AFTER, RETREAT
 
 TERRAINS = ("land", "swamp", "ship")
 WEATHERS = ("wind", "rain")
@@ -22,6 +23,9 @@ STRIKE_ORDERS = ("random", "alternating")
 #: the same distribution of every outcome, at a cost that grows with the kills rather
 #: than the strikes, and for ``chain`` without recomputing any chance.
 KERNELS = ("strike", "skip", "chain")
+#: The kernels that run stop rules (``[attacker.retreat]``), the one ``auto`` picks first:
+#: the chain kernel's table keeps no men between its positions' codes.
+RULE_KERNELS = ("strike",)
 #: What a scenario may ask for: a kernel, or ``auto`` (the faster one for the battle).
 KERNEL_CHOICES = ("auto", *KERNELS)
 STRUCTURES = tuple(package_toml(__package__)["structures"])
@@ -161,6 +165,13 @@ def side(name: str, engines: bool = True) -> Table:
     )
 
 
+def fighting_side(name: str) -> Table:
+    """An olympia scenario's side: :func:`side` with its stop rule (``retreat``). Age of
+    Gods builds on :func:`side` and declares its own."""
+    base = side(name)
+    return Table(base.name, base.doc, (*base.fields, RETREAT), required=True)
+
+
 BATTLE = Table(
     "battle",
     "where and how the battle is fought",
@@ -171,6 +182,14 @@ BATTLE = Table(
             "strike_order", "choice", "who strikes next", choices=STRIKE_ORDERS, default="random"
         ),
         Field("kernel", "choice", "which kernel runs it", choices=KERNEL_CHOICES, default="auto"),
+        Field(
+            "from_step",
+            "int",
+            "strikes already fought: the battle is in progress, its armies as they stand now",
+            lo=0,
+            hi=MAX_AFTER,
+            default=0,
+        ),
     ),
 )
 SCENARIO = Table(
@@ -178,8 +197,8 @@ SCENARIO = Table(
     "an olympia scenario",
     (
         BATTLE,
-        side("attacker"),
-        side("defender"),
+        fighting_side("attacker"),
+        fighting_side("defender"),
         Table("units", "fighter types of this scenario", other=FIGHTER),
     ),
 )

@@ -13,6 +13,7 @@ from typing import Any
 from ...errors import Source, did_you_mean
 from ...input.reader import Node
 from ..keys import DEFAULT_COST
+from ..stop_rules import NEVER, StopRule, read_stop_rule
 from . import keys
 
 if sys.version_info >= (3, 11):
@@ -109,6 +110,16 @@ class Side:
     structure: Structure | None = None
     engines: tuple[tuple[str, int], ...] = ()
 
+    @property
+    def men(self) -> int:
+        """Its fighters at the start (nobles and siege engines not counted)."""
+        return sum(m.count for u in self.units for m in u.men)
+
+    @property
+    def fielded(self) -> tuple[str, ...]:
+        """The fighter types it fields (at least one man), in stack order."""
+        return tuple(dict.fromkeys(m.type for u in self.units for m in u.men if m.count))
+
 
 @dataclass(frozen=True)
 class Battle:
@@ -123,6 +134,11 @@ class Battle:
     strike_order: str = "random"
     kernel: str = "auto"
     notes: tuple[str, ...] = field(default=())
+    #: Strikes already fought (a battle in progress: the armies are as they stand now).
+    from_step: int = 0
+    #: When each side (attacker, defender) withdraws (``[side.retreat]``): men are its
+    #: fighters, not its nobles or engines.
+    retreat: tuple[StopRule, StopRule] = (NEVER, NEVER)
 
     @property
     def sides(self) -> tuple[Side, Side]:
@@ -228,6 +244,7 @@ def validate(data: Mapping[str, Any], source: Source) -> Battle:
     weather = battle.read(keys.BATTLE["weather"])
     strike_order = battle.read(keys.BATTLE["strike_order"])
     kernel = battle.read(keys.BATTLE["kernel"])
+    from_step = battle.read(keys.BATTLE["from_step"])
 
     fighters = _fighter_types(top.child("units"), source)
     engines = dict(_package_engines())
@@ -235,13 +252,23 @@ def validate(data: Mapping[str, Any], source: Source) -> Battle:
     capacity = dict(_table()["structures"])
 
     sides = []
+    retreat = []
     for side_name in SIDES:
         if not top.has(side_name):
             raise top.fail(
                 f"is required: the {side_name}'s army (a table with [[{side_name}.units]])",
                 side_name,
             )
-        sides.append(_known_side(top.child(side_name), fighters, engines, capacity, terrain))
+        node = top.child(side_name)
+        sides.append(_known_side(node, fighters, engines, capacity, terrain))
+        retreat.append(read_stop_rule(node, sides[-1].fielded))
+    if kernel not in ("auto", *keys.RULE_KERNELS) and any(not r.never for r in retreat):
+        raise battle.fail(
+            f'"{kernel}" does not run stop rules ([attacker.retreat], [defender.retreat]): '
+            f'use {", ".join(f"{name!r}" for name in keys.RULE_KERNELS)} or "auto"',
+            "kernel",
+            kernel,
+        )
     return Battle(
         attacker=sides[0],
         defender=sides[1],
@@ -253,6 +280,8 @@ def validate(data: Mapping[str, Any], source: Source) -> Battle:
         weather=weather,
         strike_order=strike_order,
         kernel=kernel,
+        from_step=from_step,
+        retreat=(retreat[0], retreat[1]),
     )
 
 
@@ -317,7 +346,9 @@ def _side(
     """A side's units, rows, structure and engines. ``structure_in_front``: a standing
     structure holds the front row (Age of Gods' engine reading), so a side may stand
     wholly in rear rows behind it."""
-    node.only(keys.side(node.path))
+    # Any side's keys with its stop rule (read by validate): a ruleset reading its sides
+    # here has checked them against its own table first (Age of Gods').
+    node.only(keys.fighting_side(node.path))
     if not node.has("units") or not node.table()["units"]:
         raise node.fail(
             "an empty side: expected at least one [[units]] entry (a noble and his men)", "units"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -11,8 +11,9 @@ from kernels import olympia as k
 from kernels import olympia_chain, olympia_skip
 
 from ...errors import BattleOddsError, did_you_mean
-from ..base import BY_STEP, Prepared
-from .keys import KERNELS
+from ..base import BY_STEP, FROM_STEP, STOP_RULES, Prepared
+from ..stop_rules import STOP_AFTER
+from .keys import KERNELS, RULE_KERNELS
 from .model import SIDES, Battle, Ratings, weathered
 from .space import Layout, layout, positions, reachable_bound
 
@@ -24,6 +25,12 @@ REFERENCE_KERNEL = "strike"
 #: a side to 19,000 men (benchmarks/run.py prints every kernel and the pick on each
 #: scenario): a kill costs it about what a strike costs ``strike``.
 AUTO_KERNEL = "skip"
+#: The kernels that record the state after a strike (``run_through``), ``auto``'s first.
+RECORDING_KERNELS = ("strike",)
+#: The most bytes of recorded rows one kernel call of ``run_through`` fills.
+RECORD_BYTES = 32 << 20
+#: ``asked`` of a plain run: no strike's row recorded.
+NONE_ASKED = np.zeros(0, np.int64)
 #: The chain kernel's budget. Its table holds the positions a battle can reach (break
 #: points cut the exact solver's space short: 707 of its 8,484 positions on "noble, 100
 #: soldier" against "noble, 20 knight", 3,651 of 37,884 on knights_vs_pikemen, 18,630 of
@@ -178,6 +185,24 @@ def compile_battle(battle: Battle) -> OlympiaArrays:
     )
 
 
+def encode_stops(battle: Battle, arrays: OlympiaArrays) -> np.ndarray:
+    """Both sides' stop rules as the kernels take them (kernels/stops.py's rows): ``gone``
+    as the type's casualty column, ``after`` counted from the strikes the kernel fights
+    (a battle in progress's ``from_step`` taken off; an ``after`` already passed holds
+    after the first strike: no side withdraws before the battle goes on)."""
+    rows = []
+    for s, side in enumerate(battle.sides):
+
+        def column(name: str, side_name: str = SIDES[s]) -> int:
+            return k.O_CASUALTIES + arrays.casualty_names.index(f"casualties.{side_name}.{name}")
+
+        row = battle.retreat[s].encode(side.men, column)
+        if row[STOP_AFTER] > 0:
+            row[STOP_AFTER] = max(int(row[STOP_AFTER]) - battle.from_step, 1)
+        rows.append(row)
+    return np.array(rows, np.int64)
+
+
 def choose_kernel(wanted: str = "auto", table: ChainTable | None = None) -> str:
     """The kernel to run: ``wanted`` unless it is ``auto``; then ``chain`` when the
     battle's chain ``table`` fits the budget, ``skip`` beyond it."""
@@ -270,7 +295,11 @@ class OlympiaPrepared(Prepared):
         self._chain: ChainTable | None = None
         self._chain_built = False
         self.notes = battle.notes
-        self.unfolds = frozenset({BY_STEP})
+        self.unfolds = frozenset({BY_STEP, STOP_RULES, FROM_STEP})
+        self.stop_rules = battle.retreat
+        self.from_step = battle.from_step
+        #: Both sides' rules as the kernels take them (kernels/stops.py).
+        self.stops = encode_stops(battle, self.arrays)
         self.columns = self._columns()
         self.flags = frozenset(
             c for c in self.columns if c.startswith(("leader_", "structure_collapsed"))
@@ -286,6 +315,11 @@ class OlympiaPrepared(Prepared):
         }
         bounds.update(side_bounds(self.arrays.groups))
         self.column_bounds = bounds
+
+    @property
+    def has_rules(self) -> bool:
+        """Whether either side has a stop rule (then only RULE_KERNELS run it)."""
+        return not all(rule.never for rule in self.stop_rules)
 
     def table_bytes(self) -> int:
         """The chain kernel's table, when it may run: at most CHAIN_MAX_BYTES."""
@@ -310,7 +344,10 @@ class OlympiaPrepared(Prepared):
     def kernel(self) -> str:
         """The kernel that runs this battle (``auto`` settled)."""
         if self._kernel is None:
-            self._kernel = choose_kernel("auto", self.chain_table())
+            if self.has_rules:
+                self._kernel = RULE_KERNELS[0]
+            else:
+                self._kernel = choose_kernel("auto", self.chain_table())
         return self._kernel
 
     @kernel.setter
@@ -333,6 +370,8 @@ class OlympiaPrepared(Prepared):
         thousand battles each builds no table it would not repay."""
         if self.battle.kernel != "auto":
             return tuple(dict.fromkeys((self.battle.kernel, REFERENCE_KERNEL)))
+        if self.has_rules:
+            return RULE_KERNELS
         if battles is not None and not self._chain_built and not self._chain_pays(battles):
             return (AUTO_KERNEL, REFERENCE_KERNEL)
         able = ("chain", AUTO_KERNEL) if self.chain_table() is not None else (AUTO_KERNEL,)
@@ -347,6 +386,8 @@ class OlympiaPrepared(Prepared):
     def use_kernel(self, name: str) -> None:
         """Run ``name`` from now on (a group's common kernel: Prepared.use_kernel)."""
         kernel_run(name)  # an unknown name is an error, never another kernel
+        if self.has_rules and name not in RULE_KERNELS:
+            raise BattleOddsError(f"kernel {name!r} does not run stop rules")
         if name == "chain" and self.chain_table() is None:
             raise BattleOddsError(
                 f'kernel "chain": {chain_refusal(self.arrays) or "its table is over budget"}'
@@ -359,42 +400,101 @@ class OlympiaPrepared(Prepared):
         out = np.zeros((count, self.arrays.n_columns), np.int64)
         if not count:
             return out
-        kernel_run(kernel or self.kernel)(self, np.uint64(seed), first, out)
+        rec = np.zeros((count, 0, self.arrays.n_columns), np.int64)
+        kernel_run(kernel or self.kernel)(self, np.uint64(seed), first, out, NONE_ASKED, rec)
+        if self.from_step:
+            out[:, k.O_STEPS] += self.from_step
         return out
 
     def run(self, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
         out = self.run_matrix(seed, first, count)
         return {name: out[:, col] for name, col in self.columns.items()}
 
+    @property
+    def recording_kernel(self) -> str:
+        """The kernel that records the state after a strike (``run_through``): every
+        kernel but the chain's, which keeps no state between its positions' codes; a
+        battle on it is recorded on ``skip``, the same battles in distribution."""
+        return self.kernel if self.kernel in RECORDING_KERNELS else RECORDING_KERNELS[0]
+
+    def run_through(
+        self, seed: int, first: int, count: int, steps: Sequence[int]
+    ) -> dict[str, np.ndarray]:
+        """The state after each strike of ``steps`` in one pass of each battle (the
+        kernel records the row as it passes each; a battle decided earlier has its
+        final row there), battles stopped once every step is recorded."""
+        width = self.arrays.n_columns
+        asked = np.asarray(steps, np.int64) - self.from_step
+        matrix = np.zeros((len(asked), count), np.int64)
+        columns = {name: matrix.copy() for name in self.columns}
+        if not count or not len(asked):
+            return columns
+        run = kernel_run(self.recording_kernel)
+        # Slices of battles whose rows of every step fit RECORD_BYTES (battle i draws
+        # the same numbers in any slice).
+        per_call = max(1, RECORD_BYTES // (8 * width * len(asked)))
+        for start in range(0, count, per_call):
+            n = min(per_call, count - start)
+            out = np.zeros((n, width), np.int64)
+            rec = np.zeros((n, len(asked), width), np.int64)
+            run(self, np.uint64(seed), first + start, out, asked, rec)
+            rec[:, :, k.O_STEPS] += self.from_step
+            for name, col in self.columns.items():
+                columns[name][:, start : start + n] = rec[:, :, col].T
+        return columns
+
     def run_until(self, seed: int, first: int, count: int, step: int) -> dict[str, np.ndarray]:
-        """The battles stopped after strike ``step`` when undecided then, on the strike
-        kernel whatever this battle runs on: the skip and chain kernels draw no strike
-        that changes nothing, so only the strike kernel knows the state after each."""
-        a = self.arrays
-        sides = a.sides.copy()
-        sides[0, k.S_CUT] = step
-        out = np.zeros((count, a.n_columns), np.int64)
-        if count:
-            k.strike_battles(a.groups, a.survive, sides, a.order, np.uint64(seed), first, out)
-        return {name: out[:, col] for name, col in self.columns.items()}
+        """The battles stopped after strike ``step`` when undecided then (``run_through``
+        of that one step, the same battles)."""
+        through = self.run_through(seed, first, count, [step])
+        return {name: rows[0] for name, rows in through.items()}
 
 
-#: How a kernel runs battles: ``run(prepared, seed, first, out)`` fills ``out``'s rows.
-KernelRun = Callable[[OlympiaPrepared, np.uint64, int, np.ndarray], None]
+#: How a kernel runs battles: ``run(prepared, seed, first, out, asked, rec)`` fills
+#: ``out``'s rows and, for each strike of ``asked`` (counted from the kernel's first
+#: strike), ``rec``'s (kernels/olympia.py's ``strike_battles``).
+KernelRun = Callable[[OlympiaPrepared, np.uint64, int, np.ndarray, np.ndarray, np.ndarray], None]
 
 
-def _run_strike(prepared: OlympiaPrepared, seed: np.uint64, first: int, out: np.ndarray) -> None:
+def _run_strike(
+    prepared: OlympiaPrepared,
+    seed: np.uint64,
+    first: int,
+    out: np.ndarray,
+    asked: np.ndarray,
+    rec: np.ndarray,
+) -> None:
     a = prepared.arrays
-    k.strike_battles(a.groups, a.survive, a.sides, a.order, seed, first, out)
+    k.strike_battles(
+        a.groups, a.survive, a.sides, a.order, seed, first, out, prepared.stops, asked, rec
+    )
 
 
-def _run_skip(prepared: OlympiaPrepared, seed: np.uint64, first: int, out: np.ndarray) -> None:
+def _run_skip(
+    prepared: OlympiaPrepared,
+    seed: np.uint64,
+    first: int,
+    out: np.ndarray,
+    asked: np.ndarray,
+    rec: np.ndarray,
+) -> None:
+    if len(asked) or prepared.has_rules:
+        raise BattleOddsError("the skip kernel neither records strikes nor runs stop rules")
     a = prepared.arrays
     rows = olympia_skip.batch_rows_for(a.groups)
     olympia_skip.skip_battles(a.groups, a.survive, a.sides, a.order, seed, first, out, rows)
 
 
-def _run_chain(prepared: OlympiaPrepared, seed: np.uint64, first: int, out: np.ndarray) -> None:
+def _run_chain(
+    prepared: OlympiaPrepared,
+    seed: np.uint64,
+    first: int,
+    out: np.ndarray,
+    asked: np.ndarray,
+    rec: np.ndarray,
+) -> None:
+    if len(asked) or prepared.has_rules:
+        raise BattleOddsError("the chain kernel neither records strikes nor runs stop rules")
     a = prepared.arrays
     table = prepared.chain_table()
     if table is None:
