@@ -263,6 +263,74 @@ def test_the_step_slider_shows_the_state_after_each_step(server, browser):
     assert step_shown(browser)["p"] == at["p"]
 
 
+def test_a_stop_rule_in_a_shared_link_gives_the_same_answer(server, browser):
+    browser.get(server.page)
+    wait_for(browser, "idle", 60)
+    rules = browser.find_element(By.ID, "rules")
+    if not rules.get_attribute("open"):
+        rules.find_element(By.TAG_NAME, "summary").click()
+    field = browser.find_element(By.CSS_SELECTOR, '[data-path="defender.retreat.at_most"]')
+    assert field.is_displayed()
+    field.send_keys("12")  # 26 pikemen: the defender withdraws at 12 or fewer
+    ask(browser, ATTACKER, DEFENDER, "4242", "20000")
+    wait_for(browser, "done")
+    page = shown(browser)
+    assert set(page["p"]) == {
+        "attacker",
+        "defender",
+        "draw",
+        "attacker_withdrew",
+        "defender_withdrew",
+    }
+    link = browser.find_element(By.ID, "share").get_attribute("href")
+    assert page["p"]["defender_withdrew"] > 0.05, link
+    assert page["p"]["attacker_withdrew"] == 0.0, link
+    assert "defender withdrew" in browser.find_element(By.ID, "outcomes").text
+    # The command line asks the same question and gets the same numbers.
+    command = browser.find_element(By.ID, "command-text").text
+    assert "--defender-retreat 'at most 12'" in command
+    cli = odds_json(*shlex.split(command)[2:])
+    assert page["p"] == {o: cli["win"][o]["p"] for o in page["p"]}
+    # The slider's last step has the withdrawals too.
+    browser.find_element(By.ID, "step").send_keys(Keys.END)
+    end = step_shown(browser)
+    # (the page shows the first 100 strikes: a few battles last longer)
+    assert end["step"] == 100 and end["p"]["fighting"] < 0.01
+    assert 0.05 < end["p"]["defender_withdrew"] <= page["p"]["defender_withdrew"]
+    # The link, opened in a fresh page, restores the rule and gives the same answer.
+    link = browser.find_element(By.ID, "share").get_attribute("href")
+    assert "defender.retreat.at_most=12" in link
+    browser.switch_to.new_window("tab")
+    try:
+        browser.get(link)
+        wait_for(browser, "done")
+        restored = browser.find_element(By.CSS_SELECTOR, '[data-path="defender.retreat.at_most"]')
+        assert restored.get_attribute("value") == "12" and restored.is_displayed()
+        assert shown(browser) == page
+        assert step_shown(browser)["p"] == end["p"]
+    finally:
+        browser.close()
+        browser.switch_to.window(browser.window_handles[0])
+
+
+def test_a_bad_stop_rule_is_the_command_lines_line(server, browser):
+    browser.get(server.page)
+    wait_for(browser, "idle", 60)
+    rules = browser.find_element(By.ID, "rules")
+    if not rules.get_attribute("open"):
+        rules.find_element(By.TAG_NAME, "summary").click()
+    field = browser.find_element(By.CSS_SELECTOR, '[data-path="attacker.retreat.gone"]')
+    field.send_keys("knigt")
+    ask(browser, ATTACKER, DEFENDER, "1", "2000")
+    wait_for(browser, "error")
+    error = browser.find_element(By.ID, "error").text
+    assert "'knigt' is not a type this side fields" in error and "Traceback" not in error
+    field.clear()
+    field.send_keys("archer")
+    browser.find_element(By.ID, "run").click()
+    wait_for(browser, "done")
+
+
 def test_probabilities_arrive_while_the_battles_run(server, browser):
     browser.get(server.page)
     wait_for(browser, "idle", 60)

@@ -12,7 +12,7 @@ import pytest
 from simulator import load_scenario
 from simulator.results.steps import STATES
 from simulator.running.unfolding import run_steps
-from simulator.serve.answer import STATE_WORDS, WITHDREW, has_stop_rules, steps_payload
+from simulator.serve.answer import STATE_WORDS, steps_payload
 from simulator.serve.question import Question
 
 ARMIES = {"attacker": "noble, 6 soldier", "defender": "noble, 5 pikeman"}
@@ -64,8 +64,7 @@ def test_the_steps_json_is_the_tally_in_the_reports_words():
     assert [r["step"] for r in shown["steps"]] == list(steps.tally.steps)
     last = shown["steps"][-1]
     # No stop rule: no withdrawal is shown, as the text report leaves them out.
-    assert not has_stop_rules(scenario)
-    assert [s["state"] for s in last["states"]] == [s for s in STATES if s not in WITHDREW]
+    assert [s["state"] for s in last["states"]] == ["attacker", "defender", "draw", "fighting"]
     assert {s["words"] for s in last["states"]} >= {"attacker won", "drawn", "still fighting"}
     for row in shown["steps"]:
         counts = steps.tally.steps[row["step"]]
@@ -97,9 +96,26 @@ def test_fewer_battles_than_the_answer_and_a_stop_are_said():
         "the state after each step is that of the first 1,000 of the 5,000 battles"
     ]
     calls = iter(range(100))
-    stopped = run_steps(scenario, None, 5, 0, 100_000, stop=lambda: next(calls) >= 40)
+    stopped = run_steps(scenario, None, 5, 0, 100_000, stop=lambda: next(calls) >= 3)
     said = steps_payload(stopped, 100_000)
     assert said["partial"]
     assert said["notes"] == [
         f"stopped: the state after each step is that of the first {stopped.tally.battles:,} battles"
     ]
+
+
+def test_with_a_stop_rule_the_withdrawals_are_states_of_their_own():
+    scenario = Question.of({**ARMIES, "defender.retreat.at_most": "3"}).scenario
+    steps = run_steps(scenario, None, 5, 0, 3000)
+    shown = steps_payload(steps, 3000)
+    last = {s["state"]: s for s in shown["steps"][-1]["states"]}
+    assert list(last) == list(STATES)
+    assert last["defender_withdrew"]["words"] == "defender withdrew"
+    assert last["defender_withdrew"]["p"] > 0.05 and last["attacker_withdrew"]["p"] == 0.0
+    assert last["fighting"]["p"] == 0.0
+    # A battle the defender left has at least its 3 men at the end: never below them
+    # in a battle still fighting or withdrawn from, only in one it lost.
+    counts = steps.tally.steps[max(steps.tally.steps)]
+    assert counts.states[STATES.index("defender_withdrew")] == round(
+        last["defender_withdrew"]["p"] * counts.battles
+    )

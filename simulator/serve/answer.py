@@ -21,12 +21,8 @@ from ..results.steps import STATES
 from ..rulesets import ExactResult
 from ..rulesets.words import won
 from ..running.unfolding import StepResult
-from ..scenario.scenario import Scenario
 from ..version import __version__
 
-#: Outcomes only a stop rule makes (``[attacker.retreat]``): shown when the scenario
-#: has one, as the text report shows them.
-WITHDREW = ("attacker_withdrew", "defender_withdrew")
 #: The state after a step in the words of the text report's table (``run --by-round``).
 STATE_WORDS = {
     "attacker": "attacker won",
@@ -36,22 +32,6 @@ STATE_WORDS = {
     "defender_withdrew": "defender withdrew",
     "fighting": "still fighting",
 }
-
-
-def outcome_words(outcome: str) -> str:
-    """``attacker wins``, ``draw``, ``attacker withdrew``: an outcome as the reports say it."""
-    if outcome in WITHDREW:
-        return outcome.replace("_", " ")
-    return won(outcome)
-
-
-def has_stop_rules(scenario: Scenario) -> bool:
-    """Whether either side of ``scenario`` has a stop rule (a ``retreat`` table)."""
-    data = scenario.data
-    return any(
-        isinstance(data.get(side), dict) and bool(data[side].get("retreat"))
-        for side in ("attacker", "defender")
-    )
 
 
 def _finite(x: float) -> float | None:
@@ -97,29 +77,28 @@ def payload(result: Result, running: bool, planned: int | None) -> dict[str, Any
     ruleset = rulesets.get(result.scenario.ruleset)
     unit = ruleset.step_unit
     rows = result.summary_rows()
-    withdrawals = has_stop_rules(result.scenario)
     win = [
         {
             "outcome": r.metric,
-            "words": outcome_words(r.metric),
+            "words": won(r.metric),
             "p": r.mean,
             "low": r.low,
             "high": r.high,
         }
         for r in rows
-        if r.group == "win" and (withdrawals or r.metric not in WITHDREW)
+        if r.group == "win"
     ]
     steps = [
         {
             "outcome": r.metric,
-            "words": "all" if r.metric == "all" else outcome_words(r.metric),
+            "words": "all" if r.metric == "all" else won(r.metric),
             "mean": _finite(r.mean),
             "q10": _finite(r.q10),
             "q50": _finite(r.q50),
             "q90": _finite(r.q90),
         }
         for r in rows
-        if r.group == "steps" and (withdrawals or r.metric not in WITHDREW)
+        if r.group == "steps"
     ]
     men = _forces(result)
     casualties = []
@@ -156,7 +135,7 @@ def payload(result: Result, running: bool, planned: int | None) -> dict[str, Any
             }
         )
     survival = [
-        {"words": f"{outcome_words(o)} ({h.n:,})", "outcome": o, **_survival(h)}
+        {"words": f"{won(o)} ({h.n:,})", "outcome": o, **_survival(h)}
         for o, h in zip(OUTCOMES, result.tally.steps_by_outcome, strict=True)
         if h.n
     ]
@@ -222,7 +201,9 @@ def steps_payload(steps: StepResult, answered: int) -> dict[str, Any]:
     ``answered``: the battles of the answer it unfolds (it may cover fewer)."""
     scenario = steps.scenario
     ruleset = rulesets.get(scenario.ruleset)
-    shown = [s for s in STATES if has_stop_rules(scenario) or s not in WITHDREW]
+    # The outcomes as the text report shows them (the withdrawals where a side has a
+    # stop rule), then still fighting.
+    shown = [*steps.decided, STATES[-1]]
     brought = steps.tally.brought
     rows = []
     for step, counts in steps.tally.steps.items():
@@ -279,7 +260,7 @@ def exact_payload(answer: ExactResult) -> dict[str, Any]:
     return {
         "states": answer.states,
         "seconds": round(answer.seconds, 3),
-        "win": [{"outcome": o, "words": outcome_words(o), "p": p} for o, p in answer.win.items()],
+        "win": [{"outcome": o, "words": won(o), "p": p} for o, p in answer.win.items()],
         "expected": [
             {"words": f"{ruleset.step_unit} until decided", "value": answer.expected_steps},
             *(

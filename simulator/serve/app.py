@@ -135,6 +135,9 @@ FIELDS = {
     "--battles": "Battles",
     "--precision": "Precision",
     "--seed": "Seed",
+    "--attacker-retreat": "Attacker withdraws",
+    "--defender-retreat": "Defender withdraws",
+    "--from-step": "Steps fought already",
 }
 
 

@@ -16,7 +16,6 @@ the same numbers.
 from __future__ import annotations
 
 import copy
-import re
 import shlex
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -34,7 +33,8 @@ from ..rulesets.keys import DEFAULT_BATTLES, DEFAULT_SEED
 from ..rulesets.stop_rules import RETREAT
 from ..rulesets.words import ARMY
 from ..running.plan import MAX_SEED, RunPlan, check_run
-from ..scenario.scenario import Scenario, from_data, from_query, set_path
+from ..scenario.scenario import Given, Scenario, from_data, from_query, set_path, with_given
+from ..scenario.stop_text import parse_retreat
 
 #: The address's own keys; any other is a setting's scenario key (``battle.terrain``).
 KEYS = ("ruleset", "attacker", "defender", "toml", "seed", "battles", "precision")
@@ -183,8 +183,6 @@ def _value(setting: Setting, text: str) -> Any:
         return text.lower() == "true"
     if f.kind == "names":
         return [n.strip() for n in text.split(",") if n.strip()]
-    if where.endswith(f".{RETREAT.name}.at_most") and re.fullmatch(r"[+-]?\d+", text):
-        return int(text)  # a count of men; a percentage stays text ("30%")
     if f.kind == "point":
         parts = [p.strip() for p in text.strip("[]()").split(",")]
         if len(parts) != 2 or not all(p.lstrip("-").isdigit() for p in parts):
@@ -295,31 +293,59 @@ class Question:
             missing = "--attacker" if not self.attacker.strip() else "--defender"
             raise BattleOddsError(f"{missing}: an empty army: write both armies")
         ruleset = rulesets.get(self.ruleset, "--ruleset")
+        declared = {s.path: s for s in settings(self.ruleset)}
+        plain = [(p, t) for p, t in self.settings if declared[p].group == "settings"]
+        given, given_words = self._given(declared)
         data = ruleset.inline(InlineQuery(self.attacker, self.defender, {}))
-        said = self._odds_options(ruleset, data)
+        said = self._odds_options(ruleset, data, plain)
         if said is not None:
             options, words = said
             try:
                 query = InlineQuery(self.attacker, self.defender, options)
-                return from_query(self.ruleset, query), words
+                return from_query(self.ruleset, query, given), words + given_words
             except BattleOddsError:
                 pass  # an option this ruleset's one-line form does not take: by its key
-        declared = {s.path: s for s in settings(self.ruleset)}
-        for path, text in self.settings:
+        for path, text in plain:
             set_path(data, path, _value(declared[path], text))
         source = Source("odds", option_of=lambda key: ruleset.inline_option(data, key))
-        return from_data(data, source), None
+        return with_given(from_data(data, source), given), None
+
+    def _given(self, declared: Mapping[str, Setting]) -> tuple[Given, tuple[str, ...]]:
+        """The stop rules and the step reached, as ``odds`` reads its options
+        ``--attacker-retreat "at most 5, after 3"`` and ``--from-step 3``: the values
+        they set at the scenario's keys, each with its option (for errors); and those
+        options as command-line words."""
+        given: dict[str, tuple[Any, str]] = {}
+        words: list[str] = []
+        for side in SIDES:
+            clauses = [
+                f"{declared[path].field.name.replace('_', ' ')} {text}"
+                for path, text in self.settings
+                if declared[path].group == f"{side}.{RETREAT.name}"
+            ]
+            if clauses:
+                option, text = f"--{side}-retreat", ", ".join(clauses)
+                given[f"{side}.{RETREAT.name}"] = (parse_retreat(text, option), option)
+                words += [option, text]
+        for path, text in self.settings:
+            if path == FROM_STEP:
+                step = _value(declared[path], text)
+                if step < 0:
+                    raise BattleOddsError(f"--from-step {step}: expected a step 0 or more")
+                given[path] = (step, "--from-step")
+                words += ["--from-step", str(step)]
+        return given, tuple(words)
 
     def _odds_options(
-        self, ruleset: Any, data: Mapping[str, Any]
+        self, ruleset: Any, data: Mapping[str, Any], plain: list[tuple[str, str]]
     ) -> tuple[dict[str, Any], tuple[str, ...]] | None:
-        """The settings as ``odds`` options (as typer hands them over) and command-line
-        words; None when one of them has no option."""
+        """The ruleset's ``plain`` settings as ``odds`` options (as typer hands them
+        over) and command-line words; None when one of them has no option."""
         declared = {s.path: s for s in settings(self.ruleset)}
         options: dict[str, Any] = {}
         words: list[str] = []
         structures: dict[str, dict[str, str]] = {}
-        for path, text in self.settings:
+        for path, text in plain:
             side, _, rest = path.partition(".")
             if side in SIDES and rest.startswith("structure."):
                 structures.setdefault(side, {})[rest.removeprefix("structure.")] = text
@@ -327,8 +353,6 @@ class Question:
             option = ruleset.inline_option(data, path)
             if option is None:
                 return None
-            if declared[path].group != "settings" and not option.startswith(("--set ", "--from")):
-                return None  # said by no option of its own: set at its key
             if option.startswith("--set "):
                 key = option.removeprefix("--set ")
                 options[key] = text
