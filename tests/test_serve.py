@@ -570,3 +570,29 @@ def test_a_stopped_answer_has_no_steps(server):
         if kind == "done":
             assert data["partial"] and "unfolding" not in data
             break
+
+
+def test_stop_while_the_steps_are_worked_out_keeps_the_answer_whole(server):
+    """Stop pressed once the answer is in and its steps are being worked out: the answer
+    stays whole, its steps are those of the whole blocks of battles done, marked so."""
+    params = {**ARMIES, "seed": "6", "battles": "20000"}
+    done = None
+    for kind, data in server.events(urlencode(params)):
+        if kind == "start":
+            run = data["run"]
+        elif kind == "waiting" and data["words"].startswith("the battle as it unfolds"):
+            server.post(f"/api/stop?run={run}")
+        elif kind == "done":
+            done = data
+            break
+    assert done is not None and not done["partial"] and done["battles"] == 20_000
+    steps = done["unfolding"]
+    assert steps["partial"] and steps["battles"] < 20_000
+    if steps["battles"]:  # stopped after a whole block of battles
+        assert steps["notes"] == [
+            f"stopped: the state after each step is that of the first {steps['battles']:,} battles"
+        ]
+    else:  # stopped in the first block (of one battle: chunks are sized by time)
+        assert steps["steps"] == []
+        assert steps["notes"] == ["stopped before the state after each step was worked out"]
+    assert server.running() == 0

@@ -458,6 +458,12 @@ def test_the_page_fits_a_phone(server, browser, tmp_path):
         browser.find_element(By.CSS_SELECTOR, "#more summary").click()
         assert browser.find_element(By.CSS_SELECTOR, '[data-path="battle.terrain"]').is_displayed()
         assert browser.execute_script("return document.documentElement.scrollWidth") <= width
+        # The stop rules, folded on a phone, open inside the screen too.
+        assert not browser.find_element(By.ID, "rules").get_attribute("open")
+        browser.find_element(By.CSS_SELECTOR, "#rules summary").click()
+        rule = browser.find_element(By.CSS_SELECTOR, '[data-path="defender.retreat.at_most"]')
+        assert rule.is_displayed() and rule.rect["x"] + rule.rect["width"] <= width
+        assert browser.execute_script("return document.documentElement.scrollWidth") <= width
     finally:
         browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
 

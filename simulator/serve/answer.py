@@ -235,7 +235,9 @@ def steps_payload(steps: StepResult, answered: int) -> dict[str, Any]:
         rows.append({"step": step, "battles": n, "states": states, "men_left": men})
     counted = steps.tally.battles
     notes = list(steps.notes)
-    if steps.partial:
+    if steps.partial and not counted:
+        notes.append("stopped before the state after each step was worked out")
+    elif steps.partial:
         notes.append(f"stopped: the state after each step is that of the first {counted:,} battles")
     elif counted < answered:
         notes.append(

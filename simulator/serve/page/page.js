@@ -517,7 +517,7 @@ function unfolding(u) {
   $("unfolding-title").textContent = u.title + (u.step_words ? ` (${u.step_words})` : "");
   const notes = (u.notes || []).slice();
   if (u.unavailable) notes.push(u.unavailable);
-  $("unfolding-note").textContent = notes.map((n) => "note: " + n).join(" ");
+  $("unfolding-note").textContent = notes.map((n) => "note: " + n).join("\n");
   $("unfolding").querySelector(".slider").hidden = !unfolded;
   if (!unfolded) return;
   const slider = $("step");
