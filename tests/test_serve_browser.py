@@ -272,6 +272,8 @@ def test_a_stop_rule_in_a_shared_link_gives_the_same_answer(server, browser):
     field = browser.find_element(By.CSS_SELECTOR, '[data-path="defender.retreat.at_most"]')
     assert field.is_displayed()
     field.send_keys("12")  # 26 pikemen: the defender withdraws at 12 or fewer
+    # ... in a battle given after its 5th strike
+    browser.find_element(By.CSS_SELECTOR, '[data-path="battle.from_step"]').send_keys("5")
     ask(browser, ATTACKER, DEFENDER, "4242", "20000")
     wait_for(browser, "done")
     page = shown(browser)
@@ -288,24 +290,27 @@ def test_a_stop_rule_in_a_shared_link_gives_the_same_answer(server, browser):
     assert "defender withdrew" in browser.find_element(By.ID, "outcomes").text
     # The command line asks the same question and gets the same numbers.
     command = browser.find_element(By.ID, "command-text").text
-    assert "--defender-retreat 'at most 12'" in command
+    assert "--defender-retreat 'at most 12' --from-step 5" in command
     cli = odds_json(*shlex.split(command)[2:])
     assert page["p"] == {o: cli["win"][o]["p"] for o in page["p"]}
     # The slider's last step has the withdrawals too.
     browser.find_element(By.ID, "step").send_keys(Keys.END)
     end = step_shown(browser)
-    # (the page shows the first 100 strikes: a few battles last longer)
-    assert end["step"] == 100 and end["p"]["fighting"] < 0.01
+    # (from strike 6, the first after the battle's 5th; the page shows 100 strikes: a
+    # few battles last longer)
+    assert end["min"] == 6 and end["step"] == 105 and end["p"]["fighting"] < 0.01
     assert 0.05 < end["p"]["defender_withdrew"] <= page["p"]["defender_withdrew"]
     # The link, opened in a fresh page, restores the rule and gives the same answer.
     link = browser.find_element(By.ID, "share").get_attribute("href")
-    assert "defender.retreat.at_most=12" in link
+    assert "defender.retreat.at_most=12" in link and "battle.from_step=5" in link
     browser.switch_to.new_window("tab")
     try:
         browser.get(link)
         wait_for(browser, "done")
         restored = browser.find_element(By.CSS_SELECTOR, '[data-path="defender.retreat.at_most"]')
         assert restored.get_attribute("value") == "12" and restored.is_displayed()
+        step = browser.find_element(By.CSS_SELECTOR, '[data-path="battle.from_step"]')
+        assert step.get_attribute("value") == "5"
         assert shown(browser) == page
         assert step_shown(browser)["p"] == end["p"]
     finally:
