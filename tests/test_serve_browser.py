@@ -263,14 +263,20 @@ def test_the_step_slider_shows_the_state_after_each_step(server, browser):
     assert step_shown(browser)["p"] == at["p"]
 
 
-def test_a_stop_rule_in_a_shared_link_gives_the_same_answer(server, browser):
+def rule_field(server, browser, path: str):
+    """A fresh page's field of a stop rule (or the step reached), its heading opened."""
     browser.get(server.page)
     wait_for(browser, "idle", 60)
     rules = browser.find_element(By.ID, "rules")
     if not rules.get_attribute("open"):
         rules.find_element(By.TAG_NAME, "summary").click()
-    field = browser.find_element(By.CSS_SELECTOR, '[data-path="defender.retreat.at_most"]')
+    field = browser.find_element(By.CSS_SELECTOR, f'[data-path="{path}"]')
     assert field.is_displayed()
+    return field
+
+
+def test_a_stop_rule_in_a_shared_link_gives_the_same_answer(server, browser):
+    field = rule_field(server, browser, "defender.retreat.at_most")
     field.send_keys("12")  # 26 pikemen: the defender withdraws at 12 or fewer
     # ... in a battle given after its 5th strike
     browser.find_element(By.CSS_SELECTOR, '[data-path="battle.from_step"]').send_keys("5")
@@ -319,12 +325,7 @@ def test_a_stop_rule_in_a_shared_link_gives_the_same_answer(server, browser):
 
 
 def test_a_bad_stop_rule_is_the_command_lines_line(server, browser):
-    browser.get(server.page)
-    wait_for(browser, "idle", 60)
-    rules = browser.find_element(By.ID, "rules")
-    if not rules.get_attribute("open"):
-        rules.find_element(By.TAG_NAME, "summary").click()
-    field = browser.find_element(By.CSS_SELECTOR, '[data-path="attacker.retreat.gone"]')
+    field = rule_field(server, browser, "attacker.retreat.gone")
     field.send_keys("knigt")
     ask(browser, ATTACKER, DEFENDER, "1", "2000")
     wait_for(browser, "error")
