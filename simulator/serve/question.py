@@ -108,20 +108,16 @@ def _fields(table: Table, prefix: str, depth: int) -> Iterator[tuple[str, Field]
 def settings(name: str) -> list[Setting]:
     """The settings of ruleset ``name``'s form, from its scenario key declarations: the
     values of its plain top-level tables (``[battle]``, ``[policy]``) and of each side
-    (break points, a structure); armies, unit tables and scripts are not settings."""
+    (break points, a structure, a stop rule); armies, unit tables and scripts are not
+    settings."""
     ruleset = rulesets.get(name, "ruleset")
     found: list[Setting] = []
     for entry in ruleset.scenario_keys.fields:
-        if not isinstance(entry, Table):
+        if not isinstance(entry, Table) or entry.other is not None:
             continue
-        if entry.other is None:
-            depth = 1 if entry.name in SIDES else 0
-            for path, f in _fields(entry, entry.name, depth):
-                found.append(Setting(path, f, _words(ruleset, path)))
-        elif entry.name in SIDES and RETREAT.name in entry:
-            # A side table of free keys (blocks' blocks) may still take a stop rule.
-            for path, f in _fields(entry[RETREAT.name], f"{entry.name}.{RETREAT.name}", 0):
-                found.append(Setting(path, f, _words(ruleset, path)))
+        depth = 1 if entry.name in SIDES else 0
+        for path, f in _fields(entry, entry.name, depth):
+            found.append(Setting(path, f, _words(ruleset, path)))
     return found
 
 
