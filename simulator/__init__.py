@@ -6,6 +6,7 @@
 >>> result.summary()          # tidy pandas frame
 >>> result.battles            # one row per battle
 >>> simulator.unfold(scenario, 10_000, after=2).to_dict()["by_step"]  # round by round
+>>> simulator.wave_rows(simulator.simulate(with_waves, 10_000))  # wave by wave, per battle
 >>> simulator.worth(scenario, side="attacker", add="1 knight", in_="soldier").frame
 >>> simulator.sensitivity(scenario, battles=4_000).frame
 >>> simulator.matrix("olympia", budget=20).frame   # who beats whom at equal cost
@@ -35,6 +36,7 @@ from .version import __version__
 if TYPE_CHECKING:
     from .errors import BattleOddsError
     from .results.result import Result
+    from .results.waves import wave_rows
     from .rulesets import ExactResult, InlineQuery
     from .running.runner import simulate
     from .running.unfolding import unfold
@@ -59,6 +61,7 @@ _LAZY = {
     "InlineQuery": "rulesets",
     "simulate": "running.runner",
     "unfold": "running.unfolding",
+    "wave_rows": "results.waves",
     "Scenario": "scenario.scenario",
     "from_data": "scenario.scenario",
     "from_query": "scenario.scenario",
@@ -109,6 +112,7 @@ __all__ = [
     "simulate",
     "sweep",
     "unfold",
+    "wave_rows",
     "worth",
 ]
 

@@ -84,16 +84,17 @@ def find_line(text: str, path: str) -> int | None:
             headers.append((i, match.group(1) == "[[", name))
     prefix, lo, hi = "", 0, len(lines)
     found: int | None = None
+    in_element = False  # inside an array's element: its sub-tables end at the next one
     for name, index in _parts(path):
         full = f"{prefix}.{name}" if prefix else name
         tables = [
             h for h in headers if lo <= h[0] < hi and h[2] == full and (index is None or h[1])
         ]
-        if not tables and index is None:
-            # A sub-table may be written after other tables ([attacker.retreat] below
-            # [defender]): TOML allows it anywhere later in the file.
-            tables = [h for h in headers if h[0] >= lo and h[2] == full and not h[1]]
-            hi = len(lines)
+        if not tables and prefix and not in_element and not _assigned(lines, lo, hi, name):
+            # TOML lets a table's sub-tables come after other tables ([[attacker.waves]]
+            # below [[defender.stacks]]): outside any array's element, look to the end.
+            tables = [h for h in headers if h[0] >= hi and h[2] == full and (index is None or h[1])]
+            hi = len(lines) if tables else hi
         if tables:
             if index is not None and index >= len(tables):
                 return found
@@ -107,6 +108,7 @@ def find_line(text: str, path: str) -> int | None:
                 hi,
             )
             prefix, lo, found = full, start, start + 1
+            in_element = in_element or index is not None
             continue
         if index is None and any(lo <= h[0] < hi and h[2].startswith(full + ".") for h in headers):
             prefix = full  # a table only named by its sub-tables' headers
@@ -123,3 +125,9 @@ def find_line(text: str, path: str) -> int | None:
         element = _element_line(lines, row, lines[row].index("=") + 1, index)
         return row + 1 if element is None else element + 1
     return found
+
+
+def _assigned(lines: list[str], lo: int, hi: int, name: str) -> bool:
+    """Whether ``name = ...`` is written in lines ``lo .. hi - 1``."""
+    key = re.compile(rf"""^\s*["']?{re.escape(name)}["']?\s*=""")
+    return any(key.match(lines[r]) for r in range(lo, hi))

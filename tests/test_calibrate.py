@@ -90,6 +90,22 @@ def write(tmp_path: Path, body: str) -> Path:
     return path
 
 
+def swordsmen(name: str, winner: str, lost: str) -> str:
+    """A [[battles]] entry of 8 swordsmen a side, with the record given."""
+    recorded = f"lost = {{ {lost} }}\n" if lost else ""
+    return f"""
+[[battles]]
+name = "{name}"
+winner = "{winner}"
+{recorded}[battles.scenario]
+ruleset = "olympia"
+[[battles.scenario.attacker.units]]
+men = {{ swordsman = 8 }}
+[[battles.scenario.defender.units]]
+men = {{ swordsman = 8 }}
+"""
+
+
 SMALL = """
 [[battles]]
 name = "soldiers against peasants"
@@ -102,39 +118,14 @@ ruleset = "olympia"
 men = { soldier = 15 }
 [[battles.scenario.defender.units]]
 men = { peasant = 25 }
-
-[[battles]]
-name = "even swordsmen"
-winner = "defender"
-[battles.scenario]
-ruleset = "olympia"
-[[battles.scenario.attacker.units]]
-men = { swordsman = 8 }
-[[battles.scenario.defender.units]]
-men = { swordsman = 8 }
-
-[[battles]]
-name = "a misspelt winner"
-winner = "atacker"
-[battles.scenario]
-ruleset = "olympia"
-[[battles.scenario.attacker.units]]
-men = { swordsman = 8 }
-[[battles.scenario.defender.units]]
-men = { swordsman = 8 }
-"""
-TOO_MANY_LOST = """
-[[battles]]
-name = "too many lost"
-winner = "defender"
-lost = { "attacker.swordsman" = 9 }
-[battles.scenario]
-ruleset = "olympia"
-[[battles.scenario.attacker.units]]
-men = { swordsman = 8 }
-[[battles.scenario.defender.units]]
-men = { swordsman = 8 }
-"""
+""" + "".join(
+    swordsmen(name, winner, lost)
+    for name, winner, lost in (
+        ("even swordsmen", "defender", ""),
+        ("a misspelt winner", "atacker", ""),
+    )
+)
+TOO_MANY_LOST = swordsmen("too many lost", "defender", '"attacker.swordsman" = 9')
 
 
 def test_json_answer_scores_its_rows_and_lists_what_was_skipped(tmp_path: Path) -> None:

@@ -236,6 +236,10 @@ def test_a_plugin_reading_rules_it_does_not_declare_is_refused_before_any_battle
     one_line_error(invoke("validate", path), "does not give stop rules")
     with pytest.raises(simulator.BattleOddsError, match="does not give stop rules"):
         simulator.simulate(simulator.load_scenario(path), 10)
+    # A study's engine too (compare, sweep, ...).
+    plain = simulator.load_scenario(scenario_file(tmp_path, ARMIES, "plain.toml"))
+    with pytest.raises(simulator.BattleOddsError, match="does not give stop rules"):
+        simulator.compare(plain, simulator.load_scenario(path), 10, 1)
 
 
 def test_validate_says_what_a_rule_does_from_the_start(duel: None, tmp_path: Path) -> None:
@@ -429,3 +433,69 @@ def test_ctrl_c_between_one_pass_blocks_keeps_the_whole_blocks(
     # Every step counts the same two whole blocks (sized by time from one battle up).
     counted = {c.battles for c in answer.tally.steps.values()}
     assert len(counted) == 1 and 1 < counted.pop() < 5_000
+
+
+#: One bundled scenario of each built-in ruleset (tests/test_unfolding.py's pick).
+BUNDLED = {
+    "olympia": "scenarios/olympia/knights_vs_pikemen.toml",
+    "age_of_gods": "scenarios/age_of_gods/pikemen_vs_knights.toml",
+    "blocks": "scenarios/blocks/relief.toml",
+    "confrontation": "scenarios/confrontation/attack.toml",
+    "skirmish": "scenarios/skirmish/cavalry_charge.toml",
+}
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("ruleset", sorted(BUNDLED))
+def test_a_built_in_ruleset_that_declares_them_takes_them_from_the_command_line(
+    ruleset: str,
+) -> None:
+    """Each built-in ruleset that declares stop rules (and a battle in progress) is
+    reached by the options: an attacker withdrawing after step 1 ends every battle
+    then, never the defender's withdrawal (the attacker's rule first, the defender's
+    holding too); given 2 steps in, after step 3. A ruleset that does not declare them
+    yet is refused in one line (its kernel's branch brings them)."""
+    from simulator.rulesets.base import FROM_STEP
+
+    path = str(ROOT / BUNDLED[ruleset])
+    scenario = simulator.load_scenario(path)
+    unfolds = rulesets.get(ruleset).prepare(scenario.model).unfolds
+    rules = ["--set", "attacker.retreat.after=1", "--defender-retreat", "after 1"]
+    if STOP_RULES not in unfolds:
+        one_line_error(invoke("run", path, *rules), f"ruleset '{ruleset}' does not give stop")
+        return
+    got = answer("run", path, "-n", "400", *rules)
+    # Every battle ends at step 1 (a battle lasts a step at least): decided, or the
+    # attacker withdrawn; never the defender.
+    assert got["steps"]["all"]["mean"] == 1.0
+    assert got["win"]["defender_withdrew"]["p"] == 0.0
+    if FROM_STEP not in unfolds:
+        return
+    later = answer("run", path, "-n", "400", "--from-step", "2", "--attacker-retreat", "after 3")
+    assert later["steps"]["all"]["mean"] == 3.0
+
+
+def test_plot_takes_the_rules_too(duel: None, tmp_path: Path) -> None:
+    path = scenario_file(tmp_path, ARMIES)
+    image = tmp_path / "duel.png"
+    done = invoke("plot", path, "-o", str(image), "-n", "300", "--attacker-retreat", "at most 5")
+    assert done.exit_code == 0, done.output
+    assert image.stat().st_size > 0
+    one_line_error(
+        invoke("plot", path, "-o", str(image), "--from-step", "99"), "--from-step", "0..39"
+    )
+    bad = invoke("plot", path, "-o", str(image), "--attacker-retreat", "gone horse")
+    one_line_error(bad, "--attacker-retreat", "'horse'")
+
+
+def test_a_rule_after_a_step_already_fought_holds_from_the_start(
+    duel: None, tmp_path: Path
+) -> None:
+    path = scenario_file(
+        tmp_path, ARMIES + "[battle]\nfrom_step = 6\n[attacker.retreat]\nafter = 4\n"
+    )
+    done = invoke("validate", path, columns=200)
+    assert done.exit_code == 0, done.output
+    assert "holds from the start" in done.stdout and "fights step 7" in done.stdout
+    got = answer("run", path)
+    assert got["steps"]["all"]["mean"] == 7.0

@@ -32,19 +32,24 @@ from .help import default_of, default_words
 from .options import (
     DEFAULT_DPI,
     After,
+    AttackerRetreat,
     Battles,
     ByRound,
+    DefenderRetreat,
     Dpi,
+    FromStep,
     Json,
     MaxBattles,
     MaxTotal,
     Precision,
     ScenarioPath,
+    ScenarioSettings,
     Scheduler,
     Seed,
     Threads,
     battles_option,
     err,
+    key_values,
     out,
     print_json,
     runs_battles,
@@ -54,7 +59,7 @@ from .options import (
     user_errors,
     written,
 )
-from .unfolding import check_unfolding, unfolding
+from .unfolding import check_unfolding, given_values, unfolding, with_given
 
 Output = Annotated[
     Path,
@@ -62,7 +67,13 @@ Output = Annotated[
         "--output", "-o", dir_okay=False, help="Image file to write: .png, .svg, .pdf or .jpg."
     ),
 ]
-Outcome = Annotated[str, typer.Option(help="Whose win probability: attacker, defender or draw.")]
+Outcome = Annotated[
+    str,
+    typer.Option(
+        help="Whose probability: attacker, defender, draw (or attacker_withdrew, "
+        "defender_withdrew where a side has a stop rule)."
+    ),
+]
 
 
 def _pct(p: float) -> str:
@@ -89,6 +100,10 @@ def plot(
     max_total: MaxTotal = None,
     by_round: ByRound = False,
     after: After = None,
+    from_step: FromStep = None,
+    attacker_retreat: AttackerRetreat = None,
+    defender_retreat: DefenderRetreat = None,
+    option: ScenarioSettings = None,
 ) -> None:
     """Run a scenario and write one figure: outcomes, break timing, casualties.
 
@@ -97,7 +112,8 @@ def plot(
     from ..report import plots
 
     plots.check_output(output)
-    loaded = load_scenario(scenario)
+    given = given_values(from_step, attacker_retreat, defender_retreat, key_values(option))
+    loaded = with_given(load_scenario(scenario), given)
     check_unfolding(loaded, by_round, after)
     plan = RunPlan.of(
         loaded,
@@ -469,7 +485,7 @@ def _path_words(scenario: Any, path: str) -> str:
 
 
 def _outcome_words(outcome: str) -> str:
-    return "draw" if outcome == "draw" else f"{outcome} wins"
+    return won(outcome)
 
 
 #: The columns of a sweep's or a search's table, in words.

@@ -162,6 +162,8 @@ def render(answer: calibration.Calibration) -> None:
 
 
 def _won(winner: str) -> str:
+    if winner.endswith("_withdrew"):
+        return f"the {winner.replace('_', ' ')}"
     return "a draw" if winner == "draw" else f"the {winner} won"
 
 

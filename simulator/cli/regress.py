@@ -11,6 +11,7 @@ from typing import Annotated, Any
 import typer
 
 from ..errors import BattleOddsError
+from ..rulesets.words import won
 from ..running.interrupt import EXIT_INTERRUPTED, Interrupted
 from ..running.output_paths import TOML, XML, check_output_path
 from ..running.progress import progress_bar
@@ -139,7 +140,7 @@ def number_words(name: str, ruleset: str) -> str:
     rules = rulesets.get(ruleset)
     group, _, rest = name.partition(".")
     if group == "win":
-        return "P(draw)" if rest == "draw" else f"P({rest} wins)"
+        return f"P({won(rest)})"
     if group == "steps":
         return f"{rest.replace('_', ' ')} {rules.step_unit}"
     return rules.describe_column(name)

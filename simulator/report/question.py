@@ -13,6 +13,7 @@ from ..rulesets.stop_rules import StopRule
 from ..rulesets.words import SIDES, plural
 from ..scenario.scenario import unknowns_of
 from ..scenario.unknowns import substituted
+from ..scenario.waves import Waves
 
 #: Scenario keys that are not the battle's settings (who fights is said by the armies).
 NOT_SETTINGS = ("ruleset", "name", "description", "battles", "seed", "attacker", "defender")
@@ -61,6 +62,9 @@ def army_words(scenario: Any) -> dict[str, str]:
                     if isinstance(block, Mapping)
                     else str(block)
                 )
+    if isinstance(scenario.model, Waves):
+        more = scenario.model.count - 1
+        armies[scenario.model.side].append(f"then {more} more wave{'s' if more > 1 else ''}")
     return {side: ", ".join(parts) or "nobody" for side, parts in armies.items()}
 
 
@@ -68,6 +72,8 @@ def _forces(ruleset: Any, scenario: Any) -> list[tuple[str, str, list[int]]]:
     """``(side, kind, counts)``: the counts each side fields of each kind; several for a
     scenario with unknowns (every value each of its unknowns was checked at)."""
     models = [scenario.model]
+    if isinstance(scenario.model, Waves):
+        models = [scenario.model.first.model]  # the first wave: the others are said after
     if unknowns_of(scenario):
         mixture = scenario.model
         models = [mixture.scenario_of(c).model for c in mixture.checked]

@@ -148,6 +148,7 @@ def render(result: Result, console: Console) -> None:
         console.print(ex)
 
     render_unknowns(result, console)
+    render_waves(result, console)
 
     info: dict[str, Any] = {
         "seed": result.seed,
@@ -239,3 +240,40 @@ def render_exact(answer: Any, console: Console) -> None:
         means.add_row(escape(ruleset.describe_column(name)), shown)
     console.print(means)
     console.print(f"[bold]scenario hash[/bold] {answer.scenario.hash}")
+
+
+def render_waves(result: Result, console: Console) -> None:
+    """Each wave's odds (over all battles: the waves' add up to the whole battle's), and
+    over the battles it fought its losses and what it left of the other side."""
+    waves = result.wave_summaries()
+    if not waves:
+        return
+    side = waves[0]["side"]
+    other = "defender" if side == "attacker" else "attacker"
+    print_title(console, f"Waves: the {side}'s armies, each into what the one before it left")
+    table = Table(box=box.SIMPLE, pad_edge=False)
+    for column in ("wave", "fights", "wins", "wins if it fights", "lost", "killed", "left"):
+        table.add_column(column, justify="right", no_wrap=column != "wins if it fights")
+    for wave in waves:
+        won, won_fought = wave["win"][side], wave["win_when_fought"][side]
+
+        def total(group: str, whose: str, wave: dict[str, Any] = wave) -> str:
+            means = [v["mean"] for k, v in wave[group].items() if k.startswith(whose + ".") and v]
+            return _num(sum(means)) if means else "-"
+
+        table.add_row(
+            str(wave["wave"]),
+            _pct(wave["fought"]["p"] if wave["fought"]["p"] is not None else math.nan),
+            _pct(won["p"] if won["p"] is not None else math.nan),
+            _pct(won_fought["p"]) if won_fought["p"] is not None else "-",
+            total("casualties", side),
+            total("casualties", other),
+            total("left", other),
+        )
+    console.print(table)
+    console.print(
+        "fights: the chance the wave fights; wins: the chance it fights and wins; "
+        f"over the battles it fought, the mean men it lost, the {other}'s men it killed, "
+        f"and the {other}'s men left after it",
+        highlight=False,
+    )

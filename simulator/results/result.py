@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..rulesets.base import TURN_LIMIT
+from ..scenario.waves import WAVE_PREFIX
 from ..version import __version__
 from .stats import OUTCOMES, Histogram, Tally, wilson
 
@@ -122,8 +123,8 @@ class Result:
             if h.n:
                 rows.append(SummaryRow.distribution("steps", outcome, h))
         for name, h in self.tally.columns.items():
-            if name.startswith(UNKNOWN_PREFIX):
-                continue  # a drawn input with the winner: reported by the unknowns' table
+            if name.startswith((UNKNOWN_PREFIX, WAVE_PREFIX)):
+                continue  # a drawn input with the winner, a wave's: reported on their own
             group = "casualties" if name.startswith("casualties.") else "extra"
             metric = name.removeprefix("casualties.")
             if name in self.flags:
@@ -190,6 +191,7 @@ class Result:
             "seconds": round(self.seconds, 3),
             "compile_seconds": round(self.compile_seconds, 3),
             **({"unknowns": unknowns} if (unknowns := self.unknown_effects()) else {}),
+            **({"waves": waves} if (waves := self.wave_summaries()) else {}),
             **self.extra,
         }
 
@@ -200,6 +202,13 @@ class Result:
         from .unknowns import effects
 
         return effects(self.scenario.model, self.tally) if unknowns_of(self.scenario) else []
+
+    def wave_summaries(self) -> list[dict[str, Any]]:
+        """For a scenario with waves, each wave's odds, losses and what remains
+        (:func:`simulator.results.waves.wave_summaries`); empty otherwise."""
+        from .waves import wave_summaries
+
+        return wave_summaries(self)
 
     def to_json(self) -> str:
         """:meth:`to_dict` as JSON text (what ``battle-odds run --json`` prints)."""

@@ -151,6 +151,19 @@ class Prepared(ABC):
     #: The step the battle has reached already (0: it starts now); steps, and a stop
     #: rule's ``after``, count from the battle's start (:data:`FROM_STEP`).
     from_step: int = 0
+    #: Why this scenario does not give a capability of :attr:`unfolds` (what its rows
+    #: lack), by capability, for the one-line refusal (running/unfolding.check_unfolds).
+    lacks: Mapping[str, str] = MappingProxyType({})
+
+    def survivors(
+        self, rows: Mapping[str, np.ndarray], side: str, data: Mapping[str, Any]
+    ) -> tuple[np.ndarray, list[dict[str, Any] | None]]:
+        """Side ``side`` as each battle of ``rows`` (battles of this scenario) left it,
+        for the next wave to fight (docs/unfolding.md, "Waves"): for each battle an index
+        into the list returned, of side tables written as the scenario writes ``side``
+        (``data``: its table in this scenario), battles that left it alike sharing one;
+        None where nothing of it is left to fight. Declared by :data:`WAVES`."""
+        raise NotImplementedError(WAVES)
 
     @property
     def has_stop_rules(self) -> bool:

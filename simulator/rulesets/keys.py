@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import BattleOddsError
-from ..input.fields import Field, Table, json_schema, markdown_table
+from ..input.fields import Field, ListOf, Table, json_schema, markdown_table
 
 if TYPE_CHECKING:
     from ..input.reader import Node
@@ -53,6 +53,25 @@ COST = Field(
     hi=MAX_COST,
     default=DEFAULT_COST,
 )
+
+
+#: The most waves a side may bring after its first army (docs/unfolding.md, "Waves").
+MOST_WAVES = 20
+
+
+def with_waves(side: Table) -> Table:
+    """A side's table with its ``waves``: the side's next armies, each written as the
+    side is (its own units, nothing inherited), for a ruleset that gives waves."""
+    army = replace(side, name=side.name, doc=f"one more army of the {side.name}", required=False)
+    waves = ListOf(
+        "waves",
+        f"the {side.name}'s next armies, each fighting what the battle before it left "
+        "(docs/unfolding.md, Waves)",
+        army,
+        1,
+        MOST_WAVES,
+    )
+    return replace(side, fields=(*side.fields, waves))
 
 
 def read_cost(node: Node, key: str = "cost", default: float | None = DEFAULT_COST) -> float:

@@ -38,6 +38,7 @@ import numpy as np
 from ..results.stats import Tally
 from ..rulesets.base import Prepared, use_common_kernel
 from ..scenario.scenario import Scenario, prepare
+from .capabilities import check_capabilities
 from .chunking import CALL_SECONDS, GROWTH, ChunkSizes, sized_chunks
 from .distributed import Group
 from .interrupt import check_stop, stop_requested
@@ -143,6 +144,7 @@ class ScenarioBattles:
         if key not in self._prepared:
             scenario = self.scenario(key)
             prepared = prepare(scenario)
+            check_capabilities(prepared, scenario.ruleset)
             # A scenario of many columns runs fewer battles a call; one the machine
             # cannot run a call of is refused before its first battle.
             per_call = battles_per_call(prepared, DEFAULT_CHUNK)

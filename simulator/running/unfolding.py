@@ -111,15 +111,15 @@ def check_step(prepared: Prepared, step: int, name: str = "--after") -> None:
     battle's start, the steps of a battle given in progress included."""
     limit, least = prepared.step_limit, prepared.from_step + 1
     if step < least or (limit is not None and step > limit):
-        most = "" if limit is None else f"..{limit}"
+        most = f"..{limit}" if limit is not None else " or more" if least > 1 else ""
         given = f" (the battle is given after step {least - 1})" if least > 1 else ""
         raise BattleOddsError(f"{name} {step}: expected a step {least}{most}{given}")
 
 
 def steps_to_record(asked: Sequence[int], every: bool, from_step: int = 0) -> list[int]:
     """The steps a block of battles is asked for: ``asked``, and with ``every`` each of
-    the :data:`MOST_STEPS` after ``from_step`` (trimmed to the block's longest battle
-    once recorded: :func:`_trimmed`)."""
+    the :data:`MOST_STEPS` after ``from_step`` (counted to the block's longest battle:
+    :func:`_record_block`)."""
     wanted = set(asked)
     if every:
         wanted.update(range(from_step + 1, from_step + MOST_STEPS + 1))
@@ -136,19 +136,6 @@ def one_pass(prepared: Prepared) -> bool:
     """Whether the ruleset's kernel records every step in one pass (it overrides
     ``Prepared.run_through``); the default fights the battles again for each step."""
     return type(prepared).run_through is not Prepared.run_through
-
-
-def _trimmed(chunk: StepTally, asked: Sequence[int]) -> StepTally:
-    """``chunk`` without the steps after the first at which none of its battles is
-    still fighting, but those ``asked``: a battle decided by then has its final state
-    at every later step, and :meth:`StepTally.merge` counts it so."""
-    kept: dict[int, StepCounts] = {}
-    ended = False
-    for step, counts in chunk.steps.items():
-        if not ended or step in asked:
-            kept[step] = counts
-        ended = ended or counts.states[-1] == 0
-    return StepTally(chunk.brought, kept)
 
 
 def _record_block(
@@ -170,22 +157,29 @@ def _record_block(
     after each."""
     chunk = StepTally(brought)
     wanted = steps_to_record(asked, every, prepared.from_step)
+    recorded = None
     if one_pass(prepared):
         with lock or nullcontext():
-            outcomes = prepared.run_through(seed, first, count, wanted)
+            recorded = prepared.run_through(seed, first, count, wanted)
         if stopped():
             return None
-        for k, step in enumerate(wanted):
-            chunk.steps[step] = StepCounts.of({n: c[k] for n, c in outcomes.items()}, brought)
-        return _trimmed(chunk, asked)
-    ended = False  # every battle decided: later steps are their final states
-    for step in (t for t in wanted if not ended or t in asked):
-        with lock or nullcontext():
-            outcomes = prepared.run_through(seed, first, count, [step])
-        counts = StepCounts.of({n: c[0] for n, c in outcomes.items()}, brought)
+    # Past the first step at which every battle is decided, only the steps asked: a
+    # battle decided by then has its final state at every later step, and
+    # StepTally.merge counts it so.
+    ended = False
+    for k, step in enumerate(wanted):
+        if ended and step not in asked:
+            continue
+        if recorded is None:
+            with lock or nullcontext():
+                outcomes = prepared.run_through(seed, first, count, [step])
+            row = 0
+        else:
+            outcomes, row = recorded, k
+        counts = StepCounts.of({n: c[row] for n, c in outcomes.items()}, brought)
         chunk.steps[step] = counts
         ended = ended or counts.states[-1] == 0
-        if stopped():
+        if recorded is None and stopped():
             return None
     return chunk
 

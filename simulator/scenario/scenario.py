@@ -17,6 +17,7 @@ from ..input.reader import Node
 from ..input.toml import read_toml
 from ..rulesets import keys
 from .unknowns import Mixture, Unknown, find_unknowns
+from .waves import Waves, split_waves
 
 #: Keys every scenario may have, whatever its ruleset.
 COMMON_KEYS = tuple(f.name for f in keys.COMMON)
@@ -123,8 +124,17 @@ def from_data(data: Mapping[str, Any], source: Source) -> Scenario:
                 side,
             )
     plain, unknowns = find_unknowns(table, source)
+    without_waves, waving, waves = split_waves(table, source)
     model: Any
-    if unknowns:
+    if waving is not None:
+        if unknowns:
+            raise source.error(
+                f"{waving}.waves",
+                "waves and ranges (unknowns) in one scenario: give the armies exactly, "
+                f"or leave out [[{waving}.waves]]",
+            )
+        model = Waves(name, without_waves, waving, waves, source, from_data)
+    elif unknowns:
         model = Mixture(name, plain, unknowns, source, from_data)
     else:
         specific = {k: v for k, v in plain.items() if k not in COMMON_KEYS}
@@ -147,7 +157,7 @@ def from_data(data: Mapping[str, Any], source: Source) -> Scenario:
 def prepare(scenario: Scenario) -> rulesets.Prepared:
     """The scenario compiled to arrays: its ruleset's, or, for a scenario with unknowns,
     one that draws each battle's inputs (:mod:`.unknowns`)."""
-    if isinstance(scenario.model, Mixture):
+    if isinstance(scenario.model, Mixture | Waves):
         return scenario.model.prepare()
     return rulesets.get(scenario.ruleset).prepare(scenario.model)
 

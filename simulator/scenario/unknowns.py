@@ -40,6 +40,7 @@ from .. import rulesets
 from ..errors import BattleOddsError, Source
 from ..input.fields import RANGE_PATTERN, WEIGHTED_PATTERN
 from ..rulesets.base import BY_STEP, Prepared
+from .groups import GroupedPrepared, grouped_calls
 
 if TYPE_CHECKING:
     from .scenario import Scenario
@@ -418,10 +419,12 @@ class Mixture:
         return said if said != path else _path_words(path)
 
 
-class MixturePrepared(Prepared):
+class MixturePrepared(GroupedPrepared):
     """A scenario with unknowns, ready to run any range of battles: each battle's inputs
     drawn, the battles grouped by combination and run by that combination's prepared
     kernel (see the module's docstring), the outcome columns put back in battle order."""
+
+    grouped_by = "unknowns"
 
     def __init__(self, mixture: Mixture) -> None:
         self.mixture = mixture
@@ -448,13 +451,6 @@ class MixturePrepared(Prepared):
         self.from_step = max(p.from_step for p in known)
         self.unfolds = frozenset.intersection(*(p.unfolds for p in known)) - {BY_STEP}
 
-    def kernel_choices(self, battles: int | None = None) -> tuple[str, ...]:
-        return (self.kernel,)
-
-    def use_kernel(self, name: str) -> None:
-        if name != self.kernel:
-            raise BattleOddsError(f"a scenario with unknowns runs its own kernels, not {name!r}")
-
     def memory_bytes(self, battles: int) -> int:
         # The chunk's outcome columns, the input draws, and one combination's call.
         own = 8 * (3 * len(self.columns) + 2 * len(self.mixture.unknowns) + 4) * battles
@@ -468,37 +464,15 @@ class MixturePrepared(Prepared):
         drawn = m.draws(seed, first, count)
         combos = drawn @ m.strides
         winners = out["winner"]
-        start = first
-        while start < first + count:
-            block = start // BLOCK
-            end = min(first + count, (block + 1) * BLOCK)
-            here = slice(start - first, end - first)
-            # How many battles of each combination the block held before ``start``.
-            before = block * BLOCK
-            earlier = m.draws(seed, before, start - before) @ m.strides if start > before else None
-            segment = combos[here]
-            order = np.argsort(segment, kind="stable")
-            present, starts, counts = np.unique(
-                segment[order], return_index=True, return_counts=True
-            )
-            if earlier is not None:
-                seen, seen_counts = np.unique(earlier, return_counts=True)
-                at = np.searchsorted(seen, present)
-                at = np.minimum(at, len(seen) - 1)
-                prior = np.where(seen[at] == present, seen_counts[at], 0)
-            else:
-                prior = np.zeros(len(present), np.int64)
-            seeds = m.combination_seeds(seed, present)
-            for c, s, n, r, c_seed in zip(present, starts, counts, prior, seeds, strict=True):
-                combination = int(c)
-                positions = order[s : s + n] + (start - first)
-                result = _run_group(
-                    m.prepared_of(combination), int(c_seed), before + int(r), int(n)
-                )
-                for name, column in result.items():
-                    if name in out:
-                        out[name][positions] = column
-            start = end
+        calls = grouped_calls(
+            first, combos, lambda start, n: m.draws(seed, start, n) @ m.strides, BLOCK
+        )
+        for combination, index, positions in calls:
+            c_seed = m.combination_seeds(seed, np.array([combination], np.int64))[0]
+            result = run_group(m.prepared_of(combination), int(c_seed), index, len(positions))
+            for name, column in result.items():
+                if name in out:
+                    out[name][positions] = column
         for k in range(len(m.unknowns)):
             out[f"unknown.{k}"] = unknown_code(drawn[:, k], winners, int(m.sizes[k]))
         return out
@@ -529,7 +503,7 @@ def _path_words(path: str) -> str:
 SERIAL_BATTLES = 512
 
 
-def _run_group(prepared: Prepared, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
+def run_group(prepared: Prepared, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
     if count >= SERIAL_BATTLES:
         return prepared.run(seed, first, count)
     import numba

@@ -30,6 +30,7 @@ from ..running.plan import DEFAULT_CHUNK, Progress, StudyPlan
 from ..running.progress import plain_lines_by_default
 from ..running.scenarios import ScenarioBattles
 from ..scenario.scenario import Scenario
+from ..scenario.waves import WAVE_PREFIX
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -285,7 +286,8 @@ def paired_chunk(columns: list[dict[str, np.ndarray]]) -> PairedChunk:
     ).reshape(size, size)
     sums: dict[str, PairedSums] = {}
     for name in out_a:
-        if name != "winner" and name in out_b:
+        # A wave's columns (-1 where it did not fight) are not means per battle.
+        if name != "winner" and name in out_b and not name.startswith(WAVE_PREFIX):
             diff = out_b[name].astype(np.int64) - out_a[name].astype(np.int64)
             sums.setdefault(name, PairedSums()).add(diff)
     return PairedChunk(Tally.of(out_a), Tally.of(out_b), joint, sums)

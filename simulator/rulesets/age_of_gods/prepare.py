@@ -4,12 +4,14 @@ with more columns)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import MappingProxyType
 
 import numpy as np
 
 from kernels import age_of_gods as k
 from kernels import olympia as ol
 
+from .. import base
 from ..base import BY_STEP, Prepared
 from ..olympia.model import Men, Side, Unit
 from ..olympia.prepare import side_bounds
@@ -256,6 +258,16 @@ EXTRAS = tuple(x for x in ol.EXTRAS if x != "engines_lost")
 
 class AgeOfGodsPrepared(Prepared):
     kernel = "phased"
+
+    #: What of the battle as it unfolds it cannot give, and why.
+    lacks = MappingProxyType(
+        {
+            base.WAVES: (
+                "its rows count the men lost by type and side, not by unit, and keep no "
+                "noble's wounds, so the army a battle left cannot be written again"
+            )
+        }
+    )
 
     def __init__(self, battle: Battle) -> None:
         self.battle = battle

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import MappingProxyType
 
 import numpy as np
 
 from kernels import blocks as k
 
+from .. import base
 from ..base import BY_STEP, Prepared, add_to_most
 from .keys import SWITCHES
 from .model import INITIATIVES, POLICIES, SIDES, Battle
@@ -83,6 +85,16 @@ def compile_battle(battle: Battle) -> BlocksArrays:
 
 
 class BlocksPrepared(Prepared):
+    #: What of the battle as it unfolds it cannot give, and why.
+    lacks = MappingProxyType(
+        {
+            base.WAVES: (
+                "its rows keep each block's steps lost, not where the block stands after "
+                "the battle (field, castle, reserve)"
+            )
+        }
+    )
+
     def __init__(self, battle: Battle) -> None:
         self.battle = battle
         self.arrays = compile_battle(battle)

@@ -8,7 +8,7 @@ below 2**53 (see ``model.strength_units``).
 from __future__ import annotations
 
 from ...input.fields import Field, ListOf, OneOf, Table, side_list
-from ..keys import COST
+from ..keys import COST, with_waves
 
 ABILITIES = ("attack", "bombard", "strike")
 DAMAGE_RULES = ("2dN", "flat1")
@@ -175,8 +175,8 @@ SCENARIO = Table(
     "a confrontation scenario",
     (
         BATTLE,
-        side("attacker"),
-        side("defender"),
+        with_waves(side("attacker")),
+        with_waves(side("defender")),
         Table("units", "unit types of this scenario", other=TYPE),
         ListOf(
             "script",

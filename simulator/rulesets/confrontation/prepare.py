@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
 
 import numpy as np
 
 from kernels import confrontation as k
 
-from ..base import BY_STEP, TURN_LIMIT, Prepared, add_to_most
+from ..base import BY_STEP, TURN_LIMIT, WAVES, Prepared, add_to_most
+from . import waves
 from .model import ABILITIES, SIDES, Action, Battle, hundredths, unit_column
 
 _ABILITY = {"attack": k.ATTACK, "bombard": k.BOMBARD, "strike": k.STRIKE}
@@ -122,6 +126,8 @@ class ConfrontationPrepared(Prepared):
         self.column_bounds = self._bounds()
         self.step_limit = battle.turns
         self.unfolds = frozenset({BY_STEP})
+        if battle.policy == "simple":  # a script names stacks a wave may have lost
+            self.unfolds |= {WAVES}
 
     def _bounds(self) -> dict[str, tuple[int | None, int | None]]:
         """A side loses at most its units of a type, a unit's integrity left is 0 to its
@@ -189,6 +195,15 @@ class ConfrontationPrepared(Prepared):
         # Only the last turn ends a battle undecided: every draw is one the limit ended.
         columns[TURN_LIMIT] = (out[:, k.O_WINNER] == k.DRAW).astype(np.int64)
         return columns
+
+    lacks = MappingProxyType(
+        {WAVES: "a scripted battle's turns name stacks that an earlier wave may destroy"}
+    )
+
+    def survivors(
+        self, rows: Mapping[str, np.ndarray], side: str, data: Mapping[str, Any]
+    ) -> tuple[np.ndarray, list[dict[str, Any] | None]]:
+        return waves.survivors(self.battle, rows, side, data)
 
 
 __all__ = ["ABILITIES", "ConfrontationArrays", "ConfrontationPrepared", "compile_battle"]

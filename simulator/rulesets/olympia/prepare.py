@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 import numpy as np
 
@@ -11,6 +12,7 @@ from kernels import olympia as k
 from kernels import olympia_chain, olympia_skip
 
 from ...errors import BattleOddsError, did_you_mean
+from .. import base
 from ..base import BY_STEP, FROM_STEP, STOP_RULES, Prepared
 from ..stop_rules import STOP_AFTER
 from .keys import KERNELS, RULE_KERNELS
@@ -287,6 +289,16 @@ def side_bounds(groups: np.ndarray) -> dict[str, tuple[int | None, int | None]]:
 
 
 class OlympiaPrepared(Prepared):
+    #: What of the battle as it unfolds it cannot give, and why.
+    lacks = MappingProxyType(
+        {
+            base.WAVES: (
+                "its rows count the men lost by type and side, not by unit, and keep no "
+                "noble's wounds, so the army a battle left cannot be written again"
+            )
+        }
+    )
+
     def __init__(self, battle: Battle) -> None:
         self.battle = battle
         self.arrays = compile_battle(battle)

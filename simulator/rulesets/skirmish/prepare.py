@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import MappingProxyType
 
 import numpy as np
 
 from kernels import skirmish as k
 
+from .. import base
 from ..base import BY_STEP, TURN_LIMIT, Prepared, add_to_most
 from .model import SIDES, Battle, Participant
 
@@ -72,6 +74,16 @@ def health_column(p: Participant) -> str:
 
 
 class SkirmishPrepared(Prepared):
+    #: What of the battle as it unfolds it cannot give, and why.
+    lacks = MappingProxyType(
+        {
+            base.WAVES: (
+                "its sides are stacks by owner on tiles, with no [attacker] or [defender] "
+                "table a wave could be written as"
+            )
+        }
+    )
+
     def __init__(self, battle: Battle) -> None:
         self.battle = battle
         self.table, self.casualty_names = participant_table(battle)

@@ -1,0 +1,72 @@
+"""Battles that run on the kernels of several prepared scenarios, one a battle, with the
+randomness contract kept (docs/unknowns.md, docs/unfolding.md "Waves").
+
+A run whose battles each pick one of several scenarios (the combination of inputs a
+battle drew, the army a wave meets) groups them: battles come in blocks of ``block``, and
+the battle that is the r-th of its block to pick group g is battle ``block_index * block
++ r`` of group g's scenario, on the group's own seed. That is a pure function of the
+seed and the battle index (given which group each battle of the block picks), so the
+numbers do not depend on chunking, threads or machine; within a chunk the battles of
+one group in one block are consecutive battles of its scenario, run by one kernel call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import numpy as np
+
+from ..errors import BattleOddsError
+from ..rulesets.base import Prepared
+
+
+def grouped_calls(
+    first: int,
+    groups: np.ndarray,
+    earlier: Callable[[int, int], np.ndarray],
+    block: int,
+) -> Iterator[tuple[int, int, np.ndarray]]:
+    """The kernel calls that run battles ``first .. first + len(groups) - 1``, battle
+    ``first + j`` of group ``groups[j]``: for each block and each group present in it,
+    ``(group, index, positions)``: the group, the index in its scenario's numbering of
+    the first of its battles here, and their positions in ``groups`` (in battle order).
+    ``earlier(start, count)`` gives the groups of battles ``start .. start + count - 1``,
+    asked only for the battles of the chunk's first block before ``first``."""
+    count = len(groups)
+    start = first
+    while start < first + count:
+        number = start // block
+        before = number * block
+        end = min(first + count, before + block)
+        here = slice(start - first, end - first)
+        segment = groups[here]
+        order = np.argsort(segment, kind="stable")
+        present, starts, counts = np.unique(segment[order], return_index=True, return_counts=True)
+        if start > before:
+            # How many battles of each group the block held before ``start``.
+            seen, seen_counts = np.unique(earlier(before, start - before), return_counts=True)
+            at = np.minimum(np.searchsorted(seen, present), len(seen) - 1)
+            prior = np.where(seen[at] == present, seen_counts[at], 0)
+        else:
+            prior = np.zeros(len(present), np.int64)
+        for g, s, n, r in zip(present, starts, counts, prior, strict=True):
+            yield int(g), before + int(r), order[s : s + n] + (start - first)
+        start = end
+
+
+class GroupedPrepared(Prepared):
+    """A scenario whose battles run on the kernels of the scenarios it groups (unknowns'
+    combinations, waves' fights): its kernel is named after the first's, and it takes no
+    other (each group's is chosen by the group)."""
+
+    #: What the scenario has, for the refusal of another kernel: "unknowns", "waves".
+    grouped_by = ""
+
+    def kernel_choices(self, battles: int | None = None) -> tuple[str, ...]:
+        return (self.kernel,)
+
+    def use_kernel(self, name: str) -> None:
+        if name != self.kernel:
+            raise BattleOddsError(
+                f"a scenario with {self.grouped_by} runs its own kernels, not {name!r}"
+            )
