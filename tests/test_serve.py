@@ -596,3 +596,24 @@ def test_stop_while_the_steps_are_worked_out_keeps_the_answer_whole(server):
         assert steps["steps"] == []
         assert steps["notes"] == ["stopped before the state after each step was worked out"]
     assert server.running() == 0
+
+
+def test_a_pasted_scenario_with_waves_shows_the_waves_table_run_prints(server):
+    from simulator.report.tables import wave_table
+
+    text = (ROOT / "examples" / "waves" / "raids_on_a_gate.toml").read_text()
+    _, _, done = _answer(server, {"toml": text, "battles": "4000", "seed": "3"})
+    scenario = Question.of({"toml": text}).scenario
+    title, columns, rows, note = wave_table(run_chunks(scenario, RunPlan.of(scenario, 4000, 3)))
+    shown = {
+        "title": title,
+        "columns": list(columns),
+        "rows": [list(r) for r in rows],
+        "note": note,
+    }
+    assert done["waves"] == shown
+    assert [r[0] for r in done["waves"]["rows"]] == ["1", "2", "3"]
+    # Waves are whole battles, wave after wave: no state after each step, said in a line.
+    assert "a scenario with waves" in done["unfolding"]["unavailable"]
+    _, _, plain = _answer(server, {**ARMIES, "battles": "2000"})
+    assert plain["waves"] is None

@@ -484,13 +484,18 @@ def test_completion_offers_the_rulesets_unit_names(server, browser):
     assert [o.get_attribute("value") for o in options] == ["noble, 5 pikeman"]
 
 
-def test_a_pasted_scenario_is_answered_and_its_errors_name_the_line(server, browser):
+def paste_box(server, browser):
+    """A fresh page's box for a pasted scenario (answer-as-you-type off: Run asks)."""
     browser.get(server.page)
     wait_for(browser, "idle", 60)
-    browser.find_element(By.ID, "live").click()  # off: the question is asked with Run
+    browser.find_element(By.ID, "live").click()
     browser.find_element(By.CSS_SELECTOR, "input[name=mode][value=toml]").click()
+    return browser.find_element(By.ID, "toml")
+
+
+def test_a_pasted_scenario_is_answered_and_its_errors_name_the_line(server, browser):
+    box = paste_box(server, browser)
     text = (ROOT / "scenarios" / "olympia" / "knights_vs_pikemen.toml").read_text()
-    box = browser.find_element(By.ID, "toml")
     misspelt = text.replace("knight = 10", "knigt = 10")
     browser.execute_script("arguments[0].value = arguments[1];", box, misspelt)
     browser.find_element(By.ID, "run").click()
@@ -695,3 +700,29 @@ def test_the_page_says_which_rulesets_still_compile(browser, tmp_path):
         )
     finally:
         assert fresh.stop() == 0, fresh.errors
+
+
+def test_a_pasted_scenario_with_waves_shows_its_waves_on_a_phone(server, browser):
+    width = 375
+    browser.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": width, "height": 812, "deviceScaleFactor": 2, "mobile": True},
+    )
+    try:
+        box = paste_box(server, browser)
+        text = (ROOT / "examples" / "waves" / "raids_on_a_gate.toml").read_text()
+        browser.execute_script("arguments[0].value = arguments[1];", box, text)
+        browser.find_element(By.ID, "run").click()
+        wait_for(browser, "done")
+        assert browser.find_element(By.ID, "waves-title").text.startswith("Waves: the attacker's")
+        cells = [
+            [c.text for c in r.find_elements(By.TAG_NAME, "td")]
+            for r in browser.find_elements(By.CSS_SELECTOR, "#waves tbody tr")
+        ]
+        assert [c[0] for c in cells] == ["1", "2", "3"] and len(cells[0]) == 7
+        assert "a scenario with waves" in browser.find_element(By.ID, "unfolding-note").text
+        assert not browser.find_element(By.CSS_SELECTOR, "#unfolding .slider").is_displayed()
+        browser.execute_script("document.getElementById('waves').scrollIntoView()")
+        assert browser.execute_script("return document.documentElement.scrollWidth") <= width
+    finally:
+        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})

@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import rulesets
 from ..errors import BattleOddsError
+from ..report.tables import wave_table
 from ..results.result import Result
 from ..results.stats import OUTCOMES, Histogram, wilson
 from ..results.steps import STATES
@@ -154,6 +155,7 @@ def payload(result: Result, running: bool, planned: int | None) -> dict[str, Any
             "undecided and count as draws"
         )
     precision = result.extra.get("precision")
+    waves = wave_table(result)
     return {
         "running": running,
         "partial": result.partial,
@@ -182,6 +184,10 @@ def payload(result: Result, running: bool, planned: int | None) -> dict[str, Any
         "extras": extras,
         "notes": notes,
         "precision": str(precision) if precision is not None else None,
+        # A scenario with waves ([[attacker.waves]]): the table run prints, cell by cell.
+        "waves": None
+        if waves is None
+        else {"title": waves[0], "columns": waves[1], "rows": waves[2], "note": waves[3]},
     }
 
 

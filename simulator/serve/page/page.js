@@ -362,6 +362,16 @@ function draw(a) {
   $("survivors-title").textContent = a.titles.survivors;
   survivorChoices(a);
   survivors();
+  // Waves: the table run prints, in its words.
+  $("waves-box").hidden = !a.waves;
+  if (a.waves) {
+    $("waves-title").textContent = a.waves.title;
+    const head = $("waves").querySelector("thead tr");
+    head.textContent = "";
+    for (const c of a.waves.columns) head.append(Object.assign(document.createElement("th"), { textContent: c }));
+    rows("waves", a.waves.rows.map((r) => ({ cells: r.map((c) => [c]) })));
+    $("waves-note").textContent = a.waves.note;
+  }
   $("extras-box").hidden = a.extras.length === 0;
   rows("extras", a.extras.map((x) => ({
     cells: x.probability ?
