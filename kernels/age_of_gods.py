@@ -20,6 +20,12 @@ are taken (``S_CERTAIN_CAPTURE``, ``S_NO_PRISONERS``); the group table holds eac
 unit's tactics (``G_ATTACK_PCT``, ``G_DEFENSE_PCT``), who is inside (``G_INSIDE``) and
 the round allies arrive in (``G_ARRIVES``).
 
+A battle may start in progress (``S_FROM_STEP``: rounds already fought, so the volley is
+past and the round counter starts there) and either side may withdraw (kernels/stops.py:
+the rules are a separate ``(2, N_STOP)`` argument, checked after every round the battle
+survives undecided). ``phased_battles`` records a battle's row after each asked round in
+the same pass (``through``), the rows :meth:`run_until` would give one step at a time.
+
 Only ``strike`` (once per strike) is inlined; the per-phase helpers are compiled as
 separate functions, because inlining them all into one battle function multiplies
 Numba's compile time for a per-call cost that is negligible once per phase.
@@ -35,7 +41,7 @@ from numba import prange
 from . import olympia as ol
 from ._jit import INT_TABLE, INTS, REALS, STATE, address_of, jit
 from .rng import below, chance, seed_battle, uniform
-from .stops import FIGHTING
+from .stops import ATTACKER_WITHDREW, FIGHTING, STOP_GONE, any_stop, withdrawing_side
 
 # Columns of the group table after Olympia's: mounted, pikes, the special attack,
 # the fled column, the band (who flees together), the unit's attack and defense
@@ -60,7 +66,9 @@ N_GROUP_FIELDS = ol.N_GROUP_FIELDS + 10
 # side's structure covers under the engine's structure rules (0: the text's rules);
 # whether this side, losing with nobody standing, has all its nobles taken (the
 # engine's 100%); whether this side's leader takes no prisoners (a garrison: those it
-# would take are killed).
+# would take are killed); whether a side that withdraws has its nobles taken as a beaten
+# side's are (the engine's prisoner rules: the engine knows no way off the field but
+# breaking); the rounds already fought (the same in both rows: a battle in progress).
 (
     S_QUARTERS,
     S_ATTACK_QUARTERS,
@@ -68,17 +76,20 @@ N_GROUP_FIELDS = ol.N_GROUP_FIELDS + 10
     S_COVERS,
     S_CERTAIN_CAPTURE,
     S_NO_PRISONERS,
-) = range(ol.N_SIDE_FIELDS, ol.N_SIDE_FIELDS + 6)
-N_SIDE_FIELDS = ol.N_SIDE_FIELDS + 6
+    S_WITHDRAWAL_PRISONERS,
+    S_FROM_STEP,
+) = range(ol.N_SIDE_FIELDS, ol.N_SIDE_FIELDS + 8)
+N_SIDE_FIELDS = ol.N_SIDE_FIELDS + 8
 QUARTERS = 4
 #: Tactics are percentages: a strike's rating and a target's defense are both scaled
 #: by 100 x 4 (percent x quarters); the engine's structure bonus is in hundredths of a
 #: point, so under it both are scaled by 100 more.
 PERCENT = 100
 
-# Phases; also the values of the outcome column O_PHASE (where the battle was decided).
-VOLLEY, SPECIAL, MISSILE, MELEE, STALEMATE = range(5)
-PHASES = ("volley", "special", "missile", "melee", "stalemate")
+# Phases; also the values of the outcome column O_PHASE (where the battle was decided:
+# a withdrawal ends it after a round's last phase).
+VOLLEY, SPECIAL, MISSILE, MELEE, STALEMATE, WITHDRAWAL = range(6)
+PHASES = ("volley", "special", "missile", "melee", "stalemate", "withdrawal")
 ATTACKER, DEFENDER, DRAW = ol.ATTACKER, ol.DEFENDER, ol.DRAW
 MELEE_STRIKES_PER_DEFENDER = 4
 
@@ -503,6 +514,56 @@ def finish(state, groups, sides, cnt, health, alive, winner, steps, row):
 
 
 @jit(counted=False)
+def men_left(groups, cnt, rounds, s, column):
+    """Side ``s``'s men left after round ``rounds`` (fighters, nobles not counted: those
+    on the field and allies still to come, the men a stop rule counts) and its men of the
+    casualty ``column``'s type (a stop rule's ``gone``; any value when it names none)."""
+    men = 0
+    of_type = 0
+    for g in range(groups.shape[0]):
+        if groups[g, ol.G_SIDE] != s or groups[g, ol.G_KIND] != ol.MAN:
+            continue
+        left = cnt[g] if groups[g, G_ARRIVES] <= rounds else groups[g, ol.G_COUNT]
+        men += left
+        if groups[g, ol.G_COLUMN] == column:
+            of_type += left
+    return men, of_type
+
+
+@jit(counted=False)
+def withdrawal(state, groups, sides, stops, cnt, health, alive, rounds, row):
+    """After round ``rounds``, left undecided: the side whose stop rule holds withdraws
+    (the attacker's rule first). Its row: that side withdrew after this round, its nobles
+    taken as a beaten side's are under the engine's prisoner rules (``finish`` with the
+    other side as the winner), nothing more under the text's. Returns whether a side
+    withdrew."""
+    men_a, gone_a = men_left(groups, cnt, rounds, np.int64(ATTACKER), stops[0, STOP_GONE])
+    men_d, gone_d = men_left(groups, cnt, rounds, np.int64(DEFENDER), stops[1, STOP_GONE])
+    side = withdrawing_side(stops, men_a, men_d, gone_a, gone_d, rounds)
+    if side < 0:
+        return False
+    if sides[side, S_WITHDRAWAL_PRISONERS] == 1:
+        finish(state, groups, sides, cnt, health, alive, 1 - side, rounds, row)
+    row[ol.O_WINNER] = ATTACKER_WITHDREW + side
+    row[ol.O_STEPS] = rounds
+    row[O_PHASE] = WITHDRAWAL
+    return True
+
+
+@jit(inline=True)
+def record_until(row, record, asked, recorded, rounds):
+    """The row as it stands (still fighting) for each asked round up to ``rounds`` not
+    recorded yet; returns how many are recorded."""
+    while recorded < asked.shape[0] and asked[recorded] <= rounds:
+        for c in range(row.shape[0]):
+            record[recorded, c] = row[c]
+        record[recorded, ol.O_WINNER] = FIGHTING
+        record[recorded, ol.O_STEPS] = asked[recorded]
+        recorded += 1
+    return recorded
+
+
+@jit(counted=False)
 def _phased_battle(
     state,
     groups,
@@ -521,77 +582,95 @@ def _phased_battle(
     pool,
     ready,
     per_side,
+    stops,
+    asked,
+    record,
 ):
+    """One battle into ``row``; its rows after the ``asked`` rounds (ascending) into
+    ``record``, as many as it reaches before its end (returned: the caller fills the
+    rest with the final row). The attacker's ``S_CUT`` stops it after that round."""
     value, alive, sdef, sdmg, standing, ws, ts, others, front = per_side[:9]
     pending, pool_total, missile_cap, melee_cap, start = per_side[9:]
     ol.battle_start(groups, sides, cnt, health, value, alive, sdef, sdmg, standing, row)
+    rounds = sides[0, S_FROM_STEP]
     for s in range(2):
         start[s] = sides[s, ol.S_START]
     for g in range(groups.shape[0]):
-        if groups[g, G_ARRIVES] > 0:  # allies: not on the field until their round
+        if groups[g, G_ARRIVES] > rounds:  # allies: not on the field until their round
             alive[groups[g, ol.G_SIDE]] -= cnt[g]
             cnt[g] = 0
-    survey(
-        groups,
-        cnt,
-        sides,
-        standing,
-        unit_men,
-        rating,
-        w,
-        t,
-        ws,
-        ts,
-        others,
-        front,
-        pool,
-        pool_total,
-        missile_cap,
-        melee_cap,
-    )
-    ranged_or_melee(
-        state,
-        groups,
-        sides,
-        cnt,
-        hit,
-        sdef,
-        sdmg,
-        standing,
-        pending,
-        t,
-        ts,
-        front,
-        ready,
-        # np.int64: literal constants would compile a second ranged_or_melee for them.
-        np.int64(DEFENDER),
-        np.int64(MISSILE),
-        missile_cap[DEFENDER],
-    )
-    apply_losses(
-        state,
-        groups,
-        survive,
-        flee,
-        sides,
-        cnt,
-        health,
-        hit,
-        lost,
-        value,
-        alive,
-        sdef,
-        sdmg,
-        standing,
-        pending,
-        row,
-    )
-    winner = verdict(value, alive, start, sides)
-    if winner >= 0:
-        finish(state, groups, sides, cnt, health, alive, winner, np.int64(0), row)
-        row[O_PHASE] = VOLLEY
-        return
-    rounds = 0
+    cut = sides[0, ol.S_CUT]
+    withdrawals = any_stop(stops)
+    if rounds > 0:
+        # A battle in progress: the volley is past; the state asked for a round already
+        # fought is the state given.
+        recorded = record_until(row, record, asked, 0, rounds)
+        if 0 < cut <= rounds:
+            row[ol.O_WINNER] = FIGHTING
+            row[ol.O_STEPS] = cut
+            return recorded
+    else:
+        recorded = 0
+        survey(
+            groups,
+            cnt,
+            sides,
+            standing,
+            unit_men,
+            rating,
+            w,
+            t,
+            ws,
+            ts,
+            others,
+            front,
+            pool,
+            pool_total,
+            missile_cap,
+            melee_cap,
+        )
+        ranged_or_melee(
+            state,
+            groups,
+            sides,
+            cnt,
+            hit,
+            sdef,
+            sdmg,
+            standing,
+            pending,
+            t,
+            ts,
+            front,
+            ready,
+            # np.int64: literal constants would compile a second ranged_or_melee for them.
+            np.int64(DEFENDER),
+            np.int64(MISSILE),
+            missile_cap[DEFENDER],
+        )
+        apply_losses(
+            state,
+            groups,
+            survive,
+            flee,
+            sides,
+            cnt,
+            health,
+            hit,
+            lost,
+            value,
+            alive,
+            sdef,
+            sdmg,
+            standing,
+            pending,
+            row,
+        )
+        winner = verdict(value, alive, start, sides)
+        if winner >= 0:
+            finish(state, groups, sides, cnt, health, alive, winner, np.int64(0), row)
+            row[O_PHASE] = VOLLEY
+            return 0
     while True:
         rounds += 1
         later = arrive(groups, cnt, value, alive, start, rounds)
@@ -662,17 +741,20 @@ def _phased_battle(
             if winner >= 0:
                 finish(state, groups, sides, cnt, health, alive, winner, rounds, row)
                 row[O_PHASE] = phase
-                return
+                return recorded
         if strikes == 0 and not later:
             # Nobody on either side could strike in a whole round and no allies are to
             # come: nothing will change.
             finish(state, groups, sides, cnt, health, alive, np.int64(DRAW), rounds, row)
             row[O_PHASE] = STALEMATE
-            return
-        if rounds == sides[0, ol.S_CUT]:
+            return recorded
+        if withdrawals and withdrawal(state, groups, sides, stops, cnt, health, alive, rounds, row):
+            return recorded
+        recorded = record_until(row, record, asked, recorded, rounds)
+        if rounds == cut:
             row[ol.O_WINNER] = FIGHTING
             row[ol.O_STEPS] = rounds
-            return
+            return recorded
 
 
 @functools.cache
@@ -680,13 +762,18 @@ def battle_by_address():
     """:func:`_phased_battle` for :func:`phased_battles`, called by its address
     (:func:`~kernels._jit.address_of`), compiled or loaded on first use."""
     tables = (INT_TABLE, REALS, REALS, INT_TABLE)  # groups, survive, flee, sides
-    return address_of(_phased_battle, (STATE, *tables, INTS, *[INTS] * 10, INT_TABLE))
+    scratch = (INTS, *[INTS] * 10, INT_TABLE)  # row, the per-group rows, per_side
+    recording = (INT_TABLE, INTS, INT_TABLE)  # stops, asked, record
+    return address_of(_phased_battle, (STATE, *tables, *scratch, *recording))
 
 
 @jit(parallel=True)
-def phased_battles(battle, groups, survive, flee, sides, seed, first, out):
+def phased_battles(battle, groups, survive, flee, sides, stops, asked, seed, first, out, through):
     """Battles ``first .. first + len(out) - 1`` of run ``seed``; ``battle`` is
-    :func:`battle_by_address`, and every array C-contiguous."""
+    :func:`battle_by_address`, ``stops`` the sides' stop rules (kernels/stops.py), and
+    every array C-contiguous. ``through[i, k]`` is battle i's row after round
+    ``asked[k]`` (ascending; a battle decided before it: its final row); a plain run asks
+    for none (``through`` of shape ``(len(out), 0, columns)``)."""
     n = out.shape[0]
     n_groups = groups.shape[0]
     n_units = groups[:, ol.G_UNIT].max() + 1
@@ -707,7 +794,8 @@ def phased_battles(battle, groups, survive, flee, sides, seed, first, out):
             seed_battle(state, seed, first + i)
             per_side[:] = 0
             hit[:] = 0
-            battle(
+            record = through[i]
+            recorded = battle(
                 state,
                 groups,
                 survive,
@@ -725,4 +813,9 @@ def phased_battles(battle, groups, survive, flee, sides, seed, first, out):
                 pool,
                 ready,
                 per_side,
+                stops,
+                asked,
+                record,
             )
+            for k in range(recorded, asked.shape[0]):
+                record[k, :] = out[i]

@@ -14,7 +14,14 @@ from numba import prange, types
 
 from ._jit import INT_TABLE, INTS, STATE, address_of, jit
 from .rng import below, seed_battle
-from .stops import FIGHTING
+from .stops import (
+    ATTACKER_WITHDREW,
+    FIGHTING,
+    NEITHER,
+    STOP_GONE,
+    any_stop,
+    withdrawing_side,
+)
 
 # Columns of the block table.
 B_SIDE, B_STEPS, B_INITIATIVE, B_FIRE, B_KNIGHTS, B_HARRY, B_PLACE, B_ARRIVES = range(8)
@@ -50,10 +57,15 @@ RESERVE, FIELD, CASTLE, STORM, SALLY, GONE, AWAY, TRYING = (np.int64(p) for p in
     P_RETREAT_ROAD,
     P_HARRY_FIRE,
     P_CUT,
-) = range(23)
-N_PARAMS = 23
+    P_FROM_STEP,
+    P_ROLE,
+) = range(25)
+N_PARAMS = 25
 # ``O_WINNER`` is ``FIGHTING`` (kernels/stops.py) for a battle still undecided when
 # phase ``params[P_CUT]`` (0: none) ends: its row is the state after that phase.
+# ``params[P_FROM_STEP]``: the phases already fought (a battle in progress); the
+# phase counter starts there (turn, round, reserves' arrival and the turn limit follow).
+# ``params[P_ROLE]``: the side in the attacker's role as the battle starts or goes on.
 # Policy codes: the index of the choice in simulator.rulesets.blocks.model.POLICIES.
 WITHDRAW_NONE, WITHDRAW_FILL, WITHDRAW_WHEN_WEAKER = 0, 1, 2
 STORM_NEVER, STORM_ROUND1, STORM_WHEN_STRONGER = 0, 1, 2
@@ -480,12 +492,125 @@ def clear_marks(mark):
         mark[b] = 0
 
 
+@jit(inline=True)
+def copy_row(source, target):
+    """``target[:] = source`` without the temporary copy (and allocation) Numba makes
+    for a slice assignment it cannot prove apart from its source."""
+    for c in range(source.shape[0]):
+        target[c] = source[c]
+
+
+@jit(inline=True)
+def men_left(blocks, steps, pos, side):
+    """A stop rule's men: the side's steps still in the battle (in the area or on the
+    road to it; retreated and eliminated blocks are out of it)."""
+    total = 0
+    for b in range(blocks.shape[0]):
+        if blocks[b, B_SIDE] == side and pos[b] <= SALLY:
+            total += steps[b]
+    return total
+
+
+@jit(inline=True)
+def block_left(steps, pos, b):
+    """The steps block ``b`` has in the battle (a stop rule's ``gone``; -1: no block)."""
+    if b < 0 or pos[b] > SALLY:
+        return 0
+    return steps[b]
+
+
+@jit(counted=False)
+def withdraw(blocks, params, steps, pos, side, attacker, castle_owner, phase, row):
+    """``side`` withdraws after ``phase``, as the text's after-battle retreat goes:
+    sallying blocks back into the castle, stormers back to the field, then the side's
+    field blocks leave: into its castle while there is room when it holds one in the
+    defender's role, else by the road (with no road, eliminated); its reserves turn back
+    and its castle blocks stay. The row is the battle's end: ``side`` withdrew."""
+    move_all(blocks, pos, NO_SIDE, SALLY, CASTLE)
+    move_all(blocks, pos, NO_SIDE, STORM, FIELD)
+    into_castle = side != attacker and side == castle_owner
+    for b in range(blocks.shape[0]):
+        if blocks[b, B_SIDE] != side:
+            continue
+        if pos[b] == RESERVE:
+            pos[b] = AWAY
+        elif pos[b] == FIELD:
+            if into_castle and count_at(blocks, pos, side, CASTLE, CASTLE) < params[P_CASTLE_LIMIT]:
+                pos[b] = CASTLE
+                continue
+            if params[P_RETREAT_ROAD] == 1:
+                pos[b] = AWAY
+            else:
+                while pos[b] == FIELD:
+                    lose_step(blocks, steps, pos, b, row)
+            row[O_FLAGS + F_ATTACKER_RETREATED + side] = 1
+    finish(blocks, pos, phase, row)
+    row[O_WINNER] = ATTACKER_WITHDREW + side
+    row[O_FLAGS + F_DEFENDER_WON] = 0
+
+
+@jit(counted=False)
+def phases_end(
+    blocks, params, stops, steps, pos, lo, hi, attacker, castle_owner, rec_steps, track, row
+):
+    """Phases ``lo .. hi`` are over (more than one when the rounds left are skipped on
+    the way to attrition: nothing changes in them) and the battle is undecided: a stop
+    rule (kernels/stops.py) may withdraw a side, the cut stop the battle, and each asked
+    phase's state goes to ``track``. Returns whether the battle has stopped. Called, not
+    inlined, at its five sites: only a run that asks for it comes here."""
+    rules = any_stop(stops)
+    for phase in range(lo, hi + 1):
+        if rules:
+            side = withdrawing_side(
+                stops,
+                men_left(blocks, steps, pos, ATTACKER),
+                men_left(blocks, steps, pos, DEFENDER),
+                block_left(steps, pos, stops[0, STOP_GONE]),
+                block_left(steps, pos, stops[1, STOP_GONE]),
+                phase,
+            )
+            if side != NEITHER:
+                withdraw(blocks, params, steps, pos, side, attacker, castle_owner, phase, row)
+                return True
+        if phase == params[P_CUT]:
+            stopped(blocks, pos, phase, row)
+            return True
+        record(blocks, pos, phase, rec_steps, track, row)
+    return False
+
+
+@jit(inline=True)
+def record(blocks, pos, phase, rec_steps, track, row):
+    """The state after ``phase`` into each row of ``track`` asked for it."""
+    for k in range(rec_steps.shape[0]):
+        if rec_steps[k] == phase:
+            copy_row(row, track[k])
+            stopped(blocks, pos, phase, track[k])
+
+
 @jit(counted=False, llvm_inline=True)
-def one_battle(state, blocks, params, steps, pos, mark, row):
+def one_battle(
+    state,
+    blocks,
+    params,
+    stops,
+    steps,
+    pos,
+    mark,
+    row,
+    rec_steps,
+    track,
+    watching,
+    cut,
+    start,
+    role,
+):
     """One battle into ``row``, inlined by LLVM into :func:`_battles`' loop over a block
     of battles. Called once a battle instead, through its address or directly from that
     loop, siege_attrition's 300 ns battles ran 5-7% slower than at 98979f3; inlined, 10%
-    faster (docs/benchmarks.md, sixth round)."""
+    faster (docs/benchmarks.md, sixth round). ``watching``: a stop rule or a recording
+    asks for every phase's end (:func:`phases_end`); so does the ``cut``. ``start`` is
+    ``params[P_FROM_STEP]``, ``role`` ``params[P_ROLE]``."""
     n = blocks.shape[0]
     row[:] = 0
     for b in range(n):
@@ -494,11 +619,16 @@ def one_battle(state, blocks, params, steps, pos, mark, row):
         mark[b] = 0
     new_battle = params[P_SIEGE] == 0
     limit = params[P_CASTLE_LIMIT]
+    # A battle in progress: the phases fought already, the turn it is in and the phase
+    # it goes on with (1-3 a combat round, 4 attrition).
+    first_turn = start // PHASES_PER_TURN + 1
+    first_phase = start % PHASES_PER_TURN + 1
     engine_relief = params[P_RELIEF] == RELIEF_FIELD_CONTESTED
     marks_cleared = params[P_CASTLE_MARKS] == MARKS_CLEARED
     # Combat deployment: the defender may withdraw field blocks into the castle.
     if (
         new_battle
+        and start == 0
         and params[P_WITHDRAW] != WITHDRAW_NONE
         and (
             params[P_WITHDRAW] == WITHDRAW_FILL
@@ -523,17 +653,34 @@ def one_battle(state, blocks, params, steps, pos, mark, row):
     castle_owner = besieged
     if castle_owner == NO_SIDE and limit > 0:
         castle_owner = np.int64(DEFENDER)
-    attacker = np.int64(ATTACKER)
-    cut = params[P_CUT]
-    for turn in range(1, params[P_TURNS] + 1):
+    # The side in the attacker's role: the attacker's, unless a battle in progress
+    # gave it to the defender (a relief arrived, a sally).
+    attacker = role
+    if attacker != ATTACKER:
+        row[O_FLAGS + F_ROLES_SWAPPED] = 1
+    watching = watching or cut > 0
+    if watching and start > 0:
+        # Asked for a phase fought already: the battle as the scenario gives it.
+        for k in range(rec_steps.shape[0]):
+            if rec_steps[k] <= start:
+                copy_row(row, track[k])
+                stopped(blocks, pos, rec_steps[k], track[k])
+        if 0 < cut <= start:
+            stopped(blocks, pos, cut, row)
+            return
+    for turn in range(first_turn, params[P_TURNS] + 1):
         base = PHASES_PER_TURN * (turn - 1)
-        straight_to_attrition = False
-        if turn > 1:
+        resumed = turn == first_turn and first_phase > 1
+        # Resumed at attrition: the turn's rounds and its retreat are over.
+        straight_to_attrition = resumed and first_phase == ATTRITION_PHASE
+        if turn > 1 and not resumed:
             # Reserves kept off the field by an early siege attrition are in the area now.
             move_all(blocks, pos, NO_SIDE, RESERVE, FIELD)
             if marks_cleared:
                 clear_marks(mark)
         for combat_round in range(1, 4):
+            if resumed and combat_round < first_phase:
+                continue  # fought already (a constant count of rounds: LLVM unrolls them)
             if (
                 combat_round == 1
                 and params[P_QUIET_SIEGE] == QUIET_NO_BESIEGED_RESERVES
@@ -541,8 +688,20 @@ def one_battle(state, blocks, params, steps, pos, mark, row):
                 and count_at(blocks, pos, besieged, CASTLE, CASTLE) > 0
                 and in_field(blocks, pos, 1 - besieged) == 0
             ):
-                if base + 1 == cut:
-                    stopped(blocks, pos, cut, row)
+                if watching and phases_end(
+                    blocks,
+                    params,
+                    stops,
+                    steps,
+                    pos,
+                    base + 1,
+                    base + 1,
+                    attacker,
+                    castle_owner,
+                    rec_steps,
+                    track,
+                    row,
+                ):
                     return
                 continue  # the engine skips round 1 when the besiegers are all on the road
             if combat_round >= 2:
@@ -658,15 +817,24 @@ def one_battle(state, blocks, params, steps, pos, mark, row):
                 finish(blocks, pos, base + combat_round, row)
                 return
             # A phase skipped on the way to attrition leaves the state as it is; round 3's
-            # phase ends after the retreat below. (cut > 0 first: a run without a cut
-            # pays one comparison a round.)
-            if cut > 0 and base + combat_round <= cut:
-                if straight_to_attrition:
-                    last_phase = base + 3
-                else:
-                    last_phase = base + combat_round if combat_round < 3 else base
-                if cut <= last_phase:
-                    stopped(blocks, pos, cut, row)
+            # phase ends after the retreat below. (watching first: a run that asks for
+            # nothing pays one comparison a round.)
+            if watching and (straight_to_attrition or combat_round < 3):
+                last_phase = base + 3 if straight_to_attrition else base + combat_round
+                if phases_end(
+                    blocks,
+                    params,
+                    stops,
+                    steps,
+                    pos,
+                    base + combat_round,
+                    last_phase,
+                    attacker,
+                    castle_owner,
+                    rec_steps,
+                    track,
+                    row,
+                ):
                     return
             if straight_to_attrition:
                 break
@@ -688,8 +856,20 @@ def one_battle(state, blocks, params, steps, pos, mark, row):
             if not (present(blocks, pos, ATTACKER) and present(blocks, pos, DEFENDER)):
                 finish(blocks, pos, base + 3, row)
                 return
-            if base + 3 == cut:
-                stopped(blocks, pos, cut, row)
+            if watching and phases_end(
+                blocks,
+                params,
+                stops,
+                steps,
+                pos,
+                base + 3,
+                base + 3,
+                attacker,
+                castle_owner,
+                rec_steps,
+                track,
+                row,
+            ):
                 return
         # Siege attrition: both sides are still here, so one holds the castle, the other the field.
         for b in range(n):
@@ -704,34 +884,57 @@ def one_battle(state, blocks, params, steps, pos, mark, row):
         if not (present(blocks, pos, ATTACKER) and present(blocks, pos, DEFENDER)):
             finish(blocks, pos, base + ATTRITION_PHASE, row)
             return
-        if base + ATTRITION_PHASE == cut:
-            stopped(blocks, pos, cut, row)
+        # The last turn's attrition ends the battle: a siege still going is a draw.
+        if (
+            watching
+            and turn < params[P_TURNS]
+            and phases_end(
+                blocks,
+                params,
+                stops,
+                steps,
+                pos,
+                base + ATTRITION_PHASE,
+                base + ATTRITION_PHASE,
+                attacker,
+                castle_owner,
+                rec_steps,
+                track,
+                row,
+            )
+        ):
             return
     finish(blocks, pos, PHASES_PER_TURN * params[P_TURNS], row)
     row[O_FLAGS + F_SIEGE_CONTINUES] = 1
 
 
 @functools.cache
-def battle_by_address():
-    """:func:`_battles` for :func:`blocks_battles`, called by its address
+def battle_by_address(plain: bool = True):
+    """:func:`_plain_battles` (``plain``: a run that asks for none of the battle as it
+    unfolds) or :func:`_battles` for :func:`blocks_battles`, called by its address
     (:func:`~kernels._jit.address_of`) once a block of battles, compiled or loaded on
-    first use."""
+    first use. Both take the same arguments, so blocks_battles is compiled once."""
     int64 = types.int64
-    # state, blocks, params, steps, pos, mark, seed, first, out, lo, hi
-    scratch = (STATE, INT_TABLE, INTS, INTS, INTS, INTS)
-    arg_types = (*scratch, types.uint64, int64, INT_TABLE, int64, int64)
+    # state, blocks, params, stops, steps, pos, mark, seed, first, out, rec_steps, rec,
+    # lo, hi
+    scratch = (STATE, INT_TABLE, INTS, INT_TABLE, INTS, INTS, INTS)
+    recorded = (INTS, types.int64[:, :, ::1])
+    arg_types = (*scratch, types.uint64, int64, INT_TABLE, *recorded, int64, int64)
     # Without LLVM's loop vectorizer: a battle's loops run over its few blocks, and the
     # vector copies of them at every inlined site only lengthen the loop's code. The five
     # bundled scenarios ran 0.89-0.96x the time of 98979f3 (docs/benchmarks.md, sixth
     # round); with the vectorizer, the battle inlined (by Numba) into such a loop ran
     # relief 14% slower than 98979f3.
-    return address_of(_battles, arg_types, vectorized_loops=False)
+    return address_of(_plain_battles if plain else _battles, arg_types, vectorized_loops=False)
 
 
 @jit(parallel=True)
-def blocks_battles(battles, blocks, params, seed, first, out):
+def blocks_battles(battles, blocks, params, stops, seed, first, out, rec_steps, rec):
     """Battles ``first .. first + len(out) - 1`` of run ``seed``, every die rolled;
-    ``battles`` is :func:`battle_by_address`, and every array C-contiguous."""
+    ``battles`` is :func:`battle_by_address`, and every array C-contiguous. ``stops``
+    are the sides' stop rules (kernels/stops.py); ``rec[i, k]`` is battle i's row after
+    phase ``rec_steps[k]`` (ascending; ``rec`` of shape ``(len(out), 0, columns)`` and
+    ``rec_steps`` empty when nothing is recorded)."""
     n = out.shape[0]
     n_blocks = blocks.shape[0]
     for chunk in prange((n + BLOCK - 1) // BLOCK):
@@ -740,13 +943,64 @@ def blocks_battles(battles, blocks, params, seed, first, out):
         pos = np.empty(n_blocks, np.int64)
         mark = np.empty(n_blocks, np.int64)
         lo = chunk * BLOCK
-        battles(state, blocks, params, steps, pos, mark, seed, first, out, lo, min(n, lo + BLOCK))
+        battles(
+            state,
+            blocks,
+            params,
+            stops,
+            steps,
+            pos,
+            mark,
+            seed,
+            first,
+            out,
+            rec_steps,
+            rec,
+            lo,
+            min(n, lo + BLOCK),
+        )
 
 
 @jit(counted=False)
-def _battles(state, blocks, params, steps, pos, mark, seed, first, out, lo, hi):
-    """Battles ``first + lo .. first + hi - 1`` into ``out[lo:hi]``, the scratch arrays
-    (``state`` .. ``mark``) the caller's, one set a thread."""
+def _plain_battles(
+    state, blocks, params, stops, steps, pos, mark, seed, first, out, rec_steps, rec, lo, hi
+):
+    """:func:`_battles` for a run that asks for none of the battle as it unfolds (no
+    stop rule, record or cut, from its start, the attacker in the attacker's role): the
+    constants below leave every test for it out of the battle's code. A function of its
+    own: with the tests in the one battle loop such runs were 5-8% slower than before
+    stop rules came, with the two loops in one function storm's 6%."""
+    zero = np.int64(0)
     for i in range(lo, hi):
         seed_battle(state, seed, first + i)
-        one_battle(state, blocks, params, steps, pos, mark, out[i])
+        one_battle(
+            state, blocks, params, stops, steps, pos, mark, out[i], rec_steps, rec[i],
+            False, zero, zero, zero,
+        )  # fmt: skip
+
+
+@jit(counted=False)
+def _battles(
+    state, blocks, params, stops, steps, pos, mark, seed, first, out, rec_steps, rec, lo, hi
+):
+    """Battles ``first + lo .. first + hi - 1`` into ``out[lo:hi]`` (and their states
+    after the phases ``rec_steps`` into ``rec[lo:hi]``), the scratch arrays (``state`` ..
+    ``mark``) the caller's, one set a thread."""
+    recording = rec_steps.shape[0] > 0
+    watching = recording or any_stop(stops)
+    cut = params[P_CUT]
+    start = params[P_FROM_STEP]
+    role = params[P_ROLE]
+    for i in range(lo, hi):
+        seed_battle(state, seed, first + i)
+        row = out[i]
+        track = rec[i]
+        one_battle(
+            state, blocks, params, stops, steps, pos, mark, row, rec_steps, track, watching,
+            cut, start, role,
+        )  # fmt: skip
+        if recording:
+            # Decided by an asked phase: its final row stands for that phase and after.
+            for k in range(rec_steps.shape[0]):
+                if rec_steps[k] >= row[O_STEPS] and row[O_WINNER] != FIGHTING:
+                    copy_row(row, track[k])

@@ -67,13 +67,30 @@ from .olympia import (
     refresh,
 )
 from .olympia import G_COLUMN as _G_COLUMN
+from .stops import (
+    ATTACKER_WITHDREW,
+    DEFENDER_WITHDREW,
+    NEITHER,
+    STOP_AFTER,
+    STOP_GONE,
+    any_stop,
+    withdrawing_side,
+)
 
 #: Points a siege engine's hit takes from a structure: 5..10, uniform.
 ENGINE_MIN_POINTS, ENGINE_POINTS = 5, 6
 #: Results vector: P(attacker), P(defender), P(draw), E[strikes], then E[row column]
-#: for every column of the kernel's outcome row from O_EXTRAS on (same layout).
+#: for every column of the kernel's outcome row from O_EXTRAS on (same layout), then
+#: P(attacker withdrew), P(defender withdrew): the last R_WITHDREW entries.
 R_STRIKES = 3
 R_ROW = 4
+R_WITHDREW = 2
+#: The most entries (a change's successor and chance) of the table of changes
+#: :func:`mass_after` keeps: 64 MB.
+TABLE_ENTRIES = 4_000_000
+#: :func:`withdrawal`'s reading of a position where a side is broken, and a state
+#: whose reading :func:`mass_after` has not made yet.
+BROKEN, UNREAD = -3, -2
 
 
 @jit(inline=True)
@@ -179,8 +196,12 @@ def side_status(groups, sides, cnt, value, alive):
 
 @jit
 def settle(groups, sides, cnt, remaining, alive, winner, mass, res):
-    """Add a finished battle's outcome, weighted by ``mass``, to ``res``."""
-    res[winner] += mass
+    """Add a finished battle's outcome, weighted by ``mass``, to ``res``: a win, a draw
+    or a withdrawal (``winner`` ATTACKER_WITHDREW or DEFENDER_WITHDREW)."""
+    if winner >= ATTACKER_WITHDREW:
+        res[res.shape[0] - R_WITHDREW + winner - ATTACKER_WITHDREW] += mass
+    else:
+        res[winner] += mass
     row = res[R_ROW - 2 :]  # row column c lives at res[R_ROW - 2 + c], c >= O_EXTRAS = 2
     for g in range(groups.shape[0]):
         s = groups[g, G_SIDE]
@@ -204,7 +225,7 @@ def settle(groups, sides, cnt, remaining, alive, winner, mass, res):
             row[extra(s, X_STRUCTURE_DEF)] += mass * sdef
             row[extra(s, X_STRUCTURE_DMG)] += mass * sdmg
             row[extra(s, X_COLLAPSED)] += mass * (1 - standing)
-    if winner != DRAW:
+    if winner < DRAW:  # a win (ATTACKER, DEFENDER): the winner takes prisoners
         loser = 1 - winner
         percent = 75
         if alive[loser] > 0:
@@ -217,6 +238,47 @@ def settle(groups, sides, cnt, remaining, alive, winner, mass, res):
                 row[extra(loser, X_CAPTURED)] += p
                 if groups[g, G_LEADER] == 1:
                     row[extra(loser, X_LEADER_CAPTURED)] += p
+
+
+@jit
+def withdrawal(index, groups, sides, stops, space, step, scratch, rule_men):
+    """The withdrawal (ATTACKER_WITHDREW, DEFENDER_WITHDREW) that ends the battle in
+    position ``index`` reached by strike ``step``: a side's stop rule holds there (the
+    attacker's looked at first) and no side is broken; else NEITHER, or BROKEN where a
+    side is (a decided battle is never withdrawn from). Leaves the position decoded in
+    ``scratch`` (``cnt``, ``remaining``, ``alive``) for :func:`settle`. ``rule_men`` is
+    scratch of shape (2, 2): each side's fighters left (nobles and engines not counted),
+    and its men of the type its rule's ``gone`` names (``stops[s, STOP_GONE]``: a
+    casualty column)."""
+    radix, stride, sradix, sstride = space
+    cnt, remaining = scratch[0], scratch[1]
+    per_side = scratch[6]
+    value, alive = per_side[0], per_side[1]
+    decode(index, groups, radix, stride, sides, sradix, sstride, cnt, remaining)
+    side_status(groups, sides, cnt, value, alive)
+    if is_broken(value, alive, sides, ATTACKER) or is_broken(value, alive, sides, DEFENDER):
+        return BROKEN
+    rule_men[:] = 0
+    for g in range(groups.shape[0]):
+        if groups[g, G_KIND] == MAN:
+            s = groups[g, G_SIDE]
+            rule_men[0, s] += cnt[g]
+            if groups[g, _G_COLUMN] == stops[s, STOP_GONE]:
+                rule_men[1, s] += cnt[g]
+    side = withdrawing_side(
+        stops, rule_men[0, 0], rule_men[0, 1], rule_men[1, 0], rule_men[1, 1], step
+    )
+    return NEITHER if side == NEITHER else ATTACKER_WITHDREW + side
+
+
+@jit(inline=True)
+def held(mass, base, configs):
+    """The mass a position holds over its ``configs`` budgets and turns (alternating
+    order; one otherwise), from index ``base``."""
+    here = 0.0
+    for c in range(configs):
+        here += mass[base + c]
+    return here
 
 
 #: What :func:`position` finds, beside a winner (ATTACKER, DEFENDER, DRAW) when the
@@ -310,7 +372,18 @@ def opening(groups, stride, sradix, sstride):
 
 @jit
 def solve_chain(
-    groups, survive, sides, order, radix, stride, sradix, sstride, budget_radix, n_states, res
+    groups,
+    survive,
+    sides,
+    order,
+    radix,
+    stride,
+    sradix,
+    sstride,
+    budget_radix,
+    n_states,
+    stops,
+    res,
 ):
     """Push the mass of the start state through the whole chain; fill ``res``.
 
@@ -318,6 +391,8 @@ def solve_chain(
     ``sstride`` of the structure counters (radix 1 when a side has none). Under
     ``alternating`` order each state also carries budgets (b0, b1) and the turn:
     index = state * configs + (b0 * budget_radix[1] + b1) * 2 + turn.
+    ``stops``: the sides' stop rules on the men left (kernels/stops.py; their ``after``
+    is not looked at here: :func:`mass_after` solves it), whose positions absorb.
     Returns 0, or 1 if some state can never end (the strike kernel would not stop)."""
     n_groups = groups.shape[0]
     alternating = order == ALTERNATING
@@ -330,6 +405,8 @@ def solve_chain(
     space = (radix, stride, sradix, sstride)
     # Grid of the budgets inside one state (alternating), walked between changes.
     grid = np.zeros(configs)
+    rules = any_stop(stops)
+    rule_men = np.zeros((2, 2), np.int64)
 
     start = opening(groups, stride, sradix, sstride)
     # Budgets start empty with the attacker to strike: the first loop resets them.
@@ -338,14 +415,26 @@ def solve_chain(
 
     for index in range(n_states - 1, -1, -1):
         base = index * configs
-        here = 0.0
-        for c in range(configs):
-            here += mass[base + c]
+        here = held(mass, base, configs)
         if here == 0.0:
             continue
+        withdrew = NEITHER
+        if rules:
+            withdrew = withdrawal(index, groups, sides, stops, space, 0, scratch, rule_men)
+            if withdrew >= ATTACKER_WITHDREW and index != start:
+                settle(groups, sides, cnt, remaining, alive, withdrew, here, res)
+                continue
         status = position(index, start, groups, survive, sides, order, space, scratch)
         if status <= DRAW:
             settle(groups, sides, cnt, remaining, alive, status, here, res)
+            continue
+        if withdrew >= ATTACKER_WITHDREW:
+            # A rule true at the opening: one strike, then its mass withdraws; a change
+            # goes on to a position of its own (where the rule may no longer hold).
+            _first_strike_then_withdraw(
+                groups, sides, cnt, remaining, alive, order, ws, n_ev, succ, prob, q, here,
+                configs, budget_radix, withdrew, mass, res,
+            )  # fmt: skip
             continue
         if status == ONCE:
             _first_strike_only(
@@ -437,6 +526,35 @@ def solve_chain(
 
 
 @jit
+def _first_strike_then_withdraw(
+    groups, sides, cnt, remaining, alive, order, ws, n_ev, succ, prob, q, here, configs,
+    budget_radix, withdrew, mass, res,
+):  # fmt: skip
+    """The opening position ``here`` holds the mass of, where a stop rule holds: the
+    first strike (random order: either side's; alternating: the attacker's, or the
+    defender's when the attacker has no striker) moves its changes on, with the budgets
+    it leaves under ``alternating`` order, and what it leaves unchanged withdraws."""
+    res[R_STRIKES] += here
+    stay = here
+    if order == ALTERNATING:
+        s = ATTACKER if ws[0] > 0 else DEFENDER
+        b0 = ws[0] - 1 if s == ATTACKER else ws[0]
+        b1 = ws[1] - 1 if s == DEFENDER else ws[1]
+        after = (b0 * budget_radix[1] + b1) * 2 + (1 - s)
+        for k in range(n_ev[s]):
+            mass[succ[s, k] * configs + after] += here * prob[s, k]
+        stay -= here * q[s]
+    else:
+        total = ws[0] + ws[1]
+        for s in range(2):
+            share = here * ws[s] / total
+            for k in range(n_ev[s]):
+                mass[succ[s, k]] += share * prob[s, k]
+            stay -= share * q[s]
+    settle(groups, sides, cnt, remaining, alive, withdrew, stay, res)
+
+
+@jit
 def _first_strike_only(
     groups,
     sides,
@@ -492,45 +610,259 @@ def _first_strike_only(
 
 
 @jit
-def mass_after(groups, survive, sides, order, space, n_states, strikes, status):
+def over_at_opening(
+    groups, survive, sides, order, space, start, scratch, status, ended, withdrawn, fought
+):
+    """Start a push of the chain (:func:`mass_after`): its outputs cleared, the opening
+    read. True when the battle is over before the first strike (nobody can
+    strike: a draw, in ``ended``); raises when the opening position is broken already
+    (ONCE: the kernel's one strike before its first check is not a chain of strikes)."""
+    status[:] = -1
+    ended[:] = 0.0
+    withdrawn[:] = 0.0
+    fought[0] = 0.0
+    reading = position(start, start, groups, survive, sides, order, space, scratch)
+    status[start] = reading
+    if reading == ONCE:
+        raise ValueError("the opening position is broken before the first strike")
+    if reading <= DRAW:
+        ended[start] = 1.0
+        return True
+    return False
+
+
+@jit
+def mass_after(
+    groups, survive, sides, order, space, n_states, strikes, stops, status, ended, withdrawn,
+    fought,
+):  # fmt: skip
     """The chance of every state of the chain after ``strikes`` strikes (random strike
     order): the start's mass pushed one strike at a time, a miss (or a change that
-    changes nothing) keeping it in place, a finished position keeping its mass. Fills
-    ``status`` with :func:`position`'s reading of every state that holds mass (-1: none)
-    and returns the masses; raises when the opening position is broken already (ONCE:
-    the kernel's one strike before its first check is not a chain of strikes)."""
+    changes nothing) keeping it in place. Returns the mass still fighting; the mass of
+    battles over by then stays where it ended: decided in ``ended`` (the winner in
+    ``status``), withdrawn in ``withdrawn[side]`` (the stop rules ``stops``, checked
+    after every strike, their ``after`` counted in the strikes pushed here: the caller
+    takes a battle in progress's strikes off, as for the strike kernel). ``status`` gets
+    :func:`position`'s reading of every state that holds mass (-1: none); ``fought[0]``
+    the expected strikes.
+    Raises when the opening position is broken already (ONCE: the kernel's one strike
+    before its first check is not a chain of strikes)."""
     _radix, stride, sradix, sstride = space
     n_groups = groups.shape[0]
     scratch = position_scratch(n_groups)
     _cnt, _remaining, _unit_men, _rating, _w, _t, per_side, succ, prob, n_ev, _q = scratch
     ws = per_side[5]
     start = opening(groups, stride, sradix, sstride)
+    rules = any_stop(stops)
+    rule_men = np.zeros((2, 2), np.int64)
     mass = np.zeros(n_states)
     mass[start] = 1.0
-    status[:] = -1
-    for _ in range(strikes):
-        pushed = np.zeros(n_states)
-        for index in range(n_states - 1, -1, -1):
+    if over_at_opening(
+        groups, survive, sides, order, space, start, scratch, status, ended, withdrawn, fought
+    ):
+        return np.zeros(n_states)
+    top = start  # no state above the highest one holding mass is ever reached
+    # Each state's changes per strike, read once (position() is most of a strike's
+    # work): row ``slot[index]`` of ``to`` / ``chance`` (-1: not read yet), for as many
+    # states as TABLE_ENTRIES allow; the states beyond are read at every strike.
+    width = 2 * succ.shape[1]
+    rows = min(n_states, max(1, TABLE_ENTRIES // width))
+    slot = np.full(n_states, -1, np.int32)
+    changes = np.zeros(rows, np.int64)
+    to = np.zeros((rows, width), np.int64)
+    chance = np.zeros((rows, width))
+    used = 0
+    # Each state's withdrawal by the rules on the men left (``after`` aside: it holds
+    # for every state from its strike on): UNREAD, or withdrawal()'s reading.
+    state_stops = stops.copy()
+    state_stops[:, STOP_AFTER] = 0
+    state_rule = np.full(n_states, UNREAD, np.int8)
+    pushed = np.zeros(n_states)
+    for t in range(strikes):
+        pushed[: top + 1] = 0.0
+        for index in range(top, -1, -1):
             here = mass[index]
             if here == 0.0:
                 continue
-            reading = position(index, start, groups, survive, sides, order, space, scratch)
-            status[index] = reading
-            if reading == ONCE:
-                raise ValueError("the opening position is broken before the first strike")
-            if reading <= DRAW:
-                pushed[index] += here
-                continue
-            total = ws[0] + ws[1]
+            fought[0] += here
+            row = slot[index]
+            if row < 0 and used < rows:
+                position(index, start, groups, survive, sides, order, space, scratch)
+                row = used
+                used += 1
+                slot[index] = row
+                total = ws[0] + ws[1]
+                n = 0
+                for s in range(2):
+                    for k in range(n_ev[s]):
+                        to[row, n] = succ[s, k]
+                        chance[row, n] = ws[s] / total * prob[s, k]
+                        n += 1
+                changes[row] = n
             stay = here
-            for s in range(2):
-                share = here * ws[s] / total
-                for k in range(n_ev[s]):
-                    pushed[succ[s, k]] += share * prob[s, k]
-                    stay -= share * prob[s, k]
+            if row >= 0:
+                for j in range(changes[row]):
+                    pushed[to[row, j]] += here * chance[row, j]
+                    stay -= here * chance[row, j]
+            else:
+                position(index, start, groups, survive, sides, order, space, scratch)
+                total = ws[0] + ws[1]
+                for s in range(2):
+                    share = here * ws[s] / total
+                    for k in range(n_ev[s]):
+                        pushed[succ[s, k]] += share * prob[s, k]
+                        stay -= share * prob[s, k]
             pushed[index] += stay
-        mass = pushed
-    for index in range(n_states):
-        if mass[index] != 0.0:
-            status[index] = position(index, start, groups, survive, sides, order, space, scratch)
+        # Where the strike left each battle: decided, withdrawn, or fighting on.
+        step = t + 1
+        left = 0.0
+        for index in range(top, -1, -1):
+            here = pushed[index]
+            if here == 0.0:
+                continue
+            if rules:
+                if state_rule[index] == UNREAD:
+                    state_rule[index] = withdrawal(
+                        index, groups, sides, state_stops, space, step, scratch, rule_men
+                    )
+                withdrew = withdrawal_at(state_rule[index], stops, step)
+                if withdrew != NEITHER:
+                    withdrawn[withdrew - ATTACKER_WITHDREW, index] += here
+                    pushed[index] = 0.0
+                    continue
+            if status[index] == -1:
+                status[index] = position(
+                    index, start, groups, survive, sides, order, space, scratch
+                )
+            if status[index] <= DRAW:
+                ended[index] += here
+                pushed[index] = 0.0
+            else:
+                left += here
+        mass, pushed = pushed, mass
+        if left == 0.0:
+            break
     return mass
+
+
+@jit(inline=True)
+def withdrawal_at(state_rule, stops, step):
+    """The withdrawal after strike ``step`` in a state whose rules on the men left give
+    ``state_rule`` (:func:`withdrawal`'s reading without ``after``): a side's rule holds
+    when its part on the men holds or its ``after`` is reached, the attacker's looked at
+    first; never in a state where a side is broken."""
+    if state_rule == BROKEN:
+        return NEITHER
+    if state_rule == ATTACKER_WITHDREW or 0 < stops[ATTACKER, STOP_AFTER] <= step:
+        return ATTACKER_WITHDREW
+    if state_rule == DEFENDER_WITHDREW or 0 < stops[DEFENDER, STOP_AFTER] <= step:
+        return DEFENDER_WITHDREW
+    return NEITHER
+
+
+@jit
+def settle_all(groups, sides, space, ended, status, withdrawn, res):
+    """Add every battle :func:`mass_after` saw end, decided or withdrawn, to ``res``."""
+    radix, stride, sradix, sstride = space
+    n_groups = groups.shape[0]
+    cnt = np.zeros(n_groups, np.int64)
+    remaining = np.zeros(2, np.int64)
+    value = np.zeros(2, np.int64)
+    alive = np.zeros(2, np.int64)
+    for index in range(ended.shape[0]):
+        held = ended[index] + withdrawn[0, index] + withdrawn[1, index]
+        if held == 0.0:
+            continue
+        decode(index, groups, radix, stride, sides, sradix, sstride, cnt, remaining)
+        side_status(groups, sides, cnt, value, alive)
+        if ended[index] != 0.0:
+            settle(groups, sides, cnt, remaining, alive, status[index], ended[index], res)
+        for side in range(2):
+            if withdrawn[side, index] != 0.0:
+                code = ATTACKER_WITHDREW + side
+                settle(groups, sides, cnt, remaining, alive, code, withdrawn[side, index], res)
+
+
+@jit
+def mass_after_alternating(
+    groups, survive, sides, order, space, budget_radix, n_states, strikes, stops, status,
+    ended, withdrawn, fought,
+):  # fmt: skip
+    """:func:`mass_after` under ``alternating`` order: the mass of each position is
+    kept per strike budgets and turn (as :func:`solve_chain` keeps them: index * configs
+    + (b0 * budget_radix[1] + b1) * 2 + turn), the budgets walked as the strike kernel
+    walks them (cut to the strikers left, refilled when both are spent, the attacker
+    first). Returns each position's mass still fighting, all budgets together."""
+    _radix, stride, sradix, sstride = space
+    scratch = position_scratch(groups.shape[0])
+    _cnt, _remaining, _unit_men, _rating, _w, _t, per_side, succ, prob, n_ev, q = scratch
+    ws = per_side[5]
+    b1r = budget_radix[1]
+    configs = budget_radix[0] * b1r * 2
+    start = opening(groups, stride, sradix, sstride)
+    rules = any_stop(stops)
+    rule_men = np.zeros((2, 2), np.int64)
+    if over_at_opening(
+        groups, survive, sides, order, space, start, scratch, status, ended, withdrawn, fought
+    ):
+        return np.zeros(n_states)
+    mass = np.zeros(n_states * configs)
+    pushed = np.zeros(n_states * configs)
+    mass[start * configs] = 1.0  # budgets spent, the attacker's turn: the first strike refills
+    for t in range(strikes):
+        pushed[:] = 0.0
+        for index in range(start, -1, -1):
+            base = index * configs
+            here = held(mass, base, configs)
+            if here == 0.0:
+                continue
+            fought[0] += here
+            position(index, start, groups, survive, sides, order, space, scratch)
+            for c in range(configs):
+                m = mass[base + c]
+                if m == 0.0:
+                    continue
+                turn = c % 2
+                b0 = min((c // 2) // b1r, ws[0])
+                b1 = min((c // 2) % b1r, ws[1])
+                if b0 == 0 and b1 == 0:
+                    b0, b1, turn = ws[0], ws[1], ATTACKER
+                s = turn if (b0 if turn == 0 else b1) > 0 else 1 - turn
+                n0 = b0 - 1 if s == 0 else b0
+                n1 = b1 - 1 if s == 1 else b1
+                after = (n0 * b1r + n1) * 2 + (1 - s)
+                for k in range(n_ev[s]):
+                    pushed[succ[s, k] * configs + after] += m * prob[s, k]
+                pushed[base + after] += m * (1.0 - q[s])
+        # Where the strike left each battle: decided, withdrawn, or fighting on.
+        left = 0.0
+        for index in range(start, -1, -1):
+            base = index * configs
+            here = held(pushed, base, configs)
+            if here == 0.0:
+                continue
+            over = False
+            if rules:
+                withdrew = withdrawal(index, groups, sides, stops, space, t + 1, scratch, rule_men)
+                if withdrew >= ATTACKER_WITHDREW:
+                    withdrawn[withdrew - ATTACKER_WITHDREW, index] += here
+                    over = True
+            if not over:
+                if status[index] == -1:
+                    status[index] = position(
+                        index, start, groups, survive, sides, order, space, scratch
+                    )
+                if status[index] <= DRAW:
+                    ended[index] += here
+                    over = True
+            if over:
+                pushed[base : base + configs] = 0.0
+            else:
+                left += here
+        mass, pushed = pushed, mass
+        if left == 0.0:
+            break
+    fighting = np.zeros(n_states)
+    for index in range(n_states):
+        fighting[index] = held(mass, index * configs, configs)
+    return fighting

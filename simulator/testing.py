@@ -388,7 +388,12 @@ def exact_within_intervals(
     n = len(rows["winner"])
     z_win = float(stats.norm.isf((1 - confidence) / 2))
     failures = []
-    for code, outcome in enumerate(("attacker", "defender", "draw")):
+    # The winner codes: 0 attacker, 1 defender, 2 draw, 3 / 4 a side withdrew
+    # (kernels/stops.py), the last two in an answer only when a side has a stop rule.
+    outcomes = ("attacker", "defender", "draw", "attacker_withdrew", "defender_withdrew")
+    for code, outcome in enumerate(outcomes):
+        if outcome not in answer.win:
+            continue
         hits = int((rows["winner"] == code).sum())
         _, lo, hi = wilson(hits, n, z_win)
         if not lo <= answer.win[outcome] <= hi:

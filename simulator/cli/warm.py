@@ -70,6 +70,15 @@ OLYMPIA = (
 )  # fmt: skip
 
 
+#: Blocks' battle as it unfolds (a stop rule, ``--by-round``, ``--after``, a battle in
+#: progress) runs a battle function of its own (kernels/blocks.py's ``_battles`` beside
+#: ``_plain_battles``).
+BLOCKS = (
+    Job("blocks, the battle as it unfolds", "blocks", ("run", "{starter}", "--after", "1", *FEW),
+        "kernels.blocks"),
+)  # fmt: skip
+
+
 def jobs(names: list[str]) -> list[Job]:
     """Every installed ruleset's starter scenario (its main kernel), olympia's other
     paths; the longest first, so that the last to end is a short one."""
@@ -81,6 +90,8 @@ def jobs(names: list[str]) -> list[Job]:
         )
         if name == "olympia":
             found.extend(OLYMPIA)
+        if name == "blocks":
+            found.extend(BLOCKS)
     return sorted(found, key=lambda job: -job.estimate())
 
 

@@ -231,7 +231,9 @@ def render_exact(answer: Any, console: Console) -> None:
     means.add_column("what")
     means.add_column("mean / probability", justify="right")
     ruleset = rulesets.get(answer.scenario.ruleset)
-    means.add_row(f"{ruleset.step_unit} until decided", f"{answer.expected_steps:,.3f}")
+    # With a stop rule a battle may end withdrawn rather than decided.
+    ends = "until it ended" if "attacker_withdrew" in answer.win else "until decided"
+    means.add_row(f"{ruleset.step_unit} {ends}", f"{answer.expected_steps:,.3f}")
     for name, v in answer.casualties.items():
         column = name if name.startswith("casualties.") else "casualties." + name
         means.add_row(escape(ruleset.describe_column(column)), f"{v:,.4f}")

@@ -158,6 +158,8 @@ def render_exact_state(state: ExactState, console: Console) -> None:
     table.add_column("probability", justify="right")
     for outcome, p in state.decided.items():
         said = "drawn" if outcome == "draw" else f"{outcome} won"
+        if outcome.endswith("_withdrew"):  # attacker_withdrew: "attacker withdrew"
+            said = outcome.replace("_", " ")
         table.add_row(said, f"{100 * p:.4f}%")
     table.add_row("still fighting", f"{100 * state.fighting:.4f}%")
     console.print(table)

@@ -16,11 +16,13 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from .. import rulesets
 from ..errors import BattleOddsError
 from ..results.stats import Histogram
 from ..results.steps import STATES, StepCounts, StepTally, men_brought
-from ..rulesets.base import Prepared
+from ..rulesets.base import FIGHTING, Prepared
 from ..scenario.scenario import Scenario
 from .capabilities import check_capabilities, check_unfolds
 from .chunking import ChunkSizes
@@ -138,6 +140,52 @@ def one_pass(prepared: Prepared) -> bool:
     return type(prepared).run_through is not Prepared.run_through
 
 
+#: The steps ``--by-round``'s first block records in its first call; later blocks record
+#: a quarter more than the longest battle seen (:func:`_next_horizon`).
+FIRST_HORIZON = 16
+
+
+def _next_horizon(chunk: StepTally, from_step: int) -> int:
+    """A quarter more steps than the block's longest battle took (the last step it
+    recorded with a battle still fighting, plus one)."""
+    fighting = [t for t, counts in chunk.steps.items() if counts.states[-1] > 0]
+    longest = (max(fighting) + 1 if fighting else from_step + 1) - from_step
+    return from_step + longest + (longest + 3) // 4
+
+
+def _one_pass(
+    prepared: Prepared,
+    seed: int,
+    first: int,
+    count: int,
+    wanted: list[int],
+    asked: list[int],
+    horizon: int | None,
+    lock: AbstractContextManager[object] | None,
+) -> dict[int, dict[str, np.ndarray]] | None:
+    """Every column after each of ``wanted`` steps (by step), recorded in one pass a call:
+    first the steps up to ``horizon`` and those asked, then, only if a battle still
+    fights at the last of them, the rest. A battle's row is written once a step
+    recorded, so recording the hundred steps of ``--by-round`` when battles last ten
+    would cost ten times the writes; the horizon, the longest battle of the blocks
+    before, makes most blocks one call of about the steps their battles last. Steps
+    left out come after every battle is decided (their state is the final one, which
+    StepTally.merge counts so). None when Ctrl-C stopped it between the calls."""
+    near = wanted if horizon is None else [t for t in wanted if t <= horizon or t in asked]
+    with lock or nullcontext():
+        recorded = prepared.run_through(seed, first, count, near)
+    by_step = {t: {n: c[k] for n, c in recorded.items()} for k, t in enumerate(near)}
+    rest = [t for t in wanted if t not in by_step]
+    if not rest or (near and not (by_step[near[-1]]["winner"] == FIGHTING).any()):
+        return by_step
+    if stop_requested():
+        return None
+    with lock or nullcontext():
+        later = prepared.run_through(seed, first, count, rest)
+    by_step.update({t: {n: c[k] for n, c in later.items()} for k, t in enumerate(rest)})
+    return by_step
+
+
 def _record_block(
     prepared: Prepared,
     seed: int,
@@ -148,6 +196,7 @@ def _record_block(
     brought: dict[str, int],
     stopped: Callable[[], bool] = stop_requested,
     lock: AbstractContextManager[object] | None = None,
+    horizon: int | None = None,
 ) -> StepTally | None:
     """The state of battles ``first .. first + count - 1`` after each step asked (with
     ``every``: each step until they are all decided), or None when Ctrl-C stopped it.
@@ -159,24 +208,23 @@ def _record_block(
     wanted = steps_to_record(asked, every, prepared.from_step)
     recorded = None
     if one_pass(prepared):
-        with lock or nullcontext():
-            recorded = prepared.run_through(seed, first, count, wanted)
-        if stopped():
+        recorded = _one_pass(prepared, seed, first, count, wanted, asked, horizon, lock)
+        if recorded is None or stopped():
             return None
     # Past the first step at which every battle is decided, only the steps asked: a
     # battle decided by then has its final state at every later step, and
     # StepTally.merge counts it so.
     ended = False
-    for k, step in enumerate(wanted):
+    for step in wanted:
         if ended and step not in asked:
             continue
         if recorded is None:
             with lock or nullcontext():
                 outcomes = prepared.run_through(seed, first, count, [step])
-            row = 0
+            state = {n: c[0] for n, c in outcomes.items()}
         else:
-            outcomes, row = recorded, k
-        counts = StepCounts.of({n: c[row] for n, c in outcomes.items()}, brought)
+            state = recorded[step]
+        counts = StepCounts.of(state, brought)
         chunk.steps[step] = counts
         ended = ended or counts.states[-1] == 0
         if recorded is None and stopped():
@@ -218,6 +266,8 @@ def run_steps(
     tally = StepTally(brought)
     started = time.perf_counter()
     stopped = False
+    # With every step, the steps a block records in its first call (_one_pass).
+    horizon = prepared.from_step + FIRST_HORIZON if every and one_pass(prepared) else None
 
     def stopped_by() -> bool:
         return stop_requested() or (stop is not None and stop())
@@ -228,11 +278,22 @@ def run_steps(
             count = sizes.next(battles - done)
             began = time.perf_counter()
             chunk = _record_block(
-                prepared, seed, first + done, count, asked, every, brought, stopped_by, lock
+                prepared,
+                seed,
+                first + done,
+                count,
+                asked,
+                every,
+                brought,
+                stopped_by,
+                lock,
+                horizon,
             )
             if chunk is None:  # a block counts whole or not at all: each step its battles
                 stopped = True
                 break
+            if horizon is not None:
+                horizon = max(horizon, _next_horizon(chunk, prepared.from_step))
             sizes.timed(count, time.perf_counter() - began)
             tally = tally.merge(chunk)
             done += count

@@ -6,7 +6,8 @@ checks the kernel's bookkeeping (group table, shielding, caps, wasted hits, band
 phases) against a plain reading of the rules. Every point where the text's and the
 released engine's readings part is followed as the model's settings say (terrain,
 control limits, structures, prisoners, the sea), and so are allies arriving in a later
-round, nobles' own ratings and tactics, garrisons and monster stacks.
+round, nobles' own ratings and tactics, garrisons and monster stacks; a battle in
+progress (``from_step``: rounds already fought) and the sides' stop rules.
 """
 
 from __future__ import annotations
@@ -27,11 +28,12 @@ from simulator.rulesets.age_of_gods.model import (
 )
 from simulator.rulesets.age_of_gods.prepare import AgeOfGodsPrepared
 
-#: ``winner`` of a battle stopped while still undecided (kernels/stops.py's code).
-FIGHTING = 5
+#: ``winner`` of a side that withdrew, and of a battle stopped while still undecided
+#: (kernels/stops.py's codes).
+ATTACKER_WITHDREW, DEFENDER_WITHDREW, FIGHTING = 3, 4, 5
 
 
-PHASES = ("volley", "special", "missile", "melee", "stalemate")
+PHASES = ("volley", "special", "missile", "melee", "stalemate", "withdrawal")
 COLLAPSE = 100
 ATTACKER, DEFENDER, DRAW = 0, 1, 2
 
@@ -86,7 +88,8 @@ class Fight:
         self.attack_quarters = self.quarters if text_terrain else [4, 4]
         self.row: dict[str, int] = {}
         self.fronts = [0, 0]
-        self.round = 0
+        # A battle in progress: the rounds fought already; allies of those rounds are there.
+        self.round = battle.from_step
         for s, side in enumerate(battle.sides):
             st = side.structure
             engine = battle.structure_rules == "engine"
@@ -116,13 +119,13 @@ class Fight:
                     man.attack_percent = leader.attack_percent
                     man.defense_percent = leader.defense_percent
                     man.arrives = arrives
-                    man.present = arrives == 0
+                    man.present = arrives <= battle.from_step
                     if engine:
                         man.inside = st is not None and arrives == 0
                     else:
                         man.inside = room > 0 and arrives == 0
                         room -= arrives == 0
-                    if arrives == 0:
+                    if man.present:
                         self.start[s] += man.value
                 self.men += people
 
@@ -392,13 +395,17 @@ class Fight:
                 return DRAW if a and d else (DEFENDER if a else ATTACKER)
             return None
 
-        self.survey()
-        self.shoot_or_fight(DEFENDER, "missile")
-        self.apply()
-        winner = verdict()
-        if winner is not None:
-            return winner, 0, "volley"
-        rounds = 0
+        rounds = self.battle.from_step
+        if rounds == 0:
+            self.survey()
+            self.shoot_or_fight(DEFENDER, "missile")
+            self.apply()
+            winner = verdict()
+            if winner is not None:
+                return winner, 0, "volley"
+        elif until is not None and until <= rounds:
+            # A battle in progress asked for a round already fought: as it stands.
+            return FIGHTING, until, "fighting"
         while True:
             rounds += 1
             self.round = rounds
@@ -417,8 +424,37 @@ class Fight:
                     return winner, rounds, phase
             if strikes == 0 and not later:
                 return DRAW, rounds, "stalemate"
+            side = self.withdrawing()
+            if side is not None:
+                return ATTACKER_WITHDREW + side, rounds, "withdrawal"
             if rounds == until:
                 return FIGHTING, rounds, "fighting"
+
+    # --- stop rules -----------------------------------------------------------------
+    def men_left(self, s: int) -> list[Man]:
+        """Side ``s``'s fighters not lost: on the field, or allies still to come."""
+        return [
+            m
+            for m in self.men
+            if m.side == s and not m.noble and (m.present or m.arrives > self.round)
+        ]
+
+    def withdrawing(self) -> int | None:
+        """The side whose stop rule holds after this round (the attacker's looked at
+        first), or None."""
+        left = [self.men_left(0), self.men_left(1)]
+        for s, rule in enumerate(self.battle.retreats):
+            men, enemy = len(left[s]), len(left[1 - s])
+            at_start = sum(1 for m in self.men if m.side == s and not m.noble)
+            at_most = rule.men_at_most(at_start)
+            if (
+                (at_most is not None and men <= at_most)
+                or (rule.after is not None and self.round >= rule.after)
+                or (rule.outnumbered is not None and enemy >= rule.outnumbered * men)
+                or (rule.gone is not None and not any(m.type == rule.gone for m in left[s]))
+            ):
+                return s
+        return None
 
     def prisoners(self, winner: int) -> None:
         """Olympia: each surviving noble of the loser (allies who never came excepted)
@@ -463,8 +499,12 @@ def simulate(
     for _ in range(battles):
         fight = Fight(battle, rng)
         winner, steps, phase = fight.run(until)
-        if winner not in (DRAW, FIGHTING):
+        if winner in (ATTACKER, DEFENDER):
             fight.prisoners(winner)
+        elif winner in (ATTACKER_WITHDREW, DEFENDER_WITHDREW) and battle.prisoner_rules == "engine":
+            # The engine's only way off the field is breaking: a side that withdraws has
+            # its nobles taken as a beaten side's are (docs/age_of_gods.md).
+            fight.prisoners(1 - (winner - ATTACKER_WITHDREW))
         for s, st in enumerate(fight.structures):
             if st is not None:
                 fight.row[f"structure_defense.{SIDES[s]}"] = st.defense

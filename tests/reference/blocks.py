@@ -4,6 +4,11 @@ Everything is an object with a name; randomness is ``random.Random(seed)``. It r
 the same outcome columns as the kernel, so the two can be compared in distribution.
 ``trace`` (optional) receives ``(turn, round, kind, attacker_blocks, defender_blocks)``
 for every battle round fought, the names of the blocks taking part on each side.
+
+Stop rules (``battle.retreats``) are read here from the rules as written, not from the
+kernel's encoded rows: after each phase that leaves the battle undecided, the attacker's
+rule first, a side whose rule holds withdraws as the after-battle retreat goes. A battle
+in progress (``battle.from_step``) goes on from the phase after it.
 """
 
 from __future__ import annotations
@@ -14,8 +19,10 @@ from dataclasses import dataclass
 
 from simulator.rulesets.blocks.model import SIDES, Battle
 
-#: ``winner`` of a battle stopped while still undecided (kernels/stops.py's code).
+#: ``winner`` of a battle stopped while still undecided, and of a side that withdrew
+#: (kernels/stops.py's codes: 3 the attacker, 4 the defender).
 FIGHTING = 5
+WITHDREW = (3, 4)
 
 
 ATTACKER, DEFENDER = 0, 1
@@ -87,8 +94,14 @@ class Fight:
             ),
             0,
         )
-        self.attacker = ATTACKER  # the side in the attacker's role right now
+        # The side in the attacker's role right now (a battle in progress may give it
+        # to the defender).
+        self.attacker = SIDES.index(battle.attacker_role)
+        if self.attacker != ATTACKER:
+            self.flags["roles_swapped"] = 1
         self.castle_owner: int | None = None  # who may withdraw into the castle mid-battle
+        #: Each side's steps at the start: a stop rule's "30%" is a share of them.
+        self.men_at_start = [sum(b.steps for b in side) for side in battle.sides]
 
     # --- looking at the board -------------------------------------------------------------
     def of(self, side: int, *places: str) -> list[Piece]:
@@ -267,6 +280,62 @@ class Fight:
             p.where = "sallying"
         self.flags["sally_made"] = 1
 
+    # --- stop rules ----------------------------------------------------------------------
+    def men(self, side: int) -> int:
+        """A stop rule's men: the side's steps in the area or on the road to it."""
+        return sum(p.steps for p in self.pieces if p.side == side and p.in_area)
+
+    def rule_holds(self, side: int, phase: int) -> bool:
+        rule = self.battle.retreats[side]
+        men, enemy = self.men(side), self.men(1 - side)
+        at_most = rule.men_at_most(self.men_at_start[side])
+        if at_most is not None and men <= at_most:
+            return True
+        if rule.after is not None and phase >= rule.after:
+            return True
+        if rule.outnumbered is not None and enemy >= rule.outnumbered * men:
+            return True
+        return rule.gone is not None and not any(
+            p.in_area for p in self.pieces if p.side == side and p.name == rule.gone
+        )
+
+    def withdraw(self, side: int, phase: int) -> dict[str, int]:
+        """``side`` leaves after ``phase``: sallies and storms end as after round 3; its
+        field blocks go into its castle (the defender's role, while there is room) or
+        retreat (no road: eliminated), its reserves turn back, its castle blocks stay."""
+        for p in self.pieces:
+            if p.where == "sallying":
+                p.where = "castle"
+            elif p.where == "storming":
+                p.where = "field"
+        into_castle = side != self.attacker and side == self.castle_owner
+        for p in self.of(side, "reserve"):
+            p.where = "retreated"
+        for p in self.of(side, "field"):
+            if into_castle and len(self.of(side, "castle")) < self.battle.castle_limit:
+                p.where = "castle"
+            elif self.battle.retreat_road:
+                self.retreat(p)
+            else:
+                while p.steps > 0:
+                    self.lose_step(p)
+                self.flags[f"{SIDES[side]}_retreated"] = 1
+        row = self.outcome(phase, False)
+        row["winner"] = WITHDREW[side]
+        row["defender_won"] = 0
+        return row
+
+    def phases_over(self, first: int, last: int, checked: bool = True) -> dict[str, int] | None:
+        """Phases ``first .. last`` are over, the battle undecided: the row of a side's
+        withdrawal (None if neither withdraws); ``checked`` False for the battle's last
+        phase, which ends it."""
+        for phase in range(first, last + 1):
+            for side in (ATTACKER, DEFENDER):
+                if checked and self.rule_holds(side, phase):
+                    return self.withdraw(side, phase)
+            self.reached(phase)
+        return None
+
     # --- the procedure ---------------------------------------------------------------------
     def clear_marks(self) -> None:
         for p in self.pieces:
@@ -282,13 +351,18 @@ class Fight:
         engine_relief = rules.relief == "field_contested"
         marks_cleared = rules.castle_marks == "cleared"
         new_battle = not battle.siege
-        # Combat deployment.
+        start = battle.from_step
+        # Combat deployment (a battle in progress has deployed).
         withdraw = self.policy.withdraw
-        if new_battle and (
-            withdraw == "fill"
-            or (
-                withdraw == "when_weaker"
-                and self.total(DEFENDER, "field") < self.total(ATTACKER, "field")
+        if (
+            new_battle
+            and start == 0
+            and (
+                withdraw == "fill"
+                or (
+                    withdraw == "when_weaker"
+                    and self.total(DEFENDER, "field") < self.total(ATTACKER, "field")
+                )
             )
         ):
             for p in self.of(DEFENDER, "field"):
@@ -300,16 +374,21 @@ class Fight:
         if besieged is None and battle.castle_limit > 0:
             self.castle_owner = DEFENDER
 
-        for turn in range(1, battle.turns + 1):
+        if start > 0:
+            self.reached(start)  # asked for a phase fought already: the battle as given
+        first_turn, first_phase = start // 4 + 1, start % 4 + 1
+        for turn in range(first_turn, battle.turns + 1):
             base = 4 * (turn - 1)
-            early_attrition = False
-            if turn > 1:
+            resumed = turn == first_turn and first_phase > 1
+            # Resumed at attrition: this turn's rounds and retreat are over.
+            early_attrition = resumed and first_phase == 4
+            if turn > 1 and not resumed:
                 for p in self.pieces:
                     if p.where == "reserve":  # kept off the field by an early attrition
                         p.where = "field"
                 if marks_cleared:
                     self.clear_marks()
-            for combat_round in (1, 2, 3):
+            for combat_round in range(first_phase if resumed else 1, 4):
                 if (
                     combat_round == 1
                     and rules.quiet_siege == "no_besieged_reserves"
@@ -317,7 +396,9 @@ class Fight:
                     and self.of(besieged, "castle")
                     and not self.in_field(1 - besieged)
                 ):
-                    self.reached(base + 1)
+                    ended = self.phases_over(base + 1, base + 1)
+                    if ended:
+                        return ended
                     continue  # the engine skips round 1 when the besiegers are all on the road
                 was_contested = self.in_field(ATTACKER) and self.in_field(DEFENDER)
                 arriving = [
@@ -402,10 +483,15 @@ class Fight:
                 if not (self.still_here(ATTACKER) and self.still_here(DEFENDER)):
                     return self.outcome(base + combat_round, False)
                 if early_attrition:
-                    self.reached(base + 3)  # the rounds left are skipped: nothing changes
+                    # The rounds left are skipped: nothing changes in them.
+                    ended = self.phases_over(base + combat_round, base + 3)
+                    if ended:
+                        return ended
                     break
                 if combat_round < 3:  # round 3's phase ends after the retreat
-                    self.reached(base + combat_round)
+                    ended = self.phases_over(base + combat_round, base + combat_round)
+                    if ended:
+                        return ended
             if not early_attrition:
                 for p in self.pieces:
                     if p.where == "sallying":
@@ -424,7 +510,9 @@ class Fight:
                     self.flags[f"{SIDES[self.attacker]}_retreated"] = 1
                 if not (self.still_here(ATTACKER) and self.still_here(DEFENDER)):
                     return self.outcome(base + 3, False)
-                self.reached(base + 3)
+                ended = self.phases_over(base + 3, base + 3)
+                if ended:
+                    return ended
             # Siege attrition.
             if besieged is not None:
                 for p in self.of(besieged, "castle"):
@@ -434,7 +522,10 @@ class Fight:
                     self.flags["castle_fell_to_attrition"] = 1
             if not (self.still_here(ATTACKER) and self.still_here(DEFENDER)):
                 return self.outcome(base + 4, False)
-            self.reached(base + 4)
+            # The last turn's attrition ends the battle: no side withdraws then.
+            ended = self.phases_over(base + 4, base + 4, checked=turn < battle.turns)
+            if ended:
+                return ended
         return self.outcome(4 * battle.turns, True)
 
     def reached(self, phase: int) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ...input.fields import Field, ListOf, Table
 from ..olympia import keys as olympia
+from ..stop_rules import MAX_AFTER, RETREAT
 
 TERRAINS = ("land", "ship", "swamp", "forest", "mountain", "city")
 #: Whose reading of the combat: the rule text's or the released engine's code.
@@ -85,6 +86,15 @@ BATTLE = Table(
             Field(name, "choice", f"{doc} (default: the rules setting)", choices=RULES)
             for name, doc in POINTS.items()
         ),
+        Field(
+            "from_step",
+            "int",
+            "rounds already fought: the battle is in progress, its armies as they stand now "
+            "(the opening volley is past; allies of a round fought are there)",
+            lo=0,
+            hi=MAX_AFTER,
+            default=0,
+        ),
     ),
 )
 
@@ -142,10 +152,11 @@ UNITS = ListOf("units", "nobles with their men, in stack order", UNIT, 1, requir
 
 
 def side(name: str) -> Table:
-    """Olympia's side (no siege engines) with this ruleset's nobles and allies."""
+    """Olympia's side (no siege engines) with this ruleset's nobles, allies and stop
+    rule (``[attacker.retreat]``)."""
     base = olympia.side(name, engines=False)
-    fields = tuple(UNITS if f.name == "units" else f for f in base.fields)
-    return Table(base.name, base.doc, (*fields, ALLIES), required=True)
+    fields = tuple(UNITS if f.name == "units" else f for f in base.fields if f.name != "retreat")
+    return Table(base.name, base.doc, (*fields, ALLIES, RETREAT), required=True)
 
 
 SCENARIO = Table(

@@ -21,6 +21,7 @@ from ...errors import Source, did_you_mean
 from ...input.reader import Node
 from ..olympia import keys as olympia_keys
 from ..olympia import model as olympia
+from ..stop_rules import NEVER, StopRule, read_stop_rule
 from . import keys
 
 if sys.version_info >= (3, 11):
@@ -121,6 +122,10 @@ class Battle:
     structure_rules: str = "text"
     prisoner_rules: str = "text"
     sea_rules: str = "text"
+    #: Each side's stop rule (``[attacker.retreat]``): when it withdraws.
+    retreats: tuple[StopRule, StopRule] = (NEVER, NEVER)
+    #: Rounds already fought (``[battle] from_step``): the armies are as they stand now.
+    from_step: int = 0
 
     @property
     def sides(self) -> tuple[olympia.Side, olympia.Side]:
@@ -283,10 +288,11 @@ NOBLE_EXTRA_KEYS = tuple(f.name for f in keys.NOBLE_EXTRA)
 
 
 def _olympia_view(side: Node) -> Node:
-    """The side as Olympia's reader takes it: without the nobles' extra keys and the
-    allies (read here, with their own paths for errors)."""
+    """The side as Olympia's reader takes it: without the nobles' extra keys, the
+    allies and the stop rule (read here, with their own paths for errors)."""
     data = dict(side.table())
     data.pop("allies", None)
+    data.pop("retreat", None)
     if isinstance(data.get("units"), list):
         for i, unit in enumerate(data["units"]):
             # Unknown noble keys are named against this ruleset's keys, not Olympia's.
@@ -382,6 +388,7 @@ def validate(data: Mapping[str, Any], source: Source) -> Battle:
     sides = []
     leaders = []
     allies: list[Allies | None] = []
+    retreats: list[StopRule] = []
     for side_name in SIDES:
         if not top.has(side_name):
             raise top.fail(
@@ -433,6 +440,10 @@ def validate(data: Mapping[str, Any], source: Source) -> Battle:
                             f"{where}units[{u}].men",
                             men.type,
                         )
+        fielded_types = {m.type for unit in side.units for m in unit.men if m.count > 0}
+        if joining is not None:
+            fielded_types |= {m.type for unit in joining.units for m in unit.men if m.count > 0}
+        retreats.append(read_stop_rule(node, sorted(fielded_types)))
         sides.append(side)
         leaders.append(side_leaders)
         allies.append(joining)
@@ -449,4 +460,6 @@ def validate(data: Mapping[str, Any], source: Source) -> Battle:
         allies=(allies[0], allies[1]),
         rules=rules,
         **points,
+        retreats=(retreats[0], retreats[1]),
+        from_step=battle.read(keys.BATTLE["from_step"]),
     )

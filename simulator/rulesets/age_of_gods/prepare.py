@@ -3,6 +3,7 @@ with more columns)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
@@ -10,9 +11,10 @@ import numpy as np
 
 from kernels import age_of_gods as k
 from kernels import olympia as ol
+from kernels.stops import N_STOP
 
 from .. import base
-from ..base import BY_STEP, Prepared
+from ..base import BY_STEP, FROM_STEP, STOP_RULES, Prepared
 from ..olympia.model import Men, Side, Unit
 from ..olympia.prepare import side_bounds
 from .keys import RANKS
@@ -184,7 +186,7 @@ def compile_battle(battle: Battle) -> AgeOfGodsArrays:
                     )
                 )
             for fields, count, chance_to_survive, chance_to_flee in entries:
-                if arrives == 0:
+                if arrives <= battle.from_step:  # on the field when the battle (re)starts
                     start += fields["value"] * count
                 # Under the text's structure rules the first `room` men and nobles of the
                 # side (stack order) are inside, for good; under the engine's the bonus
@@ -233,6 +235,8 @@ def compile_battle(battle: Battle) -> AgeOfGodsArrays:
         sides[s, k.S_COVERS] = covers if engine_structure else 0
         sides[s, k.S_CERTAIN_CAPTURE] = int(battle.prisoner_rules == "engine")
         sides[s, k.S_NO_PRISONERS] = int(battle.leaders[s][0].kind == "garrison")
+        sides[s, k.S_WITHDRAWAL_PRISONERS] = int(battle.prisoner_rules == "engine")
+        sides[s, k.S_FROM_STEP] = battle.from_step
         _structure(sides[s], side)
         unit_base += len(units)
     return AgeOfGodsArrays(
@@ -277,17 +281,45 @@ class AgeOfGodsPrepared(Prepared):
             if count:
                 notes.append(f"control limits: {count} {SIDES[s]} men stay out of the battle")
         self.notes = tuple(notes)
-        self.unfolds = frozenset({BY_STEP})
+        self.unfolds = frozenset({BY_STEP, STOP_RULES, FROM_STEP})
+        self.stop_rules = battle.retreats
+        self.from_step = battle.from_step
+        self.stops = self._stops()
         self.phases = list(k.PHASES[: k.STALEMATE])
         if (self.arrays.groups[:, ol.G_FRONT] == 0).any():
             # Only men with no attack can leave a whole round without a strike.
             self.phases.append(k.PHASES[k.STALEMATE])
+        if not all(rule.never for rule in self.stop_rules):
+            self.phases.append(k.PHASES[k.WITHDRAWAL])
         self.columns = self._columns()
         self.flags = frozenset(
             [c for c in self.columns if c.startswith(("leader_", "structure_collapsed"))]
             + [f"decided_in.{p}" for p in self.phases]
         )
         self.column_bounds = self._bounds()
+
+    def men_of(self, side: int) -> int:
+        """The side's men (fighters, nobles not counted, allies included) who take part:
+        what a stop rule's percentage is of."""
+        groups = self.arrays.groups
+        mine = (groups[:, ol.G_SIDE] == side) & (groups[:, ol.G_KIND] == ol.MAN)
+        return int(groups[mine, ol.G_COUNT].sum())
+
+    def _stops(self) -> np.ndarray:
+        """The sides' stop rules as kernels/stops.py's rows: ``gone`` names a type by its
+        casualty column (a type control limits keep wholly out has none: no group of it,
+        so it is gone from the start)."""
+        stops = np.empty((2, N_STOP), np.int64)
+        for s, rule in enumerate(self.stop_rules):
+
+            def column(name: str, s: int = s) -> int:
+                key = f"casualties.{SIDES[s]}.{name}"
+                if key in self.arrays.columns:
+                    return k.O_COLUMNS + self.arrays.columns.index(key)
+                return k.O_COLUMNS + len(self.arrays.columns)  # past every group's column
+
+            stops[s] = rule.encode(self.men_of(s), column)
+        return stops
 
     def _bounds(self) -> dict[str, tuple[int | None, int | None]]:
         """Men lost or fled of a type: at most the men of it who take part (control
@@ -318,8 +350,17 @@ class AgeOfGodsPrepared(Prepared):
     def run_matrix(self, seed: int, first: int, count: int, cut: int = 0) -> np.ndarray:
         """The kernel's rows; with ``cut``, each battle still undecided after round
         ``cut`` stops there (``winner`` FIGHTING, its row the state then)."""
+        return self.run_recorded(seed, first, count, cut)[0]
+
+    def run_recorded(
+        self, seed: int, first: int, count: int, cut: int = 0, asked: Sequence[int] = ()
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`run_matrix`'s rows, and each battle's rows after the ``asked`` rounds
+        (ascending; shape ``(count, len(asked), columns)``) from the same pass."""
         a = self.arrays
-        out = np.zeros((count, k.O_COLUMNS + len(a.columns)), np.int64)
+        width = k.O_COLUMNS + len(a.columns)
+        out = np.zeros((count, width), np.int64)
+        through = np.zeros((count, len(asked), width), np.int64)
         sides = a.sides
         if cut:
             sides = sides.copy()
@@ -331,15 +372,29 @@ class AgeOfGodsPrepared(Prepared):
                 a.survive,
                 a.flee,
                 sides,
+                self.stops,
+                np.array(asked, np.int64),
                 np.uint64(seed),
                 first,
                 out,
+                through,
             )
-        return out
+        return out, through
 
     def run_until(self, seed: int, first: int, count: int, step: int) -> dict[str, np.ndarray]:
         out = self.run_matrix(seed, first, count, step)
         return {name: out[:, col] for name, col in self.columns.items()}
+
+    def run_through(
+        self, seed: int, first: int, count: int, steps: Sequence[int]
+    ) -> dict[str, np.ndarray]:
+        """One pass: every battle fought once, to the last asked round at most, its row
+        recorded after each asked round."""
+        asked = [int(step) for step in steps]
+        if not asked:
+            return {}
+        _, through = self.run_recorded(seed, first, count, max(asked), asked)
+        return {name: through[:, :, col].T for name, col in self.columns.items()}
 
     def run(self, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
         out = self.run_matrix(seed, first, count)

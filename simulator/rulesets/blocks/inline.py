@@ -20,7 +20,7 @@ from .model import BATTLE_KEYS, POLICY_KEYS, parse_rating
 
 _STEPS = re.compile(r"^(?P<rating>[^:\s]+):(?P<steps>[+-]?\d+)(?:/(?P<max>[+-]?\d+))?$")
 _PLACE = re.compile(r"^r(?P<round>[+-]?\d+)$")
-INT_OPTIONS = ("castle_limit", "attrition", "turns", "retreat_round")
+INT_OPTIONS = ("castle_limit", "attrition", "turns", "retreat_round", "from_step")
 BOOL_OPTIONS = ("siege", "retreat_road")
 #: ``odds`` options of other rulesets, named as the user typed them in errors.
 OTHER_RULESETS_OPTIONS = (

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from ...input.fields import Field, Table, side_list
+from ...input.fields import Field, ListOf, Table
+from ..stop_rules import RETREAT
 
 TRAITS = ("knights", "harry")
 PLACES = ("field", "castle", "reserve")
 RESERVE_ROUNDS = (2, 3)
 MAX_STEPS = 4
 MAX_TURNS = 100
+#: Phases of a game turn (kernels/blocks.py's PHASES_PER_TURN: rounds 1-3, attrition).
+PHASES_PER_TURN = 4
 #: Player choices; the first of each is the default, the conservative choice.
 POLICIES: dict[str, tuple[str, ...]] = {
     "withdraw": ("none", "fill", "when_weaker"),
@@ -36,6 +39,8 @@ POLICY_DOCS = {
 RETREAT_ROUNDS = (1, 3)
 DEFAULT_RETREAT_ROUND = 2
 
+#: Who may hold the attacker's role (``[battle] attacker_role``).
+ROLES = ("attacker", "defender")
 #: Whose reading of the procedure: the rule text's (default) or the released engine's code.
 RULES = ("text", "engine")
 #: The points where the two readings part, each a [battle] key of its own: the first
@@ -92,6 +97,23 @@ BATTLE = Table(
             "blocks have a road to retreat by (false: a block that must retreat is eliminated)",
             default=True,
         ),
+        Field(
+            "from_step",
+            "int",
+            "phases already fought: the battle goes on from the next (4 a turn: rounds "
+            "1-3, attrition), the blocks as they stand now",
+            lo=0,
+            hi=PHASES_PER_TURN * MAX_TURNS - 1,
+            default=0,
+        ),
+        Field(
+            "attacker_role",
+            "choice",
+            "the side in the attacker's role now, in a battle in progress: the defender "
+            "after its relief arrived or it sallied from an uncontested field",
+            choices=ROLES,
+            default=ROLES[0],
+        ),
     ),
 )
 POLICY = Table(
@@ -134,7 +156,11 @@ BLOCK = Table(
 
 
 def side(name: str) -> Table:
-    return side_list(name, "blocks", BLOCK)
+    """A side: its blocks (at least one) and its stop rule (``gone`` names a block)."""
+    doc = f"the {name}'s blocks"
+    return Table(
+        name, doc, (ListOf("blocks", doc, BLOCK, 1, required=True), RETREAT), required=True
+    )
 
 
 SCENARIO = Table("", "a blocks scenario", (BATTLE, POLICY, side("attacker"), side("defender")))

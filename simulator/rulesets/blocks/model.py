@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any
 from ...errors import Source
 from ...input.reader import Node
 from ..keys import read_cost
+from ..stop_rules import NEVER, StopRule, read_stop_rule
 from . import keys
-from .keys import POLICIES, RESERVE_ROUNDS, RULES, SWITCHES
+from .keys import PHASES_PER_TURN, POLICIES, RESERVE_ROUNDS, RULES, SWITCHES
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -94,6 +95,12 @@ class Battle:
     rules: str = "text"
     switches: Switches = Switches()
     retreat_road: bool = True
+    #: Each side's stop rule (``[attacker.retreat]``); ``gone`` names one of its blocks.
+    retreats: tuple[StopRule, StopRule] = (NEVER, NEVER)
+    #: Phases already fought (``[battle] from_step``): a battle in progress.
+    from_step: int = 0
+    #: The side in the attacker's role as the battle starts or goes on.
+    attacker_role: str = "attacker"
     #: What the user should know about how this battle is read (shown by `validate`
     #: and under a run's results).
     notes: tuple[str, ...] = ()
@@ -129,6 +136,23 @@ def validate(data: Mapping[str, Any], source: Source) -> Battle:
         **{key: battle.read(keys.BATTLE[key]) for key in SWITCHES if battle.has(key)},
     )
     retreat_road = battle.read(keys.BATTLE["retreat_road"])
+    from_step = battle.read(keys.BATTLE["from_step"])
+    attacker_role = battle.read(keys.BATTLE["attacker_role"])
+    if attacker_role != "attacker" and from_step == 0:
+        raise battle.fail(
+            f"{attacker_role!r} holds the attacker's role only in a battle in progress "
+            "(from_step 1 or more): a battle starts with the attacker in it",
+            "attacker_role",
+            attacker_role,
+        )
+    if from_step >= PHASES_PER_TURN * turns:
+        raise battle.fail(
+            f"{from_step} phases fought but the battle lasts {PHASES_PER_TURN * turns} "
+            f"({turns} turn{'s' if turns > 1 else ''} of {PHASES_PER_TURN}): expected "
+            f"0..{PHASES_PER_TURN * turns - 1}",
+            "from_step",
+            from_step,
+        )
 
     policy = top.child("policy", {})
     policy.only(keys.POLICY)
@@ -137,6 +161,7 @@ def validate(data: Mapping[str, Any], source: Source) -> Battle:
     )
 
     sides = []
+    retreats = []
     for side_name in SIDES:
         if not top.has(side_name):
             raise top.fail(
@@ -159,6 +184,8 @@ def validate(data: Mapping[str, Any], source: Source) -> Battle:
                     block.name,
                 )
             seen.add(block.name)
+        _check_reserves_to_come(node, blocks, from_step)
+        retreats.append(read_stop_rule(node, [block.name for block in blocks]))
         in_castle = [b for b in blocks if b.at == "castle"]
         if in_castle and castle_limit == 0:
             raise node.fail(
@@ -207,8 +234,37 @@ def validate(data: Mapping[str, Any], source: Source) -> Battle:
         rules=rules,
         switches=switches,
         retreat_road=retreat_road,
+        retreats=(retreats[0], retreats[1]),
+        from_step=from_step,
+        attacker_role=attacker_role,
         notes=harry_fire_notes(sides, policies, switches, retreat_road),
     )
+
+
+def _check_reserves_to_come(node: Node, blocks: tuple[Block, ...], from_step: int) -> None:
+    """In a battle in progress a reserve is a block still on the road: it arrives in a
+    round of the first game turn not yet fought."""
+    if from_step == 0:
+        return
+    for i, block in enumerate(blocks):
+        if block.at != "reserve":
+            continue
+        if from_step >= PHASES_PER_TURN:
+            raise node.fail(
+                f"block '{block.name}' is a reserve but the battle is in game turn "
+                f"{from_step // PHASES_PER_TURN + 1} (battle.from_step = {from_step}): "
+                "reserves arrive in the first turn only; place it in the field or the castle",
+                f"blocks[{i}].at",
+                "reserve",
+            )
+        if block.arrives <= from_step:
+            raise node.fail(
+                f"block '{block.name}' arrives in round {block.arrives} but {from_step} "
+                f"round{'s' if from_step > 1 else ''} fought already (battle.from_step = "
+                f"{from_step}): a block that has arrived is in the field",
+                f"blocks[{i}].round",
+                block.arrives,
+            )
 
 
 def harry_fire_notes(

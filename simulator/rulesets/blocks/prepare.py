@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from types import MappingProxyType
 
 import numpy as np
@@ -10,7 +12,7 @@ import numpy as np
 from kernels import blocks as k
 
 from .. import base
-from ..base import BY_STEP, Prepared, add_to_most
+from ..base import BY_STEP, FROM_STEP, STOP_RULES, Prepared, add_to_most
 from .keys import SWITCHES
 from .model import INITIATIVES, POLICIES, SIDES, Battle
 
@@ -22,11 +24,18 @@ class BlocksArrays:
     blocks: np.ndarray  # int64 [N, N_BLOCK_FIELDS]
     params: np.ndarray  # int64 [N_PARAMS]
     block_names: list[tuple[str, str]]  # (side, name), in table order
+    stops: np.ndarray  # int64 [2, N_STOP]: each side's stop rule (kernels/stops.py)
 
     def __post_init__(self) -> None:
         # C order, once: the kernel passes them to a battle compiled for C order.
         self.blocks = np.ascontiguousarray(self.blocks)
         self.params = np.ascontiguousarray(self.params)
+        self.stops = np.ascontiguousarray(self.stops)
+
+
+def _row_of(names: list[tuple[str, str]], side: str, name: str) -> int:
+    """The block table's row of ``side``'s block ``name``."""
+    return names.index((side, name))
 
 
 def compile_battle(battle: Battle) -> BlocksArrays:
@@ -77,10 +86,20 @@ def compile_battle(battle: Battle) -> BlocksArrays:
     ):
         params[index] = SWITCHES[key].index(getattr(battle.switches, key))
     params[k.P_RETREAT_ROAD] = int(battle.retreat_road)
+    params[k.P_FROM_STEP] = battle.from_step
+    params[k.P_ROLE] = SIDES.index(battle.attacker_role)
+    # A stop rule's men are steps; its ``gone`` names a block, the kernel's row index.
+    stops = np.stack(
+        [
+            rule.encode(sum(block.steps for block in blocks), partial(_row_of, names, side))
+            for side, rule, blocks in zip(SIDES, battle.retreats, battle.sides, strict=True)
+        ]
+    )
     return BlocksArrays(
         blocks=np.array(rows, np.int64).reshape(-1, k.N_BLOCK_FIELDS),
         params=params,
         block_names=names,
+        stops=stops,
     )
 
 
@@ -115,7 +134,9 @@ class BlocksPrepared(Prepared):
         bounds["turn"] = (1, battle.turns)
         self.column_bounds = bounds
         self.step_limit = k.PHASES_PER_TURN * battle.turns
-        self.unfolds = frozenset({BY_STEP})
+        self.unfolds = frozenset({BY_STEP, STOP_RULES, FROM_STEP})
+        self.stop_rules = battle.retreats
+        self.from_step = battle.from_step
 
     def _columns(self) -> dict[str, int]:
         """Outcome column name -> index in the kernel's row."""
@@ -135,21 +156,61 @@ class BlocksPrepared(Prepared):
     def run_matrix(self, seed: int, first: int, count: int, cut: int = 0) -> np.ndarray:
         """The kernel's rows; with ``cut``, each battle still undecided after phase
         ``cut`` stops there (``winner`` FIGHTING, its row the state then)."""
+        return self.recorded_matrix(seed, first, count, cut)[0]
+
+    def recorded_matrix(
+        self, seed: int, first: int, count: int, cut: int = 0, record: Sequence[int] = ()
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`run_matrix`'s rows and, in the same pass, each battle's row after each
+        of the phases ``record`` (ascending): ``rec[i, k]`` is battle i's after
+        ``record[k]``."""
         a = self.arrays
-        out = np.zeros((count, k.n_columns(a.blocks.shape[0])), np.int64)
+        columns = k.n_columns(a.blocks.shape[0])
+        out = np.zeros((count, columns), np.int64)
+        rec_steps = np.ascontiguousarray(record, np.int64)
+        rec = np.zeros((count, len(rec_steps), columns), np.int64)
         params = a.params
         if cut:
             params = params.copy()
             params[k.P_CUT] = cut
+        # A run that asks for none of the battle as it unfolds runs the battles' plain
+        # code (kernels/blocks.py's _plain_battles), without the tests for it.
+        plain = not (cut or len(rec_steps) or self.from_step)
+        plain = plain and self.battle.attacker_role == "attacker"
+        plain = plain and all(rule.never for rule in self.stop_rules)
         if count:
-            k.blocks_battles(k.battle_by_address(), a.blocks, params, np.uint64(seed), first, out)
-        return out
+            k.blocks_battles(
+                k.battle_by_address(plain),
+                a.blocks,
+                params,
+                a.stops,
+                np.uint64(seed),
+                first,
+                out,
+                rec_steps,
+                rec,
+            )
+        return out, rec
 
     def run_until(self, seed: int, first: int, count: int, step: int) -> dict[str, np.ndarray]:
-        # At the turn limit a battle still going is a draw: no cut there.
-        cut = step if self.step_limit is None or step < self.step_limit else 0
-        out = self.run_matrix(seed, first, count, cut)
+        out = self.run_matrix(seed, first, count, self._cut(step))
         return {name: out[:, col] for name, col in self.columns.items()}
+
+    def run_through(
+        self, seed: int, first: int, count: int, steps: Sequence[int]
+    ) -> dict[str, np.ndarray]:
+        """Every asked phase's state in one pass of the kernel (the same rows as
+        :meth:`run_until` gives for each, battle by battle)."""
+        if not len(steps):
+            return {}
+        _, rec = self.recorded_matrix(seed, first, count, record=[int(s) for s in steps])
+        # Views of the record, as run_until's columns are of its rows (a copy of each
+        # column cost more than the kernel's pass: 0.14 s against 0.11 s on relief).
+        return {name: rec[:, :, col].T for name, col in self.columns.items()}
+
+    def _cut(self, step: int) -> int:
+        # At the turn limit a battle still going is a draw: no cut there.
+        return step if self.step_limit is None or step < self.step_limit else 0
 
     def run(self, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
         out = self.run_matrix(seed, first, count)
