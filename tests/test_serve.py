@@ -529,3 +529,91 @@ def test_each_rulesets_example_is_a_battle_worth_asking(name):
         p, half = rows[side].mean, 3.29 / 1.96 * (rows[side].high - rows[side].low) / 2
         assert p - half > 0.05 and p + half < 0.95, (name, side, p)
     assert SYNTAX[name]
+
+
+def test_the_answer_carries_the_battle_as_it_unfolds(server):
+    """After the answer, the state after each step over the same battles (the slider
+    shows any step of it without another request): what ``run_steps`` gives for them."""
+    from simulator.running.unfolding import run_steps
+    from simulator.serve.answer import steps_payload
+
+    params = {"attacker": "noble, 5 soldier", "defender": "noble, 4 pikeman"}
+    _, progress, done = _answer(server, {**params, "seed": "8", "battles": "3000"})
+    # The whole answer comes before its steps are worked out, then again with them.
+    assert not progress[-1]["running"] and "unfolding" not in progress[-1]
+    assert progress[-1]["win"] == done["win"]
+    scenario = Question.of(params).scenario
+    expected = steps_payload(run_steps(scenario, None, 8, 0, 3000), 3000)
+    shown = done["unfolding"]
+    assert shown["steps"] == json.loads(json.dumps(expected["steps"]))
+    assert shown["battles"] == 3000 and not shown["partial"] and shown["notes"] == []
+
+
+def test_the_steps_of_a_long_answer_are_its_first_battles(server):
+    from simulator.serve.app import STEP_BATTLES
+
+    params = {"attacker": "noble, 3 soldier", "defender": "noble, 3 pikeman"}
+    _, _, done = _answer(server, {**params, "seed": "2", "battles": str(STEP_BATTLES + 5000)})
+    assert done["battles"] == STEP_BATTLES + 5000
+    assert done["unfolding"]["battles"] == STEP_BATTLES
+    assert done["unfolding"]["notes"] == [
+        f"the state after each step is that of the first {STEP_BATTLES:,} of the "
+        f"{STEP_BATTLES + 5000:,} battles"
+    ]
+
+
+def test_a_stopped_answer_has_no_steps(server):
+    events = server.events(urlencode({**ARMIES, "seed": "4", "battles": "10000000000"}))
+    for kind, data in events:
+        if kind == "start":
+            server.post(f"/api/stop?run={data['run']}")
+        if kind == "done":
+            assert data["partial"] and "unfolding" not in data
+            break
+
+
+def test_stop_while_the_steps_are_worked_out_keeps_the_answer_whole(server):
+    """Stop pressed once the answer is in and its steps are being worked out: the answer
+    stays whole, its steps are those of the whole blocks of battles done, marked so."""
+    params = {**ARMIES, "seed": "6", "battles": "20000"}
+    done = None
+    for kind, data in server.events(urlencode(params)):
+        if kind == "start":
+            run = data["run"]
+        elif kind == "waiting" and data["words"].startswith("the battle as it unfolds"):
+            server.post(f"/api/stop?run={run}")
+        elif kind == "done":
+            done = data
+            break
+    assert done is not None and not done["partial"] and done["battles"] == 20_000
+    steps = done["unfolding"]
+    assert steps["partial"] and steps["battles"] < 20_000
+    if steps["battles"]:  # stopped after a whole block of battles
+        assert steps["notes"] == [
+            f"stopped: the state after each step is that of the first {steps['battles']:,} battles"
+        ]
+    else:  # stopped in the first block (of one battle: chunks are sized by time)
+        assert steps["steps"] == []
+        assert steps["notes"] == ["stopped before the state after each step was worked out"]
+    assert server.running() == 0
+
+
+def test_a_pasted_scenario_with_waves_shows_the_waves_table_run_prints(server):
+    from simulator.report.tables import wave_table
+
+    text = (ROOT / "examples" / "waves" / "raids_on_a_gate.toml").read_text()
+    _, _, done = _answer(server, {"toml": text, "battles": "4000", "seed": "3"})
+    scenario = Question.of({"toml": text}).scenario
+    title, columns, rows, note = wave_table(run_chunks(scenario, RunPlan.of(scenario, 4000, 3)))
+    shown = {
+        "title": title,
+        "columns": list(columns),
+        "rows": [list(r) for r in rows],
+        "note": note,
+    }
+    assert done["waves"] == shown
+    assert [r[0] for r in done["waves"]["rows"]] == ["1", "2", "3"]
+    # Waves are whole battles, wave after wave: no state after each step, said in a line.
+    assert "a scenario with waves" in done["unfolding"]["unavailable"]
+    _, _, plain = _answer(server, {**ARMIES, "battles": "2000"})
+    assert plain["waves"] is None

@@ -22,6 +22,7 @@ webdriver = pytest.importorskip("selenium.webdriver")
 
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.common.keys import Keys  # noqa: E402
 from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
 
 from simulator import simulate  # noqa: E402
@@ -193,6 +194,149 @@ def test_two_armies_answer_as_odds_does_and_the_link_gives_the_same(server, brow
         browser.switch_to.window(browser.window_handles[0])
 
 
+def step_shown(driver) -> dict[str, object]:
+    """What the step slider shows: its step and range, each state's probability, each
+    side's and type's mean men left, and the band chart's marker."""
+    return driver.execute_script(
+        "const s = document.getElementById('step');"
+        "const p = {}; const men = {};"
+        "for (const r of document.querySelectorAll('#step-states tbody tr'))"
+        "  p[r.dataset.state] = parseFloat(r.querySelector('td.p').dataset.p);"
+        "for (const r of document.querySelectorAll('#step-men tbody tr'))"
+        "  men[r.dataset.key] = parseFloat(r.querySelector('td.mean').dataset.p);"
+        "const now = document.querySelector('#bands line.now');"
+        "return {step: parseInt(s.value), min: parseInt(s.min), max: parseInt(s.max),"
+        " words: document.getElementById('step-shown').textContent, p: p, men: men,"
+        " marker: now ? parseFloat(now.getAttribute('x1')) : null};"
+    )
+
+
+def test_the_step_slider_shows_the_state_after_each_step(server, browser):
+    from simulator.running.unfolding import run_steps
+
+    browser.get(server.page)
+    wait_for(browser, "idle", 60)
+    # Every battle decided within the 100 steps the page shows (72 strikes at most).
+    attacker, defender = "noble, 10 soldier, 5 archer@1", "noble, 12 pikeman"
+    ask(browser, attacker, defender, "77", "6000")
+    wait_for(browser, "done")
+    assert browser.find_element(By.ID, "unfolding").is_displayed()
+    assert (
+        "The battle as it unfolds (strikes" in browser.find_element(By.ID, "unfolding-title").text
+    )
+    answer = shown(browser)["p"]
+    # The same battles, each stopped after every step, worked out here.
+    scenario = Question.of({"attacker": attacker, "defender": defender}).scenario
+    steps = run_steps(scenario, None, 77, 0, 6000).tally.steps
+    first = step_shown(browser)
+    assert (first["min"], first["max"]) == (1, max(steps))
+    # The keyboard moves it: End to the last step, where every battle is decided. (Its
+    # cuts run on olympia's strike kernel, the answer on the skip kernel: the same
+    # battles in distribution, drawn differently, so within their 99.9% intervals.)
+    slider = browser.find_element(By.ID, "step")
+    slider.send_keys(Keys.END)
+    end = step_shown(browser)
+    assert end["step"] == max(steps) and end["words"] == f"{max(steps)} strikes"
+    assert end["p"]["fighting"] == 0.0
+    for outcome, p in answer.items():
+        assert end["p"][outcome] == steps[max(steps)].p(outcome)[0]
+        assert abs(end["p"][outcome] - p) <= 3.29 * (2 * p * (1 - p) / 6000) ** 0.5
+    # Left arrow: a step back, a state of its own, no request made.
+    slider.send_keys(Keys.HOME)
+    for _ in range(3):
+        slider.send_keys(Keys.ARROW_RIGHT)
+    at = step_shown(browser)
+    assert at["step"] == 4 and at["marker"] < end["marker"]
+    counts = steps[4]
+    assert at["p"]["fighting"] == pytest.approx(counts.p("fighting")[0], abs=1e-12)
+    assert at["p"]["fighting"] > 0.9  # four strikes in: nearly every battle goes on
+    for key in ("attacker", "defender", "attacker.soldier", "defender.pikeman"):
+        assert at["men"][key] == pytest.approx(counts.men_left[key].mean(), abs=1e-9)
+    assert at["men"]["attacker"] > end["men"]["attacker"]
+    # Bands of men left, and the link carries the step shown.
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#bands polygon.band")) == 2
+    link = browser.find_element(By.ID, "share").get_attribute("href")
+    assert link.endswith("#step=4")
+    browser.get(link)
+    wait_for(browser, "done")
+    assert step_shown(browser)["step"] == 4
+    assert step_shown(browser)["p"] == at["p"]
+
+
+def rule_field(server, browser, path: str):
+    """A fresh page's field of a stop rule (or the step reached), its heading opened."""
+    browser.get(server.page)
+    wait_for(browser, "idle", 60)
+    rules = browser.find_element(By.ID, "rules")
+    if not rules.get_attribute("open"):
+        rules.find_element(By.TAG_NAME, "summary").click()
+    field = browser.find_element(By.CSS_SELECTOR, f'[data-path="{path}"]')
+    assert field.is_displayed()
+    return field
+
+
+def test_a_stop_rule_in_a_shared_link_gives_the_same_answer(server, browser):
+    field = rule_field(server, browser, "defender.retreat.at_most")
+    field.send_keys("12")  # 26 pikemen: the defender withdraws at 12 or fewer
+    # ... in a battle given after its 5th strike
+    browser.find_element(By.CSS_SELECTOR, '[data-path="battle.from_step"]').send_keys("5")
+    ask(browser, ATTACKER, DEFENDER, "4242", "20000")
+    wait_for(browser, "done")
+    page = shown(browser)
+    assert set(page["p"]) == {
+        "attacker",
+        "defender",
+        "draw",
+        "attacker_withdrew",
+        "defender_withdrew",
+    }
+    link = browser.find_element(By.ID, "share").get_attribute("href")
+    assert page["p"]["defender_withdrew"] > 0.05, link
+    assert page["p"]["attacker_withdrew"] == 0.0, link
+    assert "defender withdrew" in browser.find_element(By.ID, "outcomes").text
+    # The command line asks the same question and gets the same numbers.
+    command = browser.find_element(By.ID, "command-text").text
+    assert "--defender-retreat 'at most 12' --from-step 5" in command
+    cli = odds_json(*shlex.split(command)[2:])
+    assert page["p"] == {o: cli["win"][o]["p"] for o in page["p"]}
+    # The slider's last step has the withdrawals too.
+    browser.find_element(By.ID, "step").send_keys(Keys.END)
+    end = step_shown(browser)
+    # (from strike 6, the first after the battle's 5th; the page shows 100 strikes: a
+    # few battles last longer)
+    assert end["min"] == 6 and end["step"] == 105 and end["p"]["fighting"] < 0.01
+    assert 0.05 < end["p"]["defender_withdrew"] <= page["p"]["defender_withdrew"]
+    # The link, opened in a fresh page, restores the rule and gives the same answer.
+    link = browser.find_element(By.ID, "share").get_attribute("href")
+    assert "defender.retreat.at_most=12" in link and "battle.from_step=5" in link
+    browser.switch_to.new_window("tab")
+    try:
+        browser.get(link)
+        wait_for(browser, "done")
+        restored = browser.find_element(By.CSS_SELECTOR, '[data-path="defender.retreat.at_most"]')
+        assert restored.get_attribute("value") == "12" and restored.is_displayed()
+        step = browser.find_element(By.CSS_SELECTOR, '[data-path="battle.from_step"]')
+        assert step.get_attribute("value") == "5"
+        assert shown(browser) == page
+        assert step_shown(browser)["p"] == end["p"]
+    finally:
+        browser.close()
+        browser.switch_to.window(browser.window_handles[0])
+
+
+def test_a_bad_stop_rule_is_the_command_lines_line(server, browser):
+    field = rule_field(server, browser, "attacker.retreat.gone")
+    field.send_keys("knigt")
+    ask(browser, ATTACKER, DEFENDER, "1", "2000")
+    wait_for(browser, "error")
+    error = browser.find_element(By.ID, "error").text
+    assert "'knigt' is not a type this side fields" in error and "Traceback" not in error
+    field.clear()
+    field.send_keys("archer")
+    browser.find_element(By.ID, "run").click()
+    wait_for(browser, "done")
+
+
 def test_probabilities_arrive_while_the_battles_run(server, browser):
     browser.get(server.page)
     wait_for(browser, "idle", 60)
@@ -304,6 +448,14 @@ def test_the_page_fits_a_phone(server, browser, tmp_path):
         )
         assert wide[0] == width and wide[1] <= width, wide
         assert wide[2] == [], wide
+        # The step slider: on the screen's width, moved by the keyboard.
+        slider = browser.find_element(By.ID, "step")
+        browser.execute_script("arguments[0].scrollIntoView()", slider)
+        assert slider.is_displayed() and slider.rect["x"] + slider.rect["width"] <= width
+        before = step_shown(browser)
+        slider.send_keys(Keys.ARROW_RIGHT)
+        after = step_shown(browser)
+        assert after["step"] == before["step"] + 1 and after["men"] != before["men"]
         shot = os.environ.get("BATTLE_ODDS_PHONE_SCREENSHOT")
         if shot:  # the first screen, and the answer's tables further down
             browser.save_screenshot(shot)
@@ -311,6 +463,12 @@ def test_the_page_fits_a_phone(server, browser, tmp_path):
             browser.save_screenshot(shot.replace(".png", "-tables.png"))
         browser.find_element(By.CSS_SELECTOR, "#more summary").click()
         assert browser.find_element(By.CSS_SELECTOR, '[data-path="battle.terrain"]').is_displayed()
+        assert browser.execute_script("return document.documentElement.scrollWidth") <= width
+        # The stop rules, folded on a phone, open inside the screen too.
+        assert not browser.find_element(By.ID, "rules").get_attribute("open")
+        browser.find_element(By.CSS_SELECTOR, "#rules summary").click()
+        rule = browser.find_element(By.CSS_SELECTOR, '[data-path="defender.retreat.at_most"]')
+        assert rule.is_displayed() and rule.rect["x"] + rule.rect["width"] <= width
         assert browser.execute_script("return document.documentElement.scrollWidth") <= width
     finally:
         browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
@@ -326,13 +484,18 @@ def test_completion_offers_the_rulesets_unit_names(server, browser):
     assert [o.get_attribute("value") for o in options] == ["noble, 5 pikeman"]
 
 
-def test_a_pasted_scenario_is_answered_and_its_errors_name_the_line(server, browser):
+def paste_box(server, browser):
+    """A fresh page's box for a pasted scenario (answer-as-you-type off: Run asks)."""
     browser.get(server.page)
     wait_for(browser, "idle", 60)
-    browser.find_element(By.ID, "live").click()  # off: the question is asked with Run
+    browser.find_element(By.ID, "live").click()
     browser.find_element(By.CSS_SELECTOR, "input[name=mode][value=toml]").click()
+    return browser.find_element(By.ID, "toml")
+
+
+def test_a_pasted_scenario_is_answered_and_its_errors_name_the_line(server, browser):
+    box = paste_box(server, browser)
     text = (ROOT / "scenarios" / "olympia" / "knights_vs_pikemen.toml").read_text()
-    box = browser.find_element(By.ID, "toml")
     misspelt = text.replace("knight = 10", "knigt = 10")
     browser.execute_script("arguments[0].value = arguments[1];", box, misspelt)
     browser.find_element(By.ID, "run").click()
@@ -537,3 +700,29 @@ def test_the_page_says_which_rulesets_still_compile(browser, tmp_path):
         )
     finally:
         assert fresh.stop() == 0, fresh.errors
+
+
+def test_a_pasted_scenario_with_waves_shows_its_waves_on_a_phone(server, browser):
+    width = 375
+    browser.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": width, "height": 812, "deviceScaleFactor": 2, "mobile": True},
+    )
+    try:
+        box = paste_box(server, browser)
+        text = (ROOT / "examples" / "waves" / "raids_on_a_gate.toml").read_text()
+        browser.execute_script("arguments[0].value = arguments[1];", box, text)
+        browser.find_element(By.ID, "run").click()
+        wait_for(browser, "done")
+        assert browser.find_element(By.ID, "waves-title").text.startswith("Waves: the attacker's")
+        cells = [
+            [c.text for c in r.find_elements(By.TAG_NAME, "td")]
+            for r in browser.find_elements(By.CSS_SELECTOR, "#waves tbody tr")
+        ]
+        assert [c[0] for c in cells] == ["1", "2", "3"] and len(cells[0]) == 7
+        assert "a scenario with waves" in browser.find_element(By.ID, "unfolding-note").text
+        assert not browser.find_element(By.CSS_SELECTOR, "#unfolding .slider").is_displayed()
+        browser.execute_script("document.getElementById('waves').scrollIntoView()")
+        assert browser.execute_script("return document.documentElement.scrollWidth") <= width
+    finally:
+        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})

@@ -244,18 +244,17 @@ def render_exact(answer: Any, console: Console) -> None:
     console.print(f"[bold]scenario hash[/bold] {answer.scenario.hash}")
 
 
-def render_waves(result: Result, console: Console) -> None:
-    """Each wave's odds (over all battles: the waves' add up to the whole battle's), and
-    over the battles it fought its losses and what it left of the other side."""
+def wave_table(result: Result) -> tuple[str, tuple[str, ...], list[tuple[str, ...]], str] | None:
+    """The waves' table (None without waves): its title, columns, rows and the line
+    under it, as ``run`` prints them and the page shows them."""
     waves = result.wave_summaries()
     if not waves:
-        return
+        return None
     side = waves[0]["side"]
     other = "defender" if side == "attacker" else "attacker"
-    print_title(console, f"Waves: the {side}'s armies, each into what the one before it left")
-    table = Table(box=box.SIMPLE, pad_edge=False)
-    for column in ("wave", "fights", "wins", "wins if it fights", "lost", "killed", "left"):
-        table.add_column(column, justify="right", no_wrap=column != "wins if it fights")
+    title = f"Waves: the {side}'s armies, each into what the one before it left"
+    columns = ("wave", "fights", "wins", "wins if it fights", "lost", "killed", "left")
+    rows: list[tuple[str, ...]] = []
     for wave in waves:
         won, won_fought = wave["win"][side], wave["win_when_fought"][side]
 
@@ -263,19 +262,37 @@ def render_waves(result: Result, console: Console) -> None:
             means = [v["mean"] for k, v in wave[group].items() if k.startswith(whose + ".") and v]
             return _num(sum(means)) if means else "-"
 
-        table.add_row(
-            str(wave["wave"]),
-            _pct(wave["fought"]["p"] if wave["fought"]["p"] is not None else math.nan),
-            _pct(won["p"] if won["p"] is not None else math.nan),
-            _pct(won_fought["p"]) if won_fought["p"] is not None else "-",
-            total("casualties", side),
-            total("casualties", other),
-            total("left", other),
+        rows.append(
+            (
+                str(wave["wave"]),
+                _pct(wave["fought"]["p"] if wave["fought"]["p"] is not None else math.nan),
+                _pct(won["p"] if won["p"] is not None else math.nan),
+                _pct(won_fought["p"]) if won_fought["p"] is not None else "-",
+                total("casualties", side),
+                total("casualties", other),
+                total("left", other),
+            )
         )
-    console.print(table)
-    console.print(
+    note = (
         "fights: the chance the wave fights; wins: the chance it fights and wins; "
         f"over the battles it fought, the mean men it lost, the {other}'s men it killed, "
-        f"and the {other}'s men left after it",
-        highlight=False,
+        f"and the {other}'s men left after it"
     )
+    return title, columns, rows, note
+
+
+def render_waves(result: Result, console: Console) -> None:
+    """Each wave's odds (over all battles: the waves' add up to the whole battle's), and
+    over the battles it fought its losses and what it left of the other side."""
+    shown = wave_table(result)
+    if shown is None:
+        return
+    title, columns, rows, note = shown
+    print_title(console, title)
+    table = Table(box=box.SIMPLE, pad_edge=False)
+    for column in columns:
+        table.add_column(column, justify="right", no_wrap=column != "wins if it fights")
+    for row in rows:
+        table.add_row(*row)
+    console.print(table)
+    console.print(note, highlight=False)

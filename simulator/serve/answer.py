@@ -15,11 +15,24 @@ import numpy as np
 
 from .. import rulesets
 from ..errors import BattleOddsError
+from ..report.tables import wave_table
 from ..results.result import Result
-from ..results.stats import OUTCOMES, Histogram
+from ..results.stats import OUTCOMES, Histogram, wilson
+from ..results.steps import STATES
 from ..rulesets import ExactResult
 from ..rulesets.words import won
+from ..running.unfolding import StepResult
 from ..version import __version__
+
+#: The state after a step in the words of the text report's table (``run --by-round``).
+STATE_WORDS = {
+    "attacker": "attacker won",
+    "defender": "defender won",
+    "draw": "drawn",
+    "attacker_withdrew": "attacker withdrew",
+    "defender_withdrew": "defender withdrew",
+    "fighting": "still fighting",
+}
 
 
 def _finite(x: float) -> float | None:
@@ -66,7 +79,13 @@ def payload(result: Result, running: bool, planned: int | None) -> dict[str, Any
     unit = ruleset.step_unit
     rows = result.summary_rows()
     win = [
-        {"outcome": r.metric, "words": won(r.metric), "p": r.mean, "low": r.low, "high": r.high}
+        {
+            "outcome": r.metric,
+            "words": won(r.metric),
+            "p": r.mean,
+            "low": r.low,
+            "high": r.high,
+        }
         for r in rows
         if r.group == "win"
     ]
@@ -136,6 +155,7 @@ def payload(result: Result, running: bool, planned: int | None) -> dict[str, Any
             "undecided and count as draws"
         )
     precision = result.extra.get("precision")
+    waves = wave_table(result)
     return {
         "running": running,
         "partial": result.partial,
@@ -164,6 +184,81 @@ def payload(result: Result, running: bool, planned: int | None) -> dict[str, Any
         "extras": extras,
         "notes": notes,
         "precision": str(precision) if precision is not None else None,
+        # A scenario with waves ([[attacker.waves]]): the table run prints, cell by cell.
+        "waves": None
+        if waves is None
+        else {"title": waves[0], "columns": waves[1], "rows": waves[2], "note": waves[3]},
+    }
+
+
+def _spread(h: Histogram) -> dict[str, float | None]:
+    return {
+        "mean": _finite(h.mean()),
+        "q10": _finite(h.quantile(0.1)),
+        "q50": _finite(h.quantile(0.5)),
+        "q90": _finite(h.quantile(0.9)),
+    }
+
+
+def steps_payload(steps: StepResult, answered: int) -> dict[str, Any]:
+    """The page's JSON of the battle as it unfolds (the step slider): for each step the
+    state after it (each outcome decided by then, still fighting, with 95% intervals)
+    and the men left of each side and type, in the words of ``run --by-round``'s table;
+    ``answered``: the battles of the answer it unfolds (it may cover fewer)."""
+    scenario = steps.scenario
+    ruleset = rulesets.get(scenario.ruleset)
+    # The outcomes as the text report shows them (the withdrawals where a side has a
+    # stop rule), then still fighting.
+    shown = [*steps.decided, STATES[-1]]
+    brought = steps.tally.brought
+    rows = []
+    for step, counts in steps.tally.steps.items():
+        n = counts.battles
+        states = []
+        for state in shown:
+            p, low, high = wilson(int(counts.states[STATES.index(state)]), n)
+            states.append(
+                {"state": state, "words": STATE_WORDS[state], "p": p, "low": low, "high": high}
+            )
+        men = [
+            {
+                "key": side,
+                "words": f"{side}'s men left",
+                "start": sum(m for k, m in brought.items() if k.split(".", 1)[0] == side),
+                **_spread(counts.men_left[side]),
+            }
+            for side in ("attacker", "defender")
+        ]
+        men += [
+            {
+                "key": key,
+                "words": ruleset.describe_column(f"casualties.{key}").replace(" lost by ", " of "),
+                "start": brought[key],
+                **_spread(counts.men_left[key]),
+            }
+            for key in brought
+        ]
+        rows.append({"step": step, "battles": n, "states": states, "men_left": men})
+    counted = steps.tally.battles
+    notes = list(steps.notes)
+    if steps.partial and not counted:
+        notes.append("stopped before the state after each step was worked out")
+    elif steps.partial:
+        notes.append(f"stopped: the state after each step is that of the first {counted:,} battles")
+    elif counted < answered:
+        notes.append(
+            f"the state after each step is that of the first {counted:,} of the "
+            f"{answered:,} battles"
+        )
+    return {
+        "title": "The battle as it unfolds",
+        "unit": ruleset.step_unit,
+        "step_words": ruleset.step_words(),
+        "battles": counted,
+        "partial": steps.partial,
+        "seconds": round(steps.seconds, 3),
+        "steps": rows,
+        "notes": notes,
     }
 
 

@@ -37,11 +37,12 @@ from ..running.compiling import compile_clock, compile_notice
 from ..running.distributed import Cluster
 from ..running.plan import DEFAULT_MAX_BATTLES, RunPlan
 from ..running.stream import stream_battles
+from ..running.unfolding import run_steps
 from ..studies.exact import exact
 from ..version import __version__
-from .answer import exact_payload, payload
+from .answer import exact_payload, payload, steps_payload
 from .guard import Guard
-from .question import DEFAULT_RULESET, MAX_SCENARIO_BYTES, Question, settings
+from .question import DEFAULT_RULESET, MAX_SCENARIO_BYTES, Question, group_words, settings
 from .warming import EXACT_STATES, EXAMPLES, SYNTAX, Readiness
 
 #: Most questions running at once; one more is refused with a one-line error.
@@ -53,6 +54,9 @@ MAX_SECONDS = 300.0
 NOT_ON_THE_FORM = ("battle.kernel",)
 #: An unread answer this many results behind means its page is gone: the run stops.
 UNREAD_LIMIT = 50
+#: The battle as it unfolds (the step slider) is worked out over at most this many of
+#: an answer's battles, its first ones: each step costs up to a run of them.
+STEP_BATTLES = 20_000
 PAGE = ("index.html", "page.js", "page.css")
 #: How a browser says another site opened the page (``Sec-Fetch-Site``; an address typed,
 #: pasted or opened from another program says ``none``).
@@ -131,6 +135,9 @@ FIELDS = {
     "--battles": "Battles",
     "--precision": "Precision",
     "--seed": "Seed",
+    "--attacker-retreat": "Attacker withdraws",
+    "--defender-retreat": "Defender withdraws",
+    "--from-step": "Steps fought already",
 }
 
 
@@ -221,6 +228,7 @@ def make_app(
                     "syntax": SYNTAX.get(name, ""),
                     "exact": ruleset.solvable,
                     "step_unit": ruleset.step_unit,
+                    "groups": group_words(ruleset),
                 }
             )
         return JSONResponse(
@@ -379,6 +387,9 @@ def make_app(
                         f"stopped at the server's limit of {calculator.max_seconds:g} s "
                         "a question (battle-odds serve --max-seconds)"
                     )
+                if not last.partial and last.n:
+                    put("progress", answer)  # the answer, while its steps are worked out
+                    answer["unfolding"] = unfold(last)
                 put("done", answer)
             except BattleOddsError as exc:
                 put("error", {"error": _one_line(str(exc))})
@@ -388,6 +399,31 @@ def make_app(
                 clock.on_start.remove(compiling)
                 with calculator.guard:
                     calculator.working -= 1
+
+        def unfold(last: Any) -> dict[str, Any]:
+            """The state after each step over the answer's first battles (at most
+            :data:`STEP_BATTLES`), within the question's time and its Stop."""
+            unit = rulesets.get(question.scenario.ruleset).step_unit
+            words = f"the battle as it unfolds: the state after each of the {unit}"
+            put("waiting", {"words": words})
+            try:
+                steps = run_steps(
+                    question.scenario,
+                    None,
+                    last.seed,
+                    last.first,
+                    min(last.n, STEP_BATTLES),
+                    stop=should_stop,
+                    lock=calculator.lock,
+                )
+            except BattleOddsError as exc:  # a ruleset that cannot say it
+                return {"unavailable": _one_line(str(exc))}
+            shown = steps_payload(steps, last.n)
+            if steps.partial and time.monotonic() > deadline:
+                shown["notes"].append(
+                    f"stopped at the server's limit of {calculator.max_seconds:g} s a question"
+                )
+            return shown
 
         worker = threading.Thread(target=work, name=f"question {run_id}", daemon=True)
 

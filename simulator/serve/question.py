@@ -30,9 +30,11 @@ from ..input.fields import Field, Table
 from ..input.toml import parse_toml
 from ..rulesets import InlineQuery
 from ..rulesets.keys import DEFAULT_BATTLES, DEFAULT_SEED
+from ..rulesets.stop_rules import RETREAT
 from ..rulesets.words import ARMY
 from ..running.plan import MAX_SEED, RunPlan, check_run
-from ..scenario.scenario import Scenario, from_data, from_query, set_path
+from ..scenario.scenario import Given, Scenario, from_data, from_query, set_path, with_given
+from ..scenario.stop_text import parse_retreat
 
 #: The address's own keys; any other is a setting's scenario key (``battle.terrain``).
 KEYS = ("ruleset", "attacker", "defender", "toml", "seed", "battles", "precision")
@@ -51,6 +53,13 @@ MAX_UNIT_TYPES = 200
 MAX_FIELD = 4096
 
 
+#: The form's groups of settings: the ruleset's own, a side's stop rule
+#: (``attacker.retreat.at_most``), and the step a battle in progress has reached.
+GROUPS = ("settings", "attacker.retreat", "defender.retreat", "progress")
+#: ``[battle] from_step``: the steps fought already (docs/unfolding.md).
+FROM_STEP = "battle.from_step"
+
+
 @dataclass(frozen=True)
 class Setting:
     """One setting of the page's form: a declared scenario key (``battle.terrain``)."""
@@ -59,11 +68,22 @@ class Setting:
     field: Field
     words: str
 
+    @property
+    def group(self) -> str:
+        """Which of :data:`GROUPS` the form shows it in."""
+        if self.path == FROM_STEP:
+            return "progress"
+        side, _, rest = self.path.partition(".")
+        if side in SIDES and rest.startswith(f"{RETREAT.name}."):
+            return f"{side}.{RETREAT.name}"
+        return "settings"
+
     def to_dict(self) -> dict[str, Any]:
         f = self.field
         default = list(f.default) if isinstance(f.default, tuple) else f.default
         return {
             "path": self.path,
+            "group": self.group,
             "words": self.words,
             "kind": f.kind,
             "doc": f.doc,
@@ -88,7 +108,8 @@ def _fields(table: Table, prefix: str, depth: int) -> Iterator[tuple[str, Field]
 def settings(name: str) -> list[Setting]:
     """The settings of ruleset ``name``'s form, from its scenario key declarations: the
     values of its plain top-level tables (``[battle]``, ``[policy]``) and of each side
-    (break points, a structure); armies, unit tables and scripts are not settings."""
+    (break points, a structure, a stop rule); armies, unit tables and scripts are not
+    settings."""
     ruleset = rulesets.get(name, "ruleset")
     found: list[Setting] = []
     for entry in ruleset.scenario_keys.fields:
@@ -100,11 +121,39 @@ def settings(name: str) -> list[Setting]:
     return found
 
 
+#: A stop rule's keys and ``from_step`` as the form says them (``{unit}``: the
+#: ruleset's steps, "strikes").
+RULE_WORDS = {
+    "at_most": "at most this many men left (or a % of its men)",
+    "gone": "no man of this type left",
+    "after": "after this many {unit}",
+    "outnumbered": "outnumbered this many to 1",
+    FROM_STEP: "{unit} fought already",
+}
+
+
+def group_words(ruleset: Any) -> dict[str, str]:
+    """The form's groups' titles (:data:`GROUPS`)."""
+    return {
+        "settings": "Settings (blank: the ruleset's default)",
+        **{
+            f"{side}.{RETREAT.name}": f"{ARMY[side].removeprefix('the ').capitalize()} "
+            "withdraws with its survivors when any of these holds (blank: never)"
+            for side in SIDES
+        },
+        "progress": f"A battle in progress: the {ruleset.step_unit} fought already "
+        "(the armies as they stand now)",
+    }
+
+
 def _words(ruleset: Any, path: str) -> str:
     """A setting in words, as sweeps say their paths ("attacking army's break point"); a
-    side's table's key as "attacking army's structure: kind"."""
+    side's table's key as "attacking army's structure: kind"; a stop rule's key as the
+    rule says it ("after this many strikes")."""
     side, _, rest = path.partition(".")
     table, _, key = rest.partition(".")
+    if path == FROM_STEP or (side in SIDES and table == RETREAT.name and key in RULE_WORDS):
+        return RULE_WORDS[path if path == FROM_STEP else key].format(unit=ruleset.step_unit)
     if side in SIDES and key:
         army = ARMY[side].removeprefix("the ")
         return f"{army}'s {table.replace('_', ' ')}: {key.replace('_', ' ')}"
@@ -240,31 +289,59 @@ class Question:
             missing = "--attacker" if not self.attacker.strip() else "--defender"
             raise BattleOddsError(f"{missing}: an empty army: write both armies")
         ruleset = rulesets.get(self.ruleset, "--ruleset")
+        declared = {s.path: s for s in settings(self.ruleset)}
+        plain = [(p, t) for p, t in self.settings if declared[p].group == "settings"]
+        given, given_words = self._given(declared)
         data = ruleset.inline(InlineQuery(self.attacker, self.defender, {}))
-        said = self._odds_options(ruleset, data)
+        said = self._odds_options(ruleset, data, plain)
         if said is not None:
             options, words = said
             try:
                 query = InlineQuery(self.attacker, self.defender, options)
-                return from_query(self.ruleset, query), words
+                return from_query(self.ruleset, query, given), words + given_words
             except BattleOddsError:
                 pass  # an option this ruleset's one-line form does not take: by its key
-        declared = {s.path: s for s in settings(self.ruleset)}
-        for path, text in self.settings:
+        for path, text in plain:
             set_path(data, path, _value(declared[path], text))
         source = Source("odds", option_of=lambda key: ruleset.inline_option(data, key))
-        return from_data(data, source), None
+        return with_given(from_data(data, source), given), None
+
+    def _given(self, declared: Mapping[str, Setting]) -> tuple[Given, tuple[str, ...]]:
+        """The stop rules and the step reached, as ``odds`` reads its options
+        ``--attacker-retreat "at most 5, after 3"`` and ``--from-step 3``: the values
+        they set at the scenario's keys, each with its option (for errors); and those
+        options as command-line words."""
+        given: dict[str, tuple[Any, str]] = {}
+        words: list[str] = []
+        for side in SIDES:
+            clauses = [
+                f"{declared[path].field.name.replace('_', ' ')} {text}"
+                for path, text in self.settings
+                if declared[path].group == f"{side}.{RETREAT.name}"
+            ]
+            if clauses:
+                option, text = f"--{side}-retreat", ", ".join(clauses)
+                given[f"{side}.{RETREAT.name}"] = (parse_retreat(text, option), option)
+                words += [option, text]
+        for path, text in self.settings:
+            if path == FROM_STEP:
+                step = _value(declared[path], text)
+                if step < 0:
+                    raise BattleOddsError(f"--from-step {step}: expected a step 0 or more")
+                given[path] = (step, "--from-step")
+                words += ["--from-step", str(step)]
+        return given, tuple(words)
 
     def _odds_options(
-        self, ruleset: Any, data: Mapping[str, Any]
+        self, ruleset: Any, data: Mapping[str, Any], plain: list[tuple[str, str]]
     ) -> tuple[dict[str, Any], tuple[str, ...]] | None:
-        """The settings as ``odds`` options (as typer hands them over) and command-line
-        words; None when one of them has no option."""
+        """The ruleset's ``plain`` settings as ``odds`` options (as typer hands them
+        over) and command-line words; None when one of them has no option."""
         declared = {s.path: s for s in settings(self.ruleset)}
         options: dict[str, Any] = {}
         words: list[str] = []
         structures: dict[str, dict[str, str]] = {}
-        for path, text in self.settings:
+        for path, text in plain:
             side, _, rest = path.partition(".")
             if side in SIDES and rest.startswith("structure."):
                 structures.setdefault(side, {})[rest.removeprefix("structure.")] = text

@@ -5,7 +5,8 @@
 
 const $ = (id) => document.getElementById(id);
 const SVG = "http://www.w3.org/2000/svg";
-const COLOURS = { attacker: "#c0392b", defender: "#2980b9", draw: "#7f8c8d", all: "#000" };
+const COLOURS = { attacker: "#c0392b", defender: "#2980b9", draw: "#7f8c8d", all: "#000",
+  attacker_withdrew: "#e59866", defender_withdrew: "#85c1e9", fighting: "#f4d03f" };
 const OWN_KEYS = ["ruleset", "attacker", "defender", "toml", "seed", "battles", "precision"];
 
 let offered = null; // /api/rulesets
@@ -13,6 +14,9 @@ let source = null; // the EventSource of the question running
 let current = null; // {run, described}
 let typing = null; // the timer of "answer as I type"
 let last = null; // the last answer drawn
+let unfolded = null; // the battle as it unfolds of the last answer (its steps)
+// The step the slider shows: the address's "#step=t" (a shared link), then the slider's.
+let wantedStep = parseInt((location.hash.match(/step=(\d+)/) || [])[1], 10) || null;
 
 function setState(state) {
   document.body.dataset.state = state;
@@ -39,9 +43,26 @@ function mode() {
 
 // -- the form -----------------------------------------------------------------------
 
+// The fieldset of a group of settings: the ruleset's own, or a side's stop rule and the
+// battle in progress (under "Stop rules and a battle in progress").
+function groupBox(group) {
+  if (group === "settings") return $("settings");
+  let box = $("rule-groups").querySelector(`fieldset[data-group="${CSS.escape(group)}"]`);
+  if (!box) {
+    box = document.createElement("fieldset");
+    box.dataset.group = group;
+    const legend = document.createElement("legend");
+    legend.textContent = ruleset().groups[group] || group;
+    box.append(legend);
+    $("rule-groups").append(box);
+  }
+  return box;
+}
+
 function buildSettings() {
   const box = $("settings");
   box.querySelectorAll(".setting").forEach((e) => e.remove());
+  $("rule-groups").textContent = "";
   for (const s of ruleset().settings) {
     const row = document.createElement("label");
     row.className = "setting";
@@ -68,10 +89,17 @@ function buildSettings() {
     input.dataset.path = s.path;
     input.name = s.path;
     input.addEventListener("input", changed);
+    input.addEventListener("keydown", (e) => { if (e.key === "Enter") run(); });
     row.append(input);
-    box.append(row);
+    groupBox(s.group || "settings").append(row);
   }
-  box.hidden = ruleset().settings.length === 0;
+  // The groups in the server's order (each side's stop rule, then the battle in progress).
+  for (const group of Object.keys(ruleset().groups || {})) {
+    const found = $("rule-groups").querySelector(`fieldset[data-group="${CSS.escape(group)}"]`);
+    if (found) $("rule-groups").append(found);
+  }
+  box.hidden = !ruleset().settings.some((s) => (s.group || "settings") === "settings");
+  $("rules").hidden = $("rule-groups").children.length === 0;
   const example = ruleset().example;
   $("syntax").textContent = (ruleset().syntax ? ruleset().syntax + " " : "") + (example.attacker ?
     `E.g. attacker "${example.attacker}", defender "${example.defender}".` : "");
@@ -109,7 +137,7 @@ function params() {
     p.set("ruleset", $("ruleset").value);
     p.set("attacker", $("attacker").value);
     p.set("defender", $("defender").value);
-    for (const input of $("settings").querySelectorAll("[data-path]")) {
+    for (const input of $("question").querySelectorAll("[data-path]")) {
       if (input.value.trim()) p.set(input.dataset.path, input.value.trim());
     }
   }
@@ -133,8 +161,12 @@ function fill(p) {
     $("defender").value = p.get("defender") || "";
     for (const [key, value] of p) {
       if (OWN_KEYS.includes(key)) continue;
-      const input = $("settings").querySelector(`[data-path="${CSS.escape(key)}"]`);
-      if (input) input.value = value;
+      const input = $("question").querySelector(`[data-path="${CSS.escape(key)}"]`);
+      if (input) {
+        input.value = value;
+        // A stop rule the link carries is shown, not folded away.
+        if ($("rule-groups").contains(input)) $("rules").open = true;
+      }
     }
   }
   for (const key of ["seed", "battles", "precision"]) $(key).value = p.get(key) || "";
@@ -183,6 +215,8 @@ function run() {
   history.replaceState(null, "", "?" + p.toString());
   $("error").hidden = true;
   $("exact-note").textContent = "";
+  unfolded = null;
+  $("unfolding").hidden = true;
   for (const cell of document.querySelectorAll("#outcomes td.exact")) cell.textContent = "";
   setState("running");
   $("status").textContent = "starting ...";
@@ -205,6 +239,7 @@ function run() {
     es.close();
     const answer = JSON.parse(e.data);
     draw(answer);
+    unfolding(answer.unfolding);
     if (answer.described) {
       // Stopped: the link, the address and the command ask the battles fought.
       described(answer.described);
@@ -264,7 +299,8 @@ function described(d) {
   $("seed-shown").textContent = d.seed;
   $("version-shown").textContent = d.version;
   $("hash-shown").textContent = d.scenario_hash;
-  $("share").href = "?" + d.address;
+  $("share").dataset.address = d.address;
+  share();
   $("command-text").textContent = d.command ||
     "(no one-line command asks this: copy as TOML, then battle-odds run FILE.toml)";
   $("toml-text").textContent = d.toml;
@@ -326,6 +362,16 @@ function draw(a) {
   $("survivors-title").textContent = a.titles.survivors;
   survivorChoices(a);
   survivors();
+  // Waves: the table run prints, in its words.
+  $("waves-box").hidden = !a.waves;
+  if (a.waves) {
+    $("waves-title").textContent = a.waves.title;
+    const head = $("waves").querySelector("thead tr");
+    head.textContent = "";
+    for (const c of a.waves.columns) head.append(Object.assign(document.createElement("th"), { textContent: c }));
+    rows("waves", a.waves.rows.map((r) => ({ cells: r.map((c) => [c]) })));
+    $("waves-note").textContent = a.waves.note;
+  }
   $("extras-box").hidden = a.extras.length === 0;
   rows("extras", a.extras.map((x) => ({
     cells: x.probability ?
@@ -356,7 +402,8 @@ function el(name, attrs, text) {
 function bars(win) {
   const svg = $("bars");
   svg.textContent = "";
-  const left = 110, width = 440;
+  const left = 130, width = 420;
+  svg.setAttribute("viewBox", `0 0 640 ${14 + 32 * win.length}`);
   win.forEach((w, i) => {
     const y = 8 + i * 32;
     svg.append(el("text", { x: 4, y: y + 15, class: "label" }, w.words));
@@ -460,6 +507,108 @@ function survivors() {
   $("survivor-p").dataset.p = Number.isFinite(k) ? atLeast(c, k) : "";
 }
 
+// -- the battle as it unfolds ------------------------------------------------------
+
+// The link to this question, at the step the slider shows ("#step=t": the page's own,
+// not sent to the server).
+function share() {
+  const address = $("share").dataset.address;
+  if (address === undefined) return;
+  const t = unfolded ? `#step=${$("step").value}` : (wantedStep ? `#step=${wantedStep}` : "");
+  $("share").href = "?" + address + t;
+}
+
+// The answer's steps arrive whole with it: the slider then shows any step's state
+// without asking the server again.
+function unfolding(u) {
+  unfolded = u && u.steps && u.steps.length ? u : null;
+  $("unfolding").hidden = !u;
+  if (!u) return;
+  $("unfolding-title").textContent = u.title + (u.step_words ? ` (${u.step_words})` : "");
+  const notes = (u.notes || []).slice();
+  if (u.unavailable) notes.push(u.unavailable);
+  $("unfolding-note").textContent = notes.map((n) => "note: " + n).join("\n");
+  $("unfolding").querySelector(".slider").hidden = !unfolded;
+  if (!unfolded) return;
+  const slider = $("step");
+  const first = u.steps[0].step, lastStep = u.steps[u.steps.length - 1].step;
+  slider.min = first;
+  slider.max = lastStep;
+  const t = wantedStep || parseInt(slider.value, 10) || first;
+  slider.value = Math.min(lastStep, Math.max(first, t));
+  showStep();
+}
+
+function stepRow(t) {
+  // Steps run one by one from the first; a battle decided before t counts as it ended.
+  return unfolded.steps.find((r) => r.step === t) || unfolded.steps[unfolded.steps.length - 1];
+}
+
+function showStep() {
+  if (!unfolded) return;
+  const t = parseInt($("step").value, 10);
+  const row = stepRow(t);
+  // "1 strike", "3 strikes" (every ruleset's step unit is a plural in -s).
+  const unit = t === 1 ? unfolded.unit.replace(/s$/, "") : unfolded.unit;
+  const words = `${t.toLocaleString("en")} ${unit}`;
+  $("step-shown").textContent = words;
+  $("step").setAttribute("aria-valuetext", "after " + words);
+  $("step-states").querySelector("th").textContent = `after ${words}`;
+  rows("step-states", row.states.map((st) => ({
+    state: st.state,
+    cells: [[st.words], [pct(st.p), "p", st.p], [`${pct(st.low)} - ${pct(st.high)}`, "interval"]],
+  })), ["state", "state"]);
+  rows("step-men", row.men_left.map((m) => ({
+    key: m.key,
+    cells: [[`${m.words} (of ${m.start.toLocaleString("en")})`], [num(m.mean), "mean", m.mean],
+      [num(m.q10)], [num(m.q50)], [num(m.q90)]],
+  })), ["key", "key"]);
+  bands(t);
+  share();
+}
+
+// Each side's men left after each step: the 10%-90% band and the mean, the step shown
+// marked.
+function bands(t) {
+  const svg = $("bands");
+  svg.textContent = "";
+  const W = 420, H = 260, L = 46, R = 10, T = 10, B = 40;
+  const steps = unfolded.steps;
+  const sides = ["attacker", "defender"];
+  const start = (side) => steps[0].men_left.find((m) => m.key === side).start;
+  const ymax = Math.max(1, ...sides.map(start));
+  // From the step the battle is given at (0, or its from_step) to the last recorded.
+  const xmin = steps[0].step - 1, xmax = Math.max(xmin + 1, steps[steps.length - 1].step);
+  const X = (x) => L + ((x - xmin) / (xmax - xmin)) * (W - L - R);
+  const Y = (y) => T + (1 - y / ymax) * (H - T - B);
+  svg.append(el("rect", { x: L, y: T, width: W - L - R, height: H - T - B, class: "frame" }));
+  for (const f of [0, 0.5, 1]) {
+    svg.append(el("text", { x: L - 4, y: Y(f * ymax) + 4, class: "tick", "text-anchor": "end" },
+      Math.round(f * ymax).toLocaleString("en")));
+    const at = xmin + f * (xmax - xmin);
+    svg.append(el("text", { x: X(at), y: H - B + 14, class: "tick", "text-anchor": "middle" },
+      Math.round(at).toLocaleString("en")));
+  }
+  svg.append(el("text", { x: (L + W - R) / 2, y: H - 6, class: "axis", "text-anchor": "middle" },
+    `after t (${unfolded.unit})`));
+  svg.append(el("text", { x: 12, y: (T + H - B) / 2, class: "axis", "text-anchor": "middle",
+    transform: `rotate(-90 12 ${(T + H - B) / 2})` }, "men left"));
+  sides.forEach((side, i) => {
+    const men = steps.map((r) => r.men_left.find((m) => m.key === side));
+    const x0 = X(xmin), y0 = Y(start(side));
+    const upper = men.map((m, j) => `${X(steps[j].step)},${Y(m.q90)}`);
+    const lower = men.map((m, j) => `${X(steps[j].step)},${Y(m.q10)}`).reverse();
+    svg.append(el("polygon", { points: [`${x0},${y0}`, ...upper, ...lower].join(" "),
+      class: "band", fill: COLOURS[side] }));
+    const mean = [`${x0},${y0}`, ...men.map((m, j) => `${X(steps[j].step)},${Y(m.mean)}`)];
+    svg.append(el("polyline", { points: mean.join(" "), class: "curve", stroke: COLOURS[side] }));
+    svg.append(el("text", { x: W - R - 4, y: T + 14 + 14 * i, class: "legend",
+      "text-anchor": "end", fill: COLOURS[side] },
+      `${men[0].words}: mean, 10%-90%`));
+  });
+  svg.append(el("line", { x1: X(t), x2: X(t), y1: T, y2: H - B, class: "now" }));
+}
+
 // -- copying ------------------------------------------------------------------------
 
 function copy(text) {
@@ -553,6 +702,11 @@ function start() {
     $(id).addEventListener("keydown", (e) => { if (e.key === "Enter") run(); });
   }
   $("survivor-type").addEventListener("change", survivors);
+  // The slider: arrows, Page Up/Down, Home and End move it too (a range input's own keys).
+  $("step").addEventListener("input", () => {
+    wantedStep = parseInt($("step").value, 10);
+    showStep();
+  });
   $("survivor-k").addEventListener("input", survivors);
   $("copy-command").addEventListener("click", () => copy($("command-text").textContent));
   $("copy-toml").addEventListener("click", () => copy($("toml-text").textContent));
