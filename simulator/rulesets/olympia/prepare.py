@@ -26,7 +26,7 @@ REFERENCE_KERNEL = "strike"
 #: scenario): a kill costs it about what a strike costs ``strike``.
 AUTO_KERNEL = "skip"
 #: The kernels that record the state after a strike (``run_through``), ``auto``'s first.
-RECORDING_KERNELS = ("strike",)
+RECORDING_KERNELS = ("skip", "strike")
 #: The most bytes of recorded rows one kernel call of ``run_through`` fills.
 RECORD_BYTES = 32 << 20
 #: ``asked`` of a plain run: no strike's row recorded.
@@ -478,11 +478,13 @@ def _run_skip(
     asked: np.ndarray,
     rec: np.ndarray,
 ) -> None:
-    if len(asked) or prepared.has_rules:
-        raise BattleOddsError("the skip kernel neither records strikes nor runs stop rules")
     a = prepared.arrays
-    rows = olympia_skip.batch_rows_for(a.groups)
-    olympia_skip.skip_battles(a.groups, a.survive, a.sides, a.order, seed, first, out, rows)
+    # Deaths in batches jump over the changes a stop rule or a recorded step looks at.
+    plain = not len(asked) and not prepared.has_rules
+    rows = olympia_skip.batch_rows_for(a.groups) if plain else None
+    olympia_skip.skip_battles(
+        a.groups, a.survive, a.sides, a.order, seed, first, out, prepared.stops, asked, rec, rows
+    )
 
 
 def _run_chain(
