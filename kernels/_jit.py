@@ -16,14 +16,15 @@ from numba import types
 from numba.core.caching import FunctionCache
 from numba.core.cpu import CPUTargetOptions
 
-from ._warm import LOADS_ITS_WAY, LoadingCache
+from ._warm import LOADS_ITS_WAY, SHORTCUTS, LoadingCache
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 #: Numba's option that marks a function's machine code ``alwaysinline`` for LLVM, used by
-#: ``jit(llvm_inline=True)``; a Numba without it inlines such a function its own way.
-_LLVM_INLINES = hasattr(CPUTargetOptions, "forceinline")
+#: ``jit(llvm_inline=True)``; a Numba without it inlines such a function its own way. Like
+#: every use of Numba's private parts here, off with kernels/_warm.py's ``SHORTCUTS``.
+_LLVM_INLINES = SHORTCUTS and hasattr(CPUTargetOptions, "forceinline")
 
 
 def jit(
@@ -59,8 +60,9 @@ def jit(
     literal argument is compiled once more for it, so call it with ``np.int64``.
     """
 
-    # Numba's own keyword for reference counting, absent from its type stubs.
-    options: dict[str, Any] = {"_nrt": counted}
+    # Numba's own keyword for reference counting, absent from its type stubs (private: with
+    # the shortcuts off every function counts references, only slower).
+    options: dict[str, Any] = {} if not SHORTCUTS else {"_nrt": counted}
 
     def wrap(f: F) -> F:
         late = llvm_inline and _LLVM_INLINES
@@ -123,7 +125,7 @@ def address_of(
     # when it sets up its compiler, which a process loading cached kernels skips.
     import numba.experimental.function_type  # noqa: F401
 
-    with nullcontext() if vectorized_loops else _loops_kept_scalar():
+    with nullcontext() if vectorized_loops or not SHORTCUTS else _loops_kept_scalar():
         dispatcher.compile(arg_types)
     return _Address(dispatcher.overloads[arg_types])
 

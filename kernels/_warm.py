@@ -8,6 +8,7 @@ compile later in the same process finds Numba as it would have been.
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
 
@@ -91,9 +92,15 @@ class LazyLinkingLibrary(JITCodeLibrary):
         return int(self._codegen._engine.get_function_address(name))
 
 
+#: The one switch for everything here: ``BATTLE_ODDS_NUMBA_SHORTCUTS=0`` in the environment
+#: leaves Numba wholly its own (kernels load from the cache Numba's way, nothing of it is
+#: replaced), for a Numba release these pieces were not tested with, or to tell whether a
+#: fault is theirs. ``.ci/run`` runs the test suite once so.
+SHORTCUTS = os.environ.get("BATTLE_ODDS_NUMBA_SHORTCUTS", "1").strip() != "0"
+
 #: The private parts of Numba this module replaces or calls: a Numba that renamed them
-#: (``numba>=0.59`` is all pyproject asks) loads its own way, only slower to start.
-LOADS_ITS_WAY = (
+#: loads its own way, only slower to start (pyproject bounds Numba to the releases tested).
+LOADS_ITS_WAY = SHORTCUTS and (
     all(
         hasattr(FunctionCache, name)
         for name in ("_load_overload", "_guard_against_spurious_io_errors")

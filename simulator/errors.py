@@ -126,6 +126,8 @@ def key_words(key: str, option: str = "") -> str:
     for number, part in enumerate(parts):
         if number == 0 and part in ("attacker", "defender", "battle", "policy"):
             continue  # the option names the side or the table
+        if number == 1 and part == "retreat" and option.endswith("-retreat"):
+            continue  # --attacker-retreat names the table too
         indexed = _INDEXED.match(part)
         if indexed:
             name, index = indexed.groups()

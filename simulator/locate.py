@@ -89,6 +89,11 @@ def find_line(text: str, path: str) -> int | None:
         tables = [
             h for h in headers if lo <= h[0] < hi and h[2] == full and (index is None or h[1])
         ]
+        if not tables and index is None:
+            # A sub-table may be written after other tables ([attacker.retreat] below
+            # [defender]): TOML allows it anywhere later in the file.
+            tables = [h for h in headers if h[0] >= lo and h[2] == full and not h[1]]
+            hi = len(lines)
         if tables:
             if index is not None and index >= len(tables):
                 return found

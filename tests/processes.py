@@ -10,6 +10,10 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
+from kernels._warm import SHORTCUTS
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -54,3 +58,10 @@ def toy_probe(
         return result
 
     return run
+
+
+#: For tests of kernels/_warm.py's and _jit.py's uses of Numba's private parts, which
+#: ``BATTLE_ODDS_NUMBA_SHORTCUTS=0`` turns off (``.ci/run`` runs the suite once so).
+needs_numba_shortcuts = pytest.mark.skipif(
+    not SHORTCUTS, reason="BATTLE_ODDS_NUMBA_SHORTCUTS=0: Numba left wholly its own"
+)

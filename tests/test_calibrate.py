@@ -114,6 +114,17 @@ men = { swordsman = 8 }
 men = { swordsman = 8 }
 
 [[battles]]
+name = "a misspelt winner"
+winner = "atacker"
+[battles.scenario]
+ruleset = "olympia"
+[[battles.scenario.attacker.units]]
+men = { swordsman = 8 }
+[[battles.scenario.defender.units]]
+men = { swordsman = 8 }
+"""
+TOO_MANY_LOST = """
+[[battles]]
 name = "too many lost"
 winner = "defender"
 lost = { "attacker.swordsman" = 9 }
@@ -141,13 +152,13 @@ def test_json_answer_scores_its_rows_and_lists_what_was_skipped(tmp_path: Path) 
     soldiers = next(r for r in rows if r["name"] == "soldiers against peasants")
     assert soldiers["steps"]["real"] == 40 and soldiers["larger"] == "defender"
     (skipped,) = answer["skipped"]
-    assert skipped["name"] == "too many lost"
+    assert skipped["name"] == "a misspelt winner"
     # One line naming the file, the line and the key.
-    line = next(i for i, t in enumerate(SMALL.splitlines(), 1) if '"attacker.swordsman" = 9' in t)
-    assert f"{path}:{line}: battles[2].lost.attacker.swordsman: 9 lost" in skipped["reason"]
+    line = next(i for i, t in enumerate(SMALL.splitlines(), 1) if 'winner = "atacker"' in t)
+    assert f"{path}:{line}: battles[2].winner" in skipped["reason"]
     text = runner.invoke(app, ["calibrate", str(path), "-n", "2000"], env={"COLUMNS": "60"})
     assert text.exit_code == 0
-    assert "skipped too many lost" in text.stdout and "larger army wins" in text.stdout
+    assert "skipped a misspelt winner" in text.stdout and "larger army wins" in text.stdout
     words = " ".join(text.stdout.split())
     assert "soldiers lost by the attacking army: 2 (" in words
 
@@ -169,6 +180,20 @@ def test_bad_calibration_files_get_one_line_and_exit_2(
     result = runner.invoke(app, ["calibrate", str(write(tmp_path, body))])
     assert result.exit_code == 2
     assert expected in " ".join(result.output.split()) and "Traceback" not in result.output
+
+
+def test_losses_beyond_the_army_refuse_the_file_in_one_line(tmp_path: Path) -> None:
+    """More men lost than a side fields is a mistake in the record, not a battle the
+    model cannot score: the file is refused, naming file, line and key, and nothing is
+    run."""
+    body = SMALL + TOO_MANY_LOST
+    path = write(tmp_path, body)
+    result = runner.invoke(app, ["calibrate", str(path), "--json"])
+    assert result.exit_code == 2 and result.stdout == ""
+    line = next(i for i, t in enumerate(body.splitlines(), 1) if '"attacker.swordsman" = 9' in t)
+    said = " ".join(result.output.split())
+    assert f"{path}:{line}: battles[3].lost.attacker.swordsman: 9 lost, more than the 8" in said
+    assert "Traceback" not in result.output
 
 
 def test_a_bad_battle_is_skipped_with_its_reason(tmp_path: Path) -> None:
@@ -238,32 +263,23 @@ men = { knight = 10, soldier = 20 }
 break_point = "0..50"
 [[battles.scenario.defender.units]]
 men = { pikeman = "30..40" }
-
-[[battles]]
-name = "more than the most"
-winner = "defender"
-lost = { "defender.pikeman" = 41 }
-[battles.scenario]
-ruleset = "olympia"
-[[battles.scenario.attacker.units]]
-men = { knight = 10 }
-[[battles.scenario.defender.units]]
-men = { pikeman = "30..40" }
 """
     result = runner.invoke(app, ["calibrate", str(write(tmp_path, body)), "-n", "3000", "--json"])
     assert result.exit_code == 0, result.output
     answer = json.loads(result.stdout)
     (row,) = answer["rows"]
     assert row["lost"][0]["q95"] <= 40 and row["lost"][0]["real"] == 33
-    (skipped,) = answer["skipped"]
-    assert "41 lost, more than the 40 the scenario fields" in skipped["reason"]
+    beyond = body.replace("= 33", "= 41")
+    result = runner.invoke(app, ["calibrate", str(write(tmp_path, beyond)), "--json"])
+    assert result.exit_code == 2
+    assert "41 lost, more than the 40 the scenario fields" in " ".join(result.output.split())
 
 
 @pytest.mark.parametrize("columns", [60, 80, 200])
 def test_the_text_answer_fits_the_terminal_and_speaks_words(tmp_path: Path, columns: int) -> None:
     from tests.test_human_output import raw_identifiers, too_wide
 
-    body = SMALL[: SMALL.index('[[battles]]\nname = "too many lost"')]
+    body = SMALL[: SMALL.index('[[battles]]\nname = "a misspelt winner"')]
     path = write(tmp_path, body)
     result = runner.invoke(
         app, ["calibrate", str(path), "-n", "500"], env={"COLUMNS": str(columns)}

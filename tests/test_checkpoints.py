@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
@@ -68,6 +69,18 @@ def fewer_steps(d: dict[str, Any]) -> None:
     d["tally"]["steps_by_outcome"][0]["counts"][0] += 1
 
 
+def withdrew(d: dict[str, Any]) -> None:
+    # One attacker win made a withdrawal, every count consistent, in a scenario where
+    # no side has a stop rule.
+    wins, steps = d["tally"]["wins"], d["tally"]["steps_by_outcome"]
+    d["tally"]["wins"] = [wins[0] - 1, wins[1], wins[2], 1, 0]
+    steps[0]["counts"][-1] -= 1
+    if steps[0]["counts"][-1] == 0:
+        steps[0]["values"].pop()
+        steps[0]["counts"].pop()
+    steps += [{"values": [3], "counts": [1]}, {"values": [], "counts": []}]
+
+
 def column_count(d: dict[str, Any]) -> None:
     name = next(iter(d["tally"]["columns"]))
     d["tally"]["columns"][name]["counts"][0] += 7
@@ -81,6 +94,7 @@ FORGERIES: dict[str, tuple[Callable[[dict[str, Any]], None], str]] = {
     "done not pairs": (not_pairs, "expected a list of [first, count] pairs"),
     "steps not the wins": (fewer_steps, "steps of attacker"),
     "a column's count": (column_count, "expected 20,000"),
+    "a withdrawal without a stop rule": (withdrew, "counted as attacker withdrew"),
 }
 
 
@@ -129,6 +143,24 @@ def test_an_edit_without_a_new_checksum_is_refused(
     assert result.exit_code == 2 and "checksum does not match" in result.stderr
 
 
+def test_a_checkpoint_as_written_before_stop_rules_resumes(
+    tmp_path: Path, finished: dict[str, Any]
+) -> None:
+    """A run without stop rules writes the three outcomes alone, as every checkpoint
+    written before stop rules holds them; such a file resumes (all done: the answer)."""
+    assert len(finished["tally"]["wins"]) == 3
+    assert len(finished["tally"]["steps_by_outcome"]) == 3
+    path = tmp_path / "run.ckpt"
+    path.write_text(json.dumps(finished))
+    resumed = run(path)
+    assert resumed.exit_code == 0, resumed.output
+    answer = json.loads(resumed.stdout)
+    assert answer["battles"] == BATTLES and "resumed from" in " ".join(answer["notes"])
+    assert set(answer["win"]) == {"attacker", "defender", "draw"}
+    assert sum(finished["tally"]["wins"]) == BATTLES
+    assert answer["win"]["attacker"]["p"] == finished["tally"]["wins"][0] / BATTLES
+
+
 def test_a_checkpoint_of_part_of_a_run_resumes_exactly(tmp_path: Path) -> None:
     """Battles 1,000..2,499 done (as a run interrupted after resuming once would leave
     them): the resumed run fights the rest and equals the whole run, bit for bit."""
@@ -164,15 +196,16 @@ def test_every_value_a_bundled_scenario_gives_is_inside_its_declared_bounds(path
     battles: a bound too tight would refuse an honest checkpoint. Every column has at
     least a bound below but for confrontation's resolve, which can fall below 0."""
     from simulator import rulesets
-    from simulator.results.stats import Tally
+    from simulator.results.stats import Histogram, Tally
     from simulator.running.runner import outcome_ranges
 
     scenario = simulator.load_scenario(ROOT / path)
     prepared = rulesets.get(scenario.ruleset).prepare(scenario.model)
     ranges = outcome_ranges(prepared, scenario.seed, 0)
     tally = Tally.of(prepared.run(scenario.seed, 0, 2_000))
-    assert set(ranges) == {"steps", *tally.columns}
-    histograms = {"steps": tally.steps, **tally.columns}
+    assert set(ranges) == {"steps", "winner", *tally.columns}
+    winners = Histogram.of(np.repeat(np.arange(len(tally.wins)), tally.wins))
+    histograms = {"steps": tally.steps, "winner": winners, **tally.columns}
     for name, (low, high) in ranges.items():
         values = histograms[name].values
         assert low is not None or name.startswith("resolve_x2."), name

@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 import simulator
 from simulator.cli import app
+from simulator.results.stats import OUTCOMES
 from simulator.studies.compare import compare
 
 BASE = {
@@ -46,7 +47,7 @@ def test_pairing_matches_separate_runs_with_the_same_seed():
     assert comparison.a.win("attacker") == alone_a.win("attacker")
     assert comparison.b.win("attacker") == alone_b.win("attacker")
     rows_a, rows_b = alone_a.battles, alone_b.battles
-    joint = np.zeros((3, 3), int)
+    joint = np.zeros((len(OUTCOMES), len(OUTCOMES)), int)  # the withdrawals too
     np.add.at(joint, (rows_a["winner"].cat.codes, rows_b["winner"].cat.codes), 1)
     assert (joint == comparison.joint).all()
     d = comparison.mean("casualties.defender.pikeman")

@@ -131,9 +131,14 @@ COMMAND = re.compile(r"`(?:battle-odds|python|time)\s[^`]+`|^\$ ", re.MULTILINE)
 def unattributed_timings(text: str) -> list[str]:
     """Times stated without the command and the processor they were measured with: each
     must have both in its paragraph (a fenced block counts as one) or a neighbouring one,
-    or, for a generated page, in its header ("Produced by `...`", "Machine: ...")."""
-    header = text[:600]
+    or, for a generated page, in its header ("Produced by `...`", "Machine: ..."), or for
+    a journal of one machine's runs, in its header's "Every figure on this page is from"
+    sentence with the commands."""
+    header = text[:800]
     if "Produced by `" in header and PROCESSOR.search(header):
+        return []
+    journal = "Every figure on this page is from" in header
+    if journal and PROCESSOR.search(header) and COMMAND.search(header):
         return []
     paragraphs = [""]
     fenced = False

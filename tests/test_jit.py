@@ -14,7 +14,7 @@ import pytest
 
 import kernels._jit
 from kernels import jit
-from tests.processes import toy_probe
+from tests.processes import needs_numba_shortcuts, toy_probe
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -213,7 +213,7 @@ print(json.dumps({"answer": answer, "packed": "vpaddq" in code or "paddq" in cod
 """
 
 
-@pytest.mark.parametrize("vectorized", [True, False])
+@pytest.mark.parametrize("vectorized", [True, pytest.param(False, marks=needs_numba_shortcuts)])
 def test_a_function_by_address_compiles_its_loops_scalar_when_asked(
     tmp_path: Path, vectorized: bool
 ) -> None:

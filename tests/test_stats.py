@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from kernels.tally import NARROW
-from simulator.results.stats import OUTCOMES, Histogram, Tally
+from simulator.results.stats import FOUGHT_OUT, OUTCOMES, Histogram, Tally
 
 INT64 = np.iinfo(np.int64)
 
@@ -23,12 +23,14 @@ def numpy_histogram(data: np.ndarray) -> tuple[list[int], list[int]]:
 
 
 def numpy_tally(outcomes: dict[str, np.ndarray]) -> dict[str, object]:
-    """``Tally.to_dict()`` of ``outcomes`` computed column by column with numpy."""
+    """``Tally.to_dict()`` of ``outcomes`` computed column by column with numpy: the
+    withdrawals (winner 3 and 4) written only when a battle withdrew."""
     winner, steps = outcomes["winner"], outcomes["steps"]
-    by_outcome = [numpy_histogram(steps[winner == k]) for k in range(len(OUTCOMES))]
+    kept = len(OUTCOMES) if (winner >= len(FOUGHT_OUT)).any() else len(FOUGHT_OUT)
+    by_outcome = [numpy_histogram(steps[winner == k]) for k in range(kept)]
     return {
         "battles": int(winner.size),
-        "wins": np.bincount(winner, minlength=len(OUTCOMES)).tolist(),
+        "wins": np.bincount(winner, minlength=kept).tolist(),
         "steps_by_outcome": [{"values": v, "counts": c} for v, c in by_outcome],
         "columns": {
             name: dict(zip(("values", "counts"), numpy_histogram(values), strict=True))
@@ -53,7 +55,9 @@ integers = st.one_of(
 def outcome_matrices(draw: st.DrawFn, extra: int | None = None) -> np.ndarray:
     rows = draw(st.integers(0, 300))
     extra = draw(st.integers(0, 5)) if extra is None else extra
-    winner = draw(hnp.arrays(np.int64, rows, elements=st.integers(0, 2)))
+    # The withdrawals (3, 4) in some matrices: their steps are counted in a pass apart.
+    most = draw(st.sampled_from([2, 4]))
+    winner = draw(hnp.arrays(np.int64, rows, elements=st.integers(0, most)))
     rest = draw(hnp.arrays(np.int64, (rows, 1 + extra), elements=integers))
     return np.column_stack([winner, rest])
 
@@ -125,7 +129,40 @@ def test_a_spread_wider_than_the_chunk_is_counted_exactly() -> None:
     assert json.dumps(Tally.of(outcomes).to_dict()) == json.dumps(numpy_tally(outcomes))
 
 
-def test_a_winner_outside_the_three_outcomes_is_refused() -> None:
-    matrix = np.array([[0, 3], [3, 4]], np.int64)
+@pytest.mark.parametrize("winner", [-1, 5, 7])
+def test_a_winner_outside_the_five_outcomes_is_refused(winner: int) -> None:
+    # 5 is a battle still fighting (Prepared.run_until): not an outcome.
+    matrix = np.array([[0, 3], [winner, 4]], np.int64)
     with pytest.raises(ValueError, match="winner"):
         Tally.of(as_outcomes(matrix))
+
+
+def test_withdrawals_are_outcomes_of_their_own() -> None:
+    matrix = np.array([[0, 3], [3, 4], [3, 2], [4, 1], [1, 9]], np.int64)
+    tally = Tally.of(as_outcomes(matrix))
+    assert tally.wins.tolist() == [1, 1, 0, 2, 1] and tally.withdrawals == 3
+    assert tally.win("attacker_withdrew")[0] == 2 / 5 and tally.win("attacker")[0] == 1 / 5
+    assert tally.steps_by_outcome[3].to_dict() == {"values": [2, 4], "counts": [1, 1]}
+    assert tally.seen_outcomes() == OUTCOMES
+    assert Tally.from_dict(tally.to_dict()).to_dict() == tally.to_dict()
+
+
+def test_a_tally_written_before_withdrawals_reads_with_none() -> None:
+    # What a checkpoint or a stored sample written before stop rules holds: 3 outcomes.
+    old = {
+        "battles": 3,
+        "wins": [1, 2, 0],
+        "steps_by_outcome": [
+            {"values": [4], "counts": [1]},
+            {"values": [2, 5], "counts": [1, 1]},
+            {"values": [], "counts": []},
+        ],
+        "columns": {},
+    }
+    tally = Tally.from_dict(old)
+    assert tally.wins.tolist() == [1, 2, 0, 0, 0] and len(tally.steps_by_outcome) == 5
+    assert tally.seen_outcomes() == FOUGHT_OUT
+    assert tally.to_dict() == old  # written as it was read: no withdrawal
+    withdrew = Tally.of(as_outcomes(np.array([[4, 6]], np.int64)))
+    both = tally.merge(withdrew)
+    assert both.wins.tolist() == [1, 2, 0, 0, 1] and both.steps.n == 4

@@ -13,7 +13,9 @@ from numba.core import environment, errors
 
 import kernels  # noqa: F401  # installs kernels/_warm.py's pieces
 from kernels import _warm
-from tests.processes import toy_probe
+from tests.processes import needs_numba_shortcuts, toy_probe
+
+pytestmark = needs_numba_shortcuts
 
 
 @pytest.mark.parametrize(

@@ -19,7 +19,7 @@ from rich.table import Table
 from ..errors import BattleOddsError
 from ..report.question import question
 from ..report.tables import print_title
-from ..results.stats import OUTCOMES
+from ..rulesets.words import won
 from ..running.bounds import check_total
 from ..running.front import run_battles
 from ..running.interrupt import stop_reason
@@ -195,10 +195,10 @@ def _win_table(comparison: Any, independent: bool) -> Table:
         table.add_column(
             column, justify="left" if column == "outcome" else "right", no_wrap=column != "outcome"
         )
-    for outcome in OUTCOMES:
+    for outcome in comparison.outcomes:
         d, ind = comparison.win(outcome), comparison.win_independent(outcome)
         cells = [
-            outcome if outcome == "draw" else f"{outcome} wins",
+            won(outcome),
             _pct(d.a),
             _pct(d.b),
             _signed_pct(d.difference),

@@ -105,6 +105,37 @@ After = Annotated[
         help="Also the state after step N alone, with both sides' men left together.",
     ),
 ]
+FromStep = Annotated[
+    int | None,
+    typer.Option(
+        "--from-step",
+        help="A battle in progress: the step it has reached (the armies as the scenario "
+        "gives them now); the odds from here, steps counted from the battle's start.",
+    ),
+]
+AttackerRetreat = Annotated[
+    str | None,
+    typer.Option(
+        "--attacker-retreat",
+        help='The attacker\'s stop rule, e.g. "at most 5, after 3": at most N (or P%), '
+        "after N, gone TYPE, outnumbered X; the first that holds.",
+    ),
+]
+DefenderRetreat = Annotated[
+    str | None,
+    typer.Option(
+        "--defender-retreat",
+        help='The defender\'s stop rule, e.g. "gone knight" (as --attacker-retreat).',
+    ),
+]
+ScenarioSettings = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--set",
+        help="A scenario value PATH=VALUE for this run, e.g. attacker.retreat.at_most=5; "
+        "VALUE as a scenario file writes it (repeatable).",
+    ),
+]
 Threads = Annotated[
     int | None,
     typer.Option("--threads", min=1, help="Threads for the kernel (default: all cores)."),
@@ -291,10 +322,12 @@ def battle_settings(pairs: Sequence[str] | None) -> dict[str, Any]:
     """``--set`` of ``matrix``, ``prices`` and ``meta``: keys of the ``[battle]`` table,
     each VALUE read as a TOML value where it is one (``true``, ``3``, ``["rain"]``), as a
     scenario file would hold it, else as text (``engine``); the ruleset checks them."""
-    return {key: _toml_value(value) for key, value in key_values(pairs).items()}
+    return {key: toml_value(value) for key, value in key_values(pairs).items()}
 
 
-def _toml_value(text: str) -> Any:
+def toml_value(text: str) -> Any:
+    """VALUE of ``--set KEY=VALUE`` as a scenario file would hold it (``true``, ``3``,
+    ``["rain"]``), else as text (``engine``, ``30%``)."""
     try:
         return tomllib.loads(f"value = {text}")["value"]
     except tomllib.TOMLDecodeError:

@@ -22,8 +22,11 @@ from ..scenario.scenario import from_query, load_scenario
 from .app import app
 from .options import (
     After,
+    AttackerRetreat,
     Battles,
     ByRound,
+    DefenderRetreat,
+    FromStep,
     Json,
     MaxBattles,
     MaxTotal,
@@ -32,6 +35,7 @@ from .options import (
     Precision,
     RulesetName,
     ScenarioPath,
+    ScenarioSettings,
     Scheduler,
     Seed,
     Threads,
@@ -44,7 +48,14 @@ from .options import (
     user_errors,
     written,
 )
-from .unfolding import check_unfolding, unfolding
+from .unfolding import (
+    check_given,
+    check_unfolding,
+    given_values,
+    stop_rule_notes,
+    unfolding,
+    with_given,
+)
 
 
 def _show(result: Any, as_json: bool, steps: Any = None) -> None:
@@ -92,13 +103,18 @@ def run(
     ] = DEFAULT_CHUNK,
     by_round: ByRound = False,
     after: After = None,
+    from_step: FromStep = None,
+    attacker_retreat: AttackerRetreat = None,
+    defender_retreat: DefenderRetreat = None,
+    option: ScenarioSettings = None,
 ) -> None:
     """Run a scenario file and print the odds (Ctrl-C: stop, print what is done)."""
     if keep_battles is not None:
         check_output_path(keep_battles, "--keep-battles", CSV)
     if checkpoint is not None:
         check_output_path(checkpoint, "--checkpoint")
-    loaded = load_scenario(scenario)
+    given = given_values(from_step, attacker_retreat, defender_retreat, key_values(option))
+    loaded = with_given(load_scenario(scenario), given)
     check_unfolding(loaded, by_round, after)
     plan = RunPlan.of(
         loaded,
@@ -165,7 +181,12 @@ def odds(
         ),
     ] = None,
     option: Annotated[
-        list[str] | None, typer.Option("--set", help="Ruleset option KEY=VALUE (repeatable).")
+        list[str] | None,
+        typer.Option(
+            "--set",
+            help="Ruleset option KEY=VALUE, or a scenario value PATH=VALUE at a dotted path "
+            "(attacker.retreat.at_most=5) (repeatable).",
+        ),
     ] = None,
     battles: OddsBattles = None,
     seed: OddsSeed = None,
@@ -185,6 +206,9 @@ def odds(
     max_total: MaxTotal = None,
     by_round: ByRound = False,
     after: After = None,
+    from_step: FromStep = None,
+    attacker_retreat: AttackerRetreat = None,
+    defender_retreat: DefenderRetreat = None,
 ) -> None:
     """Odds for two armies written on one line, no file needed."""
     options: dict[str, Any] = {
@@ -197,9 +221,17 @@ def odds(
         "defender_break": defender_break,
         "ability": ability,
     }
-    options.update(key_values(option))
+    settings = key_values(option)
+    # A dotted KEY is a scenario data path, set after the armies are built; the others
+    # are the ruleset's options.
+    options.update({k: v for k, v in settings.items() if "." not in k})
+    paths = {k: v for k, v in settings.items() if "." in k}
+    given = given_values(from_step, attacker_retreat, defender_retreat, paths)
     query = InlineQuery(attacker, defender, {k: v for k, v in options.items() if v is not None})
     scenario = from_query(ruleset, query)
+    if given:
+        check_given(scenario, given)
+        scenario = from_query(ruleset, query, given)
     if exact and by_round:
         raise BattleOddsError("--exact: every step is simulated; drop --by-round")
     if exact:
@@ -259,8 +291,9 @@ def validate(scenario: ScenarioPath) -> None:
     loaded = load_scenario(scenario)
     say_file_line(f"{scenario}: ok ({loaded.ruleset}, '{loaded.name}', hash {loaded.hash})")
     # Legal but worth a word (a blocks block with both knights and harry): the notes a
-    # run prints under its results.
-    for note in getattr(loaded.model, "notes", ()):
+    # run prints under its results; and a stop rule true from the start, or both sides'
+    # rules that can hold at once.
+    for note in (*getattr(loaded.model, "notes", ()), *stop_rule_notes(loaded)):
         out.print(f"note: {escape(note)}", highlight=False)
 
 

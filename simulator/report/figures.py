@@ -24,7 +24,14 @@ if TYPE_CHECKING:
 
 #: File types ``save`` writes (by suffix).
 FORMATS = ("png", "svg", "pdf", "jpg", "jpeg")
-COLOURS = {"attacker": "#c0392b", "defender": "#2467a8", "draw": "#7f8c8d"}
+COLOURS = {
+    "attacker": "#c0392b",
+    "defender": "#2467a8",
+    "draw": "#7f8c8d",
+    # A withdrawal: its side's colour, lighter.
+    "attacker_withdrew": "#e6a19a",
+    "defender_withdrew": "#93b4d8",
+}
 # Matplotlib 3.10 replaced bxp's ``vert=False`` by ``orientation=``; 3.11 deprecates vert.
 HORIZONTAL: dict[str, Any] = (
     {"orientation": "horizontal"}

@@ -76,19 +76,20 @@ __all__ = [
 def outcome_panel(result: Result, ax: Axes | None = None) -> Axes:
     """Probability of each outcome with its 95% interval, as horizontal bars."""
     ax = axes_for(ax)
-    estimates = [result.win(o) for o in OUTCOMES]
+    outcomes = result.outcomes
+    estimates = [result.win(o) for o in outcomes]
     p = np.array([e[0] for e in estimates])
     errors = np.array([[e[0] - e[1] for e in estimates], [e[2] - e[0] for e in estimates]])
-    rows = np.arange(len(OUTCOMES))
+    rows = np.arange(len(outcomes))
     ax.barh(
         rows,
         p,
         xerr=errors,
-        color=[COLOURS[o] for o in OUTCOMES],
+        color=[COLOURS[o] for o in outcomes],
         capsize=4,
         error_kw={"elinewidth": 1.2},
     )
-    ax.set_yticks(rows, [won(o) for o in OUTCOMES])
+    ax.set_yticks(rows, [won(o) for o in outcomes])
     ax.invert_yaxis()
     ax.set_xlim(0, 1)
     ax.set_xlabel("probability (bars: 95% interval)")

@@ -9,6 +9,7 @@ from typing import Any
 
 from .. import rulesets
 from ..errors import BattleOddsError
+from ..rulesets.stop_rules import StopRule
 from ..rulesets.words import SIDES, plural
 from ..scenario.scenario import unknowns_of
 from ..scenario.unknowns import substituted
@@ -77,9 +78,28 @@ def _forces(ruleset: Any, scenario: Any) -> list[tuple[str, str, list[int]]]:
     return [(side, kind, counts) for (side, kind), counts in found.items()]
 
 
-def settings_words(data: Mapping[str, Any]) -> list[str]:
+def retreat_words(side: str, table: Mapping[str, Any], step_unit: str = "steps") -> str:
+    """A side's stop rule in words: "the attacker withdraws at 5 men left or fewer, or
+    after 3 rounds" (a value the scenario ranges over as written)."""
+    try:
+        at_most = table.get("at_most")
+        rule = StopRule(
+            at_most=at_most if isinstance(at_most, int) else None,
+            at_most_percent=float(at_most.strip().rstrip("%"))
+            if isinstance(at_most, str)
+            else None,
+            gone=None if table.get("gone") is None else str(table["gone"]),
+            after=None if table.get("after") is None else int(table["after"]),
+            outnumbered=None if table.get("outnumbered") is None else float(table["outnumbered"]),
+        )
+    except (TypeError, ValueError):
+        return f"the {side} withdraws: {value_words(table)}"
+    return f"the {side} withdraws {rule.words(step_unit)}"
+
+
+def settings_words(data: Mapping[str, Any], step_unit: str = "steps") -> list[str]:
     """The battle's settings a scenario states, in words: "weather rain", "break points
-    50% / 50%"."""
+    50% / 50%", "the attacker withdraws at 5 men left or fewer"."""
     parts: list[str] = []
     for key, value in data.items():
         if key in NOT_SETTINGS or key == "stacks" or key == "script":
@@ -106,6 +126,12 @@ def settings_words(data: Mapping[str, Any]) -> list[str]:
         parts.append(
             "break points " + " / ".join("default" if b is None else f"{b}%" for b in breaks)
         )
+    for side in SIDES:
+        rule = (
+            (data.get(side) or {}).get("retreat") if isinstance(data.get(side), Mapping) else None
+        )
+        if isinstance(rule, Mapping) and rule:
+            parts.append(retreat_words(side, rule, step_unit))
     return parts
 
 
@@ -121,7 +147,7 @@ def question(scenario: Any, ruleset: bool = True) -> str:
         if varying
         else scenario.data
     )
-    settings = settings_words(shown)
+    settings = settings_words(shown, rulesets.get(scenario.ruleset).step_unit)
     line = f"attacker {armies['attacker']} against defender {armies['defender']}"
     if settings:
         line += "; " + ", ".join(settings)

@@ -14,7 +14,6 @@ from matplotlib.ticker import MaxNLocator
 
 from .. import rulesets
 from ..errors import BattleOddsError
-from ..results.stats import OUTCOMES
 from ..rulesets import words
 
 if TYPE_CHECKING:
@@ -243,8 +242,9 @@ def comparison_panel(comparison: Comparison, ax: Axes | None = None) -> Axes:
     from matplotlib.lines import Line2D
 
     ax = axes_for(ax)
-    rows = np.arange(len(OUTCOMES))
-    for row, outcome in zip(rows, OUTCOMES, strict=True):
+    outcomes = comparison.outcomes
+    rows = np.arange(len(outcomes))
+    for row, outcome in zip(rows, outcomes, strict=True):
         paired, independent = comparison.win(outcome), comparison.win_independent(outcome)
         ax.plot(
             [100 * independent.low, 100 * independent.high],
@@ -277,10 +277,10 @@ def comparison_panel(comparison: Comparison, ax: Axes | None = None) -> Axes:
             fontsize="small",
         )
     ax.axvline(0, color="black", linewidth=0.8)
-    ax.set_yticks(rows, [won(o) for o in OUTCOMES])
-    ax.set_ylim(len(OUTCOMES) - 0.5, -0.7)
-    low = min(100 * comparison.win_independent(o).low for o in OUTCOMES)
-    high = max(100 * comparison.win_independent(o).high for o in OUTCOMES)
+    ax.set_yticks(rows, [won(o) for o in outcomes])
+    ax.set_ylim(len(outcomes) - 0.5, -0.7)
+    low = min(100 * comparison.win_independent(o).low for o in outcomes)
+    high = max(100 * comparison.win_independent(o).high for o in outcomes)
     span = max(high - low, 1.0)
     # Room on the right for the values written beside the intervals.
     ax.set_xlim(min(low, 0) - 0.05 * span, max(high, 0) + 0.9 * span)

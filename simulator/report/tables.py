@@ -12,6 +12,7 @@ from rich.table import Table
 
 from .. import rulesets
 from ..results.result import Result
+from ..rulesets.words import won as outcome_words
 from ..running.interrupt import stop_reason
 from .question import question
 
@@ -21,6 +22,8 @@ STEP_ROWS = {
     "attacker": "attacker won",
     "defender": "defender won",
     "draw": "drawn",
+    "attacker_withdrew": "attacker withdrew",
+    "defender_withdrew": "defender withdrew",
 }
 
 
@@ -88,7 +91,7 @@ def render(result: Result, console: Console) -> None:
     wins.add_column("95% interval", justify="right")
     for r in (r for r in rows if r.group == "win"):
         wins.add_row(
-            f"{r.metric} wins" if r.metric != "draw" else "draw",
+            outcome_words(r.metric),
             _pct(r.mean),
             f"{_pct(r.low)} - {_pct(r.high)}" if result.n else "",
         )
@@ -221,7 +224,7 @@ def render_exact(answer: Any, console: Console) -> None:
     wins.add_column("outcome")
     wins.add_column("probability", justify="right")
     for outcome, p in answer.win.items():
-        wins.add_row(f"{outcome} wins" if outcome != "draw" else "draw", f"{100 * p:.4f}%")
+        wins.add_row(outcome_words(outcome), f"{100 * p:.4f}%")
     console.print(wins)
     means = Table(title="Expected values", box=box.SIMPLE, title_justify="left")
     means.add_column("what")

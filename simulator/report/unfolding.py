@@ -22,8 +22,12 @@ from .tables import print_title
 JOINT_COLUMNS, JOINT_ROWS = 7, 12
 #: The state after each step is one table from this width on, two below it.
 ONE_TABLE_WIDTH = 76
-#: The states a column shows, in the order of its columns after "after".
+#: The states a column shows, in the order of its columns after "after" (the
+#: withdrawals where a side has a stop rule: ``StepResult.decided``).
 SHOWN = ("attacker", "defender", "draw", "fighting")
+WITHDRAWN = ("attacker_withdrew", "defender_withdrew")
+#: The columns the withdrawals add (two of 10 characters with their padding).
+WITHDRAWN_WIDTH = 20
 
 
 def _pct(p: float) -> str:
@@ -51,9 +55,17 @@ def render_steps(result: StepResult, console: Console) -> None:
         title += f" [PARTIAL: {stop_reason()}]"
     print_title(console, title)
     outcomes = ("after", "attacker\nwon", "defender\nwon", "drawn", "fighting")
+    states = dict(zip(outcomes[1:], SHOWN, strict=True))
+    withdrew: tuple[str, ...] = ()
+    if WITHDRAWN[0] in result.decided:
+        withdrew = ("attacker\nwithdrew", "defender\nwithdrew")
+        states.update(zip(withdrew, WITHDRAWN, strict=True))
     men = ("attacker's\nmen left", "defender's\nmen left")
     # One table where it fits, else the outcomes and the men left one below the other.
-    tables = [outcomes + men] if console.width >= ONE_TABLE_WIDTH else [outcomes, ("after", *men)]
+    if console.width >= ONE_TABLE_WIDTH + (WITHDRAWN_WIDTH if withdrew else 0):
+        tables = [outcomes + withdrew + men]
+    else:
+        tables = [outcomes, ("after", *withdrew, *men)]
     for columns in tables:
         table = Table(box=box.SIMPLE)
         for name in columns:
@@ -62,10 +74,7 @@ def render_steps(result: StepResult, console: Console) -> None:
             n = max(counts.battles, 1)
             cells = {
                 "after": f"{step:,}",
-                **{
-                    c: _pct(int(counts.states[STATES.index(s)]) / n)
-                    for c, s in zip(outcomes[1:], SHOWN, strict=True)
-                },
+                **{c: _pct(int(counts.states[STATES.index(s)]) / n) for c, s in states.items()},
                 men[0]: _left(counts.men_left["attacker"]),
                 men[1]: _left(counts.men_left["defender"]),
             }

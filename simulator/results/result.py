@@ -67,10 +67,20 @@ class Result:
     first: int = 0
     partial: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
+    #: Whether a side of the scenario has a stop rule (``Prepared.stop_rules``): its
+    #: answer reports the withdrawals, however few battles ended in one.
+    stop_rules: bool = False
 
     @property
     def n(self) -> int:
         return self.tally.battles
+
+    @property
+    def outcomes(self) -> tuple[str, ...]:
+        """The outcomes reported: attacker, defender, draw, and the withdrawals where a
+        side has a stop rule or a battle withdrew (a scenario without stop rules reports
+        what it did before they existed)."""
+        return OUTCOMES if self.stop_rules else self.tally.seen_outcomes()
 
     def win(self, outcome: str = "attacker") -> tuple[float, float, float]:
         """``(p, low, high)``: the estimate and its 95% Wilson interval."""
@@ -103,7 +113,9 @@ class Result:
 
     def summary_rows(self) -> list[SummaryRow]:
         """The reported numbers, one record each (what tables, JSON and CI read)."""
-        rows = [SummaryRow.probability("win", outcome, *self.win(outcome)) for outcome in OUTCOMES]
+        rows = [
+            SummaryRow.probability("win", outcome, *self.win(outcome)) for outcome in self.outcomes
+        ]
         if self.tally.steps.n:  # a run stopped before its first battle has no steps
             rows.append(SummaryRow.distribution("steps", "all", self.tally.steps))
         for outcome, h in zip(OUTCOMES, self.tally.steps_by_outcome, strict=True):
@@ -133,7 +145,9 @@ class Result:
         return pd.DataFrame([asdict(r) for r in self.summary_rows()])
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON contract: ``win`` holds ``{outcome: {p, low, high}}``."""
+        """The JSON contract: ``win`` holds ``{outcome: {p, low, high}}``, for attacker,
+        defender, draw and, where reported, ``attacker_withdrew`` and
+        ``defender_withdrew`` (:attr:`outcomes`)."""
         from .. import rulesets
 
         rows = self.summary_rows()

@@ -17,7 +17,13 @@ import numpy as np
 from kernels import tally as tally_kernel
 
 Z95 = 1.959963984540054
-OUTCOMES = ("attacker", "defender", "draw")
+#: How a battle ends, by its ``winner`` code: attacker 0, defender 1, draw 2, and a side
+#: withdrew by its stop rule (kernels/stops.py: 3, 4), an outcome of its own.
+OUTCOMES = ("attacker", "defender", "draw", "attacker_withdrew", "defender_withdrew")
+#: The outcomes of a battle fought to its end: every scenario reports them.
+FOUGHT_OUT = OUTCOMES[:3]
+#: The withdrawals: reported where a side has a stop rule or a battle withdrew.
+WITHDRAWALS = OUTCOMES[3:]
 #: A histogram is counted densely when its values span at most the rows plus this.
 DENSE_MARGIN = 4096
 
@@ -123,7 +129,8 @@ class Tally:
     """Everything the summary needs, from any number of battles, mergeable exactly.
 
     ``battles`` is how many battles; ``wins[k]`` how many ended in ``OUTCOMES[k]``
-    (attacker, defender, draw); ``steps_by_outcome[k]`` the :class:`Histogram` of the
+    (attacker, defender, draw, attacker withdrew, defender withdrew);
+    ``steps_by_outcome[k]`` the :class:`Histogram` of the
     ``steps`` column (how long a battle lasted, in the ruleset's unit) over the battles
     of outcome k, and ``steps`` their merge; ``columns`` one histogram for each other
     outcome column (casualties, flags, the ruleset's extras), in the order the ruleset
@@ -131,7 +138,7 @@ class Tally:
 
     Invariants: ``wins.sum() == battles`` and ``steps_by_outcome[k].n == wins[k]``;
     in a tally of one scenario every histogram of ``columns`` counts each battle once
-    (``n == battles``). ``of`` refuses a winner other than 0, 1 or 2.
+    (``n == battles``). ``of`` refuses a winner other than 0 .. 4.
 
     Merging: ``a.merge(b)`` adds the battles and wins and merges each histogram, the
     columns of both (a's first, in order); it is exact and associative, commutative up
@@ -141,11 +148,13 @@ class Tally:
     gives. Tallies of one scenario are merged (the same columns); merging others is not
     refused, and a column then counts only the battles that had it. ``to_dict`` and
     ``from_dict`` carry a tally exactly (checkpoints, stored reference samples), so a
-    resumed run merges bit for bit.
+    resumed run merges bit for bit; a tally without withdrawals is written as before
+    stop rules (three outcomes), and such a tally (a checkpoint, a stored sample) reads
+    with none.
     """
 
     battles: int = 0
-    wins: np.ndarray = field(default_factory=lambda: np.zeros(3, np.int64))
+    wins: np.ndarray = field(default_factory=lambda: np.zeros(len(OUTCOMES), np.int64))
     steps_by_outcome: list[Histogram] = field(
         default_factory=lambda: [Histogram() for _ in OUTCOMES]
     )
@@ -171,16 +180,26 @@ class Tally:
             slots = [(column, -1, 0) for name, column in named if name != "steps"]
             if key == where["winner"][0]:
                 winner, steps = where["winner"][1], where["steps"][1]
-                slots += [(steps, winner, k) for k in range(len(OUTCOMES))]
+                slots += [(steps, winner, k) for k in range(len(FOUGHT_OUT))]
             made = histograms(matrix, slots)
             found.update(zip(names, made, strict=False))
             if key == where["winner"][0]:
                 steps_by_outcome = made[len(names) :]
         wins = found.pop("winner")
         if wins.n and (wins.values[0] < 0 or wins.values[-1] >= len(OUTCOMES)):
-            raise ValueError(f"winner: values {wins.values.tolist()}, expected 0, 1 or 2")
+            raise ValueError(f"winner: values {wins.values.tolist()}, expected 0 .. 4")
         counts = np.zeros(len(OUTCOMES), np.int64)
         counts[wins.values] = wins.counts
+        # The withdrawals' steps in a second pass, only where a battle withdrew: a run
+        # without stop rules counts as many slots as before they existed.
+        withdrew = counts[len(FOUGHT_OUT) :].any()
+        if withdrew:
+            matrix, winner = groups[where["winner"][0]][0], where["winner"][1]
+            steps = where["steps"][1]
+            slots = [(steps, winner, k) for k in range(len(FOUGHT_OUT), len(OUTCOMES))]
+            steps_by_outcome = [*steps_by_outcome, *histograms(matrix, slots)]
+        else:
+            steps_by_outcome = [*steps_by_outcome, *(Histogram() for _ in WITHDRAWALS)]
         return cls(
             battles=wins.n,
             wins=counts,
@@ -207,12 +226,19 @@ class Tally:
             },
         )
 
+    @property
+    def withdrawals(self) -> int:
+        """How many battles a side withdrew from."""
+        return int(self.wins[len(FOUGHT_OUT) :].sum())
+
     def to_dict(self) -> dict[str, object]:
-        """Plain data (for checkpoints): exact, so a resumed run merges bit for bit."""
+        """Plain data (for checkpoints): exact, so a resumed run merges bit for bit. No
+        battle withdrew: the three outcomes alone, as written before stop rules."""
+        kept = len(OUTCOMES) if self.withdrawals else len(FOUGHT_OUT)
         return {
             "battles": self.battles,
-            "wins": self.wins.tolist(),
-            "steps_by_outcome": [h.to_dict() for h in self.steps_by_outcome],
+            "wins": self.wins[:kept].tolist(),
+            "steps_by_outcome": [h.to_dict() for h in self.steps_by_outcome[:kept]],
             "columns": {name: h.to_dict() for name, h in self.columns.items()},
         }
 
@@ -220,10 +246,15 @@ class Tally:
     def from_dict(cls, data: Mapping[str, object]) -> Tally:
         steps = data["steps_by_outcome"]
         columns = data["columns"]
-        assert isinstance(steps, list) and isinstance(columns, dict)
+        wins = data["wins"]
+        assert isinstance(steps, list) and isinstance(columns, dict) and isinstance(wins, list)
+        # Written without withdrawals (before stop rules, or none withdrew): none.
+        if len(wins) == len(steps) == len(FOUGHT_OUT):
+            wins = [*wins, *(0 for _ in WITHDRAWALS)]
+            steps = [*steps, *({"values": [], "counts": []} for _ in WITHDRAWALS)]
         return cls(
             battles=int(data["battles"]),  # type: ignore[call-overload]
-            wins=np.asarray(data["wins"], np.int64),
+            wins=np.asarray(wins, np.int64),
             steps_by_outcome=[Histogram.from_dict(h) for h in steps],
             columns={name: Histogram.from_dict(h) for name, h in columns.items()},
         )
@@ -238,9 +269,17 @@ class Tally:
     def win(self, outcome: str) -> tuple[float, float, float]:
         return wilson(int(self.wins[OUTCOMES.index(outcome)]), self.battles)
 
+    def seen_outcomes(self) -> tuple[str, ...]:
+        """The outcomes a summary of these battles reports at least: the three of a battle
+        fought out, and a withdrawal once a battle ended in it."""
+        return FOUGHT_OUT + tuple(
+            o for k, o in enumerate(WITHDRAWALS, len(FOUGHT_OUT)) if self.wins[k]
+        )
+
     def max_half_width(self) -> float:
-        """The widest half-width of the three outcome intervals (for precision targets)."""
-        widths = [(hi - lo) / 2 for _, lo, hi in (self.win(o) for o in OUTCOMES)]
+        """The widest half-width of the outcome intervals (for precision targets): a
+        withdrawal no battle ended in has the narrowest, and is left out."""
+        widths = [(hi - lo) / 2 for _, lo, hi in (self.win(o) for o in self.seen_outcomes())]
         return max(widths)
 
 

@@ -73,7 +73,9 @@ class StepCounts:
         made = histograms(matrix, [(j, -1, 0) for j in range(matrix.shape[1])])
         states = np.bincount(winner, minlength=len(STATES)).astype(np.int64)
         if states.shape[0] > len(STATES):
-            raise ValueError(f"winner: values {np.unique(winner).tolist()}, expected 0..3")
+            raise ValueError(
+                f"winner: values {np.unique(winner).tolist()}, expected 0..{len(STATES) - 1}"
+            )
         return cls(
             states=states,
             men_left=dict(zip([*keys, *sides], made[:-1], strict=True)),

@@ -1,6 +1,7 @@
 """What each unknown of a scenario with ranges does to the odds (docs/unknowns.md): from
-the ``unknown.K`` columns a run of it records (the drawn value's index x 3 + the winner),
-P(each outcome) given each value, from the run's own battles."""
+the ``unknown.K`` columns a run of it records (the drawn value's index with the winner,
+``scenario.unknowns.unknown_code``), P(each outcome) given each value, from the run's own
+battles."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from typing import Any
 import numpy as np
 
 from .. import rulesets
-from ..scenario.unknowns import ABSENT, N_OUTCOMES, Mixture
-from .stats import Histogram, Tally, wilson
+from ..scenario.unknowns import ABSENT, Mixture, unknown_decode
+from .stats import OUTCOMES, WITHDRAWALS, Histogram, Tally, wilson
 
 
 def effects(mixture: Mixture, tally: Tally) -> list[dict[str, Any]]:
@@ -22,9 +23,9 @@ def effects(mixture: Mixture, tally: Tally) -> list[dict[str, Any]]:
     found = []
     for k, unknown in enumerate(mixture.unknowns):
         h = tally.columns.get(f"unknown.{k}", Histogram())
-        counts = np.zeros((len(unknown.values), N_OUTCOMES), np.int64)
-        for value, n in zip(h.values, h.counts, strict=True):
-            counts[value // N_OUTCOMES, value % N_OUTCOMES] += n
+        counts = np.zeros((len(unknown.values), len(OUTCOMES)), np.int64)
+        for code, n in zip(h.values, h.counts, strict=True):
+            counts[unknown_decode(int(code), len(unknown.values))] += n
         total = int(counts.sum())
         p_all = counts[:, 0].sum() / total if total else math.nan
         rows = []
@@ -41,6 +42,13 @@ def effects(mixture: Mixture, tally: Tally) -> list[dict[str, Any]]:
                     "attacker": {"p": p if n else None, "low": low, "high": high},
                     "defender": counts[v, 1] / n if n else None,
                     "draw": counts[v, 2] / n if n else None,
+                    # Only where a battle withdrew: the answer of a scenario without
+                    # stop rules stays as it was.
+                    **{
+                        o: counts[v, k] / n if n else None
+                        for k, o in enumerate(WITHDRAWALS, 3)
+                        if counts[:, 3:].any()
+                    },
                 }
             )
             shares.append((n, p))

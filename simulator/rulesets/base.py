@@ -152,6 +152,11 @@ class Prepared(ABC):
     #: rule's ``after``, count from the battle's start (:data:`FROM_STEP`).
     from_step: int = 0
 
+    @property
+    def has_stop_rules(self) -> bool:
+        """Whether either side has a stop rule: the answer then reports withdrawals."""
+        return any(not rule.never for rule in self.stop_rules)
+
     def run_until(self, seed: int, first: int, count: int, step: int) -> dict[str, np.ndarray]:
         """Battles ``first .. first+count-1`` of run ``seed``, each stopped after step
         ``step`` if still undecided then: ``winner`` :data:`FIGHTING` and every column

@@ -18,8 +18,13 @@ ARMY = {"attacker": "the attacking army", "defender": "the defending army"}
 
 
 def won(outcome: str) -> str:
-    """``attacker wins``, ``defender wins`` or ``draw``: an outcome as a label says it."""
-    return "draw" if outcome == "draw" else f"{outcome} wins"
+    """``attacker wins``, ``defender wins``, ``draw``, ``attacker withdrew`` or
+    ``defender withdrew``: an outcome as a label says it."""
+    if outcome == "draw":
+        return "draw"
+    if outcome.endswith("_withdrew"):
+        return outcome.replace("_", " ")
+    return f"{outcome} wins"
 
 
 #: Measures every ruleset may report, in the words of all of them.

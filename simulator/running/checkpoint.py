@@ -187,6 +187,10 @@ def check_tally(
         raise bad(f"expected {len(OUTCOMES)} histograms of steps, one per outcome")
     columns = dict(columns or {})
     least_steps, most_steps = columns.pop("steps", (0, None))
+    _, most_winner = columns.pop("winner", (0, None))
+    if most_winner is not None and wins[most_winner + 1 :].any():
+        said = ", ".join(OUTCOMES[most_winner + 1 :]).replace("_", " ")
+        raise bad(f"battles counted as {said}: impossible in this scenario (no stop rule)")
     for outcome, steps, won in zip(OUTCOMES, tally.steps_by_outcome, wins, strict=True):
         _check_histogram(bad, f"steps of {outcome}", steps, int(won))
         _check_values(bad, f"steps of {outcome}", steps, least_steps, most_steps)

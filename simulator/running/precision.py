@@ -49,9 +49,12 @@ def flag_successes(histogram: Histogram) -> int:
 
 
 def reported_probabilities(tally: Tally, flags: frozenset[str]) -> dict[str, tuple[int, int]]:
-    """Every probability the summary reports, as ``name -> (successes, trials)``."""
+    """Every probability the summary reports, as ``name -> (successes, trials)``: a
+    withdrawal once a battle ended in it (none yet: the narrowest interval, and a
+    scenario without stop rules runs as many battles as before they existed)."""
     probabilities = {
-        f"win.{o}": (int(tally.wins[k]), tally.battles) for k, o in enumerate(OUTCOMES)
+        f"win.{o}": (int(tally.wins[OUTCOMES.index(o)]), tally.battles)
+        for o in tally.seen_outcomes()
     }
     for name, histogram in tally.columns.items():
         if name in flags:

@@ -19,9 +19,10 @@ import numpy as np
 
 from ..errors import BattleOddsError
 from ..results.result import Result
-from ..results.stats import Tally
+from ..results.stats import FOUGHT_OUT, OUTCOMES, Tally
 from ..scenario.scenario import Scenario, prepare
 from ..version import __version__
+from .capabilities import check_capabilities
 from .checkpoint import Checkpoint
 from .chunking import FIRST_CHUNK, ChunkSizes, sized_chunks
 from .compiling import compile_clock, said_on_stderr
@@ -81,6 +82,8 @@ def outcome_ranges(
     bounds = dict(prepared.column_bounds)
     # ``steps`` is tallied by outcome, apart from the columns: its bound travels with them.
     ranges: dict[str, tuple[int | None, int | None]] = {"steps": (0, prepared.step_limit)}
+    # A withdrawal (winner 3 or 4) only where a side has a stop rule.
+    ranges["winner"] = (0, len(OUTCOMES) - 1 if prepared.has_stop_rules else len(FOUGHT_OUT) - 1)
     for name in columns:
         if name in bounds:
             ranges[name] = bounds[name]
@@ -192,6 +195,8 @@ def run_chunks(scenario: Scenario, plan: RunPlan, progress: Progress | None = No
     clock = compile_clock()
     compiled_before = clock.seconds
     prepared = prepare(scenario)
+    # A stop rule or a battle in progress its ruleset does not declare: one line.
+    check_capabilities(prepared, scenario.ruleset)
     # Fewer battles a call for a scenario of many columns, and the run's memory known
     # (and refused beyond the machine's) before any battle.
     chunk = battles_per_call(prepared, chunk)
@@ -283,4 +288,5 @@ def run_chunks(scenario: Scenario, plan: RunPlan, progress: Progress | None = No
         seconds=time.perf_counter() - started - (clock.seconds - compiled_at_start),
         compile_seconds=clock.seconds - compiled_before,
         partial=stopped,
+        stop_rules=prepared.has_stop_rules,
     )

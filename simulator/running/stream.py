@@ -27,6 +27,7 @@ import numpy as np
 from ..results.result import Result
 from ..results.stats import Tally
 from ..scenario.scenario import Scenario, prepare
+from .capabilities import check_capabilities
 from .chunking import ChunkSizes
 from .plan import RunPlan
 from .precision import precision_report, precision_rounds, widest_half_width
@@ -77,6 +78,7 @@ def stream_battles(
     last run's), and a failure it reports ends the run with the battles done, partial,
     the failure a note."""
     prepared = prepare(scenario)
+    check_capabilities(prepared, scenario.ruleset)
     kernel = _Serialised(prepared, lock)
     flags = prepared.flags
     started = last = clock()
@@ -102,6 +104,7 @@ def stream_battles(
             seconds=clock() - started,
             partial=partial,
             extra=extra,
+            stop_rules=prepared.has_stop_rules,
         )
 
     def said() -> tuple[Tally, frozenset[str]]:

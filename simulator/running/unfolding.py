@@ -1,16 +1,18 @@
 """The battle as it unfolds: the state after each step asked, over a run's battles.
 
-Each step t is a run of the same battles (the same seed and battle indices) stopped
-after step t (``Prepared.run_until``), counted into a mergeable
-:class:`~simulator.results.steps.StepTally`. A battle decided by step t counts with its
-final state. Recording costs a run per step and nothing when not asked: the kernels'
-ordinary runs are untouched but for a comparison a step.
+The state after step t is the same battles (the same seed and battle indices) stopped
+after step t, counted into a mergeable :class:`~simulator.results.steps.StepTally`; a
+battle decided by step t counts with its final state. Each block of battles is one
+call of ``Prepared.run_through`` with every step recorded: a kernel that records them
+in one pass fights each battle once, the default fights them again for each step
+(``Prepared.run_until``). Nothing is recorded when nothing is asked.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,8 +20,9 @@ from .. import rulesets
 from ..errors import BattleOddsError
 from ..results.stats import Histogram
 from ..results.steps import STATES, StepCounts, StepTally, men_brought
-from ..rulesets.base import BY_STEP, Prepared
+from ..rulesets.base import Prepared
 from ..scenario.scenario import Scenario
+from .capabilities import check_capabilities, check_unfolds
 from .chunking import ChunkSizes
 from .interrupt import stop_on_interrupt, stop_requested
 from .memory import battles_per_call
@@ -46,18 +49,28 @@ class StepResult:
     partial: bool = False
     notes: tuple[str, ...] = ()
     seconds: float = 0.0
+    #: Whether a side of the scenario has a stop rule (the withdrawals are shown).
+    stop_rules: bool = False
+
+    @property
+    def decided(self) -> tuple[str, ...]:
+        """The outcomes a battle can have been decided by, shown after each step: the
+        withdrawals where a side has a stop rule or a battle withdrew."""
+        withdrew = any(c.states[3:5].any() for c in self.tally.steps.values())
+        return STATES[:5] if self.stop_rules or withdrew else STATES[:3]
 
     def to_dict(self) -> dict[str, Any]:
         """``by_step``: for each step ``{step, fighting, decided, men_left}``; ``after``:
         the joint distribution of both sides' men left after the chosen step."""
         rows = []
+        decided = self.decided
         for step, counts in self.tally.steps.items():
             rows.append(
                 {
                     "step": step,
                     "battles": counts.battles,
                     "fighting": _probability(counts, "fighting"),
-                    "decided": {s: _probability(counts, s) for s in STATES[:3]},
+                    "decided": {s: _probability(counts, s) for s in decided},
                     "men_left": {
                         key: _spread(h) for key, h in counts.men_left.items() if "." in key
                     },
@@ -92,32 +105,89 @@ def _probability(counts: StepCounts, state: str) -> dict[str, float]:
     return {"p": p, "low": low, "high": high}
 
 
-def check_unfolds(prepared: Prepared, ruleset: str, what: str = BY_STEP) -> None:
-    """One line when the scenario's ruleset does not give ``what`` of the battle as it
-    unfolds (a plugin that declares no :attr:`Prepared.unfolds`)."""
-    if what not in prepared.unfolds:
-        raise BattleOddsError(
-            f"ruleset {ruleset!r} does not give {what} (its prepared scenario declares "
-            "no such capability: docs/writing-a-ruleset.md, 'The battle as it unfolds')"
-        )
-
-
 def check_step(prepared: Prepared, step: int, name: str = "--after") -> None:
-    """A step 1 .. the scenario's turn limit (any from 1 without one), or one line."""
-    limit = prepared.step_limit
-    if step < 1 or (limit is not None and step > limit):
+    """A step after the battle's start (1, or the step after ``from_step``) .. the
+    scenario's turn limit (any without one), or one line. Steps count from the
+    battle's start, the steps of a battle given in progress included."""
+    limit, least = prepared.step_limit, prepared.from_step + 1
+    if step < least or (limit is not None and step > limit):
         most = "" if limit is None else f"..{limit}"
-        raise BattleOddsError(f"{name} {step}: expected a step 1{most}")
+        given = f" (the battle is given after step {least - 1})" if least > 1 else ""
+        raise BattleOddsError(f"{name} {step}: expected a step {least}{most}{given}")
 
 
-def _next_step(step: int, asked: list[int], every: bool, chunk: StepTally) -> int | None:
-    """The step after ``step`` to record in ``chunk``, or None when done: with ``every``
-    the next while a battle is still fighting (to :data:`MOST_STEPS`), else the next
-    asked."""
-    if every and step < MOST_STEPS and (step == 0 or chunk.steps[step].states[-1] > 0):
-        return step + 1
-    later = [t for t in asked if t > step]
-    return later[0] if later else None
+def steps_to_record(asked: Sequence[int], every: bool, from_step: int = 0) -> list[int]:
+    """The steps a block of battles is asked for: ``asked``, and with ``every`` each of
+    the :data:`MOST_STEPS` after ``from_step`` (trimmed to the block's longest battle
+    once recorded: :func:`_trimmed`)."""
+    wanted = set(asked)
+    if every:
+        wanted.update(range(from_step + 1, from_step + MOST_STEPS + 1))
+    return sorted(wanted)
+
+
+def block_cap(prepared: Prepared, rows: int) -> int:
+    """The most battles a block of ``rows`` steps recorded runs: :data:`STEP_CALL`, or
+    fewer so that its rows (one a step a battle) fit the runner's bound for a call."""
+    return max(1, battles_per_call(prepared, STEP_CALL * rows) // rows)
+
+
+def one_pass(prepared: Prepared) -> bool:
+    """Whether the ruleset's kernel records every step in one pass (it overrides
+    ``Prepared.run_through``); the default fights the battles again for each step."""
+    return type(prepared).run_through is not Prepared.run_through
+
+
+def _trimmed(chunk: StepTally, asked: Sequence[int]) -> StepTally:
+    """``chunk`` without the steps after the first at which none of its battles is
+    still fighting, but those ``asked``: a battle decided by then has its final state
+    at every later step, and :meth:`StepTally.merge` counts it so."""
+    kept: dict[int, StepCounts] = {}
+    ended = False
+    for step, counts in chunk.steps.items():
+        if not ended or step in asked:
+            kept[step] = counts
+        ended = ended or counts.states[-1] == 0
+    return StepTally(chunk.brought, kept)
+
+
+def _record_block(
+    prepared: Prepared,
+    seed: int,
+    first: int,
+    count: int,
+    asked: list[int],
+    every: bool,
+    brought: dict[str, int],
+    stopped: Callable[[], bool] = stop_requested,
+    lock: AbstractContextManager[object] | None = None,
+) -> StepTally | None:
+    """The state of battles ``first .. first + count - 1`` after each step asked (with
+    ``every``: each step until they are all decided), or None when Ctrl-C stopped it.
+    A kernel that records in one pass is called once with every step; the default
+    run_through is called a step at a time, to the block's longest battle, as each
+    call fights the battles again. Each call holds ``lock``; ``stopped()`` is asked
+    after each."""
+    chunk = StepTally(brought)
+    wanted = steps_to_record(asked, every, prepared.from_step)
+    if one_pass(prepared):
+        with lock or nullcontext():
+            outcomes = prepared.run_through(seed, first, count, wanted)
+        if stopped():
+            return None
+        for k, step in enumerate(wanted):
+            chunk.steps[step] = StepCounts.of({n: c[k] for n, c in outcomes.items()}, brought)
+        return _trimmed(chunk, asked)
+    ended = False  # every battle decided: later steps are their final states
+    for step in (t for t in wanted if not ended or t in asked):
+        with lock or nullcontext():
+            outcomes = prepared.run_through(seed, first, count, [step])
+        counts = StepCounts.of({n: c[0] for n, c in outcomes.items()}, brought)
+        chunk.steps[step] = counts
+        ended = ended or counts.states[-1] == 0
+        if stopped():
+            return None
+    return chunk
 
 
 def run_steps(
@@ -130,43 +200,45 @@ def run_steps(
     after: int | None = None,
     threads: int | None = None,
     interruptible: bool = False,
+    stop: Callable[[], bool] | None = None,
+    lock: AbstractContextManager[object] | None = None,
 ) -> StepResult:
     """The state after each of ``steps`` (None: every step until each battle is decided,
     at most :data:`MOST_STEPS`), and after ``after``, over battles ``first .. first +
-    battles - 1`` of run ``seed``. Ctrl-C (when ``interruptible``) stops between kernel
-    calls; the result then counts the chunks of battles done (``partial``)."""
+    battles - 1`` of run ``seed``. Ctrl-C (when ``interruptible``), or ``stop()``
+    turning true, stops between kernel calls; the result then counts the blocks of
+    battles done (``partial``). Each kernel call holds ``lock`` (the page's questions
+    take turns)."""
     prepared = rulesets.get(scenario.ruleset).prepare(scenario.model)
     check_unfolds(prepared, scenario.ruleset)
+    check_capabilities(prepared, scenario.ruleset)
     asked = sorted({*(steps or ()), *(() if after is None else (after,))})
     for asked_step in asked:
         check_step(prepared, asked_step, "--after" if asked_step == after else "step")
     every = steps is None
     brought = men_brought(prepared.column_bounds)
-    # Blocks of battles sized by time, as the runner's calls are; a wide scenario's
-    # fewer, its rows within the runner's bound.
-    sizes = ChunkSizes(battles_per_call(prepared, STEP_CALL))
+    # Blocks of battles sized by time, as the runner's calls are; a battle of a block
+    # holds a row per step recorded in one pass, so a block holds as many fewer.
+    rows = len(steps_to_record(asked, every, prepared.from_step)) if one_pass(prepared) else 1
+    sizes = ChunkSizes(block_cap(prepared, max(1, rows)))
     tally = StepTally(brought)
     started = time.perf_counter()
     stopped = False
-    longest = 0
+
+    def stopped_by() -> bool:
+        return stop_requested() or (stop is not None and stop())
+
     with thread_count(threads), stop_on_interrupt(interruptible):
         done = 0
-        while done < battles and not stopped:
+        while done < battles:
             count = sizes.next(battles - done)
             began = time.perf_counter()
-            chunk = StepTally(brought)
-            step = 0
-            while not stopped:
-                following = _next_step(step, asked, every, chunk)
-                if following is None:
-                    break
-                step = following
-                outcomes = prepared.run_until(seed, first + done, count, step)
-                chunk.steps[step] = StepCounts.of(outcomes, brought)
-                longest = max(longest, step)
-                stopped = stop_requested()
-            if stopped:
-                break  # a chunk counts whole or not at all: every step the same battles
+            chunk = _record_block(
+                prepared, seed, first + done, count, asked, every, brought, stopped_by, lock
+            )
+            if chunk is None:  # a block counts whole or not at all: each step its battles
+                stopped = True
+                break
             sizes.timed(count, time.perf_counter() - began)
             tally = tally.merge(chunk)
             done += count
@@ -185,6 +257,7 @@ def run_steps(
         partial=stopped,
         notes=tuple(notes),
         seconds=time.perf_counter() - started,
+        stop_rules=prepared.has_stop_rules,
     )
 
 

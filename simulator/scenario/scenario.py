@@ -6,8 +6,8 @@ import copy
 import hashlib
 import json
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -179,12 +179,58 @@ def check_sizes(top: Node, forces: tuple[rulesets.Force, ...]) -> None:
 BUNDLED_MOST = {"units": 9, "men": 160}
 
 
-def from_query(ruleset: str, query: rulesets.InlineQuery) -> Scenario:
+#: A value a command-line option gives a scenario at a dotted data path: the value, and
+#: the option that gave it (``{"battle.from_step": (3, "--from-step")}``).
+Given = Mapping[str, tuple[Any, str]]
+
+
+def _set_given(data: dict[str, Any], given: Given) -> Callable[[str], str | None]:
+    """Set each value ``given`` in ``data``; return what names the option of a key."""
+    for path, (value, option) in given.items():
+        try:
+            set_path(data, path, value)
+        except BattleOddsError as exc:
+            raise BattleOddsError(f"{option}: {exc}") from None
+
+    def option_of(key: str) -> str | None:
+        for path, (_, option) in given.items():
+            if (
+                key == path
+                or key.startswith((path + ".", path + "["))
+                or path.startswith(key + ".")
+            ):
+                return option
+        return None
+
+    return option_of
+
+
+def from_query(ruleset: str, query: rulesets.InlineQuery, given: Given | None = None) -> Scenario:
     """A scenario from one-line armies (``battle-odds odds``): the ruleset builds the data
-    a file would hold and the file's validator checks it, naming the option at fault."""
+    a file would hold and the file's validator checks it, naming the option at fault;
+    ``given``: values other options set at data paths (a stop rule, ``--from-step``)."""
     rs = rulesets.get(ruleset, "--ruleset")
     data = rs.inline(query)
-    return from_data(data, Source("odds", option_of=lambda key: rs.inline_option(data, key)))
+    named = _set_given(data, given or {})
+    return from_data(
+        data, Source("odds", option_of=lambda key: named(key) or rs.inline_option(data, key))
+    )
+
+
+def with_given(scenario: Scenario, given: Given) -> Scenario:
+    """``scenario`` with values command-line options give at data paths (``run FILE
+    --from-step 3``): an error in one names its option, in any other key the file's
+    line."""
+    if not given:
+        return scenario
+    data = copy.deepcopy(dict(scenario.data))
+    named = _set_given(data, given)
+    before = scenario.source.option_of
+
+    def option_of(key: str) -> str | None:
+        return named(key) or (before(key) if before is not None else None)
+
+    return from_data(data, replace(scenario.source, option_of=option_of))
 
 
 _PATH_PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]")

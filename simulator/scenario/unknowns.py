@@ -18,8 +18,9 @@ each runs in one kernel call: the kernels are unchanged, and the calls per chunk
 the combinations present, not the battles.
 
 Beside each outcome the run records, per unknown, the drawn value's index with the
-winner (``unknown.K`` = value index x 3 + winner): the tally of it gives P(win) given each
-value from the same battles (:func:`simulator.results.unknowns.effects`).
+winner (``unknown.K`` = value index x 3 + winner, :func:`unknown_code`): the tally of it
+gives P(win) given each value from the same battles
+(:func:`simulator.results.unknowns.effects`).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ import numpy as np
 from .. import rulesets
 from ..errors import BattleOddsError, Source
 from ..input.fields import RANGE_PATTERN, WEIGHTED_PATTERN
-from ..rulesets.base import Prepared
+from ..rulesets.base import BY_STEP, Prepared
 
 if TYPE_CHECKING:
     from .scenario import Scenario
@@ -56,8 +57,28 @@ BLOCK = 1 << 16
 #: builds its chain table only for a combination drawn often enough to repay it).
 KERNEL_HORIZON = 1 << 18
 #: Winner codes of the ``unknown.K`` columns: the kernels' outcome codes, attacker 0,
-#: defender 1, draw 2 (simulator.results.stats.OUTCOMES).
+#: defender 1, draw 2 (simulator.results.stats.OUTCOMES), then the withdrawals (3, 4).
 N_OUTCOMES = 3
+N_WITHDRAWALS = 2
+
+
+def unknown_code(index: np.ndarray, winner: np.ndarray, values: int) -> np.ndarray:
+    """The ``unknown.K`` value of a battle that drew value ``index`` of an unknown of
+    ``values`` values and ended with ``winner``: ``index x 3 + winner`` for a battle
+    fought out (as before stop rules), and past those, ``3 x values + index x 2 +
+    (winner - 3)`` for a withdrawal."""
+    fought = index * N_OUTCOMES + winner
+    withdrew = N_OUTCOMES * values + index * N_WITHDRAWALS + (winner - N_OUTCOMES)
+    return np.where(winner < N_OUTCOMES, fought, withdrew)
+
+
+def unknown_decode(code: int, values: int) -> tuple[int, int]:
+    """The value index and the winner of an ``unknown.K`` value (:func:`unknown_code`)."""
+    if code < N_OUTCOMES * values:
+        return code // N_OUTCOMES, code % N_OUTCOMES
+    index, withdrawal = divmod(code - N_OUTCOMES * values, N_WITHDRAWALS)
+    return index, N_OUTCOMES + withdrawal
+
 
 _RANGE = re.compile(f"^{RANGE_PATTERN}$")
 _WEIGHTED = re.compile(f"^{WEIGHTED_PATTERN}$")
@@ -420,6 +441,12 @@ class MixturePrepared(Prepared):
         self.step_limit = None if None in limits else max(limits)  # type: ignore[type-var]
         self.kernel = known[0].kernel
         self.notes = tuple(dict.fromkeys(n for p in known for n in p.notes))
+        # A stop rule of any combination: the answer reports withdrawals. Each
+        # combination's kernel gives them and a battle in progress (what every one
+        # declares), not the state after a step (this class has no run_until).
+        self.stop_rules = next((p.stop_rules for p in known if p.has_stop_rules), self.stop_rules)
+        self.from_step = max(p.from_step for p in known)
+        self.unfolds = frozenset.intersection(*(p.unfolds for p in known)) - {BY_STEP}
 
     def kernel_choices(self, battles: int | None = None) -> tuple[str, ...]:
         return (self.kernel,)
@@ -473,7 +500,7 @@ class MixturePrepared(Prepared):
                         out[name][positions] = column
             start = end
         for k in range(len(m.unknowns)):
-            out[f"unknown.{k}"] = drawn[:, k] * N_OUTCOMES + winners
+            out[f"unknown.{k}"] = unknown_code(drawn[:, k], winners, int(m.sizes[k]))
         return out
 
 

@@ -76,6 +76,12 @@ class RealBattle:
     steps: int | None
 
 
+class ImpossibleRecord(BattleOddsError):
+    """A real battle's record that no battle of its armies can give (more men lost than
+    the side fields): a mistake in the file, so the whole file is refused (exit 2), not
+    the battle skipped."""
+
+
 @dataclass(frozen=True)
 class Skipped:
     name: str
@@ -114,7 +120,7 @@ class Prediction:
 
     name: str
     winner: str
-    p: Mapping[str, float]  # P(outcome) by OUTCOMES
+    p: Mapping[str, float]  # P(outcome), the outcomes the run reports (Result.outcomes)
     battles: int  # battles run
     losses: tuple[Placed, ...] = ()
     steps: Placed | None = None
@@ -132,7 +138,7 @@ class Prediction:
     def p_real(self) -> float:
         """The model's probability of the outcome that happened, at least half a battle
         of those run (a probability of 0 from n battles says only "under 1/n")."""
-        return max(float(self.p[self.winner]), 0.5 / self.battles)
+        return max(float(self.p.get(self.winner, 0.0)), 0.5 / self.battles)
 
     @property
     def brier(self) -> float:
@@ -146,7 +152,7 @@ class Prediction:
         return {
             "name": self.name,
             "winner": self.winner,
-            "p": {o: round(float(self.p[o]), 6) for o in OUTCOMES},
+            "p": {o: round(float(v), 6) for o, v in self.p.items()},
             "battles": self.battles,
             "brier": round(self.brier, 6),
             "log_loss": round(self.log_loss, 6),
@@ -235,8 +241,9 @@ def _round(x: float) -> float | None:
 
 def read_calibration(path: str | Path) -> CalibrationFile:
     """The battles of a calibration file, each validated on its own: a battle that fails
-    (its scenario, its winner, a loss no battle of its armies can have) is skipped with
-    its one-line reason; a file that is not one at all raises."""
+    (its scenario, its winner, a loss of a type its armies do not field) is skipped with
+    its one-line reason; a file that is not one at all, or records more men lost than a
+    side fields (:class:`ImpossibleRecord`), raises."""
     path = Path(path)
     data, source = read_toml(path, "calibration file")
     top = Node(data, "", source)
@@ -257,6 +264,8 @@ def read_calibration(path: str | Path) -> CalibrationFile:
             name = node.data["name"]
         try:
             battles.append(_real_battle(node, name, path.parent))
+        except ImpossibleRecord:
+            raise
         except BattleOddsError as exc:
             skipped.append(Skipped(name, str(exc)))
     return CalibrationFile(path, description, tuple(battles), tuple(skipped))
@@ -292,9 +301,10 @@ def _real_battle(node: Node, name: str, folder: Path) -> RealBattle:
             most = bounds[column]
             count = losses.integer(key, lo=0)
             if most is not None and count > most:
-                raise losses.fail(
+                problem = losses.fail(
                     f"{count} lost, more than the {most} the scenario fields", key, count
                 )
+                raise ImpossibleRecord(str(problem))
             lost[column] = count
     steps = node.integer("steps", lo=0) if node.has("steps") else None
     return RealBattle(name, scenario, winner, lost, steps)
@@ -366,7 +376,7 @@ def place(histogram: Histogram, what: str, real: int) -> Placed:
 
 def predict(battle: RealBattle, result: Result) -> Prediction:
     tally = result.tally
-    p = {o: tally.win(o)[0] for o in OUTCOMES}
+    p = {o: tally.win(o)[0] for o in result.outcomes}
     losses = tuple(
         place(tally.columns.get(column, Histogram.of(np.zeros(tally.battles))), column, real)
         for column, real in battle.lost.items()

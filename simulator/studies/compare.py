@@ -66,8 +66,9 @@ class Comparison:
 
     a: Result
     b: Result
-    #: ``joint[i, j]``: battles that A's run ended with outcome i and B's with outcome j.
-    joint: np.ndarray = field(default_factory=lambda: np.zeros((3, 3), np.int64))
+    #: ``joint[i, j]``: battles that A's run ended with outcome i and B's with outcome j
+    #: (``OUTCOMES``, the withdrawals among them).
+    joint: np.ndarray = field(default_factory=lambda: _no_outcomes())
     #: Per-battle differences of ``steps`` and of every column both runs report.
     sums: dict[str, PairedSums] = field(default_factory=dict)
     seconds: float = 0.0
@@ -77,6 +78,13 @@ class Comparison:
     @property
     def n(self) -> int:
         return int(self.joint.sum())
+
+    @property
+    def outcomes(self) -> tuple[str, ...]:
+        """The outcomes compared: those either run reports (a withdrawal where either
+        scenario has a stop rule or a battle of either withdrew)."""
+        both = {*self.a.outcomes, *self.b.outcomes}
+        return tuple(o for o in OUTCOMES if o in both)
 
     def merge(self, other: Comparison) -> Comparison:
         """This comparison and ``other`` (later battles of the same seed) as one."""
@@ -155,7 +163,7 @@ class Comparison:
         import pandas as pd
 
         rows = []
-        for outcome in OUTCOMES:
+        for outcome in self.outcomes:
             paired, independent = self.win(outcome), self.win_independent(outcome)
             rows.append(
                 {
@@ -239,6 +247,11 @@ class Comparison:
         }
 
 
+def _no_outcomes() -> np.ndarray:
+    """The joint table of outcomes of no battle."""
+    return np.zeros((len(OUTCOMES), len(OUTCOMES)), np.int64)
+
+
 def check_comparable(a: Scenario, b: Scenario) -> None:
     """Scenarios whose ``steps`` count the same thing (a difference of strikes and turns
     is no number)."""
@@ -266,7 +279,10 @@ def paired_chunk(columns: list[dict[str, np.ndarray]]) -> PairedChunk:
     """A chunk of battles of A and B (their outcome columns) as a :class:`PairedChunk`
     (it runs where the battles ran: here, or on a Dask worker)."""
     out_a, out_b = columns
-    joint = np.bincount(3 * out_a["winner"] + out_b["winner"], minlength=9).reshape(3, 3)
+    size = len(OUTCOMES)
+    joint = np.bincount(
+        size * np.asarray(out_a["winner"]) + out_b["winner"], minlength=size * size
+    ).reshape(size, size)
     sums: dict[str, PairedSums] = {}
     for name in out_a:
         if name != "winner" and name in out_b:
@@ -315,7 +331,7 @@ def compare(
         kernel = None
     prepared = [engine.prepared(k) for k in keys]
     tally_a, tally_b = Tally(), Tally()
-    joint = np.zeros((3, 3), np.int64)
+    joint = _no_outcomes()
     sums: dict[str, PairedSums] = {}
     started = time.perf_counter()
     done = 0
@@ -350,6 +366,7 @@ def compare(
             notes=p.notes,
             flags=p.flags,
             seconds=seconds,
+            stop_rules=p.has_stop_rules,
         )
         for s, t, p in ((a, tally_a, prepared[0]), (b, tally_b, prepared[1]))
     ]

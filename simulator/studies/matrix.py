@@ -233,6 +233,7 @@ def equal_cost_matrix(
             kernel=prepared.kernel,
             notes=prepared.notes,
             flags=prepared.flags,
+            stop_rules=prepared.has_stop_rules,
         )
         cells.append(Cell(attacker, defender, result))
     partial = len(tallies) < len(pairs)

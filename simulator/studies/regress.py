@@ -46,8 +46,8 @@ def numbers_of(result: Result) -> dict[str, Number]:
     tally = result.tally
     n = tally.battles
     numbers: dict[str, Number] = {}
-    for k, outcome in enumerate(OUTCOMES):
-        wins = int(tally.wins[k])
+    for outcome in result.outcomes:  # the withdrawals where the scenario reports them
+        wins = int(tally.wins[OUTCOMES.index(outcome)])
         numbers[f"win.{outcome}"] = Number("proportion", wins / n, n, successes=wins)
     steps = tally.steps
     median = steps.quantile(0.5)

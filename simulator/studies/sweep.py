@@ -160,13 +160,15 @@ class Sweep:
         import pandas as pd
 
         rows = []
+        # The withdrawals where a point reports them (a stop rule, or a battle withdrew).
+        shown = [o for o in OUTCOMES if any(o in r.outcomes for r in self.results)]
         for values, result in zip(self.points, self.results, strict=True):
             row: dict[str, Any] = {
                 v.path: value for v, value in zip(self.varies, values, strict=True)
             }
             p, low, high = result.win(self.outcome)
             row.update(p=p, low=low, high=high)
-            for outcome in OUTCOMES:
+            for outcome in shown:
                 row[f"p_{outcome}"] = result.win(outcome)[0]
             row["steps_mean"] = result.tally.steps.mean()
             row["battles"] = result.n
@@ -296,6 +298,7 @@ def _fixed_points(
                     kernel=prepared.kernel,
                     notes=prepared.notes,
                     flags=prepared.flags,
+                    stop_rules=prepared.has_stop_rules,
                 )
             )
     return results
@@ -321,6 +324,7 @@ def _point_battles(engine: ScenarioBattles, at: Scenario, first: int, count: int
         flags=prepared.flags,
         first=first,
         partial=fought.battles < count,
+        stop_rules=prepared.has_stop_rules,
     )
 
 
