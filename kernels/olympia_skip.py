@@ -445,9 +445,11 @@ def _skip_battle(
     by_column,
     asked,
     rec,
+    battle,
     marks,
 ):
-    """One battle from the opening position already in the scratch arrays; returns
+    """Battle ``battle`` of the call (its rows recorded in ``rec[battle]``) from the
+    opening position already in the scratch arrays; returns
     whether the groups' counts or the chances moved (the caller then restores them).
     ``batch_rows``: None where the armies are too small for deaths in batches, and
     where the battle has stop rules or records its steps (the batch path jumps over
@@ -463,7 +465,7 @@ def _skip_battle(
     dirty = False
     limit0 = limits[0]
     limit1 = limits[1]
-    if open_marks(row, rec, asked, marks, plan):
+    if open_marks(row, rec, battle, asked, marks, plan):
         return dirty
     # Broken before any strike: the strike kernel still strikes once, then stops. A stop
     # rule that holds before any strike, likewise: the side withdraws after the first
@@ -609,7 +611,7 @@ def _skip_battle(
         # The horizon (a step to record, a rule's ``after``): the state after every strike
         # before this change is the state now.
         if steps > marks[M_HORIZON]:  # noqa: SIM102
-            if pass_horizon(row, rec, asked, marks, plan, stops, steps):
+            if pass_horizon(row, rec, battle, asked, marks, plan, stops, steps):
                 return dirty
         # r is uniform below total: the changes at the defender come first.
         if r < total:
@@ -988,7 +990,9 @@ def skip_battles(
                 plan,
                 by_column,
                 asked,
-                rec[i],
+                rec,
+                i,
                 marks,
             )
-            close_marks(out[i], rec[i], marks)
+            if rec.shape[1] > 0:
+                close_marks(out[i], rec, i, marks)
