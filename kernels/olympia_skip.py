@@ -447,6 +447,7 @@ def _skip_battle(
     rec,
     battle,
     marks,
+    unfolding,
 ):
     """Battle ``battle`` of the call (its rows recorded in ``rec[battle]``) from the
     opening position already in the scratch arrays; returns
@@ -455,7 +456,9 @@ def _skip_battle(
     where the battle has stop rules or records its steps (the batch path jumps over
     deaths those look at). ``stops`` .. ``marks``: as kernels/olympia.py's strike
     kernel takes them: a rule is checked after every change (the state moves only
-    then), the horizon (a step to record, a rule's ``after``) before each."""
+    then), the horizon (a step to record, a rule's ``after``) before each; ``unfolding``
+    None in a plain run, whose kernel Numba then compiles without them (as it does the
+    batch path: tests of them in the loop cost the plain battles 10-15%)."""
     krate = rates[P_RATE]
     tf = rates[P_MEN]
     left = room[R_LEFT]
@@ -465,14 +468,16 @@ def _skip_battle(
     dirty = False
     limit0 = limits[0]
     limit1 = limits[1]
-    if open_marks(row, rec, battle, asked, marks, plan):
-        return dirty
+    if unfolding is not None:  # noqa: SIM102
+        if open_marks(row, rec, battle, asked, marks, plan):
+            return dirty
     # Broken before any strike: the strike kernel still strikes once, then stops. A stop
     # rule that holds before any strike, likewise: the side withdraws after the first
     # unless that strike decides the battle (or, outnumbered no more, keeps it).
     once = alive[0] == 0 or value[0] * 100 <= limit0 or alive[1] == 0 or value[1] * 100 <= limit1
-    if plan[U_RULES] == 1 and not once:
-        once = stop_side(stops, row, by_column, 1) >= 0
+    if unfolding is not None:  # noqa: SIM102
+        if plan[U_RULES] == 1 and not once:
+            once = stop_side(stops, row, by_column, 1) >= 0
     turn = ATTACKER
     # np.int64, not 0: Numba types a call the first time it sees its arguments, and
     # ``steps`` still the literal 0 then compiled batch_step and batch_run a second time
@@ -610,9 +615,10 @@ def _skip_battle(
             s0, s1, s2, s3 = state[0], state[1], state[2], state[3]
         # The horizon (a step to record, a rule's ``after``): the state after every strike
         # before this change is the state now.
-        if steps > marks[M_HORIZON]:  # noqa: SIM102
-            if pass_horizon(row, rec, battle, asked, marks, plan, stops, steps):
-                return dirty
+        if unfolding is not None:  # noqa: SIM102
+            if steps > marks[M_HORIZON]:  # noqa: SIM102
+                if pass_horizon(row, rec, battle, asked, marks, plan, stops, steps):
+                    return dirty
         # r is uniform below total: the changes at the defender come first.
         if r < total:
             e = DEFENDER
@@ -742,12 +748,13 @@ def _skip_battle(
             finish(state, groups, cnt, health, alive, winner, steps, row)
             return dirty
         # Undecided: the stop rules, the attacker's first (kernels/stops.py).
-        if plan[U_RULES] == 1:
-            side = stop_side(stops, row, by_column, steps)
-            if side >= 0:
-                withdraw(row, side, steps)
-                return dirty
-            once = False
+        if unfolding is not None:  # noqa: SIM102
+            if plan[U_RULES] == 1:
+                side = stop_side(stops, row, by_column, steps)
+                if side >= 0:
+                    withdraw(row, side, steps)
+                    return dirty
+                once = False
     state[0], state[1], state[2], state[3] = s0, s1, s2, s3
     finish(state, groups, cnt, health, alive, DRAW, steps, row)
     return dirty
@@ -825,13 +832,24 @@ def batch_rows_for(groups):
 
 @jit(parallel=True)
 def skip_battles(
-    groups, survive, sides, order, seed, first, out, stops, asked, rec, batch_rows=None
+    groups,
+    survive,
+    sides,
+    order,
+    seed,
+    first,
+    out,
+    stops,
+    asked,
+    rec,
+    batch_rows=None,
+    unfolding=None,
 ):
     """Battles ``first .. first + len(out) - 1`` of run ``seed``, one change at a time.
 
     ``stops``, ``asked`` and ``rec``: the stop rules and the steps to record, as
-    kernels/olympia.py's ``strike_battles`` takes them (``batch_rows`` must be None
-    with either).
+    kernels/olympia.py's ``strike_battles`` takes them, looked at only where
+    ``unfolding`` is not None (``np.int64(1)``; ``batch_rows`` must then be None).
 
     ``batch_rows``: None where no army is large enough for deaths in batches (fewer than
     BATCH_FROM men on a side), else the rows of the batch table (:func:`batch_rows_for`
@@ -993,6 +1011,8 @@ def skip_battles(
                 rec,
                 i,
                 marks,
+                unfolding,
             )
-            if rec.shape[1] > 0:
-                close_marks(out[i], rec, i, marks)
+            if unfolding is not None:  # noqa: SIM102
+                if rec.shape[1] > 0:
+                    close_marks(out[i], rec, i, marks)
