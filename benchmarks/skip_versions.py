@@ -30,6 +30,7 @@ import numpy as np  # noqa: E402
 
 import simulator  # noqa: E402
 from kernels import olympia_skip  # noqa: E402
+from kernels.stops import no_stops  # noqa: E402
 from simulator.rulesets.olympia.prepare import OlympiaPrepared  # noqa: E402
 
 #: Battles per timed call: each call lasts a fraction of a second on one thread.
@@ -88,6 +89,14 @@ def compare(then: ModuleType, rounds: int) -> list[str]:
                 sized = getattr(module, "batch_rows_for", None)
                 rows_arg = () if sized is None else (sized(a.groups),)
                 args = (a.groups, a.survive, a.sides, a.order, np.uint64(7), 0, out)
+                # Stop rules and steps recorded since issue 51: none here.
+                code = module.skip_battles.py_func.__code__
+                if "stops" in code.co_varnames[: code.co_argcount]:
+                    args += (
+                        no_stops(),
+                        np.zeros(0, np.int64),
+                        np.zeros((n, 0, out.shape[1]), np.int64),
+                    )
                 module.skip_battles(*args, *rows_arg)
                 took = time.process_time() - started
                 if round_:  # the first round compiles or loads the kernels

@@ -344,22 +344,30 @@ def next_horizon(asked, k, after):
 
 
 @jit
-def open_marks(row, rec, asked, marks, plan):
-    """A battle's marks at its start, the rows of asked steps before its first strike
-    recorded (the battle as given); returns whether every asked step is recorded."""
+def record(row, rec, i, k, step):
+    """Battle ``i``'s row after strike ``step``, still undecided then, as asked step ``k``."""
+    rec[i, k, :] = row
+    rec[i, k, O_WINNER] = FIGHTING
+    rec[i, k, O_STEPS] = step
+
+
+@jit(inline=True)
+def open_marks(row, rec, i, asked, marks, plan):
+    """Battle ``i``'s marks at its start, the rows of asked steps before its first strike
+    recorded (the battle as given); returns whether every asked step is recorded. (A
+    plain run's battle, asking none, makes no call.)"""
     k = 0
-    while k < asked.shape[0] and asked[k] <= 0:
-        rec[k, :] = row
-        rec[k, O_WINNER] = FIGHTING
-        rec[k, O_STEPS] = asked[k]
-        k += 1
+    if asked.shape[0] > 0:
+        while k < asked.shape[0] and asked[k] <= 0:
+            record(row, rec, i, k, asked[k])
+            k += 1
     marks[M_NEXT] = k
     marks[M_HORIZON] = next_horizon(asked, k, plan[U_AFTER])
     return k > 0 and k == asked.shape[0]
 
 
 @jit
-def pass_horizon(row, rec, asked, marks, plan, stops, steps):
+def pass_horizon(row, rec, i, asked, marks, plan, stops, steps):
     """Strike ``steps`` changes the battle and comes after the horizon: the state has
     not moved since the last change, so it is each asked step's before it (recorded),
     and a rule's ``after`` before it withdraws its side then (the state rules were
@@ -369,9 +377,7 @@ def pass_horizon(row, rec, asked, marks, plan, stops, steps):
     while steps > marks[M_HORIZON]:
         k = marks[M_NEXT]
         if k < asked.shape[0] and asked[k] < after:
-            rec[k, :] = row
-            rec[k, O_WINNER] = FIGHTING
-            rec[k, O_STEPS] = asked[k]
+            record(row, rec, i, k, asked[k])
             marks[M_NEXT] = k + 1
             if k + 1 == asked.shape[0]:
                 return True
@@ -383,10 +389,10 @@ def pass_horizon(row, rec, asked, marks, plan, stops, steps):
 
 
 @jit
-def close_marks(row, rec, marks):
-    """The rows of asked steps not recorded during the battle: its final row."""
-    for k in range(marks[M_NEXT], rec.shape[0]):
-        rec[k, :] = row
+def close_marks(row, rec, i, marks):
+    """Battle ``i``'s rows of asked steps not recorded during it: its final row."""
+    for k in range(marks[M_NEXT], rec.shape[1]):
+        rec[i, k, :] = row
 
 
 @jit
@@ -410,9 +416,11 @@ def _strike_battle(
     by_column,
     asked,
     rec,
+    battle,
     marks,
 ):
-    """One battle, strike by strike. ``split`` is the first defender group (the table
+    """One battle (``battle`` of the call: its rows recorded in ``rec[battle]``), strike
+    by strike. ``split`` is the first defender group (the table
     lists the attacker's groups first). ``stops``, ``plan``, ``asked``, ``rec`` and
     ``marks``: the battle as it unfolds (the stop rules, the rows of asked steps).
 
@@ -422,7 +430,7 @@ def _strike_battle(
     ``defense_of`` written out."""
     value, alive, sdef, sdmg, standing, ws, ts, budget, others, front = per_side
     battle_start(groups, sides, cnt, health, value, alive, sdef, sdmg, standing, row)
-    if open_marks(row, rec, asked, marks, plan):
+    if open_marks(row, rec, battle, asked, marks, plan):
         return
     refresh(groups, cnt, sides, standing, order, unit_men, rating, w, t, ws, ts, others, front)
     n = groups.shape[0]
@@ -481,7 +489,7 @@ def _strike_battle(
             # the cut kept in a register across the loop, made every battle 3-6% slower
             # (benchmarks/tree_versions.py).
             if steps > marks[M_HORIZON]:  # noqa: SIM102
-                if pass_horizon(row, rec, asked, marks, plan, stops, steps):
+                if pass_horizon(row, rec, battle, asked, marks, plan, stops, steps):
                     return
             if target >= 0 and groups[target, G_KIND] == MAN and survive[target] == 0.0:
                 # The most common hit, a man who cannot survive it, written out: it is
@@ -606,7 +614,9 @@ def strike_battles(groups, survive, sides, order, seed, first, out, stops, asked
                 plan,
                 by_column,
                 asked,
-                rec[i],
+                rec,
+                i,
                 marks,
             )
-            close_marks(out[i], rec[i], marks)
+            if rec.shape[1] > 0:
+                close_marks(out[i], rec, i, marks)

@@ -78,16 +78,26 @@ from .olympia import (
     G_PROTECTED,
     G_SIDE,
     G_UNIT,
+    M_HORIZON,
+    N_MARKS,
     N_PER_SIDE,
     RANDOM,
     S_BREAK,
     S_START,
+    U_RULES,
     UNCHANGED,
     battle_start,
+    close_marks,
     finish,
     is_broken,
+    men_by_column,
+    open_marks,
+    pass_horizon,
     refresh,
+    stop_side,
     strike_effect,
+    unfolding_plan,
+    withdraw,
 )
 from .olympia_batch import (
     BATCH_CHANGE,
@@ -430,10 +440,25 @@ def _skip_battle(
     table,
     weights,
     batch_rows,
+    stops,
+    plan,
+    by_column,
+    asked,
+    rec,
+    battle,
+    marks,
+    unfolding,
 ):
-    """One battle from the opening position already in the scratch arrays; returns
+    """Battle ``battle`` of the call (its rows recorded in ``rec[battle]``) from the
+    opening position already in the scratch arrays; returns
     whether the groups' counts or the chances moved (the caller then restores them).
-    ``batch_rows``: None where the armies are too small for deaths in batches."""
+    ``batch_rows``: None where the armies are too small for deaths in batches, and
+    where the battle has stop rules or records its steps (the batch path jumps over
+    deaths those look at). ``stops`` .. ``marks``: as kernels/olympia.py's strike
+    kernel takes them: a rule is checked after every change (the state moves only
+    then), the horizon (a step to record, a rule's ``after``) before each; ``unfolding``
+    None in a plain run, whose kernel Numba then compiles without them (as it does the
+    batch path: tests of them in the loop cost the plain battles 10-15%)."""
     krate = rates[P_RATE]
     tf = rates[P_MEN]
     left = room[R_LEFT]
@@ -443,8 +468,16 @@ def _skip_battle(
     dirty = False
     limit0 = limits[0]
     limit1 = limits[1]
-    # Broken before any strike: the strike kernel still strikes once, then stops.
+    if unfolding is not None:  # noqa: SIM102
+        if open_marks(row, rec, battle, asked, marks, plan):
+            return dirty
+    # Broken before any strike: the strike kernel still strikes once, then stops. A stop
+    # rule that holds before any strike, likewise: the side withdraws after the first
+    # unless that strike decides the battle (or, outnumbered no more, keeps it).
     once = alive[0] == 0 or value[0] * 100 <= limit0 or alive[1] == 0 or value[1] * 100 <= limit1
+    if unfolding is not None:  # noqa: SIM102
+        if plan[U_RULES] == 1 and not once:
+            once = stop_side(stops, row, by_column, 1) >= 0
     turn = ATTACKER
     # np.int64, not 0: Numba types a call the first time it sees its arguments, and
     # ``steps`` still the literal 0 then compiled batch_step and batch_run a second time
@@ -551,6 +584,12 @@ def _skip_battle(
                     r = r if r < c_at1 else total
                 else:
                     r = r + c_at1 if r < c_at0 else total
+                # The first cycle's budgets, that strike spent (a battle a rule held at
+                # the start of may go on).
+                budget[0] = ws[0]
+                budget[1] = ws[1]
+                budget[first] -= 1
+                turn = 1 - first
             s0, s1, s2, s3 = state[0], state[1], state[2], state[3]
         elif order == RANDOM:
             # The strikes until the next change (geometric, by inversion: counting against
@@ -574,6 +613,12 @@ def _skip_battle(
             if s == DEFENDER:
                 r += c_at1
             s0, s1, s2, s3 = state[0], state[1], state[2], state[3]
+        # The horizon (a step to record, a rule's ``after``): the state after every strike
+        # before this change is the state now.
+        if unfolding is not None:  # noqa: SIM102
+            if steps > marks[M_HORIZON]:  # noqa: SIM102
+                if pass_horizon(row, rec, battle, asked, marks, plan, stops, steps):
+                    return dirty
         # r is uniform below total: the changes at the defender come first.
         if r < total:
             e = DEFENDER
@@ -702,6 +747,14 @@ def _skip_battle(
             state[0], state[1], state[2], state[3] = s0, s1, s2, s3
             finish(state, groups, cnt, health, alive, winner, steps, row)
             return dirty
+        # Undecided: the stop rules, the attacker's first (kernels/stops.py).
+        if unfolding is not None:  # noqa: SIM102
+            if plan[U_RULES] == 1:
+                side = stop_side(stops, row, by_column, steps)
+                if side >= 0:
+                    withdraw(row, side, steps)
+                    return dirty
+                once = False
     state[0], state[1], state[2], state[3] = s0, s1, s2, s3
     finish(state, groups, cnt, health, alive, DRAW, steps, row)
     return dirty
@@ -778,8 +831,25 @@ def batch_rows_for(groups):
 
 
 @jit(parallel=True)
-def skip_battles(groups, survive, sides, order, seed, first, out, batch_rows=None):
+def skip_battles(
+    groups,
+    survive,
+    sides,
+    order,
+    seed,
+    first,
+    out,
+    stops,
+    asked,
+    rec,
+    batch_rows=None,
+    unfolding=None,
+):
     """Battles ``first .. first + len(out) - 1`` of run ``seed``, one change at a time.
+
+    ``stops``, ``asked`` and ``rec``: the stop rules and the steps to record, as
+    kernels/olympia.py's ``strike_battles`` takes them, looked at only where
+    ``unfolding`` is not None (``np.int64(1)``; ``batch_rows`` must then be None).
 
     ``batch_rows``: None where no army is large enough for deaths in batches (fewer than
     BATCH_FROM men on a side), else the rows of the batch table (:func:`batch_rows_for`
@@ -852,6 +922,8 @@ def skip_battles(groups, survive, sides, order, seed, first, out, batch_rows=Non
     limits = np.empty(2, np.int64)
     for s in range(2):
         limits[s] = sides[s, S_START] * sides[s, S_BREAK]
+    plan = unfolding_plan(stops)
+    by_column = men_by_column(groups, out.shape[1])
     for block in prange((n + BLOCK - 1) // BLOCK):
         state = np.empty(4, np.uint64)
         cnt = np.empty(n_groups, np.int64)
@@ -873,6 +945,7 @@ def skip_battles(groups, survive, sides, order, seed, first, out, batch_rows=Non
         weights = np.zeros((max(entries, H_SCALE + 1), F_SLOTS + 1))
         room = np.empty((2, n_groups), np.int64)
         left = room[R_LEFT]
+        marks = np.zeros(N_MARKS, np.int64)
         dirty = True
         for i in range(block * BLOCK, min(n, (block + 1) * BLOCK)):
             seed_battle(state, seed, first + i)
@@ -931,4 +1004,15 @@ def skip_battles(groups, survive, sides, order, seed, first, out, batch_rows=Non
                 table,
                 weights,
                 batch_rows,
+                stops,
+                plan,
+                by_column,
+                asked,
+                rec,
+                i,
+                marks,
+                unfolding,
             )
+            if unfolding is not None:  # noqa: SIM102
+                if rec.shape[1] > 0:
+                    close_marks(out[i], rec, i, marks)

@@ -72,6 +72,11 @@ RULES = {
         "defender.retreat": {"at_most": 1},
     },
     "from_step": {"battle.from_step": 7, "attacker.retreat": {"after": 15}},
+    "alternating": {
+        "battle.strike_order": "alternating",
+        "attacker.retreat": {"at_most": 8},
+        "defender.retreat": {"outnumbered": 2.5},
+    },
 }
 
 
@@ -102,16 +107,18 @@ def test_a_rule_that_cannot_hold_leaves_the_battles_as_they_were() -> None:
             assert not np.isin(rows["winner"], (ATTACKER_WITHDREW, DEFENDER_WITHDREW)).any()
 
 
+@pytest.mark.parametrize("kernel", ["strike", "skip"])
 @pytest.mark.parametrize("case", ["at_most", "gone", "after", "both sides", "from_step"])
-def test_a_withdrawal_is_the_battle_so_far_never_a_decided_one(case: str) -> None:
+def test_a_withdrawal_is_the_battle_so_far_never_a_decided_one(case: str, kernel: str) -> None:
     """On one kernel the same battle draws the same numbers with a rule and without until
     it withdraws: a battle that withdraws after strike S is, without the rule, still
     undecided then, in the state the rule left it (run_until S); one that does not is
     the battle without the rule, whole."""
     sets = RULES[case]
     free = {key: value for key, value in sets.items() if key.startswith("battle.")}
-    ruled = prepared_of(scenario_of(**sets), "strike")
-    plain = prepared_of(scenario_of(**free), "strike")
+    ruled = prepared_of(scenario_of(**sets), kernel)
+    plain = prepared_of(scenario_of(**free), kernel)
+    assert plain.recording_kernel == kernel
     n = 2000
     rows = ruled.run(9, 0, n)
     whole = plain.run(9, 0, n)

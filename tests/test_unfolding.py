@@ -41,9 +41,11 @@ SCENARIOS = [
 
 
 def _whole(prepared: Prepared, ruleset: str, seed: int, n: int) -> dict[str, np.ndarray]:
-    """The whole battles on the kernel ``run_until`` stops (olympia: the strike kernel)."""
+    """The whole battles on the kernel ``run_until`` stops (olympia: the one that records
+    its strikes, ``skip`` for a battle on the chain kernel)."""
     if ruleset == "olympia":
-        out = prepared.run_matrix(seed, 0, n, "strike")  # type: ignore[attr-defined]
+        kernel = prepared.recording_kernel  # type: ignore[attr-defined]
+        out = prepared.run_matrix(seed, 0, n, kernel)  # type: ignore[attr-defined]
         return {name: out[:, col] for name, col in prepared.columns.items()}
     return prepared.run(seed, 0, n)
 

@@ -25,7 +25,7 @@ STRIKE_ORDERS = ("random", "alternating")
 KERNELS = ("strike", "skip", "chain")
 #: The kernels that run stop rules (``[attacker.retreat]``), the one ``auto`` picks first:
 #: the chain kernel's table keeps no men between its positions' codes.
-RULE_KERNELS = ("strike",)
+RULE_KERNELS = ("skip", "strike")
 #: What a scenario may ask for: a kernel, or ``auto`` (the faster one for the battle).
 KERNEL_CHOICES = ("auto", *KERNELS)
 STRUCTURES = tuple(package_toml(__package__)["structures"])

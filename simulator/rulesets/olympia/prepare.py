@@ -28,9 +28,7 @@ REFERENCE_KERNEL = "strike"
 #: scenario): a kill costs it about what a strike costs ``strike``.
 AUTO_KERNEL = "skip"
 #: The kernels that record the state after a strike (``run_through``), ``auto``'s first.
-RECORDING_KERNELS = ("strike",)
-#: The most bytes of recorded rows one kernel call of ``run_through`` fills.
-RECORD_BYTES = 32 << 20
+RECORDING_KERNELS = ("skip", "strike")
 #: ``asked`` of a plain run: no strike's row recorded.
 NONE_ASKED = np.zeros(0, np.int64)
 #: The chain kernel's budget. Its table holds the positions a battle can reach (break
@@ -437,23 +435,18 @@ class OlympiaPrepared(Prepared):
         final row there), battles stopped once every step is recorded."""
         width = self.arrays.n_columns
         asked = np.asarray(steps, np.int64) - self.from_step
-        matrix = np.zeros((len(asked), count), np.int64)
-        columns = {name: matrix.copy() for name in self.columns}
-        if not count or not len(asked):
-            return columns
-        run = kernel_run(self.recording_kernel)
-        # Slices of battles whose rows of every step fit RECORD_BYTES (battle i draws
-        # the same numbers in any slice).
-        per_call = max(1, RECORD_BYTES // (8 * width * len(asked)))
-        for start in range(0, count, per_call):
-            n = min(per_call, count - start)
-            out = np.zeros((n, width), np.int64)
-            rec = np.zeros((n, len(asked), width), np.int64)
-            run(self, np.uint64(seed), first + start, out, asked, rec)
-            rec[:, :, k.O_STEPS] += self.from_step
-            for name, col in self.columns.items():
-                columns[name][:, start : start + n] = rec[:, :, col].T
-        return columns
+        # Every row of ``rec`` is written (recorded on the way, or the battle's final
+        # row), so it needs no zeros. The columns are views of it, step by battle: a
+        # copy of each into its own array cost the caller more than the kernel's pass
+        # (knights_vs_pikemen's 100 strikes: 0.25 s against 0.16 s for 20,000 battles).
+        # The caller sizes its blocks of battles by the rows they record.
+        out = np.zeros((count, width), np.int64)
+        rec = np.empty((count, len(asked), width), np.int64)
+        if count and len(asked):
+            kernel_run(self.recording_kernel)(self, np.uint64(seed), first, out, asked, rec)
+            if self.from_step:
+                rec[:, :, k.O_STEPS] += self.from_step
+        return {name: rec[:, :, col].T for name, col in self.columns.items()}
 
     def run_until(self, seed: int, first: int, count: int, step: int) -> dict[str, np.ndarray]:
         """The battles stopped after strike ``step`` when undecided then (``run_through``
@@ -490,11 +483,26 @@ def _run_skip(
     asked: np.ndarray,
     rec: np.ndarray,
 ) -> None:
-    if len(asked) or prepared.has_rules:
-        raise BattleOddsError("the skip kernel neither records strikes nor runs stop rules")
     a = prepared.arrays
-    rows = olympia_skip.batch_rows_for(a.groups)
-    olympia_skip.skip_battles(a.groups, a.survive, a.sides, a.order, seed, first, out, rows)
+    # Deaths in batches jump over the changes a stop rule or a recorded step looks at.
+    # A plain run's kernel is compiled without the rules and steps (``unfolding`` None).
+    plain = not len(asked) and not prepared.has_rules
+    rows = olympia_skip.batch_rows_for(a.groups) if plain else None
+    unfolding = None if plain else np.int64(1)
+    olympia_skip.skip_battles(
+        a.groups,
+        a.survive,
+        a.sides,
+        a.order,
+        seed,
+        first,
+        out,
+        prepared.stops,
+        asked,
+        rec,
+        rows,
+        unfolding,
+    )
 
 
 def _run_chain(
