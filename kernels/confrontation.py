@@ -410,7 +410,7 @@ def one_battle(
     start = params[P_FROM]
     cut = params[P_CUT]
     n_marks = marks.shape[0]
-    mark = 0
+    mark = np.int64(0)  # not the literal 0: record() would compile once more for it
     # A turn asked for at or before the battle's own start: the battle as given.
     while mark < n_marks and marks[mark] <= start:
         record(units, integrity, resolve2, start, row, trail, mark)

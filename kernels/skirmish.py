@@ -293,7 +293,7 @@ def one_battle(state, table, expected, params, stops, marks, row, trail, health,
     stale = 0
     turn = start
     n_marks = marks.shape[0]
-    mark = 0
+    mark = np.int64(0)  # not the literal 0: _record() would compile once more for it
     # A turn asked for at or before the battle's own start: the battle as given.
     while mark < n_marks and marks[mark] <= start:
         _record(table, health, row, trail, mark, start)
