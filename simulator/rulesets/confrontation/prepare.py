@@ -11,7 +11,8 @@ import numpy as np
 
 from kernels import confrontation as k
 
-from ..base import BY_STEP, FROM_STEP, STOP_RULES, TURN_LIMIT, WAVES, Prepared, add_to_most
+from ..base import BY_STEP, FROM_STEP, STOP_RULES, TURN_LIMIT, WAVES, add_to_most
+from ..recorded_turns import RecordedTurns
 from . import waves
 from .model import ABILITIES, SIDES, Action, Battle, hundredths, unit_column
 
@@ -122,7 +123,7 @@ def _expand(action: Action, battle: Battle, first_unit: list[int]) -> list[list[
     return [[first_unit[action.stack] + u, ability, target] for u in members]
 
 
-class ConfrontationPrepared(Prepared):
+class ConfrontationPrepared(RecordedTurns):
     def __init__(self, battle: Battle) -> None:
         self.battle = battle
         self.arrays = compile_battle(battle)
@@ -174,11 +175,6 @@ class ConfrontationPrepared(Prepared):
             columns[name] = k.first_casualty_column(n) + i
         return columns
 
-    def run_matrix(self, seed: int, first: int, count: int, cut: int = 0) -> np.ndarray:
-        """The kernel's rows; with ``cut``, each battle still undecided after turn
-        ``cut`` stops there (``winner`` FIGHTING, its row the state then)."""
-        return self.run_marked(seed, first, count, cut)[0]
-
     def run_marked(
         self, seed: int, first: int, count: int, cut: int = 0, marks: Sequence[int] = ()
     ) -> tuple[np.ndarray, np.ndarray]:
@@ -212,22 +208,6 @@ class ConfrontationPrepared(Prepared):
                 trails,
             )
         return out, trails.reshape(count, len(turns), a.n_columns)
-
-    def run_until(self, seed: int, first: int, count: int, step: int) -> dict[str, np.ndarray]:
-        # At the turn limit a battle still going is a draw: no cut there.
-        cut = step if self.step_limit is None or step < self.step_limit else 0
-        out = self.run_matrix(seed, first, count, cut)
-        return {name: out[:, col] for name, col in self.columns.items()}
-
-    def run_through(
-        self, seed: int, first: int, count: int, steps: Sequence[int]
-    ) -> dict[str, np.ndarray]:
-        """Every asked turn's rows in one pass of the battles (the kernel records them)."""
-        if not len(steps):
-            return {}
-        _, trails = self.run_marked(seed, first, count, marks=[int(t) for t in steps])
-        # Views of the one table, as run's columns are of its rows.
-        return {name: trails[:, :, col].T for name, col in self.columns.items()}
 
     def run(self, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
         out = self.run_matrix(seed, first, count)

@@ -11,7 +11,8 @@ import numpy as np
 from kernels import skirmish as k
 
 from .. import base
-from ..base import BY_STEP, FROM_STEP, STOP_RULES, TURN_LIMIT, Prepared, add_to_most
+from ..base import BY_STEP, FROM_STEP, STOP_RULES, TURN_LIMIT, add_to_most
+from ..recorded_turns import RecordedTurns
 from .model import SIDES, Battle, Participant
 
 #: Move types whose health removed is reported as ``damage.<side>.<move>``.
@@ -90,7 +91,7 @@ def health_column(p: Participant) -> str:
     return f"health_left.{SIDES[p.side]}.{p.id}.{p.unit.name}"
 
 
-class SkirmishPrepared(Prepared):
+class SkirmishPrepared(RecordedTurns):
     #: What of the battle as it unfolds it cannot give, and why.
     lacks = MappingProxyType(
         {
@@ -175,11 +176,6 @@ class SkirmishPrepared(Prepared):
         (float64), built by every call."""
         return 8 * len(self.battle.participants) ** 2
 
-    def run_matrix(self, seed: int, first: int, count: int, cut: int = 0) -> np.ndarray:
-        """The kernel's rows; with ``cut``, each battle still undecided after turn
-        ``cut`` stops there (``winner`` FIGHTING, its row the state then)."""
-        return self.run_marked(seed, first, count, cut)[0]
-
     def run_marked(
         self, seed: int, first: int, count: int, cut: int = 0, marks: Sequence[int] = ()
     ) -> tuple[np.ndarray, np.ndarray]:
@@ -206,22 +202,6 @@ class SkirmishPrepared(Prepared):
                 trails,
             )
         return out, trails.reshape(count, len(turns), self.n_columns)
-
-    def run_until(self, seed: int, first: int, count: int, step: int) -> dict[str, np.ndarray]:
-        # At the turn limit a battle still going is a draw: no cut there.
-        cut = step if self.step_limit is None or step < self.step_limit else 0
-        out = self.run_matrix(seed, first, count, cut)
-        return {name: out[:, col] for name, col in self.columns.items()}
-
-    def run_through(
-        self, seed: int, first: int, count: int, steps: Sequence[int]
-    ) -> dict[str, np.ndarray]:
-        """Every asked turn's rows in one pass of the battles (the kernel records them)."""
-        if not len(steps):
-            return {}
-        _, trails = self.run_marked(seed, first, count, marks=[int(t) for t in steps])
-        # Views of the one table, as run's columns are of its rows.
-        return {name: trails[:, :, col].T for name, col in self.columns.items()}
 
     def run(self, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
         out = self.run_matrix(seed, first, count)
