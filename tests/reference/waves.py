@@ -1,40 +1,75 @@
-"""Waves in plain Python: each battle a chain of the reference confrontation's battles.
+"""Waves in plain Python: each battle a chain of a ruleset's reference battles.
 
-Follows docs/unfolding.md ("Waves") with the validated models alone: wave k's battle
-is the wave's own stacks (as its scenario against the other side as written holds them)
-and the other side's stacks as the battle before left them, rebuilt here from the
-reference's fighters (units alive, with the integrity and resolve they were left with;
-a stack with none gone), not from scenario tables as the package does. One Python
-random stream runs every battle one after another, so agreement with the package in
-distribution checks the survivors' tables, the chain and the columns, not the streams.
+Follows docs/unfolding.md ("Waves") with the validated models alone: wave k's battle is
+the wave's own army (as its scenario against the other side as written holds it) against
+the other side as the battle before left it, rebuilt here from the reference's own
+fighters (tests/reference/wave_fights_<ruleset>.py), not from scenario tables as the
+package does. One Python random stream runs every battle one after another, so agreement
+with the package in distribution checks the survivors, the chain and the columns, not
+the streams.
 """
 
 from __future__ import annotations
 
+import importlib
 import random
 from collections import Counter
-from dataclasses import replace
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 import numpy as np
 
-from simulator.rulesets.confrontation.model import SIDES, Stack
 from simulator.scenario.waves import NOT_FOUGHT, SIDE_WON, Waves
-from tests.reference.confrontation import ReferenceBattle
+
+
+@dataclass(frozen=True)
+class Fight:
+    """One wave's reference battle: its ``winner`` code, the ``steps`` it lasted, whether
+    it ended on the ruleset's turn limit, the men ``lost`` and ``alive`` at its end by
+    (side, type), and the other side as it ``left`` it (the ruleset's own form; it is
+    passed back to :meth:`WaveFights.fight` for the next wave)."""
+
+    winner: int
+    steps: int
+    turn_limit: bool
+    lost: Counter[tuple[str, str]]
+    alive: Counter[tuple[str, str]]
+    left: Any
+
+
+class WaveFights(Protocol):
+    """What the chain needs of a ruleset's reference (one module per ruleset,
+    ``tests/reference/wave_fights_<ruleset>.py``, with ``FIGHTS`` an instance)."""
+
+    def types(self, model: Any, side: str) -> Counter[str]:
+        """``side``'s men per type in ``model`` (every type its columns name)."""
+
+    def written(self, model: Any, side: str) -> Any:
+        """``side`` of ``model`` as written, in the form :meth:`fight` takes."""
+
+    def nothing_left(self, facing: Any) -> bool:
+        """Whether nothing of a side so left is left to fight."""
+
+    def fight(self, model: Any, side: str, facing: Any, rng: random.Random) -> Fight:
+        """Wave ``model`` (its ``side``, as written) against the other side ``facing``."""
+
+
+def fights_of(ruleset: str) -> WaveFights:
+    """The ruleset's reference fights."""
+    module = importlib.import_module(f"tests.reference.wave_fights_{ruleset}")
+    return module.FIGHTS  # type: ignore[no-any-return]
 
 
 def run(waves: Waves, battles: int, seed: int) -> dict[str, np.ndarray]:
-    """The columns of ``battles`` battles of a confrontation scenario with waves, named
-    as the package's (scenario/waves.py)."""
+    """The columns of ``battles`` battles of a scenario with waves, named as the
+    package's (scenario/waves.py)."""
     rng = random.Random(seed)
+    fights = fights_of(waves.ruleset)
     side, other = waves.side, waves.other
-    s, o = SIDES.index(side), SIDES.index(other)
     models = [scenario.model for scenario in waves.scenarios]
-    own_types = [
-        Counter(unit.type for stack in m.stacks if stack.side == s for unit in stack.units)
-        for m in models
-    ]
-    first_other = [stack for stack in models[0].stacks if stack.side == o]
-    other_types = Counter(unit.type for stack in first_other for unit in stack.units)
+    own_types = [fights.types(model, side) for model in models]
+    other_types = fights.types(models[0], other)
+    first_other = fights.written(models[0], other)
     all_own = list(dict.fromkeys(t for types in own_types for t in types))
     rows: dict[str, list[int]] = {}
     for _ in range(battles):
@@ -43,7 +78,7 @@ def run(waves: Waves, battles: int, seed: int) -> dict[str, np.ndarray]:
             row[f"casualties.{side}.{t}"] = 0
         for t in other_types:
             row[f"casualties.{other}.{t}"] = 0
-        facing: list[Stack] = first_other
+        facing = first_other
         won = False
         for k, model in enumerate(models, 1):
             prefix = f"wave.{k}."
@@ -58,7 +93,7 @@ def run(waves: Waves, battles: int, seed: int) -> dict[str, np.ndarray]:
                 row.update({prefix + c: NOT_FOUGHT for c in columns})
                 continue
             row["waves_fought"] = k
-            if not facing:  # nothing of the other side left: the wave wins unopposed
+            if fights.nothing_left(facing):  # the wave wins unopposed
                 row["winner"] = row[prefix + "winner"] = SIDE_WON[side][0]
                 row[prefix + "steps"] = 0
                 row["turn_limit"] = 0
@@ -67,37 +102,18 @@ def run(waves: Waves, battles: int, seed: int) -> dict[str, np.ndarray]:
                     row[prefix + c] = own_types[k - 1][t] if (what, x) == ("left", side) else 0
                 won = True
                 continue
-            own = [stack for stack in model.stacks if stack.side == s]
-            stacks = own + facing if side == "attacker" else facing + own
-            battle = ReferenceBattle(replace(model, stacks=tuple(stacks)), rng)
-            winner, steps = battle.play()
-            row["winner"] = row[prefix + "winner"] = winner
-            row[prefix + "steps"] = steps
-            row["steps"] += steps
-            row["turn_limit"] = int(winner == 2 and steps == model.turns)
-            lost = Counter((SIDES[f.side], f.unit.type) for f in battle.fighters if not f.alive)
-            alive = Counter((SIDES[f.side], f.unit.type) for f in battle.fighters if f.alive)
+            fight = fights.fight(model, side, facing, rng)
+            row["winner"] = row[prefix + "winner"] = fight.winner
+            row[prefix + "steps"] = fight.steps
+            row["steps"] += fight.steps
+            row["turn_limit"] = int(fight.turn_limit)
             for c in columns:
                 what, x, t = c.split(".")
-                row[prefix + c] = (lost if what == "casualties" else alive)[(x, t)]
+                row[prefix + c] = (fight.lost if what == "casualties" else fight.alive)[(x, t)]
                 if what == "casualties":
-                    row[f"casualties.{x}.{t}"] += lost[(x, t)]
-            facing = _left(battle, o)
-            won = winner in SIDE_WON[side]
+                    row[f"casualties.{x}.{t}"] += fight.lost[(x, t)]
+            facing = fight.left
+            won = fight.winner in SIDE_WON[side]
         for key, value in row.items():
             rows.setdefault(key, []).append(value)
     return {key: np.array(values, np.int64) for key, values in rows.items()}
-
-
-def _left(battle: ReferenceBattle, side: int) -> list[Stack]:
-    """Side ``side``'s stacks as ``battle`` left them."""
-    kept = []
-    for stack, members in zip(battle.stacks, battle.of_stack, strict=True):
-        if stack.side != side:
-            continue
-        units = tuple(
-            replace(f.unit, integrity=f.integrity, resolve=f.resolve) for f in members if f.alive
-        )
-        if units:
-            kept.append(replace(stack, units=units))
-    return kept
