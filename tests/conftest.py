@@ -42,3 +42,42 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     if len(missing_kernels(ROOT / "kernels" / "__pycache__")) < 2:
         return
     subprocess.run([sys.executable, "-m", "simulator", "warm"], cwd=ROOT, check=False)
+
+
+#: The modules whose tests read what a command prints in a terminal (its lines, their
+#: width, the paths in them) or start a browser under the session's temporary folder:
+#: marked ``terminal``, and .ci/run runs them again at 60 and 200 columns under a long
+#: TMPDIR (README's run is the 80 columns a script sees), so that no test passes only at
+#: the width or the temporary folder of the machine it was written on.
+TERMINAL_MODULES = frozenset(
+    {
+        "test_age_of_gods",
+        "test_bad_inputs",
+        "test_calibrate",
+        "test_cli_options",
+        "test_compare",
+        "test_faults",
+        "test_human_output",
+        "test_interrupt",
+        "test_olympia_exact_stops",
+        "test_olympia_runs",
+        "test_output_paths",
+        "test_plugins",
+        "test_progress_eta",
+        "test_retreat",
+        "test_serve_browser",
+        "test_skirmish",
+        "test_skirmish_unfolding",
+        "test_stop_rules",
+        "test_terminal_output",
+        "test_unfolding",
+        "test_unknowns",
+        "test_waves",
+    }
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.module is not None and item.module.__name__.rpartition(".")[2] in TERMINAL_MODULES:
+            item.add_marker(pytest.mark.terminal)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import tempfile
 import time
 from pathlib import Path
 
@@ -60,17 +61,25 @@ def server():
     yield from serving()
 
 
+#: Where Chromium keeps its profile and its own temporary files. Chromium listens on a
+#: Unix socket inside them, and a socket's path is at most 107 bytes: under a long TMPDIR
+#: (a deep CI workspace) Chromium could not start at all, so it gets a short folder.
+SHORT_TEMPORARY = "/tmp" if os.access("/tmp", os.W_OK) else None
+
+
 @pytest.fixture(scope="module")
-def browser(tmp_path_factory):
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in FLAGS:
-        options.add_argument(flag)
-    options.add_argument(f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}")
-    driver = webdriver.Chrome(service=Service(DRIVER), options=options)
-    driver.set_page_load_timeout(60)
-    yield driver
-    driver.quit()
+def browser():
+    with tempfile.TemporaryDirectory(prefix="bo-chromium-", dir=SHORT_TEMPORARY) as profile:
+        options = webdriver.ChromeOptions()
+        options.binary_location = CHROMIUM
+        for flag in FLAGS:
+            options.add_argument(flag)
+        options.add_argument(f"--user-data-dir={profile}")
+        service = Service(DRIVER, env={**os.environ, "TMPDIR": profile})
+        driver = webdriver.Chrome(service=service, options=options)
+        driver.set_page_load_timeout(60)
+        yield driver
+        driver.quit()
 
 
 def wait_for(driver, state: str, timeout: float = 120) -> None:
