@@ -70,6 +70,8 @@ from .olympia import (
     extra,
     finish,
     is_broken,
+    keep_left,
+    left_at,
 )
 from .olympia_exact import (
     ONCE,
@@ -271,11 +273,12 @@ def _grown(a, size):
 
 @jit(counted=False)
 def settle_row(
-    state, groups, sides, radix, stride, sradix, sstride, code, winner, steps, scratch, row
+    state, groups, sides, radix, stride, sradix, sstride, code, winner, steps, scratch, row, at
 ):
     """Fill ``row`` from the final position ``code``: casualties, engines and
     structures from the position, nobles' wounds and prisoners drawn (``scratch``: rows
-    cnt, health, and per side remaining, value, alive).
+    cnt, health, and per side remaining, value, alive); with ``at`` 0 or more, each
+    group's state from ``row[at]`` on (kernels/olympia.py's ``left_at``).
 
     Called, not inlined: it runs once a battle, and its three copies in :func:`_walk`
     tripled what Numba compiled (a cold run's largest function); without reference
@@ -309,6 +312,8 @@ def settle_row(
             row[extra(s, X_STRUCTURE_DMG)] = sdmg
             row[extra(s, X_COLLAPSED)] = 1 - standing
     finish(state, groups, cnt, health, alive, winner, steps, row)
+    if at >= 0:
+        keep_left(groups, cnt, health, row, at)
 
 
 @functools.cache
@@ -355,6 +360,7 @@ def _walk(groups, sides, space, table, once, p_open, seed, first, out, lo, hi):
     a = np.empty(4, np.uint64)
     b = np.empty(4, np.uint64)
     scratch = np.empty((5, max(groups.shape[0], 2)), np.int64)
+    at = left_at(groups, out.shape[1])
     # A battle broken before its first strike takes the single path below.
     paired = lo if once >= 0 else lo + (hi - lo) // 2 * 2
     for i in range(lo, paired, 2):
@@ -370,11 +376,11 @@ def _walk(groups, sides, space, table, once, p_open, seed, first, out, lo, hi):
         xb, steps_b = _walk_on(b, ends, scale, cum, to, width, xb, steps_b)
         settle_row(
             a, groups, sides, radix, stride, sradix, sstride, code[xa], ends[xa], steps_a,
-            scratch, _cleared(out[i]),
+            scratch, _cleared(out[i]), at,
         )  # fmt: skip
         settle_row(
             b, groups, sides, radix, stride, sradix, sstride, code[xb], ends[xb], steps_b,
-            scratch, _cleared(out[i + 1]),
+            scratch, _cleared(out[i + 1]), at,
         )  # fmt: skip
     for i in range(paired, hi):
         seed_battle(a, seed, first + i)
@@ -391,7 +397,7 @@ def _walk(groups, sides, space, table, once, p_open, seed, first, out, lo, hi):
             winner = ends[x]
         settle_row(
             a, groups, sides, radix, stride, sradix, sstride, code[x], winner, steps,
-            scratch, row,
+            scratch, row, at,
         )  # fmt: skip
 
 

@@ -165,6 +165,13 @@ class Prepared(ABC):
         None where nothing of it is left to fight. Declared by :data:`WAVES`."""
         raise NotImplementedError(WAVES)
 
+    def for_waves(self) -> Prepared:
+        """This scenario as the wave chain runs it: one whose :meth:`run` also gives
+        what :meth:`survivors` reads and a plain run does not report (olympia's groups'
+        state at the end), the same battles. This default is itself: a ruleset whose
+        columns hold a side's state already needs nothing more."""
+        return self
+
     @property
     def has_stop_rules(self) -> bool:
         """Whether either side has a stop rule: the answer then reports withdrawals."""

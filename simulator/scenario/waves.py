@@ -209,7 +209,7 @@ class Waves:
             raise BattleOddsError(
                 f"{exc} [the {self.other} as an earlier wave left it: {json.dumps(against)}]"
             ) from None
-        prepared = rulesets.get(self.ruleset).prepare(scenario.model)
+        prepared = rulesets.get(self.ruleset).prepare(scenario.model).for_waves()
         with self._lock:
             if len(self._fights) > 4096:
                 self._fights.clear()
@@ -246,7 +246,7 @@ class WavesPrepared(GroupedPrepared):
     def __init__(self, waves: Waves) -> None:
         self.waves = waves
         ruleset = rulesets.get(waves.ruleset)
-        self.openers = [ruleset.prepare(s.model) for s in waves.scenarios]
+        self.openers = [ruleset.prepare(s.model).for_waves() for s in waves.scenarios]
         first = self.openers[0]
         if WAVES not in first.unfolds:
             lacks = first.lacks.get(WAVES)
