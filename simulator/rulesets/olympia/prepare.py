@@ -435,11 +435,16 @@ class OlympiaPrepared(Prepared):
                 rows[f"{waves.LEFT_PREFIX}{g}"] = out[:, at + g]
         return rows
 
-    def for_waves(self) -> OlympiaPrepared:
+    def for_waves(self, later: bool = False) -> OlympiaPrepared:
         """This battle as the wave chain runs it: :meth:`run` gives each group's state
-        at the end too (the same battles, the same numbers)."""
+        at the end too (the same battles, the same numbers). A later wave's fight
+        against what an earlier one left runs ``skip`` where the scenario says ``auto``:
+        its few battles against each army left would not repay the chain's table
+        (building one per army left was a fifth of a three-wave run)."""
         kept = copy.copy(self)
         kept.keeps_left = True
+        if later and self._kernel is None and not self.has_rules:
+            kept._kernel = AUTO_KERNEL
         return kept
 
     def survivors(
