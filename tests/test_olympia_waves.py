@@ -165,7 +165,9 @@ def test_a_wounded_noble_comes_back_with_the_health_he_was_left() -> None:
 
 @functools.cache
 def _reference_tally(text: str, battles: int) -> Tally:
-    return Tally.of(reference.run(scenario_of(text).model, battles, 11))
+    """The reference chain's tally (olympia has no turn limit: its column left out)."""
+    rows = reference.run(scenario_of(text).model, battles, 11)
+    return Tally.of({name: column for name, column in rows.items() if name != "turn_limit"})
 
 
 @pytest.mark.slow
@@ -184,22 +186,23 @@ def test_waves_agree_with_the_reference(text: str, reference_battles: int, kerne
 
 @pytest.mark.slow
 def test_the_reference_sees_a_wrong_survivor() -> None:
-    """The comparison above has teeth: a package whose tower came back as written (the
-    defense the first wave knocked down restored) differs from the reference."""
+    """The comparison above has teeth: a package whose survivors all stood in the front
+    row (the archers' place behind the soldiers forgotten) differs from the reference."""
     scenario = scenario_of(TOWER)
     prepared = prepare(scenario)
     first = prepared.openers[0]
     honest = type(first).survivors
-    written = prepared.waves.data["defender"]["structure"]
 
-    def repaired(self, rows, side, data):  # type: ignore[no-untyped-def]
+    def to_the_front(self, rows, side, data):  # type: ignore[no-untyped-def]
         index, tables = honest(self, rows, side, data)
         for table in tables:
-            if table is not None and "structure" in table:
-                table["structure"] = dict(written)
+            for unit in (table or {}).get("units", []):
+                unit["behind"] = 0
+                for men in unit["men"]:
+                    men["behind"] = 0
         return index, tables
 
-    type(first).survivors = repaired  # type: ignore[method-assign]
+    type(first).survivors = to_the_front  # type: ignore[method-assign]
     try:
         kernel = Tally.of(prepared.run(5, 0, 20_000))
     finally:

@@ -67,13 +67,13 @@ def _left(
     health = [0] * len(side.units)
     men = [[0] * len(unit.men) for unit in side.units]
     engines = [0] * len(side.engines)
-    for (_, unit, index), value in zip(origins, state[: len(origins)].tolist(), strict=True):
-        if unit < 0:
+    for (_, u, index), value in zip(origins, state[: len(origins)].tolist(), strict=True):
+        if u < 0:
             engines[index] += value
         elif index < 0:
-            health[unit] = value
+            health[u] = value
         else:
-            men[unit][index] += value
+            men[u][index] += value
     kept = [u for u in range(len(side.units)) if health[u] > 0]
     if not kept:
         return None
