@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -19,7 +20,7 @@ from simulator.rulesets.olympia.waves import LEFT_PREFIX
 from simulator.scenario.scenario import prepare
 from simulator.testing import reproducibility, simulate_rows, tally_differences
 from tests.reference import waves as reference
-from tests.test_waves import scenario_of, without_waves
+from tests.test_waves import mutant_tally, scenario_of, without_waves
 from tests.test_waves import test_the_whole_battle_is_the_chain_of_its_waves as whole_chain
 
 runner = CliRunner()
@@ -188,25 +189,14 @@ def test_waves_agree_with_the_reference(text: str, reference_battles: int, kerne
 def test_the_reference_sees_a_wrong_survivor() -> None:
     """The comparison above has teeth: a package whose survivors all stood in the front
     row (the archers' place behind the soldiers forgotten) differs from the reference."""
-    scenario = scenario_of(TOWER)
-    prepared = prepare(scenario)
-    first = prepared.openers[0]
-    honest = type(first).survivors
 
-    def to_the_front(self, rows, side, data):  # type: ignore[no-untyped-def]
-        index, tables = honest(self, rows, side, data)
-        for table in tables:
-            for unit in (table or {}).get("units", []):
-                unit["behind"] = 0
-                for men in unit["men"]:
-                    men["behind"] = 0
-        return index, tables
+    def to_the_front(table: dict[str, Any]) -> None:
+        for unit in table["units"]:
+            unit["behind"] = 0
+            for men in unit["men"]:
+                men["behind"] = 0
 
-    type(first).survivors = to_the_front  # type: ignore[method-assign]
-    try:
-        kernel = Tally.of(prepared.run(5, 0, 20_000))
-    finally:
-        type(first).survivors = honest  # type: ignore[method-assign]
+    kernel = mutant_tally(scenario_of(TOWER), to_the_front)
     assert tally_differences(kernel, _reference_tally(TOWER, 1_500)) != []
 
 
