@@ -110,6 +110,7 @@ def test_each_groups_state_at_the_end_adds_up_to_the_battles_row(text: str, kern
     for name, column in plain.run(7, 0, battles).items():
         assert np.array_equal(rows[name], column), name
     groups = kept.arrays.groups
+    assert kept.memory_bytes(1_000) - plain.memory_bytes(1_000) == 8 * len(groups) * 1_000
     for s, side in enumerate(SIDES):
         for t in {m.type for u in model.sides[s].units for m in u.men}:
             brought = sum(m.count for u in model.sides[s].units for m in u.men if m.type == t)

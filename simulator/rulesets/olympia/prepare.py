@@ -338,6 +338,12 @@ class OlympiaPrepared(Prepared):
         """Whether either side has a stop rule (then only RULE_KERNELS run it)."""
         return not all(rule.never for rule in self.stop_rules)
 
+    def memory_bytes(self, battles: int) -> int:
+        """:meth:`Prepared.memory_bytes`, and in the wave chain each group's state at the
+        end (a column a group, :attr:`keeps_left`)."""
+        kept = 8 * len(self.arrays.groups) * battles if self.keeps_left else 0
+        return super().memory_bytes(battles) + kept
+
     def table_bytes(self) -> int:
         """The chain kernel's table, when it may run: at most CHAIN_MAX_BYTES."""
         return CHAIN_MAX_BYTES if self.battle.kernel in ("auto", "chain") else 0
