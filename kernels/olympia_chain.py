@@ -273,12 +273,11 @@ def _grown(a, size):
 
 @jit(counted=False)
 def settle_row(
-    state, groups, sides, radix, stride, sradix, sstride, code, winner, steps, scratch, row, at
+    state, groups, sides, radix, stride, sradix, sstride, code, winner, steps, scratch, row
 ):
     """Fill ``row`` from the final position ``code``: casualties, engines and
     structures from the position, nobles' wounds and prisoners drawn (``scratch``: rows
-    cnt, health, and per side remaining, value, alive); with ``at`` 0 or more, each
-    group's state from ``row[at]`` on (kernels/olympia.py's ``left_at``).
+    cnt, health, and per side remaining, value, alive).
 
     Called, not inlined: it runs once a battle, and its three copies in :func:`_walk`
     tripled what Numba compiled (a cold run's largest function); without reference
@@ -312,8 +311,6 @@ def settle_row(
             row[extra(s, X_STRUCTURE_DMG)] = sdmg
             row[extra(s, X_COLLAPSED)] = 1 - standing
     finish(state, groups, cnt, health, alive, winner, steps, row)
-    if at >= 0:
-        keep_left(groups, cnt, health, row, at)
 
 
 @functools.cache
@@ -376,12 +373,16 @@ def _walk(groups, sides, space, table, once, p_open, seed, first, out, lo, hi):
         xb, steps_b = _walk_on(b, ends, scale, cum, to, width, xb, steps_b)
         settle_row(
             a, groups, sides, radix, stride, sradix, sstride, code[xa], ends[xa], steps_a,
-            scratch, _cleared(out[i]), at,
+            scratch, _cleared(out[i]),
         )  # fmt: skip
+        if at >= 0:  # each group's state, for the wave chain (cnt, health: scratch's rows)
+            keep_left(groups, scratch[0], scratch[1], out[i], at)
         settle_row(
             b, groups, sides, radix, stride, sradix, sstride, code[xb], ends[xb], steps_b,
-            scratch, _cleared(out[i + 1]), at,
+            scratch, _cleared(out[i + 1]),
         )  # fmt: skip
+        if at >= 0:
+            keep_left(groups, scratch[0], scratch[1], out[i + 1], at)
     for i in range(paired, hi):
         seed_battle(a, seed, first + i)
         row = _cleared(out[i])
@@ -397,8 +398,10 @@ def _walk(groups, sides, space, table, once, p_open, seed, first, out, lo, hi):
             winner = ends[x]
         settle_row(
             a, groups, sides, radix, stride, sradix, sstride, code[x], winner, steps,
-            scratch, row, at,
+            scratch, row,
         )  # fmt: skip
+        if at >= 0:
+            keep_left(groups, scratch[0], scratch[1], row, at)
 
 
 @jit(inline=True)
