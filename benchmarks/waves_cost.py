@@ -1,6 +1,7 @@
 """What waves cost: ``python benchmarks/waves_cost.py [--battles N] [--rounds R]``.
 
-On one thread, the processor seconds of a run of examples/waves/raids_on_a_gate.toml and
+On one thread, the processor seconds of a run of examples/waves/raids_on_a_gate.toml (or
+``--example``: examples/waves/tower_in_three_assaults.toml, olympia's) and
 of the same scenario without its waves (its first wave's fights alone), the best of
 ``--rounds`` each after an untimed warm-up, measured alternately; with the fights a
 battle fought on average, the time of one fight in the chain against one plain battle's
@@ -33,12 +34,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--battles", type=int, default=100_000, help="battles a run (100,000)")
     parser.add_argument("--rounds", type=int, default=3, help="timed runs of each (3)")
+    parser.add_argument(
+        "--example", type=Path, default=EXAMPLE, help="a scenario with waves (raids_on_a_gate)"
+    )
     args = parser.parse_args()
     print(f"# {command_line()}")
     print(f"# processor {processor()}, one thread, load average {load_average()} (at start)")
-    waves = load_scenario(EXAMPLE)
-    data = tomllib.loads(EXAMPLE.read_text(encoding="utf-8"))
-    data["attacker"].pop("waves")
+    waves = load_scenario(args.example)
+    data = tomllib.loads(args.example.read_text(encoding="utf-8"))
+    for side in ("attacker", "defender"):
+        data.get(side, {}).pop("waves", None)
     plain = from_data(data, Source("the first wave alone"))
     best = {"plain": float("inf"), "waves": float("inf")}
     fights = 0.0

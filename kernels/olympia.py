@@ -281,6 +281,29 @@ def finish(state, groups, cnt, health, alive, winner, steps, row):
 
 
 @jit
+def left_at(groups, width):
+    """Where a row of ``width`` columns holds each group's state at the battle's end, for
+    the wave chain (docs/unfolding.md, "Waves"), or -1 where it holds none: a caller that
+    wants it passes rows of one column more per group than the outcome's (which end with
+    the last casualty column), so one compiled kernel serves both."""
+    last = O_CASUALTIES - 1
+    for g in range(groups.shape[0]):
+        if groups[g, G_KIND] == MAN and groups[g, G_COLUMN] > last:
+            last = groups[g, G_COLUMN]
+    at = width - groups.shape[0]
+    return at if at > last else -1
+
+
+@jit(inline=True)
+def keep_left(groups, cnt, health, row, at):
+    """Each group's state as the battle left it, into ``row[at + g]``: a noble's health
+    left (0 or less: killed), the men or engines of any other group still standing.
+    Written once a battle, after its last draw: the battle's own numbers are unchanged."""
+    for g in range(groups.shape[0]):
+        row[at + g] = health[g] if groups[g, G_KIND] == NOBLE else cnt[g]
+
+
+@jit
 def unfolding_plan(stops):
     """A call's plan (U_AFTER, U_RULES) from both sides' stop rules."""
     plan = np.zeros(N_PLAN, np.int64)
@@ -582,6 +605,7 @@ def strike_battles(groups, survive, sides, order, seed, first, out, stops, asked
     split = attacker_groups(groups)
     plan = unfolding_plan(stops)
     by_column = men_by_column(groups, out.shape[1])
+    at = left_at(groups, out.shape[1])
     for block in prange((n + BLOCK - 1) // BLOCK):
         state = np.empty(4, np.uint64)
         cnt = np.empty(n_groups, np.int64)
@@ -618,5 +642,7 @@ def strike_battles(groups, survive, sides, order, seed, first, out, stops, asked
                 i,
                 marks,
             )
+            if at >= 0:
+                keep_left(groups, cnt, health, out[i], at)
             if rec.shape[1] > 0:
                 close_marks(out[i], rec, i, marks)

@@ -70,6 +70,8 @@ from .olympia import (
     extra,
     finish,
     is_broken,
+    keep_left,
+    left_at,
 )
 from .olympia_exact import (
     ONCE,
@@ -355,6 +357,7 @@ def _walk(groups, sides, space, table, once, p_open, seed, first, out, lo, hi):
     a = np.empty(4, np.uint64)
     b = np.empty(4, np.uint64)
     scratch = np.empty((5, max(groups.shape[0], 2)), np.int64)
+    at = left_at(groups, out.shape[1])
     # A battle broken before its first strike takes the single path below.
     paired = lo if once >= 0 else lo + (hi - lo) // 2 * 2
     for i in range(lo, paired, 2):
@@ -372,10 +375,14 @@ def _walk(groups, sides, space, table, once, p_open, seed, first, out, lo, hi):
             a, groups, sides, radix, stride, sradix, sstride, code[xa], ends[xa], steps_a,
             scratch, _cleared(out[i]),
         )  # fmt: skip
+        if at >= 0:  # each group's state, for the wave chain (cnt, health: scratch's rows)
+            keep_left(groups, scratch[0], scratch[1], out[i], at)
         settle_row(
             b, groups, sides, radix, stride, sradix, sstride, code[xb], ends[xb], steps_b,
             scratch, _cleared(out[i + 1]),
         )  # fmt: skip
+        if at >= 0:
+            keep_left(groups, scratch[0], scratch[1], out[i + 1], at)
     for i in range(paired, hi):
         seed_battle(a, seed, first + i)
         row = _cleared(out[i])
@@ -393,6 +400,8 @@ def _walk(groups, sides, space, table, once, p_open, seed, first, out, lo, hi):
             a, groups, sides, radix, stride, sradix, sstride, code[x], winner, steps,
             scratch, row,
         )  # fmt: skip
+        if at >= 0:
+            keep_left(groups, scratch[0], scratch[1], row, at)
 
 
 @jit(inline=True)

@@ -90,6 +90,8 @@ from .olympia import (
     close_marks,
     finish,
     is_broken,
+    keep_left,
+    left_at,
     men_by_column,
     open_marks,
     pass_horizon,
@@ -821,6 +823,24 @@ def _handed_back(
     )
 
 
+#: Salt of the stream that shares out a battle's last deaths among a kind's groups when
+#: its state is kept (:func:`settled_left`): a stream of its own, after the battle.
+LEFT_SALT = np.uint64(0x5851F42D4C957F2D)
+
+
+@jit
+def settled_left(state, seed, battle, groups, cnt, health, kinds, room, row, at):
+    """Battle ``battle``'s groups as it left them into ``row[at:]`` (kernels/olympia.py's
+    ``keep_left``): first each kind's deaths not yet shared out among its groups, drawn
+    as the battle would have drawn them (``settle``), on a stream of their own so that
+    the battle's row is the one a plain run gives."""
+    seed_battle(state, seed ^ LEFT_SALT, battle)
+    for k in range(groups.shape[0]):
+        if kinds[K_REP, k] == k and room[R_SETTLED, k] > room[R_LEFT, k]:
+            settle(state, cnt, kinds, room, k)
+    keep_left(groups, cnt, health, row, at)
+
+
 def batch_rows_for(groups):
     """``skip_battles``'s ``batch_rows`` for a battle of these groups: the batch table's
     rows where both sides have at least BATCH_FROM - 1 men (the batch path may then run),
@@ -924,6 +944,7 @@ def skip_battles(
         limits[s] = sides[s, S_START] * sides[s, S_BREAK]
     plan = unfolding_plan(stops)
     by_column = men_by_column(groups, out.shape[1])
+    at = left_at(groups, out.shape[1])
     for block in prange((n + BLOCK - 1) // BLOCK):
         state = np.empty(4, np.uint64)
         cnt = np.empty(n_groups, np.int64)
@@ -1013,6 +1034,9 @@ def skip_battles(
                 marks,
                 unfolding,
             )
+            if at >= 0:
+                settled_left(state, seed, first + i, groups, cnt, health, kinds, room, out[i], at)
+                dirty = True
             if unfolding is not None:  # noqa: SIM102
                 if rec.shape[1] > 0:
                     close_marks(out[i], rec, i, marks)

@@ -165,6 +165,16 @@ class Prepared(ABC):
         None where nothing of it is left to fight. Declared by :data:`WAVES`."""
         raise NotImplementedError(WAVES)
 
+    def for_waves(self, later: bool = False) -> Prepared:
+        """This scenario as the wave chain runs it: one whose :meth:`run` also gives
+        what :meth:`survivors` reads and a plain run does not report (olympia's groups'
+        state at the end). The first wave's (``later`` False) fights the battles a plain
+        run does; a later wave's fight against what an earlier one left runs a few
+        battles of each army left, so a ruleset may give it a kernel with no set-up (its
+        own choice, never one that depends on how many battles a call runs). This
+        default is itself: a ruleset whose columns hold a side's state needs no more."""
+        return self
+
     @property
     def has_stop_rules(self) -> bool:
         """Whether either side has a stop rule: the answer then reports withdrawals."""

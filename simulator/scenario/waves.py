@@ -209,7 +209,7 @@ class Waves:
             raise BattleOddsError(
                 f"{exc} [the {self.other} as an earlier wave left it: {json.dumps(against)}]"
             ) from None
-        prepared = rulesets.get(self.ruleset).prepare(scenario.model)
+        prepared = rulesets.get(self.ruleset).prepare(scenario.model).for_waves(later=True)
         with self._lock:
             if len(self._fights) > 4096:
                 self._fights.clear()
@@ -246,7 +246,7 @@ class WavesPrepared(GroupedPrepared):
     def __init__(self, waves: Waves) -> None:
         self.waves = waves
         ruleset = rulesets.get(waves.ruleset)
-        self.openers = [ruleset.prepare(s.model) for s in waves.scenarios]
+        self.openers = [ruleset.prepare(s.model).for_waves() for s in waves.scenarios]
         first = self.openers[0]
         if WAVES not in first.unfolds:
             lacks = first.lacks.get(WAVES)
@@ -388,8 +388,8 @@ class WavesPrepared(GroupedPrepared):
         index, tables = fight.survivors(rows, self.waves.other, table)
         groups = np.array([_group_of(t) for t in tables], np.int64)
         for g, t in zip(groups.tolist(), tables, strict=True):
-            if t is not None:
-                against.setdefault(g, copy.deepcopy(t))
+            if t is not None and g not in against:
+                against[g] = copy.deepcopy(t)
         return groups[np.asarray(index, np.int64)] if len(groups) else np.zeros(0, np.int64)
 
     def _record(

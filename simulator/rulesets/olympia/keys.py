@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ...input.fields import Field, ListOf, OneOf, Table, package_toml
-from ..keys import COST
+from ..keys import COST, with_waves
 from ..stop_rules import MAX_AFTER, RETREAT
 
 TERRAINS = ("land", "swamp", "ship")
@@ -197,8 +197,8 @@ SCENARIO = Table(
     "an olympia scenario",
     (
         BATTLE,
-        fighting_side("attacker"),
-        fighting_side("defender"),
+        with_waves(fighting_side("attacker")),
+        with_waves(fighting_side("defender")),
         Table("units", "fighter types of this scenario", other=FIGHTER),
     ),
 )

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import copy
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from types import MappingProxyType
+from typing import Any
 
 import numpy as np
 
@@ -12,9 +13,9 @@ from kernels import olympia as k
 from kernels import olympia_chain, olympia_skip
 
 from ...errors import BattleOddsError, did_you_mean
-from .. import base
-from ..base import BY_STEP, FROM_STEP, STOP_RULES, Prepared
+from ..base import BY_STEP, FROM_STEP, STOP_RULES, WAVES, Prepared
 from ..stop_rules import STOP_AFTER
+from . import waves
 from .keys import KERNELS, RULE_KERNELS
 from .model import SIDES, Battle, Ratings, weathered
 from .space import Layout, layout, positions, reachable_bound
@@ -58,6 +59,9 @@ class OlympiaArrays:
     order: int
     casualty_names: list[str]
     start_value: tuple[int, int]
+    #: Where each group comes from: (side, unit, index of its men in the unit, -1 for
+    #: the noble), or (side, -1, index of the engine kind in the side's engines).
+    origins: list[tuple[int, int, int]] = field(default_factory=list)
 
     @property
     def n_columns(self) -> int:
@@ -122,6 +126,11 @@ class GroupTable:
 
 def compile_battle(battle: Battle) -> OlympiaArrays:
     table = GroupTable()
+    origins: list[tuple[int, int, int]] = []
+
+    def came_from(side: int, unit: int, index: int) -> None:
+        origins.extend([(side, unit, index)] * (len(table.rows) - len(origins)))
+
     casualty_names: list[str] = []
     side_table = np.zeros((2, k.N_SIDE_FIELDS), np.int64)
     unit_base = 0
@@ -147,7 +156,8 @@ def compile_battle(battle: Battle) -> OlympiaArrays:
                 health=unit.noble.health,
                 leader=u == 0,
             )
-            for men in unit.men:
+            came_from(s, u, -1)
+            for j, men in enumerate(unit.men):
                 if men.count == 0:
                     continue
                 ftype = battle.fighters[men.type]
@@ -164,8 +174,10 @@ def compile_battle(battle: Battle) -> OlympiaArrays:
                     noncombatant=ftype.noncombatant,
                     chance_to_survive=ftype.survive,
                 )
-        for name, count in side.engines:
+                came_from(s, u, j)
+        for e, (name, count) in enumerate(side.engines):
             table.add(k.ENGINE, unit_base, 0, count, battle.engines[name].ratings)
+            came_from(s, -1, e)
         start = table.start
         side_table[s, k.S_START] = start
         side_table[s, k.S_BREAK] = side.break_point
@@ -182,6 +194,7 @@ def compile_battle(battle: Battle) -> OlympiaArrays:
         order=k.RANDOM if battle.strike_order == "random" else k.ALTERNATING,
         casualty_names=casualty_names,
         start_value=(int(side_table[0, k.S_START]), int(side_table[1, k.S_START])),
+        origins=origins,
     )
 
 
@@ -287,15 +300,9 @@ def side_bounds(groups: np.ndarray) -> dict[str, tuple[int | None, int | None]]:
 
 
 class OlympiaPrepared(Prepared):
-    #: What of the battle as it unfolds it cannot give, and why.
-    lacks = MappingProxyType(
-        {
-            base.WAVES: (
-                "its rows count the men lost by type and side, not by unit, and keep no "
-                "noble's wounds, so the army a battle left cannot be written again"
-            )
-        }
-    )
+    #: Whether :meth:`run` gives each group's state at the end (``waves.LEFT_PREFIX``
+    #: columns, read by :meth:`survivors`): in the wave chain only (:meth:`for_waves`).
+    keeps_left = False
 
     def __init__(self, battle: Battle) -> None:
         self.battle = battle
@@ -305,7 +312,7 @@ class OlympiaPrepared(Prepared):
         self._chain: ChainTable | None = None
         self._chain_built = False
         self.notes = battle.notes
-        self.unfolds = frozenset({BY_STEP, STOP_RULES, FROM_STEP})
+        self.unfolds = frozenset({BY_STEP, STOP_RULES, FROM_STEP, WAVES})
         self.stop_rules = battle.retreat
         self.from_step = battle.from_step
         #: Both sides' rules as the kernels take them (kernels/stops.py).
@@ -330,6 +337,12 @@ class OlympiaPrepared(Prepared):
     def has_rules(self) -> bool:
         """Whether either side has a stop rule (then only RULE_KERNELS run it)."""
         return not all(rule.never for rule in self.stop_rules)
+
+    def memory_bytes(self, battles: int) -> int:
+        """:meth:`Prepared.memory_bytes`, and in the wave chain each group's state at the
+        end (a column a group, :attr:`keeps_left`)."""
+        kept = 8 * len(self.arrays.groups) * battles if self.keeps_left else 0
+        return super().memory_bytes(battles) + kept
 
     def table_bytes(self) -> int:
         """The chain kernel's table, when it may run: at most CHAIN_MAX_BYTES."""
@@ -407,10 +420,13 @@ class OlympiaPrepared(Prepared):
     def run_matrix(
         self, seed: int, first: int, count: int, kernel: str | None = None
     ) -> np.ndarray:
-        out = np.zeros((count, self.arrays.n_columns), np.int64)
+        """The kernel's rows; with :attr:`keeps_left`, each group's state at the end
+        after the outcome's columns (kernels/olympia.py's ``left_at``)."""
+        width = self.arrays.n_columns + (len(self.arrays.groups) if self.keeps_left else 0)
+        out = np.zeros((count, width), np.int64)
         if not count:
             return out
-        rec = np.zeros((count, 0, self.arrays.n_columns), np.int64)
+        rec = np.zeros((count, 0, width), np.int64)
         kernel_run(kernel or self.kernel)(self, np.uint64(seed), first, out, NONE_ASKED, rec)
         if self.from_step:
             out[:, k.O_STEPS] += self.from_step
@@ -418,7 +434,30 @@ class OlympiaPrepared(Prepared):
 
     def run(self, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
         out = self.run_matrix(seed, first, count)
-        return {name: out[:, col] for name, col in self.columns.items()}
+        rows = {name: out[:, col] for name, col in self.columns.items()}
+        if self.keeps_left:
+            at = self.arrays.n_columns
+            for g in range(len(self.arrays.groups)):
+                rows[f"{waves.LEFT_PREFIX}{g}"] = out[:, at + g]
+        return rows
+
+    def for_waves(self, later: bool = False) -> OlympiaPrepared:
+        """This battle as the wave chain runs it: :meth:`run` gives each group's state
+        at the end too (the same battles, the same numbers). A later wave's fight
+        against what an earlier one left runs ``skip`` where the scenario says ``auto``:
+        its few battles against each army left would not repay the chain's table
+        (building one per army left was a fifth of a three-wave run)."""
+        kept = copy.copy(self)
+        kept.keeps_left = True
+        if later and self._kernel is None and not self.has_rules:
+            kept._kernel = AUTO_KERNEL
+        return kept
+
+    def survivors(
+        self, rows: Mapping[str, np.ndarray], side: str, data: Mapping[str, Any]
+    ) -> tuple[np.ndarray, list[dict[str, Any] | None]]:
+        side_model = self.battle.sides[SIDES.index(side)]
+        return waves.survivors(side_model, self.arrays.origins, rows, side, data)
 
     @property
     def recording_kernel(self) -> str:

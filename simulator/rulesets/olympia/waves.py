@@ -1,0 +1,112 @@
+"""Olympia's side as a battle left it, for the next wave (docs/unfolding.md, "Waves").
+
+The next wave's fight is a new combat against the same stack, so the side left is the
+side as written with what the battle changed: each unit's men still standing, in their
+rows (rows left empty closed up: a rear row moves up when the rows before it are gone,
+as it does in battle); a noble hit and only wounded back in his unit with the health he
+was left with (he left the battle that wounded him, not the stack); a unit whose noble
+was killed gone (a noble is hit only once his men are down, so it has none); the
+structure with the defense and damage it was left with, gone once it collapsed; the
+siege engines still standing. A side that lost or withdrew left the field (the source
+text's defeated units are taken or retreat): nothing of it is left. The kernel's rows
+hold each group's state at the end of a battle when the wave chain asks for it
+(kernels/olympia.py's ``left_at``); its break point and stop rule are the side's as
+written, counted against what it brings to the new fight.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from kernels.olympia import COLLAPSE_DAMAGE
+
+from ..distinct import distinct_rows
+from .model import SIDES, Side
+
+#: The column of group g's state at a battle's end (a noble's health left, the men or
+#: engines of another group still standing) in the rows of a run that keeps it.
+LEFT_PREFIX = "group_left."
+#: ``winner`` codes: a side won (0, 1), then drew (2), then withdrew (3 + side).
+_WITHDREW = 3
+
+
+def survivors(
+    side_model: Side,
+    origins: Sequence[tuple[int, int, int]],
+    rows: Mapping[str, np.ndarray],
+    side: str,
+    data: Mapping[str, Any],
+) -> tuple[np.ndarray, list[dict[str, Any] | None]]:
+    """:meth:`simulator.rulesets.base.Prepared.survivors` of an olympia battle:
+    ``side_model`` the side as this battle's model holds it, ``origins`` where each of
+    the battle's groups comes from (``OlympiaArrays.origins``)."""
+    s = SIDES.index(side)
+    mine = [g for g, origin in enumerate(origins) if origin[0] == s]
+    winner = np.asarray(rows["winner"])
+    gone = (winner == 1 - s) | (winner == _WITHDREW + s)
+    columns = [gone.astype(np.int64)] + [rows[f"{LEFT_PREFIX}{g}"] for g in mine]
+    if side_model.structure is not None:
+        columns += [rows[f"structure_defense.{side}"], rows[f"structure_damage.{side}"]]
+    distinct, index = distinct_rows(np.column_stack(columns))
+    there = [origins[g] for g in mine]
+    tables = [None if row[0] else _left(side_model, there, row[1:], data) for row in distinct]
+    return index.reshape(-1), tables
+
+
+def _left(
+    side: Side,
+    origins: Sequence[tuple[int, int, int]],
+    state: np.ndarray,
+    data: Mapping[str, Any],
+) -> dict[str, Any] | None:
+    """The side's table with ``state`` (its groups' states, then its structure's defense
+    and damage) applied, or None when no noble of it is left."""
+    health = [0] * len(side.units)
+    men = [[0] * len(unit.men) for unit in side.units]
+    engines = [0] * len(side.engines)
+    for (_, u, index), value in zip(origins, state[: len(origins)].tolist(), strict=True):
+        if u < 0:
+            engines[index] += value
+        elif index < 0:
+            health[u] = value
+        else:
+            men[u][index] += value
+    kept = [u for u in range(len(side.units)) if health[u] > 0]
+    if not kept:
+        return None
+    rows = sorted(
+        {side.units[u].behind for u in kept}
+        | {m.behind for u in kept for m, n in zip(side.units[u].men, men[u], strict=True) if n}
+    )
+    row_of = {row: new for new, row in enumerate(rows)}
+    units = []
+    for u in kept:
+        unit, written = side.units[u], data["units"][u]
+        entry = {
+            key: value for key, value in written.items() if key not in ("men", "behind", "noble")
+        }
+        entry["noble"] = {**written.get("noble", {}), "health": health[u]}
+        entry["behind"] = row_of[unit.behind]
+        entry["men"] = [
+            {"type": m.type, "count": n, "behind": row_of[m.behind]}
+            for m, n in zip(unit.men, men[u], strict=True)
+            if n
+        ]
+        units.append(entry)
+    left: dict[str, Any] = {
+        key: value for key, value in data.items() if key not in ("units", "siege_engines")
+    }
+    left["units"] = units
+    standing = {name: n for (name, _), n in zip(side.engines, engines, strict=True) if n}
+    if standing:
+        left["siege_engines"] = standing
+    if side.structure is not None:
+        defense, damage = (int(x) for x in state[-2:])
+        if damage >= COLLAPSE_DAMAGE:
+            del left["structure"]
+        else:
+            left["structure"] = {**data["structure"], "defense": defense, "damage": damage}
+    return left
