@@ -195,6 +195,59 @@ def test_step_tally_merges_as_one_run() -> None:
     assert mean_attacker == pytest.approx(whole.men_left["attacker"].mean())
 
 
+@pytest.mark.parametrize(
+    "name",
+    [
+        "blocks/relief",
+        "skirmish/cavalry_charge",
+        "confrontation/attack",
+        "age_of_gods/archers_in_rain",
+    ],
+)
+def test_counts_by_step_are_each_steps_own_counts(name: str) -> None:
+    """StepCounts.by_step, one pass over the recorded table, counts each step as
+    StepCounts.of of its columns does; so it does from columns that are no views of a
+    table, and a winner no outcome has is refused as there."""
+    scenario = load_scenario(f"scenarios/{name}.toml")
+    prepared = rulesets.get(scenario.ruleset).prepare(scenario.model)
+    brought = men_brought(prepared.column_bounds)
+    steps = [1, 2, 3, 5]
+    recorded = prepared.run_through(4, 30, 1500, steps)
+    copied = {n: np.array(c) for n, c in recorded.items()}
+    for columns in (recorded, copied):
+        counted = StepCounts.by_step(columns, steps, brought)
+        assert list(counted) == steps
+        for k, step in enumerate(steps):
+            alone = StepCounts.of({n: c[k] for n, c in recorded.items()}, brought)
+            assert counted[step].to_dict() == alone.to_dict(), (name, step)
+    copied["winner"][1, 7] = len(STATES)
+    with pytest.raises(ValueError, match="expected 0..5"):
+        StepCounts.by_step(copied, steps, brought)
+
+
+def test_step_tallies_merged_at_once_are_merged_in_turn() -> None:
+    """StepTally.merged of a run's blocks (some recorded to fewer steps: all their battles
+    were decided sooner) is each block merged in turn, histogram for histogram."""
+    scenario = load_scenario("scenarios/skirmish/cavalry_charge.toml")
+    prepared = rulesets.get(scenario.ruleset).prepare(scenario.model)
+    brought = men_brought(prepared.column_bounds)
+    blocks = []
+    for first, count in ((0, 1), (1, 40), (41, 700), (741, 3)):
+        recorded = prepared.run_through(6, first, count, list(range(1, 10)))
+        counted = StepCounts.by_step(recorded, list(range(1, 10)), brought)
+        last = min([t for t, c in counted.items() if c.states[-1] == 0] + [9])
+        blocks.append(StepTally(brought, {t: c for t, c in counted.items() if t <= last}))
+    assert len({max(b.steps) for b in blocks}) > 1
+    in_turn = StepTally(brought)
+    for block in blocks:
+        in_turn = in_turn.merge(block)
+    at_once = StepTally.merged(brought, [StepTally(brought), *blocks])
+    assert list(at_once.steps) == list(in_turn.steps)
+    for t, counts in in_turn.steps.items():
+        assert at_once.steps[t].to_dict() == counts.to_dict()
+    assert StepTally.merged(brought, []).steps == {}
+
+
 def test_a_ruleset_without_the_capability_is_refused_in_one_line() -> None:
     class Plain(Prepared):
         def run(self, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
