@@ -6,7 +6,8 @@ step from its columns (numpy, a column at a time) read the table once per column
 made a temporary array for each: on blocks' short battles that took a third of a
 recording's time. Here one pass reads each battle's rows once and writes, step by step,
 what the step's counts are made of: each outcome's battles and a matrix of men left
-(each type's, each side's and both sides' together), a row per battle.
+(each type's, each side's and both sides' together), a row per battle holding every
+step's, which one pass of kernels/tally.py counts.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from ._jit import jit
 @jit
 def men_left_by_step(table, winner, columns, brought, defenders, base, states, matrix):
     """From ``table`` (battles x steps x row): ``states[k, w]``, the battles whose winner
-    column (``winner``) is w after step k, and ``matrix[k, i]``, battle i's men left
+    column (``winner``) is w after step k, and ``matrix[i, k]``, battle i's men left
     after it: for each type j, ``brought[j]`` less the casualty column ``columns[j]``,
     then the attacker's total, the defender's (``defenders[j]`` 1 for a defender's
     type) and ``attacker * base + defender``. Returns the rows whose winner is not a
@@ -37,12 +38,12 @@ def men_left_by_step(table, winner, columns, brought, defenders, base, states, m
             defender = 0
             for j in range(types):
                 left = brought[j] - table[i, k, columns[j]]
-                matrix[k, i, j] = left
+                matrix[i, k, j] = left
                 if defenders[j]:
                     defender += left
                 else:
                     attacker += left
-            matrix[k, i, types] = attacker
-            matrix[k, i, types + 1] = defender
-            matrix[k, i, types + 2] = attacker * base + defender
+            matrix[i, k, types] = attacker
+            matrix[i, k, types + 1] = defender
+            matrix[i, k, types + 2] = attacker * base + defender
     return strays

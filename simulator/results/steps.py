@@ -103,7 +103,8 @@ class StepCounts:
         sides = ("attacker", "defender")
         defender_most = sum(m for key, m in brought.items() if side_of(key) == "defender")
         states = np.zeros((n_steps, len(STATES)), np.int64)
-        matrix = np.empty((n_steps, count, len(keys) + len(sides) + 1), np.int64)
+        width = len(keys) + len(sides) + 1
+        matrix = np.empty((count, n_steps, width), np.int64)
         strays = step_tally.men_left_by_step(
             table,
             where[0],
@@ -119,14 +120,17 @@ class StepCounts:
             raise ValueError(
                 f"winner: values {np.unique(winner).tolist()}, expected 0..{len(STATES) - 1}"
             )
-        slots = [(j, -1, 0) for j in range(matrix.shape[2])]
+        # Every step's histograms in one pass over the battles' rows of men left.
+        made = histograms(
+            matrix.reshape(count, n_steps * width), [(j, -1, 0) for j in range(n_steps * width)]
+        )
         counted = {}
         for k, step in enumerate(steps):
-            made = histograms(matrix[k], slots)
+            mine = made[k * width : (k + 1) * width]
             counted[step] = cls(
                 states=states[k],
-                men_left=dict(zip([*keys, *sides], made[:-1], strict=True)),
-                joint=made[-1],
+                men_left=dict(zip([*keys, *sides], mine[:-1], strict=True)),
+                joint=mine[-1],
             )
         return counted
 
