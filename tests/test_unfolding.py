@@ -221,7 +221,7 @@ def test_counts_by_step_are_each_steps_own_counts(name: str) -> None:
             alone = StepCounts.of({n: c[k] for n, c in recorded.items()}, brought)
             assert counted[step].to_dict() == alone.to_dict(), (name, step)
     copied["winner"][1, 7] = len(STATES)
-    with pytest.raises(ValueError, match="expected 0..5"):
+    with pytest.raises(ValueError, match=r"expected 0\.\.5"):
         StepCounts.by_step(copied, steps, brought)
 
 
@@ -246,6 +246,34 @@ def test_step_tallies_merged_at_once_are_merged_in_turn() -> None:
     for t, counts in in_turn.steps.items():
         assert at_once.steps[t].to_dict() == counts.to_dict()
     assert StepTally.merged(brought, []).steps == {}
+
+
+def test_by_round_records_to_the_turn_limit_and_the_longest_battle_seen(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each step recorded is a row written for every battle of a block: ``--by-round``
+    records no step past the turn limit (blocks' relief: one turn, 4 phases), and after
+    the first block about the steps the battles seen took (skirmish's cavalry charge:
+    its battles last at most a dozen turns, its limit is 1,000; the first block records
+    16, and each block as many again only while a battle still fights)."""
+    for name, most in (("blocks/relief", 4), ("skirmish/cavalry_charge", 100)):
+        scenario = load_scenario(f"scenarios/{name}.toml")
+        prepared = rulesets.get(scenario.ruleset).prepare(scenario.model)
+        kind = type(prepared)
+        calls: list[list[int]] = []
+        through = kind.run_through
+
+        def spy(self, seed, first, count, steps, through=through, calls=calls):  # type: ignore[no-untyped-def]
+            calls.append(list(steps))
+            return through(self, seed, first, count, steps)
+
+        monkeypatch.setattr(kind, "run_through", spy)
+        answer = run_steps(scenario, None, 3, 0, 6000, threads=1)
+        monkeypatch.setattr(kind, "run_through", through)
+        longest = max(answer.tally.steps)
+        assert answer.tally.steps[longest].states[-1] == 0
+        assert all(max(c) <= most for c in calls), (name, calls)
+        assert all(len(c) <= longest + (longest + 3) // 4 for c in calls[1:]), (name, calls)
 
 
 def test_a_ruleset_without_the_capability_is_refused_in_one_line() -> None:

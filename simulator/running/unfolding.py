@@ -166,25 +166,28 @@ def _one_pass(
     brought: dict[str, int],
 ) -> dict[int, StepCounts] | None:
     """The counts after each of ``wanted`` steps (by step), recorded in one pass a call:
-    first the steps up to ``horizon`` and those asked, then, only if a battle still
-    fights at the last of them, the rest. A battle's row is written once a step
-    recorded, so recording the hundred steps of ``--by-round`` when battles last ten
-    would cost ten times the writes; the horizon, the longest battle of the blocks
-    before, makes most blocks one call of about the steps their battles last. Steps
-    left out come after every battle is decided (their state is the final one, which
-    StepTally.merge counts so). None when Ctrl-C stopped it between the calls."""
+    first the steps up to ``horizon`` and those asked, then, only while a battle still
+    fights at the last of them, the next steps (as many, twice as many, ...). A
+    battle's row is written once a step recorded, so recording the hundred steps of
+    ``--by-round`` when battles last ten would cost ten times the writes; the horizon,
+    the longest battle of the blocks before, makes most blocks one call of about the
+    steps their battles last. Steps left out come after every battle is decided (their
+    state is the final one, which StepTally.merge counts so). None when Ctrl-C stopped
+    it between the calls."""
     near = wanted if horizon is None else [t for t in wanted if t <= horizon or t in asked]
     with lock or nullcontext():
         recorded = prepared.run_through(seed, first, count, near)
     by_step = StepCounts.by_step(recorded, near, brought) if near else {}
     rest = [t for t in wanted if t not in by_step]
-    if not rest or (near and by_step[near[-1]].states[-1] == 0):
-        return by_step
-    if stop_requested():
-        return None
-    with lock or nullcontext():
-        later = prepared.run_through(seed, first, count, rest)
-    by_step.update(StepCounts.by_step(later, rest, brought))
+    size = max(1, len(near))
+    while rest and not (near and by_step[max(by_step)].states[-1] == 0):
+        if stop_requested():
+            return None
+        later, rest = rest[:size], rest[size:]
+        with lock or nullcontext():
+            recorded = prepared.run_through(seed, first, count, later)
+        by_step.update(StepCounts.by_step(recorded, later, brought))
+        size *= 2
     return by_step
 
 
