@@ -276,6 +276,18 @@ def test_by_round_records_to_the_turn_limit_and_the_longest_battle_seen(
         assert all(len(c) <= longest + (longest + 3) // 4 for c in calls[1:]), (name, calls)
 
 
+@pytest.mark.parametrize("name", ["blocks/storm", "skirmish/cavalry_charge"])
+def test_by_round_on_one_thread_and_all_threads_is_the_same(name: str) -> None:
+    """Blocks of battles sized by time (other sizes on another thread count), each
+    counted in one pass and merged at the end: the same counts, step for step."""
+    scenario = load_scenario(f"scenarios/{name}.toml")
+    one = run_steps(scenario, None, 9, 5, 8000, threads=1)
+    every = run_steps(scenario, None, 9, 5, 8000)
+    assert list(one.tally.steps) == list(every.tally.steps)
+    for t, counts in one.tally.steps.items():
+        assert counts.to_dict() == every.tally.steps[t].to_dict()
+
+
 def test_a_ruleset_without_the_capability_is_refused_in_one_line() -> None:
     class Plain(Prepared):
         def run(self, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
