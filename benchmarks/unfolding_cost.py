@@ -4,7 +4,9 @@ For one bundled scenario of each ruleset, on one thread: the processor seconds o
 run itself (``simulate``), of every step recorded (``--by-round``: a run stopped after
 each step until every battle is decided) and of the state after step 3 alone
 (``--after 3``), the best of ``--rounds`` each after an untimed warm-up, as a markdown
-table of the run's time and the others' ratios to it (docs/unfolding.md).
+table of the run's time and the others' ratios to it (docs/unfolding.md). The three are
+timed in turn within each round, so that a shared machine's load weighs on them alike;
+``--scenarios`` picks some of them (``--scenarios blocks skirmish``).
 """
 
 from __future__ import annotations
@@ -35,41 +37,50 @@ SCENARIOS = {
 }
 
 
-def best_seconds(work: Callable[[], object], rounds: int) -> float:
-    times = []
+def best_seconds(works: list[Callable[[], object]], rounds: int) -> list[float]:
+    """Each work's fewest processor seconds over ``rounds`` rounds, the works timed in
+    turn within each round."""
+    best = [float("inf")] * len(works)
     for _ in range(rounds):
-        started = time.process_time()
-        work()
-        times.append(time.process_time() - started)
-    return min(times)
+        for w, work in enumerate(works):
+            started = time.process_time()
+            work()
+            best[w] = min(best[w], time.process_time() - started)
+    return best
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--battles", type=int, default=20_000, help="battles a run (20,000)")
     parser.add_argument("--rounds", type=int, default=3, help="timed runs of each (3)")
+    parser.add_argument(
+        "--scenarios", nargs="*", default=[], help="the scenarios whose name holds one of these"
+    )
     args = parser.parse_args()
     print(f"# {command_line()}")
     print(f"# processor {processor()}, one thread, load average {load_average()} (at start)")
     rows = []
     for name, times in SCENARIOS.items():
+        if args.scenarios and not any(part in name for part in args.scenarios):
+            continue
         scenario = load_scenario(ROOT / "scenarios" / f"{name}.toml")
         n = args.battles * times
         simulate(scenario, 2_000, 1, threads=1)  # warm: compiled or loaded kernels
         run_steps(scenario, None, 1, 0, 200, threads=1)
-        run = best_seconds(
-            partial(simulate, scenario, n, 1, threads=1, keep_battles=False), args.rounds
-        )
         steps = run_steps(scenario, None, 1, 0, n, threads=1)
-        every = best_seconds(partial(run_steps, scenario, None, 1, 0, n, threads=1), args.rounds)
-        after = best_seconds(
-            partial(run_steps, scenario, [], 1, 0, n, after=3, threads=1), args.rounds
+        run, every, after = best_seconds(
+            [
+                partial(simulate, scenario, n, 1, threads=1, keep_battles=False),
+                partial(run_steps, scenario, None, 1, 0, n, threads=1),
+                partial(run_steps, scenario, [], 1, 0, n, after=3, threads=1),
+            ],
+            args.rounds,
         )
         rows.append(
             [
                 f"{name} ({n:,})",
                 f"{run:.3f} s",
-                f"{every / run:.1f}x ({len(steps.tally.steps)})",
+                f"{every / run:.2f}x ({len(steps.tally.steps)})",
                 f"{after / run:.2f}x",
             ]
         )

@@ -424,18 +424,21 @@ def test_ctrl_c_between_one_pass_blocks_keeps_the_whole_blocks(
     install(Duel(one_pass=True))
     asked: list[int] = []
 
-    def stop_after_three() -> bool:
+    def stop_after_four() -> bool:
         asked.append(1)
-        return len(asked) >= 3  # asked after each block: the third is not counted
+        # Asked after each block, and before a block's second call (its steps past the
+        # horizon): the block of the fourth is not counted.
+        return len(asked) >= 4
 
-    monkeypatch.setattr(unfolding, "stop_requested", stop_after_three)
+    monkeypatch.setattr(unfolding, "stop_requested", stop_after_four)
     OnePassDuel.calls = []
     scenario = simulator.load_scenario(scenario_file(tmp_path, RETREAT_AT_5))
     answer = run_steps(scenario, None, 5, 0, 5_000)
-    assert answer.partial and len(OnePassDuel.calls) == 3
-    # Every step counts the same two whole blocks (sized by time from one battle up).
+    assert answer.partial and 3 <= len(OnePassDuel.calls) <= 4
+    # Every step counts the same whole blocks (sized by time from one battle up: 1, 4,
+    # 16, ... battles), at least the first.
     counted = {c.battles for c in answer.tally.steps.values()}
-    assert len(counted) == 1 and 1 < counted.pop() < 5_000
+    assert len(counted) == 1 and counted.pop() in (1, 5, 21)
 
 
 #: One bundled scenario of each built-in ruleset (tests/test_unfolding.py's pick).

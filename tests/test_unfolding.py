@@ -195,6 +195,99 @@ def test_step_tally_merges_as_one_run() -> None:
     assert mean_attacker == pytest.approx(whole.men_left["attacker"].mean())
 
 
+@pytest.mark.parametrize(
+    "name",
+    [
+        "blocks/relief",
+        "skirmish/cavalry_charge",
+        "confrontation/attack",
+        "age_of_gods/archers_in_rain",
+    ],
+)
+def test_counts_by_step_are_each_steps_own_counts(name: str) -> None:
+    """StepCounts.by_step, one pass over the recorded table, counts each step as
+    StepCounts.of of its columns does; so it does from columns that are no views of a
+    table, and a winner no outcome has is refused as there."""
+    scenario = load_scenario(f"scenarios/{name}.toml")
+    prepared = rulesets.get(scenario.ruleset).prepare(scenario.model)
+    brought = men_brought(prepared.column_bounds)
+    steps = [1, 2, 3, 5]
+    recorded = prepared.run_through(4, 30, 1500, steps)
+    copied = {n: np.array(c) for n, c in recorded.items()}
+    for columns in (recorded, copied):
+        counted = StepCounts.by_step(columns, steps, brought)
+        assert list(counted) == steps
+        for k, step in enumerate(steps):
+            alone = StepCounts.of({n: c[k] for n, c in recorded.items()}, brought)
+            assert counted[step].to_dict() == alone.to_dict(), (name, step)
+    copied["winner"][1, 7] = len(STATES)
+    with pytest.raises(ValueError, match=r"expected 0\.\.5"):
+        StepCounts.by_step(copied, steps, brought)
+
+
+def test_step_tallies_merged_at_once_are_merged_in_turn() -> None:
+    """StepTally.merged of a run's blocks (some recorded to fewer steps: all their battles
+    were decided sooner) is each block merged in turn, histogram for histogram."""
+    scenario = load_scenario("scenarios/skirmish/cavalry_charge.toml")
+    prepared = rulesets.get(scenario.ruleset).prepare(scenario.model)
+    brought = men_brought(prepared.column_bounds)
+    blocks = []
+    for first, count in ((0, 1), (1, 40), (41, 700), (741, 3)):
+        recorded = prepared.run_through(6, first, count, list(range(1, 10)))
+        counted = StepCounts.by_step(recorded, list(range(1, 10)), brought)
+        last = min([t for t, c in counted.items() if c.states[-1] == 0] + [9])
+        blocks.append(StepTally(brought, {t: c for t, c in counted.items() if t <= last}))
+    assert len({max(b.steps) for b in blocks}) > 1
+    in_turn = StepTally(brought)
+    for block in blocks:
+        in_turn = in_turn.merge(block)
+    at_once = StepTally.merged(brought, [StepTally(brought), *blocks])
+    assert list(at_once.steps) == list(in_turn.steps)
+    for t, counts in in_turn.steps.items():
+        assert at_once.steps[t].to_dict() == counts.to_dict()
+    assert StepTally.merged(brought, []).steps == {}
+
+
+def test_by_round_records_to_the_turn_limit_and_the_longest_battle_seen(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each step recorded is a row written for every battle of a block: ``--by-round``
+    records no step past the turn limit (blocks' relief: one turn, 4 phases), and after
+    the first block about the steps the battles seen took (skirmish's cavalry charge:
+    its battles last at most a dozen turns, its limit is 1,000; the first block records
+    16, and each block as many again only while a battle still fights)."""
+    for name, most in (("blocks/relief", 4), ("skirmish/cavalry_charge", 100)):
+        scenario = load_scenario(f"scenarios/{name}.toml")
+        prepared = rulesets.get(scenario.ruleset).prepare(scenario.model)
+        kind = type(prepared)
+        calls: list[list[int]] = []
+        through = kind.run_through
+
+        def spy(self, seed, first, count, steps, through=through, calls=calls):  # type: ignore[no-untyped-def]
+            calls.append(list(steps))
+            return through(self, seed, first, count, steps)
+
+        monkeypatch.setattr(kind, "run_through", spy)
+        answer = run_steps(scenario, None, 3, 0, 6000, threads=1)
+        monkeypatch.setattr(kind, "run_through", through)
+        longest = max(answer.tally.steps)
+        assert answer.tally.steps[longest].states[-1] == 0
+        assert all(max(c) <= most for c in calls), (name, calls)
+        assert all(len(c) <= longest + (longest + 3) // 4 for c in calls[1:]), (name, calls)
+
+
+@pytest.mark.parametrize("name", ["blocks/storm", "skirmish/cavalry_charge"])
+def test_by_round_on_one_thread_and_all_threads_is_the_same(name: str) -> None:
+    """Blocks of battles sized by time (other sizes on another thread count), each
+    counted in one pass and merged at the end: the same counts, step for step."""
+    scenario = load_scenario(f"scenarios/{name}.toml")
+    one = run_steps(scenario, None, 9, 5, 8000, threads=1)
+    every = run_steps(scenario, None, 9, 5, 8000)
+    assert list(one.tally.steps) == list(every.tally.steps)
+    for t, counts in one.tally.steps.items():
+        assert counts.to_dict() == every.tally.steps[t].to_dict()
+
+
 def test_a_ruleset_without_the_capability_is_refused_in_one_line() -> None:
     class Plain(Prepared):
         def run(self, seed: int, first: int, count: int) -> dict[str, np.ndarray]:

@@ -11,10 +11,12 @@ run's own :class:`~simulator.results.stats.Tally` does.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from kernels import step_tally
 
 from .stats import Histogram, histograms, wilson
 
@@ -82,6 +84,56 @@ class StepCounts:
             joint=made[-1],
         )
 
+    @classmethod
+    def by_step(
+        cls,
+        recorded: Mapping[str, np.ndarray],
+        steps: Sequence[int],
+        brought: Mapping[str, int],
+    ) -> dict[int, StepCounts]:
+        """The counts after each of ``steps`` from ``Prepared.run_through``'s columns
+        (``(len(steps), count)`` each), the same as :meth:`of` of each step's columns: one
+        pass over the recorded table they are views of (a table made of them when they
+        are not) instead of a numpy pass per column and step."""
+        keys = list(brought)
+        table, where = _recorded_table(
+            [recorded["winner"], *(recorded[CASUALTIES + k] for k in keys)]
+        )
+        count, n_steps = table.shape[0], table.shape[1]
+        sides = ("attacker", "defender")
+        defender_most = sum(m for key, m in brought.items() if side_of(key) == "defender")
+        states = np.zeros((n_steps, len(STATES)), np.int64)
+        width = len(keys) + len(sides) + 1
+        matrix = np.empty((count, n_steps, width), np.int64)
+        strays = step_tally.men_left_by_step(
+            table,
+            where[0],
+            where[1:],
+            np.array([brought[k] for k in keys], np.int64),
+            np.array([side_of(k) == "defender" for k in keys], np.int64),
+            defender_most + 1,
+            states,
+            matrix,
+        )
+        if strays:
+            winner = np.asarray(recorded["winner"])
+            raise ValueError(
+                f"winner: values {np.unique(winner).tolist()}, expected 0..{len(STATES) - 1}"
+            )
+        # Every step's histograms in one pass over the battles' rows of men left.
+        made = histograms(
+            matrix.reshape(count, n_steps * width), [(j, -1, 0) for j in range(n_steps * width)]
+        )
+        counted = {}
+        for k, step in enumerate(steps):
+            mine = made[k * width : (k + 1) * width]
+            counted[step] = cls(
+                states=states[k],
+                men_left=dict(zip([*keys, *sides], mine[:-1], strict=True)),
+                joint=mine[-1],
+            )
+        return counted
+
     def merge(self, other: StepCounts) -> StepCounts:
         if other.battles == 0:
             return self
@@ -105,6 +157,61 @@ class StepCounts:
         }
 
 
+def _merged_counts(counts: list[StepCounts]) -> StepCounts:
+    """``counts`` merged (:meth:`StepCounts.merge` of each in turn), each histogram once."""
+    counts = [c for c in counts if c.battles]
+    if len(counts) <= 1:
+        return counts[0] if counts else StepCounts()
+    return StepCounts(
+        states=np.sum([c.states for c in counts], axis=0),
+        men_left={
+            k: _merged_histogram([c.men_left[k] for c in counts]) for k in counts[0].men_left
+        },
+        joint=_merged_histogram([c.joint for c in counts]),
+    )
+
+
+def _merged_histogram(made: list[Histogram]) -> Histogram:
+    """The histograms' battles together: one Histogram.merge of them all."""
+    made = [h for h in made if h.n]
+    if len(made) <= 1:
+        return made[0] if made else Histogram()
+    distinct, inverse = np.unique(np.concatenate([h.values for h in made]), return_inverse=True)
+    counts = np.bincount(inverse, weights=np.concatenate([h.counts for h in made]))
+    return Histogram(distinct, counts.astype(np.int64))
+
+
+def _recorded_table(columns: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The table ``(battles, steps, row)`` of int64 that ``columns`` (each ``(steps,
+    battles)``) are views of, as ``run_through``'s columns are of its recorded rows, and
+    each column's index in a row; else a table made of the columns, in their order."""
+    first = columns[0]
+    n_steps, count = first.shape
+    base = first.base
+    item = first.itemsize
+    width = first.strides[0] // item if first.strides[0] % item == 0 else 0
+    if (
+        isinstance(base, np.ndarray)
+        and base.dtype == np.int64
+        and base.flags.c_contiguous
+        and width > 0
+        and base.size == count * n_steps * width
+        and all(
+            c.base is base
+            and c.dtype == np.int64
+            and c.shape == first.shape
+            and c.strides == (width * item, n_steps * width * item)
+            for c in columns
+        )
+    ):
+        offsets = [c.ctypes.data - base.ctypes.data for c in columns]
+        if all(0 <= o < width * item and o % item == 0 for o in offsets):
+            table = base.reshape(count, n_steps, width)
+            return table, np.array([o // item for o in offsets], np.int64)
+    stacked = np.stack([np.asarray(c, np.int64) for c in columns], axis=-1)
+    return np.ascontiguousarray(stacked.transpose(1, 0, 2)), np.arange(len(columns), dtype=np.int64)
+
+
 @dataclass
 class StepTally:
     """The counts after each step asked (``steps``: step -> :class:`StepCounts`), and the
@@ -123,6 +230,17 @@ class StepTally:
             return other
         steps = sorted({*self.steps, *other.steps})
         return StepTally(self.brought, {t: self.after(t).merge(other.after(t)) for t in steps})
+
+    @classmethod
+    def merged(cls, brought: dict[str, int], tallies: Sequence[StepTally]) -> StepTally:
+        """The tallies' battles, as merging them one after another gives, each step's
+        histograms merged once: a run's blocks of battles (blocks' short battles made a
+        tenth of ``--by-round``'s time merging, a histogram at a time)."""
+        tallies = [t for t in tallies if t.steps]
+        if len(tallies) <= 1:
+            return tallies[0] if tallies else cls(brought)
+        steps = sorted({t for tally in tallies for t in tally.steps})
+        return cls(brought, {t: _merged_counts([c.after(t) for c in tallies]) for t in steps})
 
     def after(self, step: int) -> StepCounts:
         """The counts after ``step``: recorded, or past the last step recorded when no

@@ -16,13 +16,11 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from .. import rulesets
 from ..errors import BattleOddsError
 from ..results.stats import Histogram
 from ..results.steps import STATES, StepCounts, StepTally, men_brought
-from ..rulesets.base import FIGHTING, Prepared
+from ..rulesets.base import Prepared
 from ..scenario.scenario import Scenario
 from .capabilities import check_capabilities, check_unfolds
 from .chunking import ChunkSizes
@@ -118,13 +116,16 @@ def check_step(prepared: Prepared, step: int, name: str = "--after") -> None:
         raise BattleOddsError(f"{name} {step}: expected a step {least}{most}{given}")
 
 
-def steps_to_record(asked: Sequence[int], every: bool, from_step: int = 0) -> list[int]:
+def steps_to_record(
+    asked: Sequence[int], every: bool, from_step: int = 0, limit: int | None = None
+) -> list[int]:
     """The steps a block of battles is asked for: ``asked``, and with ``every`` each of
-    the :data:`MOST_STEPS` after ``from_step`` (counted to the block's longest battle:
-    :func:`_record_block`)."""
+    the :data:`MOST_STEPS` after ``from_step`` up to the turn limit ``limit`` (where every
+    battle is decided), counted to the block's longest battle (:func:`_record_block`)."""
     wanted = set(asked)
     if every:
-        wanted.update(range(from_step + 1, from_step + MOST_STEPS + 1))
+        last = from_step + MOST_STEPS if limit is None else min(limit, from_step + MOST_STEPS)
+        wanted.update(range(from_step + 1, last + 1))
     return sorted(wanted)
 
 
@@ -162,27 +163,31 @@ def _one_pass(
     asked: list[int],
     horizon: int | None,
     lock: AbstractContextManager[object] | None,
-) -> dict[int, dict[str, np.ndarray]] | None:
-    """Every column after each of ``wanted`` steps (by step), recorded in one pass a call:
-    first the steps up to ``horizon`` and those asked, then, only if a battle still
-    fights at the last of them, the rest. A battle's row is written once a step
-    recorded, so recording the hundred steps of ``--by-round`` when battles last ten
-    would cost ten times the writes; the horizon, the longest battle of the blocks
-    before, makes most blocks one call of about the steps their battles last. Steps
-    left out come after every battle is decided (their state is the final one, which
-    StepTally.merge counts so). None when Ctrl-C stopped it between the calls."""
+    brought: dict[str, int],
+) -> dict[int, StepCounts] | None:
+    """The counts after each of ``wanted`` steps (by step), recorded in one pass a call:
+    first the steps up to ``horizon`` and those asked, then, only while a battle still
+    fights at the last of them, the next steps (as many, twice as many, ...). A
+    battle's row is written once a step recorded, so recording the hundred steps of
+    ``--by-round`` when battles last ten would cost ten times the writes; the horizon,
+    the longest battle of the blocks before, makes most blocks one call of about the
+    steps their battles last. Steps left out come after every battle is decided (their
+    state is the final one, which StepTally.merge counts so). None when Ctrl-C stopped
+    it between the calls."""
     near = wanted if horizon is None else [t for t in wanted if t <= horizon or t in asked]
     with lock or nullcontext():
         recorded = prepared.run_through(seed, first, count, near)
-    by_step = {t: {n: c[k] for n, c in recorded.items()} for k, t in enumerate(near)}
+    by_step = StepCounts.by_step(recorded, near, brought) if near else {}
     rest = [t for t in wanted if t not in by_step]
-    if not rest or (near and not (by_step[near[-1]]["winner"] == FIGHTING).any()):
-        return by_step
-    if stop_requested():
-        return None
-    with lock or nullcontext():
-        later = prepared.run_through(seed, first, count, rest)
-    by_step.update({t: {n: c[k] for n, c in later.items()} for k, t in enumerate(rest)})
+    size = max(1, len(near))
+    while rest and not (near and by_step[max(by_step)].states[-1] == 0):
+        if stop_requested():
+            return None
+        later, rest = rest[:size], rest[size:]
+        with lock or nullcontext():
+            recorded = prepared.run_through(seed, first, count, later)
+        by_step.update(StepCounts.by_step(recorded, later, brought))
+        size *= 2
     return by_step
 
 
@@ -205,10 +210,10 @@ def _record_block(
     call fights the battles again. Each call holds ``lock``; ``stopped()`` is asked
     after each."""
     chunk = StepTally(brought)
-    wanted = steps_to_record(asked, every, prepared.from_step)
+    wanted = steps_to_record(asked, every, prepared.from_step, prepared.step_limit)
     recorded = None
     if one_pass(prepared):
-        recorded = _one_pass(prepared, seed, first, count, wanted, asked, horizon, lock)
+        recorded = _one_pass(prepared, seed, first, count, wanted, asked, horizon, lock, brought)
         if recorded is None or stopped():
             return None
     # Past the first step at which every battle is decided, only the steps asked: a
@@ -221,10 +226,9 @@ def _record_block(
         if recorded is None:
             with lock or nullcontext():
                 outcomes = prepared.run_through(seed, first, count, [step])
-            state = {n: c[0] for n, c in outcomes.items()}
+            counts = StepCounts.of({n: c[0] for n, c in outcomes.items()}, brought)
         else:
-            state = recorded[step]
-        counts = StepCounts.of(state, brought)
+            counts = recorded[step]
         chunk.steps[step] = counts
         ended = ended or counts.states[-1] == 0
         if recorded is None and stopped():
@@ -261,9 +265,10 @@ def run_steps(
     brought = men_brought(prepared.column_bounds)
     # Blocks of battles sized by time, as the runner's calls are; a battle of a block
     # holds a row per step recorded in one pass, so a block holds as many fewer.
-    rows = len(steps_to_record(asked, every, prepared.from_step)) if one_pass(prepared) else 1
+    wanted = steps_to_record(asked, every, prepared.from_step, prepared.step_limit)
+    rows = len(wanted) if one_pass(prepared) else 1
     sizes = ChunkSizes(block_cap(prepared, max(1, rows)))
-    tally = StepTally(brought)
+    chunks: list[StepTally] = []
     started = time.perf_counter()
     stopped = False
     # With every step, the steps a block records in its first call (_one_pass).
@@ -293,10 +298,13 @@ def run_steps(
                 stopped = True
                 break
             if horizon is not None:
-                horizon = max(horizon, _next_horizon(chunk, prepared.from_step))
+                # The longest battle seen so far (the first call's guess left behind).
+                longest = _next_horizon(chunk, prepared.from_step)
+                horizon = longest if done == 0 else max(horizon, longest)
             sizes.timed(count, time.perf_counter() - began)
-            tally = tally.merge(chunk)
+            chunks.append(chunk)
             done += count
+    tally = StepTally.merged(brought, chunks)
     notes: list[str] = []
     if every and tally.steps and tally.steps[max(tally.steps)].states[-1] > 0:
         notes.append(
