@@ -260,3 +260,30 @@ def test_studies_benchmark_times_both_trees_and_checks_their_answers() -> None:
         assert (old - 0.05) / (new + 0.05) - 0.005 <= ratio <= (old + 0.05) / (new - 0.05) + 0.005
         # One tree against itself, on one seed: the same answer.
         assert "answers: same" in line, line
+
+
+def test_unknowns_benchmark_times_ranges_against_fixed_inputs() -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "unknowns_speed.py"),
+            *("--battles", "3000", "--rounds", "1", "--only", "blocks,skirmish"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    rows = [line for line in done.stdout.splitlines() if line.startswith("| ")]
+    assert [r.split("|")[1].strip() for r in rows[1:]] == [
+        "blocks/field_battle",
+        "skirmish/cavalry_charge",
+    ]
+    # 4 x 3 x 3 x 3 steps; cavalry 8 counts x 5 healths x swordsmen 8 counts.
+    assert [r.split("|")[2].strip() for r in rows[1:]] == ["108", "320"]
+    for row in rows[1:]:
+        battles, fixed, ranged, ratio = rates(row)
+        assert battles > 0 and fixed > 0 and ranged > 0
+        assert ratio == pytest.approx(ranged / fixed, abs=0.006)
+    verdict = r"slowest against fixed: \S+, [\d.]+x; at least 0.5x: (met|NOT met)"
+    assert re.search(verdict, done.stdout)

@@ -449,3 +449,22 @@ def test_estimate_is_never_many_times_slower_than_the_pieces_so_far() -> None:
         estimate.left(done, 22_500)
     left = estimate.left(21_500, 22_500)
     assert left is not None and left <= 1_000 * 2 * 4.2 / 21_000 + 1e-9
+
+
+@pytest.mark.parametrize(("asked", "longest"), [(None, 0.35), (1.0, 1.25)])
+def test_a_scenario_may_ask_for_calls_of_up_to_a_second(
+    asked: float | None, longest: float
+) -> None:
+    """A mixture of unknowns (``Prepared.call_seconds``) makes a kernel call per
+    combination in each call: its calls settle at about a second, so their fixed cost
+    is a smaller share; others at a quarter second."""
+    sizes = ChunkSizes(1 << 22, seconds=asked)
+    done, calls = 0, []
+    while len(calls) < 40:
+        count = sizes.next(10_000_000 - done)
+        seconds = 0.05 + 1e-5 * count
+        sizes.timed(count, seconds)
+        calls.append(seconds)
+        done += count
+    settled = calls[-10:]
+    assert all(0.7 * longest <= t <= longest for t in settled), settled

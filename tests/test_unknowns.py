@@ -18,7 +18,7 @@ import simulator
 from simulator.cli import app
 from simulator.errors import BattleOddsError, Source
 from simulator.scenario.scenario import prepare, unknowns_of
-from simulator.scenario.unknowns import ABSENT, BLOCK, parse_unknown
+from simulator.scenario.unknowns import ABSENT, BLOCK, parse_unknown, substituted
 from tests.stats_tests import interval_contains, reproducibility
 from tests.test_human_output import raw_identifiers, too_wide
 
@@ -89,6 +89,45 @@ def test_draws_follow_their_weights() -> None:
     assert mixture.unknowns[0].values == ("rain", ABSENT)
     # The inputs are a function of (seed, battle) only.
     assert np.array_equal(mixture.draws(7, 150_000, 10), drawn[150_000:150_010])
+
+
+def test_each_battle_is_its_combinations_battle_of_the_contract() -> None:
+    """Battle j of the mixture, the r-th of its block to draw combination c, is battle
+    (block x BLOCK + r) of c's own scenario, validated on its own, on c's seed: what the
+    grouped calls and the one scatter per column must give back in battle order."""
+    scenario = knights("35..37", "20..21")
+    mixture = scenario.model
+    prepared = prepare(scenario)
+    first, count = BLOCK - 200, 500  # across a block's end
+    got = prepared.run(11, first, count)
+    combos = mixture.draws(11, 0, 2 * BLOCK) @ mixture.strides
+    seeds = mixture.combination_seeds(11, np.arange(mixture.combinations))
+    for c in range(mixture.combinations):
+        values = mixture.values_of(c)
+        pikemen = values["defender.units[0].men.pikeman"]
+        alone = prepare(knights(pikemen, values["defender.break_point"]))
+        alone.use_kernel(mixture.prepared_of(c).kernel)
+        for block in (0, 1):
+            mine = np.flatnonzero(combos[block * BLOCK : (block + 1) * BLOCK] == c)
+            here = mine[(mine + block * BLOCK >= first) & (mine + block * BLOCK < first + count)]
+            if not len(here):
+                continue
+            r = int(np.searchsorted(mine, here[0]))
+            want = alone.run(int(seeds[c]), block * BLOCK + r, len(here))
+            at = here + block * BLOCK - first
+            for column, values_c in want.items():
+                assert np.array_equal(got[column][at], values_c), (c, block, column)
+
+
+def test_a_combination_is_validated_from_data_of_its_own() -> None:
+    """Each combination's data is copied along the paths it changes: the scenario's own
+    data and the other combinations' stay as they were."""
+    data = {"defender": {"units": [{"men": {"pikeman": "30..40"}}]}, "battle": {"w": [1]}}
+    one = substituted(data, {"defender.units[0].men.pikeman": 31, "battle.w[0]": ABSENT})
+    two = substituted(data, {"defender.units[0].men.pikeman": 32})
+    assert data == {"defender": {"units": [{"men": {"pikeman": "30..40"}}]}, "battle": {"w": [1]}}
+    assert one == {"defender": {"units": [{"men": {"pikeman": 31}}]}, "battle": {"w": []}}
+    assert two == {"defender": {"units": [{"men": {"pikeman": 32}}]}, "battle": {"w": [1]}}
 
 
 def test_same_battles_on_any_threads_chunks_and_blocks() -> None:

@@ -151,6 +151,11 @@ class Prepared(ABC):
     #: The step the battle has reached already (0: it starts now); steps, and a stop
     #: rule's ``after``, count from the battle's start (:data:`FROM_STEP`).
     from_step: int = 0
+    #: What one call of :meth:`run` should take at least, in seconds (None: the runner's
+    #: ``CALL_SECONDS``): a scenario whose call makes a kernel call per group of battles
+    #: (a mixture of unknowns) asks for longer calls, so its calls' fixed cost is a
+    #: smaller share (Ctrl-C is still answered within about a second).
+    call_seconds: float | None = None
     #: Why this scenario does not give a capability of :attr:`unfolds` (what its rows
     #: lack), by capability, for the one-line refusal (running/unfolding.check_unfolds).
     lacks: Mapping[str, str] = MappingProxyType({})

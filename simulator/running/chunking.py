@@ -99,10 +99,13 @@ class CallTimes:
 class ChunkSizes:
     """Battles for the next kernel call, from the time of the calls before it."""
 
-    def __init__(self, cap: int, first: int = FIRST_CHUNK) -> None:
+    def __init__(self, cap: int, first: int = FIRST_CHUNK, seconds: float | None = None) -> None:
         if cap < 1:
             raise ValueError(f"chunk size {cap}: expected at least 1")
         self.cap = cap
+        #: What a call should take at least (None: CALL_SECONDS), for a prepared scenario
+        #: whose call makes many kernel calls (``Prepared.call_seconds``).
+        self.seconds = min(seconds or CALL_SECONDS, LONGEST_CALL_SECONDS)
         self.size = min(first, cap)
         self.times = CallTimes()
         self.calls = 0
@@ -125,7 +128,9 @@ class ChunkSizes:
         fitted = self.times.fit()
         # Until calls of several sizes are timed, a fixed cost cannot be told from
         # battles: grow while calls stay within the longest a call may take.
-        target = LONGEST_CALL_SECONDS if fitted is None else self.times.call_seconds()
+        target = (
+            LONGEST_CALL_SECONDS if fitted is None else max(self.seconds, self.times.call_seconds())
+        )
         size = float(min(self.cap, GROWTH * count))
         if seconds > 0:
             # Proportional, not from the fitted cost per battle: where calls are mostly

@@ -239,7 +239,7 @@ def run_chunks(scenario: Scenario, plan: RunPlan, progress: Progress | None = No
             progress(done_battles, battles)
         # Calls sized by time (at most ``chunk`` battles) here or on the workers: Ctrl-C
         # is answered within about a second either way.
-        sizes = ChunkSizes(chunk)
+        sizes = ChunkSizes(chunk, seconds=prepared.call_seconds)
         if executor is None:
             finished = local_chunks(prepared, seed, ranges, rows, sizes)
         else:

@@ -83,7 +83,7 @@ def stream_battles(
     flags = prepared.flags
     started = last = clock()
     tally = Tally()
-    sizes = ChunkSizes(plan.chunk)
+    sizes = ChunkSizes(plan.chunk, seconds=prepared.call_seconds)
     precise = plan.precision is not None
     stopped = False
     failed: tuple[str, ...] = ()

@@ -256,14 +256,22 @@ _PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
 
 
 def substituted(data: Mapping[str, Any], changes: Mapping[str, Any]) -> dict[str, Any]:
-    """``data`` with a value at each path (:data:`ABSENT`: the key or element left out)."""
-    out = copy.deepcopy(dict(data))
+    """``data`` with a value at each path (:data:`ABSENT`: the key or element left out).
+    Only the tables and lists on the paths are copied (a deep copy of the whole scenario
+    was a seventh of validating each combination); the rest is shared with ``data``."""
+    out = dict(data)
+    copied = {id(out)}
     lists: list[list[Any]] = []
     for path, value in changes.items():
         parts: list[str | int] = [int(i) if i else k for k, i in _PART.findall(path)]
         node: Any = out
         for part in parts[:-1]:
-            node = node[part]
+            child = node[part]
+            if id(child) not in copied and isinstance(child, dict | list):
+                child = copy.copy(child)
+                node[part] = child
+                copied.add(id(child))
+            node = child
         last = parts[-1]
         if value is ABSENT and isinstance(node, dict):
             node.pop(last, None)
@@ -425,6 +433,9 @@ class MixturePrepared(GroupedPrepared):
     kernel (see the module's docstring), the outcome columns put back in battle order."""
 
     grouped_by = "unknowns"
+    #: A call makes a kernel call for each combination its battles drew: the longest a
+    #: call may take (running.chunking.LONGEST_CALL_SECONDS) keeps those a small share.
+    call_seconds = 1.0
 
     def __init__(self, mixture: Mixture) -> None:
         self.mixture = mixture
@@ -464,15 +475,33 @@ class MixturePrepared(GroupedPrepared):
         drawn = m.draws(seed, first, count)
         combos = drawn @ m.strides
         winners = out["winner"]
-        calls = grouped_calls(
-            first, combos, lambda start, n: m.draws(seed, start, n) @ m.strides, BLOCK
+        calls = list(
+            grouped_calls(
+                first, combos, lambda start, n: m.draws(seed, start, n) @ m.strides, BLOCK
+            )
         )
-        for combination, index, positions in calls:
-            c_seed = m.combination_seeds(seed, np.array([combination], np.int64))[0]
-            result = run_group(m.prepared_of(combination), int(c_seed), index, len(positions))
-            for name, column in result.items():
-                if name in out:
-                    out[name][positions] = column
+        # Each call's seed, for all of them at once (a hash a call cost as much as a
+        # small group's battles), and each column put in battle order once: the calls'
+        # columns side by side, scattered by their positions side by side.
+        seeds = m.combination_seeds(seed, np.array([c for c, _, _ in calls], np.int64))
+        results = run_groups(
+            [
+                (m.prepared_of(combination), int(c_seed), index, len(positions))
+                for (combination, index, positions), c_seed in zip(calls, seeds, strict=True)
+            ]
+        )
+        positions = np.concatenate([at for _, _, at in calls])
+        for name, column in out.items():
+            if not name.startswith("unknown."):
+                parts = [r.get(name) for r in results]
+                if all(part is None for part in parts):
+                    continue
+                column[positions] = np.concatenate(
+                    [
+                        np.zeros(len(at), np.int64) if part is None else part
+                        for part, (_, _, at) in zip(parts, calls, strict=True)
+                    ]
+                )
         for k in range(len(m.unknowns)):
             out[f"unknown.{k}"] = unknown_code(drawn[:, k], winners, int(m.sizes[k]))
         return out
@@ -504,13 +533,27 @@ SERIAL_BATTLES = 512
 
 
 def run_group(prepared: Prepared, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
-    if count >= SERIAL_BATTLES:
-        return prepared.run(seed, first, count)
+    return run_groups([(prepared, seed, first, count)])[0]
+
+
+def run_groups(groups: list[tuple[Prepared, int, int, int]]) -> list[dict[str, np.ndarray]]:
+    """``prepared.run(seed, first, count)`` of each group, in their order: the groups of
+    fewer than :data:`SERIAL_BATTLES` battles all on the calling thread alone (the
+    thread count set once for them, not twice a group), the others on every thread."""
     import numba
 
-    threads = numba.get_num_threads()
-    numba.set_num_threads(1)
-    try:
-        return prepared.run(seed, first, count)
-    finally:
-        numba.set_num_threads(threads)
+    results: list[dict[str, np.ndarray]] = [{} for _ in groups]
+    small = [i for i, (_, _, _, count) in enumerate(groups) if count < SERIAL_BATTLES]
+    if small:
+        threads = numba.get_num_threads()
+        numba.set_num_threads(1)
+        try:
+            for i in small:
+                prepared, seed, first, count = groups[i]
+                results[i] = prepared.run(seed, first, count)
+        finally:
+            numba.set_num_threads(threads)
+    for i, (prepared, seed, first, count) in enumerate(groups):
+        if count >= SERIAL_BATTLES:
+            results[i] = prepared.run(seed, first, count)
+    return results

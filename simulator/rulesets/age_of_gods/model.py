@@ -249,15 +249,24 @@ def _fighter(name: str, node: Node) -> FighterType:
 def fighter_types(custom: Node, source: Source) -> dict[str, FighterType]:
     """The package's table, with each scenario ``[units.NAME]`` table merged over its
     entry (or defining a new type)."""
-    tables: dict[str, tuple[dict[str, Any], str]] = {
-        name: (data, f"(package) fighters.{name}") for name, data in standard_fighters().items()
-    }
+    tables: dict[str, tuple[dict[str, Any], str]] = {}
     for name, sub in custom.items() if custom.data is not None else ():
-        base = tables.get(name, ({}, ""))[0]
+        base = standard_fighters().get(name, {})
         tables[name] = ({**base, **sub.table()}, sub.path)
     return {
-        name: _fighter(name, Node(data, where, source)) for name, (data, where) in tables.items()
+        name: _fighter(name, Node(*tables[name], source))
+        if name in tables
+        else _package_fighter(name)
+        for name in {**dict.fromkeys(_table()["fighters"]), **tables}
     }
+
+
+@cache
+def _package_fighter(name: str) -> FighterType:
+    """A fighter type of the package's table, read once (as olympia's): each combination
+    of a scenario's unknowns, and each scenario a study builds, is validated anew."""
+    data = standard_fighters()[name]
+    return _fighter(name, Node(data, f"(package) fighters.{name}", Source("package")))
 
 
 def noble_in_battle(battle: Battle, noble: olympia.Noble, leader: Leader | None = None) -> Ratings:

@@ -1,0 +1,164 @@
+"""What ranges cost: ``python benchmarks/unknowns_speed.py [--battles N] [--rounds R]``.
+
+For one bundled scenario of each ruleset, a version whose inputs are ranges making
+hundreds of combinations (docs/unknowns.md, "Speed") against the same scenario with each
+unknown at its middle value. The two are run alternately, ``--rounds`` times each, on
+all the kernel's threads as ``battle-odds run`` runs them; each round loads the scenario
+afresh, so every combination's validation and preparation is counted, as in a fresh
+``battle-odds run`` process (the kernels themselves are cached, compiled beforehand).
+Prints a markdown table of battles per second (the median of the rounds, wall clock)
+and the ranges' speed against fixed inputs, with the processor and the load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import tomllib
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import command_line, load_average, markdown_table, processor  # noqa: E402
+
+from simulator.errors import Source  # noqa: E402
+from simulator.running.runner import simulate  # noqa: E402
+from simulator.scenario.scenario import Scenario, from_data, set_path  # noqa: E402
+from simulator.scenario.unknowns import Unknown, parse_unknown  # noqa: E402
+
+#: Issue 53: a scenario with ranges runs at least half as fast as with fixed values.
+TARGET = 0.5
+#: Scenario, its keys written as ranges, and how many of the battles asked it runs.
+CASES: dict[str, tuple[str, dict[str, str], float]] = {
+    "olympia": (
+        "olympia/knights_vs_pikemen",
+        {"defender.units[0].men.pikeman": "35..45", "defender.break_point": "0..50"},
+        1,
+    ),
+    "age_of_gods": (
+        "age_of_gods/pikemen_vs_knights",
+        {"defender.units[0].men.pikeman": "35..45", "attacker.break_point": "0..50"},
+        0.25,
+    ),
+    "blocks": (
+        "blocks/field_battle",
+        {
+            "attacker.blocks[0].steps": "1..4",
+            "attacker.blocks[2].steps": "1..3",
+            "defender.blocks[1].steps": "1..3",
+            "defender.blocks[2].steps": "1..3",
+        },
+        1,
+    ),
+    "confrontation": (
+        "confrontation/attack",
+        {
+            "attacker.stacks[0].advantages": "0..3",
+            "attacker.stacks[1].advantages": "0..3",
+            "defender.stacks[0].advantages": "0..3",
+            "defender.stacks[1].advantages": "0..3",
+        },
+        0.25,
+    ),
+    "skirmish": (
+        "skirmish/cavalry_charge",
+        {
+            "stacks[0].units[0]": "{ type = 'cavalry', count = '1..8', health = '4..8' }",
+            "stacks[1].units[0]": "{ type = 'swordsman', count = '1..8' }",
+        },
+        0.5,
+    ),
+}
+
+
+def value(text: str) -> Any:
+    """A range as written, or an inline TOML table of them."""
+    return tomllib.loads(f"v = {text}")["v"] if text.startswith("{") else text
+
+
+def middle(item: Any, path: str) -> Any:
+    """``item`` with each range at its middle value."""
+    if isinstance(item, dict):
+        return {k: middle(v, f"{path}.{k}") for k, v in item.items()}
+    found = parse_unknown(item, path, Source("benchmark"))
+    if isinstance(found, Unknown):
+        return found.values[len(found.values) // 2]
+    return item
+
+
+def scenario(name: str, ranges: dict[str, str], fixed: bool) -> Scenario:
+    data = tomllib.loads((ROOT / "scenarios" / f"{name}.toml").read_text(encoding="utf-8"))
+    for path, text in ranges.items():
+        written = value(text)
+        set_path(data, path, middle(written, path) if fixed else written)
+    return from_data(data, Source(f"{name} (benchmark)"))
+
+
+def seconds(name: str, ranges: dict[str, str], fixed: bool, battles: int) -> tuple[float, int]:
+    """Wall seconds of a run of ``battles`` from a freshly loaded scenario, and its
+    combinations of inputs."""
+    loaded = scenario(name, ranges, fixed)
+    started = time.perf_counter()
+    simulate(loaded, battles, 1, keep_battles=False)
+    return time.perf_counter() - started, getattr(loaded.model, "combinations", 1)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--battles", type=int, default=400_000, help="battles a run (400,000)")
+    parser.add_argument("--rounds", type=int, default=3, help="timed runs of each (3)")
+    parser.add_argument(
+        "--only", default="", help="rulesets to run, comma-separated (default: all)"
+    )
+    args = parser.parse_args()
+    chosen = [r for r in CASES if not args.only or r in args.only.split(",")]
+    print(f"# {command_line()}")
+    print(f"# processor {processor()}, all threads, load average {load_average()} (at start)")
+    rows = []
+    for ruleset in chosen:
+        name, ranges, share = CASES[ruleset]
+        n = max(1, int(args.battles * share))
+        seconds(name, ranges, True, 2_000)  # warm: compiled or loaded kernels
+        seconds(name, ranges, False, 2_000)
+        fixed_times, ranged_times, combinations = [], [], 1
+        for _ in range(args.rounds):
+            fixed_times.append(seconds(name, ranges, True, n)[0])
+            took, combinations = seconds(name, ranges, False, n)
+            ranged_times.append(took)
+        fixed_rate = n / statistics.median(fixed_times)
+        ranged_rate = n / statistics.median(ranged_times)
+        rows.append(
+            [
+                f"{name}",
+                f"{combinations:,}",
+                f"{n:,}",
+                f"{fixed_rate:,.0f}",
+                f"{ranged_rate:,.0f}",
+                f"{ranged_rate / fixed_rate:.2f}x",
+            ]
+        )
+        print(f"# {name}: {'; '.join(f'{k} = {v}' for k, v in ranges.items())}", flush=True)
+        print(f"#   seconds: fixed {fixed_times}, ranges {ranged_times}", flush=True)
+    headers = [
+        "scenario (ranges above)",
+        "combinations",
+        "battles",
+        "fixed, battles/s",
+        "ranges, battles/s",
+        "ranges against fixed",
+    ]
+    print("\n".join(markdown_table(headers, rows)))
+    slowest = min(rows, key=lambda row: float(row[-1].rstrip("x")))
+    speed = float(slowest[-1].rstrip("x"))
+    verdict = "met" if speed >= TARGET else "NOT met"
+    print(f"# slowest against fixed: {slowest[0]}, {slowest[-1]}; at least {TARGET}x: {verdict}")
+    print(f"# load average {load_average()} (at end)")
+
+
+if __name__ == "__main__":
+    main()
