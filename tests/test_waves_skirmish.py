@@ -1,0 +1,250 @@
+"""Waves in skirmish (docs/unfolding.md, "Waves"): each wave fights the other side's
+participants as the battle before it left them, its own stacks in place of the field's."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from simulator.cli import app
+from simulator.results.stats import Tally
+from simulator.rulesets.skirmish.prepare import health_column
+from simulator.scenario.scenario import from_data, prepare
+from simulator.testing import reproducibility, simulate_rows, tally_differences
+from tests.reference import waves as reference
+from tests.test_human_output import raw_identifiers, too_wide
+from tests.test_interrupt import ROOT
+from tests.test_waves import _bad, scenario_of, test_the_whole_battle_is_the_chain_of_its_waves
+
+runner = CliRunner()
+
+#: The attacker's three waves: two swordsmen, then a swordsman and an archer that
+#: withdraw at one left, then two cavalry, against a giant, a priest (a healer) and a
+#: wounded archer on a second tile; a hermit's archer stays out.
+ATTACKER_WAVES = ROOT / "examples" / "waves" / "riders_on_a_town.toml"
+
+#: The defender brings the waves: a swordsman, then a priest and a wounded swordsman,
+#: then two archers on another tile, against a cavalry and a swordsman.
+DEFENDER_WAVES = """
+ruleset = "skirmish"
+name = "a town defended in depth"
+
+[battle]
+attacked = [0, 0]
+attacking = [1, 0]
+
+[[stacks]]
+tile = [1, 0]
+owner = "riders"
+units = ["cavalry", "swordsman"]
+
+[[stacks]]
+tile = [0, 0]
+owner = "town"
+units = ["swordsman"]
+
+[[defender.waves]]
+[[defender.waves.stacks]]
+tile = [0, 0]
+owner = "town"
+units = ["priest", "swordsman(health=3)"]
+
+[[defender.waves]]
+[[defender.waves.stacks]]
+tile = [0, 1]
+owner = "town"
+units = ["2 archer"]
+"""
+
+SCENARIOS = [(ATTACKER_WAVES.read_text(), "attacker"), (DEFENDER_WAVES, "defender")]
+
+
+def without_waves(text: str) -> object:
+    data = scenario_of(text).data
+    plain = {k: v for k, v in data.items()}
+    for side in ("attacker", "defender"):
+        if side in plain:
+            plain[side] = {k: v for k, v in plain[side].items() if k != "waves"}
+    return from_data(plain, scenario_of(text).source)
+
+
+@pytest.mark.parametrize(("text", "side"), SCENARIOS)
+def test_skirmish_waves_keep_the_randomness_contract(text: str, side: str) -> None:
+    """One thread and all, chunks of 1,000 and 77, the last third alone: every wave's
+    columns alike, battle by battle, over more than two blocks of battles."""
+    assert reproducibility(scenario_of(text), battles=9_000, seed=4) == []
+
+
+@pytest.mark.parametrize(("text", "side"), SCENARIOS)
+def test_the_first_skirmish_wave_is_the_battle_without_waves(text: str, side: str) -> None:
+    rows = simulate_rows(scenario_of(text), 3_000, 8)
+    plain = simulate_rows(without_waves(text), 3_000, 8)  # type: ignore[arg-type]
+    assert np.array_equal(rows["wave.1.winner"], plain["winner"])
+    assert np.array_equal(rows["wave.1.steps"], plain["steps"])
+    casualties = [name for name in plain if name.startswith("casualties.")]
+    assert len(casualties) >= 3
+    for name in casualties:
+        assert np.array_equal(rows[f"wave.1.{name}"], plain[name]), name
+
+
+@pytest.mark.parametrize(("text", "side"), SCENARIOS)
+def test_a_skirmish_battle_is_the_chain_of_its_waves(text: str, side: str) -> None:
+    test_the_whole_battle_is_the_chain_of_its_waves(text, side)
+
+
+@pytest.mark.parametrize(("text", "side"), SCENARIOS)
+def test_the_side_left_is_each_participant_alive_at_its_health(text: str, side: str) -> None:
+    """Battle by battle, the side a fight left holds exactly the participants alive at
+    its end, each at the health its row gives, on its own tile and with its owner; and
+    that side, read again, is a scenario whose participants start so."""
+    scenario = scenario_of(text)
+    first = prepare(scenario).openers[0]
+    other = "defender" if side == "attacker" else "attacker"
+    rows = first.run(3, 0, 2_000)
+    index, tables = first.survivors(rows, other, {})
+    own = ("attacker", "defender").index(other)
+    fighters = [p for p in first.battle.participants if p.side == own]
+    assert len(tables) > 3 and None in tables  # several states, and a side wiped out
+    for battle in range(2_000):
+        table = tables[index[battle]]
+        alive = [(p, int(rows[health_column(p)][battle])) for p in fighters]
+        # Stack by stack (the table's order; a tile's stacks keep theirs).
+        alive = sorted(((p, h) for p, h in alive if h > 0), key=lambda ph: ph[0].stack)
+        if table is None:
+            assert not alive
+            continue
+        written = [
+            (tuple(stack["tile"]), stack["owner"], unit["type"], unit["health"])
+            for stack in table["stacks"]
+            for unit in stack["units"]
+        ]
+        stacks = first.battle.stacks
+        assert written == [
+            (stacks[p.stack].tile, stacks[p.stack].owner, p.unit.name, h) for p, h in alive
+        ]
+    # Read again against the wave, the side starts as it was left.
+    table = next(t for t in tables if t is not None)
+    data = {**scenario.data, other: table}
+    data[side] = {k: v for k, v in data.get(side, {}).items() if k != "waves"}
+    again = from_data(data, scenario.source).model
+    started = [(p.unit.name, p.health, p.healed) for p in again.participants if p.side == own]
+    assert sorted(started) == sorted(
+        (unit["type"], unit["health"], False) for s in table["stacks"] for unit in s["units"]
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("text", "side"), SCENARIOS)
+def test_skirmish_waves_agree_with_the_reference(text: str, side: str) -> None:
+    """Every column (the whole battle's and each wave's) of 20,000 battles against the
+    plain-Python chain of reference skirmish battles (tests/reference/waves.py over
+    tests/reference/wave_fights_skirmish.py), which rebuilds the side a battle left from
+    its own fighters: no difference at a family-wise false-alarm rate of 0.001."""
+    scenario = scenario_of(text)
+    kernel = Tally.of(simulate_rows(scenario, 20_000, 5))
+    slow = Tally.of(reference.run(scenario.model, 3_000, 11))
+    assert set(kernel.columns) == set(slow.columns)
+    assert tally_differences(kernel, slow) == []
+
+
+@pytest.mark.slow
+def test_the_skirmish_reference_sees_a_wound_forgotten() -> None:
+    """The comparison above has teeth: a package whose survivors came back at full
+    health (the battle's wounds forgotten) differs from the reference."""
+    scenario = scenario_of(ATTACKER_WAVES.read_text())
+    prepared = prepare(scenario)
+    first = prepared.openers[0]
+    honest = type(first).survivors
+
+    def healed(self, rows, side, data):  # type: ignore[no-untyped-def]
+        index, tables = honest(self, rows, side, data)
+        for table in tables:
+            for stack in (table or {}).get("stacks", []):
+                for unit in stack["units"]:
+                    unit.pop("health")
+        return index, tables
+
+    type(first).survivors = healed  # type: ignore[method-assign]
+    try:
+        kernel = Tally.of(prepared.run(5, 0, 20_000))
+    finally:
+        type(first).survivors = honest  # type: ignore[method-assign]
+    slow = Tally.of(reference.run(scenario.model, 3_000, 11))
+    assert tally_differences(kernel, slow) != []
+
+
+def test_run_reports_skirmish_waves() -> None:
+    """The bundled example through `battle-odds run`: the waves' table at any width,
+    and in JSON each wave's answer, the waves' wins adding up to the whole battle's."""
+    example = str(ATTACKER_WAVES)
+    shown = runner.invoke(app, ["run", example, "-n", "3000", "--json"])
+    assert shown.exit_code == 0, shown.output
+    answer = json.loads(shown.stdout)
+    waves = answer["waves"]
+    assert [w["wave"] for w in waves] == [1, 2, 3]
+    added = sum(w["win"]["attacker"]["p"] for w in waves)
+    assert added == pytest.approx(answer["win"]["attacker"]["p"], abs=1e-12)
+    assert waves[2]["fought"]["p"] > 0.9  # the first two mostly fail
+    assert set(waves[2]["left"]) == {"attacker.cavalry", *answer["casualties"]} - {
+        "attacker.swordsman",
+        "attacker.archer",
+    }
+    for columns in (60, 80, 200):
+        text = runner.invoke(app, ["run", example, "-n", "1000"], env={"COLUMNS": str(columns)})
+        assert text.exit_code == 0
+        assert too_wide(text.stdout, columns) == []
+        assert raw_identifiers(text.stdout, "skirmish") == []
+        assert "Waves: the attacker's armies" in " ".join(text.stdout.split())
+
+
+FIELD = """ruleset = "skirmish"
+[battle]
+attacked = [0, 0]
+attacking = [1, 0]
+[[stacks]]
+tile = [1, 0]
+owner = "red"
+units = ["swordsman"]
+[[stacks]]
+tile = [0, 0]
+owner = "blue"
+units = ["giant"]
+"""
+WAVE = '[[attacker.waves]]\nstacks = [{{ tile = {tile}, owner = "{owner}", units = {units} }}]\n'
+
+
+@pytest.mark.parametrize(
+    ("added", "expected"),
+    [
+        (
+            WAVE.format(tile="[1, 0]", owner="blue", units='["cavalry"]'),
+            ":14: attacker.waves[0].stacks[0].owner: 'blue' does not fight for the attacker on "
+            "this field (its owner 'red' or an ally does)",
+        ),
+        (
+            WAVE.format(tile="[5, 5]", owner="red", units='["cavalry"]'),
+            ":14: attacker.waves[0].stacks[0].tile: [5, 5] is not the attacked tile [0, 0]",
+        ),
+        (
+            WAVE.format(tile="[1, 0]", owner="red", units='["cavalier"]'),
+            "attacker.waves[0].stacks[0].units[0]: unknown unit type 'cavalier' (did you mean "
+            "'cavalry'?)",
+        ),
+        (
+            "[[attacker.waves]]\nstacks = []\n",
+            "attacker.waves[0].stacks: no stacks: expected at least one [[attacker.stacks]] entry",
+        ),
+        (
+            '[defender]\nstacks = [{ tile = [0, 0], owner = "red", units = ["giant"] }]\n',
+            "defender.stacks[0].owner: 'red' does not fight for the defender",
+        ),
+    ],
+)
+def test_bad_skirmish_waves_get_one_line_naming_the_key(
+    tmp_path: Path, added: str, expected: str
+) -> None:
+    assert expected in _bad(tmp_path, FIELD + added)
