@@ -130,7 +130,8 @@ BLOCK = 64
 
 
 def n_columns(n_blocks: int) -> int:
-    return O_BLOCKS + 2 * n_blocks
+    # Steps lost, eliminated, then where each block ends (O_BLOCKS + 2n + b: a place).
+    return O_BLOCKS + 3 * n_blocks
 
 
 @jit(counted=False, llvm_inline=True)
@@ -470,6 +471,10 @@ def finish(blocks, pos, steps_value, row):
         and count_at(blocks, pos, DEFENDER, FIELD, SALLY) == 0
     ):
         row[O_FLAGS + F_ATTACKER_WON_FIELD] = 1
+    # Where each block ends (RESERVE .. AWAY): the side a battle left, for a next wave.
+    n = blocks.shape[0]
+    for b in range(n):
+        row[O_BLOCKS + 2 * n + b] = pos[b]
 
 
 @jit(counted=False)

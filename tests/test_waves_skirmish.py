@@ -3,24 +3,21 @@ participants as the battle before it left them, its own stacks in place of the f
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-import numpy as np
 import pytest
-from typer.testing import CliRunner
 
-from simulator.cli import app
-from simulator.results.stats import Tally
 from simulator.rulesets.skirmish.prepare import health_column
 from simulator.scenario.scenario import from_data, prepare
-from simulator.testing import reproducibility, simulate_rows, tally_differences
-from tests.reference import waves as reference
-from tests.test_human_output import raw_identifiers, too_wide
+from simulator.testing import reproducibility
 from tests.test_interrupt import ROOT
 from tests.test_waves import _bad, scenario_of, test_the_whole_battle_is_the_chain_of_its_waves
-
-runner = CliRunner()
+from tests.wave_checks import (
+    check_first_wave,
+    check_mutation_seen,
+    check_reference_agreement,
+    check_run_reports_waves,
+)
 
 #: The attacker's three waves: two swordsmen, then a swordsman and an archer that
 #: withdraw at one left, then two cavalry, against a giant, a priest (a healer) and a
@@ -63,15 +60,6 @@ units = ["2 archer"]
 SCENARIOS = [(ATTACKER_WAVES.read_text(), "attacker"), (DEFENDER_WAVES, "defender")]
 
 
-def without_waves(text: str) -> object:
-    data = scenario_of(text).data
-    plain = {k: v for k, v in data.items()}
-    for side in ("attacker", "defender"):
-        if side in plain:
-            plain[side] = {k: v for k, v in plain[side].items() if k != "waves"}
-    return from_data(plain, scenario_of(text).source)
-
-
 @pytest.mark.parametrize(("text", "side"), SCENARIOS)
 def test_skirmish_waves_keep_the_randomness_contract(text: str, side: str) -> None:
     """One thread and all, chunks of 1,000 and 77, the last third alone: every wave's
@@ -81,14 +69,7 @@ def test_skirmish_waves_keep_the_randomness_contract(text: str, side: str) -> No
 
 @pytest.mark.parametrize(("text", "side"), SCENARIOS)
 def test_the_first_skirmish_wave_is_the_battle_without_waves(text: str, side: str) -> None:
-    rows = simulate_rows(scenario_of(text), 3_000, 8)
-    plain = simulate_rows(without_waves(text), 3_000, 8)  # type: ignore[arg-type]
-    assert np.array_equal(rows["wave.1.winner"], plain["winner"])
-    assert np.array_equal(rows["wave.1.steps"], plain["steps"])
-    casualties = [name for name in plain if name.startswith("casualties.")]
-    assert len(casualties) >= 3
-    for name in casualties:
-        assert np.array_equal(rows[f"wave.1.{name}"], plain[name]), name
+    check_first_wave(text)
 
 
 @pytest.mark.parametrize(("text", "side"), SCENARIOS)
@@ -144,61 +125,29 @@ def test_skirmish_waves_agree_with_the_reference(text: str, side: str) -> None:
     plain-Python chain of reference skirmish battles (tests/reference/waves.py over
     tests/reference/wave_fights_skirmish.py), which rebuilds the side a battle left from
     its own fighters: no difference at a family-wise false-alarm rate of 0.001."""
-    scenario = scenario_of(text)
-    kernel = Tally.of(simulate_rows(scenario, 20_000, 5))
-    slow = Tally.of(reference.run(scenario.model, 3_000, 11))
-    assert set(kernel.columns) == set(slow.columns)
-    assert tally_differences(kernel, slow) == []
+    check_reference_agreement(text, 3_000)
+
+
+def _wounds_forgotten(table: dict[str, object]) -> None:
+    for stack in table["stacks"]:  # type: ignore[attr-defined]
+        for unit in stack["units"]:
+            unit.pop("health")
 
 
 @pytest.mark.slow
 def test_the_skirmish_reference_sees_a_wound_forgotten() -> None:
-    """The comparison above has teeth: a package whose survivors came back at full
-    health (the battle's wounds forgotten) differs from the reference."""
-    scenario = scenario_of(ATTACKER_WAVES.read_text())
-    prepared = prepare(scenario)
-    first = prepared.openers[0]
-    honest = type(first).survivors
-
-    def healed(self, rows, side, data):  # type: ignore[no-untyped-def]
-        index, tables = honest(self, rows, side, data)
-        for table in tables:
-            for stack in (table or {}).get("stacks", []):
-                for unit in stack["units"]:
-                    unit.pop("health")
-        return index, tables
-
-    type(first).survivors = healed  # type: ignore[method-assign]
-    try:
-        kernel = Tally.of(prepared.run(5, 0, 20_000))
-    finally:
-        type(first).survivors = honest  # type: ignore[method-assign]
-    slow = Tally.of(reference.run(scenario.model, 3_000, 11))
-    assert tally_differences(kernel, slow) != []
+    """The comparison above has teeth: survivors back at full health (the battle's
+    wounds forgotten) differ from the reference."""
+    check_mutation_seen(ATTACKER_WAVES.read_text(), 3_000, _wounds_forgotten)
 
 
 def test_run_reports_skirmish_waves() -> None:
     """The bundled example through `battle-odds run`: the waves' table at any width,
-    and in JSON each wave's answer, the waves' wins adding up to the whole battle's."""
-    example = str(ATTACKER_WAVES)
-    shown = runner.invoke(app, ["run", example, "-n", "3000", "--json"])
-    assert shown.exit_code == 0, shown.output
-    answer = json.loads(shown.stdout)
-    waves = answer["waves"]
-    assert [w["wave"] for w in waves] == [1, 2, 3]
-    added = sum(w["win"]["attacker"]["p"] for w in waves)
-    assert added == pytest.approx(answer["win"]["attacker"]["p"], abs=1e-12)
-    assert waves[2]["fought"]["p"] > 0.9  # the first two mostly fail
-    assert set(waves[2]["left"]) == {"attacker.cavalry", *answer["casualties"]} - {
-        "attacker.swordsman",
-        "attacker.archer",
-    }
-    for columns in (60, 80, 200):
-        text = runner.invoke(app, ["run", example, "-n", "1000"], env={"COLUMNS": str(columns)})
-        assert text.exit_code == 0
-        assert too_wide(text.stdout, columns) == []
-        assert raw_identifiers(text.stdout, "skirmish") == []
-        assert "Waves: the attacker's armies" in " ".join(text.stdout.split())
+    each wave's answer in JSON."""
+    answer = check_run_reports_waves(
+        ATTACKER_WAVES, "skirmish", "attacker", 3, ["attacker.cavalry"]
+    )
+    assert answer["waves"][2]["fought"]["p"] > 0.9  # the first two mostly fail
 
 
 FIELD = """ruleset = "skirmish"

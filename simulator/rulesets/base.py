@@ -155,6 +155,12 @@ class Prepared(ABC):
     #: lack), by capability, for the one-line refusal (running/unfolding.check_unfolds).
     lacks: Mapping[str, str] = MappingProxyType({})
 
+    def run_fought(self, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
+        """A wave's fight (docs/unfolding.md, "Waves"): :meth:`run`'s columns and any
+        that :meth:`survivors` reads besides (kept out of a plain run's answer); by
+        default :meth:`run`'s alone."""
+        return self.run(seed, first, count)
+
     def survivors(
         self, rows: Mapping[str, np.ndarray], side: str, data: Mapping[str, Any]
     ) -> tuple[np.ndarray, list[dict[str, Any] | None]]:

@@ -503,14 +503,19 @@ def _path_words(path: str) -> str:
 SERIAL_BATTLES = 512
 
 
-def run_group(prepared: Prepared, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
+def run_group(
+    prepared: Prepared, seed: int, first: int, count: int, fought: bool = False
+) -> dict[str, np.ndarray]:
+    """``prepared.run`` (``fought``: ``run_fought``, a wave's fight), a few battles on
+    one thread."""
+    run = prepared.run_fought if fought else prepared.run
     if count >= SERIAL_BATTLES:
-        return prepared.run(seed, first, count)
+        return run(seed, first, count)
     import numba
 
     threads = numba.get_num_threads()
     numba.set_num_threads(1)
     try:
-        return prepared.run(seed, first, count)
+        return run(seed, first, count)
     finally:
         numba.set_num_threads(threads)

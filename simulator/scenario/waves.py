@@ -347,7 +347,7 @@ class WavesPrepared(GroupedPrepared):
         out = {name: np.zeros(count, np.int64) for name in self.columns}
         if count == 0:
             return out, [np.zeros(0, np.int64) for _ in range(waves.count - 1)]
-        rows = self.openers[0].run(seed, first, count)
+        rows = self.openers[0].run_fought(seed, first, count)
         fighting = np.ones(count, bool)
         against: dict[int, Mapping[str, Any]] = {}
         chained: list[np.ndarray] = []
@@ -370,7 +370,8 @@ class WavesPrepared(GroupedPrepared):
                     self._unopposed(out, k, positions)
                     continue
                 fight = waves.fight(k, g, against[g])
-                result = run_group(fight, group_seed(seed, k, g), index, len(positions))
+                seeded = group_seed(seed, k, g)
+                result = run_group(fight, seeded, index, len(positions), fought=True)
                 self._record(out, k, positions, result, fight)
                 following[positions] = self._left(fight, result, against, against[g])
             self._idle_rows(out, k, ~fighting)
