@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from simulator.rulesets.skirmish.prepare import health_column
@@ -116,6 +117,26 @@ def test_the_side_left_is_each_participant_alive_at_its_health(text: str, side: 
     assert sorted(started) == sorted(
         (unit["type"], unit["health"], False) for s in table["stacks"] for unit in s["units"]
     )
+
+
+def test_a_rule_naming_a_type_gone_holds_from_the_start() -> None:
+    """The other side's ``gone`` naming a type the battle killed off is written as
+    ``after = 1`` (it holds from the start of the next fight); kept where it is there."""
+    rule = '[attacker.retreat]\ngone = "cavalry"\n\n'
+    text = DEFENDER_WAVES.replace("[[defender.waves]]", rule + "[[defender.waves]]", 1)
+    scenario = scenario_of(text)
+    first = prepare(scenario).openers[0]
+    attackers = [p for p in first.battle.participants if p.side == 0]
+    assert [p.unit.name for p in attackers] == ["cavalry", "swordsman"]
+    health = {"cavalry": np.array([3, 0]), "swordsman": np.array([2, 4])}
+    rows = {health_column(p): health[p.unit.name] for p in attackers}
+    index, tables = first.survivors(rows, "attacker", scenario.data["attacker"])
+    kept, lost = tables[index[0]], tables[index[1]]
+    assert kept is not None and lost is not None
+    assert kept["retreat"] == {"gone": "cavalry"}
+    assert lost["retreat"] == {"after": 1}
+    swordsman = {"type": "swordsman", "health": 4}
+    assert lost["stacks"] == [{"tile": [1, 0], "owner": "riders", "units": [swordsman]}]
 
 
 @pytest.mark.slow

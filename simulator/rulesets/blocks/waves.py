@@ -8,7 +8,7 @@ arriving in its round of the next fight; eliminated blocks and blocks that left 
 road (the battle's own retreat) are gone. Only the defender holds the castle in a new
 battle (the next fight is one), so an attacker's block left in it is written in the
 field. A stop rule's ``gone`` that names a block no longer there holds from the start of
-the next fight, as ``after = 1`` does: it is written so.
+the next fight, as ``after = 1`` does: it is written so (stop_rules.rule_left).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import numpy as np
 from kernels import blocks as k
 
 from ..distinct import distinct_rows
+from ..stop_rules import rule_left
 from .model import SIDES, Battle, Block
 
 #: Where a block ended -> where the next fight finds it (None: gone).
@@ -80,9 +81,4 @@ def _left(
         kept.append(written)
     if not kept:
         return None
-    table = {**data, "blocks": kept}
-    rule = data.get("retreat")
-    if isinstance(rule, Mapping) and rule.get("gone") not in (None, *(b["name"] for b in kept)):
-        # Its block is gone: the rule holds from the start, as after = 1 does.
-        table["retreat"] = {**{k: v for k, v in rule.items() if k != "gone"}, "after": 1}
-    return table
+    return {**rule_left(data, [b["name"] for b in kept]), "blocks": kept}

@@ -6,7 +6,9 @@ above 0), each at the health it was left with; a stack with no unit left is gone
 written as the side's own ``stacks`` (``[defender] stacks = [...]``), which take the place
 of the field's stacks that fought for it. A healer's healing, once a battle, is not
 carried over: the next wave's fight is a battle of its own (as its first turn's charge
-is), and the game keeps a unit's health between battles, not what it did in one.
+is), and the game keeps a unit's health between battles, not what it did in one. A
+stop rule's ``gone`` naming a type no longer there holds from the next fight's start,
+written as ``after = 1`` (stop_rules.rule_left).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..distinct import distinct_rows
+from ..stop_rules import rule_left
 from .model import SIDES, Battle, Participant
 
 
@@ -56,4 +59,5 @@ def _left(
         }
         for index, units in sorted(kept.items())
     ]
-    return {**data, "stacks": stacks}
+    types = [unit["type"] for units in kept.values() for unit in units]
+    return {**rule_left(data, types), "stacks": stacks}
