@@ -15,6 +15,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 from dataclasses import replace
+from typing import Any
 
 from simulator.rulesets.skirmish.model import SIDES, Battle
 from tests.reference.skirmish import Fight as ReferenceFight
@@ -60,15 +61,7 @@ class SkirmishFights:
             [*self.written(model, side), *facing], key=lambda seat: (seat[0], seat[1].side)
         )
         fighters = [replace(f, id=i) for i, (_, f) in enumerate(seats)]
-        battle = ReferenceFight(
-            fighters,
-            rng,
-            model.expected_value == "sampled5",
-            model.turn_limit,
-            engine=model.rules == "engine",
-            from_step=model.from_step,
-            retreat=model.retreat,
-        )
+        battle = ReferenceFight(fighters, rng, **_played(model))
         winner = battle.run()
         lost = Counter((SIDES[f.side], f.type) for f in fighters if f.health <= 0)
         alive = Counter((SIDES[f.side], f.type) for f in fighters if f.health > 0)
@@ -79,6 +72,18 @@ class SkirmishFights:
             if f.side == other and f.health > 0
         ]
         return Fight(winner, battle.turn, battle.hit_turn_limit, lost, alive, left)
+
+
+def _played(model: Battle) -> dict[str, Any]:
+    """How the reference's Fight plays ``model``: its moves' values, turn limit, reading
+    of the rules, turns fought and stop rules."""
+    return {
+        "sampled": model.expected_value == "sampled5",
+        "turn_limit": model.turn_limit,
+        "engine": model.rules == "engine",
+        "from_step": model.from_step,
+        "retreat": model.retreat,
+    }
 
 
 FIGHTS = SkirmishFights()
