@@ -164,13 +164,19 @@ class BlocksPrepared(Prepared):
         return self.recorded_matrix(seed, first, count, cut)[0]
 
     def recorded_matrix(
-        self, seed: int, first: int, count: int, cut: int = 0, record: Sequence[int] = ()
+        self,
+        seed: int,
+        first: int,
+        count: int,
+        cut: int = 0,
+        record: Sequence[int] = (),
+        placed: bool = False,
     ) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`run_matrix`'s rows and, in the same pass, each battle's row after each
         of the phases ``record`` (ascending): ``rec[i, k]`` is battle i's after
-        ``record[k]``."""
+        ``record[k]``. ``placed``: the rows end with where each block ended."""
         a = self.arrays
-        columns = k.n_columns(a.blocks.shape[0])
+        columns = k.n_columns(a.blocks.shape[0], placed)
         out = np.zeros((count, columns), np.int64)
         rec_steps = np.ascontiguousarray(record, np.int64)
         rec = np.zeros((count, len(rec_steps), columns), np.int64)
@@ -229,7 +235,7 @@ class BlocksPrepared(Prepared):
     def run_fought(self, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
         """:meth:`run`'s columns and where each block ended (``place.<side>.<name>``,
         kernels/blocks.py's places), which :meth:`survivors` reads."""
-        out = self.run_matrix(seed, first, count)
+        out = self.recorded_matrix(seed, first, count, placed=True)[0]
         result = self._result(out)
         places = k.O_BLOCKS + 2 * len(self.arrays.block_names)
         for b, (side, name) in enumerate(self.arrays.block_names):
