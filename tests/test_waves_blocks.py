@@ -11,15 +11,9 @@ import pytest
 
 from kernels import blocks as k
 from simulator.scenario.scenario import from_data, prepare
-from simulator.testing import reproducibility
 from tests.test_interrupt import ROOT
-from tests.test_waves import _bad, scenario_of, test_the_whole_battle_is_the_chain_of_its_waves
-from tests.wave_checks import (
-    check_first_wave,
-    check_mutation_seen,
-    check_reference_agreement,
-    check_run_reports_waves,
-)
+from tests.test_waves import _bad, scenario_of
+from tests.wave_checks import check_mutation_seen, check_run_reports_waves
 
 #: The attacker's three waves against a garrison in a keep, a host in the field and a
 #: relief arriving in round 2; the attacker storms when stronger, knights charge.
@@ -82,21 +76,6 @@ round = 2
 """
 
 SCENARIOS = [(ATTACKER_WAVES.read_text(), "attacker"), (DEFENDER_WAVES, "defender")]
-
-
-@pytest.mark.parametrize(("text", "side"), SCENARIOS)
-def test_blocks_waves_keep_the_randomness_contract(text: str, side: str) -> None:
-    assert reproducibility(scenario_of(text), battles=9_000, seed=4) == []
-
-
-@pytest.mark.parametrize(("text", "side"), SCENARIOS)
-def test_the_first_blocks_wave_is_the_battle_without_waves(text: str, side: str) -> None:
-    check_first_wave(text)
-
-
-@pytest.mark.parametrize(("text", "side"), SCENARIOS)
-def test_a_blocks_battle_is_the_chain_of_its_waves(text: str, side: str) -> None:
-    test_the_whole_battle_is_the_chain_of_its_waves(text, side)
 
 
 @pytest.mark.parametrize(
@@ -171,16 +150,6 @@ def test_a_rule_naming_a_block_gone_holds_from_the_start() -> None:
     assert lost["retreat"] == {"at_most": "20%", "after": 1}
     assert [b["name"] for b in lost["blocks"]] == ["Emirs", "Late"]
     assert lost["blocks"][0]["steps"] == 3 and lost["blocks"][1]["round"] == 3
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize(("text", "side"), SCENARIOS)
-def test_blocks_waves_agree_with_the_reference(text: str, side: str) -> None:
-    """Every column (the whole battle's and each wave's) of 20,000 battles against the
-    plain-Python chain of reference blocks battles (tests/reference/waves.py over
-    tests/reference/wave_fights_blocks.py), which rebuilds the side a battle left from
-    its own pieces: no difference at a family-wise false-alarm rate of 0.001."""
-    check_reference_agreement(text, 3_000)
 
 
 def _garrison_out(table: dict[str, object]) -> None:

@@ -10,15 +10,9 @@ import pytest
 
 from simulator.rulesets.skirmish.prepare import health_column
 from simulator.scenario.scenario import from_data, prepare
-from simulator.testing import reproducibility
 from tests.test_interrupt import ROOT
-from tests.test_waves import _bad, scenario_of, test_the_whole_battle_is_the_chain_of_its_waves
-from tests.wave_checks import (
-    check_first_wave,
-    check_mutation_seen,
-    check_reference_agreement,
-    check_run_reports_waves,
-)
+from tests.test_waves import _bad, scenario_of
+from tests.wave_checks import check_mutation_seen, check_run_reports_waves
 
 #: The attacker's three waves: two swordsmen, then a swordsman and an archer that
 #: withdraw at one left, then two cavalry, against a giant, a priest (a healer) and a
@@ -59,23 +53,6 @@ units = ["2 archer"]
 """
 
 SCENARIOS = [(ATTACKER_WAVES.read_text(), "attacker"), (DEFENDER_WAVES, "defender")]
-
-
-@pytest.mark.parametrize(("text", "side"), SCENARIOS)
-def test_skirmish_waves_keep_the_randomness_contract(text: str, side: str) -> None:
-    """One thread and all, chunks of 1,000 and 77, the last third alone: every wave's
-    columns alike, battle by battle, over more than two blocks of battles."""
-    assert reproducibility(scenario_of(text), battles=9_000, seed=4) == []
-
-
-@pytest.mark.parametrize(("text", "side"), SCENARIOS)
-def test_the_first_skirmish_wave_is_the_battle_without_waves(text: str, side: str) -> None:
-    check_first_wave(text)
-
-
-@pytest.mark.parametrize(("text", "side"), SCENARIOS)
-def test_a_skirmish_battle_is_the_chain_of_its_waves(text: str, side: str) -> None:
-    test_the_whole_battle_is_the_chain_of_its_waves(text, side)
 
 
 @pytest.mark.parametrize(("text", "side"), SCENARIOS)
@@ -137,16 +114,6 @@ def test_a_rule_naming_a_type_gone_holds_from_the_start() -> None:
     assert lost["retreat"] == {"after": 1}
     swordsman = {"type": "swordsman", "health": 4}
     assert lost["stacks"] == [{"tile": [1, 0], "owner": "riders", "units": [swordsman]}]
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize(("text", "side"), SCENARIOS)
-def test_skirmish_waves_agree_with_the_reference(text: str, side: str) -> None:
-    """Every column (the whole battle's and each wave's) of 20,000 battles against the
-    plain-Python chain of reference skirmish battles (tests/reference/waves.py over
-    tests/reference/wave_fights_skirmish.py), which rebuilds the side a battle left from
-    its own fighters: no difference at a family-wise false-alarm rate of 0.001."""
-    check_reference_agreement(text, 3_000)
 
 
 def _wounds_forgotten(table: dict[str, object]) -> None:
