@@ -129,8 +129,10 @@ ATTRITION_PHASE = 4
 BLOCK = 64
 
 
-def n_columns(n_blocks: int) -> int:
-    return O_BLOCKS + 2 * n_blocks
+def n_columns(n_blocks: int, placed: bool = False) -> int:
+    """A row's columns; ``placed``: then where each block ended (a place at O_BLOCKS +
+    2n + b), which a wave's fight reads (BlocksPrepared.run_fought)."""
+    return O_BLOCKS + (3 if placed else 2) * n_blocks
 
 
 @jit(counted=False, llvm_inline=True)
@@ -470,6 +472,12 @@ def finish(blocks, pos, steps_value, row):
         and count_at(blocks, pos, DEFENDER, FIELD, SALLY) == 0
     ):
         row[O_FLAGS + F_ATTACKER_WON_FIELD] = 1
+    # Where each block ends (RESERVE .. AWAY), in a row with room for it: the side a
+    # battle left, for a next wave (n_columns(n, placed=True)).
+    n = blocks.shape[0]
+    if row.shape[0] > O_BLOCKS + 2 * n:
+        for b in range(n):
+            row[O_BLOCKS + 2 * n + b] = pos[b]
 
 
 @jit(counted=False)

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -156,3 +156,15 @@ def read_stop_rule(node: Node, types: Sequence[str]) -> StopRule:
         after=rule.read(RETREAT["after"]) if rule.has("after") else None,
         outnumbered=rule.read(RETREAT["outnumbered"]) if rule.has("outnumbered") else None,
     )
+
+
+def rule_left(side: Mapping[str, Any], fielded: Collection[str]) -> dict[str, Any]:
+    """A side's table ``side`` as written for its next fight (a wave's, docs/unfolding.md
+    "Waves"), with only ``fielded`` of its types (or blocks) left: a ``retreat.gone``
+    naming one no longer there holds from the start of that fight, and is written as
+    ``after = 1`` does (a rule is looked at after the first step, never before)."""
+    table = dict(side)
+    rule = table.get("retreat")
+    if isinstance(rule, Mapping) and "gone" in rule and rule["gone"] not in fielded:
+        table["retreat"] = {**{k: v for k, v in rule.items() if k != "gone"}, "after": 1}
+    return table

@@ -352,7 +352,8 @@ class WavesPrepared(GroupedPrepared):
         against: dict[int, Mapping[str, Any]] = {}
         chained: list[np.ndarray] = []
         self._record(out, 1, np.arange(count), rows, self.openers[0])
-        left = self._left(self.openers[0], rows, against, waves.data[other])
+        # A ruleset whose side tables are optional (skirmish's) may give none.
+        left = self._left(self.openers[0], rows, against, waves.data.get(other, {}))
         for k in range(2, waves.count + 1):
             fighting = np.isin(out["winner"], SIDE_WON[side], invert=True) & fighting
             group = np.where(fighting, left, _IDLE)
@@ -369,7 +370,8 @@ class WavesPrepared(GroupedPrepared):
                     self._unopposed(out, k, positions)
                     continue
                 fight = waves.fight(k, g, against[g])
-                result = run_group(fight, group_seed(seed, k, g), index, len(positions))
+                seeded = group_seed(seed, k, g)
+                result = run_group(fight, seeded, index, len(positions))
                 self._record(out, k, positions, result, fight)
                 following[positions] = self._left(fight, result, against, against[g])
             self._idle_rows(out, k, ~fighting)

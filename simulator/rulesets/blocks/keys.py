@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ...input.fields import Field, ListOf, Table
+from ..keys import with_waves
 from ..stop_rules import RETREAT
 
 TRAITS = ("knights", "harry")
@@ -163,4 +164,8 @@ def side(name: str) -> Table:
     )
 
 
-SCENARIO = Table("", "a blocks scenario", (BATTLE, POLICY, side("attacker"), side("defender")))
+SCENARIO = Table(
+    "",
+    "a blocks scenario",
+    (BATTLE, POLICY, with_waves(side("attacker")), with_waves(side("defender"))),
+)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import copy
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from types import MappingProxyType
+from typing import Any
 
 import numpy as np
 
@@ -13,6 +15,7 @@ from kernels import blocks as k
 
 from .. import base
 from ..base import BY_STEP, FROM_STEP, STOP_RULES, Prepared, add_to_most
+from . import waves
 from .keys import SWITCHES
 from .model import INITIATIVES, POLICIES, SIDES, Battle
 
@@ -104,12 +107,16 @@ def compile_battle(battle: Battle) -> BlocksArrays:
 
 
 class BlocksPrepared(Prepared):
-    #: What of the battle as it unfolds it cannot give, and why.
+    #: Whether :meth:`run` gives where each block ended (``place.`` columns, read by
+    #: :meth:`survivors`): in the wave chain only (:meth:`for_waves`).
+    keeps_places = False
+    #: What of the battle as it unfolds it cannot give, and why (waves: see __init__).
     lacks = MappingProxyType(
         {
             base.WAVES: (
-                "its rows keep each block's steps lost, not where the block stands after "
-                "the battle (field, castle, reserve)"
+                "an existing siege (siege = true) or the roles swapped: the next wave's "
+                "fight is a new battle, and its castle may have fallen while the besieged "
+                "side fights on outside it, which the scenario's [battle] cannot say"
             )
         }
     )
@@ -135,6 +142,8 @@ class BlocksPrepared(Prepared):
         self.column_bounds = bounds
         self.step_limit = k.PHASES_PER_TURN * battle.turns
         self.unfolds = frozenset({BY_STEP, STOP_RULES, FROM_STEP})
+        if not battle.siege and battle.attacker_role == "attacker":
+            self.unfolds |= {base.WAVES}
         self.stop_rules = battle.retreats
         self.from_step = battle.from_step
 
@@ -159,13 +168,19 @@ class BlocksPrepared(Prepared):
         return self.recorded_matrix(seed, first, count, cut)[0]
 
     def recorded_matrix(
-        self, seed: int, first: int, count: int, cut: int = 0, record: Sequence[int] = ()
+        self,
+        seed: int,
+        first: int,
+        count: int,
+        cut: int = 0,
+        record: Sequence[int] = (),
+        placed: bool = False,
     ) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`run_matrix`'s rows and, in the same pass, each battle's row after each
         of the phases ``record`` (ascending): ``rec[i, k]`` is battle i's after
-        ``record[k]``."""
+        ``record[k]``. ``placed``: the rows end with where each block ended."""
         a = self.arrays
-        columns = k.n_columns(a.blocks.shape[0])
+        columns = k.n_columns(a.blocks.shape[0], placed)
         out = np.zeros((count, columns), np.int64)
         rec_steps = np.ascontiguousarray(record, np.int64)
         # Every row of ``rec`` is written (the state after the phase, or the battle's
@@ -215,8 +230,30 @@ class BlocksPrepared(Prepared):
         return step if self.step_limit is None or step < self.step_limit else 0
 
     def run(self, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
-        out = self.run_matrix(seed, first, count)
+        if not self.keeps_places:
+            return self._result(self.run_matrix(seed, first, count))
+        out = self.recorded_matrix(seed, first, count, placed=True)[0]
+        result = self._result(out)
+        places = k.O_BLOCKS + 2 * len(self.arrays.block_names)
+        for b, (side, name) in enumerate(self.arrays.block_names):
+            result[f"{waves.PLACE}.{side}.{name}"] = out[:, places + b]
+        return result
+
+    def _result(self, out: np.ndarray) -> dict[str, np.ndarray]:
         result = {name: out[:, col] for name, col in self.columns.items()}
         if self.battle.turns > 1:
             result["turn"] = (out[:, k.O_STEPS] - 1) // k.PHASES_PER_TURN + 1
         return result
+
+    def for_waves(self, later: bool = False) -> BlocksPrepared:
+        """This battle as the wave chain runs it: :meth:`run` gives where each block
+        ended too (``place.<side>.<name>``, kernels/blocks.py's places, which
+        :meth:`survivors` reads), the same battles; a plain run's rows leave them out."""
+        kept = copy.copy(self)
+        kept.keeps_places = True
+        return kept
+
+    def survivors(
+        self, rows: Mapping[str, np.ndarray], side: str, data: Mapping[str, Any]
+    ) -> tuple[np.ndarray, list[dict[str, Any] | None]]:
+        return waves.survivors(self.battle, rows, side, data)

@@ -30,6 +30,13 @@ def room(battle: Any, side: str) -> int:
 def add_units(scenario: Any, side: str, kind: str, count: int) -> dict[str, Any]:
     battle = scenario.model
     changed = copy.deepcopy(dict(scenario.data))
+    if any("stacks" in (changed.get(s) or {}) for s in SIDES):
+        # battle.stacks then are not the file's [[stacks]], which men are added to.
+        raise BattleOddsError(
+            "men are added to the field's [[stacks]]: a scenario whose attacker or "
+            "defender table gives its own stacks cannot be changed so; write them as "
+            "[[stacks]]"
+        )
     stacks = changed["stacks"]
     main = _main_stack(battle, side)
     if count >= 0:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ...input.fields import Field, ListOf, OneOf, Table
-from ..keys import COST
+from ..keys import COST, with_waves
 from ..stop_rules import RETREAT
 
 ABILITIES = ("strike", "archery", "charge", "healing")
@@ -119,8 +119,16 @@ BATTLE = Table(
 
 
 def side(name: str) -> Table:
-    """A side's own keys (its participants come from the stacks): when it withdraws."""
-    return Table(name, f"the {name}'s side of the battle", (RETREAT,))
+    """A side's own keys: when it withdraws, and its own stacks (a wave, or the side as
+    a battle left it), in place of the field's stacks that would fight for it."""
+    stacks = ListOf(
+        "stacks",
+        f"the {name}'s own stacks, in place of the field's stacks that would fight for it "
+        "(default: those)",
+        STACK,
+        1,
+    )
+    return Table(name, f"the {name}'s side of the battle", (RETREAT, stacks))
 
 
 SCENARIO = Table(
@@ -128,8 +136,8 @@ SCENARIO = Table(
     "a skirmish scenario",
     (
         BATTLE,
-        side("attacker"),
-        side("defender"),
+        with_waves(side("attacker")),
+        with_waves(side("defender")),
         ListOf("stacks", "the stacks on the field", STACK, 1, required=True),
         Table("unit_types", "unit types of this scenario", other=UNIT_TYPE),
         ListOf(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -295,6 +295,67 @@ def _units(node: Node, types: Mapping[str, UnitType]) -> tuple[Unit, ...]:
     return tuple(units)
 
 
+def _stack(
+    node: Node, index: int, tiles: tuple[Point, ...], types: Mapping[str, UnitType]
+) -> Stack:
+    """The stack of ``node`` (one of ``[[stacks]]``, or of a side's ``stacks``)."""
+    node.only(keys.STACK)
+    tile = node.read(keys.STACK["tile"])
+    if tile not in tiles:
+        raise _stack_error(
+            node,
+            "tile",
+            f"{_show(tile)} is not the attacked tile "
+            f"{_show(tiles[CENTRE])} or one of its neighbours ("
+            + ", ".join(_show(t) for t in tiles[:CENTRE])
+            + ")",
+        )
+    if not node.has("owner"):
+        raise _stack_error(node, "owner", "is required: the stack's owner (a name)")
+    return Stack(index, tile, node.text("owner"), _units(node, types))
+
+
+def _with_sides_stacks(
+    top: Node,
+    field: list[Stack],
+    tiles: tuple[Point, ...],
+    types: Mapping[str, UnitType],
+    seating: tuple[str, str, tuple[frozenset[str], ...], str],
+) -> list[Stack]:
+    """The stacks that stand on the field: ``[[stacks]]``, where a side's table gives
+    its own ``stacks`` (a wave, or the side as a battle left it: docs/unfolding.md,
+    "Waves") without the field's stacks that would fight for that side, and after them
+    the attacker's own stacks, then the defender's. Who attacks and who defends is the
+    field's: a side's own stack must be seated on that side."""
+    given = []
+    for s, name in enumerate(SIDES):
+        node = top.child(name, {})
+        node.only(keys.side(name))
+        if node.has("stacks"):
+            given.append(s)
+    stacks = [st for st in field if side_of(st.owner, *seating) not in given]
+    for s in given:
+        name = SIDES[s]
+        elements = list(top.child(name).child("stacks").elements())
+        if not elements:
+            raise top.child(name).fail(
+                f"no stacks: expected at least one [[{name}.stacks]] entry", "stacks"
+            )
+        for element in elements:
+            stack = _stack(element, len(stacks), tiles, types)
+            if side_of(stack.owner, *seating) != s:
+                raise _stack_error(
+                    element,
+                    "owner",
+                    f"'{stack.owner}' does not fight for the {name} on this field (its "
+                    f"owner '{seating[s]}' or an ally does): a stack in {name}.stacks "
+                    "fights for that side",
+                    stack.owner,
+                )
+            stacks.append(stack)
+    return [replace(stack, index=i) for i, stack in enumerate(stacks)]
+
+
 def validate(data: Mapping[str, Any], source: Source) -> Battle:
     top = Node(data, "", source)
     top.only(keys.SCENARIO)
@@ -334,23 +395,10 @@ def validate(data: Mapping[str, Any], source: Source) -> Battle:
         raise top.fail(
             "is required: the stacks on the field ([[stacks]] with tile, owner, units)", "stacks"
         )
-    stacks: list[Stack] = []
-    for index, node in enumerate(top.child("stacks").elements()):
-        node.only(keys.STACK)
-        tile = node.read(keys.STACK["tile"])
-        if tile not in tiles:
-            raise _stack_error(
-                node,
-                "tile",
-                f"{_show(tile)} is not the attacked tile "
-                f"{_show(attacked)} or one of its neighbours ("
-                + ", ".join(_show(t) for t in tiles[:CENTRE])
-                + ")",
-            )
-        if not node.has("owner"):
-            raise _stack_error(node, "owner", "is required: the stack's owner (a name)")
-        owner = node.text("owner")
-        stacks.append(Stack(index, tile, owner, _units(node, types)))
+    stacks = [
+        _stack(node, index, tiles, types)
+        for index, node in enumerate(top.child("stacks").elements())
+    ]
 
     owners = sorted({s.owner for s in stacks})
     on_attacking = [s for s in stacks if s.tile == attacking]
@@ -394,6 +442,9 @@ def validate(data: Mapping[str, Any], source: Source) -> Battle:
             "attacking",
         )
 
+    stacks = _with_sides_stacks(
+        top, stacks, tiles, types, (attacker_owner, defender_owner, alliance_groups, rules)
+    )
     participants: list[Participant] = []
     staying_out: list[int] = []
     reseated: list[str] = []

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from types import MappingProxyType
+from typing import Any
 
 import numpy as np
 
@@ -13,6 +13,7 @@ from kernels import skirmish as k
 from .. import base
 from ..base import BY_STEP, FROM_STEP, STOP_RULES, TURN_LIMIT, add_to_most
 from ..recorded_turns import RecordedTurns
+from . import waves
 from .model import SIDES, Battle, Participant
 
 #: Move types whose health removed is reported as ``damage.<side>.<move>``.
@@ -92,16 +93,6 @@ def health_column(p: Participant) -> str:
 
 
 class SkirmishPrepared(RecordedTurns):
-    #: What of the battle as it unfolds it cannot give, and why.
-    lacks = MappingProxyType(
-        {
-            base.WAVES: (
-                "its sides are stacks by owner on tiles, with no [attacker] or [defender] "
-                "table a wave could be written as"
-            )
-        }
-    )
-
     def __init__(self, battle: Battle) -> None:
         self.battle = battle
         self.table, self.casualty_names = participant_table(battle)
@@ -127,7 +118,7 @@ class SkirmishPrepared(RecordedTurns):
         self.columns = self._columns()
         self.column_bounds = self._bounds()
         self.step_limit = battle.turn_limit
-        self.unfolds = frozenset({BY_STEP, STOP_RULES, FROM_STEP})
+        self.unfolds = frozenset({BY_STEP, STOP_RULES, FROM_STEP, base.WAVES})
         self.stop_rules = battle.retreat
         self.from_step = battle.from_step
 
@@ -206,6 +197,12 @@ class SkirmishPrepared(RecordedTurns):
     def run(self, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
         out = self.run_matrix(seed, first, count)
         return {name: out[:, col] for name, col in self.columns.items()}
+
+    def survivors(
+        self, rows: Mapping[str, np.ndarray], side: str, data: Mapping[str, Any]
+    ) -> tuple[np.ndarray, list[dict[str, Any] | None]]:
+        health = [health_column(p) for p in self.battle.participants]
+        return waves.survivors(self.battle, health, rows, side, data)
 
     def replay(self, seed: int, battle: int) -> tuple[dict[str, int], list[Move]]:
         """Outcome row and move log of battle ``battle`` of run ``seed``.
