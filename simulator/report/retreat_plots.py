@@ -16,20 +16,23 @@ from .figures import new_figure, say
 #: Cell codes and their colours: no undecided position, fight, withdraw, both.
 _EMPTY, _FIGHT, _WITHDRAW, _MIXED = 0, 1, 2, 3
 _COLOURS = ("#ffffff", "#4c9a2a", "#c0392b", "#e6a23c")
-_NAMES = ("", "fight", "withdraw", "both (by type, nobles or structure)")
+_NAMES = ("", "fight", "withdraw", "both (by type, nobles, structure or step)")
 
 
 def retreat_figure(result: Any, dpi: float = 100) -> Figure:
     """The best rule's map of ``result`` (a :class:`~simulator.studies.retreat.RetreatResult`)."""
     figure = new_figure(6.4, 4.8, dpi)
     ax = figure.add_subplot()
-    own, enemy, _nobles = result.men_left()
-    decisions = [d for d in result.frame["decision"]]
-    cells = np.zeros((max(own, default=0) + 1, max(enemy, default=0) + 1), np.int64)
-    for o, e, d in zip(own, enemy, decisions, strict=True):
-        code = {"fight": _FIGHT, "withdraw": _WITHDRAW}.get(d)
-        if code is not None:
-            cells[o, e] = code if cells[o, e] in (_EMPTY, code) else _MIXED
+    if getattr(result, "method", "exact") == "simulated":
+        cells = _simulated_cells(result.cells())
+    else:
+        own, enemy, _nobles = result.men_left()
+        decisions = [d for d in result.frame["decision"]]
+        cells = np.zeros((max(own, default=0) + 1, max(enemy, default=0) + 1), np.int64)
+        for o, e, d in zip(own, enemy, decisions, strict=True):
+            code = {"fight": _FIGHT, "withdraw": _WITHDRAW}.get(d)
+            if code is not None:
+                cells[o, e] = code if cells[o, e] in (_EMPTY, code) else _MIXED
     other = "defender" if result.side == "attacker" else "attacker"
     ax.set_title(f"Best retreat rule for the {result.side}: {result.scenario.name}")
     if not cells.any():
@@ -53,3 +56,15 @@ def retreat_figure(result: Any, dpi: float = 100) -> Figure:
         fontsize="small",
     )
     return figure
+
+
+def _simulated_cells(counts: np.ndarray) -> np.ndarray:
+    """A simulated rule's cells from the fresh battles' decisions at each (own, enemy)
+    men left: fight or withdraw where every battle there did the same, else both (the
+    rule also weighs the step and each type's men)."""
+    fight, out = counts[..., 0] > 0, counts[..., 1] > 0
+    cells = np.full(fight.shape, _EMPTY, np.int64)
+    cells[fight & ~out] = _FIGHT
+    cells[out & ~fight] = _WITHDRAW
+    cells[fight & out] = _MIXED
+    return cells

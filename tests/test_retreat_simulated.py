@@ -1,0 +1,156 @@
+"""The simulated best retreat rule (Longstaff-Schwartz; ``battle-odds retreat --method
+simulated``), checked against the exact best rule of small olympia battles (the
+simulated rule is valued on fresh battles: its value is an unbiased estimate of a rule's,
+so never above the exact optimum beyond noise, and close to it), against the exact
+values of "never retreat" and of the side's own rule (unbiased estimates of them), on a
+battle where withdrawing can only lose (no withdrawal, a gain of exactly 0), and for
+the randomness contract (same seed, same rule and numbers, on 1 thread or all)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+import simulator
+from simulator.cli import app
+from simulator.studies.machinery.retreat_simulated import Estimate, fresh_seed
+from simulator.studies.retreat import best_retreat
+
+Z999 = 3.29
+FORD = "examples/retreat/knights_at_the_ford.toml"
+runner = CliRunner()
+
+
+def _se(e: Estimate) -> float:
+    return (e.high - e.low) / (2 * 1.959963984540054)
+
+
+def test_the_simulated_rule_comes_close_to_the_exact_optimum_and_never_above_it() -> None:
+    scenario = simulator.load_scenario(FORD)
+    exact = best_retreat(scenario, "attacker", 20.0, method="exact")
+    simulated = best_retreat(
+        scenario, "attacker", 20.0, method="simulated", paths=20_000, battles=20_000, seed=5
+    )
+    a = simulated.answer  # type: ignore[union-attr]
+    # An unbiased estimate of a rule's value: at most the optimum, beyond noise.
+    assert a.value.value <= exact.value + Z999 * _se(a.value)
+    # Close to it: the paired gain over never retreating (tighter than the value's own
+    # interval) within noise and a tenth of the exact gain (0.50) of the exact gain.
+    exact_gain = exact.value - exact.never
+    assert a.gain_over_never.value >= exact_gain - Z999 * _se(a.gain_over_never) - 0.05
+    # "Never retreat" and the side's own rule (at 3 knights) are unbiased estimates of
+    # the exact values.
+    assert abs(a.never.value - exact.never) <= Z999 * _se(a.never)
+    assert exact.own is not None and a.own is not None
+    assert abs(a.own.value - exact.own) <= Z999 * _se(a.own)
+    assert a.gain_over_own is not None and a.gain_over_own.low > 0
+    assert simulated.words().startswith("withdraw with")
+
+
+def test_where_withdrawing_can_only_lose_it_never_withdraws(tmp_path: Path) -> None:
+    """Eight knights against two pikemen, a win worth 100 against 24 for all the
+    knights: the knights win every battle, so on every battle fighting on is worth more
+    than withdrawing at any step (100 less the knights lost after it). The rule fights
+    to the end and its gain over never retreating is exactly 0."""
+    easy = tmp_path / "easy.toml"
+    text = Path(FORD).read_text().replace("pikeman = 12", "pikeman = 2")
+    easy.write_text(text.replace("at_most = 3", "at_most = 7"))
+    scenario = simulator.load_scenario(easy)
+    result = best_retreat(
+        scenario, "attacker", 100.0, method="simulated", paths=5_000, battles=5_000
+    )
+    a = result.answer  # type: ignore[union-attr]
+    assert a.outcomes["win"] == 1.0
+    assert a.rule.never
+    assert a.gain_over_never.value == 0.0 and a.gain_over_never.high == 0.0
+    assert a.outcomes["withdrew"] == 0.0
+    assert result.words() == "never withdraw"
+    # The side's own rule (withdraw at 7 knights) gives up wins: worth less.
+    assert a.gain_over_own is not None and a.gain_over_own.low > 0
+
+
+def _numbers(result: object) -> dict[str, object]:
+    data = result.to_dict()  # type: ignore[attr-defined]
+    data.pop("seconds")
+    return data
+
+
+def test_same_seed_same_rule_on_one_thread_or_all() -> None:
+    scenario = simulator.load_scenario(FORD)
+    kwargs = {"method": "simulated", "paths": 3_000, "battles": 3_000, "seed": 11}
+    one = best_retreat(scenario, "attacker", 20.0, threads=1, **kwargs)  # type: ignore[arg-type]
+    again = best_retreat(scenario, "attacker", 20.0, threads=1, **kwargs)  # type: ignore[arg-type]
+    every = best_retreat(scenario, "attacker", 20.0, **kwargs)  # type: ignore[arg-type]
+    assert _numbers(one) == _numbers(again) == _numbers(every)
+    for x, y in zip(one.answer.rule.coefficients, every.answer.rule.coefficients, strict=True):  # type: ignore[union-attr]
+        assert (x is None and y is None) or np.array_equal(x, y)
+    other = best_retreat(scenario, "attacker", 20.0, **{**kwargs, "seed": 12})  # type: ignore[arg-type]
+    assert _numbers(other) != _numbers(one)
+    assert fresh_seed(11) != 11 and fresh_seed(11) == fresh_seed(11)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "scenarios/skirmish/cavalry_charge.toml",
+        "scenarios/confrontation/attack.toml",
+        "scenarios/age_of_gods/pikemen_vs_knights.toml",
+    ],
+)
+def test_every_ruleset_never_retreat_agrees_with_a_plain_run(path: str) -> None:
+    """ "Never retreat" over the fresh battles estimates W x P(win) - the price of the
+    men lost, which a plain run of the scenario (another kernel's draws) gives too."""
+    scenario = simulator.load_scenario(path)
+    result = best_retreat(scenario, "attacker", method="simulated", paths=3_000, battles=6_000)
+    a = result.answer  # type: ignore[union-attr]
+    run = simulator.simulate(scenario, 20_000, seed=3)
+    frame = run.battles
+    won = (frame["winner"] == "attacker").to_numpy()
+    lost = sum(
+        price * frame[f"casualties.attacker.{t}"].to_numpy() for t, price in result.prices.items()
+    )
+    per = result.win_value * won - lost
+    half = Z999 * float(np.std(per, ddof=1)) / np.sqrt(len(per))
+    assert abs(a.never.value - per.mean()) <= Z999 * _se(a.never) + half
+    # The rule is valued on the same battles as never retreating: no worse beyond noise.
+    assert a.gain_over_never.high >= 0
+
+
+def test_blocks_needs_prices_and_takes_costs(tmp_path: Path) -> None:
+    path = "scenarios/blocks/field_battle.toml"
+    result = runner.invoke(app, ["retreat", path])
+    assert result.exit_code == 2
+    assert result.output.strip().startswith("error: --costs: no price for the attacker's")
+    assert len(result.output.strip().splitlines()) == 1
+    costs = tmp_path / "costs.toml"
+    names = ["Richard", "Templars", "Turcopoles", "Saladin", "Mamluks", "Bedouins"]
+    costs.write_text("".join(f"{n} = 1\n" for n in names))
+    result = runner.invoke(
+        app,
+        ["retreat", path, "--costs", str(costs), "--paths", "2000", "-n", "2000", "--json"],
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["method"] == "simulated" and data["battles"] == 2000
+    for key in ("value", "never", "gain_over_never"):
+        assert data[key]["low"] <= data[key]["value"] <= data[key]["high"]
+
+
+def test_the_command_says_the_simulated_rule(tmp_path: Path) -> None:
+    result = runner.invoke(
+        app,
+        ["retreat", FORD, "--win-value", "20", "--method", "simulated", "--paths", "3000",
+         "-n", "3000", "-o", str(tmp_path / "map.png")],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "simulated: fitted on 3,000 battles, valued on 3,000" in result.output
+    assert "never retreat: " in result.output and "best gains" in result.output
+    assert "The rule: " in result.output and (tmp_path / "map.png").exists()
+    result = runner.invoke(
+        app, ["retreat", "scenarios/skirmish/cavalry_charge.toml", "--method", "exact"]
+    )
+    assert result.exit_code == 2 and result.output.startswith("error: --method exact: ")
