@@ -154,3 +154,18 @@ def test_the_command_says_the_simulated_rule(tmp_path: Path) -> None:
         app, ["retreat", "scenarios/skirmish/cavalry_charge.toml", "--method", "exact"]
     )
     assert result.exit_code == 2 and result.output.startswith("error: --method exact: ")
+
+
+def test_ctrl_c_gives_the_rule_so_far_marked_partial() -> None:
+    """Ctrl-C while the training battles run: the rule fitted on the blocks done, valued
+    on one small block of fresh battles, marked partial; exit 130 within seconds."""
+    from tests.test_interrupt import KNIGHTS, check_stopped, interrupt
+
+    code, out, err, seconds = interrupt(
+        ["retreat", KNIGHTS, "--method", "simulated", "--paths", "5000000", "-n", "5000000",
+         "--json"]
+    )  # fmt: skip
+    check_stopped(code, err, seconds)
+    answer = json.loads(out)
+    assert answer["partial"] is True and 0 < answer["battles"] < 5_000_000
+    assert answer["value"]["low"] <= answer["value"]["value"] <= answer["value"]["high"]

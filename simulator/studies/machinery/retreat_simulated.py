@@ -94,12 +94,15 @@ class Features:
     brought: dict[str, int]
     prices: np.ndarray  # by own type
 
+    def dtype(self, names: list[str]) -> type[np.signedinteger[Any]]:
+        """Men left fit in 16 bits where no type brings 32,768 men (half the memory)."""
+        small = max((self.brought[n] for n in names), default=0) < 2**15
+        return np.int16 if small else np.int32
+
     def men(self, rows: Mapping[str, np.ndarray], names: list[str]) -> np.ndarray:
         """Men left of each type, shape (..., len(names))."""
-        small = max((self.brought[n] for n in names), default=0) < 2**15
-        return np.stack([self.brought[n] - rows[f"casualties.{n}"] for n in names], axis=-1).astype(
-            np.int16 if small else np.int32
-        )
+        left = [self.brought[n] - rows[f"casualties.{n}"] for n in names]
+        return np.stack(left, axis=-1).astype(self.dtype(names))
 
     def price_lost(self, own_left: np.ndarray) -> np.ndarray:
         lost = np.array([self.brought[n] for n in self.own]) - own_left
@@ -226,11 +229,10 @@ def record(
     return Paths(rows["winner"] == FIGHTING, f.men(rows, f.own), f.men(rows, f.enemy), final)
 
 
-def fit_rule(
-    paths: Paths, dates: Sequence[int], side: int, win: float, f: Features
-) -> SimulatedRule:
-    """Longstaff-Schwartz backwards over ``dates`` on the training ``paths``."""
-    worth = value_of_rows(paths.final, side, win, f).astype(np.float64)
+def fit_rule(paths: Paths, worth: np.ndarray, dates: Sequence[int], f: Features) -> SimulatedRule:
+    """Longstaff-Schwartz backwards over ``dates`` on the training ``paths``, each
+    worth ``worth`` fought to its end."""
+    worth = worth.astype(np.float64)  # a copy: each step's withdrawals change it
     coefficients: list[np.ndarray | None] = [None] * len(dates)
     for k in range(len(dates) - 1, -1, -1):
         idx = np.flatnonzero(paths.fighting[k])
@@ -338,18 +340,30 @@ def simulated_retreat(
         dates = decision_dates(
             prepared.from_step, max(longest, prepared.from_step + 1), prepared.step_limit
         )
-        chunks: list[Paths] = []
+        # One array each, filled block by block (no copies of a list of blocks).
+        training = Paths(
+            np.zeros((len(dates), paths), bool),
+            np.zeros((len(dates), paths, len(own)), f.dtype(own)),
+            np.zeros((len(dates), paths, len(enemy)), f.dtype(enemy)),
+            {},
+        )
+        worth = np.zeros(paths)
+        fitted = paths
         for first in range(0, paths, block):
-            chunks.append(record(prepared, seed, first, min(block, paths - first), dates, f))
-            done += min(block, paths - first)
+            n = min(block, paths - first)
+            part = record(prepared, seed, first, n, dates, f)
+            training.fighting[:, first : first + n] = part.fighting
+            training.own[:, first : first + n] = part.own
+            training.enemy[:, first : first + n] = part.enemy
+            worth[first : first + n] = value_of_rows(part.final, side, win, f)
+            done += n
             if progress is not None:
                 progress(done, total)
             if stop_requested():
-                partial = True
+                partial, fitted = True, first + n
                 break
-        training = _join(chunks)
-        rule = fit_rule(training, dates, side, win, f)
-        del training, chunks
+        rule = fit_rule(_first(training, fitted), worth[:fitted], dates, f)
+        del training, worth
         valued = _value(
             rule,
             prepared,
@@ -389,13 +403,9 @@ def simulated_retreat(
     return answer, prices, float(win)
 
 
-def _join(chunks: list[Paths]) -> Paths:
-    return Paths(
-        np.concatenate([c.fighting for c in chunks], axis=1),
-        np.concatenate([c.own for c in chunks], axis=1),
-        np.concatenate([c.enemy for c in chunks], axis=1),
-        {k: np.concatenate([c.final[k] for c in chunks]) for k in chunks[0].final},
-    )
+def _first(paths: Paths, n: int) -> Paths:
+    """The first ``n`` battles of ``paths``."""
+    return Paths(paths.fighting[:, :n], paths.own[:, :n], paths.enemy[:, :n], {})
 
 
 def _value(
