@@ -53,8 +53,16 @@ def retreat_lines(result: Any, width: int) -> list[str]:
     )
     lines += textwrap.wrap(f"Under the best rule the {side} {said_chances}.", width)
     lines += textwrap.wrap(f"The rule: {result.words()}.", width)
+    lines += _stop_now(result, width)
     lines += textwrap.wrap(f"{rule.states:,} positions solved in {result.seconds:.2f} s.", width)
     return lines
+
+
+def _stop_now(result: Any, width: int) -> list[str]:
+    from ..studies.machinery.retreat_words import stop_now_words
+
+    said = stop_now_words(result.stop_now())
+    return [] if said is None else textwrap.wrap(said, width)
 
 
 def _interval(e: Any) -> str:
@@ -99,6 +107,7 @@ def simulated_lines(result: Any, width: int) -> list[str]:
     )
     lines += textwrap.wrap(f"Under the best rule the {side} {said_chances}.", width)
     lines += textwrap.wrap(f"The rule: {result.words()}.", width)
+    lines += _stop_now(result, width)
     dates = a.rule.dates
     every = dates[1] - dates[0] if len(dates) > 1 else 1
     looked = "after every step" if every == 1 else f"every {every} steps"

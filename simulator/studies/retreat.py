@@ -24,7 +24,7 @@ from ..rulesets.olympia.retreat import DECISIONS, NOBLES, BestRule, army_cost, b
 from ..rulesets.stop_rules import NEVER
 from ..scenario.scenario import Scenario, prepare, unknowns_of
 from .machinery.retreat_simulated import SimulatedRetreatResult
-from .machinery.retreat_words import threshold_words
+from .machinery.retreat_words import stop_now_or_go_on, threshold_words
 from .machinery.sides import SIDES, check_side
 
 #: ``--method``: backward induction over olympia's exact chain, or Longstaff-Schwartz.
@@ -52,10 +52,18 @@ class RetreatResult:
     own: float | None
     own_words: str | None
     seconds: float
+    #: The step the battle has reached (``[battle] from_step``; 0: not begun).
+    from_step: int = 0
+
+    method = "exact"
 
     @property
     def value(self) -> float:
         return self.rule.value
+
+    def stop_now(self) -> dict[str, Any] | None:
+        """For a battle in progress: stopping now (0) against going on (exact)."""
+        return stop_now_or_go_on(self.from_step, "olympia", self.rule.value, None, None)
 
     @property
     def frame(self) -> pd.DataFrame:
@@ -132,6 +140,7 @@ class RetreatResult:
             "rule": self.words(),
             "states": rule.states,
             "seconds": self.seconds,
+            "stop_now_or_go_on": self.stop_now(),
             "positions": self.frame.to_dict(orient="records"),
         }
 
@@ -226,7 +235,8 @@ def _simulated(
         costs=costs,
         progress=progress,
     )
-    own_rule = prepare(scenario).stop_rules[s]
+    prepared = prepare(scenario)
+    own_rule = prepared.stop_rules[s]
     return SimulatedRetreatResult(
         scenario=scenario,
         side=side,
@@ -237,6 +247,7 @@ def _simulated(
         own_words=None
         if own_rule.never
         else own_rule.words(rulesets.get(scenario.ruleset).step_unit),
+        from_step=prepared.from_step,
     )
 
 
@@ -280,4 +291,5 @@ def _exact(scenario: Scenario, side: str, win_value: float | None) -> RetreatRes
         own=None if own_rule.never else value_of(own_rule),
         own_words=None if own_rule.never else own_rule.words("strikes"),
         seconds=seconds,
+        from_step=prepare(scenario).from_step,
     )

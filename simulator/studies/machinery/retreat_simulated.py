@@ -39,6 +39,7 @@ from ...running.interrupt import stop_requested
 from ...running.memory import battles_per_call
 from ...running.runner import thread_count
 from ...scenario.scenario import Scenario, from_data, prepare
+from .retreat_words import stop_now_or_go_on
 from .sides import SIDES
 
 #: The most steps the rule is looked at: every step where battles last at most this
@@ -514,8 +515,15 @@ class SimulatedRetreatResult:
     prices: dict[str, float]
     answer: SimulatedAnswer
     own_words: str | None
+    #: The step the battle has reached (``[battle] from_step``; 0: not begun).
+    from_step: int = 0
 
     method = "simulated"
+
+    def stop_now(self) -> dict[str, Any] | None:
+        """For a battle in progress: stopping now (0) against going on (estimated)."""
+        v = self.answer.value
+        return stop_now_or_go_on(self.from_step, self.scenario.ruleset, v.value, v.low, v.high)
 
     @property
     def value(self) -> float:
@@ -578,6 +586,7 @@ class SimulatedRetreatResult:
             "gain_over_own": None if a.gain_over_own is None else a.gain_over_own.to_dict(),
             **{k: float(v) for k, v in a.outcomes.items()},
             "rule": self.words(),
+            "stop_now_or_go_on": self.stop_now(),
             "decision_steps": list(a.rule.dates),
             "paths": a.paths,
             "battles": a.fresh,
