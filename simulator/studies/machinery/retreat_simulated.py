@@ -219,15 +219,17 @@ def record(
     dates: Sequence[int],
     f: Features,
 ) -> Paths:
-    """Battles ``first .. first + count - 1`` after each of ``dates`` and at their end."""
-    rows = prepared.run_through(seed, first, count, list(dates)) if dates else None
-    final = prepared.run_until(seed, first, count, TO_THE_END)
-    if rows is None:
-        empty = np.zeros((0, count), bool)
-        return Paths(
-            empty, np.zeros((0, count, len(f.own))), np.zeros((0, count, len(f.enemy))), final
-        )
-    return Paths(rows["winner"] == FIGHTING, f.men(rows, f.own), f.men(rows, f.enemy), final)
+    """Battles ``first .. first + count - 1`` after each of ``dates`` and at their end,
+    in one recording (its last step far past any battle's end: each battle's final
+    row, as run_until gives it)."""
+    rows = prepared.run_through(seed, first, count, [*dates, TO_THE_END])
+    final = {name: column[-1] for name, column in rows.items()}
+    return Paths(
+        rows["winner"][:-1] == FIGHTING,
+        f.men({n: c[:-1] for n, c in rows.items()}, f.own),
+        f.men({n: c[:-1] for n, c in rows.items()}, f.enemy),
+        final,
+    )
 
 
 def fit_rule(paths: Paths, worth: np.ndarray, dates: Sequence[int], f: Features) -> SimulatedRule:
@@ -460,10 +462,13 @@ def _value(
                 best_v[pick] = -f.price_lost(paths.own[k, pick])
                 winner[pick] = 3 + side
         counts += _asked(rule, paths, at, counts.shape)
-        own_rows = own_prepared.run_until(seed, first, n, TO_THE_END)
         best.append(best_v)
         never.append(never_v)
-        own.append(value_of_rows(own_rows, side, win, f))
+        if own_prepared.stop_rules[side].never:  # no rule of its own: never retreating
+            own.append(never_v)
+        else:
+            own_rows = own_prepared.run_until(seed, first, n, TO_THE_END)
+            own.append(value_of_rows(own_rows, side, win, f))
         codes += np.bincount(winner, minlength=6)[:6]
         count += n
         done += n
