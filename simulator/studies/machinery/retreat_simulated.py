@@ -102,12 +102,18 @@ class Features:
 
     def men(self, rows: Mapping[str, np.ndarray], names: list[str]) -> np.ndarray:
         """Men left of each type, shape (..., len(names))."""
-        left = [self.brought[n] - rows[f"casualties.{n}"] for n in names]
-        return np.stack(left, axis=-1).astype(self.dtype(names))
+        first = rows["winner"]
+        left = np.empty((*first.shape, len(names)), self.dtype(names))
+        for i, n in enumerate(names):
+            np.subtract(
+                self.brought[n], rows[f"casualties.{n}"], out=left[..., i], casting="unsafe"
+            )
+        return left
 
     def price_lost(self, own_left: np.ndarray) -> np.ndarray:
-        lost = np.array([self.brought[n] for n in self.own]) - own_left
-        return (lost * self.prices).sum(axis=-1)
+        """The price of the side's men lost, from its men left of each type."""
+        brought = np.array([self.brought[n] for n in self.own], np.float64)
+        return float(brought @ self.prices) - own_left @ self.prices
 
     def basis(self, own_left: np.ndarray, enemy_left: np.ndarray, step: float) -> np.ndarray:
         """The regression's columns: 1, each type's share of its men left, both sides'
@@ -499,12 +505,13 @@ def _asked(rule: SimulatedRule, paths: Paths, at: np.ndarray, shape: tuple[int, 
     """How often the rule fought on (``[..., 0]``) and withdrew (``[..., 1]``) after
     each decision step, by the side's men left and the other's, on these battles."""
     counts = np.zeros(shape, np.int64)
+    cells = shape[1] * shape[2] * 2
     for k in range(len(rule.dates)):
         idx = np.flatnonzero(paths.fighting[k] & ((at < 0) | (at >= k)))
-        own = paths.own[k, idx].sum(axis=1).astype(np.int64)
-        enemy = paths.enemy[k, idx].sum(axis=1).astype(np.int64)
-        out = (at[idx] == k).astype(np.int64)
-        np.add.at(counts[k], (own, enemy, out), 1)
+        own = paths.own[k, idx].sum(axis=1, dtype=np.int64)
+        enemy = paths.enemy[k, idx].sum(axis=1, dtype=np.int64)
+        key = (own * shape[2] + enemy) * 2 + (at[idx] == k)
+        counts[k] = np.bincount(key, minlength=cells).reshape(shape[1:])
     return counts
 
 
