@@ -19,12 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import simulator  # noqa: E402
-from benchmarks.common import (  # noqa: E402
-    command_line,
-    load_average,
-    markdown_table,
-    processor,
-)
+from benchmarks import common  # noqa: E402
 from simulator.results.steps import men_brought  # noqa: E402
 from simulator.scenario.scenario import prepare  # noqa: E402
 from simulator.studies.retreat import best_retreat  # noqa: E402
@@ -51,8 +46,8 @@ def main() -> None:
     parser.add_argument("--paths", type=int, default=PATHS, help="training (and fresh) battles")
     parser.add_argument("--only", default="", help="scenarios whose path holds this text")
     args = parser.parse_args()
-    print(f"# {command_line()}")
-    print(f"Processor: {processor()}; load average before: {load_average()}")
+    print(f"# {common.command_line()}")
+    print(f"Processor: {common.processor()}; load average before: {common.load_average()}")
     knights = simulator.load_scenario(ROOT / "scenarios/olympia/knights_vs_pikemen.toml")
     best_retreat(knights, "defender", method="exact")  # warm-up
     started = time.perf_counter()
@@ -86,9 +81,9 @@ def main() -> None:
         print(" | ".join(rows[-1]), flush=True)
     print()
     headers = ["scenario", "steps looked at", "value", "gain over never", "seconds", "30 s"]
-    for line in markdown_table(headers, rows):
+    for line in common.markdown_table(headers, rows):
         print(line)
-    print(f"\nLoad average after: {load_average()}")
+    print(f"\nLoad average after: {common.load_average()}")
 
 
 if __name__ == "__main__":
