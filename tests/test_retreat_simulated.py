@@ -228,3 +228,21 @@ def test_stop_now_or_go_on(tmp_path: Path, knights: int, pikemen: int, choice: s
 def test_a_battle_not_begun_has_no_stop_now() -> None:
     scenario = simulator.load_scenario(FORD)
     assert best_retreat(scenario, "attacker", 20.0).stop_now() is None
+
+
+def test_the_map_by_bands_of_steps_adds_up_to_the_whole() -> None:
+    scenario = simulator.load_scenario(FORD)
+    result = best_retreat(
+        scenario, "attacker", 20.0, method="simulated", paths=3_000, battles=3_000, seed=4
+    )
+    bands = result.bands()  # type: ignore[union-attr]
+    assert 1 <= len(bands) <= 3
+    steps = [s for first, last, _ in bands for s in (first, last)]
+    assert steps == sorted(steps) and steps[0] == 1
+    whole = sum(cells for _, _, cells in bands)
+    assert np.array_equal(whole, result.cells())  # type: ignore[union-attr]
+    # Each fresh battle still fighting after a decision step is counted there once.
+    asked = result.answer.asked  # type: ignore[union-attr]
+    assert asked is not None and asked[0].sum() <= 3_000
+    data = result.to_dict()
+    assert [b["steps"] for b in data["bands"]] == [[first, last] for first, last, _ in bands]

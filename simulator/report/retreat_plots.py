@@ -21,23 +21,28 @@ _NAMES = ("", "fight", "withdraw", "both (by type, nobles, structure or step)")
 
 def retreat_figure(result: Any, dpi: float = 100) -> Figure:
     """The best rule's map of ``result`` (a :class:`~simulator.studies.retreat.RetreatResult`)."""
+    if getattr(result, "method", "exact") == "simulated":
+        return _simulated_figure(result, dpi)
     figure = new_figure(6.4, 4.8, dpi)
     ax = figure.add_subplot()
-    if getattr(result, "method", "exact") == "simulated":
-        cells = _simulated_cells(result.cells())
-    else:
-        own, enemy, _nobles = result.men_left()
-        decisions = [d for d in result.frame["decision"]]
-        cells = np.zeros((max(own, default=0) + 1, max(enemy, default=0) + 1), np.int64)
-        for o, e, d in zip(own, enemy, decisions, strict=True):
-            code = {"fight": _FIGHT, "withdraw": _WITHDRAW}.get(d)
-            if code is not None:
-                cells[o, e] = code if cells[o, e] in (_EMPTY, code) else _MIXED
-    other = "defender" if result.side == "attacker" else "attacker"
+    own, enemy, _nobles = result.men_left()
+    decisions = [d for d in result.frame["decision"]]
+    cells = np.zeros((max(own, default=0) + 1, max(enemy, default=0) + 1), np.int64)
+    for o, e, d in zip(own, enemy, decisions, strict=True):
+        code = {"fight": _FIGHT, "withdraw": _WITHDRAW}.get(d)
+        if code is not None:
+            cells[o, e] = code if cells[o, e] in (_EMPTY, code) else _MIXED
     ax.set_title(f"Best retreat rule for the {result.side}: {result.scenario.name}")
+    _draw(ax, cells, result.side)
+    return figure
+
+
+def _draw(ax: Any, cells: np.ndarray, side: str) -> None:
+    """One map: the side's men left (up) against the other's (across)."""
+    other = "defender" if side == "attacker" else "attacker"
     if not cells.any():
         say(ax, "No undecided position: there is nothing to choose.")
-        return figure
+        return
     ax.imshow(
         cells,
         origin="lower",
@@ -48,13 +53,27 @@ def retreat_figure(result: Any, dpi: float = 100) -> Figure:
         interpolation="nearest",
     )
     ax.set_xlabel(f"{other}'s men left")
-    ax.set_ylabel(f"{result.side}'s men left")
+    ax.set_ylabel(f"{side}'s men left")
     used = sorted({int(c) for c in np.unique(cells)} - {_EMPTY})
     ax.legend(
         handles=[Patch(color=_COLOURS[c], label=_NAMES[c]) for c in used],
         loc="upper left",
         fontsize="small",
     )
+
+
+def _simulated_figure(result: Any, dpi: float) -> Figure:
+    """A simulated rule's map, one panel per band of steps (the rule weighs the step)."""
+    bands = result.bands()
+    figure = new_figure(4.0 * max(1, len(bands)) + 0.8, 4.4, dpi)
+    figure.suptitle(f"Simulated best retreat rule for the {result.side}: {result.scenario.name}")
+    if not bands:
+        say(figure.add_subplot(), "No undecided position: there is nothing to choose.")
+        return figure
+    for i, (first, last, counts) in enumerate(bands):
+        ax = figure.add_subplot(1, len(bands), i + 1)
+        ax.set_title(f"after steps {first} to {last}" if first != last else f"after step {first}")
+        _draw(ax, _simulated_cells(counts), result.side)
     return figure
 
 

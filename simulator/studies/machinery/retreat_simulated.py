@@ -53,6 +53,8 @@ DEFAULT_PATHS = 20_000
 DEFAULT_FRESH = 20_000
 #: The most battles of one kernel call (its rows: one a decision step a battle).
 BLOCK = 20_000
+#: The retreat map's bands of steps (-o, --json ``bands``).
+MAP_BANDS = 3
 #: Fresh battles valuing a rule whose training Ctrl-C stopped.
 STOPPED_BLOCK = 2_000
 #: A winner code of a side's win (kernels: 0 attacker, 1 defender, 2 draw, 3/4 withdrew).
@@ -559,6 +561,18 @@ class SimulatedRetreatResult:
         asked = self.answer.asked
         return np.zeros((1, 1, 2), np.int64) if asked is None else asked.sum(axis=0)
 
+    def bands(self, most: int = MAP_BANDS) -> list[tuple[int, int, np.ndarray]]:
+        """The map per band of steps: up to ``most`` bands of the decision steps at
+        which fresh battles were still fighting, each ``(first step, last step,
+        cells)`` with its cells as :meth:`cells`."""
+        asked = self.answer.asked
+        if asked is None:
+            return []
+        dates = self.answer.rule.dates
+        used = [k for k in range(len(dates)) if asked[k].any()]
+        chunks = [c.tolist() for c in np.array_split(np.array(used, int), most) if len(c)]
+        return [(dates[c[0]], dates[c[-1]], asked[c].sum(axis=0)) for c in chunks]
+
     def words(self) -> str:
         """The rule in words where the fresh battles' decisions are a threshold on the
         men left (a cell's decision: the one taken in most of its battles)."""
@@ -606,13 +620,22 @@ class SimulatedRetreatResult:
             "fresh_seed": a.fresh_seed,
             "partial": a.partial,
             "seconds": a.seconds,
-            "cells": [
-                {
-                    "own": int(o),
-                    "enemy": int(e),
-                    "fight": int(cells[o, e, 0]),
-                    "withdraw": int(cells[o, e, 1]),
-                }
-                for o, e in zip(*np.nonzero(cells.sum(axis=2)), strict=True)
+            "bands": [
+                {"steps": [first, last], "cells": _cell_rows(cells)}
+                for first, last, cells in self.bands()
             ],
+            "cells": _cell_rows(cells),
         }
+
+
+def _cell_rows(cells: np.ndarray) -> list[dict[str, int]]:
+    """The map's cells that fresh battles reached, one row each."""
+    return [
+        {
+            "own": int(o),
+            "enemy": int(e),
+            "fight": int(cells[o, e, 0]),
+            "withdraw": int(cells[o, e, 1]),
+        }
+        for o, e in zip(*np.nonzero(cells.sum(axis=2)), strict=True)
+    ]
