@@ -246,3 +246,34 @@ def test_the_map_by_bands_of_steps_adds_up_to_the_whole() -> None:
     assert asked is not None and asked[0].sum() <= 3_000
     data = result.to_dict()
     assert [b["steps"] for b in data["bands"]] == [[first, last] for first, last, _ in bands]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("side", "attacker", "defender", "win"),
+    [
+        ("attacker", "knight = 8", "pikeman = 12", 20.0),
+        ("defender", "soldier = 9", "knight = 4", 10.0),
+    ],
+)
+def test_the_simulated_rule_on_more_battles_is_within_a_tenth_of_the_exact_gain(
+    tmp_path: Path, side: str, attacker: str, defender: str, win: float
+) -> None:
+    """50,000 training and 100,000 fresh battles: never above the exact optimum beyond
+    noise, and the option to retreat (the gain over never retreating) within a tenth
+    of its exact worth, beyond noise."""
+    text = Path(FORD).read_text().replace("knight = 8", attacker)
+    text = text.replace("pikeman = 12", defender).split("# The knights' own rule")[0]
+    path = tmp_path / "battle.toml"
+    path.write_text(text)
+    scenario = simulator.load_scenario(path)
+    exact = best_retreat(scenario, side, win, method="exact")
+    result = best_retreat(
+        scenario, side, win, method="simulated", paths=50_000, battles=100_000, seed=9
+    )
+    a = result.answer  # type: ignore[union-attr]
+    exact_gain = exact.value - exact.never
+    assert exact_gain > 0.05  # the option to retreat is worth something here
+    assert a.value.value <= exact.value + Z999 * _se(a.value)
+    assert a.gain_over_never.value >= 0.9 * exact_gain - Z999 * _se(a.gain_over_never)
+    assert abs(a.never.value - exact.never) <= Z999 * _se(a.never)
