@@ -277,3 +277,16 @@ def test_the_simulated_rule_on_more_battles_is_within_a_tenth_of_the_exact_gain(
     assert a.value.value <= exact.value + Z999 * _se(a.value)
     assert a.gain_over_never.value >= 0.9 * exact_gain - Z999 * _se(a.gain_over_never)
     assert abs(a.never.value - exact.never) <= Z999 * _se(a.never)
+
+
+@pytest.mark.parametrize("columns", ["40", "80", "200"])
+def test_the_simulated_answer_fits_any_width(columns: str) -> None:
+    """A long title and long values (castle siege's hundreds) wrap to the width."""
+    result = runner.invoke(
+        app,
+        ["retreat", "scenarios/olympia/castle_siege.toml", "--paths", "300", "-n", "300"],
+        env={"COLUMNS": columns},
+    )
+    assert result.exit_code == 0, result.output
+    assert max(len(line) for line in result.output.splitlines()) <= int(columns)
+    assert "never retreat: " in result.output

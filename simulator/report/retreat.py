@@ -27,7 +27,7 @@ def retreat_lines(result: Any, width: int) -> list[str]:
     ]
     if result.own is not None:
         rows.append(("your rule", result.own, rule.value - result.own))
-    lines = [f"Best retreat rule for the {side}: {result.scenario.name}"]
+    lines = textwrap.wrap(f"Best retreat rule for the {side}: {result.scenario.name}", width)
     lines += textwrap.wrap(
         f"Value = {said} if the {side} wins, less the price of each of its men lost "
         f"({prices}); exact.",
@@ -76,7 +76,7 @@ def simulated_lines(result: Any, width: int) -> list[str]:
     side = result.side
     said = f"{result.win_value:g} ({result.win_value_said})"
     prices = ", ".join(f"{name} {price:g}" for name, price in result.prices.items())
-    lines = [f"Best retreat rule for the {side}: {result.scenario.name}"]
+    lines = textwrap.wrap(f"Best retreat rule for the {side}: {result.scenario.name}", width)
     lines += textwrap.wrap(
         f"Value = {said} if the {side} wins, less the price of each of its men lost "
         f"({prices}); simulated: fitted on {a.paths:,} battles, valued on {a.fresh:,} "
@@ -88,9 +88,15 @@ def simulated_lines(result: Any, width: int) -> list[str]:
     if a.own is not None:
         rows.append(("your rule", a.own, a.gain_over_own))
     for name, value, gain in rows:
-        lines.append(f"{name}: {value.value:,.3f} ({_interval(value)})")
+        lines += textwrap.wrap(
+            f"{name}: {value.value:,.3f} ({_interval(value)})", width, subsequent_indent="  "
+        )
         if gain is not None:
-            lines.append(f"  best gains {gain.value:,.3f} ({_interval(gain)})")
+            lines += textwrap.wrap(
+                f"  best gains {gain.value:,.3f} ({_interval(gain)})",
+                width,
+                subsequent_indent="    ",
+            )
     if result.own_words is not None:
         lines += textwrap.wrap(f"(your rule: {result.own_words})", width)
     lines.append("")
