@@ -248,19 +248,21 @@ def test_the_frame_has_one_row_per_position(tmp_path: Path) -> None:
 
 
 def test_what_it_cannot_answer_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(simulator.BattleOddsError, match="olympia battles only"):
-        best_retreat(simulator.load_scenario("scenarios/blocks/" + _first("blocks")))
+    with pytest.raises(simulator.BattleOddsError, match=r"--method exact: .*olympia battles only"):
+        best_retreat(
+            simulator.load_scenario("scenarios/blocks/" + _first("blocks")), method="exact"
+        )
     with pytest.raises(simulator.BattleOddsError, match="too large for an exact best rule"):
-        best_retreat(simulator.load_scenario("scenarios/olympia/castle_siege.toml"))
+        best_retreat(simulator.load_scenario("scenarios/olympia/castle_siege.toml"), method="exact")
     with pytest.raises(simulator.BattleOddsError, match="scenario with ranges"):
         best_retreat(simulator.load_scenario("examples/unknowns/scouted_pike_wall.toml"))
     alternating = load(tmp_path, "soldier = 2", "soldier = 2")
     model = dataclasses.replace(alternating.model, strike_order="alternating")
     with pytest.raises(simulator.BattleOddsError, match="random strike order only"):
-        best_retreat(dataclasses.replace(alternating, model=model))
+        best_retreat(dataclasses.replace(alternating, model=model), method="exact")
     rule = "[defender.retreat]\nafter = 3\n"
     with pytest.raises(simulator.BattleOddsError, match="rule on the men left only"):
-        best_retreat(load(tmp_path, "soldier = 2", "soldier = 2", rule), "attacker")
+        best_retreat(load(tmp_path, "soldier = 2", "soldier = 2", rule), "attacker", method="exact")
     with pytest.raises(simulator.BattleOddsError, match="expected attacker or defender"):
         best_retreat(load(tmp_path, "soldier = 2", "soldier = 2"), "both")
     with pytest.raises(simulator.BattleOddsError, match="--win-value -1"):
@@ -318,6 +320,9 @@ def test_the_commands_json(tmp_path: Path) -> None:
     [
         (["--side", "both"], "--side both: expected attacker or defender"),
         (["--win-value", "-2"], "--win-value -2.0: expected a number 0 or more"),
+        (["--win-value", "0"], "--win-value 0: expected a number more than 0"),
+        (["--method", "guess"], "--method guess: expected one of exact, simulated"),
+        (["--method", "exact", "--paths", "100"], "--paths: only the simulated method"),
         (["-o", "map.txt"], "-o"),
     ],
 )
@@ -329,9 +334,11 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, arguments: list[str], 
     assert len(result.output.strip().splitlines()) == 1
 
 
-def test_other_rulesets_are_refused_in_one_line() -> None:
-    result = runner.invoke(app, ["retreat", f"scenarios/blocks/{_first('blocks')}"])
+def test_other_rulesets_are_refused_the_exact_method_in_one_line() -> None:
+    path = f"scenarios/blocks/{_first('blocks')}"
+    result = runner.invoke(app, ["retreat", path, "--method", "exact"])
     assert result.exit_code == 2
+    assert "--method exact: " in result.output
     assert "solved exactly for olympia battles only" in result.output
     assert len(result.output.strip().splitlines()) == 1
 

@@ -43,7 +43,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "retreat": (
         "retreat",
-        "When should I stop? The best retreat rule of one side and its value (olympia, exact).",
+        "When should I stop? The best retreat rule of one side and its value (exact or simulated).",
     ),
     "validate": ("run", "Check a scenario file without running it."),
     "units": ("run", "List the unit types of each ruleset."),

@@ -1,17 +1,30 @@
-"""``battle-odds retreat``: the best retreat rule of one side, exactly (docs/retreat.md).
+"""``battle-odds retreat``: the best retreat rule of one side, exactly or simulated
+(docs/retreat.md).
 
 Registered on the one typer app by importing this module (app.COMMANDS)."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
+from ..errors import BattleOddsError
 from ..scenario.scenario import load_scenario
 from .app import app
-from .options import Json, ScenarioPath, out, print_json, say_file_line, user_errors
+from .options import (
+    CostsFile,
+    Json,
+    ScenarioPath,
+    err,
+    out,
+    print_json,
+    runs_battles,
+    say_file_line,
+    say_partial,
+    user_errors,
+)
 
 Side = Annotated[
     str,
@@ -21,13 +34,48 @@ WinValue = Annotated[
     float | None,
     typer.Option(
         "--win-value",
-        help="What a win is worth, in the units of the fighters' cost (default: what the "
-        "other side's army costs).",
+        help="What a win is worth, in the units of the fighters' cost, more than 0 "
+        "(default: what the other side's army costs).",
     ),
 ]
 MapOutput = Annotated[
     Path | None,
     typer.Option("--output", "-o", help="Write the retreat map (.png, .svg, .pdf or .jpg)."),
+]
+Method = Annotated[
+    str | None,
+    typer.Option(
+        "--method",
+        help="exact (small olympia battles: backward induction over the exact chain) or "
+        "simulated (any ruleset: Longstaff-Schwartz, valued on fresh battles with 95% "
+        "intervals); default: exact where the exact solver reaches, else simulated.",
+    ),
+]
+Paths = Annotated[
+    int | None,
+    typer.Option("--paths", help="Simulated: battles the rule is fitted on (default 20,000)."),
+]
+FreshBattles = Annotated[
+    int | None,
+    typer.Option(
+        "--battles",
+        "-n",
+        help="Simulated: fresh battles the rules are valued on (default 20,000).",
+    ),
+]
+SeedOption = Annotated[
+    int | None,
+    typer.Option(
+        "--seed",
+        "-s",
+        min=0,
+        max=2**63 - 1,
+        help="Simulated: the training battles' seed (default: the scenario's); the fresh "
+        "battles draw from another stream derived from it.",
+    ),
+]
+Threads = Annotated[
+    int | None, typer.Option("--threads", min=1, help="Simulated: threads (default: all).")
 ]
 
 
@@ -37,21 +85,84 @@ def retreat_command(
     scenario: ScenarioPath,
     side: Side = "attacker",
     win_value: WinValue = None,
+    method: Method = None,
+    paths: Paths = None,
+    battles: FreshBattles = None,
+    seed: SeedOption = None,
+    threads: Threads = None,
+    costs: CostsFile = None,
     json: Json = False,
     output: MapOutput = None,
 ) -> None:
-    """When should I stop? The best retreat rule of one side and its value (olympia, exact)."""
+    """When should I stop? The best retreat rule of one side and its value (exact or
+    simulated; Ctrl-C: the simulated rule so far, marked partial, exit 130)."""
     from ..report.figures import check_output
     from ..studies.machinery.sides import check_side
     from ..studies.retreat import best_retreat, check_win_value
 
     check_side(side)
     check_win_value(win_value)
+    if win_value is not None and win_value <= 0:
+        raise BattleOddsError(f"--win-value {win_value:g}: expected a number more than 0")
     if output is not None:
         check_output(output)
-    # Ctrl-C: the solve runs in slices of kernel calls; the command line's own handler
-    # ends the process between two (one line, exit 130): there is no partial rule.
-    result = best_retreat(load_scenario(scenario), side, win_value)
+    battle = load_scenario(scenario)
+    simulated: dict[str, Any] = {
+        "paths": paths,
+        "battles": battles,
+        "seed": seed,
+        "threads": threads,
+    }
+    if method == "exact" or (
+        method is None
+        and battle.ruleset == "olympia"
+        and costs is None
+        and all(v is None for v in simulated.values())
+    ):
+        # Ctrl-C: the exact solve runs in slices of kernel calls; the command line's own
+        # handler ends the process between two (one line, exit 130): no partial rule.
+        try:
+            result = best_retreat(battle, side, win_value, method="exact", costs=costs, **simulated)
+        except BattleOddsError:
+            if method == "exact":
+                raise
+        else:
+            _say(result, json, output)
+            return
+    if method not in (None, "exact", "simulated"):
+        best_retreat(battle, side, win_value, method=method)  # its one line
+    _simulated(battle, side, win_value, costs, json, output, **simulated)
+
+
+@runs_battles
+def _simulated(
+    battle: Any,
+    side: str,
+    win_value: float | None,
+    costs: Path | None,
+    json: bool,
+    output: Path | None,
+    **simulated: Any,
+) -> None:
+    """The simulated rule, with progress; Ctrl-C stops between blocks of battles and
+    the rule so far is printed, marked partial (exit 130)."""
+    from ..running.progress import progress_bar
+    from ..studies.retreat import best_retreat
+
+    with progress_bar(err, "retreat") as progress:
+        result = best_retreat(
+            battle,
+            side,
+            win_value,
+            method="simulated",
+            costs=costs,
+            progress=progress,
+            **simulated,
+        )
+    _say(result, json, output)
+
+
+def _say(result: Any, json: bool, output: Path | None) -> None:
     if json:
         print_json(result.to_dict())
     else:
@@ -59,6 +170,11 @@ def retreat_command(
 
         for line in retreat_lines(result, out.width):
             out.print(line, highlight=False, soft_wrap=True, markup=False)
+        say_partial(
+            getattr(result, "partial", False),
+            json,
+            "the rule is fitted and valued on the battles run so far",
+        )
     if output is not None:
         from ..report.figures import save
         from ..report.retreat_plots import retreat_figure

@@ -15,6 +15,8 @@ def _number(x: float) -> str:
 def retreat_lines(result: Any, width: int) -> list[str]:
     """The answer's lines, none wider than ``width`` (at least 40)."""
     width = max(40, width)
+    if getattr(result, "method", "exact") == "simulated":
+        return simulated_lines(result, width)
     rule = result.rule
     side = result.side
     said = f"{result.win_value:g} ({result.win_value_said})"
@@ -25,7 +27,7 @@ def retreat_lines(result: Any, width: int) -> list[str]:
     ]
     if result.own is not None:
         rows.append(("your rule", result.own, rule.value - result.own))
-    lines = [f"Best retreat rule for the {side}: {result.scenario.name}"]
+    lines = textwrap.wrap(f"Best retreat rule for the {side}: {result.scenario.name}", width)
     lines += textwrap.wrap(
         f"Value = {said} if the {side} wins, less the price of each of its men lost "
         f"({prices}); exact.",
@@ -51,5 +53,74 @@ def retreat_lines(result: Any, width: int) -> list[str]:
     )
     lines += textwrap.wrap(f"Under the best rule the {side} {said_chances}.", width)
     lines += textwrap.wrap(f"The rule: {result.words()}.", width)
+    lines += _stop_now(result, width)
     lines += textwrap.wrap(f"{rule.states:,} positions solved in {result.seconds:.2f} s.", width)
+    return lines
+
+
+def _stop_now(result: Any, width: int) -> list[str]:
+    from ..studies.machinery.retreat_words import stop_now_words
+
+    said = stop_now_words(result.stop_now())
+    return [] if said is None else textwrap.wrap(said, width)
+
+
+def _interval(e: Any) -> str:
+    return f"{e.low:,.3f} to {e.high:,.3f}"
+
+
+def simulated_lines(result: Any, width: int) -> list[str]:
+    """The simulated rule's lines: each value and gain with its 95% interval."""
+    width = max(40, width)
+    a = result.answer
+    side = result.side
+    said = f"{result.win_value:g} ({result.win_value_said})"
+    prices = ", ".join(f"{name} {price:g}" for name, price in result.prices.items())
+    lines = textwrap.wrap(f"Best retreat rule for the {side}: {result.scenario.name}", width)
+    lines += textwrap.wrap(
+        f"Value = {said} if the {side} wins, less the price of each of its men lost "
+        f"({prices}); simulated: fitted on {a.paths:,} battles, valued on {a.fresh:,} "
+        "fresh ones (95% intervals).",
+        width,
+    )
+    lines.append("")
+    rows = [("best rule", a.value, None), ("never retreat", a.never, a.gain_over_never)]
+    if a.own is not None:
+        rows.append(("your rule", a.own, a.gain_over_own))
+    for name, value, gain in rows:
+        lines += textwrap.wrap(
+            f"{name}: {value.value:,.3f} ({_interval(value)})", width, subsequent_indent="  "
+        )
+        if gain is not None:
+            lines += textwrap.wrap(
+                f"  best gains {gain.value:,.3f} ({_interval(gain)})",
+                width,
+                subsequent_indent="    ",
+            )
+    if result.own_words is not None:
+        lines += textwrap.wrap(f"(your rule: {result.own_words})", width)
+    lines.append("")
+    o = a.outcomes
+    chances = [
+        ("wins", o["win"]),
+        ("loses", o["lose"]),
+        ("draw", o["draw"]),
+        ("withdraws", o["withdrew"]),
+        ("they withdraw", o["they_withdrew"]),
+    ]
+    said_chances = ", ".join(
+        f"{name} {p:.2%}" for name, p in chances if name in ("wins", "withdraws") or p > 0
+    )
+    lines += textwrap.wrap(f"Under the best rule the {side} {said_chances}.", width)
+    lines += textwrap.wrap(f"The rule: {result.words()}.", width)
+    lines += _stop_now(result, width)
+    dates = a.rule.dates
+    every = dates[1] - dates[0] if len(dates) > 1 else 1
+    looked = "after every step" if every == 1 else f"every {every} steps"
+    lines += textwrap.wrap(
+        f"The rule is looked at {looked} from step {dates[0] if dates else 1}; a lower bound "
+        f"on the best rule's value (no upper bound is given). Seed {a.seed}; "
+        f"{a.seconds:.1f} s.",
+        width,
+    )
     return lines

@@ -13,15 +13,24 @@ from __future__ import annotations
 import math
 import time
 from collections import defaultdict
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import rulesets
-from ..errors import BattleOddsError
+from ..errors import BattleOddsError, did_you_mean
 from ..rulesets.olympia.retreat import DECISIONS, NOBLES, BestRule, army_cost, best_rule, prices_of
 from ..rulesets.stop_rules import NEVER
-from ..scenario.scenario import Scenario, unknowns_of
+from ..scenario.scenario import Scenario, prepare, unknowns_of
+from .machinery.retreat_simulated import SimulatedRetreatResult
+from .machinery.retreat_words import stop_now_or_go_on, threshold_words
 from .machinery.sides import SIDES, check_side
+
+#: ``--method``: backward induction over olympia's exact chain, or Longstaff-Schwartz.
+METHODS = ("exact", "simulated")
+#: The most training or fresh battles of the simulated method.
+MAX_SIMULATED = 10_000_000
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -43,10 +52,18 @@ class RetreatResult:
     own: float | None
     own_words: str | None
     seconds: float
+    #: The step the battle has reached (``[battle] from_step``; 0: not begun).
+    from_step: int = 0
+
+    method = "exact"
 
     @property
     def value(self) -> float:
         return self.rule.value
+
+    def stop_now(self) -> dict[str, Any] | None:
+        """For a battle in progress: stopping now (0) against going on (exact)."""
+        return stop_now_or_go_on(self.from_step, "olympia", self.rule.value, None, None)
 
     @property
     def frame(self) -> pd.DataFrame:
@@ -92,7 +109,7 @@ class RetreatResult:
             return "never withdraw"
         said = []
         for (mine, theirs), choices in sorted(by_nobles.items(), reverse=True):
-            rule = _threshold_words(choices)
+            rule = threshold_words(choices)
             if rule is None:
                 return "no simple shape on the men left (see the map: --json or -o)"
             if len(by_nobles) > 1:
@@ -123,47 +140,9 @@ class RetreatResult:
             "rule": self.words(),
             "states": rule.states,
             "seconds": self.seconds,
+            "stop_now_or_go_on": self.stop_now(),
             "positions": self.frame.to_dict(orient="records"),
         }
-
-
-def _threshold_words(choices: dict[tuple[int, int], set[str]]) -> str | None:
-    """``withdraw with 1 to 3 left while they have 5 to 8`` from the decisions at
-    (own men, their men), or None when one count of men has both decisions."""
-    if any(len(c) > 1 for c in choices.values()):
-        return None
-    withdraw_at: dict[int, str | None] = {}
-    for e in sorted({e for _, e in choices}):
-        withdraw = sorted(o for (o, e2), c in choices.items() if e2 == e and "withdraw" in c)
-        withdraw_at[e] = _counts(withdraw) if withdraw else None
-    parts = []
-    for low, high, counts in _runs(withdraw_at):
-        if counts is not None:
-            they = f"{low}" if low == high else f"{low} to {high}"
-            parts.append(f"{counts} left while they have {they}")
-    return "withdraw with " + "; or ".join(parts) if parts else "never withdraw"
-
-
-def _counts(values: list[int]) -> str:
-    """``[0, 1, 2, 5]`` -> ``0 to 2 or 5``."""
-    spans: list[list[int]] = []
-    for v in values:
-        if spans and spans[-1][1] == v - 1:
-            spans[-1][1] = v
-        else:
-            spans.append([v, v])
-    return " or ".join(f"{a}" if a == b else f"{a} to {b}" for a, b in spans)
-
-
-def _runs(at: dict[int, str | None]) -> list[tuple[int, int, str | None]]:
-    """Consecutive enemy counts with the same withdrawals, as (low, high, what)."""
-    runs: list[tuple[int, int, str | None]] = []
-    for e, k in sorted(at.items()):
-        if runs and runs[-1][2] == k and runs[-1][1] == e - 1:
-            runs[-1] = (runs[-1][0], e, k)
-        else:
-            runs.append((e, e, k))
-    return runs
 
 
 def check_win_value(win_value: float | None) -> float | None:
@@ -173,27 +152,111 @@ def check_win_value(win_value: float | None) -> float | None:
 
 
 def best_retreat(
-    scenario: Scenario, side: str = "attacker", win_value: float | None = None
-) -> RetreatResult:
-    """The exact best retreat rule of ``side`` in a small olympia battle, its value, and
-    the values of "never retreat" and of the side's own rule in the scenario.
+    scenario: Scenario,
+    side: str = "attacker",
+    win_value: float | None = None,
+    *,
+    method: str | None = None,
+    paths: int | None = None,
+    battles: int | None = None,
+    seed: int | None = None,
+    threads: int | None = None,
+    costs: Mapping[str, float] | str | Path | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> RetreatResult | SimulatedRetreatResult:
+    """The best retreat rule of ``side``, its value, and the values of "never retreat"
+    and of the side's own rule in the scenario.
 
     ``win_value`` (default: what the other side's army costs) is what a win is worth;
-    each of the side's own men lost costs his type's ``cost``. Raises
-    :class:`BattleOddsError` for what it cannot answer (another ruleset, a scenario
-    with ranges, a battle too large for the exact solver)."""
+    each of the side's own men lost costs his type's ``cost``. ``method``: ``exact``
+    (small olympia battles, every figure exact), ``simulated`` (any ruleset:
+    Longstaff-Schwartz on ``paths`` training battles, valued on ``battles`` fresh
+    ones with 95% intervals; ``costs``: prices of types the scenario does not price)
+    or None: exact where the exact solver reaches, else simulated. Raises
+    :class:`BattleOddsError` for what it cannot answer (a scenario with ranges, a
+    method the battle cannot take)."""
     check_side(side)
     check_win_value(win_value)
+    if method not in (None, *METHODS):
+        raise BattleOddsError(
+            f"--method {method}: expected one of {', '.join(METHODS)}"
+            + did_you_mean(method, METHODS)
+        )
+    if unknowns_of(scenario):
+        raise BattleOddsError(
+            f"{scenario.source.label}: no best retreat rule for a scenario with ranges; "
+            "give each input one value"
+        )
+    simulated = {"paths": paths, "battles": battles, "seed": seed, "threads": threads}
+    if method == "exact":
+        given = [f"--{k}" for k, v in {**simulated, "costs": costs}.items() if v is not None]
+        if given:
+            raise BattleOddsError(
+                f"{given[0]}: only the simulated method takes it (--method simulated); "
+                "the exact method prices by the scenario's cost"
+            )
+        try:
+            return _exact(scenario, side, win_value)
+        except BattleOddsError as exc:
+            raise BattleOddsError(f"--method exact: {exc}; --method simulated takes it") from None
+    if method is None and scenario.ruleset == "olympia" and costs is None:
+        try:
+            return _exact(scenario, side, win_value)
+        except BattleOddsError:
+            pass  # beyond the exact solver: simulated
+    return _simulated(scenario, side, win_value, costs, progress, **simulated)
+
+
+def _simulated(
+    scenario: Scenario,
+    side: str,
+    win_value: float | None,
+    costs: Mapping[str, float] | str | Path | None,
+    progress: Callable[[int, int], None] | None,
+    paths: int | None,
+    battles: int | None,
+    seed: int | None,
+    threads: int | None,
+) -> SimulatedRetreatResult:
+    from .machinery.retreat_simulated import DEFAULT_FRESH, DEFAULT_PATHS, simulated_retreat
+
+    for option, count in (("--paths", paths), ("--battles", battles)):
+        if count is not None and not 2 <= count <= MAX_SIMULATED:
+            raise BattleOddsError(f"{option} {count}: expected 2..{MAX_SIMULATED:,}")
+    s = SIDES.index(side)
+    answer, prices, win = simulated_retreat(
+        scenario,
+        s,
+        win_value,
+        paths=DEFAULT_PATHS if paths is None else paths,
+        fresh=DEFAULT_FRESH if battles is None else battles,
+        seed=seed,
+        threads=threads,
+        costs=costs,
+        progress=progress,
+    )
+    prepared = prepare(scenario)
+    own_rule = prepared.stop_rules[s]
+    return SimulatedRetreatResult(
+        scenario=scenario,
+        side=side,
+        win_value=win,
+        win_value_said="given" if win_value is not None else f"the {SIDES[1 - s]}'s cost",
+        prices={k.split(".", 1)[1]: v for k, v in prices.items()},
+        answer=answer,
+        own_words=None
+        if own_rule.never
+        else own_rule.words(rulesets.get(scenario.ruleset).step_unit),
+        from_step=prepared.from_step,
+    )
+
+
+def _exact(scenario: Scenario, side: str, win_value: float | None) -> RetreatResult:
     label = scenario.source.label
     if scenario.ruleset != "olympia":
         raise BattleOddsError(
             f"{label}: the best retreat rule is solved exactly for olympia battles only, "
-            f"not '{scenario.ruleset}'; for this ruleset `battle-odds run` with "
-            "[attacker.retreat] values a rule you give"
-        )
-    if unknowns_of(scenario):
-        raise BattleOddsError(
-            f"{label}: no best retreat rule for a scenario with ranges; give each input one value"
+            f"not '{scenario.ruleset}'"
         )
     s = SIDES.index(side)
     battle = scenario.model
@@ -228,4 +291,5 @@ def best_retreat(
         own=None if own_rule.never else value_of(own_rule),
         own_words=None if own_rule.never else own_rule.words("strikes"),
         seconds=seconds,
+        from_step=prepare(scenario).from_step,
     )

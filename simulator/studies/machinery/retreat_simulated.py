@@ -1,0 +1,641 @@
+"""The simulated best retreat rule (Longstaff-Schwartz), for every ruleset (docs/retreat.md).
+
+Training: battles ``0 .. paths - 1`` of the run's seed, each recorded after every
+decision step (``Prepared.run_through``, the side's own rule left out so each battle is
+followed to its end, the other side's rule kept). Backwards over the decision steps, the
+value of fighting on from a step (what the battle was worth under the rule from there
+on) is regressed by least squares on a small polynomial of the state there (each type's
+men left of both sides, the step); the rule withdraws where withdrawing now is worth
+more than that fitted value, and a step's withdrawals are kept only where they raise
+the training battles' mean value there (noise in the fit never makes a rule that only
+loses).
+
+Valuing: fresh battles of another seed, recorded the same way; on each the rule's first
+withdrawal is found vectorised, and its outcome is the kernel's own: the battles that
+withdraw after step t are run again with the rule ``after = t`` (the same battles draw
+the same numbers), so what a withdrawal costs (blocks' field blocks without a road) is
+the ruleset's. "Never retreat" and the side's own rule are the same fresh battles run
+to their end: every difference is paired battle by battle.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ... import rulesets
+from ...errors import BattleOddsError
+from ...results.steps import men_brought
+from ...rulesets.base import FIGHTING, Prepared
+from ...running.capabilities import check_capabilities, check_unfolds
+from ...running.interrupt import stop_requested
+from ...running.memory import battles_per_call
+from ...running.runner import thread_count
+from ...scenario.scenario import Scenario, from_data, prepare
+from .retreat_words import stop_now_or_go_on
+from .sides import SIDES
+
+#: The most steps the rule is looked at: every step where battles last at most this
+#: many, else every k-th step (a battle of olympia's castle siege lasts 600 strikes).
+MOST_DATES = 100
+#: The fewest training battles still fighting at a step to fit its regression; with
+#: fewer the rule fights on there.
+MIN_FIT = 50
+#: Training battles (paths) and fresh battles by default.
+DEFAULT_PATHS = 20_000
+DEFAULT_FRESH = 20_000
+#: The most battles of one kernel call (its rows: one a decision step a battle).
+BLOCK = 20_000
+#: The retreat map's bands of steps (-o, --json ``bands``).
+MAP_BANDS = 3
+#: Fresh battles valuing a rule whose training Ctrl-C stopped.
+STOPPED_BLOCK = 2_000
+#: A winner code of a side's win (kernels: 0 attacker, 1 defender, 2 draw, 3/4 withdrew).
+WON = (0, 1)
+#: Rulesets where a withdrawal may cost men (blocks' field blocks with no road): the
+#: battles that withdraw after step t are run again by the kernel with ``after = t``.
+#: Elsewhere the text's withdrawal simply ends the battle as it stands after the step.
+KERNEL_WITHDRAWAL = frozenset({"blocks"})
+#: Far past any battle's end: run_until to it gives each battle's final row.
+TO_THE_END = 10**9
+Z95 = 1.959963984540054
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A mean over fresh battles and its 95% interval."""
+
+    value: float
+    low: float
+    high: float
+
+    @classmethod
+    def of(cls, per_battle: np.ndarray) -> Estimate:
+        n = len(per_battle)
+        mean = float(per_battle.mean()) if n else math.nan
+        half = Z95 * float(per_battle.std(ddof=1)) / math.sqrt(n) if n > 1 else math.nan
+        return cls(mean, mean - half, mean + half)
+
+    def to_dict(self) -> dict[str, float]:
+        return {"value": self.value, "low": self.low, "high": self.high}
+
+
+@dataclass(frozen=True)
+class Features:
+    """The state a rule looks at, from a step's rows: each type's men left of the side
+    (``own``) and of the other (``enemy``), and the price of the side's men lost."""
+
+    own: list[str]
+    enemy: list[str]
+    brought: dict[str, int]
+    prices: np.ndarray  # by own type
+
+    def dtype(self, names: list[str]) -> type[np.signedinteger[Any]]:
+        """Men left fit in 16 bits where no type brings 32,768 men (half the memory)."""
+        small = max((self.brought[n] for n in names), default=0) < 2**15
+        return np.int16 if small else np.int32
+
+    def men(self, rows: Mapping[str, np.ndarray], names: list[str]) -> np.ndarray:
+        """Men left of each type, shape (..., len(names))."""
+        first = rows["winner"]
+        left = np.empty((*first.shape, len(names)), self.dtype(names))
+        for i, n in enumerate(names):
+            np.subtract(
+                self.brought[n], rows[f"casualties.{n}"], out=left[..., i], casting="unsafe"
+            )
+        return left
+
+    def price_lost(self, own_left: np.ndarray) -> np.ndarray:
+        """The price of the side's men lost, from its men left of each type."""
+        brought = np.array([self.brought[n] for n in self.own], np.float64)
+        return float(brought @ self.prices) - own_left @ self.prices
+
+    def basis(self, own_left: np.ndarray, enemy_left: np.ndarray, step: float) -> np.ndarray:
+        """The regression's columns: 1, each type's share of its men left, both sides'
+        shares of all men left, their squares, cubes and product, and the product of
+        each with the step's share of the horizon."""
+        own_total = max(1, sum(self.brought[n] for n in self.own))
+        enemy_total = max(1, sum(self.brought[n] for n in self.enemy))
+        o = own_left.sum(axis=1) / own_total
+        e = enemy_left.sum(axis=1) / enemy_total
+        cols = [np.ones_like(o), o, e, o * o, e * e, o * e, o**3, e**3, o * o * e, o * e * e]
+        cols += [own_left[:, i] / max(1, self.brought[n]) for i, n in enumerate(self.own)]
+        cols += [enemy_left[:, i] / max(1, self.brought[n]) for i, n in enumerate(self.enemy)]
+        return np.stack(cols, axis=1) if len(o) else np.zeros((0, len(cols)))
+
+
+@dataclass(frozen=True)
+class SimulatedRule:
+    """Withdraw after decision step ``dates[k]`` (the battle undecided) when withdrawing
+    is worth more than ``basis @ coefficients[k]`` (no coefficients: fight on there)."""
+
+    dates: tuple[int, ...]
+    coefficients: tuple[np.ndarray | None, ...]
+    features: Features
+
+    def withdraws(self, k: int, own_left: np.ndarray, enemy_left: np.ndarray) -> np.ndarray:
+        beta = self.coefficients[k]
+        if beta is None or len(own_left) == 0:
+            return np.zeros(len(own_left), bool)
+        fit = self.features.basis(own_left, enemy_left, self.dates[k]) @ beta
+        return -self.features.price_lost(own_left) > fit
+
+    @property
+    def never(self) -> bool:
+        return all(c is None for c in self.coefficients)
+
+
+@dataclass
+class Paths:
+    """Battles recorded after each decision step: ``fighting`` (dates, n), the men
+    left of each side's types (dates, n, types), and each battle's final row."""
+
+    fighting: np.ndarray
+    own: np.ndarray
+    enemy: np.ndarray
+    final: dict[str, np.ndarray]
+
+
+@dataclass
+class SimulatedAnswer:
+    """The rule, its value over fresh battles, "never retreat"'s and the side's own
+    rule's on the same battles, and the differences, each with its 95% interval."""
+
+    rule: SimulatedRule
+    value: Estimate
+    never: Estimate
+    own: Estimate | None
+    gain_over_never: Estimate
+    gain_over_own: Estimate | None
+    outcomes: dict[str, float]
+    paths: int
+    fresh: int
+    seed: int
+    fresh_seed: int
+    partial: bool = False
+    seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)
+    #: How often the rule fought on and withdrew on the fresh battles, by decision
+    #: step, the side's men left and the other's (shape (dates, own + 1, enemy + 1, 2)):
+    #: the retreat map.
+    asked: np.ndarray | None = None
+
+
+def without_rule(scenario: Scenario, side: str, after: int | None = None) -> Scenario:
+    """``scenario`` with ``side``'s stop rule left out, or replaced by ``after``."""
+    data = copy.deepcopy(dict(scenario.data))
+    table = data.get(side)
+    if isinstance(table, dict):
+        table.pop("retreat", None)
+        if after is not None:
+            table["retreat"] = {"after": int(after)}
+    return from_data(data, scenario.source)
+
+
+def fresh_seed(seed: int) -> int:
+    """The seed of the fresh battles: another stream than the training battles'."""
+    return int(np.random.SeedSequence([int(seed), 52]).generate_state(1, np.uint64)[0] >> 2)
+
+
+def decision_dates(from_step: int, longest: int, limit: int | None) -> list[int]:
+    """The steps the rule is looked at: after each step from ``from_step + 1`` to the
+    longest training battle (or the turn limit), every k-th where they are more than
+    :data:`MOST_DATES`."""
+    last = longest if limit is None else min(longest, limit)
+    span = max(0, last - from_step)
+    every = max(1, math.ceil(span / MOST_DATES))
+    return list(range(from_step + 1, last + 1, every))
+
+
+def value_of_rows(rows: Mapping[str, np.ndarray], side: int, win: float, f: Features) -> np.ndarray:
+    won = rows["winner"] == WON[side]
+    return win * won - f.price_lost(f.men(rows, f.own))
+
+
+def record(
+    prepared: Prepared,
+    seed: int,
+    first: int,
+    count: int,
+    dates: Sequence[int],
+    f: Features,
+) -> Paths:
+    """Battles ``first .. first + count - 1`` after each of ``dates`` and at their end,
+    in one recording (its last step far past any battle's end: each battle's final
+    row, as run_until gives it)."""
+    rows = prepared.run_through(seed, first, count, [*dates, TO_THE_END])
+    final = {name: column[-1] for name, column in rows.items()}
+    return Paths(
+        rows["winner"][:-1] == FIGHTING,
+        f.men({n: c[:-1] for n, c in rows.items()}, f.own),
+        f.men({n: c[:-1] for n, c in rows.items()}, f.enemy),
+        final,
+    )
+
+
+def fit_rule(paths: Paths, worth: np.ndarray, dates: Sequence[int], f: Features) -> SimulatedRule:
+    """Longstaff-Schwartz backwards over ``dates`` on the training ``paths``, each
+    worth ``worth`` fought to its end."""
+    worth = worth.astype(np.float64)  # a copy: each step's withdrawals change it
+    coefficients: list[np.ndarray | None] = [None] * len(dates)
+    for k in range(len(dates) - 1, -1, -1):
+        idx = np.flatnonzero(paths.fighting[k])
+        if len(idx) < MIN_FIT:
+            continue
+        own, enemy = paths.own[k, idx], paths.enemy[k, idx]
+        x = f.basis(own, enemy, dates[k])
+        y = worth[idx]
+        # The normal equations (K x K, K about a dozen): the same least squares as an
+        # SVD of the n x K matrix at a tenth of the time; lstsq of the small system
+        # takes a basis column that is constant on these battles in its stride.
+        beta = np.linalg.lstsq(x.T @ x, x.T @ y, rcond=None)[0]
+        now = -f.price_lost(own)
+        out = now > x @ beta
+        if out.any() and np.where(out, now, y).mean() > y.mean():
+            coefficients[k] = beta
+            worth[idx[out]] = now[out]
+    return SimulatedRule(tuple(dates), tuple(coefficients), f)
+
+
+def first_withdrawal(rule: SimulatedRule, paths: Paths) -> np.ndarray:
+    """Each battle's index into the dates at which the rule withdraws, -1 for none."""
+    n = paths.fighting.shape[1]
+    at = np.full(n, -1, np.int64)
+    for k in range(len(rule.dates)):
+        idx = np.flatnonzero(paths.fighting[k] & (at < 0))
+        out = rule.withdraws(k, paths.own[k, idx], paths.enemy[k, idx])
+        at[idx[out]] = k
+    return at
+
+
+def prices_for(
+    scenario: Scenario,
+    side: int,
+    kinds: list[str],
+    costs: Mapping[str, float] | str | Path | None,
+    counted: Sequence[str] = (),
+) -> dict[str, float]:
+    """The price of each of ``kinds`` (``attacker.knight``): the unit table's cost, the
+    scenario's, or ``costs`` (a ``--costs`` file or mapping, which may also price what
+    the ruleset counts casualties of: ``counted``, blocks by name)."""
+    from ...scenario.costs import given_costs, read_costs_file
+    from .armies import side_costs
+
+    ruleset = rulesets.get(scenario.ruleset)
+    table = side_costs(ruleset, scenario.data, None)
+    if costs is not None:
+        known = dict.fromkeys([*table, *ruleset.unit_types(scenario.data), *counted])
+        table.update(
+            given_costs(costs, known, "costs")
+            if isinstance(costs, Mapping)
+            else read_costs_file(costs, known)
+        )
+    prices = {}
+    for name in kinds:
+        kind = name.split(".", 1)[1]
+        if table.get(kind) is None:
+            raise BattleOddsError(
+                f"--costs: no price for the {SIDES[side]}'s '{kind}': give one in a "
+                f"costs file (--costs FILE, {kind} = PRICE) or a cost in the scenario"
+            )
+        prices[name] = float(table[kind])
+    return prices
+
+
+def simulated_retreat(
+    scenario: Scenario,
+    side: int,
+    win: float | None,
+    *,
+    paths: int = DEFAULT_PATHS,
+    fresh: int = DEFAULT_FRESH,
+    seed: int | None = None,
+    threads: int | None = None,
+    costs: Mapping[str, float] | str | Path | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> tuple[SimulatedAnswer, dict[str, float], float]:
+    """The simulated best rule of ``side`` (0, 1) and its value on fresh battles; with
+    the prices of the side's men and the win value used (default: the other side's
+    army's price)."""
+    started = time.perf_counter()
+    name = SIDES[side]
+    never_scenario = without_rule(scenario, name)
+    prepared = prepare(never_scenario)
+    check_unfolds(prepared, scenario.ruleset)
+    check_capabilities(prepared, scenario.ruleset)
+    own_prepared = prepare(scenario)
+    brought = men_brought(prepared.column_bounds)
+    own = [n for n in brought if n.startswith(f"{name}.")]
+    enemy = [n for n in brought if n.startswith(f"{SIDES[1 - side]}.")]
+    counted = [n.split(".", 1)[1] for n in brought]
+    prices = prices_for(scenario, side, own, costs, counted)
+    if win is None:
+        enemy_prices = prices_for(scenario, 1 - side, enemy, costs, counted)
+        win = sum(enemy_prices[n] * brought[n] for n in enemy)
+    f = Features(own, enemy, brought, np.array([prices[n] for n in own], np.float64))
+    seed = scenario.seed if seed is None else seed
+    seed2 = fresh_seed(seed)
+    block = max(
+        1, min(BLOCK, battles_per_call(prepared, BLOCK * (MOST_DATES + 1)) // (MOST_DATES + 1))
+    )
+    total = paths + fresh
+    done = 0
+    partial = False
+    with thread_count(threads):
+        longest_row = prepared.run_until(seed, 0, min(paths, block), TO_THE_END)
+        longest = int(longest_row["steps"].max()) if len(longest_row["steps"]) else 0
+        dates = decision_dates(
+            prepared.from_step, max(longest, prepared.from_step + 1), prepared.step_limit
+        )
+        # One array each, filled block by block (no copies of a list of blocks).
+        training = Paths(
+            np.zeros((len(dates), paths), bool),
+            np.zeros((len(dates), paths, len(own)), f.dtype(own)),
+            np.zeros((len(dates), paths, len(enemy)), f.dtype(enemy)),
+            {},
+        )
+        worth = np.zeros(paths)
+        fitted = paths
+        for first in range(0, paths, block):
+            n = min(block, paths - first)
+            part = record(prepared, seed, first, n, dates, f)
+            training.fighting[:, first : first + n] = part.fighting
+            training.own[:, first : first + n] = part.own
+            training.enemy[:, first : first + n] = part.enemy
+            worth[first : first + n] = value_of_rows(part.final, side, win, f)
+            done += n
+            if progress is not None:
+                progress(done, total)
+            if stop_requested():
+                partial, fitted = True, first + n
+                break
+        rule = fit_rule(_first(training, fitted), worth[:fitted], dates, f)
+        del training, worth
+        valued = _value(
+            rule,
+            prepared,
+            own_prepared,
+            never_scenario,
+            scenario,
+            name,
+            seed2,
+            fresh,
+            block,
+            side,
+            win,
+            f,
+            progress,
+            done,
+            total,
+        )
+    best, never, own_values, outcome, asked, count = valued
+    partial = partial or count < fresh
+    has_own = not own_prepared.stop_rules[side].never
+    answer = SimulatedAnswer(
+        rule=rule,
+        value=Estimate.of(best),
+        never=Estimate.of(never),
+        own=Estimate.of(own_values) if has_own else None,
+        gain_over_never=Estimate.of(best - never),
+        gain_over_own=Estimate.of(best - own_values) if has_own else None,
+        outcomes=outcome,
+        paths=paths,
+        fresh=count,
+        seed=seed,
+        fresh_seed=seed2,
+        partial=partial,
+        seconds=time.perf_counter() - started,
+        asked=asked,
+    )
+    return answer, prices, float(win)
+
+
+def _first(paths: Paths, n: int) -> Paths:
+    """The first ``n`` battles of ``paths``."""
+    return Paths(paths.fighting[:, :n], paths.own[:, :n], paths.enemy[:, :n], {})
+
+
+def _value(
+    rule: SimulatedRule,
+    prepared: Prepared,
+    own_prepared: Prepared,
+    never_scenario: Scenario,
+    scenario: Scenario,
+    name: str,
+    seed: int,
+    fresh: int,
+    block: int,
+    side: int,
+    win: float,
+    f: Features,
+    progress: Callable[[int, int], None] | None,
+    done: int,
+    total: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, float], Any, int]:
+    """The rule, never retreating and the side's own rule on fresh battles."""
+    best, never, own = [], [], []
+    codes = np.zeros(6, np.int64)
+    counts = np.zeros(
+        (len(rule.dates), *(1 + sum(f.brought[n] for n in names) for names in (f.own, f.enemy)), 2),
+        np.int64,
+    )
+    at_date: dict[int, Prepared] = {}
+    count = 0
+    first = 0
+    while first < fresh:
+        # After Ctrl-C (in training), one small block values the rule so far.
+        n = min(STOPPED_BLOCK if stop_requested() else block, fresh - first)
+        paths = record(prepared, seed, first, n, rule.dates, f)
+        never_v = value_of_rows(paths.final, side, win, f)
+        best_v = never_v.copy()
+        winner = paths.final["winner"].copy()
+        at = first_withdrawal(rule, paths)
+        for k in np.unique(at[at >= 0]).tolist():
+            pick = np.flatnonzero(at == k)
+            if scenario.ruleset in KERNEL_WITHDRAWAL:
+                date = rule.dates[k]
+                if date not in at_date:
+                    at_date[date] = prepare(without_rule(scenario, name, after=date))
+                rows = at_date[date].run_until(seed, first, n, TO_THE_END)
+                best_v[pick] = value_of_rows(rows, side, win, f)[pick]
+                winner[pick] = rows["winner"][pick]
+            else:  # the battle simply ends: its state after the step
+                best_v[pick] = -f.price_lost(paths.own[k, pick])
+                winner[pick] = 3 + side
+        counts += _asked(rule, paths, at, counts.shape)
+        best.append(best_v)
+        never.append(never_v)
+        if own_prepared.stop_rules[side].never:  # no rule of its own: never retreating
+            own.append(never_v)
+        else:
+            own_rows = own_prepared.run_until(seed, first, n, TO_THE_END)
+            own.append(value_of_rows(own_rows, side, win, f))
+        codes += np.bincount(winner, minlength=6)[:6]
+        count += n
+        done += n
+        first += n
+        if progress is not None:
+            progress(done, total)
+        if stop_requested():
+            break
+    outcome = {
+        "win": codes[WON[side]] / max(1, count),
+        "lose": codes[WON[1 - side]] / max(1, count),
+        "draw": codes[2] / max(1, count),
+        "withdrew": codes[3 + side] / max(1, count),
+        "they_withdrew": codes[3 + (1 - side)] / max(1, count),
+    }
+    empty = np.zeros(0)
+    return (
+        np.concatenate(best) if best else empty,
+        np.concatenate(never) if never else empty,
+        np.concatenate(own) if own else empty,
+        outcome,
+        counts,
+        count,
+    )
+
+
+def _asked(rule: SimulatedRule, paths: Paths, at: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """How often the rule fought on (``[..., 0]``) and withdrew (``[..., 1]``) after
+    each decision step, by the side's men left and the other's, on these battles."""
+    counts = np.zeros(shape, np.int64)
+    cells = shape[1] * shape[2] * 2
+    for k in range(len(rule.dates)):
+        idx = np.flatnonzero(paths.fighting[k] & ((at < 0) | (at >= k)))
+        own = paths.own[k, idx].sum(axis=1, dtype=np.int64)
+        enemy = paths.enemy[k, idx].sum(axis=1, dtype=np.int64)
+        key = (own * shape[2] + enemy) * 2 + (at[idx] == k)
+        counts[k] = np.bincount(key, minlength=cells).reshape(shape[1:])
+    return counts
+
+
+@dataclass(frozen=True)
+class SimulatedRetreatResult:
+    """The simulated best retreat rule of ``side`` (``answer``: the rule and its
+    estimated values), with what a win is worth and each man's price."""
+
+    scenario: Scenario
+    side: str
+    win_value: float
+    win_value_said: str
+    prices: dict[str, float]
+    answer: SimulatedAnswer
+    own_words: str | None
+    #: The step the battle has reached (``[battle] from_step``; 0: not begun).
+    from_step: int = 0
+
+    method = "simulated"
+
+    def stop_now(self) -> dict[str, Any] | None:
+        """For a battle in progress: stopping now (0) against going on (estimated)."""
+        v = self.answer.value
+        return stop_now_or_go_on(self.from_step, self.scenario.ruleset, v.value, v.low, v.high)
+
+    @property
+    def value(self) -> float:
+        return self.answer.value.value
+
+    @property
+    def never(self) -> float:
+        return self.answer.never.value
+
+    @property
+    def own(self) -> float | None:
+        return None if self.answer.own is None else self.answer.own.value
+
+    @property
+    def partial(self) -> bool:
+        return self.answer.partial
+
+    def cells(self) -> np.ndarray:
+        """Fresh battles the rule fought on (``[..., 0]``) and withdrew (``[..., 1]``)
+        at, by the side's men left and the other's, over every decision step."""
+        asked = self.answer.asked
+        return np.zeros((1, 1, 2), np.int64) if asked is None else asked.sum(axis=0)
+
+    def bands(self, most: int = MAP_BANDS) -> list[tuple[int, int, np.ndarray]]:
+        """The map per band of steps: up to ``most`` bands of the decision steps at
+        which fresh battles were still fighting, each ``(first step, last step,
+        cells)`` with its cells as :meth:`cells`."""
+        asked = self.answer.asked
+        if asked is None:
+            return []
+        dates = self.answer.rule.dates
+        used = [k for k in range(len(dates)) if asked[k].any()]
+        chunks = [c.tolist() for c in np.array_split(np.array(used, int), most) if len(c)]
+        return [(dates[c[0]], dates[c[-1]], asked[c].sum(axis=0)) for c in chunks]
+
+    def words(self) -> str:
+        """The rule in words where the fresh battles' decisions are a threshold on the
+        men left (a cell's decision: the one taken in most of its battles)."""
+        from .retreat_words import threshold_words
+
+        cells = self.cells()
+        if self.answer.rule.never or not cells[..., 1].any():
+            return "never withdraw"
+        choices = {}
+        mixed = False
+        for o, e in zip(*np.nonzero(cells.sum(axis=2)), strict=True):
+            fight, out = cells[o, e]
+            mixed = mixed or (fight > 0 and out > 0)
+            choices[(int(o), int(e))] = {"withdraw" if out > fight else "fight"}
+        said = threshold_words(choices) or "no simple shape on the men left (see the map: -o)"
+        if mixed:
+            said += (
+                " (in most battles reaching those men: the rule also weighs the step "
+                "and each type's men)"
+            )
+        return said
+
+    def to_dict(self) -> dict[str, Any]:
+        a = self.answer
+        cells = self.cells()
+        return {
+            "scenario": self.scenario.source.label,
+            "side": self.side,
+            "method": "simulated",
+            "win_value": self.win_value,
+            "prices": self.prices,
+            "value": a.value.to_dict(),
+            "never": a.never.to_dict(),
+            "own": None if a.own is None else a.own.to_dict(),
+            "own_rule": self.own_words,
+            "gain_over_never": a.gain_over_never.to_dict(),
+            "gain_over_own": None if a.gain_over_own is None else a.gain_over_own.to_dict(),
+            **{k: float(v) for k, v in a.outcomes.items()},
+            "rule": self.words(),
+            "stop_now_or_go_on": self.stop_now(),
+            "decision_steps": list(a.rule.dates),
+            "paths": a.paths,
+            "battles": a.fresh,
+            "seed": a.seed,
+            "fresh_seed": a.fresh_seed,
+            "partial": a.partial,
+            "seconds": a.seconds,
+            "bands": [
+                {"steps": [first, last], "cells": _cell_rows(cells)}
+                for first, last, cells in self.bands()
+            ],
+            "cells": _cell_rows(cells),
+        }
+
+
+def _cell_rows(cells: np.ndarray) -> list[dict[str, int]]:
+    """The map's cells that fresh battles reached, one row each."""
+    return [
+        {
+            "own": int(o),
+            "enemy": int(e),
+            "fight": int(cells[o, e, 0]),
+            "withdraw": int(cells[o, e, 1]),
+        }
+        for o, e in zip(*np.nonzero(cells.sum(axis=2)), strict=True)
+    ]

@@ -1,0 +1,292 @@
+"""The simulated best retreat rule (Longstaff-Schwartz; ``battle-odds retreat --method
+simulated``), checked against the exact best rule of small olympia battles (the
+simulated rule is valued on fresh battles: its value is an unbiased estimate of a rule's,
+so never above the exact optimum beyond noise, and close to it), against the exact
+values of "never retreat" and of the side's own rule (unbiased estimates of them), on a
+battle where withdrawing can only lose (no withdrawal, a gain of exactly 0), and for
+the randomness contract (same seed, same rule and numbers, on 1 thread or all)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+import simulator
+from simulator.cli import app
+from simulator.studies.machinery.retreat_simulated import Estimate, fresh_seed
+from simulator.studies.retreat import best_retreat
+
+Z999 = 3.29
+FORD = "examples/retreat/knights_at_the_ford.toml"
+runner = CliRunner()
+
+
+def _se(e: Estimate) -> float:
+    return (e.high - e.low) / (2 * 1.959963984540054)
+
+
+def test_the_simulated_rule_comes_close_to_the_exact_optimum_and_never_above_it() -> None:
+    scenario = simulator.load_scenario(FORD)
+    exact = best_retreat(scenario, "attacker", 20.0, method="exact")
+    simulated = best_retreat(
+        scenario, "attacker", 20.0, method="simulated", paths=20_000, battles=20_000, seed=5
+    )
+    a = simulated.answer  # type: ignore[union-attr]
+    # An unbiased estimate of a rule's value: at most the optimum, beyond noise.
+    assert a.value.value <= exact.value + Z999 * _se(a.value)
+    # Close to it: the paired gain over never retreating (tighter than the value's own
+    # interval) within noise and a tenth of the exact gain (0.50) of the exact gain.
+    exact_gain = exact.value - exact.never
+    assert a.gain_over_never.value >= exact_gain - Z999 * _se(a.gain_over_never) - 0.05
+    # "Never retreat" and the side's own rule (at 3 knights) are unbiased estimates of
+    # the exact values.
+    assert abs(a.never.value - exact.never) <= Z999 * _se(a.never)
+    assert exact.own is not None and a.own is not None
+    assert abs(a.own.value - exact.own) <= Z999 * _se(a.own)
+    assert a.gain_over_own is not None and a.gain_over_own.low > 0
+    assert simulated.words().startswith("withdraw with")
+
+
+def test_where_withdrawing_can_only_lose_it_never_withdraws(tmp_path: Path) -> None:
+    """Eight knights against two pikemen, a win worth 100 against 24 for all the
+    knights: the knights win every battle, so on every battle fighting on is worth more
+    than withdrawing at any step (100 less the knights lost after it). The rule fights
+    to the end and its gain over never retreating is exactly 0."""
+    easy = tmp_path / "easy.toml"
+    text = Path(FORD).read_text().replace("pikeman = 12", "pikeman = 2")
+    easy.write_text(text.replace("at_most = 3", "at_most = 7"))
+    scenario = simulator.load_scenario(easy)
+    result = best_retreat(
+        scenario, "attacker", 100.0, method="simulated", paths=5_000, battles=5_000
+    )
+    a = result.answer  # type: ignore[union-attr]
+    assert a.outcomes["win"] == 1.0
+    assert a.rule.never
+    assert a.gain_over_never.value == 0.0 and a.gain_over_never.high == 0.0
+    assert a.outcomes["withdrew"] == 0.0
+    assert result.words() == "never withdraw"
+    # The side's own rule (withdraw at 7 knights) gives up wins: worth less.
+    assert a.gain_over_own is not None and a.gain_over_own.low > 0
+
+
+def _numbers(result: object) -> dict[str, object]:
+    data = result.to_dict()  # type: ignore[attr-defined]
+    data.pop("seconds")
+    return data
+
+
+def test_same_seed_same_rule_on_one_thread_or_all() -> None:
+    scenario = simulator.load_scenario(FORD)
+    kwargs = {"method": "simulated", "paths": 3_000, "battles": 3_000, "seed": 11}
+    one = best_retreat(scenario, "attacker", 20.0, threads=1, **kwargs)  # type: ignore[arg-type]
+    again = best_retreat(scenario, "attacker", 20.0, threads=1, **kwargs)  # type: ignore[arg-type]
+    every = best_retreat(scenario, "attacker", 20.0, **kwargs)  # type: ignore[arg-type]
+    assert _numbers(one) == _numbers(again) == _numbers(every)
+    for x, y in zip(one.answer.rule.coefficients, every.answer.rule.coefficients, strict=True):  # type: ignore[union-attr]
+        assert (x is None and y is None) or np.array_equal(x, y)
+    other = best_retreat(scenario, "attacker", 20.0, **{**kwargs, "seed": 12})  # type: ignore[arg-type]
+    assert _numbers(other) != _numbers(one)
+    assert fresh_seed(11) != 11 and fresh_seed(11) == fresh_seed(11)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "scenarios/skirmish/cavalry_charge.toml",
+        "scenarios/confrontation/attack.toml",
+        "scenarios/age_of_gods/pikemen_vs_knights.toml",
+    ],
+)
+def test_every_ruleset_never_retreat_agrees_with_a_plain_run(path: str) -> None:
+    """ "Never retreat" over the fresh battles estimates W x P(win) - the price of the
+    men lost, which a plain run of the scenario (another kernel's draws) gives too."""
+    scenario = simulator.load_scenario(path)
+    result = best_retreat(scenario, "attacker", method="simulated", paths=3_000, battles=6_000)
+    a = result.answer  # type: ignore[union-attr]
+    run = simulator.simulate(scenario, 20_000, seed=3)
+    frame = run.battles
+    won = (frame["winner"] == "attacker").to_numpy()
+    lost = sum(
+        price * frame[f"casualties.attacker.{t}"].to_numpy() for t, price in result.prices.items()
+    )
+    per = result.win_value * won - lost
+    half = Z999 * float(np.std(per, ddof=1)) / np.sqrt(len(per))
+    assert abs(a.never.value - per.mean()) <= Z999 * _se(a.never) + half
+    # The rule is valued on the same battles as never retreating: no worse beyond noise.
+    assert a.gain_over_never.high >= 0
+
+
+def test_blocks_needs_prices_and_takes_costs(tmp_path: Path) -> None:
+    path = "scenarios/blocks/field_battle.toml"
+    result = runner.invoke(app, ["retreat", path])
+    assert result.exit_code == 2
+    assert result.output.strip().startswith("error: --costs: no price for the attacker's")
+    assert len(result.output.strip().splitlines()) == 1
+    costs = tmp_path / "costs.toml"
+    names = ["Richard", "Templars", "Turcopoles", "Saladin", "Mamluks", "Bedouins"]
+    costs.write_text("".join(f"{n} = 1\n" for n in names))
+    result = runner.invoke(
+        app,
+        ["retreat", path, "--costs", str(costs), "--paths", "2000", "-n", "2000", "--json"],
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["method"] == "simulated" and data["battles"] == 2000
+    for key in ("value", "never", "gain_over_never"):
+        assert data[key]["low"] <= data[key]["value"] <= data[key]["high"]
+
+
+def test_the_command_says_the_simulated_rule(tmp_path: Path) -> None:
+    result = runner.invoke(
+        app,
+        ["retreat", FORD, "--win-value", "20", "--method", "simulated", "--paths", "3000",
+         "-n", "3000", "-o", str(tmp_path / "map.png")],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "simulated: fitted on 3,000 battles, valued on 3,000" in result.output
+    assert "never retreat: " in result.output and "best gains" in result.output
+    assert "The rule: " in result.output and (tmp_path / "map.png").exists()
+    result = runner.invoke(
+        app, ["retreat", "scenarios/skirmish/cavalry_charge.toml", "--method", "exact"]
+    )
+    assert result.exit_code == 2 and result.output.startswith("error: --method exact: ")
+
+
+def test_ctrl_c_gives_the_rule_so_far_marked_partial() -> None:
+    """Ctrl-C while the training battles run: the rule fitted on the blocks done, valued
+    on one small block of fresh battles, marked partial; exit 130 within seconds."""
+    from tests.test_interrupt import KNIGHTS, check_stopped, interrupt
+
+    code, out, err, seconds = interrupt(
+        ["retreat", KNIGHTS, "--method", "simulated", "--paths", "5000000", "-n", "5000000",
+         "--json"]
+    )  # fmt: skip
+    check_stopped(code, err, seconds)
+    answer = json.loads(out)
+    assert answer["partial"] is True and 0 < answer["battles"] < 5_000_000
+    assert answer["value"]["low"] <= answer["value"]["value"] <= answer["value"]["high"]
+
+
+IN_PROGRESS = """
+ruleset = "olympia"
+name = "in progress"
+
+[battle]
+from_step = 3
+
+[units.knight]
+cost = 3
+
+[attacker]
+break_point = 0
+
+[[attacker.units]]
+men = { knight = KNIGHTS }
+
+[defender]
+break_point = 0
+
+[[defender.units]]
+men = { pikeman = PIKEMEN }
+"""
+
+
+@pytest.mark.parametrize(("knights", "pikemen", "choice"), [(1, 12, "stop now"), (8, 2, "go on")])
+def test_stop_now_or_go_on(tmp_path: Path, knights: int, pikemen: int, choice: str) -> None:
+    """A battle in progress after strike 3: one knight left against twelve pikemen
+    (going on risks a knight for a win almost never had: stop now), eight against two
+    (go on). The exact value of going on is the best rule's; the simulated one's
+    interval holds it (99.9%), and both choose alike."""
+    path = tmp_path / "progress.toml"
+    text = IN_PROGRESS.replace("KNIGHTS", str(knights)).replace("PIKEMEN", str(pikemen))
+    path.write_text(text)
+    scenario = simulator.load_scenario(path)
+    exact = best_retreat(scenario, "attacker", 5.0, method="exact")
+    said = exact.stop_now()
+    assert said is not None and said["step"] == 3 and said["stop_now"] == 0.0
+    assert said["go_on"]["value"] == exact.value and said["choice"] == choice
+    simulated = best_retreat(
+        scenario, "attacker", 5.0, method="simulated", paths=4_000, battles=4_000, seed=3
+    )
+    went = simulated.stop_now()
+    assert went is not None and went["choice"] == choice
+    a = simulated.answer  # type: ignore[union-attr]
+    assert a.rule.dates[0] == 4  # the rule is first looked at after the next strike
+    assert went["go_on"]["value"] <= exact.value + Z999 * _se(a.value)
+    assert abs(went["go_on"]["value"] - exact.value) <= Z999 * _se(a.value) + 0.05
+    result = runner.invoke(app, ["retreat", str(path), "--win-value", "5", "--json"])
+    assert json.loads(result.output)["stop_now_or_go_on"]["choice"] == choice
+    result = runner.invoke(app, ["retreat", str(path), "--win-value", "5"], env={"COLUMNS": "60"})
+    assert "Stop now or go on (after step 3)" in result.output
+    assert max(len(line) for line in result.output.splitlines()) <= 60
+
+
+def test_a_battle_not_begun_has_no_stop_now() -> None:
+    scenario = simulator.load_scenario(FORD)
+    assert best_retreat(scenario, "attacker", 20.0).stop_now() is None
+
+
+def test_the_map_by_bands_of_steps_adds_up_to_the_whole() -> None:
+    scenario = simulator.load_scenario(FORD)
+    result = best_retreat(
+        scenario, "attacker", 20.0, method="simulated", paths=3_000, battles=3_000, seed=4
+    )
+    bands = result.bands()  # type: ignore[union-attr]
+    assert 1 <= len(bands) <= 3
+    steps = [s for first, last, _ in bands for s in (first, last)]
+    assert steps == sorted(steps) and steps[0] == 1
+    whole = sum(cells for _, _, cells in bands)
+    assert np.array_equal(whole, result.cells())  # type: ignore[union-attr]
+    # Each fresh battle still fighting after a decision step is counted there once.
+    asked = result.answer.asked  # type: ignore[union-attr]
+    assert asked is not None and asked[0].sum() <= 3_000
+    data = result.to_dict()
+    assert [b["steps"] for b in data["bands"]] == [[first, last] for first, last, _ in bands]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("side", "attacker", "defender", "win"),
+    [
+        ("attacker", "knight = 8", "pikeman = 12", 20.0),
+        ("defender", "soldier = 9", "knight = 4", 10.0),
+    ],
+)
+def test_the_simulated_rule_on_more_battles_is_within_a_tenth_of_the_exact_gain(
+    tmp_path: Path, side: str, attacker: str, defender: str, win: float
+) -> None:
+    """50,000 training and 100,000 fresh battles: never above the exact optimum beyond
+    noise, and the option to retreat (the gain over never retreating) within a tenth
+    of its exact worth, beyond noise."""
+    text = Path(FORD).read_text().replace("knight = 8", attacker)
+    text = text.replace("pikeman = 12", defender).split("# The knights' own rule")[0]
+    path = tmp_path / "battle.toml"
+    path.write_text(text)
+    scenario = simulator.load_scenario(path)
+    exact = best_retreat(scenario, side, win, method="exact")
+    result = best_retreat(
+        scenario, side, win, method="simulated", paths=50_000, battles=100_000, seed=9
+    )
+    a = result.answer  # type: ignore[union-attr]
+    exact_gain = exact.value - exact.never
+    assert exact_gain > 0.05  # the option to retreat is worth something here
+    assert a.value.value <= exact.value + Z999 * _se(a.value)
+    assert a.gain_over_never.value >= 0.9 * exact_gain - Z999 * _se(a.gain_over_never)
+    assert abs(a.never.value - exact.never) <= Z999 * _se(a.never)
+
+
+@pytest.mark.parametrize("columns", ["40", "80", "200"])
+def test_the_simulated_answer_fits_any_width(columns: str) -> None:
+    """A long title and long values (castle siege's hundreds) wrap to the width."""
+    result = runner.invoke(
+        app,
+        ["retreat", "scenarios/olympia/castle_siege.toml", "--paths", "300", "-n", "300"],
+        env={"COLUMNS": columns},
+    )
+    assert result.exit_code == 0, result.output
+    assert max(len(line) for line in result.output.splitlines()) <= int(columns)
+    assert "never retreat: " in result.output
