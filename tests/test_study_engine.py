@@ -156,10 +156,10 @@ def test_wins_are_the_battles_the_kernel_draws() -> None:
 @pytest.mark.parametrize(
     ("asked", "said"),
     [
-        ({"battles": 0}, "battles 0: expected 1.."),
-        ({"battles": 5_000, "max_battles": 1_000}, "max_battles 1,000: expected battles"),
-        ({"confidence": 1.5}, "confidence 1.5: expected a probability"),
-        ({"seed": -1}, "seed -1: expected 0..2**63-1"),
+        ({"battles": 0}, "battles=0: expected 1.."),
+        ({"battles": 5_000, "max_battles": 1_000}, "max_battles=1,000: expected battles"),
+        ({"confidence": 1.5}, "confidence=1.5: expected a probability"),
+        ({"seed": -1}, "seed=-1: expected 0..2**63-1"),
     ],
 )
 def test_the_plan_speaks_the_parameter_name(asked: dict[str, Any], said: str) -> None:
@@ -170,7 +170,7 @@ def test_the_plan_speaks_the_parameter_name(asked: dict[str, Any], said: str) ->
 def test_the_command_line_says_the_flag() -> None:
     error = PlanError("max_battles", "1,000", "expected {battles} (5,000) or more")
     assert isinstance(error, BattleOddsError)
-    assert str(error) == "max_battles 1,000: expected battles (5,000) or more"
+    assert str(error) == "max_battles=1,000: expected battles (5,000) or more"
     result = CliRunner().invoke(
         app,
         [

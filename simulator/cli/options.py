@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from .. import rulesets
-from ..errors import BattleOddsError, printable
+from ..errors import BattleOddsError, ParameterError, printable
 from ..rulesets.keys import DEFAULT_BATTLES, DEFAULT_SEED
 from ..running.bounds import DEFAULT_MAX_TOTAL
 from ..running.interrupt import (
@@ -26,7 +26,7 @@ from ..running.interrupt import (
     stop_on_interrupt,
     stop_reason,
 )
-from ..running.plan import DEFAULT_MAX_BATTLES, MAX_BATTLES, MIN_PRECISION, PlanError
+from ..running.plan import DEFAULT_MAX_BATTLES, MAX_BATTLES, MIN_PRECISION
 from .help import default_words, when_drawn
 
 out = Console()
@@ -171,9 +171,27 @@ Scheduler = Annotated[
 ]
 
 
+#: The flags whose names are not their Python parameter's with ``--`` and dashes: the
+#: one table by which an error naming a library's parameter names the command's flag.
+FLAGS = {
+    "caps": "--max",
+    "executor": "--scheduler",
+    "first_battles": "--battles",
+    "in_": "--in",
+    "max_n": "--max",
+    "settings": "--set",
+}
+
+
 def flag_of(parameter: str) -> str:
-    """The flag of a plan's parameter: ``max_battles`` -> ``--max-battles``."""
-    return "--" + parameter.replace("_", "-")
+    """The flag of a library's parameter: ``max_battles`` -> ``--max-battles``,
+    ``max_n`` -> ``--max`` (:data:`FLAGS`)."""
+    return FLAGS.get(parameter) or "--" + parameter.replace("_", "-")
+
+
+def error_words(error: BattleOddsError) -> str:
+    """A library's error in the command line's words: a parameter named by its flag."""
+    return error.words(flag_of) if isinstance(error, ParameterError) else str(error)
 
 
 def user_errors(command: F) -> F:
@@ -183,11 +201,8 @@ def user_errors(command: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return command(*args, **kwargs)
-        except PlanError as exc:  # a plan's parameter, said as the command's flag
-            print_error(exc.words(flag_of))
-            raise typer.Exit(2) from None
-        except BattleOddsError as exc:
-            print_error(str(exc))
+        except BattleOddsError as exc:  # a parameter said as the command's flag
+            print_error(error_words(exc))
             raise typer.Exit(2) from None
 
     return wrapper  # type: ignore[return-value]

@@ -22,6 +22,7 @@ from .options import (
     Scheduler,
     battles_option,
     err,
+    error_words,
     out,
     print_error,
     runs_battles,
@@ -89,7 +90,7 @@ def regress(
             )
         changed = changed_scenarios(report, paths, read, baseline)
     except BattleOddsError as exc:
-        print_error(str(exc))
+        print_error(error_words(exc))
         raise typer.Exit(2) from None
     except OSError as exc:  # the baseline, whole or not at all: the old file stays
         print_error(f"--baseline {baseline}: not written ({exc.strerror or exc})")

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import rulesets
-from ..errors import BattleOddsError
+from ..errors import BattleOddsError, ParameterError
 from ..results.stats import wilson
 from ..running.interrupt import Interrupted, check_stop, stop_requested
 from ..running.plan import StudyPlan
@@ -325,11 +325,9 @@ def best(
         )
     check_side(side)
     if target is not None and not 0 < target < 1:
-        raise BattleOddsError(f"--target {target}: expected a probability between 0 and 1")
+        raise ParameterError("target", target, "expected a probability between 0 and 1")
     if not 0 < tolerance < 1:
-        raise BattleOddsError(
-            f"--tolerance {tolerance}: expected a probability above 0, e.g. 0.005"
-        )
+        raise ParameterError("tolerance", tolerance, "expected a probability above 0, e.g. 0.005")
     seed = scenario.seed if seed is None else seed
     plan = StudyPlan.of(
         seed=seed,
@@ -429,7 +427,7 @@ def _work(
     of the armies they gathered."""
     if exhaustive:
         return (
-            f"best: {candidates:,} armies x --max-battles {max_battles:,}",
+            f"best: {candidates:,} armies x {{max_battles=}}{max_battles:,}",
             candidates * max_battles,
         )
     k = len(offer.types)
@@ -439,7 +437,7 @@ def _work(
     step_battles = min(max_battles, STEP_LOOKS * battles)
     return (
         f"best: a search of up to {races:,} races of {step:,} armies x {step_battles:,} "
-        f"battles, then {raced:,} armies x --max-battles {max_battles:,}",
+        f"battles, then {raced:,} armies x {{max_battles=}}{max_battles:,}",
         races * max(step, k + 1 + RANDOM_STARTS) * step_battles + raced * max_battles,
     )
 

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import BattleOddsError
+from ..errors import BattleOddsError, ParameterError
 from ..running.interrupt import stop_requested
 from ..running.progress import plain_lines_by_default
 from ..scenario.scenario import DEFAULT_SEED
@@ -247,7 +247,7 @@ def meta_from_counts(
     if np.any(fought < 1):
         raise BattleOddsError("battles: expected at least 1 per pair of types")
     if bootstrap < 0:
-        raise BattleOddsError(f"--bootstrap {bootstrap}: expected 0 or more")
+        raise ParameterError("bootstrap", bootstrap, "expected 0 or more")
     payoff = symmetric_payoff((wins_a - wins_d) / fought)
     solved = solve_game(payoff)
     beaten = dominated(payoff)
@@ -316,10 +316,10 @@ def meta_of(matrix: Matrix, *, bootstrap: int = DEFAULT_BOOTSTRAP, seed: int | N
 def check_game(types: Sequence[str] | str | None, bootstrap: int) -> None:
     """Before any battle: a game needs two types, and a bootstrap no fewer than 0 games."""
     if bootstrap < 0:
-        raise BattleOddsError(f"--bootstrap {bootstrap}: expected 0 or more")
+        raise ParameterError("bootstrap", bootstrap, "expected 0 or more")
     names = types.split(",") if isinstance(types, str) else types
     if names is not None and len(names) < 2:
-        raise BattleOddsError("--types: a game needs at least two types")
+        raise ParameterError("types", None, "a game needs at least two types")
 
 
 @plain_lines_by_default("meta")

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .. import rulesets
-from ..errors import BattleOddsError, Source
+from ..errors import BattleOddsError, ParameterError, Source
 from ..results.stats import Z95
 from ..rulesets.designer import COUNT, Knob, rating_step
 from ..running.bounds import check_total
@@ -112,14 +112,14 @@ def sensitivity(
             "them to values first"
         )
     if count_step < 1:
-        raise BattleOddsError(f"--count-step {count_step}: expected at least 1")
+        raise ParameterError("count_step", count_step, "expected at least 1")
     if not 0 < rating_step <= 1:
-        raise BattleOddsError(
-            f"--rating-step {rating_step}: expected a fraction of the rating, e.g. 0.1 for 10%"
+        raise ParameterError(
+            "rating_step", rating_step, "expected a fraction of the rating, e.g. 0.1 for 10%"
         )
     battles = DEFAULT_BATTLES if battles is None else battles
     if battles < 1:
-        raise BattleOddsError(f"--battles {battles}: expected at least 1")
+        raise ParameterError("battles", battles, "expected at least 1")
     seed = scenario.seed if seed is None else seed
     ruleset = rulesets.get(scenario.ruleset)
     knobs = ruleset.knobs(scenario)
@@ -127,7 +127,7 @@ def sensitivity(
         raise BattleOddsError(f"{scenario.source.label}: no counts or ratings to turn")
     total = 2 * len(knobs)
     check_total(
-        f"sensitivity: {total} changes x 2 scenarios x --battles {battles:,}",
+        f"sensitivity: {total} changes x 2 scenarios x {{battles=}}{battles:,}",
         total * 2 * battles,
         max_total,
     )

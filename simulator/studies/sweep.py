@@ -20,7 +20,7 @@ from itertools import product
 from typing import TYPE_CHECKING, Any
 
 from .. import rulesets
-from ..errors import BattleOddsError
+from ..errors import BattleOddsError, ParameterError, literal
 from ..results.result import Result
 from ..results.stats import OUTCOMES, Tally, wilson
 from ..running.bounds import check_total
@@ -124,11 +124,14 @@ def parse_vary(scenario: Scenario, text: str) -> Vary:
     path, eq, values = text.partition("=")
     path = path.strip()
     if not eq or not path:
-        raise BattleOddsError(
-            f"--vary '{text}': expected PATH=LOW..HIGH[:STEP], e.g. attacker.knight=1..40"
+        raise ParameterError(
+            "vary", f"'{text}'", "expected PATH=LOW..HIGH[:STEP], e.g. attacker.knight=1..40"
         )
     data_path = rulesets.get(scenario.ruleset).sweep_path(scenario.data, path)
-    return Vary(path, data_path, parse_values(values, f"--vary {path}"))
+    try:
+        return Vary(path, data_path, parse_values(values, f"vary {path}"))
+    except BattleOddsError as exc:
+        raise ParameterError.naming("vary", exc) from None
 
 
 def point(scenario: Scenario, varies: Sequence[Vary], values: Sequence[Value]) -> Scenario:
@@ -216,20 +219,26 @@ def sweep(
     """
     varies = tuple(v if isinstance(v, Vary) else parse_vary(scenario, v) for v in vary)
     if not 1 <= len(varies) <= 2:
-        raise BattleOddsError(
-            f"--vary given {len(varies)} times: expected once (a curve) or twice (a grid)"
+        raise ParameterError(
+            "vary",
+            None,
+            f"{len(varies)} values: expected one (a curve) or two (a grid)",
         )
     if len(varies) == 2 and varies[0].data_path == varies[1].data_path:
-        raise BattleOddsError(f"--vary {varies[0].path} and {varies[1].path} name the same value")
+        raise ParameterError(
+            "vary", None, f"{varies[0].path} and {varies[1].path} name the same value"
+        )
     if outcome not in OUTCOMES:
-        raise BattleOddsError(f"--outcome {outcome}: expected one of {', '.join(OUTCOMES)}")
+        raise ParameterError("outcome", outcome, f"expected one of {', '.join(OUTCOMES)}")
     seed = scenario.seed if seed is None else seed
     size = math.prod(len(v.values) for v in varies)
     shape = " x ".join(f"{len(v.values):,}" for v in varies)
     if size > MAX_POINTS:
-        raise BattleOddsError(
-            f"--vary: a grid of {shape} = {size:,} points: at most {MAX_POINTS:,} "
-            "(a larger step, or fewer values)"
+        raise ParameterError(
+            "vary",
+            None,
+            f"a grid of {shape} = {size:,} points: at most {MAX_POINTS:,} "
+            "(a larger step, or fewer values)",
         )
     each = (max_battles if precision is not None else battles) or scenario.battles
     check_total(f"sweep: {size:,} points x {each:,} battles", size * each, max_total)
@@ -458,20 +467,23 @@ def find_target(
     """
     found = vary if isinstance(vary, Vary) else parse_vary(scenario, vary)
     if not 0 < target < 1:
-        raise BattleOddsError(f"--target {target}: expected a probability between 0 and 1")
+        raise ParameterError("target", target, "expected a probability between 0 and 1")
     if outcome not in OUTCOMES:
-        raise BattleOddsError(f"--outcome {outcome}: expected one of {', '.join(OUTCOMES)}")
+        raise ParameterError("outcome", outcome, f"expected one of {', '.join(OUTCOMES)}")
     if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in found.values):
-        raise BattleOddsError(
-            f"--target needs numbers to search: --vary {found.path} has "
-            f"{', '.join(map(str, found.values))}"
+        raise ParameterError(
+            "target",
+            None,
+            f"{{target}} needs numbers to search: {{vary=}}{literal(found.path)} has "
+            + literal(", ".join(map(str, found.values))),
+            whole=True,
         )
     check_looks(first_battles, max_battles)
     values = sorted(set(found.values))
     seed = scenario.seed if seed is None else seed
     probes_at_most = bisection_probes(len(values))
     check_total(
-        f"sweep --target: {probes_at_most} probes x --max-battles {max_battles:,}",
+        f"{{target}} search: {probes_at_most} probes x {{max_battles=}}{max_battles:,}",
         probes_at_most * max_battles,
         max_total,
     )

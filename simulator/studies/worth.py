@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .. import rulesets
-from ..errors import BattleOddsError
+from ..errors import BattleOddsError, ParameterError, literal
 from ..results.stats import wilson
 from ..rulesets.designer import resolve_type
 from ..running.bounds import check_total
@@ -60,8 +60,8 @@ def parse_add(text: str) -> tuple[int, str]:
     """``"1 knight"`` -> ``(1, "knight")``."""
     match = _ADD.match(text)
     if not match or int(match[1]) < 1:
-        raise BattleOddsError(
-            f"--add '{text}': expected a count of at least 1 and a unit type, e.g. '1 knight'"
+        raise ParameterError(
+            "add", f"'{text}'", "expected a count of at least 1 and a unit type, e.g. '1 knight'"
         )
     return int(match[1]), match[2]
 
@@ -226,17 +226,19 @@ def worth(
     check_side(side)
     count, word = parse_add(add) if isinstance(add, str) else add
     types = ruleset.unit_types(scenario.data)
-    kind = resolve_type(word, types, "--add")
-    other = resolve_type(in_, types, "--in")
+    kind = _type_named(word, types, "add")
+    other = _type_named(in_, types, "in_")
     if not 0 < confidence < 1:
-        raise BattleOddsError(f"--confidence {confidence}: expected a probability, e.g. 0.95")
+        raise ParameterError("confidence", confidence, "expected a probability, e.g. 0.95")
     if max_n < 1:
-        raise BattleOddsError(f"--max {max_n}: expected at least 1")
+        raise ParameterError("max_n", max_n, "expected at least 1")
     check_looks(first_battles, max_battles)
     room = ruleset.room(scenario, side)
     if room is not None:
         if count > room:
-            raise BattleOddsError(f"--add {count} {kind}: the {side} has room for {room} more men")
+            raise ParameterError(
+                "add", f"{count} {kind}", f"the {side} has room for {room} more men"
+            )
         max_n = min(max_n, room)
     seed = scenario.seed if seed is None else seed
     with_x = reinforced(scenario, side, kind, count, f"+{count} {kind}")
@@ -245,10 +247,10 @@ def worth(
     try:
         reinforced(scenario, side, other, max_n, f"+{max_n} {other}")
     except BattleOddsError as exc:
-        raise BattleOddsError(f"--max {max_n}: {exc} (a smaller --max?)") from None
+        raise ParameterError("max_n", max_n, literal(str(exc)) + " (a smaller {max_n}?)") from None
     probes_at_most = 2 * bisection_probes(len(values))
     check_total(
-        f"worth: {probes_at_most} probes x 2 scenarios x --max-battles {max_battles:,}",
+        f"worth: {probes_at_most} probes x 2 scenarios x {{max_battles=}}{max_battles:,}",
         probes_at_most * 2 * max_battles,
         max_total,
     )
@@ -318,3 +320,11 @@ def worth(
 
 def _is(verdict: Callable[[int], str], *wanted: str) -> Callable[[int], bool]:
     return lambda n: verdict(n) in wanted
+
+
+def _type_named(word: str, types: list[str], parameter: str) -> str:
+    """The unit type ``word`` names, or an error naming ``parameter``."""
+    try:
+        return resolve_type(word, types, parameter)
+    except BattleOddsError as exc:
+        raise ParameterError.naming(parameter, exc) from None

@@ -38,15 +38,13 @@ from typing import Any
 
 import numpy as np
 
-from ... import rulesets
-from ...errors import BattleOddsError
+from ...errors import BattleOddsError, ParameterError
 from ...rulesets import Army
-from ...running.bounds import OPTION
 from ...running.plan import StudyPlan
 from ...running.scenarios import ScenarioBattles, joined
 from ...running.scenarios import winner as winner_of
 from ...scenario.scenario import Scenario
-from .one_type import checked_settings, one_type_scenario
+from .one_type import checked_settings, one_type_scenario, ruleset_named
 
 #: Blocks of battle indices per cell, for batch-means standard errors.
 BATCHES = 10
@@ -102,8 +100,8 @@ class CellBank:
         executor: Any = None,
     ) -> None:
         if battles < 2 * BATCHES:
-            raise BattleOddsError(f"--battles {battles}: expected at least {2 * BATCHES}")
-        self.ruleset = rulesets.get(ruleset, "--ruleset")
+            raise ParameterError("battles", battles, f"expected at least {2 * BATCHES}")
+        self.ruleset = ruleset_named(ruleset)
         self.plan = StudyPlan.of(
             seed=seed, battles=battles, threads=threads, executor=executor, max_total=max_total
         )
@@ -152,10 +150,14 @@ class CellBank:
         if not new:
             return
         if self.fought + len(new) * self.battles > self.max_total:
-            raise BattleOddsError(
+            raise ParameterError(
+                "max_total",
+                self.max_total,
                 f"prices: the search needs more than {self.cells + len(new) - 1:,} pairs of "
-                f"counts x --battles {self.battles:,}, more than {OPTION} "
-                f"{self.max_total:,} battles: fewer types, budgets or battles, or raise {OPTION}"
+                f"counts x {{battles=}}{self.battles:,}, more than {{max_total=}}"
+                f"{self.max_total:,} battles: fewer types, budgets or battles, "
+                "or raise {max_total}",
+                whole=True,
             )
         for key in new:
             # Built where its battles run (a worker thread), beside the other cells'.
