@@ -58,7 +58,7 @@ def test_more_knights_never_lower_the_win_probability(base):
     """Monotone within noise: every step up must not fall by more than 3.3 standard errors
     of a difference (the points share their random numbers, so this is conservative)."""
     result = sweep.sweep(simulator.load_scenario(base), ["attacker.knight=2..12:2"], 3000, 3)
-    frame = result.frame()
+    frame = result.frame
     assert list(frame["attacker.knight"]) == [2, 4, 6, 8, 10, 12]
     p = frame["p"].to_numpy()
     se = np.sqrt(p * (1 - p) / 3000)
@@ -80,7 +80,7 @@ def test_target_search_brackets_the_answer(base):
         scenario, "attacker.knight=1..30", 0.8, 3, first_battles=2000, max_battles=64000
     )
     assert search.value is not None
-    frame = search.frame()
+    frame = search.frame
     answer = frame[frame["attacker.knight"] == search.value].iloc[0]
     assert answer["side"].startswith("reaches")
     below = frame[frame["attacker.knight"] == search.value - 1]
@@ -198,7 +198,7 @@ def test_target_search_finds_the_exact_answer():
         search = sweep.find_target(
             battle(1), "attacker.soldier=1..16", target, 11, first_battles=2000, max_battles=32000
         )
-        assert search.value == expected, (target, search.frame())
+        assert search.value == expected, (target, search.frame)
         assert search.sure
 
 

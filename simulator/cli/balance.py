@@ -388,7 +388,7 @@ def _sweep(
             )
         limits: dict[str, Any] = {}
         if battles is not None:
-            limits["first_battles"] = battles
+            limits["battles"] = battles
         if max_battles is not None:
             limits["max_battles"] = max_battles
         with progress_bar(err, "sweep --target", "values tried", at_most=True) as progress:
@@ -415,7 +415,7 @@ def _sweep(
         wins = _outcome_words(outcome)
         out.print(escape(question(loaded)), highlight=False)
         _print_frame(
-            search.frame(),
+            search.frame,
             f"Target search: the smallest value of {varied} with P({wins}) at least {target:.0%} "
             f"(intervals at z = {search.z:.2f})",
             {search.vary.path: varied},
@@ -472,7 +472,7 @@ def _sweep(
         _print_grid(result, names, title)
     elif result.points:  # none when Ctrl-C came before the first point's answer
         columns = [v.path for v in result.varies] + ["p", "low", "high", "battles"]
-        _print_frame(result.frame()[columns], title, names)
+        _print_frame(result.frame[columns], title, names)
     say_partial(result.partial, json, done or "")
     if saved:
         say_file_line(f"{output}: plot written")

@@ -176,7 +176,6 @@ Scheduler = Annotated[
 FLAGS = {
     "caps": "--max",
     "executor": "--scheduler",
-    "first_battles": "--battles",
     "in_": "--in",
     "max_n": "--max",
     "settings": "--set",

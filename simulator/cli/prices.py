@@ -109,7 +109,7 @@ def prices(
 ) -> None:
     """What should each unit cost? A fair price list, with each type's break-even prices."""
     from ..running.distributed import executor_for
-    from ..studies.prices import cell_words, fair_prices
+    from ..studies.prices import fair_prices
 
     settings = battle_settings(setting)
     if output is not None:
@@ -120,12 +120,8 @@ def prices(
         check_output_path(write, "--write")
     with (
         executor_for(scheduler) as executor,
-        progress_bar(err, "prices", "pairs of counts fought", open_ended=True) as bar,
+        progress_bar(err, "prices", "pairs of counts fought", open_ended=True) as progress,
     ):
-
-        def progress(cells: int) -> None:
-            bar(cells, 0, cell_words(battles))
-
         result = fair_prices(
             ruleset,
             types,

@@ -38,8 +38,13 @@ DEFAULT_MAX_BATTLES = 10_000_000
 #: beyond any cap; below it the rounds' arithmetic fails (10**-300 divides by zero).
 MIN_PRECISION = 1e-6
 
-#: (battles done, battles planned) as chunks finish; a study's may add a third argument,
-#: what the work is at, in words (simulator.running.progress.progress_bar).
+#: The one progress callback of a run and of every study: ``progress(done, total,
+#: detail="")``, ``done`` of ``total`` (battles as chunks finish; a search's values or
+#: armies tried, ``total`` then the most it may come to; 0: not known, a price search's
+#: pairs of counts fought), ``detail`` what the work is at, in words
+#: (simulator.running.progress.progress_bar draws one). A callback of fewer arguments
+#: (``lambda done, total: ...``) is called with as many
+#: (simulator.running.progress.called_as_it_is_written).
 Progress = Callable[..., None]
 #: (ruleset, canonical scenario data, seed, ranges of battles, the sizes of their chunks)
 #: -> (first, count, tally) of each chunk, in battle order; it stops early once Ctrl-C

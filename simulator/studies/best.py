@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -34,11 +34,12 @@ from .. import rulesets
 from ..errors import BattleOddsError, ParameterError
 from ..results.stats import wilson
 from ..running.interrupt import Interrupted, check_stop, stop_requested
-from ..running.plan import StudyPlan
+from ..running.plan import Progress, StudyPlan
 from ..running.progress import or_plain_lines
 from ..scenario.scenario import Scenario
 from .machinery.armies import Army, Offer, all_armies, count_armies, make_offer, neighbours, starts
 from .machinery.army_battles import ArmyBattles
+from .machinery.planned import takes_plan
 from .machinery.racing import Choice, Race, TargetChoice, choose_best, choose_cheapest, looks
 from .machinery.sides import check_side
 
@@ -62,8 +63,6 @@ STEP_LOOKS = 16
 #: The final race of a search fights battles from this index on: fresh luck, so that
 #: its guarantee holds whatever the search saw.
 FRESH_BATTLES = 2**40
-#: ``progress(battles done, most battles, what the race is at)`` of each race.
-Progress = Callable[[int, int, str], None]
 
 
 @dataclass
@@ -285,9 +284,11 @@ class BestArmy:
         }
 
 
+@takes_plan
 def best(
     scenario: Scenario,
     *,
+    plan: StudyPlan | None = None,
     budget: float,
     side: str = "attacker",
     types: Sequence[str] | str | None = None,

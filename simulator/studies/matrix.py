@@ -12,7 +12,7 @@ every battle's ``[battle]`` table (:mod:`simulator.studies.machinery.one_type`).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,7 +24,7 @@ from ..results.result import Result
 from ..results.stats import Tally
 from ..rulesets import Army
 from ..running.interrupt import Interrupted
-from ..running.plan import StudyPlan
+from ..running.plan import Progress, StudyPlan
 from ..running.progress import plain_lines_by_default
 from ..running.scenarios import ScenarioBattles, merged, tally
 from ..scenario.costs import given_costs, read_costs_file
@@ -37,6 +37,7 @@ from .machinery.one_type import (
     ruleset_named,
     settings_columns,
 )
+from .machinery.planned import takes_plan
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -45,8 +46,6 @@ if TYPE_CHECKING:
 
 #: Battles per cell unless told: about +-2 points of interval at p = 0.5.
 DEFAULT_BATTLES = 2_000
-#: ``progress(battles_done, battles_total, what is done)`` over every cell.
-CellProgress = Callable[..., None]
 
 
 @dataclass(frozen=True)
@@ -150,6 +149,7 @@ class Matrix:
         }
 
 
+@takes_plan
 @plain_lines_by_default("matrix")
 def equal_cost_matrix(
     ruleset: str,
@@ -159,8 +159,9 @@ def equal_cost_matrix(
     battles: int = DEFAULT_BATTLES,
     seed: int = DEFAULT_SEED,
     *,
+    plan: StudyPlan | None = None,
     threads: int | None = None,
-    progress: CellProgress | None = None,
+    progress: Progress | None = None,
     executor: Cluster | None = None,
     max_total: int | None = None,
     settings: Mapping[str, Any] | None = None,

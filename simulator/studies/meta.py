@@ -25,7 +25,7 @@ the answer is marked ``partial`` and says which types it left out.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,15 +34,18 @@ import numpy as np
 
 from ..errors import BattleOddsError, ParameterError
 from ..running.interrupt import stop_requested
+from ..running.plan import Progress
 from ..running.progress import plain_lines_by_default
 from ..scenario.scenario import DEFAULT_SEED
 from .machinery.one_type import settings_columns
+from .machinery.planned import takes_plan
 from .matrix import DEFAULT_BATTLES, Matrix, equal_cost_matrix
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from ..running.distributed import Cluster
+    from ..running.plan import StudyPlan
 
 #: Redrawn games unless told.
 DEFAULT_BOOTSTRAP = 200
@@ -322,6 +325,7 @@ def check_game(types: Sequence[str] | str | None, bootstrap: int) -> None:
         raise ParameterError("types", None, "a game needs at least two types")
 
 
+@takes_plan
 @plain_lines_by_default("meta")
 def meta(
     ruleset: str,
@@ -331,9 +335,10 @@ def meta(
     battles: int = DEFAULT_BATTLES,
     seed: int = DEFAULT_SEED,
     *,
+    plan: StudyPlan | None = None,
     bootstrap: int = DEFAULT_BOOTSTRAP,
     threads: int | None = None,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Progress | None = None,
     executor: Cluster | None = None,
     settings: Mapping[str, Any] | None = None,
 ) -> Meta:

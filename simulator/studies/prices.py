@@ -45,19 +45,26 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..errors import ParameterError, did_you_mean
 from ..running.bounds import check_total
 from ..running.interrupt import Interrupted, stop_reason
-from ..running.progress import or_plain_lines
+from ..running.plan import Progress
+from ..running.progress import called_as_it_is_written, or_plain_lines
 from ..scenario.costs import given_costs, read_costs_file
 from ..scenario.scenario import DEFAULT_SEED
 from .machinery.one_type import check_budget, offered_types, ruleset_named
-from .machinery.price_cells import ROLES, CellBank, CellCount, Estimate, block_z
+from .machinery.planned import takes_plan
+from .machinery.price_cells import ROLES, CellBank, Estimate, block_z
 from .machinery.price_list import Pairwise, Prices, TypePrice
+
+if TYPE_CHECKING:
+    from ..running.distributed import Cluster
+    from ..running.plan import StudyPlan
+
 
 DEFAULT_BUDGETS = (10.0, 20.0, 40.0)
 #: Battles per pair of counts: about +-3 points on one matchup, far less on a type's average.
@@ -83,6 +90,7 @@ def cell_words(battles: int) -> str:
     return f"each {battles:,} battles of so many men of one type against so many of another"
 
 
+@takes_plan
 def fair_prices(
     ruleset: str,
     types: Sequence[str] | str | None = None,
@@ -92,12 +100,13 @@ def fair_prices(
     battles: int = DEFAULT_BATTLES,
     seed: int = DEFAULT_SEED,
     *,
+    plan: StudyPlan | None = None,
     confidence: float = 0.95,
     threads: int | None = None,
-    progress: CellCount | None = None,
+    progress: Progress | None = None,
     settings: Mapping[str, Any] | None = None,
     max_total: int | None = None,
-    executor: Any = None,
+    executor: Cluster | None = None,
 ) -> Prices:
     """The fair price list of ``types`` (default: every type that can fight alone) in units
     of ``base`` (default: the first type), over ``budgets``; ``costs`` (a mapping or a
@@ -153,18 +162,20 @@ def fair_prices(
         max_total,
     )
     said = ExitStack()
-    if progress is None:  # the Python API: plain lines on stderr if the search is long
-        lines = said.enter_context(or_plain_lines(None, "prices", "pairs of counts fought", True))
+    # The Python API without a progress: plain lines on stderr if the search is long.
+    report = said.enter_context(or_plain_lines(progress, "prices", "pairs of counts fought", True))
+    if progress is not None:
+        report = called_as_it_is_written(progress)  # lambda cells: ..., as in 0.1
 
-        def progress(cells: int) -> None:
-            lines(cells, 0, cell_words(battles))
+    def cells_fought(cells: int) -> None:
+        report(cells, 0, cell_words(battles))
 
     bank = CellBank(
         rs.name,
         battles,
         seed,
         threads=threads,
-        progress=progress,
+        progress=cells_fought,
         max_total=max_total,
         settings=settings,
         executor=executor,

@@ -19,16 +19,19 @@ from ..results.stats import Z95
 from ..rulesets.designer import COUNT, Knob, rating_step
 from ..running.bounds import check_total
 from ..running.interrupt import stop_requested
-from ..running.plan import StudyPlan
+from ..running.plan import Progress, StudyPlan
 from ..running.progress import plain_lines_by_default
 from ..running.scenarios import ScenarioBattles
 from ..scenario.scenario import Scenario, from_data, unknowns_of
 from .compare import compare
-from .machinery.progress import PointProgress, battles_of
+from .machinery.planned import takes_plan
+from .machinery.progress import battles_of
 from .machinery.sides import check_side
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from ..running.distributed import Cluster
 
 DEFAULT_BATTLES = 20_000
 
@@ -85,19 +88,21 @@ def step_of(knob: Knob, count_step: int, rating_fraction: float) -> float:
     return rating_step(knob.value, rating_fraction, knob.resolution)
 
 
+@takes_plan
 @plain_lines_by_default("sensitivity")
 def sensitivity(
     scenario: Scenario,
     battles: int | None = None,
     seed: int | None = None,
     *,
+    plan: StudyPlan | None = None,
     side: str = "attacker",
     count_step: int = 1,
     rating_step: float = 0.1,
     threads: int | None = None,
-    progress: PointProgress | None = None,
+    progress: Progress | None = None,
     max_total: int | None = None,
-    executor: Any = None,
+    executor: Cluster | None = None,
 ) -> Sensitivity:
     """Each knob one step down and up (``count_step`` men, ``rating_step`` of a rating,
     rounded to the field's resolution and at least one step of it), each against the

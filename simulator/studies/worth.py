@@ -24,13 +24,14 @@ from ..results.stats import wilson
 from ..rulesets.designer import resolve_type
 from ..running.bounds import check_total
 from ..running.interrupt import Interrupted
-from ..running.plan import StudyPlan
+from ..running.plan import Progress, StudyPlan
 from ..running.progress import plain_lines_by_default, quiet
 from ..running.scenarios import ScenarioBattles
 from ..scenario.scenario import Scenario
 from .compare import Comparison, compare
 from .machinery.armies import reinforced
-from .machinery.progress import PointProgress
+from .machinery.planned import takes_plan
+from .machinery.renamed import renamed_keywords
 from .machinery.sequential import (
     bisection_probes,
     check_looks,
@@ -42,6 +43,8 @@ from .machinery.sides import SIDES, check_side
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from ..running.distributed import Cluster
 
 REACHES, BELOW, NOISE = "reaches", "below", "within noise"
 _ADD = re.compile(r"^\s*(\d+)\s+([A-Za-z][\w .'-]*?)\s*$")
@@ -200,22 +203,25 @@ class Worth:
         }
 
 
+@renamed_keywords(first_battles="battles")
+@takes_plan
 @plain_lines_by_default("worth", lambda asked: f"numbers of {asked['in_']} tried", at_most=True)
 def worth(
     scenario: Scenario,
     *,
+    plan: StudyPlan | None = None,
     side: str = "attacker",
     add: str | tuple[int, str],
     in_: str,
     seed: int | None = None,
-    first_battles: int = 4_000,
+    battles: int = 4_000,
     max_battles: int = 256_000,
     confidence: float = 0.95,
     max_n: int = 100,
     threads: int | None = None,
-    progress: PointProgress | None = None,
+    progress: Progress | None = None,
     max_total: int | None = None,
-    executor: Any = None,
+    executor: Cluster | None = None,
 ) -> Worth:
     """How many men of type ``in_`` added to ``side`` win at least as often as ``add``
     (``"1 knight"`` or ``(1, "knight")``); see the module docstring for the search."""
@@ -232,7 +238,7 @@ def worth(
         raise ParameterError("confidence", confidence, "expected a probability, e.g. 0.95")
     if max_n < 1:
         raise ParameterError("max_n", max_n, "expected at least 1")
-    check_looks(first_battles, max_battles)
+    check_looks(battles, max_battles)
     room = ruleset.room(scenario, side)
     if room is not None:
         if count > room:
@@ -254,13 +260,13 @@ def worth(
         probes_at_most * 2 * max_battles,
         max_total,
     )
-    z = look_z(confidence, probes_at_most, first_battles, max_battles)
+    z = look_z(confidence, probes_at_most, battles, max_battles)
     result = Worth(scenario, side, (count, kind), other, seed, confidence, z, max_n)
     verdicts: dict[int, str] = {}
     # One engine for the search: the scenario with ``add`` is prepared once for every
     # probe, and each probe's scenario once for all its looks.
     engine = ScenarioBattles(
-        StudyPlan.of(seed=seed, battles=first_battles, threads=threads, executor=executor)
+        StudyPlan.of(seed=seed, battles=battles, threads=threads, executor=executor)
     )
 
     def verdict(n: int) -> str:
@@ -268,17 +274,17 @@ def worth(
             return verdicts[n]
         with_n = reinforced(scenario, side, other, n, f"+{n} {other}")
 
-        def run(done: int, battles: int) -> Comparison:
+        def run(done: int, count: int) -> Comparison:
             if progress is not None:
                 progress(
                     len(result.probes),
                     probes_at_most,
-                    f"now {n} {other}: battles up to {done + battles:,} of at most {max_battles:,}",
+                    f"now {n} {other}: battles up to {done + count:,} of at most {max_battles:,}",
                 )
             return compare(
                 with_x,
                 with_n,
-                battles,
+                count,
                 seed,
                 threads=threads,
                 first=done,
@@ -292,7 +298,7 @@ def worth(
             return with_n.hash == with_x.hash or d.low >= 0 or d.high < 0
 
         comparison, sure = run_until_sure(
-            run, Comparison.merge, lambda c: c.n, decided, first_battles, max_battles
+            run, Comparison.merge, lambda c: c.n, decided, battles, max_battles
         )
         d = comparison.win(side, z)
         if with_n.hash == with_x.hash or d.low >= 0:

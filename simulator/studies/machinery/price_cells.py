@@ -34,7 +34,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -45,6 +45,10 @@ from ...running.scenarios import ScenarioBattles, joined
 from ...running.scenarios import winner as winner_of
 from ...scenario.scenario import Scenario
 from .one_type import checked_settings, one_type_scenario, ruleset_named
+
+if TYPE_CHECKING:
+    from ...running.distributed import Cluster
+
 
 #: Blocks of battle indices per cell, for batch-means standard errors.
 BATCHES = 10
@@ -97,7 +101,7 @@ class CellBank:
         progress: CellCount | None = None,
         settings: Mapping[str, Any] | None = None,
         max_total: int | None = None,
-        executor: Any = None,
+        executor: Cluster | None = None,
     ) -> None:
         if battles < 2 * BATCHES:
             raise ParameterError("battles", battles, f"expected at least {2 * BATCHES}")
