@@ -24,7 +24,7 @@ from ..studies.matrix import DEFAULT_BATTLES as MATRIX_BATTLES
 from ..studies.meta import DEFAULT_BOOTSTRAP, Meta
 from ..studies.prices import DEFAULT_BATTLES, DEFAULT_BUDGETS
 from .app import app
-from .matrix import fight_matrix, type_words
+from .one_type import fight_matrix, type_words
 from .options import (
     DEFAULT_DPI,
     BattleSettings,
