@@ -5,9 +5,7 @@ Registered on the one typer app when :mod:`simulator.cli` imports this module.
 
 from __future__ import annotations
 
-import json as jsonlib
 import math
-import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -409,7 +407,7 @@ def _sweep(
             note = f"stopped after {len(search.probes)} probes" if search.partial else None
             written("-o", output, lambda: plots.save(figure, output, partial=note))
         if json:
-            sys.stdout.write(jsonlib.dumps(search.to_dict(), indent=2, default=str) + "\n")
+            print_json(search.to_dict(), provenance=False, default=str, allow_nan=True)
             return
         varied = _path_words(loaded, search.vary.path)
         wins = _outcome_words(outcome)
@@ -463,7 +461,7 @@ def _sweep(
         figure = plots.sweep_figure(result)
         saved = written("-o", output, lambda: plots.save(figure, output, partial=done))
     if json:
-        sys.stdout.write(jsonlib.dumps(result.to_dict(), indent=2, default=str) + "\n")
+        print_json(result.to_dict(), provenance=False, default=str, allow_nan=True)
         return
     names = {v.path: _path_words(loaded, v.path) for v in result.varies}
     out.print(escape(question(loaded)), highlight=False)

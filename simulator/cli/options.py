@@ -4,7 +4,6 @@ error for bad input and the ``--json`` printer."""
 from __future__ import annotations
 
 import functools
-import json as jsonlib
 import sys
 import textwrap
 from collections.abc import Callable, Sequence
@@ -53,16 +52,25 @@ def say_file_line(text: str) -> None:
         out.print(line, highlight=False, markup=False, soft_wrap=True)
 
 
-def print_json(data: dict[str, Any], provenance: bool = True) -> None:
-    """A command's ``--json`` answer: indented, and never the non-standard NaN; with the
-    package version beside the seed and scenario hashes the answer carries (provenance:
-    what reproduces it). A listing keyed by name (``units``: one key per ruleset) is not
-    an answer and takes no extra key (``provenance=False``)."""
+def print_json(
+    data: dict[str, Any],
+    provenance: bool = True,
+    *,
+    default: Callable[[Any], Any] | None = None,
+    allow_nan: bool = False,
+) -> None:
+    """A command's ``--json`` answer (:func:`simulator.results.answer_json.answer_json`:
+    indented, and never the non-standard NaN unless ``allow_nan``); with the package
+    version beside the seed and scenario hashes the answer carries (provenance: what
+    reproduces it). A listing keyed by name (``units``: one key per ruleset) is not an
+    answer and takes no extra key (``provenance=False``), nor do a sweep's and the
+    baseline report's answers, which never had one."""
+    from ..results.answer_json import answer_json
     from ..version import __version__
 
     if provenance:
         data = {**data, "version": data.get("version", __version__)}
-    sys.stdout.write(jsonlib.dumps(data, indent=2, allow_nan=False) + "\n")
+    sys.stdout.write(answer_json(data, default=default, allow_nan=allow_nan) + "\n")
 
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json as jsonlib
-import sys
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Annotated, Any
@@ -25,6 +23,7 @@ from .options import (
     error_words,
     out,
     print_error,
+    print_json,
     runs_battles,
     say_file_line,
     say_partial,
@@ -108,7 +107,7 @@ def regress(
         xml = report.junit()
         written("--junit", junit, lambda: write_atomically(junit, xml))
     if json:
-        sys.stdout.write(jsonlib.dumps(report.to_dict(), indent=2) + "\n")
+        print_json(report.to_dict(), provenance=False, allow_nan=True)
     else:
         render_regression(report, changed, read)
         say_partial(report.partial, json, "the scenarios after the last one shown were not run")
