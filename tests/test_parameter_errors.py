@@ -50,7 +50,7 @@ CASES: list[tuple[Callable[[simulator.Scenario], Any], str, list[str], str]] = [
         "--in: unknown unit type 'soldiex'",
     ),
     (
-        lambda s: _worth(s, first_battles=10, max_battles=5),
+        lambda s: _worth(s, battles=10, max_battles=5),
         "battles=10 / max_battles=5: expected 1 <= battles <= max battles",
         [
             "worth",

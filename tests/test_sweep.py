@@ -77,7 +77,7 @@ def test_each_point_equals_a_run_of_the_changed_scenario(base):
 def test_target_search_brackets_the_answer(base):
     scenario = simulator.load_scenario(base)
     search = sweep.find_target(
-        scenario, "attacker.knight=1..30", 0.8, 3, first_battles=2000, max_battles=64000
+        scenario, "attacker.knight=1..30", 0.8, 3, battles=2000, max_battles=64000
     )
     assert search.value is not None
     frame = search.frame
@@ -196,7 +196,7 @@ def test_target_search_finds_the_exact_answer():
         assert min(abs(p - target) for p in exact_p) >= margin, target
         expected = next(k for k, p in zip(counts, exact_p, strict=True) if p >= target)
         search = sweep.find_target(
-            battle(1), "attacker.soldier=1..16", target, 11, first_battles=2000, max_battles=32000
+            battle(1), "attacker.soldier=1..16", target, 11, battles=2000, max_battles=32000
         )
         assert search.value == expected, (target, search.frame)
         assert search.sure
@@ -218,7 +218,7 @@ def test_a_progress_callback_is_called_as_it_is_written(base, written):
         "attacker.knight=1..6",
         0.8,
         3,
-        first_battles=200,
+        battles=200,
         max_battles=800,
         progress=progress,
         threads=1,
