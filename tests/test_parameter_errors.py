@@ -155,7 +155,7 @@ def test_a_python_caller_reads_the_parameter_and_the_command_line_the_flag(
     args: list[str],
     flagged: str,
 ) -> None:
-    with pytest.raises(BattleOddsError) as raised:
+    with pytest.raises(simulator.ParameterError) as raised:  # a BattleOddsError too
         call(scenario)
     assert said in str(raised.value)
     assert "--" not in str(raised.value)  # no flag of a command the caller did not run
