@@ -122,13 +122,13 @@ def olympia_knight() -> nbformat.NotebookNode:
             "fig, ax = plt.subplots(figsize=(7, 4))\n"
             "plots.sweep_panel(soldiers, ax, target=p_knights)\n"
             'ax.set_title(f"Soldiers alone; dotted: {KNIGHTS} knights win {p_knights:.0%}")\n'
-            'soldiers.frame()[["attacker.soldier", "p", "low", "high"]].rename(\n'
+            'soldiers.frame[["attacker.soldier", "p", "low", "high"]].rename(\n'
             '    columns={"attacker.soldier": "soldiers in the attacking army", "p": "P"})'
         ),
         new_code_cell(
             'search = find_target(army(soldiers=10), "attacker.soldier=10..120", '
             "min(max(p_knights, 0.05), 0.95),\n"
-            "                     SEED, first_battles=max(BATTLES // 10, 200), "
+            "                     SEED, battles=max(BATTLES // 10, 200), "
             "max_battles=max(BATTLES, 1000))\n"
             "worth = search.value\n"
             'print(f"{KNIGHTS} knights win {p_knights:.1%}; soldiers needed for that: {worth}"\n'
@@ -266,7 +266,7 @@ curves = {"against mounted knights (pike rule)": sweep(charge, [f"{PIKEMEN}=10..
                                            BATTLES // 4, SEED, outcome="defender")}
 fig, ax = plt.subplots(figsize=(8, 4.5))
 for (label, curve), colour in zip(curves.items(), ["#2467a8", "#e67e22"]):
-    frame = curve.frame()
+    frame = curve.frame
     ax.fill_between(frame[PIKEMEN], frame["low"], frame["high"], color=colour, alpha=0.25,
                     linewidth=0)
     ax.plot(frame[PIKEMEN], frame["p"], marker="o", markersize=3, color=colour, label=label)
@@ -276,7 +276,7 @@ ax.set_ylim(-0.02, 1.02)
 ax.grid(alpha=0.3)
 ax.legend()
 ax.set_title("25 knights charge: how many pikemen hold?")
-pd.DataFrame({label: curve.frame().set_index(PIKEMEN)["p"]
+pd.DataFrame({label: curve.frame.set_index(PIKEMEN)["p"]
               for label, curve in curves.items()}).rename_axis("pikemen in the front row")"""
         ),
         new_markdown_cell(
@@ -287,7 +287,7 @@ pd.DataFrame({label: curve.frame().set_index(PIKEMEN)["p"]
         new_code_cell(
             """HOLD = 0.5
 searches = {mounted: find_target(battle(mounted=mounted), f"{PIKEMEN}=10..150", HOLD, SEED,
-                                 outcome="defender", first_battles=max(BATTLES // 10, 200),
+                                 outcome="defender", battles=max(BATTLES // 10, 200),
                                  max_battles=max(BATTLES, 1000))
             for mounted in (True, False)}
 fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
@@ -515,7 +515,7 @@ fig, ax = plt.subplots(figsize=(8, 4))
 plots.sweep_panel(waiting, ax, target=p_storm)
 ax.set_title(f"Starving with {FULL} steps; dotted: storming now ({p_storm:.0%})")
 match = find_target(siege(FULL, "never"), "battle.turns=1..30", min(max(p_storm, 0.01), 0.99),
-                    SEED, first_battles=max(BATTLES // 10, 200), max_battles=max(BATTLES, 1000))
+                    SEED, battles=max(BATTLES // 10, 200), max_battles=max(BATTLES, 1000))
 print(f"Storming now takes the castle with probability {p_storm:.1%}; starving matches it "
       f"after {match.value} turns"
       + ("." if match.sure else " (not sure: a value next to it was still undecided at its "
@@ -636,7 +636,7 @@ in_words(result).head(6)"""
         ),
         new_code_cell(
             """knight = simulator.worth(scenario, side="attacker", add="1 knight", in_="soldier",
-                         seed=SEED, first_battles=max(BATTLES // 4, 200),
+                         seed=SEED, battles=max(BATTLES // 4, 200),
                          max_battles=max(BATTLES * 8, 1000), max_n=30)
 print(knight.sentence())
 knight.frame[["n", "p", "p_with_x", "diff", "diff_low", "diff_high", "verdict", "battles"]].rename(

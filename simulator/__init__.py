@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any  # isort: skip
 from .version import __version__
 
 if TYPE_CHECKING:
-    from .errors import BattleOddsError
+    from .errors import BattleOddsError, ParameterError
     from .results.result import Result
     from .results.waves import wave_rows
     from .rulesets import ExactResult, InlineQuery
@@ -58,6 +58,7 @@ if TYPE_CHECKING:
 #: costs nothing, where importing them all loaded Numba, the kernels and SciPy.
 _LAZY = {
     "BattleOddsError": "errors",
+    "ParameterError": "errors",
     "Result": "results.result",
     "ExactResult": "rulesets",
     "InlineQuery": "rulesets",
@@ -99,6 +100,7 @@ __all__ = [
     "BattleOddsError",
     "ExactResult",
     "InlineQuery",
+    "ParameterError",
     "Result",
     "Scenario",
     "__version__",

@@ -135,3 +135,77 @@ def key_words(key: str, option: str = "") -> str:
         else:
             said.append(part.replace("_", " "))
     return ", ".join(said) or option
+
+
+class ParameterError(BattleOddsError):
+    """A bad value of a parameter, said in the caller's words: a Python caller reads the
+    parameter's name (``confidence=1.5: expected a probability``), the command line its
+    flag (``--confidence 1.5: ...``, :func:`simulator.cli.options.flag_of`). ``value``:
+    the value as shown (None: the message names the parameter alone); other parameters
+    the message names are written ``{name}`` in ``expected`` (``{name=}`` before a
+    value: ``name=`` or ``--flag ``); ``whole``: ``expected`` is the whole message."""
+
+    def __init__(self, parameter: str, value: object, expected: str, whole: bool = False) -> None:
+        self.parameter, self.value, self.expected, self.whole = parameter, value, expected, whole
+        super().__init__(self.words())
+
+    def words(self, flag_of: Callable[[str], str] | None = None) -> str:
+        """The message with every parameter named by ``flag_of`` (None: its Python name)."""
+        names = _Names(flag_of)
+        said = _PLACES.sub(lambda m: names[m[1]] if m[1] else m[0][0], self.expected)
+        if self.whole:
+            return said
+        if self.value is None:
+            return f"{names[self.parameter]}: {said}"
+        return f"{names[self.parameter + '=']}{self.value}: {said}"
+
+    def __reduce__(self) -> tuple[object, ...]:
+        # Rebuilt whole from its parts when pickled (a Dask worker's error).
+        return (_rebuilt, (type(self), self.parameter, self.value, self.expected, self.whole))
+
+    @classmethod
+    def naming(cls, parameter: str, error: BattleOddsError) -> ParameterError:
+        """``error`` of a helper that was told ``parameter`` as the place it speaks of
+        (``ruleset: unknown ruleset 'x'``, ``checkpoint out: is a folder``), as an error
+        naming the parameter."""
+        text = literal(str(error))
+        place, found, expected = text[len(parameter) :].partition(": ")
+        if not text.startswith(parameter) or not found or place[:1] not in ("", " "):
+            return cls(parameter, None, text, whole=True)
+        return cls(parameter, place.strip() or None, expected)
+
+
+def _rebuilt(
+    kind: type[ParameterError], parameter: str, value: object, expected: str, whole: bool
+) -> ParameterError:
+    error = ParameterError.__new__(kind)
+    ParameterError.__init__(error, parameter, value, expected, whole)
+    return error
+
+
+#: A parameter named in a message, ``{name}`` or ``{name=}``; ``{{`` and ``}}`` are
+#: braces (text a user wrote, escaped with :func:`literal`); other braces stay as they are.
+_PLACES = re.compile(r"\{\{|\}\}|\{([A-Za-z_]\w*=?)\}")
+
+
+def literal(text: str) -> str:
+    """``text`` (a path, a name a user wrote) as it reads in a :class:`ParameterError`'s
+    message, its braces never taken for a parameter's name."""
+    return text.replace("{", "{{").replace("}", "}}")
+
+
+class _Names(dict[str, str]):
+    """``{name}`` in a message -> the parameter's name in the caller's words (``flag_of``:
+    the command line's; None: Python's); ``{name=}``, before its value, -> ``name=`` or
+    ``--flag ``."""
+
+    def __init__(self, flag_of: Callable[[str], str] | None) -> None:
+        super().__init__()
+        self.flag_of = flag_of
+
+    def __missing__(self, name: str) -> str:
+        parameter = name.removesuffix("=")
+        if self.flag_of is None:
+            return name
+        flag = self.flag_of(parameter)
+        return f"{flag} " if name.endswith("=") else flag

@@ -98,3 +98,18 @@ def test_the_studies_layout_says_which_modules_are_commands() -> None:
     forbidden = set(by_id["studies"]["forbidden_modules"])
     assert forbidden == {f"simulator.studies.{name}" for name in tops}
     assert set(by_id["questions"]["modules"]) == forbidden
+
+
+def test_every_command_module_of_the_command_line_is_independent() -> None:
+    """The ``commands`` contract names exactly the modules of simulator/cli/ that
+    register a command: a new command's module is independent of the others from its
+    first line, and what two share goes in a module of no command (options, one_type)."""
+    cli = ROOT / "simulator" / "cli"
+    registering = {
+        f"simulator.cli.{p.stem}" for p in cli.glob("*.py") if "@app.command" in p.read_text()
+    }
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    by_id = {c["id"]: c for c in contracts["contracts"]}
+    assert by_id["commands"]["type"] == "independence"
+    assert set(by_id["commands"]["modules"]) == registering
+    assert not by_id["commands"].get("ignore_imports")

@@ -143,7 +143,7 @@ def test_worth_says_when_more_never_reaches():
 def test_worth_of_a_type_in_itself_is_its_count():
     scenario = simulator.load_scenario(SCENARIOS / WORTH["olympia"][0])
     answer = simulator.worth(
-        scenario, add="2 knights", in_="knight", first_battles=200, max_battles=400, max_n=6
+        scenario, add="2 knights", in_="knight", battles=200, max_battles=400, max_n=6
     )
     assert answer.n == 2
     frame = answer.frame

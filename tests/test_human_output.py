@@ -278,7 +278,7 @@ def _defaults_in_behaviour() -> dict[tuple[str, str], list[float]]:
             _default(sweep.sweep, "max_battles"),
             _default(sweep.find_target, "max_battles"),
         ],
-        ("worth", "--battles"): [_default(worth.worth, "first_battles")],
+        ("worth", "--battles"): [_default(worth.worth, "battles")],
         ("worth", "--max-battles"): [_default(worth.worth, "max_battles")],
         ("worth", "--confidence"): [_default(worth.worth, "confidence")],
         ("worth", "--max"): [_default(worth.worth, "max_n")],

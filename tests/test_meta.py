@@ -12,7 +12,8 @@ from typer.testing import CliRunner
 import simulator
 from simulator.cli import app
 from simulator.errors import BattleOddsError
-from simulator.studies.meta import dominated, meta_from_counts, solve_game, symmetric_payoff
+from simulator.studies.machinery.games import dominated, solve_game, symmetric_payoff
+from simulator.studies.meta import meta_from_counts
 from tests.test_matrix import one_error_line
 
 BATTLES = 10_000

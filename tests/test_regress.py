@@ -15,6 +15,7 @@ import simulator
 from simulator.cli import app
 from simulator.rulesets.olympia import model
 from simulator.studies import regress
+from simulator.studies.machinery import inference
 
 runner = CliRunner()
 
@@ -242,12 +243,12 @@ def test_junit_lists_moved_numbers(folder: Path, monkeypatch: pytest.MonkeyPatch
 
 
 def test_holm_controls_the_family() -> None:
-    assert regress.holm([0.001, 0.04, 0.03], 0.05) == [
+    assert inference.holm([0.001, 0.04, 0.03], 0.05) == [
         (True, 0.05 / 3),
         (False, 0.05),
         (False, 0.05 / 2),
     ]
-    assert [r for r, _ in regress.holm([0.01, 0.02, 0.03], 0.1)] == [True, True, True]
+    assert [r for r, _ in inference.holm([0.01, 0.02, 0.03], 0.1)] == [True, True, True]
 
 
 def test_written_files_get_the_usual_mode(tmp_path):

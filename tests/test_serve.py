@@ -32,7 +32,7 @@ from simulator.running.precision import run_to_precision
 from simulator.running.runner import run_chunks
 from simulator.running.stream import stream_battles
 from simulator.scenario.scenario import from_data, from_query
-from simulator.serve.app import MAX_RUNS
+from simulator.serve.app import MAX_RUNS, _one_line, _said
 from simulator.serve.question import Question, settings
 from simulator.serve.warming import EXAMPLES, SYNTAX
 
@@ -474,7 +474,10 @@ def test_max_seconds_is_a_finite_time(seconds):
 def test_the_page_and_odds_refuse_the_same_precisions(precision):
     with pytest.raises(BattleOddsError) as page:
         Question.of({**ARMIES, "precision": precision}).plan()
-    assert str(page.value).startswith(f"--precision {float(precision)}: expected a half-width")
+    # The page's refusal names its field, as the command names its option.
+    said = _said(page.value)
+    assert said.startswith(f"--precision {float(precision)}: expected a half-width")
+    assert _one_line(said).startswith(f"Precision {float(precision)}: expected")
     odds = subprocess.run(
         [
             sys.executable,

@@ -78,7 +78,7 @@ def _worth(**how: Any) -> dict[str, Any]:
         add="1 knight",
         in_="soldier",
         seed=3,
-        first_battles=500,
+        battles=500,
         max_battles=2_000,
         max_n=6,
         **how,
@@ -156,10 +156,10 @@ def test_wins_are_the_battles_the_kernel_draws() -> None:
 @pytest.mark.parametrize(
     ("asked", "said"),
     [
-        ({"battles": 0}, "battles 0: expected 1.."),
-        ({"battles": 5_000, "max_battles": 1_000}, "max_battles 1,000: expected battles"),
-        ({"confidence": 1.5}, "confidence 1.5: expected a probability"),
-        ({"seed": -1}, "seed -1: expected 0..2**63-1"),
+        ({"battles": 0}, "battles=0: expected 1.."),
+        ({"battles": 5_000, "max_battles": 1_000}, "max_battles=1,000: expected battles"),
+        ({"confidence": 1.5}, "confidence=1.5: expected a probability"),
+        ({"seed": -1}, "seed=-1: expected 0..2**63-1"),
     ],
 )
 def test_the_plan_speaks_the_parameter_name(asked: dict[str, Any], said: str) -> None:
@@ -170,7 +170,7 @@ def test_the_plan_speaks_the_parameter_name(asked: dict[str, Any], said: str) ->
 def test_the_command_line_says_the_flag() -> None:
     error = PlanError("max_battles", "1,000", "expected {battles} (5,000) or more")
     assert isinstance(error, BattleOddsError)
-    assert str(error) == "max_battles 1,000: expected battles (5,000) or more"
+    assert str(error) == "max_battles=1,000: expected battles (5,000) or more"
     result = CliRunner().invoke(
         app,
         [
@@ -220,7 +220,7 @@ def _target(**how: Any) -> dict[str, Any]:
     from simulator.studies.sweep import find_target
 
     return find_target(
-        scenario, "attacker.soldier=8..14", 0.5, 3, first_battles=400, max_battles=1_600, **how
+        scenario, "attacker.soldier=8..14", 0.5, 3, battles=400, max_battles=1_600, **how
     ).to_dict()
 
 
@@ -361,7 +361,7 @@ def test_worth_and_sensitivity_prepare_each_scenario_once(monkeypatch: Any) -> N
         add="1 knight",
         in_="soldier",
         seed=3,
-        first_battles=200,
+        battles=200,
         max_battles=3_200,
         max_n=6,
         threads=1,
@@ -404,7 +404,7 @@ def test_a_sweep_to_a_precision_and_a_target_search_run_on_the_engine(monkeypatc
             "attacker.soldier=8..14",
             0.5,
             3,
-            first_battles=400,
+            battles=400,
             max_battles=3_200,
             threads=1,
         )
@@ -450,7 +450,7 @@ def test_a_sweep_to_a_precision_or_a_target_answers_alike_everywhere(
                 scenario, ["attacker.soldier=8..10"], seed=3, precision=0.01, **how
             ).to_dict()
         return find_target(
-            scenario, "attacker.soldier=8..14", 0.5, 3, first_battles=400, max_battles=3_200, **how
+            scenario, "attacker.soldier=8..14", 0.5, 3, battles=400, max_battles=3_200, **how
         ).to_dict()
 
     one = without_times(run(threads=1))

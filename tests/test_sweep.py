@@ -58,7 +58,7 @@ def test_more_knights_never_lower_the_win_probability(base):
     """Monotone within noise: every step up must not fall by more than 3.3 standard errors
     of a difference (the points share their random numbers, so this is conservative)."""
     result = sweep.sweep(simulator.load_scenario(base), ["attacker.knight=2..12:2"], 3000, 3)
-    frame = result.frame()
+    frame = result.frame
     assert list(frame["attacker.knight"]) == [2, 4, 6, 8, 10, 12]
     p = frame["p"].to_numpy()
     se = np.sqrt(p * (1 - p) / 3000)
@@ -77,10 +77,10 @@ def test_each_point_equals_a_run_of_the_changed_scenario(base):
 def test_target_search_brackets_the_answer(base):
     scenario = simulator.load_scenario(base)
     search = sweep.find_target(
-        scenario, "attacker.knight=1..30", 0.8, 3, first_battles=2000, max_battles=64000
+        scenario, "attacker.knight=1..30", 0.8, 3, battles=2000, max_battles=64000
     )
     assert search.value is not None
-    frame = search.frame()
+    frame = search.frame
     answer = frame[frame["attacker.knight"] == search.value].iloc[0]
     assert answer["side"].startswith("reaches")
     below = frame[frame["attacker.knight"] == search.value - 1]
@@ -196,9 +196,9 @@ def test_target_search_finds_the_exact_answer():
         assert min(abs(p - target) for p in exact_p) >= margin, target
         expected = next(k for k, p in zip(counts, exact_p, strict=True) if p >= target)
         search = sweep.find_target(
-            battle(1), "attacker.soldier=1..16", target, 11, first_battles=2000, max_battles=32000
+            battle(1), "attacker.soldier=1..16", target, 11, battles=2000, max_battles=32000
         )
-        assert search.value == expected, (target, search.frame())
+        assert search.value == expected, (target, search.frame)
         assert search.sure
 
 
@@ -218,7 +218,7 @@ def test_a_progress_callback_is_called_as_it_is_written(base, written):
         "attacker.knight=1..6",
         0.8,
         3,
-        first_battles=200,
+        battles=200,
         max_battles=800,
         progress=progress,
         threads=1,

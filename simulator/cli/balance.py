@@ -5,9 +5,7 @@ Registered on the one typer app when :mod:`simulator.cli` imports this module.
 
 from __future__ import annotations
 
-import json as jsonlib
 import math
-import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -388,7 +386,7 @@ def _sweep(
             )
         limits: dict[str, Any] = {}
         if battles is not None:
-            limits["first_battles"] = battles
+            limits["battles"] = battles
         if max_battles is not None:
             limits["max_battles"] = max_battles
         with progress_bar(err, "sweep --target", "values tried", at_most=True) as progress:
@@ -409,13 +407,13 @@ def _sweep(
             note = f"stopped after {len(search.probes)} probes" if search.partial else None
             written("-o", output, lambda: plots.save(figure, output, partial=note))
         if json:
-            sys.stdout.write(jsonlib.dumps(search.to_dict(), indent=2, default=str) + "\n")
+            print_json(search.to_dict(), provenance=False, default=str, allow_nan=True)
             return
         varied = _path_words(loaded, search.vary.path)
         wins = _outcome_words(outcome)
         out.print(escape(question(loaded)), highlight=False)
         _print_frame(
-            search.frame(),
+            search.frame,
             f"Target search: the smallest value of {varied} with P({wins}) at least {target:.0%} "
             f"(intervals at z = {search.z:.2f})",
             {search.vary.path: varied},
@@ -463,7 +461,7 @@ def _sweep(
         figure = plots.sweep_figure(result)
         saved = written("-o", output, lambda: plots.save(figure, output, partial=done))
     if json:
-        sys.stdout.write(jsonlib.dumps(result.to_dict(), indent=2, default=str) + "\n")
+        print_json(result.to_dict(), provenance=False, default=str, allow_nan=True)
         return
     names = {v.path: _path_words(loaded, v.path) for v in result.varies}
     out.print(escape(question(loaded)), highlight=False)
@@ -472,7 +470,7 @@ def _sweep(
         _print_grid(result, names, title)
     elif result.points:  # none when Ctrl-C came before the first point's answer
         columns = [v.path for v in result.varies] + ["p", "low", "high", "battles"]
-        _print_frame(result.frame()[columns], title, names)
+        _print_frame(result.frame[columns], title, names)
     say_partial(result.partial, json, done or "")
     if saved:
         say_file_line(f"{output}: plot written")

@@ -93,7 +93,7 @@ def worth(
             "-n",
             min=1,
             help="Battles of each probe's first look, doubled until sure "
-            f"{default_words(default_of(worth_study, 'first_battles'))}.",
+            f"{default_words(default_of(worth_study, 'battles'))}.",
         ),
     ] = None,
     max_battles: Annotated[
@@ -124,9 +124,9 @@ def worth(
     """How many men of one type win as often as X added to a side (e.g. 1 knight)."""
     from ..running.distributed import executor_for
 
-    limits = {}
+    limits: dict[str, Any] = {}
     if battles is not None:
-        limits["first_battles"] = battles
+        limits["battles"] = battles
     if max_battles is not None:
         limits["max_battles"] = max_battles
     loaded = load_scenario(scenario)

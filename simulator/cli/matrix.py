@@ -7,20 +7,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich import box
 from rich.table import Table
 
-from ..errors import BattleOddsError
 from ..report.tables import print_title
-from ..running.progress import progress_bar
 from ..scenario.scenario import DEFAULT_SEED
 from ..studies.machinery.one_type import settings_text
-from ..studies.matrix import DEFAULT_BATTLES, Matrix, equal_cost_matrix
+from ..studies.matrix import DEFAULT_BATTLES, Matrix
 from .app import app
+from .one_type import fight_matrix, type_words
 from .options import (
     DEFAULT_DPI,
     BattleSettings,
@@ -32,8 +30,6 @@ from .options import (
     RulesetName,
     Scheduler,
     Threads,
-    battle_settings,
-    err,
     out,
     print_json,
     runs_battles,
@@ -107,66 +103,10 @@ def matrix(
     say_written(output, "heat map")
 
 
-def fight_matrix(
-    command: str,
-    budget: str,
-    ruleset: str,
-    types: str | None,
-    costs: Path | None,
-    battles: int,
-    seed: int,
-    output: Path | None,
-    threads: int | None,
-    scheduler: str | None,
-    setting: list[str] | None,
-    max_total: int | None = None,
-) -> Matrix:
-    """The equal-cost matrix a command (``matrix``, ``meta``) asks for, its ``--set``
-    settings in every battle's ``[battle]`` table, with a progress bar; a plot's path is
-    checked before the battles, not after."""
-    from ..running.distributed import executor_for
-
-    spend = _budget(budget)
-    settings = battle_settings(setting)
-    if output is not None:
-        from ..report import plots
-
-        plots.check_output(output)
-    with executor_for(scheduler) as executor, progress_bar(err, command) as progress:
-        return equal_cost_matrix(
-            ruleset,
-            spend,
-            types,
-            costs,
-            battles,
-            seed,
-            threads=threads,
-            progress=progress,
-            executor=executor,
-            max_total=max_total,
-            settings=settings,
-        )
-
-
-def _budget(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise BattleOddsError(f"--budget '{text}': expected a number, e.g. 20") from None
-    if not (math.isfinite(value) and value > 0):
-        raise BattleOddsError(f"--budget {text}: expected a finite number > 0")
-    return value
-
-
 #: Width of a compact cell (``100\u00b110``) and the space after it.
 _COMPACT = 6
 #: The first column's header: the matrix's sense, said in every layout.
 SENSE = "attacker \u2193\ndefender \u2192"
-
-
-def type_words(name: str) -> str:
-    """A unit type's name as words for a header that may wrap ("blessed soldier")."""
-    return name.replace("_", " ")
 
 
 def _compact_width(name: str) -> int:

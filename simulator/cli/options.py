@@ -4,7 +4,6 @@ error for bad input and the ``--json`` printer."""
 from __future__ import annotations
 
 import functools
-import json as jsonlib
 import sys
 import textwrap
 from collections.abc import Callable, Sequence
@@ -17,7 +16,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from .. import rulesets
-from ..errors import BattleOddsError, printable
+from ..errors import BattleOddsError, ParameterError, printable
 from ..rulesets.keys import DEFAULT_BATTLES, DEFAULT_SEED
 from ..running.bounds import DEFAULT_MAX_TOTAL
 from ..running.interrupt import (
@@ -26,7 +25,7 @@ from ..running.interrupt import (
     stop_on_interrupt,
     stop_reason,
 )
-from ..running.plan import DEFAULT_MAX_BATTLES, MAX_BATTLES, MIN_PRECISION, PlanError
+from ..running.plan import DEFAULT_MAX_BATTLES, MAX_BATTLES, MIN_PRECISION
 from .help import default_words, when_drawn
 
 out = Console()
@@ -53,16 +52,25 @@ def say_file_line(text: str) -> None:
         out.print(line, highlight=False, markup=False, soft_wrap=True)
 
 
-def print_json(data: dict[str, Any], provenance: bool = True) -> None:
-    """A command's ``--json`` answer: indented, and never the non-standard NaN; with the
-    package version beside the seed and scenario hashes the answer carries (provenance:
-    what reproduces it). A listing keyed by name (``units``: one key per ruleset) is not
-    an answer and takes no extra key (``provenance=False``)."""
+def print_json(
+    data: dict[str, Any],
+    provenance: bool = True,
+    *,
+    default: Callable[[Any], Any] | None = None,
+    allow_nan: bool = False,
+) -> None:
+    """A command's ``--json`` answer (:func:`simulator.results.answer_json.answer_json`:
+    indented, and never the non-standard NaN unless ``allow_nan``); with the package
+    version beside the seed and scenario hashes the answer carries (provenance: what
+    reproduces it). A listing keyed by name (``units``: one key per ruleset) is not an
+    answer and takes no extra key (``provenance=False``), nor do a sweep's and the
+    baseline report's answers, which never had one."""
+    from ..results.answer_json import answer_json
     from ..version import __version__
 
     if provenance:
         data = {**data, "version": data.get("version", __version__)}
-    sys.stdout.write(jsonlib.dumps(data, indent=2, allow_nan=False) + "\n")
+    sys.stdout.write(answer_json(data, default=default, allow_nan=allow_nan) + "\n")
 
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -171,9 +179,26 @@ Scheduler = Annotated[
 ]
 
 
+#: The flags whose names are not their Python parameter's with ``--`` and dashes: the
+#: one table by which an error naming a library's parameter names the command's flag.
+FLAGS = {
+    "caps": "--max",
+    "executor": "--scheduler",
+    "in_": "--in",
+    "max_n": "--max",
+    "settings": "--set",
+}
+
+
 def flag_of(parameter: str) -> str:
-    """The flag of a plan's parameter: ``max_battles`` -> ``--max-battles``."""
-    return "--" + parameter.replace("_", "-")
+    """The flag of a library's parameter: ``max_battles`` -> ``--max-battles``,
+    ``max_n`` -> ``--max`` (:data:`FLAGS`)."""
+    return FLAGS.get(parameter) or "--" + parameter.replace("_", "-")
+
+
+def error_words(error: BattleOddsError) -> str:
+    """A library's error in the command line's words: a parameter named by its flag."""
+    return error.words(flag_of) if isinstance(error, ParameterError) else str(error)
 
 
 def user_errors(command: F) -> F:
@@ -183,11 +208,8 @@ def user_errors(command: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return command(*args, **kwargs)
-        except PlanError as exc:  # a plan's parameter, said as the command's flag
-            print_error(exc.words(flag_of))
-            raise typer.Exit(2) from None
-        except BattleOddsError as exc:
-            print_error(str(exc))
+        except BattleOddsError as exc:  # a parameter said as the command's flag
+            print_error(error_words(exc))
             raise typer.Exit(2) from None
 
     return wrapper  # type: ignore[return-value]

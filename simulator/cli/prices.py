@@ -24,7 +24,7 @@ from ..studies.matrix import DEFAULT_BATTLES as MATRIX_BATTLES
 from ..studies.meta import DEFAULT_BOOTSTRAP, Meta
 from ..studies.prices import DEFAULT_BATTLES, DEFAULT_BUDGETS
 from .app import app
-from .matrix import fight_matrix, type_words
+from .one_type import fight_matrix, type_words
 from .options import (
     DEFAULT_DPI,
     BattleSettings,
@@ -109,7 +109,7 @@ def prices(
 ) -> None:
     """What should each unit cost? A fair price list, with each type's break-even prices."""
     from ..running.distributed import executor_for
-    from ..studies.prices import cell_words, fair_prices
+    from ..studies.prices import fair_prices
 
     settings = battle_settings(setting)
     if output is not None:
@@ -120,12 +120,8 @@ def prices(
         check_output_path(write, "--write")
     with (
         executor_for(scheduler) as executor,
-        progress_bar(err, "prices", "pairs of counts fought", open_ended=True) as bar,
+        progress_bar(err, "prices", "pairs of counts fought", open_ended=True) as progress,
     ):
-
-        def progress(cells: int) -> None:
-            bar(cells, 0, cell_words(battles))
-
         result = fair_prices(
             ruleset,
             types,

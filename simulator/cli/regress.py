@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json as jsonlib
-import sys
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Annotated, Any
@@ -22,8 +20,10 @@ from .options import (
     Scheduler,
     battles_option,
     err,
+    error_words,
     out,
     print_error,
+    print_json,
     runs_battles,
     say_file_line,
     say_partial,
@@ -89,7 +89,7 @@ def regress(
             )
         changed = changed_scenarios(report, paths, read, baseline)
     except BattleOddsError as exc:
-        print_error(str(exc))
+        print_error(error_words(exc))
         raise typer.Exit(2) from None
     except OSError as exc:  # the baseline, whole or not at all: the old file stays
         print_error(f"--baseline {baseline}: not written ({exc.strerror or exc})")
@@ -107,7 +107,7 @@ def regress(
         xml = report.junit()
         written("--junit", junit, lambda: write_atomically(junit, xml))
     if json:
-        sys.stdout.write(jsonlib.dumps(report.to_dict(), indent=2) + "\n")
+        print_json(report.to_dict(), provenance=False, allow_nan=True)
     else:
         render_regression(report, changed, read)
         say_partial(report.partial, json, "the scenarios after the last one shown were not run")

@@ -89,7 +89,7 @@ def _knob_words(knob: Any) -> str:
 def sweep_panel(sweep: Sweep, ax: Axes | None = None, target: float | None = None) -> Axes:
     """P(outcome) against the varied value with its 95% band (one --vary)."""
     ax = axes_for(ax)
-    frame = sweep.frame()
+    frame = sweep.frame
     vary = sweep.varies[0]
     numeric = all(isinstance(v, int | float) and not isinstance(v, bool) for v in vary.values)
     x = frame[vary.path].to_numpy() if numeric else np.arange(len(frame))
@@ -144,7 +144,7 @@ def heatmap_panel(sweep: Sweep, ax: Axes | None = None, quantity: str | None = N
     rows_vary, cols_vary = sweep.varies
     # An interrupted sweep has the first points only: the rest of the grid stays blank.
     shape = (len(rows_vary.values), len(cols_vary.values))
-    run = sweep.frame()["p"].to_numpy() if sweep.points else np.zeros(0)
+    run = sweep.frame["p"].to_numpy() if sweep.points else np.zeros(0)
     grid = np.concatenate([run, np.full(shape[0] * shape[1] - len(run), np.nan)]).reshape(shape)
     image = ax.imshow(
         grid,
@@ -196,7 +196,7 @@ def sweep_figure(sweep: Sweep, target: float | None = None, dpi: float = 100) ->
 def target_panel(search: TargetSearch, ax: Axes | None = None) -> Axes:
     """The probes of a target search with their intervals, the target and the answer."""
     ax = axes_for(ax)
-    frame = search.frame().sort_values(search.vary.path)
+    frame = search.frame.sort_values(search.vary.path)
     x, p = frame[search.vary.path].to_numpy(dtype=float), frame["p"].to_numpy()
     errors = np.vstack([p - frame["low"].to_numpy(), frame["high"].to_numpy() - p])
     ax.errorbar(

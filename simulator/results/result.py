@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -212,7 +211,9 @@ class Result:
 
     def to_json(self) -> str:
         """:meth:`to_dict` as JSON text (what ``battle-odds run --json`` prints)."""
-        return json.dumps(self.to_dict(), indent=2, allow_nan=False, default=float)
+        from .answer_json import answer_json
+
+        return answer_json(self.to_dict(), default=float)
 
 
 @dataclass(frozen=True)

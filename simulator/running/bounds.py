@@ -9,21 +9,23 @@ that allows it, rather than running silently for weeks.
 
 from __future__ import annotations
 
-from ..errors import BattleOddsError
+from ..errors import ParameterError
 
 #: Most battles a command may fight in all unless ``--max-total`` says more: about three
 #: hours of the fastest scenarios on a laptop, days of the slowest.
 DEFAULT_MAX_TOTAL = 10**10
-#: The option that lifts the bound.
-OPTION = "--max-total"
 
 
 def check_total(what: str, battles: int, limit: int | None = None) -> None:
     """Refuse ``battles`` in all (described by ``what``, e.g. ``"400 points x 100,000
-    battles"``) beyond ``limit`` (default ``DEFAULT_MAX_TOTAL``)."""
+    battles"``, its parameters written ``{name}``: :class:`~simulator.errors.ParameterError`)
+    beyond ``limit`` (default ``DEFAULT_MAX_TOTAL``)."""
     limit = DEFAULT_MAX_TOTAL if limit is None else limit
     if battles > limit:
-        raise BattleOddsError(
-            f"{what} = {battles:,} battles in all, more than {OPTION} {limit:,}: "
-            f"fewer values or battles, or raise {OPTION}"
+        raise ParameterError(
+            "max_total",
+            limit,
+            f"{what} = {battles:,} battles in all, more than {{max_total}} {limit:,}: "
+            "fewer values or battles, or raise {max_total}",
+            whole=True,
         )

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..atomic import write_atomically
-from ..errors import BattleOddsError
+from ..errors import BattleOddsError, ParameterError, literal
 from ..input.paths import read_regular_file
 from ..results.stats import OUTCOMES, Histogram, Tally
 from .output_paths import check_output_path
@@ -32,11 +32,16 @@ FORMAT = "battle-odds checkpoint 3"
 #: thousand values a column.
 MAX_CHECKPOINT_BYTES = 64 << 20
 #: Every checkpoint error ends with what to do about it.
-ADVICE = "delete it or choose another --checkpoint file"
+ADVICE = "delete it or choose another {checkpoint} file"
 
 
-class CheckpointError(BattleOddsError):
-    """A checkpoint file that cannot be trusted (the message says why)."""
+class CheckpointError(ParameterError):
+    """A checkpoint file that cannot be trusted (the message says why, and ends with
+    :data:`ADVICE`, naming the ``checkpoint`` parameter or its flag)."""
+
+    def __init__(self, message: str) -> None:
+        said = literal(message)
+        super().__init__("checkpoint", None, f"{said}; {ADVICE}", whole=True)
 
 
 def checksum(content: Mapping[str, Any]) -> str:
@@ -66,16 +71,17 @@ class Checkpoint:
         most value each can take (None: no bound); a tally with other columns, or
         values outside, is refused: numbers the scenario cannot give, whatever the
         checksum says."""
-        path = check_output_path(path, "--checkpoint")
+        try:
+            path = check_output_path(path, "checkpoint")
+        except BattleOddsError as exc:
+            raise ParameterError.naming("checkpoint", exc) from None
         if not path.exists():
             return cls(path, identity, [], Tally())
         content = read(path)
         stored = content["identity"]
         if stored != identity:
             differ = ", ".join(k for k in identity if stored.get(k) != identity[k]) or "keys"
-            raise CheckpointError(
-                f"{path}: checkpoint of a different run ({differ} differ); {ADVICE}"
-            )
+            raise CheckpointError(f"{path}: checkpoint of a different run ({differ} differ)")
         done = check_done(path, content["done"], identity["first"], identity["battles"])
         tally = check_tally(path, content["tally"], sum(count for _, count in done), columns)
         return cls(path, identity, done, tally)
@@ -110,32 +116,26 @@ def read(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(read_regular_file(path, str(path), MAX_CHECKPOINT_BYTES).decode())
     except BattleOddsError as exc:  # a FIFO or device, or larger than any checkpoint
-        raise CheckpointError(f"{exc}; {ADVICE}") from None
+        raise CheckpointError(f"{exc}") from None
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) else "not JSON"
-        raise CheckpointError(
-            f"{path}: not a battle-odds checkpoint ({reason}); {ADVICE}"
-        ) from None
+        raise CheckpointError(f"{path}: not a battle-odds checkpoint ({reason})") from None
     if not isinstance(data, dict) or not str(data.get("format", "")).startswith(
         "battle-odds checkpoint"
     ):
-        raise CheckpointError(f"{path}: not a battle-odds checkpoint; {ADVICE}")
+        raise CheckpointError(f"{path}: not a battle-odds checkpoint")
     if data["format"] != FORMAT:
-        raise CheckpointError(
-            f"{path}: {data['format']!r} is not this version's {FORMAT!r}; {ADVICE}"
-        )
+        raise CheckpointError(f"{path}: {data['format']!r} is not this version's {FORMAT!r}")
     content = {k: data.get(k) for k in ("identity", "done", "tally")}
     if not isinstance(content["identity"], dict) or checksum(content) != data.get("checksum"):
-        raise CheckpointError(
-            f"{path}: checksum does not match the content (edited or damaged); {ADVICE}"
-        )
+        raise CheckpointError(f"{path}: checksum does not match the content (edited or damaged)")
     return content
 
 
 def check_done(path: Path, done: Any, first: int, battles: int) -> list[tuple[int, int]]:
     """Done ranges as ``(first, count)`` pairs, each inside the run, none overlapping."""
     if not isinstance(done, list) or not all(_is_range(r) for r in done):
-        raise CheckpointError(f"{path}: done: expected a list of [first, count] pairs; {ADVICE}")
+        raise CheckpointError(f"{path}: done: expected a list of [first, count] pairs")
     ranges = sorted((int(a), int(n)) for a, n in done)
     end_of_run = first + battles
     previous_end = first
@@ -143,12 +143,10 @@ def check_done(path: Path, done: Any, first: int, battles: int) -> list[tuple[in
         if n < 1 or a < first or a + n > end_of_run:
             raise CheckpointError(
                 f"{path}: done: battles {a}..{a + n - 1} are outside the run's "
-                f"{first}..{end_of_run - 1}; {ADVICE}"
+                f"{first}..{end_of_run - 1}"
             )
         if a < previous_end:
-            raise CheckpointError(
-                f"{path}: done: battle {a} is counted twice (overlapping chunks); {ADVICE}"
-            )
+            raise CheckpointError(f"{path}: done: battle {a} is counted twice (overlapping chunks)")
         previous_end = a + n
     return ranges
 
@@ -172,7 +170,7 @@ def check_tally(
     among them) every value one the scenario can give."""
 
     def bad(message: str) -> CheckpointError:
-        return CheckpointError(f"{path}: tally: {message}; {ADVICE}")
+        return CheckpointError(f"{path}: tally: {message}")
 
     try:
         tally = Tally.from_dict(data)

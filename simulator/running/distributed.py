@@ -35,7 +35,7 @@ from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 
-from ..errors import BattleOddsError, Source
+from ..errors import BattleOddsError, ParameterError, Source
 from ..results.stats import Tally
 from ..startup import is_the_command_line
 from .chunking import ChunkSizes, chunk_ranges
@@ -266,8 +266,8 @@ def connect(scheduler: str) -> Iterator[Any]:
     try:
         from distributed import Client, LocalCluster
     except ImportError:  # the [distributed] extra is optional for single-machine users
-        raise BattleOddsError(
-            f'--scheduler {scheduler}: Dask is not installed: pip install -e ".[distributed]"'
+        raise ParameterError(
+            "scheduler", scheduler, 'Dask is not installed: pip install -e ".[distributed]"'
         ) from None
     if is_the_command_line():
         workers_ignore_ctrl_c()
@@ -283,7 +283,7 @@ def connect(scheduler: str) -> Iterator[Any]:
     if local:
         workers = int(local.group(1))
         if not 1 <= workers <= 64:
-            raise BattleOddsError(f"--scheduler {scheduler}: expected local:N with N in 1..64")
+            raise ParameterError("scheduler", scheduler, "expected local:N with N in 1..64")
 
         def start() -> Any:
             # Loopback only; the scheduler's HTTP endpoint takes any free port rather
@@ -325,7 +325,7 @@ def connect(scheduler: str) -> Iterator[Any]:
             _close_quietly(cluster)
         return
     if not re.match(r"^(tcp|tls|inproc|ucx)://", scheduler):
-        raise BattleOddsError(f"--scheduler {scheduler}: expected tcp://HOST:PORT or local:N")
+        raise ParameterError("scheduler", scheduler, "expected tcp://HOST:PORT or local:N")
     where = f"--scheduler {scheduler}"
     try:
         # In a thread with a deadline of its own: a service that is not a Dask scheduler

@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from ..errors import BattleOddsError
+from ..errors import BattleOddsError, ParameterError, literal
 from ..rulesets.base import Prepared
 
 #: The most memory one kernel call's rows may take (bytes): the battles of a call are
@@ -113,13 +113,14 @@ def fits(needed: Estimate) -> bool:
 
 
 def check_memory(needed: Estimate, advice: str, available: tuple[int, str] | None = None) -> None:
-    """Refuse a run that needs more memory than the machine has (one line); ``available``:
+    """Refuse a run that needs more memory than the machine has (one line, ending with
+    ``advice``, whose parameters are written ``{name}``: :class:`ParameterError`); ``available``:
     :func:`available_bytes` as read before, for a study that checks thousands of
     scenarios (a read of /proc/meminfo each was 2% of a price search)."""
     have, source = available_bytes() if available is None else available
     if needed.bytes > have:
-        raise BattleOddsError(
+        said = (
             f"this run needs about {gigabytes(needed.bytes)} of memory "
             f"({'; '.join(needed.parts)}), more than the {gigabytes(have)} of {source}: "
-            f"{advice}"
         )
+        raise ParameterError("memory", None, literal(said) + advice, whole=True)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import BattleOddsError
+from ..errors import BattleOddsError, ParameterError
 from .bounds import DEFAULT_MAX_TOTAL
 
 if TYPE_CHECKING:
@@ -38,8 +38,13 @@ DEFAULT_MAX_BATTLES = 10_000_000
 #: beyond any cap; below it the rounds' arithmetic fails (10**-300 divides by zero).
 MIN_PRECISION = 1e-6
 
-#: (battles done, battles planned) as chunks finish; a study's may add a third argument,
-#: what the work is at, in words (simulator.running.progress.progress_bar).
+#: The one progress callback of a run and of every study: ``progress(done, total,
+#: detail="")``, ``done`` of ``total`` (battles as chunks finish; a search's values or
+#: armies tried, ``total`` then the most it may come to; 0: not known, a price search's
+#: pairs of counts fought), ``detail`` what the work is at, in words
+#: (simulator.running.progress.progress_bar draws one). A callback of fewer arguments
+#: (``lambda done, total: ...``) is called with as many
+#: (simulator.running.progress.called_as_it_is_written).
 Progress = Callable[..., None]
 #: (ruleset, canonical scenario data, seed, ranges of battles, the sizes of their chunks)
 #: -> (first, count, tally) of each chunk, in battle order; it stops early once Ctrl-C
@@ -103,27 +108,37 @@ class RunPlan:
         """The plan of a run of ``scenario``: battles and seed default to the scenario's;
         every number and combination is checked here, once."""
         if precision is None and max_battles is not None:
-            raise BattleOddsError(
-                "--max-battles caps a --precision run: give --precision too, or use --battles"
+            raise ParameterError(
+                "max_battles",
+                None,
+                "{max_battles} caps a {precision} run: give {precision} too, or use {battles}",
+                whole=True,
             )
         if precision is not None:
             if battles is not None:
-                raise BattleOddsError(
-                    "--battles and --precision: give one "
-                    "(with --precision, --max-battles caps the battles)"
+                raise ParameterError(
+                    "precision",
+                    None,
+                    "{battles} and {precision}: give one "
+                    "(with {precision}, {max_battles} caps the battles)",
+                    whole=True,
                 )
             if checkpoint is not None:
-                raise BattleOddsError(
-                    "--checkpoint resumes a run of a fixed size: use --battles, not --precision"
+                raise ParameterError(
+                    "checkpoint",
+                    None,
+                    "{checkpoint} resumes a run of a fixed size: use {battles}, not {precision}",
+                    whole=True,
                 )
             if not MIN_PRECISION <= precision < 0.5:
-                raise BattleOddsError(
-                    f"--precision {precision}: expected a half-width between "
-                    f"{MIN_PRECISION:g} and 0.5, e.g. 0.002"
+                raise ParameterError(
+                    "precision",
+                    precision,
+                    f"expected a half-width between {MIN_PRECISION:g} and 0.5, e.g. 0.002",
                 )
         cap = DEFAULT_MAX_BATTLES if max_battles is None else max_battles
         if not 1 <= cap <= MAX_BATTLES:
-            raise BattleOddsError(f"--max-battles {cap}: expected 1..{MAX_BATTLES:,}")
+            raise ParameterError("max_battles", cap, f"expected 1..{MAX_BATTLES:,}")
         plan = cls(
             battles=scenario.battles if battles is None else battles,
             seed=scenario.seed if seed is None else seed,
@@ -148,7 +163,7 @@ class RunPlan:
         return self.battles if self.precision is None else self.max_battles
 
     def check_total(self, max_total: int | None) -> None:
-        """Refuse a run of more than ``max_total`` battles (``--max-total``)."""
+        """Refuse a run of more than ``max_total`` battles."""
         from .bounds import check_total
 
         check_total(f"{self.most_battles:,} battles", self.most_battles, max_total)
@@ -162,21 +177,8 @@ class RunPlan:
         return replace(self, executor=executor)
 
 
-class PlanError(BattleOddsError):
-    """A number of a plan out of its range, said with the parameter's name
-    (``max_battles``); the command line says it with its flag (``--max-battles``):
-    :meth:`words` with the translation."""
-
-    def __init__(self, parameter: str, value: object, expected: str, whole: bool = False) -> None:
-        self.parameter, self.value, self.expected, self.whole = parameter, value, expected, whole
-        super().__init__(self.words(lambda name: name))
-
-    def words(self, name_of: Callable[[str], str]) -> str:
-        """The message with every parameter named by ``name_of`` (names in the expected
-        text are written ``{name}``; ``whole``: that text is the whole message)."""
-        names = {p: name_of(p) for p in _PARAMETERS}
-        said = self.expected.format(**names)
-        return said if self.whole else f"{name_of(self.parameter)} {self.value}: {said}"
+#: The error of a plan's number out of range (its parameter named in the caller's words).
+PlanError = ParameterError
 
 
 @dataclass(frozen=True)
@@ -249,15 +251,3 @@ class StudyPlan:
                 f"{self.max_total:,}: fewer values or battles, or raise {{max_total}}",
                 whole=True,
             )
-
-
-#: The parameters a :class:`PlanError` may name.
-_PARAMETERS = (
-    "seed",
-    "battles",
-    "max_battles",
-    "first",
-    "threads",
-    "max_total",
-    "confidence",
-)

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import BattleOddsError
+from ..errors import ParameterError, literal
 from ..results.result import Result
 from ..results.stats import FOUGHT_OUT, OUTCOMES, Tally
 from ..scenario.scenario import Scenario, prepare
@@ -49,7 +49,7 @@ def thread_count(threads: int | None) -> Iterator[None]:
 
     available = numba.config.NUMBA_NUM_THREADS  # type: ignore[attr-defined]
     if not 1 <= threads <= available:
-        raise BattleOddsError(f"--threads {threads}: expected 1..{available} on this machine")
+        raise ParameterError("threads", threads, f"expected 1..{available} on this machine")
     previous = numba.get_num_threads()
     numba.set_num_threads(threads)
     try:
@@ -68,7 +68,8 @@ def _saved(state: Checkpoint) -> Checkpoint | None:
     except OSError as exc:
         message = f"--checkpoint {state.path}: not written ({exc.strerror or exc})"
         if not fail_after_the_answer(message):
-            raise BattleOddsError(message) from None
+            said = literal(f"not written ({exc.strerror or exc})")
+            raise ParameterError("checkpoint", state.path, said) from None
         return None
     return state
 
@@ -178,17 +179,21 @@ def run_chunks(scenario: Scenario, plan: RunPlan, progress: Progress | None = No
     keep_battles, executor, checkpoint = plan.keep_battles, plan.executor, plan.checkpoint
     keep = battles <= KEEP_ROWS_LIMIT if keep_battles is None else keep_battles
     if keep and battles > MAX_KEPT_ROWS:
-        raise BattleOddsError(
-            f"--keep-battles: {battles:,} battles is more rows than kept in memory "
+        raise ParameterError(
+            "keep_battles",
+            None,
+            f"{battles:,} battles is more rows than kept in memory "
             f"(at most {MAX_KEPT_ROWS:,}); the summary needs no rows: run without "
-            "--keep-battles, or keep fewer battles"
+            "{keep_battles}, or keep fewer battles",
         )
     if keep and (executor is not None or checkpoint is not None):
         keep = keep_battles is True
         if keep:
-            raise BattleOddsError(
-                "--keep-battles: rows stay on the workers with --scheduler and "
-                "are not checkpointed with --checkpoint; drop one of them"
+            raise ParameterError(
+                "keep_battles",
+                None,
+                "rows stay on the workers with {executor} and "
+                "are not checkpointed with {checkpoint}; drop one of them",
             )
     state = None
     ranges = [(first, battles)]
@@ -204,7 +209,7 @@ def run_chunks(scenario: Scenario, plan: RunPlan, progress: Progress | None = No
         keep = False  # rows are kept unasked only where they fit: the summary needs none
     check_memory(
         estimate(prepared, battles, chunk, keep),
-        "fewer battles kept (--keep-battles), or a smaller scenario"
+        "fewer battles kept ({keep_battles}), or a smaller scenario"
         if keep
         else "a smaller scenario",
     )

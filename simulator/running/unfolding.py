@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import rulesets
-from ..errors import BattleOddsError
+from ..errors import ParameterError
 from ..results.stats import Histogram
 from ..results.steps import STATES, StepCounts, StepTally, men_brought
 from ..rulesets.base import Prepared
@@ -105,7 +105,7 @@ def _probability(counts: StepCounts, state: str) -> dict[str, float]:
     return {"p": p, "low": low, "high": high}
 
 
-def check_step(prepared: Prepared, step: int, name: str = "--after") -> None:
+def check_step(prepared: Prepared, step: int, name: str = "after") -> None:
     """A step after the battle's start (1, or the step after ``from_step``) .. the
     scenario's turn limit (any without one), or one line. Steps count from the
     battle's start, the steps of a battle given in progress included."""
@@ -113,7 +113,7 @@ def check_step(prepared: Prepared, step: int, name: str = "--after") -> None:
     if step < least or (limit is not None and step > limit):
         most = f"..{limit}" if limit is not None else " or more" if least > 1 else ""
         given = f" (the battle is given after step {least - 1})" if least > 1 else ""
-        raise BattleOddsError(f"{name} {step}: expected a step {least}{most}{given}")
+        raise ParameterError(name, step, f"expected a step {least}{most}{given}")
 
 
 def steps_to_record(
@@ -260,7 +260,7 @@ def run_steps(
     check_capabilities(prepared, scenario.ruleset)
     asked = sorted({*(steps or ()), *(() if after is None else (after,))})
     for asked_step in asked:
-        check_step(prepared, asked_step, "--after" if asked_step == after else "step")
+        check_step(prepared, asked_step, "after" if asked_step == after else "steps")
     every = steps is None
     brought = men_brought(prepared.column_bounds)
     # Blocks of battles sized by time, as the runner's calls are; a battle of a block

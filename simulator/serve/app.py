@@ -31,7 +31,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from .. import rulesets
-from ..errors import BattleOddsError
+from ..errors import BattleOddsError, ParameterError
 from ..rulesets.keys import DEFAULT_BATTLES, DEFAULT_SEED
 from ..running.compiling import compile_clock, compile_notice
 from ..running.distributed import Cluster
@@ -139,6 +139,14 @@ FIELDS = {
     "--defender-retreat": "Defender withdraws",
     "--from-step": "Steps fought already",
 }
+
+
+def _said(error: BattleOddsError) -> str:
+    """A refusal in the page's words: a library's parameter (``precision``) named as the
+    command line's option (``--precision``), which :func:`_one_line` names by its field."""
+    if isinstance(error, ParameterError):
+        return error.words(lambda name: "--" + name.replace("_", "-"))
+    return str(error)
 
 
 def _one_line(message: str) -> str:
@@ -254,7 +262,7 @@ def make_app(
             )
             return JSONResponse(described)
         except BattleOddsError as exc:
-            return _error(str(exc))
+            return _error(_said(exc))
         except Exception as exc:  # a bug: one line here, the traceback on the terminal
             return _error(_internal(exc), 500)
 
@@ -263,7 +271,7 @@ def make_app(
         try:
             scenario = await calculator.read(_params(request), lambda q: q.scenario)
         except BattleOddsError as exc:
-            return _error(str(exc))
+            return _error(_said(exc))
         except Exception as exc:
             return _error(_internal(exc), 500)
         if not rulesets.get(scenario.ruleset).solvable:
@@ -276,7 +284,7 @@ def make_app(
         try:
             return JSONResponse(await run_in_threadpool(solved))
         except BattleOddsError as exc:
-            return JSONResponse({"unavailable": _one_line(str(exc))})
+            return JSONResponse({"unavailable": _one_line(_said(exc))})
         except Exception as exc:
             return _error(_internal(exc), 500)
 
@@ -316,7 +324,7 @@ def make_app(
         try:
             question, plan, described = await calculator.read(_params(request), read)
         except BattleOddsError as exc:
-            return _stream_once("error", {"error": _one_line(str(exc))})
+            return _stream_once("error", {"error": _one_line(_said(exc))})
         except Exception as exc:
             return _stream_once("error", {"error": _internal(exc)})
         # Nothing awaited since the question was counted as read: the run takes its place.
@@ -392,7 +400,7 @@ def make_app(
                     answer["unfolding"] = unfold(last)
                 put("done", answer)
             except BattleOddsError as exc:
-                put("error", {"error": _one_line(str(exc))})
+                put("error", {"error": _one_line(_said(exc))})
             except Exception as exc:
                 put("error", {"error": _internal(exc)})
             finally:
@@ -417,7 +425,7 @@ def make_app(
                     lock=calculator.lock,
                 )
             except BattleOddsError as exc:  # a ruleset that cannot say it
-                return {"unavailable": _one_line(str(exc))}
+                return {"unavailable": _one_line(_said(exc))}
             shown = steps_payload(steps, last.n)
             if steps.partial and time.monotonic() > deadline:
                 shown["notes"].append(

@@ -24,21 +24,22 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import rulesets
-from ..errors import BattleOddsError
+from ..errors import BattleOddsError, ParameterError
 from ..results.stats import wilson
 from ..running.interrupt import Interrupted, check_stop, stop_requested
-from ..running.plan import StudyPlan
+from ..running.plan import Progress, StudyPlan
 from ..running.progress import or_plain_lines
 from ..scenario.scenario import Scenario
 from .machinery.armies import Army, Offer, all_armies, count_armies, make_offer, neighbours, starts
 from .machinery.army_battles import ArmyBattles
+from .machinery.planned import takes_plan
 from .machinery.racing import Choice, Race, TargetChoice, choose_best, choose_cheapest, looks
 from .machinery.sides import check_side
 
@@ -62,8 +63,6 @@ STEP_LOOKS = 16
 #: The final race of a search fights battles from this index on: fresh luck, so that
 #: its guarantee holds whatever the search saw.
 FRESH_BATTLES = 2**40
-#: ``progress(battles done, most battles, what the race is at)`` of each race.
-Progress = Callable[[int, int, str], None]
 
 
 @dataclass
@@ -285,9 +284,11 @@ class BestArmy:
         }
 
 
+@takes_plan
 def best(
     scenario: Scenario,
     *,
+    plan: StudyPlan | None = None,
     budget: float,
     side: str = "attacker",
     types: Sequence[str] | str | None = None,
@@ -325,11 +326,9 @@ def best(
         )
     check_side(side)
     if target is not None and not 0 < target < 1:
-        raise BattleOddsError(f"--target {target}: expected a probability between 0 and 1")
+        raise ParameterError("target", target, "expected a probability between 0 and 1")
     if not 0 < tolerance < 1:
-        raise BattleOddsError(
-            f"--tolerance {tolerance}: expected a probability above 0, e.g. 0.005"
-        )
+        raise ParameterError("tolerance", tolerance, "expected a probability above 0, e.g. 0.005")
     seed = scenario.seed if seed is None else seed
     plan = StudyPlan.of(
         seed=seed,
@@ -429,7 +428,7 @@ def _work(
     of the armies they gathered."""
     if exhaustive:
         return (
-            f"best: {candidates:,} armies x --max-battles {max_battles:,}",
+            f"best: {candidates:,} armies x {{max_battles=}}{max_battles:,}",
             candidates * max_battles,
         )
     k = len(offer.types)
@@ -439,7 +438,7 @@ def _work(
     step_battles = min(max_battles, STEP_LOOKS * battles)
     return (
         f"best: a search of up to {races:,} races of {step:,} armies x {step_battles:,} "
-        f"battles, then {raced:,} armies x --max-battles {max_battles:,}",
+        f"battles, then {raced:,} armies x {{max_battles=}}{max_battles:,}",
         races * max(step, k + 1 + RANDOM_STARTS) * step_battles + raced * max_battles,
     )
 

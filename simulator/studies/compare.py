@@ -31,9 +31,12 @@ from ..running.progress import plain_lines_by_default
 from ..running.scenarios import ScenarioBattles
 from ..scenario.scenario import Scenario
 from ..scenario.waves import WAVE_PREFIX
+from .machinery.planned import takes_plan
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from ..running.distributed import Cluster
 
 
 @dataclass(frozen=True)
@@ -293,6 +296,7 @@ def paired_chunk(columns: list[dict[str, np.ndarray]]) -> PairedChunk:
     return PairedChunk(Tally.of(out_a), Tally.of(out_b), joint, sums)
 
 
+@takes_plan
 @plain_lines_by_default("compare")
 def compare(
     a: Scenario,
@@ -300,11 +304,12 @@ def compare(
     battles: int | None = None,
     seed: int | None = None,
     *,
+    plan: StudyPlan | None = None,
     threads: int | None = None,
     chunk: int = DEFAULT_CHUNK,
     progress: Progress | None = None,
     first: int = 0,
-    executor: Any = None,
+    executor: Cluster | None = None,
     engine: ScenarioBattles | None = None,
 ) -> Comparison:
     """Run ``a`` and ``b`` on common random numbers: battle i of both uses stream i of

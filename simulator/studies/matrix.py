@@ -12,20 +12,19 @@ every battle's ``[battle]`` table (:mod:`simulator.studies.machinery.one_type`).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .. import rulesets
-from ..errors import BattleOddsError
+from ..errors import ParameterError
 from ..results.result import Result
 from ..results.stats import Tally
 from ..rulesets import Army
 from ..running.interrupt import Interrupted
-from ..running.plan import StudyPlan
+from ..running.plan import Progress, StudyPlan
 from ..running.progress import plain_lines_by_default
 from ..running.scenarios import ScenarioBattles, merged, tally
 from ..scenario.costs import given_costs, read_costs_file
@@ -35,8 +34,10 @@ from .machinery.one_type import (
     checked_settings,
     offered_types,
     one_type_scenario,
+    ruleset_named,
     settings_columns,
 )
+from .machinery.planned import takes_plan
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -45,8 +46,6 @@ if TYPE_CHECKING:
 
 #: Battles per cell unless told: about +-2 points of interval at p = 0.5.
 DEFAULT_BATTLES = 2_000
-#: ``progress(battles_done, battles_total, what is done)`` over every cell.
-CellProgress = Callable[..., None]
 
 
 @dataclass(frozen=True)
@@ -150,6 +149,7 @@ class Matrix:
         }
 
 
+@takes_plan
 @plain_lines_by_default("matrix")
 def equal_cost_matrix(
     ruleset: str,
@@ -159,8 +159,9 @@ def equal_cost_matrix(
     battles: int = DEFAULT_BATTLES,
     seed: int = DEFAULT_SEED,
     *,
+    plan: StudyPlan | None = None,
     threads: int | None = None,
-    progress: CellProgress | None = None,
+    progress: Progress | None = None,
     executor: Cluster | None = None,
     max_total: int | None = None,
     settings: Mapping[str, Any] | None = None,
@@ -169,7 +170,7 @@ def equal_cost_matrix(
     fight alone) at ``budget`` each; ``costs`` (a mapping or a TOML file of ``type =
     cost``) override the unit table's costs; ``settings`` (``{"rules": "engine"}``) go
     into every battle's ``[battle]`` table."""
-    rs = rulesets.get(ruleset, "--ruleset")
+    rs = ruleset_named(ruleset)
     given = checked_settings(settings)
     table = rs.unit_costs()
     if costs is not None:
@@ -180,31 +181,34 @@ def equal_cost_matrix(
         )
         table = {**table, **override}
     if battles < 1:
-        raise BattleOddsError(f"--battles {battles}: expected at least 1")
+        raise ParameterError("battles", battles, "expected at least 1")
     chosen, notes = offered_types(rs, table, types)
-    budget = check_budget("--budget", budget, {t: table[t] for t in chosen})
+    budget = check_budget("budget", budget, {t: table[t] for t in chosen})
     men = {t: _men(budget, table[t]) for t in chosen}
     unaffordable = [t for t in chosen if men[t] == 0]
     if unaffordable:
         cheapest = min(table[t] for t in unaffordable)
-        raise BattleOddsError(
-            f"--budget {budget:g} buys no "
+        raise ParameterError(
+            "budget",
+            None,
+            f"{{budget=}}{budget:g} buys no "
             + ", ".join(f"{t} (cost {table[t]:g})" for t in unaffordable)
             + f": raise it to at least {cheapest:g}"
-            + ("" if types is None else " or leave them out of --types")
+            + ("" if types is None else " or leave them out of {types}"),
+            whole=True,
         )
     plan = StudyPlan.of(
         seed=seed, battles=battles, threads=threads, executor=executor, max_total=max_total
     )
     plan.check_total(
-        f"matrix: {len(chosen)} x {len(chosen)} pairs x --battles {battles:,}",
+        f"matrix: {len(chosen)} x {len(chosen)} pairs x {{battles=}}{battles:,}",
         len(chosen) ** 2 * battles,
     )
     # Build (and so validate) every cell's battle before running any.
     pairs = [(Army(a, men[a]), Army(d, men[d])) for a in chosen for d in chosen]
     engine = ScenarioBattles(plan)
     for pair in pairs:
-        engine.add(pair, one_type_scenario(rs, *pair, given, f"--budget {budget:g}"))
+        engine.add(pair, one_type_scenario(rs, *pair, given, budget))
     tallies: dict[int, Tally] = {}
     try:
         # Every cell on one kernel and the same battles (common random numbers), the

@@ -15,7 +15,8 @@ win counts from its estimated probabilities (multinomial, the cell's number of b
 solves each redrawn game and reports how often each type is in the equilibrium's
 support: a weight that rests on noise has a support frequency well below 100%.
 
-:func:`solve_game` and :func:`meta_from_counts` take a matrix as data (no battles), for
+The game's solution is :mod:`simulator.studies.machinery.games`'s (:func:`solve_game`);
+:func:`meta_from_counts` takes a matrix as data (no battles), for
 tests and for matrices from elsewhere; :func:`meta` fights the matrix first.
 
 Interrupted by Ctrl-C (a matrix marked ``partial``), the game is the one among the first
@@ -25,88 +26,33 @@ the answer is marked ``partial`` and says which types it left out.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import BattleOddsError
+from ..errors import BattleOddsError, ParameterError
 from ..running.interrupt import stop_requested
+from ..running.plan import Progress
 from ..running.progress import plain_lines_by_default
 from ..scenario.scenario import DEFAULT_SEED
+from .machinery.games import dominated, solve_game, symmetric_payoff
 from .machinery.one_type import settings_columns
+from .machinery.planned import takes_plan
 from .matrix import DEFAULT_BATTLES, Matrix, equal_cost_matrix
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from ..running.distributed import Cluster
+    from ..running.plan import StudyPlan
 
 #: Redrawn games unless told.
 DEFAULT_BOOTSTRAP = 200
 #: A weight above this is in the support (HiGHS returns vertices: the rest are 0).
 SUPPORT = 1e-6
-
-
-@dataclass(frozen=True)
-class Equilibrium:
-    """The row player's maximin mix of a zero-sum game and the game's value."""
-
-    weights: np.ndarray
-    value: float
-
-
-def solve_game(payoff: np.ndarray) -> Equilibrium:
-    """The row player's equilibrium mix of the zero-sum game ``payoff`` (rows: the row
-    player's choices, entries: what it gains), by linear programming:
-    maximise v subject to ``payoff.T @ x >= v``, ``sum(x) = 1``, ``x >= 0``."""
-    from scipy.optimize import linprog
-
-    a = np.asarray(payoff, dtype=float)
-    if a.ndim != 2 or 0 in a.shape or not np.all(np.isfinite(a)):
-        raise BattleOddsError(f"payoff: expected a finite 2-D matrix, got shape {a.shape}")
-    rows, columns = a.shape
-    # Variables x_1..x_rows, v; minimise -v.
-    cost = np.zeros(rows + 1)
-    cost[-1] = -1.0
-    upper = np.hstack([-a.T, np.ones((columns, 1))])  # v - sum_i x_i a[i, j] <= 0
-    equal = np.hstack([np.ones((1, rows)), np.zeros((1, 1))])
-    bounds = [(0, None)] * rows + [(None, None)]
-    answer = linprog(
-        cost,
-        A_ub=upper,
-        b_ub=np.zeros(columns),
-        A_eq=equal,
-        b_eq=[1.0],
-        bounds=bounds,
-        method="highs",
-    )
-    if answer.status != 0:
-        raise AssertionError(f"linprog could not solve a finite game: {answer.message}")
-    weights = np.clip(answer.x[:rows], 0.0, None)
-    return Equilibrium(weights / weights.sum(), float(answer.x[-1]))
-
-
-def symmetric_payoff(net: np.ndarray) -> np.ndarray:
-    """``A[i, j] = (net[i, j] - net[j, i]) / 2``: the row type's net score over both roles,
-    ``net[a, d]`` being the attacker's P(win) - P(loss) when type a attacks type d."""
-    net = np.asarray(net, dtype=float)
-    return (net - net.T) / 2
-
-
-def dominated(payoff: np.ndarray) -> dict[int, int]:
-    """Rows strictly dominated by another row (i -> the first row that dominates it):
-    the other does better against every column."""
-    a = np.asarray(payoff, dtype=float)
-    found = {}
-    for i in range(a.shape[0]):
-        for k in range(a.shape[0]):
-            if k != i and np.all(a[k] > a[i]):
-                found[i] = k
-                break
-    return found
 
 
 @dataclass
@@ -247,7 +193,7 @@ def meta_from_counts(
     if np.any(fought < 1):
         raise BattleOddsError("battles: expected at least 1 per pair of types")
     if bootstrap < 0:
-        raise BattleOddsError(f"--bootstrap {bootstrap}: expected 0 or more")
+        raise ParameterError("bootstrap", bootstrap, "expected 0 or more")
     payoff = symmetric_payoff((wins_a - wins_d) / fought)
     solved = solve_game(payoff)
     beaten = dominated(payoff)
@@ -316,12 +262,13 @@ def meta_of(matrix: Matrix, *, bootstrap: int = DEFAULT_BOOTSTRAP, seed: int | N
 def check_game(types: Sequence[str] | str | None, bootstrap: int) -> None:
     """Before any battle: a game needs two types, and a bootstrap no fewer than 0 games."""
     if bootstrap < 0:
-        raise BattleOddsError(f"--bootstrap {bootstrap}: expected 0 or more")
+        raise ParameterError("bootstrap", bootstrap, "expected 0 or more")
     names = types.split(",") if isinstance(types, str) else types
     if names is not None and len(names) < 2:
-        raise BattleOddsError("--types: a game needs at least two types")
+        raise ParameterError("types", None, "a game needs at least two types")
 
 
+@takes_plan
 @plain_lines_by_default("meta")
 def meta(
     ruleset: str,
@@ -331,9 +278,10 @@ def meta(
     battles: int = DEFAULT_BATTLES,
     seed: int = DEFAULT_SEED,
     *,
+    plan: StudyPlan | None = None,
     bootstrap: int = DEFAULT_BOOTSTRAP,
     threads: int | None = None,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Progress | None = None,
     executor: Cluster | None = None,
     settings: Mapping[str, Any] | None = None,
 ) -> Meta:

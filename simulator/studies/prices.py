@@ -45,20 +45,26 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .. import rulesets
-from ..errors import BattleOddsError, did_you_mean
+from ..errors import ParameterError, did_you_mean
 from ..running.bounds import check_total
 from ..running.interrupt import Interrupted, stop_reason
-from ..running.progress import or_plain_lines
+from ..running.plan import Progress
+from ..running.progress import called_as_it_is_written, or_plain_lines
 from ..scenario.costs import given_costs, read_costs_file
 from ..scenario.scenario import DEFAULT_SEED
-from .machinery.one_type import check_budget, offered_types
-from .machinery.price_cells import ROLES, CellBank, CellCount, Estimate, block_z
+from .machinery.one_type import check_budget, offered_types, ruleset_named
+from .machinery.planned import takes_plan
+from .machinery.price_cells import ROLES, CellBank, Estimate, block_z
 from .machinery.price_list import Pairwise, Prices, TypePrice
+
+if TYPE_CHECKING:
+    from ..running.distributed import Cluster
+    from ..running.plan import StudyPlan
+
 
 DEFAULT_BUDGETS = (10.0, 20.0, 40.0)
 #: Battles per pair of counts: about +-3 points on one matchup, far less on a type's average.
@@ -84,6 +90,7 @@ def cell_words(battles: int) -> str:
     return f"each {battles:,} battles of so many men of one type against so many of another"
 
 
+@takes_plan
 def fair_prices(
     ruleset: str,
     types: Sequence[str] | str | None = None,
@@ -93,12 +100,13 @@ def fair_prices(
     battles: int = DEFAULT_BATTLES,
     seed: int = DEFAULT_SEED,
     *,
+    plan: StudyPlan | None = None,
     confidence: float = 0.95,
     threads: int | None = None,
-    progress: CellCount | None = None,
+    progress: Progress | None = None,
     settings: Mapping[str, Any] | None = None,
     max_total: int | None = None,
-    executor: Any = None,
+    executor: Cluster | None = None,
 ) -> Prices:
     """The fair price list of ``types`` (default: every type that can fight alone) in units
     of ``base`` (default: the first type), over ``budgets``; ``costs`` (a mapping or a
@@ -107,7 +115,7 @@ def fair_prices(
     the most battles in all (default
     :data:`simulator.running.bounds.DEFAULT_MAX_TOTAL`); ``executor``: a Dask executor
     (:func:`simulator.running.distributed.executor_for`)."""
-    rs = rulesets.get(ruleset, "--ruleset")
+    rs = ruleset_named(ruleset)
     table = rs.unit_costs()
     if costs is not None:
         table = {
@@ -120,48 +128,54 @@ def fair_prices(
         }
     chosen, notes = offered_types(rs, table, types)
     if len(chosen) < 2:
-        raise BattleOddsError("--types: a price list needs at least two types")
+        raise ParameterError("types", None, "a price list needs at least two types")
     base = chosen[0] if base is None else base.strip()
     if base not in chosen:
         where = "of the types offered" if base in table else f"of {rs.name}"
-        raise BattleOddsError(
-            f"--base {base}: not one {where} ({', '.join(chosen)})"
-            + did_you_mean(base, chosen, list_valid=False)
+        raise ParameterError(
+            "base",
+            base,
+            f"not one {where} ({', '.join(chosen)})" + did_you_mean(base, chosen, list_valid=False),
         )
     spend = _budgets(budgets)
     if not 0 < confidence < 1:
-        raise BattleOddsError(f"--confidence {confidence}: expected a probability, e.g. 0.95")
+        raise ParameterError("confidence", confidence, "expected a probability, e.g. 0.95")
     start = {t: table[t] / table[base] for t in chosen}
-    check_budget("--budgets", spend[-1], start)
+    check_budget("budgets", spend[-1], start)
     smallest = spend[0]
     dear = [t for t in chosen if start[t] > smallest + 1e-9]
     if dear:
-        raise BattleOddsError(
-            f"--budgets {smallest:g} buys no "
+        raise ParameterError(
+            "budgets",
+            None,
+            f"{{budgets=}}{smallest:g} buys no "
             + ", ".join(f"{t} (cost {start[t]:g} {base})" for t in dear)
             + f": raise the smallest budget to at least {max(start[t] for t in dear):g} "
-            "or leave them out of --types"
+            "or leave them out of {types}",
+            whole=True,
         )
     matchups = len(chosen) * (len(chosen) - 1) * len(spend)
     check_total(
         f"prices: {len(chosen)} x {len(chosen) - 1} types x {len(spend)} budgets x "
-        f"{CELLS_PER_MATCHUP} pairs of counts x --battles {battles:,}",
+        f"{CELLS_PER_MATCHUP} pairs of counts x {{battles=}}{battles:,}",
         matchups * CELLS_PER_MATCHUP * battles,
         max_total,
     )
     said = ExitStack()
-    if progress is None:  # the Python API: plain lines on stderr if the search is long
-        lines = said.enter_context(or_plain_lines(None, "prices", "pairs of counts fought", True))
+    # The Python API without a progress: plain lines on stderr if the search is long.
+    report = said.enter_context(or_plain_lines(progress, "prices", "pairs of counts fought", True))
+    if progress is not None:
+        report = called_as_it_is_written(progress)  # lambda cells: ..., as in 0.1
 
-        def progress(cells: int) -> None:
-            lines(cells, 0, cell_words(battles))
+    def cells_fought(cells: int) -> None:
+        report(cells, 0, cell_words(battles))
 
     bank = CellBank(
         rs.name,
         battles,
         seed,
         threads=threads,
-        progress=progress,
+        progress=cells_fought,
         max_total=max_total,
         settings=settings,
         executor=executor,
@@ -235,14 +249,14 @@ def _budgets(budgets: Sequence[float] | str) -> tuple[float, ...]:
         try:
             value = float(text)
         except (TypeError, ValueError):
-            raise BattleOddsError(
-                f"--budgets '{text}': expected numbers separated by commas, e.g. 10,20,40"
+            raise ParameterError(
+                "budgets", f"'{text}'", "expected numbers separated by commas, e.g. 10,20,40"
             ) from None
         if not (math.isfinite(value) and value > 0):
-            raise BattleOddsError(f"--budgets {text}: expected a finite number > 0")
+            raise ParameterError("budgets", text, "expected a finite number > 0")
         values.append(value)
     if not values:
-        raise BattleOddsError("--budgets: expected at least one budget, e.g. 10,20,40")
+        raise ParameterError("budgets", None, "expected at least one budget, e.g. 10,20,40")
     return tuple(sorted(set(values)))
 
 
@@ -353,7 +367,7 @@ class _Search:
         while value * sign > 0:
             if here == edge:
                 if strict:
-                    raise BattleOddsError(self._out_of_reach(kind, sign))
+                    raise self._out_of_reach(kind, sign)
                 return math.exp(edge)
             previous = here
             here = (
@@ -367,16 +381,21 @@ class _Search:
         low, high = sorted((previous, here))
         return math.exp(brentq(f, low, high, xtol=1e-6))
 
-    def _out_of_reach(self, kind: str, sign: int) -> str:
+    def _out_of_reach(self, kind: str, sign: int) -> ParameterError:
         if sign > 0:
-            return (
-                f"--budgets {self.budgets[0]:g} is too small for {kind}: one man of it wins "
+            return ParameterError(
+                "budgets",
+                None,
+                f"{{budgets=}}{self.budgets[0]:g} is too small for {kind}: one man of it wins "
                 f"more than it loses at that price (in {self.base}); raise the smallest "
-                "budget or leave it out of --types"
+                "budget or leave it out of {types}",
+                whole=True,
             )
-        return (
-            f"--types {kind}: loses more than it wins even at a price of {self.lowest:.3g} "
-            f"{self.base} ({MAX_MEN} men at budget {self.budgets[-1]:g}); leave it out"
+        return ParameterError(
+            "types",
+            kind,
+            f"loses more than it wins even at a price of {self.lowest:.3g} "
+            f"{self.base} ({MAX_MEN} men at budget {self.budgets[-1]:g}); leave it out",
         )
 
     def price_of(self, kind: str, z: float) -> TypePrice:

@@ -36,6 +36,7 @@ from .machinery.baseline import (
     scenario_files,
     under,
 )
+from .machinery.inference import holm
 from .machinery.progress import battles_of
 
 Runner = Callable[..., Result]
@@ -81,22 +82,6 @@ def p_value(base: Number, now: Number) -> float:
         return 1.0
     se = math.sqrt(pooled * (1 - pooled) * (1 / base.n + 1 / now.n))
     return math.erfc(abs(x1 / now.n - x0 / base.n) / se / math.sqrt(2))
-
-
-def holm(p_values: list[float], level: float) -> list[tuple[bool, float]]:
-    """Holm's step-down test: (rejected, threshold) per p-value, in the input order.
-
-    Rejecting ``p_(k) <= level / (m - k)`` until the first that is not keeps the
-    family-wise false-alarm rate at ``level`` whatever the dependence between tests."""
-    m = len(p_values)
-    order = sorted(range(m), key=lambda i: p_values[i])
-    out = [(False, level / m if m else level)] * m
-    still_rejecting = True
-    for rank, i in enumerate(order):
-        threshold = level / (m - rank)
-        still_rejecting = still_rejecting and p_values[i] <= threshold
-        out[i] = (still_rejecting, threshold)
-    return out
 
 
 @dataclass

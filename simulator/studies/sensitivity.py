@@ -14,21 +14,24 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .. import rulesets
-from ..errors import BattleOddsError, Source
+from ..errors import BattleOddsError, ParameterError, Source
 from ..results.stats import Z95
 from ..rulesets.designer import COUNT, Knob, rating_step
 from ..running.bounds import check_total
 from ..running.interrupt import stop_requested
-from ..running.plan import StudyPlan
+from ..running.plan import Progress, StudyPlan
 from ..running.progress import plain_lines_by_default
 from ..running.scenarios import ScenarioBattles
 from ..scenario.scenario import Scenario, from_data, unknowns_of
 from .compare import compare
-from .machinery.progress import PointProgress, battles_of
+from .machinery.planned import takes_plan
+from .machinery.progress import battles_of
 from .machinery.sides import check_side
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from ..running.distributed import Cluster
 
 DEFAULT_BATTLES = 20_000
 
@@ -85,19 +88,21 @@ def step_of(knob: Knob, count_step: int, rating_fraction: float) -> float:
     return rating_step(knob.value, rating_fraction, knob.resolution)
 
 
+@takes_plan
 @plain_lines_by_default("sensitivity")
 def sensitivity(
     scenario: Scenario,
     battles: int | None = None,
     seed: int | None = None,
     *,
+    plan: StudyPlan | None = None,
     side: str = "attacker",
     count_step: int = 1,
     rating_step: float = 0.1,
     threads: int | None = None,
-    progress: PointProgress | None = None,
+    progress: Progress | None = None,
     max_total: int | None = None,
-    executor: Any = None,
+    executor: Cluster | None = None,
 ) -> Sensitivity:
     """Each knob one step down and up (``count_step`` men, ``rating_step`` of a rating,
     rounded to the field's resolution and at least one step of it), each against the
@@ -112,14 +117,14 @@ def sensitivity(
             "them to values first"
         )
     if count_step < 1:
-        raise BattleOddsError(f"--count-step {count_step}: expected at least 1")
+        raise ParameterError("count_step", count_step, "expected at least 1")
     if not 0 < rating_step <= 1:
-        raise BattleOddsError(
-            f"--rating-step {rating_step}: expected a fraction of the rating, e.g. 0.1 for 10%"
+        raise ParameterError(
+            "rating_step", rating_step, "expected a fraction of the rating, e.g. 0.1 for 10%"
         )
     battles = DEFAULT_BATTLES if battles is None else battles
     if battles < 1:
-        raise BattleOddsError(f"--battles {battles}: expected at least 1")
+        raise ParameterError("battles", battles, "expected at least 1")
     seed = scenario.seed if seed is None else seed
     ruleset = rulesets.get(scenario.ruleset)
     knobs = ruleset.knobs(scenario)
@@ -127,7 +132,7 @@ def sensitivity(
         raise BattleOddsError(f"{scenario.source.label}: no counts or ratings to turn")
     total = 2 * len(knobs)
     check_total(
-        f"sensitivity: {total} changes x 2 scenarios x --battles {battles:,}",
+        f"sensitivity: {total} changes x 2 scenarios x {{battles=}}{battles:,}",
         total * 2 * battles,
         max_total,
     )

@@ -20,17 +20,18 @@ from itertools import product
 from typing import TYPE_CHECKING, Any
 
 from .. import rulesets
-from ..errors import BattleOddsError
+from ..errors import BattleOddsError, ParameterError, literal
 from ..results.result import Result
 from ..results.stats import OUTCOMES, Tally, wilson
 from ..running.bounds import check_total
 from ..running.interrupt import Interrupted, stop_requested
-from ..running.plan import DEFAULT_MAX_BATTLES, RunPlan, StudyPlan
+from ..running.plan import DEFAULT_MAX_BATTLES, Progress, RunPlan, StudyPlan
 from ..running.precision import precision_report, precision_rounds, widest_half_width
 from ..running.progress import plain_lines_by_default
 from ..running.scenarios import ScenarioBattles, merged, tally, tally_each
 from ..scenario.scenario import Scenario
-from .machinery.progress import PointProgress
+from .machinery.planned import takes_plan
+from .machinery.renamed import reads_frame, renamed_keywords
 from .machinery.sequential import (
     bisection_probes,
     check_looks,
@@ -124,11 +125,14 @@ def parse_vary(scenario: Scenario, text: str) -> Vary:
     path, eq, values = text.partition("=")
     path = path.strip()
     if not eq or not path:
-        raise BattleOddsError(
-            f"--vary '{text}': expected PATH=LOW..HIGH[:STEP], e.g. attacker.knight=1..40"
+        raise ParameterError(
+            "vary", f"'{text}'", "expected PATH=LOW..HIGH[:STEP], e.g. attacker.knight=1..40"
         )
     data_path = rulesets.get(scenario.ruleset).sweep_path(scenario.data, path)
-    return Vary(path, data_path, parse_values(values, f"--vary {path}"))
+    try:
+        return Vary(path, data_path, parse_values(values, f"vary {path}"))
+    except BattleOddsError as exc:
+        raise ParameterError.naming("vary", exc) from None
 
 
 def point(scenario: Scenario, varies: Sequence[Vary], values: Sequence[Value]) -> Scenario:
@@ -154,6 +158,7 @@ class Sweep:
     #: have fewer battles than asked: its result says so).
     partial: bool = False
 
+    @reads_frame
     def frame(self) -> pd.DataFrame:
         """One row per point: the varied values, P(outcome) with its 95% interval
         (``p``, ``low``, ``high``), each outcome's probability, mean steps and battles."""
@@ -187,10 +192,11 @@ class Sweep:
                 {"path": v.path, "data_path": v.data_path, "values": list(v.values)}
                 for v in self.varies
             ],
-            "points": self.frame().to_dict("records"),
+            "points": self.frame.to_dict("records"),
         }
 
 
+@takes_plan
 @plain_lines_by_default(
     "sweep",
     lambda asked: "battles" if asked.get("precision") is None else "points of the sweep",
@@ -201,11 +207,12 @@ def sweep(
     battles: int | None = None,
     seed: int | None = None,
     *,
+    plan: StudyPlan | None = None,
     outcome: str = "attacker",
     precision: float | None = None,
     max_battles: int = DEFAULT_MAX_BATTLES,
     threads: int | None = None,
-    progress: PointProgress | None = None,
+    progress: Progress | None = None,
     executor: Cluster | None = None,
     max_total: int | None = None,
 ) -> Sweep:
@@ -216,20 +223,26 @@ def sweep(
     """
     varies = tuple(v if isinstance(v, Vary) else parse_vary(scenario, v) for v in vary)
     if not 1 <= len(varies) <= 2:
-        raise BattleOddsError(
-            f"--vary given {len(varies)} times: expected once (a curve) or twice (a grid)"
+        raise ParameterError(
+            "vary",
+            None,
+            f"{len(varies)} values: expected one (a curve) or two (a grid)",
         )
     if len(varies) == 2 and varies[0].data_path == varies[1].data_path:
-        raise BattleOddsError(f"--vary {varies[0].path} and {varies[1].path} name the same value")
+        raise ParameterError(
+            "vary", None, f"{varies[0].path} and {varies[1].path} name the same value"
+        )
     if outcome not in OUTCOMES:
-        raise BattleOddsError(f"--outcome {outcome}: expected one of {', '.join(OUTCOMES)}")
+        raise ParameterError("outcome", outcome, f"expected one of {', '.join(OUTCOMES)}")
     seed = scenario.seed if seed is None else seed
     size = math.prod(len(v.values) for v in varies)
     shape = " x ".join(f"{len(v.values):,}" for v in varies)
     if size > MAX_POINTS:
-        raise BattleOddsError(
-            f"--vary: a grid of {shape} = {size:,} points: at most {MAX_POINTS:,} "
-            "(a larger step, or fewer values)"
+        raise ParameterError(
+            "vary",
+            None,
+            f"a grid of {shape} = {size:,} points: at most {MAX_POINTS:,} "
+            "(a larger step, or fewer values)",
         )
     each = (max_battles if precision is not None else battles) or scenario.battles
     check_total(f"sweep: {size:,} points x {each:,} battles", size * each, max_total)
@@ -259,8 +272,8 @@ def _fixed_points(
     battles: int,
     seed: int,
     threads: int | None,
-    executor: Any,
-    progress: PointProgress | None,
+    executor: Cluster | None,
+    progress: Progress | None,
     max_total: int | None,
 ) -> list[Result]:
     """Battles 0 .. ``battles`` - 1 of each point, point after point, on the study
@@ -395,7 +408,10 @@ class TargetSearch:
     def sure(self) -> bool:
         return all(p.sure for p in self.probes)
 
+    @reads_frame
     def frame(self) -> pd.DataFrame:
+        """One row per probe: the value tried, P(outcome) with its interval at the
+        search's confidence, its battles and the side of the target it fell on."""
         import pandas as pd
 
         rows = []
@@ -429,10 +445,12 @@ class TargetSearch:
             "value": self.value,
             "sure": self.sure,
             "z": self.z,
-            "probes": self.frame().to_dict("records"),
+            "probes": self.frame.to_dict("records"),
         }
 
 
+@renamed_keywords(first_battles="battles")
+@takes_plan
 @plain_lines_by_default("target search", "values tried", at_most=True)
 def find_target(
     scenario: Scenario,
@@ -440,48 +458,52 @@ def find_target(
     target: float,
     seed: int | None = None,
     *,
+    plan: StudyPlan | None = None,
     outcome: str = "attacker",
-    first_battles: int = 4_000,
+    battles: int = 4_000,
     max_battles: int = 1_000_000,
     confidence: float = 0.95,
     threads: int | None = None,
-    progress: PointProgress | None = None,
+    progress: Progress | None = None,
     executor: Cluster | None = None,
     max_total: int | None = None,
 ) -> TargetSearch:
     """Bisection for the smallest value of ``vary`` whose P(outcome) reaches ``target``.
 
     Assumes P(outcome) does not decrease along the values (more of a unit, a higher
-    rating). Each probe starts with ``first_battles`` and doubles them (continuing the
+    rating). Each probe starts with ``battles`` and doubles them (continuing the
     battle indices) until its interval excludes the target, up to ``max_battles``; if the
     cap comes first the point estimate decides and the search reports it is not sure.
     """
     found = vary if isinstance(vary, Vary) else parse_vary(scenario, vary)
     if not 0 < target < 1:
-        raise BattleOddsError(f"--target {target}: expected a probability between 0 and 1")
+        raise ParameterError("target", target, "expected a probability between 0 and 1")
     if outcome not in OUTCOMES:
-        raise BattleOddsError(f"--outcome {outcome}: expected one of {', '.join(OUTCOMES)}")
+        raise ParameterError("outcome", outcome, f"expected one of {', '.join(OUTCOMES)}")
     if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in found.values):
-        raise BattleOddsError(
-            f"--target needs numbers to search: --vary {found.path} has "
-            f"{', '.join(map(str, found.values))}"
+        raise ParameterError(
+            "target",
+            None,
+            f"{{target}} needs numbers to search: {{vary=}}{literal(found.path)} has "
+            + literal(", ".join(map(str, found.values))),
+            whole=True,
         )
-    check_looks(first_battles, max_battles)
+    check_looks(battles, max_battles)
     values = sorted(set(found.values))
     seed = scenario.seed if seed is None else seed
     probes_at_most = bisection_probes(len(values))
     check_total(
-        f"sweep --target: {probes_at_most} probes x --max-battles {max_battles:,}",
+        f"{{target}} search: {probes_at_most} probes x {{max_battles=}}{max_battles:,}",
         probes_at_most * max_battles,
         max_total,
     )
-    z = look_z(confidence, probes_at_most, first_battles, max_battles)
+    z = look_z(confidence, probes_at_most, battles, max_battles)
     k = OUTCOMES.index(outcome)
     search = TargetSearch(scenario, found, outcome, target, None, z=z)
     varied = rulesets.get(scenario.ruleset).describe_path(found.path, scenario.data)
     # One engine for the search: a probe's point prepared once for all its looks.
     engine = ScenarioBattles(
-        StudyPlan.of(seed=seed, battles=first_battles, threads=threads, executor=executor)
+        StudyPlan.of(seed=seed, battles=battles, threads=threads, executor=executor)
     )
 
     def probe(value: Value) -> bool:
@@ -509,7 +531,7 @@ def find_target(
             lambda r, part: replace(r, tally=r.tally.merge(part.tally)),
             lambda r: r.n,
             decided,
-            first_battles,
+            battles,
             max_battles,
         )
         p, low, _ = wilson(int(result.tally.wins[k]), result.n, z)

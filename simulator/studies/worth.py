@@ -19,18 +19,19 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .. import rulesets
-from ..errors import BattleOddsError
+from ..errors import BattleOddsError, ParameterError, literal
 from ..results.stats import wilson
 from ..rulesets.designer import resolve_type
 from ..running.bounds import check_total
 from ..running.interrupt import Interrupted
-from ..running.plan import StudyPlan
+from ..running.plan import Progress, StudyPlan
 from ..running.progress import plain_lines_by_default, quiet
 from ..running.scenarios import ScenarioBattles
 from ..scenario.scenario import Scenario
 from .compare import Comparison, compare
 from .machinery.armies import reinforced
-from .machinery.progress import PointProgress
+from .machinery.planned import takes_plan
+from .machinery.renamed import renamed_keywords
 from .machinery.sequential import (
     bisection_probes,
     check_looks,
@@ -42,6 +43,8 @@ from .machinery.sides import SIDES, check_side
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from ..running.distributed import Cluster
 
 REACHES, BELOW, NOISE = "reaches", "below", "within noise"
 _ADD = re.compile(r"^\s*(\d+)\s+([A-Za-z][\w .'-]*?)\s*$")
@@ -60,8 +63,8 @@ def parse_add(text: str) -> tuple[int, str]:
     """``"1 knight"`` -> ``(1, "knight")``."""
     match = _ADD.match(text)
     if not match or int(match[1]) < 1:
-        raise BattleOddsError(
-            f"--add '{text}': expected a count of at least 1 and a unit type, e.g. '1 knight'"
+        raise ParameterError(
+            "add", f"'{text}'", "expected a count of at least 1 and a unit type, e.g. '1 knight'"
         )
     return int(match[1]), match[2]
 
@@ -200,22 +203,25 @@ class Worth:
         }
 
 
+@renamed_keywords(first_battles="battles")
+@takes_plan
 @plain_lines_by_default("worth", lambda asked: f"numbers of {asked['in_']} tried", at_most=True)
 def worth(
     scenario: Scenario,
     *,
+    plan: StudyPlan | None = None,
     side: str = "attacker",
     add: str | tuple[int, str],
     in_: str,
     seed: int | None = None,
-    first_battles: int = 4_000,
+    battles: int = 4_000,
     max_battles: int = 256_000,
     confidence: float = 0.95,
     max_n: int = 100,
     threads: int | None = None,
-    progress: PointProgress | None = None,
+    progress: Progress | None = None,
     max_total: int | None = None,
-    executor: Any = None,
+    executor: Cluster | None = None,
 ) -> Worth:
     """How many men of type ``in_`` added to ``side`` win at least as often as ``add``
     (``"1 knight"`` or ``(1, "knight")``); see the module docstring for the search."""
@@ -226,17 +232,19 @@ def worth(
     check_side(side)
     count, word = parse_add(add) if isinstance(add, str) else add
     types = ruleset.unit_types(scenario.data)
-    kind = resolve_type(word, types, "--add")
-    other = resolve_type(in_, types, "--in")
+    kind = _type_named(word, types, "add")
+    other = _type_named(in_, types, "in_")
     if not 0 < confidence < 1:
-        raise BattleOddsError(f"--confidence {confidence}: expected a probability, e.g. 0.95")
+        raise ParameterError("confidence", confidence, "expected a probability, e.g. 0.95")
     if max_n < 1:
-        raise BattleOddsError(f"--max {max_n}: expected at least 1")
-    check_looks(first_battles, max_battles)
+        raise ParameterError("max_n", max_n, "expected at least 1")
+    check_looks(battles, max_battles)
     room = ruleset.room(scenario, side)
     if room is not None:
         if count > room:
-            raise BattleOddsError(f"--add {count} {kind}: the {side} has room for {room} more men")
+            raise ParameterError(
+                "add", f"{count} {kind}", f"the {side} has room for {room} more men"
+            )
         max_n = min(max_n, room)
     seed = scenario.seed if seed is None else seed
     with_x = reinforced(scenario, side, kind, count, f"+{count} {kind}")
@@ -245,20 +253,20 @@ def worth(
     try:
         reinforced(scenario, side, other, max_n, f"+{max_n} {other}")
     except BattleOddsError as exc:
-        raise BattleOddsError(f"--max {max_n}: {exc} (a smaller --max?)") from None
+        raise ParameterError("max_n", max_n, literal(str(exc)) + " (a smaller {max_n}?)") from None
     probes_at_most = 2 * bisection_probes(len(values))
     check_total(
-        f"worth: {probes_at_most} probes x 2 scenarios x --max-battles {max_battles:,}",
+        f"worth: {probes_at_most} probes x 2 scenarios x {{max_battles=}}{max_battles:,}",
         probes_at_most * 2 * max_battles,
         max_total,
     )
-    z = look_z(confidence, probes_at_most, first_battles, max_battles)
+    z = look_z(confidence, probes_at_most, battles, max_battles)
     result = Worth(scenario, side, (count, kind), other, seed, confidence, z, max_n)
     verdicts: dict[int, str] = {}
     # One engine for the search: the scenario with ``add`` is prepared once for every
     # probe, and each probe's scenario once for all its looks.
     engine = ScenarioBattles(
-        StudyPlan.of(seed=seed, battles=first_battles, threads=threads, executor=executor)
+        StudyPlan.of(seed=seed, battles=battles, threads=threads, executor=executor)
     )
 
     def verdict(n: int) -> str:
@@ -266,17 +274,17 @@ def worth(
             return verdicts[n]
         with_n = reinforced(scenario, side, other, n, f"+{n} {other}")
 
-        def run(done: int, battles: int) -> Comparison:
+        def run(done: int, count: int) -> Comparison:
             if progress is not None:
                 progress(
                     len(result.probes),
                     probes_at_most,
-                    f"now {n} {other}: battles up to {done + battles:,} of at most {max_battles:,}",
+                    f"now {n} {other}: battles up to {done + count:,} of at most {max_battles:,}",
                 )
             return compare(
                 with_x,
                 with_n,
-                battles,
+                count,
                 seed,
                 threads=threads,
                 first=done,
@@ -290,7 +298,7 @@ def worth(
             return with_n.hash == with_x.hash or d.low >= 0 or d.high < 0
 
         comparison, sure = run_until_sure(
-            run, Comparison.merge, lambda c: c.n, decided, first_battles, max_battles
+            run, Comparison.merge, lambda c: c.n, decided, battles, max_battles
         )
         d = comparison.win(side, z)
         if with_n.hash == with_x.hash or d.low >= 0:
@@ -318,3 +326,11 @@ def worth(
 
 def _is(verdict: Callable[[int], str], *wanted: str) -> Callable[[int], bool]:
     return lambda n: verdict(n) in wanted
+
+
+def _type_named(word: str, types: list[str], parameter: str) -> str:
+    """The unit type ``word`` names, or an error naming ``parameter``."""
+    try:
+        return resolve_type(word, types, parameter)
+    except BattleOddsError as exc:
+        raise ParameterError.naming(parameter, exc) from None

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ... import rulesets
-from ...errors import BattleOddsError, Source, did_you_mean
+from ...errors import ParameterError, Source, did_you_mean
 from ...scenario.costs import given_costs, read_costs_file
 from ...scenario.scenario import Scenario, from_data
 from .one_type import check_budget, offered_types
@@ -100,22 +100,23 @@ def parse_caps(text: str | Mapping[str, int] | None, types: Sequence[str]) -> di
         for item in (p.strip() for p in text.split(",")):
             name, eq, value = item.partition("=")
             if not eq or not name.strip():
-                raise BattleOddsError(f"--max '{item}': expected TYPE=COUNT, e.g. knight=8")
+                raise ParameterError("caps", f"'{item}'", "expected TYPE=COUNT, e.g. knight=8")
             try:
                 pairs.append((name.strip(), int(value)))
             except ValueError:
-                raise BattleOddsError(
-                    f"--max {name.strip()}={value.strip()}: expected a whole number of men"
+                raise ParameterError(
+                    "caps", f"{name.strip()}={value.strip()}", "expected a whole number of men"
                 ) from None
     caps: dict[str, int] = {}
     for name, value in pairs:
         if name not in types:
-            raise BattleOddsError(
-                f"--max {name}: not a type offered (--types {','.join(types)})"
-                + did_you_mean(name, types)
+            raise ParameterError(
+                "caps",
+                name,
+                f"not a type offered ({{types=}}{','.join(types)})" + did_you_mean(name, types),
             )
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise BattleOddsError(f"--max {name}={value}: expected a whole number >= 0")
+            raise ParameterError("caps", f"{name}={value}", "expected a whole number >= 0")
         caps[name] = value
     return caps
 
@@ -132,13 +133,16 @@ def make_offer(
     """The offer of a ``best`` question, checked; and notes on the types left out."""
     table = side_costs(ruleset, data, costs)
     chosen, notes = offered_types(ruleset, table, types)
-    budget = check_budget("--budget", budget, {t: table[t] for t in chosen})
+    budget = check_budget("budget", budget, {t: table[t] for t in chosen})
     limits = parse_caps(caps, chosen)
     cheapest = min(chosen, key=lambda t: table[t])
     if table[cheapest] > budget + 1e-9:
-        raise BattleOddsError(
-            f"--budget {budget:g} buys no man of any type offered: the cheapest, "
-            f"{cheapest}, costs {table[cheapest]:g}"
+        raise ParameterError(
+            "budget",
+            None,
+            f"{{budget=}}{budget:g} buys no man of any type offered: the cheapest, "
+            f"{cheapest}, costs {table[cheapest]:g}",
+            whole=True,
         )
     most = [math.floor(budget / table[t] + 1e-9) for t in chosen]
     offer = Offer(

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ... import rulesets
-from ...errors import BattleOddsError, Source, did_you_mean
+from ...errors import BattleOddsError, ParameterError, Source, did_you_mean
 from ...rulesets import Army
 from ...scenario.scenario import Scenario, from_data
 
@@ -30,20 +30,30 @@ TABLE = "battle"
 MAX_MEN_OF_A_TYPE = 100_000
 
 
-def check_budget(option: str, budget: float, costs: Mapping[str, float]) -> float:
+def ruleset_named(name: str) -> rulesets.Ruleset:
+    """The ruleset called ``name``, or an error naming the ``ruleset`` parameter."""
+    try:
+        return rulesets.get(name, "ruleset")
+    except BattleOddsError as exc:
+        raise ParameterError.naming("ruleset", exc) from None
+
+
+def check_budget(parameter: str, budget: float, costs: Mapping[str, float]) -> float:
     """``budget`` as a finite number > 0 that buys at most MAX_MEN_OF_A_TYPE men of the
-    cheapest of ``costs`` (type: cost), or a one-line error naming ``option``."""
+    cheapest of ``costs`` (type: cost), or a one-line error naming ``parameter``."""
     if isinstance(budget, bool) or not isinstance(budget, int | float):
-        raise BattleOddsError(f"{option} {budget!r}: expected a number")
+        raise ParameterError(parameter, repr(budget), "expected a number")
     if not (math.isfinite(budget) and budget > 0):
-        raise BattleOddsError(f"{option} {budget}: expected a finite number > 0")
+        raise ParameterError(parameter, budget, "expected a finite number > 0")
     cheapest = min(costs, key=lambda kind: costs[kind])
     most = MAX_MEN_OF_A_TYPE * costs[cheapest]
     if budget > most * (1 + 1e-9):
-        raise BattleOddsError(
-            f"{option} {budget:g}: buys {budget / costs[cheapest]:.3g} {cheapest} (cost "
+        raise ParameterError(
+            parameter,
+            f"{budget:g}",
+            f"buys {budget / costs[cheapest]:.3g} {cheapest} (cost "
             f"{costs[cheapest]:g}), more than the {MAX_MEN_OF_A_TYPE:,} men of a type an "
-            f"army fields: expected at most {most:,.6g}"
+            f"army fields: expected at most {most:,.6g}",
         )
     return float(budget)
 
@@ -68,30 +78,39 @@ def one_type_scenario(
     attacker: Army,
     defender: Army,
     settings: Mapping[str, Any],
-    where: str = "",
+    budget: float | None = None,
 ) -> Scenario:
     """``attacker`` against ``defender`` as the ruleset fields one-type armies, with
-    ``settings`` in its ``[battle]`` table, validated. An error names ``--set KEY`` when
-    a setting is at fault, else ``where`` (e.g. ``--budget 20``) and the battle."""
+    ``settings`` in its ``[battle]`` table, validated. An error names ``settings`` and
+    the key when a setting is at fault, else the ``budget`` (when given) and the battle."""
     label = f"{attacker.men} {attacker.type} vs {defender.men} {defender.type}"
-    prefix = f"{where}: {label}" if where else label
+    prefix = f"budget {budget:g}: {label}" if budget is not None else label
     try:
         data = rs.one_type_battle(attacker, defender)
     except BattleOddsError as exc:
         message = str(exc)
-        raise BattleOddsError(
-            message if message.startswith(prefix) else f"{prefix}: {message}"
-        ) from None
+        said = message if message.startswith(prefix) else f"{prefix}: {message}"
+        raise _named(BattleOddsError(said), budget) from None
     if settings:
         data = {**data, TABLE: {**(data.get(TABLE) or {}), **settings}}
 
     def option_of(key: str) -> str | None:
         parts = [p for p in re.split(r"[.\[\]]", key) if p]
         if len(parts) >= 2 and parts[0] == TABLE and parts[1] in settings:
-            return f"--set {parts[1]}"
+            return f"settings {parts[1]}"
         return None
 
-    return from_data({**data, "name": label}, Source(prefix, option_of=option_of))
+    try:
+        return from_data({**data, "name": label}, Source(prefix, option_of=option_of))
+    except BattleOddsError as exc:
+        raise _named(exc, budget) from None
+
+
+def _named(error: BattleOddsError, budget: float | None) -> BattleOddsError:
+    """A one-type battle's error naming the parameter at fault: a setting, or the budget."""
+    if str(error).startswith("settings "):
+        return ParameterError.naming("settings", error)
+    return error if budget is None else ParameterError.naming("budget", error)
 
 
 def settings_text(settings: Mapping[str, Any]) -> str:
@@ -125,18 +144,22 @@ def offered_types(
     chosen = []
     for name in names:
         if not name:
-            raise BattleOddsError("--types: an empty name: expected e.g. knight,pikeman,archer")
+            raise ParameterError(
+                "types", None, "an empty name: expected e.g. knight,pikeman,archer"
+            )
         if name not in costs:
-            raise BattleOddsError(
-                f"--types: unknown unit type '{name}' of {rs.name}" + did_you_mean(name, costs)
+            raise ParameterError(
+                "types",
+                None,
+                f"unknown unit type '{name}' of {rs.name}" + did_you_mean(name, costs),
             )
         if name in unfit:
-            raise BattleOddsError(
-                f"--types: {name} cannot fight alone ({unfit[name]}): leave it out"
+            raise ParameterError(
+                "types", None, f"{name} cannot fight alone ({unfit[name]}): leave it out"
             )
         if name in chosen:
-            raise BattleOddsError(f"--types: {name} is named twice")
+            raise ParameterError("types", None, f"{name} is named twice")
         chosen.append(name)
     if not chosen:
-        raise BattleOddsError("--types: no types: expected e.g. knight,pikeman,archer")
+        raise ParameterError("types", None, "no types: expected e.g. knight,pikeman,archer")
     return chosen, []

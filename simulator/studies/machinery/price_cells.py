@@ -34,19 +34,21 @@ import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ... import rulesets
-from ...errors import BattleOddsError
+from ...errors import BattleOddsError, ParameterError
 from ...rulesets import Army
-from ...running.bounds import OPTION
 from ...running.plan import StudyPlan
 from ...running.scenarios import ScenarioBattles, joined
 from ...running.scenarios import winner as winner_of
 from ...scenario.scenario import Scenario
-from .one_type import checked_settings, one_type_scenario
+from .one_type import checked_settings, one_type_scenario, ruleset_named
+
+if TYPE_CHECKING:
+    from ...running.distributed import Cluster
+
 
 #: Blocks of battle indices per cell, for batch-means standard errors.
 BATCHES = 10
@@ -99,11 +101,11 @@ class CellBank:
         progress: CellCount | None = None,
         settings: Mapping[str, Any] | None = None,
         max_total: int | None = None,
-        executor: Any = None,
+        executor: Cluster | None = None,
     ) -> None:
         if battles < 2 * BATCHES:
-            raise BattleOddsError(f"--battles {battles}: expected at least {2 * BATCHES}")
-        self.ruleset = rulesets.get(ruleset, "--ruleset")
+            raise ParameterError("battles", battles, f"expected at least {2 * BATCHES}")
+        self.ruleset = ruleset_named(ruleset)
         self.plan = StudyPlan.of(
             seed=seed, battles=battles, threads=threads, executor=executor, max_total=max_total
         )
@@ -152,10 +154,14 @@ class CellBank:
         if not new:
             return
         if self.fought + len(new) * self.battles > self.max_total:
-            raise BattleOddsError(
+            raise ParameterError(
+                "max_total",
+                self.max_total,
                 f"prices: the search needs more than {self.cells + len(new) - 1:,} pairs of "
-                f"counts x --battles {self.battles:,}, more than {OPTION} "
-                f"{self.max_total:,} battles: fewer types, budgets or battles, or raise {OPTION}"
+                f"counts x {{battles=}}{self.battles:,}, more than {{max_total=}}"
+                f"{self.max_total:,} battles: fewer types, budgets or battles, "
+                "or raise {max_total}",
+                whole=True,
             )
         for key in new:
             # Built where its battles run (a worker thread), beside the other cells'.

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from statistics import NormalDist
 from typing import TypeVar
 
-from ...errors import BattleOddsError
+from ...errors import ParameterError
 from ...running.interrupt import check_stop
 
 T = TypeVar("T")
@@ -24,9 +24,12 @@ def bisection_probes(values: int) -> int:
 def check_looks(first_battles: int, max_battles: int) -> None:
     """Battles of a sequential search's first look and its cap, as the options give them."""
     if first_battles < 1 or max_battles < first_battles:
-        raise BattleOddsError(
-            f"--battles {first_battles} / --max-battles {max_battles}: expected "
-            "1 <= battles <= max battles"
+        raise ParameterError(
+            "battles",
+            None,
+            f"{{battles=}}{first_battles} / {{max_battles=}}{max_battles}: expected "
+            "1 <= battles <= max battles",
+            whole=True,
         )
 
 
