@@ -173,11 +173,12 @@ class Prepared(ABC):
     def for_waves(self, later: bool = False) -> Prepared:
         """This scenario as the wave chain runs it: one whose :meth:`run` also gives
         what :meth:`survivors` reads and a plain run does not report (olympia's groups'
-        state at the end, where each of blocks' blocks ended). The first wave's (``later`` False) fights the battles a plain
-        run does; a later wave's fight against what an earlier one left runs a few
-        battles of each army left, so a ruleset may give it a kernel with no set-up (its
-        own choice, never one that depends on how many battles a call runs). This
-        default is itself: a ruleset whose columns hold a side's state needs no more."""
+        state at the end, where each of blocks' blocks ended). The first wave's
+        (``later`` False) fights the battles a plain run does; a later wave's fight
+        against what an earlier one left runs a few battles of each army left, so a
+        ruleset may give it a kernel with no set-up (its own choice, never one that
+        depends on how many battles a call runs). This default is itself: a ruleset
+        whose columns hold a side's state needs no more."""
         return self
 
     @property
