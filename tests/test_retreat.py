@@ -248,7 +248,7 @@ def test_the_frame_has_one_row_per_position(tmp_path: Path) -> None:
 
 
 def test_what_it_cannot_answer_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(simulator.BattleOddsError, match=r"--method exact: .*olympia battles only"):
+    with pytest.raises(simulator.BattleOddsError, match=r"method=exact: .*olympia battles only"):
         best_retreat(
             simulator.load_scenario("scenarios/blocks/" + _first("blocks")), method="exact"
         )
@@ -265,7 +265,7 @@ def test_what_it_cannot_answer_is_refused(tmp_path: Path) -> None:
         best_retreat(load(tmp_path, "soldier = 2", "soldier = 2", rule), "attacker", method="exact")
     with pytest.raises(simulator.BattleOddsError, match="expected attacker or defender"):
         best_retreat(load(tmp_path, "soldier = 2", "soldier = 2"), "both")
-    with pytest.raises(simulator.BattleOddsError, match="--win-value -1"):
+    with pytest.raises(simulator.BattleOddsError, match="win_value=-1"):
         best_retreat(load(tmp_path, "soldier = 2", "soldier = 2"), "attacker", -1.0)
 
 

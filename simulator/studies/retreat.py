@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import rulesets
-from ..errors import BattleOddsError, did_you_mean
+from ..errors import BattleOddsError, ParameterError, did_you_mean, literal
 from ..rulesets.olympia.retreat import DECISIONS, NOBLES, BestRule, army_cost, best_rule, prices_of
 from ..rulesets.stop_rules import NEVER
 from ..scenario.scenario import Scenario, prepare, unknowns_of
@@ -147,7 +147,7 @@ class RetreatResult:
 
 def check_win_value(win_value: float | None) -> float | None:
     if win_value is not None and not (math.isfinite(win_value) and win_value >= 0):
-        raise BattleOddsError(f"--win-value {win_value}: expected a number 0 or more")
+        raise ParameterError("win_value", win_value, "expected a number 0 or more")
     return win_value
 
 
@@ -178,9 +178,10 @@ def best_retreat(
     check_side(side)
     check_win_value(win_value)
     if method not in (None, *METHODS):
-        raise BattleOddsError(
-            f"--method {method}: expected one of {', '.join(METHODS)}"
-            + did_you_mean(method, METHODS)
+        raise ParameterError(
+            "method",
+            method,
+            f"expected one of {', '.join(METHODS)}" + did_you_mean(method, METHODS),
         )
     if unknowns_of(scenario):
         raise BattleOddsError(
@@ -189,16 +190,20 @@ def best_retreat(
         )
     simulated = {"paths": paths, "battles": battles, "seed": seed, "threads": threads}
     if method == "exact":
-        given = [f"--{k}" for k, v in {**simulated, "costs": costs}.items() if v is not None]
+        given = [k for k, v in {**simulated, "costs": costs}.items() if v is not None]
         if given:
-            raise BattleOddsError(
-                f"{given[0]}: only the simulated method takes it (--method simulated); "
-                "the exact method prices by the scenario's cost"
+            raise ParameterError(
+                given[0],
+                None,
+                "only the simulated method takes it ({method=}simulated); "
+                "the exact method prices by the scenario's cost",
             )
         try:
             return _exact(scenario, side, win_value)
         except BattleOddsError as exc:
-            raise BattleOddsError(f"--method exact: {exc}; --method simulated takes it") from None
+            raise ParameterError(
+                "method", "exact", f"{literal(str(exc))}; {{method=}}simulated takes it"
+            ) from None
     if method is None and scenario.ruleset == "olympia" and costs is None:
         try:
             return _exact(scenario, side, win_value)
@@ -220,9 +225,9 @@ def _simulated(
 ) -> SimulatedRetreatResult:
     from .machinery.retreat_simulated import DEFAULT_FRESH, DEFAULT_PATHS, simulated_retreat
 
-    for option, count in (("--paths", paths), ("--battles", battles)):
+    for option, count in (("paths", paths), ("battles", battles)):
         if count is not None and not 2 <= count <= MAX_SIMULATED:
-            raise BattleOddsError(f"{option} {count}: expected 2..{MAX_SIMULATED:,}")
+            raise ParameterError(option, count, f"expected 2..{MAX_SIMULATED:,}")
     s = SIDES.index(side)
     answer, prices, win = simulated_retreat(
         scenario,

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from ... import rulesets
-from ...errors import BattleOddsError
+from ...errors import ParameterError
 from ...results.steps import men_brought
 from ...rulesets.base import FIGHTING, Prepared
 from ...running.capabilities import check_capabilities, check_unfolds
@@ -301,9 +301,11 @@ def prices_for(
     for name in kinds:
         kind = name.split(".", 1)[1]
         if table.get(kind) is None:
-            raise BattleOddsError(
-                f"--costs: no price for the {SIDES[side]}'s '{kind}': give one in a "
-                f"costs file (--costs FILE, {kind} = PRICE) or a cost in the scenario"
+            raise ParameterError(
+                "costs",
+                None,
+                f"no price for the {SIDES[side]}'s '{kind}': give one in a costs file "
+                f"({{costs=}}FILE, {kind} = PRICE) or a cost in the scenario",
             )
         prices[name] = float(table[kind])
     return prices
