@@ -272,11 +272,26 @@ def run_steps(
     def stopped_by() -> bool:
         return stop_requested() or (stop is not None and stop())
 
+    # A kernel that counts its battles by state (Prepared.count_through) adds each
+    # block's to one table of counts, tallied once at the end: every step of the
+    # blocks at once, no rows written.
+    wanted = steps_to_record(asked, every, prepared.from_step)
+    states = prepared.state_columns(wanted)
+    counts = None if states is None else np.zeros((len(wanted), len(states["winner"])), np.int64)
     with thread_count(threads), stop_on_interrupt(interruptible):
         done = 0
         while done < battles:
             count = sizes.next(battles - done)
             began = time.perf_counter()
+            if counts is not None:
+                with lock or nullcontext():
+                    prepared.count_through(seed, first + done, count, wanted, counts)
+                sizes.timed(count, time.perf_counter() - began)
+                done += count
+                if stopped_by() and done < battles:  # the blocks counted so far
+                    stopped = True
+                    break
+                continue
             chunk = _record_block(
                 prepared,
                 seed,
@@ -297,6 +312,8 @@ def run_steps(
             sizes.timed(count, time.perf_counter() - began)
             tally = tally.merge(chunk)
             done += count
+    if counts is not None and states is not None and done:
+        tally = StepTally.of_counts(brought, wanted, asked, counts, states)
     notes: list[str] = []
     if every and tally.steps and tally.steps[max(tally.steps)].states[-1] > 0:
         notes.append(
