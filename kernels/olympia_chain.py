@@ -298,27 +298,32 @@ def settle_row(
         health[g] = groups[g, G_HEALTH]
         if groups[g, G_KIND] == NOBLE and groups[g, G_COUNT] - cnt[g] == 1:
             health[g] -= 1 + below(state, 100)
-    _position_filled(groups, sides, cnt, remaining, health, row)
+        _group_lost(groups, g, cnt, health, row)
+    _structures(sides, remaining, row)
     finish(state, groups, cnt, health, alive, winner, steps, row)
 
 
 @jit(inline=True)
-def _position_filled(groups, sides, cnt, remaining, health, row):
-    """Add to ``row`` what the position (``cnt``, ``remaining``) has cost: men by type,
-    engines, structures, and each noble out wounded or killed as ``health`` says."""
-    for g in range(groups.shape[0]):
-        s = groups[g, G_SIDE]
-        lost = groups[g, G_COUNT] - cnt[g]
-        kind = groups[g, G_KIND]
-        if kind == MAN:
-            row[groups[g, G_COLUMN]] += lost
-        elif kind == ENGINE:
-            row[extra(s, X_ENGINES_LOST)] += lost
-        elif kind == NOBLE and lost == 1:
-            killed = health[g] <= 0
-            row[extra(s, X_KILLED if killed else X_WOUNDED)] += 1
-            if groups[g, G_LEADER] == 1:
-                row[extra(s, X_LEADER_KILLED if killed else X_LEADER_WOUNDED)] = 1
+def _group_lost(groups, g, cnt, health, row):
+    """Add to ``row`` what group ``g`` has lost at counts ``cnt``: its men by type, its
+    engines, or its noble, out wounded or killed as ``health`` says."""
+    s = groups[g, G_SIDE]
+    lost = groups[g, G_COUNT] - cnt[g]
+    kind = groups[g, G_KIND]
+    if kind == MAN:
+        row[groups[g, G_COLUMN]] += lost
+    elif kind == ENGINE:
+        row[extra(s, X_ENGINES_LOST)] += lost
+    elif kind == NOBLE and lost == 1:
+        killed = health[g] <= 0
+        row[extra(s, X_KILLED if killed else X_WOUNDED)] += 1
+        if groups[g, G_LEADER] == 1:
+            row[extra(s, X_LEADER_KILLED if killed else X_LEADER_WOUNDED)] = 1
+
+
+@jit(inline=True)
+def _structures(sides, remaining, row):
+    """Each side's structure in ``row`` with ``remaining`` points before it collapses."""
     for s in range(2):
         if sides[s, S_HAS_STRUCTURE] == 1:
             sdef, sdmg, standing = structure_of(sides, remaining[s], s)
@@ -336,7 +341,9 @@ def position_row(groups, sides, radix, stride, sradix, sstride, code, health, sc
     cnt = scratch[0]
     remaining = scratch[2, :2]
     decode(code, groups, radix, stride, sides, sradix, sstride, cnt, remaining)
-    _position_filled(groups, sides, cnt, remaining, health, row)
+    for g in range(groups.shape[0]):
+        _group_lost(groups, g, cnt, health, row)
+    _structures(sides, remaining, row)
 
 
 @jit
@@ -434,7 +441,7 @@ def _walk(groups, sides, space, table, once, p_open, seed, first, out, asked, at
     if asked.shape[0] > 0:
         _recorded(
             groups, sides, space, table, once, p_open, seed, first, out, asked, at, rec,
-            lo, hi, a, scratch,
+            lo, hi, a, b, scratch,
         )  # fmt: skip
         return
     # A battle broken before its first strike takes the single path below.
@@ -479,21 +486,23 @@ def _walk(groups, sides, space, table, once, p_open, seed, first, out, asked, at
 
 @jit
 def _recorded(
-    groups, sides, space, table, once, p_open, seed, first, out, asked, at, rec, lo, hi, a, scratch
-):
-    """:func:`_walk`'s battles one at a time, each battle's table row after each strike
-    of ``asked`` written to ``at`` as the walk passes it (the row before a change holds
-    every strike up to it), and its whole row then to ``rec`` when that has room. The
-    draws are the plain walk's (the geometric draw, then the pick, each change; the
-    wounds and prisoners at the end), so each battle's outcome row is the plain run's
-    and its state after a strike the one it passed on its way there."""
-    radix, stride, sradix, sstride = space
+    groups, sides, space, table, once, p_open, seed, first, out, asked, at, rec, lo, hi, a, b,
+    scratch,
+):  # fmt: skip
+    """:func:`_walk`'s battles, two at a time as it walks them, each battle's table row
+    after each strike of ``asked`` written to ``at`` as the walk passes it (the row
+    before a change holds every strike up to it), and its whole row then to ``rec``
+    when that has room. The draws are the plain walk's (the geometric draw, then the
+    pick, each change; the wounds and prisoners at the end), so each battle's outcome
+    row is the plain run's and its state after a strike the one it passed on its way
+    there."""
     code, ends, scale, cum, to = table
     width = cum.shape[0] // ends.shape[0]
     last = asked.shape[0]
+    if at.shape[0] < hi or at.shape[1] < last + RUN or (rec.shape[0] > 0 and rec.shape[1] < last):
+        raise ValueError("at: a row a battle of len(asked) + RUN; rec: one of len(asked)")
     # before[s]: the asked strikes before strike s (all of them past the last), so a
-    # change at strike s fills the battle's row in at[i, k:before[s]], a loop of
-    # stores, no test of each strike (a third of the recording's time when tested).
+    # change at strike s holds the battle's row in at[i, k:before[s]].
     top = max(asked[last - 1] + 1, 0)
     before = np.empty(top + 1, np.int64)
     k = 0
@@ -501,14 +510,40 @@ def _recorded(
         while k < last and asked[k] < strike:
             k += 1
         before[strike] = k
-    for i in range(lo, hi):
+    paired = lo if once >= 0 else lo + (hi - lo) // 2 * 2
+    for i in range(lo, paired, 2):
+        seed_battle(a, seed, first + i)
+        seed_battle(b, seed, first + i + 1)
+        xa, xb, steps_a, steps_b, ka, kb = 0, 0, 0, 0, 0, 0
+        while ends[xa] < 0 and ends[xb] < 0:
+            steps_a += failures(a, scale[xa]) + 1
+            steps_b += failures(b, scale[xb]) + 1
+            ka = _held(at, i, ka, before[min(steps_a, top)], xa)
+            kb = _held(at, i + 1, kb, before[min(steps_b, top)], xb)
+            xa = _pick(a, cum, to, width, xa)
+            xb = _pick(b, cum, to, width, xb)
+        while ends[xa] < 0:
+            steps_a += failures(a, scale[xa]) + 1
+            ka = _held(at, i, ka, before[min(steps_a, top)], xa)
+            xa = _pick(a, cum, to, width, xa)
+        while ends[xb] < 0:
+            steps_b += failures(b, scale[xb]) + 1
+            kb = _held(at, i + 1, kb, before[min(steps_b, top)], xb)
+            xb = _pick(b, cum, to, width, xb)
+        _settled(
+            a, groups, sides, space, code, xa, ends[xa], steps_a, xa, ka, i, asked, at, rec, out,
+            scratch,
+        )  # fmt: skip
+        _settled(
+            b, groups, sides, space, code, xb, ends[xb], steps_b, xb, kb, i + 1, asked, at, rec,
+            out, scratch,
+        )  # fmt: skip
+    for i in range(paired, hi):
         seed_battle(a, seed, first + i)
         k = 0
         if once >= 0:
             # Broken before the first strike: one strike, a change with its chance.
-            k = before[min(1, top)]
-            for j in range(k):
-                at[i, j] = 0
+            k = _held(at, i, k, before[min(1, top)], np.int64(0))
             x = 0
             if uniform(a) < p_open:
                 x = _pick(a, cum, to, width, 0)
@@ -520,39 +555,60 @@ def _recorded(
             steps = 0
             while ends[x] < 0:
                 steps += failures(a, scale[x]) + 1
-                upto = before[min(steps, top)]
-                # RUN strikes' entries stored whatever the gap (at's row has RUN more
-                # past the steps; what lies past upto is written again after), the
-                # rest of a longer gap by a loop.
-                for j in range(RUN):
-                    at[i, k + j] = x
-                for j in range(k + RUN, upto):
-                    at[i, j] = x
-                k = upto
+                k = _held(at, i, k, before[min(steps, top)], x)
                 x = _pick(a, cum, to, width, x)
             winner = ends[x]
             final = x
-        for j in range(k, last):
-            at[i, j] = final
-        row = _cleared(out[i])
-        settle_row(
-            a, groups, sides, radix, stride, sradix, sstride, code[x], winner, steps,
-            scratch, row,
+        _settled(
+            a, groups, sides, space, code, x, winner, steps, final, k, i, asked, at, rec, out,
+            scratch,
         )  # fmt: skip
-        if rec.shape[0] == 0:
-            continue
-        for k in range(last):
-            if asked[k] >= steps:
-                rec[i, k, :] = row
-            else:
-                # scratch[1] holds the nobles' final wounds (settle_row).
-                held = rec[i, k]
-                position_row(
-                    groups, sides, radix, stride, sradix, sstride, code[at[i, k]], scratch[1],
-                    scratch, held,
-                )  # fmt: skip
-                held[O_WINNER] = FIGHTING
-                held[O_STEPS] = asked[k]
+
+
+@jit(inline=True)
+def _held(at, i, k, upto, x):
+    """Battle ``i`` at row ``x`` for asked strikes ``k .. upto - 1``: RUN entries stored
+    whatever the gap (``at``'s rows have RUN more than the strikes asked, and what lies
+    past ``upto`` is written again after), the rest of a longer gap by a loop. A loop of
+    the gap's length alone missed its exit a change in two (7 ns a strike recorded,
+    knights_vs_pikemen, AMD EPYC); this one's length never changes. Returns ``upto``."""
+    for j in range(RUN):
+        at[i, k + j] = x
+    for j in range(k + RUN, upto):
+        at[i, j] = x
+    return upto
+
+
+@jit
+def _settled(
+    state, groups, sides, space, code, x, winner, steps, final, k, i, asked, at, rec, out, scratch
+):
+    """Battle ``i`` walked to row ``x`` (``final`` the row its state is counted by):
+    its last asked strikes held there, its outcome row settled (the plain walk's draws),
+    and where ``rec`` has room its whole row after each asked strike."""
+    radix, stride, sradix, sstride = space
+    last = asked.shape[0]
+    for j in range(k, last):
+        at[i, j] = final
+    row = _cleared(out[i])
+    settle_row(
+        state, groups, sides, radix, stride, sradix, sstride, code[x], winner, steps,
+        scratch, row,
+    )  # fmt: skip
+    if rec.shape[0] == 0:
+        return
+    for k in range(last):
+        if asked[k] >= steps:
+            rec[i, k, :] = row
+        else:
+            # scratch[1] holds the nobles' final wounds (settle_row).
+            held = rec[i, k]
+            position_row(
+                groups, sides, radix, stride, sradix, sstride, code[at[i, k]], scratch[1],
+                scratch, held,
+            )  # fmt: skip
+            held[O_WINNER] = FIGHTING
+            held[O_STEPS] = asked[k]
 
 
 @jit(inline=True)
