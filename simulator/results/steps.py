@@ -11,6 +11,7 @@ run's own :class:`~simulator.results.stats.Tally` does.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -122,11 +123,12 @@ def _by_step(counts: np.ndarray, quantities: list[np.ndarray]) -> list[list[Hist
     made = []
     for q, seen in enumerate(distinct):
         by_value = flat[offsets[q] : offsets[q + 1]].reshape(counts.shape[0], spans[q])
-        rows = []
-        for row in by_value:
-            present = np.flatnonzero(row)
-            rows.append(Histogram(seen[present], row[present]))
-        made.append(rows)
+        step, value = np.nonzero(by_value)  # by step, then value: each step's in order
+        values, battles = seen[value], by_value[step, value]
+        bounds = np.searchsorted(step, np.arange(counts.shape[0] + 1)).tolist()
+        made.append(
+            [Histogram(values[lo:hi], battles[lo:hi]) for lo, hi in itertools.pairwise(bounds)]
+        )
     return made
 
 

@@ -259,9 +259,16 @@ def run_steps(
         check_step(prepared, asked_step, "--after" if asked_step == after else "step")
     every = steps is None
     brought = men_brought(prepared.column_bounds)
+    # A kernel that counts its battles by state (Prepared.count_through) adds each
+    # block's to one table of counts, tallied once at the end: every step of the
+    # blocks at once, no rows written.
+    wanted = steps_to_record(asked, every, prepared.from_step)
+    states = prepared.state_columns(wanted)
+    counts = None if states is None else np.zeros((len(wanted), len(states["winner"])), np.int64)
     # Blocks of battles sized by time, as the runner's calls are; a battle of a block
-    # holds a row per step recorded in one pass, so a block holds as many fewer.
-    rows = len(steps_to_record(asked, every, prepared.from_step)) if one_pass(prepared) else 1
+    # holds a row per step recorded in one pass, so a block holds as many fewer (one
+    # that is counted holds its row, as a run's does).
+    rows = len(wanted) if one_pass(prepared) and counts is None else 1
     sizes = ChunkSizes(block_cap(prepared, max(1, rows)))
     tally = StepTally(brought)
     started = time.perf_counter()
@@ -272,12 +279,6 @@ def run_steps(
     def stopped_by() -> bool:
         return stop_requested() or (stop is not None and stop())
 
-    # A kernel that counts its battles by state (Prepared.count_through) adds each
-    # block's to one table of counts, tallied once at the end: every step of the
-    # blocks at once, no rows written.
-    wanted = steps_to_record(asked, every, prepared.from_step)
-    states = prepared.state_columns(wanted)
-    counts = None if states is None else np.zeros((len(wanted), len(states["winner"])), np.int64)
     with thread_count(threads), stop_on_interrupt(interruptible):
         done = 0
         while done < battles:
