@@ -93,7 +93,7 @@ from .stops import FIGHTING
 SERIAL_UP_TO = 512
 #: The recording walk stores a battle's row for this many asked strikes at each change
 #: (:func:`_recorded`): ``at``'s rows are this much longer than the strikes asked.
-RUN = 8
+RUN = 4
 #: Padding of a row's cumulative chances: a uniform number in [0, 1) never reaches it.
 PAST = 2.0
 #: Failures before the first success when there is none to expect.
