@@ -27,9 +27,6 @@ REFERENCE_KERNEL = "strike"
 #: a side to 19,000 men (benchmarks/run.py prints every kernel and the pick on each
 #: scenario): a kill costs it about what a strike costs ``strike``.
 AUTO_KERNEL = "skip"
-#: The kernels that record the state after a strike (``run_through``): all three, each
-#: in one pass of its battles, the same battles as its plain run.
-RECORDING_KERNELS = ("chain", "skip", "strike")
 #: ``asked`` of a plain run: no strike's row recorded.
 NONE_ASKED = np.zeros(0, np.int64)
 #: The chain kernel counts the states after the strikes asked by its table's rows
@@ -432,7 +429,7 @@ class OlympiaPrepared(Prepared):
         """The kernel that records the state after a strike (``run_through``): the one
         that runs the battle (each records in one pass; stop rules run on ``skip`` or
         ``strike``, which record them too)."""
-        return self.kernel if self.kernel in RECORDING_KERNELS else RECORDING_KERNELS[1]
+        return self.kernel
 
     def state_columns(self, steps: Sequence[int]) -> dict[str, np.ndarray] | None:
         """The chain's table rows as battles there stand (and one for a battle decided
