@@ -368,15 +368,14 @@ def position_table(groups, sides, radix, stride, sradix, sstride, code, ends, on
 
 @jit
 def count_positions(at, counts):
-    """Add to ``counts[k, x]`` the battles in state ``x`` (a table row,
-    :func:`position_table`) after asked step ``k``, from each battle's ``at[i, k]``: a
-    block of BLOCK battles a step at a time, so that the step's row of counts and the
-    block's rows of ``at`` stay in the cache while they are counted."""
-    for lo in range(0, at.shape[0], BLOCK):
-        hi = min(lo + BLOCK, at.shape[0])
+    """Add to ``counts[x, k]`` the battles in state ``x`` (a table row,
+    :func:`position_table`) after asked step ``k``, from each battle's ``at[i, k]``. A
+    battle stays at a row for a few strikes running, so its counts are mostly
+    neighbours in memory (a state's steps side by side): laid out a step a row, each
+    count missed the cache (knights_vs_pikemen's 100 steps of 3,652 states)."""
+    for i in range(at.shape[0]):
         for k in range(at.shape[1] - RUN):
-            for i in range(lo, hi):
-                counts[k, at[i, k]] += 1
+            counts[at[i, k], k] += 1
 
 
 @functools.cache

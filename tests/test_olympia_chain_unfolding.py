@@ -107,10 +107,10 @@ def test_counted_states_are_the_rows_counted(name: str, monkeypatch) -> None:  #
     brought = men_brought(prepared.column_bounds)
     states = prepared.state_columns(steps)
     assert states is not None
-    counts = np.zeros((len(steps), len(states["winner"])), np.int64)
+    counts = np.zeros((len(states["winner"]), len(steps)), np.int64)
     for first, count in ((0, 1), (1, 600), (601, 899)):
         prepared.count_through(7, first, count, steps, counts)
-    assert (counts.sum(axis=1) == n).all()
+    assert (counts.sum(axis=0) == n).all()
     counted = StepTally.of_counts(brought, steps, [], counts, states)
     through = prepared.run_through(7, 0, n, steps)
     kept = []
@@ -130,15 +130,15 @@ def test_a_broken_counter_is_caught() -> None:
     brought = men_brought(prepared.column_bounds)
     states = prepared.state_columns(steps)
     assert states is not None
-    counts = np.zeros((len(steps), len(states["winner"])), np.int64)
+    counts = np.zeros((len(states["winner"]), len(steps)), np.int64)
     prepared.count_through(7, 0, 500, steps, counts)
     through = prepared.run_through(7, 0, 500, steps)
     rows = StepCounts.of({column: values[1] for column, values in through.items()}, brought)
-    x = int(np.flatnonzero(counts[1])[0])
+    x = int(np.flatnonzero(counts[:, 1])[0])
     men = np.stack([v for c, v in states.items() if c.startswith("casualties.")], axis=1)
     other = int(np.flatnonzero((men != men[x]).any(axis=1))[0])
-    counts[1, x] -= 1
-    counts[1, other] += 1
+    counts[x, 1] -= 1
+    counts[other, 1] += 1
     counted = StepTally.of_counts(brought, steps, [], counts, states)
     assert counted.steps[10].to_dict() != rows.to_dict()
 
@@ -178,7 +178,7 @@ def test_by_round_counted_on_one_thread_and_two_is_the_same() -> None:
             through = prepared.run_through(9, 3, n, steps)
             states = prepared.state_columns(steps)
             assert states is not None
-            counts = np.zeros((len(steps), len(states["winner"])), np.int64)
+            counts = np.zeros((len(states["winner"]), len(steps)), np.int64)
             prepared.count_through(9, 3, n, steps, counts)
         runs.append((through, counts))
     (one, counts_one), (two, counts_two) = runs

@@ -110,7 +110,8 @@ class StepCounts:
 
 def _by_step(counts: np.ndarray, quantities: list[np.ndarray]) -> list[list[Histogram]]:
     """For each quantity (its value in each state), each step's histogram of it: the
-    states weighted by their battles ``counts[k]``. Each quantity's values are numbered
+    states weighted by their battles after step k, ``counts[:, k]``. Each quantity's
+    values are numbered
     first (as many as the states at most), so its steps' counts are a table no larger
     than ``counts``."""
     distinct, numbered = [], []
@@ -122,10 +123,10 @@ def _by_step(counts: np.ndarray, quantities: list[np.ndarray]) -> list[list[Hist
     flat, offsets = counts_by_value(counts, np.array(numbered, np.int64), spans)
     made = []
     for q, seen in enumerate(distinct):
-        by_value = flat[offsets[q] : offsets[q + 1]].reshape(counts.shape[0], spans[q])
+        by_value = flat[offsets[q] : offsets[q + 1]].reshape(counts.shape[1], spans[q])
         step, value = np.nonzero(by_value)  # by step, then value: each step's in order
         values, battles = seen[value], by_value[step, value]
-        bounds = np.searchsorted(step, np.arange(counts.shape[0] + 1)).tolist()
+        bounds = np.searchsorted(step, np.arange(counts.shape[1] + 1)).tolist()
         made.append(
             [Histogram(values[lo:hi], battles[lo:hi]) for lo, hi in itertools.pairwise(bounds)]
         )
@@ -150,7 +151,7 @@ class StepTally:
         states: Mapping[str, np.ndarray],
     ) -> StepTally:
         """The tally of battles counted by state (``Prepared.count_through``):
-        ``counts[k, x]`` battles in state ``x`` after ``steps[k]``, ``states`` each
+        ``counts[x, k]`` battles in state ``x`` after ``steps[k]``, ``states`` each
         state's ``winner`` and casualties (``Prepared.state_columns``). The steps past
         the first at which every battle is decided are kept only where ``asked`` (their
         state is the final one, as :meth:`after` counts it). The same counts as
@@ -159,7 +160,7 @@ class StepTally:
         keys = list(brought)
         sides = ("attacker", "defender")
         left = [brought[key] - np.asarray(states[CASUALTIES + key], np.int64) for key in keys]
-        zero = np.zeros(counts.shape[1], np.int64)
+        zero = np.zeros(counts.shape[0], np.int64)
         totals = [
             sum((m for key, m in zip(keys, left, strict=True) if side_of(key) == side), zero)
             for side in sides
@@ -167,9 +168,9 @@ class StepTally:
         defender_most = sum(m for key, m in brought.items() if side_of(key) == "defender")
         joint = totals[0] * (defender_most + 1) + totals[1]
         winner = np.asarray(states["winner"], np.int64)
-        outcomes = np.zeros((counts.shape[0], len(STATES)), np.int64)
+        outcomes = np.zeros((counts.shape[1], len(STATES)), np.int64)
         for state in np.unique(winner):
-            outcomes[:, state] = counts[:, winner == state].sum(axis=1)
+            outcomes[:, state] = counts[winner == state].sum(axis=0)
         made = _by_step(counts, [*left, *totals, joint])
         tally = cls(dict(brought))
         ended = False

@@ -207,7 +207,7 @@ class Prepared(ABC):
         self, seed: int, first: int, count: int, steps: Sequence[int], counts: np.ndarray
     ) -> None:
         """Add :meth:`run_through`'s battles, by their state after each of ``steps``, to
-        ``counts[k, x]`` (``x`` a state of :meth:`state_columns`): where that is not
+        ``counts[x, k]`` (``x`` a state of :meth:`state_columns`, ``k`` a step): where that is not
         None, the same counts as the rows, battle by battle."""
         raise NotImplementedError(BY_STEP)
 

@@ -264,7 +264,7 @@ def run_steps(
     # blocks at once, no rows written.
     wanted = steps_to_record(asked, every, prepared.from_step)
     states = prepared.state_columns(wanted)
-    counts = None if states is None else np.zeros((len(wanted), len(states["winner"])), np.int64)
+    counts = None if states is None else np.zeros((len(states["winner"]), len(wanted)), np.int64)
     # Blocks of battles sized by time, as the runner's calls are; a battle of a block
     # holds a row per step recorded in one pass, so a block holds as many fewer (one
     # that is counted holds its row, as a run's does).
