@@ -57,6 +57,8 @@ from .olympia import (
     G_SIDE,
     MAN,
     NOBLE,
+    O_STEPS,
+    O_WINNER,
     RANDOM,
     S_HAS_STRUCTURE,
     X_COLLAPSED,
@@ -84,12 +86,16 @@ from .olympia_exact import (
     structure_of,
 )
 from .rng import below, next_u64, seed_battle, uniform
+from .stops import FIGHTING
 
 #: Calls of at most this many battles run on one thread: the runner's first chunks are
 #: small, and on a busy machine a parallel region waits for every thread of its team to be
 #: scheduled (25-35 ms a call of 8 to 2,048 battles at a load of 12 on 2 cores, against
 #: 0.2 ms of walking for 512 of the yardstick battles).
 SERIAL_UP_TO = 512
+#: The recording walk stores a battle's row for this many asked strikes at each change
+#: (:func:`_recorded`): ``at``'s rows are this much longer than the strikes asked.
+RUN = 4
 #: Padding of a row's cumulative chances: a uniform number in [0, 1) never reaches it.
 PAST = 2.0
 #: Failures before the first success when there is none to expect.
@@ -277,7 +283,8 @@ def settle_row(
 ):
     """Fill ``row`` from the final position ``code``: casualties, engines and
     structures from the position, nobles' wounds and prisoners drawn (``scratch``: rows
-    cnt, health, and per side remaining, value, alive).
+    cnt, health, and per side remaining, value, alive; ``health`` is left as drawn, for
+    the rows recorded on the way: :func:`position_row`).
 
     Called, not inlined: it runs once a battle, and its three copies in :func:`_walk`
     tripled what Numba compiled (a cold run's largest function); without reference
@@ -290,27 +297,87 @@ def settle_row(
     decode(code, groups, radix, stride, sides, sradix, sstride, cnt, remaining)
     side_status(groups, sides, cnt, value, alive)
     for g in range(groups.shape[0]):
-        s = groups[g, G_SIDE]
-        lost = groups[g, G_COUNT] - cnt[g]
-        kind = groups[g, G_KIND]
         health[g] = groups[g, G_HEALTH]
-        if kind == MAN:
-            row[groups[g, G_COLUMN]] += lost
-        elif kind == ENGINE:
-            row[extra(s, X_ENGINES_LOST)] += lost
-        elif kind == NOBLE and lost == 1:
+        if groups[g, G_KIND] == NOBLE and groups[g, G_COUNT] - cnt[g] == 1:
             health[g] -= 1 + below(state, 100)
-            killed = health[g] <= 0
-            row[extra(s, X_KILLED if killed else X_WOUNDED)] += 1
-            if groups[g, G_LEADER] == 1:
-                row[extra(s, X_LEADER_KILLED if killed else X_LEADER_WOUNDED)] = 1
+        _group_lost(groups, g, cnt, health, row)
+    _structures(sides, remaining, row)
+    finish(state, groups, cnt, health, alive, winner, steps, row)
+
+
+@jit(inline=True)
+def _group_lost(groups, g, cnt, health, row):
+    """Add to ``row`` what group ``g`` has lost at counts ``cnt``: its men by type, its
+    engines, or its noble, out wounded or killed as ``health`` says."""
+    s = groups[g, G_SIDE]
+    lost = groups[g, G_COUNT] - cnt[g]
+    kind = groups[g, G_KIND]
+    if kind == MAN:
+        row[groups[g, G_COLUMN]] += lost
+    elif kind == ENGINE:
+        row[extra(s, X_ENGINES_LOST)] += lost
+    elif kind == NOBLE and lost == 1:
+        killed = health[g] <= 0
+        row[extra(s, X_KILLED if killed else X_WOUNDED)] += 1
+        if groups[g, G_LEADER] == 1:
+            row[extra(s, X_LEADER_KILLED if killed else X_LEADER_WOUNDED)] = 1
+
+
+@jit(inline=True)
+def _structures(sides, remaining, row):
+    """Each side's structure in ``row`` with ``remaining`` points before it collapses."""
     for s in range(2):
         if sides[s, S_HAS_STRUCTURE] == 1:
             sdef, sdmg, standing = structure_of(sides, remaining[s], s)
             row[extra(s, X_STRUCTURE_DEF)] = sdef
             row[extra(s, X_STRUCTURE_DMG)] = sdmg
             row[extra(s, X_COLLAPSED)] = 1 - standing
-    finish(state, groups, cnt, health, alive, winner, steps, row)
+
+
+@jit
+def position_row(groups, sides, radix, stride, sradix, sstride, code, health, scratch, row):
+    """``row`` (cleared here) as it stands at position ``code`` of a battle still
+    fighting, its nobles' wounds those of ``health`` (the battle's final draws: a noble
+    out now is out at the end, wounded or killed as he will be found)."""
+    row[:] = 0
+    cnt = scratch[0]
+    remaining = scratch[2, :2]
+    decode(code, groups, radix, stride, sides, sradix, sstride, cnt, remaining)
+    for g in range(groups.shape[0]):
+        _group_lost(groups, g, cnt, health, row)
+    _structures(sides, remaining, row)
+
+
+@jit
+def position_table(groups, sides, radix, stride, sradix, sstride, code, ends, once, width):
+    """Every row of the table as a battle there stands (``width`` columns, nobles out
+    counted wounded), and one more for a battle decided by a broken opening: its winner
+    (``ends``, or ``once``) in O_WINNER, FIGHTING where the battle goes on. What
+    :func:`count_positions` counts a battle's state by."""
+    n = code.shape[0]
+    table = np.zeros((n + 1, width), np.int64)
+    health = groups[:, G_HEALTH].copy()
+    scratch = np.empty((5, max(groups.shape[0], 2)), np.int64)
+    for x in range(n):
+        position_row(
+            groups, sides, radix, stride, sradix, sstride, code[x], health, scratch, table[x]
+        )
+        table[x, O_WINNER] = ends[x] if ends[x] >= 0 else FIGHTING
+    position_row(groups, sides, radix, stride, sradix, sstride, code[0], health, scratch, table[n])
+    table[n, O_WINNER] = once if once >= 0 else FIGHTING
+    return table
+
+
+@jit
+def count_positions(at, counts):
+    """Add to ``counts[x, k]`` the battles in state ``x`` (a table row,
+    :func:`position_table`) after asked step ``k``, from each battle's ``at[i, k]``. A
+    battle stays at a row for a few strikes running, so its counts are mostly
+    neighbours in memory (a state's steps side by side): laid out a step a row, each
+    count missed the cache (knights_vs_pikemen's 100 steps of 3,652 states)."""
+    for i in range(at.shape[0]):
+        for k in range(at.shape[1] - RUN):
+            counts[at[i, k], k] += 1
 
 
 @functools.cache
@@ -320,31 +387,46 @@ def walk_by_address():
     space = types.UniTuple(INTS, 4)
     table = types.Tuple((INTS, INTS, REALS, REALS, INTS))
     int64, real = types.int64, types.float64
-    # groups, sides, space, table, once, p_open, seed, first, out, lo, hi
+    # groups, sides, space, table, once, p_open, seed, first, out, asked, at, rec, lo, hi
     given = (INT_TABLE, INT_TABLE, space, table, int64, real, types.uint64, int64, INT_TABLE)
-    return address_of(_walk, (*given, int64, int64))
+    recorded = (INTS, types.int32[:, ::1], types.int64[:, :, ::1])
+    return address_of(_walk, (*given, *recorded, int64, int64))
 
 
 @jit(parallel=True)
-def chain_battles(walk, groups, sides, space, table, once, p_open, seed, first, out):
+def chain_battles(
+    walk, groups, sides, space, table, once, p_open, seed, first, out, asked, at, rec
+):
     """Battles ``first .. first + len(out) - 1`` of run ``seed``, walked through the
     table of :func:`chain_table` by ``walk`` (:func:`walk_by_address`; every array
     C-contiguous): ``space`` the digits of its positions ``(radix, stride, sradix,
     sstride)``, ``table`` its rows ``(code, ends, scale, cum, to)`` (row 0 the opening;
     ``p_open`` its chance of a change, used when ``once`` says the opening is already
-    broken). Up to SERIAL_UP_TO battles run on the calling thread."""
+    broken). Up to SERIAL_UP_TO battles run on the calling thread.
+
+    ``asked``: the strikes after which to record each battle's state (ascending,
+    counted from the kernel's first strike; empty in a plain run), into ``at[i, k]``
+    (``(len(out), len(asked))``): the table row battle ``i`` stands at after
+    ``asked[k]``, its last row once decided (row ``len(code)``: decided by a broken
+    opening, its row the opening's), and, where ``rec`` has room (``(len(out),
+    len(asked), width)``, else ``(0, 0, width)``), its whole row then (:func:`_recorded`)."""
     n = out.shape[0]
     if n <= SERIAL_UP_TO:
-        walk(groups, sides, space, table, once, p_open, seed, first, out, np.int64(0), n)
+        walk(
+            groups, sides, space, table, once, p_open, seed, first, out, asked, at, rec,
+            np.int64(0), n,
+        )  # fmt: skip
         return
     for block in prange((n + BLOCK - 1) // BLOCK):
         lo = block * BLOCK
-        walk(groups, sides, space, table, once, p_open, seed, first, out, lo, min(n, lo + BLOCK))
+        hi = min(n, lo + BLOCK)
+        walk(groups, sides, space, table, once, p_open, seed, first, out, asked, at, rec, lo, hi)
 
 
 @jit
-def _walk(groups, sides, space, table, once, p_open, seed, first, out, lo, hi):
-    """Battles ``first + lo .. first + hi - 1`` into ``out[lo:hi]``, two at a time.
+def _walk(groups, sides, space, table, once, p_open, seed, first, out, asked, at, rec, lo, hi):
+    """Battles ``first + lo .. first + hi - 1`` into ``out[lo:hi]``, two at a time
+    (recording the strikes ``asked``, one at a time: :func:`_recorded`).
 
     A change costs little arithmetic but a chain of dependent steps (the row's chances,
     the pick, the next row), so one battle leaves the processor waiting; two battles
@@ -357,7 +439,14 @@ def _walk(groups, sides, space, table, once, p_open, seed, first, out, lo, hi):
     a = np.empty(4, np.uint64)
     b = np.empty(4, np.uint64)
     scratch = np.empty((5, max(groups.shape[0], 2)), np.int64)
-    at = left_at(groups, out.shape[1])
+    if asked.shape[0] > 0:
+        _recorded(
+            groups, sides, space, table, once, p_open, seed, first, out, asked, at, rec,
+            lo, hi, a, b, scratch,
+        )  # fmt: skip
+        return
+    # Each group's state at a battle's end, where the caller's rows have room (waves).
+    left_column = left_at(groups, out.shape[1])
     # A battle broken before its first strike takes the single path below.
     paired = lo if once >= 0 else lo + (hi - lo) // 2 * 2
     for i in range(lo, paired, 2):
@@ -375,14 +464,14 @@ def _walk(groups, sides, space, table, once, p_open, seed, first, out, lo, hi):
             a, groups, sides, radix, stride, sradix, sstride, code[xa], ends[xa], steps_a,
             scratch, _cleared(out[i]),
         )  # fmt: skip
-        if at >= 0:  # each group's state, for the wave chain (cnt, health: scratch's rows)
-            keep_left(groups, scratch[0], scratch[1], out[i], at)
+        if left_column >= 0:  # each group's state (cnt, health: scratch's rows)
+            keep_left(groups, scratch[0], scratch[1], out[i], left_column)
         settle_row(
             b, groups, sides, radix, stride, sradix, sstride, code[xb], ends[xb], steps_b,
             scratch, _cleared(out[i + 1]),
         )  # fmt: skip
-        if at >= 0:
-            keep_left(groups, scratch[0], scratch[1], out[i + 1], at)
+        if left_column >= 0:
+            keep_left(groups, scratch[0], scratch[1], out[i + 1], left_column)
     for i in range(paired, hi):
         seed_battle(a, seed, first + i)
         row = _cleared(out[i])
@@ -400,8 +489,135 @@ def _walk(groups, sides, space, table, once, p_open, seed, first, out, lo, hi):
             a, groups, sides, radix, stride, sradix, sstride, code[x], winner, steps,
             scratch, row,
         )  # fmt: skip
-        if at >= 0:
-            keep_left(groups, scratch[0], scratch[1], row, at)
+        if left_column >= 0:
+            keep_left(groups, scratch[0], scratch[1], row, left_column)
+
+
+@jit
+def _recorded(
+    groups, sides, space, table, once, p_open, seed, first, out, asked, at, rec, lo, hi, a, b,
+    scratch,
+):  # fmt: skip
+    """:func:`_walk`'s battles, two at a time as it walks them, each battle's table row
+    after each strike of ``asked`` written to ``at`` as the walk passes it (the row
+    before a change holds every strike up to it), and its whole row then to ``rec``
+    when that has room. The draws are the plain walk's (the geometric draw, then the
+    pick, each change; the wounds and prisoners at the end), so each battle's outcome
+    row is the plain run's and its state after a strike the one it passed on its way
+    there."""
+    code, ends, scale, cum, to = table
+    width = cum.shape[0] // ends.shape[0]
+    last = asked.shape[0]
+    if at.shape[0] < hi or at.shape[1] < last + RUN or (rec.shape[0] > 0 and rec.shape[1] < last):
+        raise ValueError("at: a row a battle of len(asked) + RUN; rec: one of len(asked)")
+    # before[s]: the asked strikes before strike s (all of them past the last), so a
+    # change at strike s holds the battle's row in at[i, k:before[s]].
+    top = max(asked[last - 1] + 1, 0)
+    before = np.empty(top + 1, np.int64)
+    k = 0
+    for strike in range(top + 1):
+        while k < last and asked[k] < strike:
+            k += 1
+        before[strike] = k
+    paired = lo if once >= 0 else lo + (hi - lo) // 2 * 2
+    for i in range(lo, paired, 2):
+        seed_battle(a, seed, first + i)
+        seed_battle(b, seed, first + i + 1)
+        xa, xb, steps_a, steps_b, ka, kb = 0, 0, 0, 0, 0, 0
+        while ends[xa] < 0 and ends[xb] < 0:
+            steps_a += failures(a, scale[xa]) + 1
+            steps_b += failures(b, scale[xb]) + 1
+            ka = _held(at, i, ka, before[min(steps_a, top)], xa)
+            kb = _held(at, i + 1, kb, before[min(steps_b, top)], xb)
+            xa = _pick(a, cum, to, width, xa)
+            xb = _pick(b, cum, to, width, xb)
+        while ends[xa] < 0:
+            steps_a += failures(a, scale[xa]) + 1
+            ka = _held(at, i, ka, before[min(steps_a, top)], xa)
+            xa = _pick(a, cum, to, width, xa)
+        while ends[xb] < 0:
+            steps_b += failures(b, scale[xb]) + 1
+            kb = _held(at, i + 1, kb, before[min(steps_b, top)], xb)
+            xb = _pick(b, cum, to, width, xb)
+        _settled(
+            a, groups, sides, space, code, xa, ends[xa], steps_a, xa, ka, i, asked, at, rec, out,
+            scratch,
+        )  # fmt: skip
+        _settled(
+            b, groups, sides, space, code, xb, ends[xb], steps_b, xb, kb, i + 1, asked, at, rec,
+            out, scratch,
+        )  # fmt: skip
+    for i in range(paired, hi):
+        seed_battle(a, seed, first + i)
+        k = 0
+        if once >= 0:
+            # Broken before the first strike: one strike, a change with its chance.
+            k = _held(at, i, k, before[min(1, top)], np.int64(0))
+            x = 0
+            if uniform(a) < p_open:
+                x = _pick(a, cum, to, width, 0)
+            winner = ends[x] if x != 0 else once
+            steps = 1
+            final = x if x != 0 else ends.shape[0]
+        else:
+            x = 0
+            steps = 0
+            while ends[x] < 0:
+                steps += failures(a, scale[x]) + 1
+                k = _held(at, i, k, before[min(steps, top)], x)
+                x = _pick(a, cum, to, width, x)
+            winner = ends[x]
+            final = x
+        _settled(
+            a, groups, sides, space, code, x, winner, steps, final, k, i, asked, at, rec, out,
+            scratch,
+        )  # fmt: skip
+
+
+@jit(inline=True)
+def _held(at, i, k, upto, x):
+    """Battle ``i`` at row ``x`` for asked strikes ``k .. upto - 1``: RUN entries stored
+    whatever the gap (``at``'s rows have RUN more than the strikes asked, and what lies
+    past ``upto`` is written again after), the rest of a longer gap by a loop. A loop of
+    the gap's length alone missed its exit a change in two (7 ns a strike recorded,
+    knights_vs_pikemen, AMD EPYC); this one's length never changes. Returns ``upto``."""
+    for j in range(RUN):
+        at[i, k + j] = x
+    for j in range(k + RUN, upto):
+        at[i, j] = x
+    return upto
+
+
+@jit
+def _settled(
+    state, groups, sides, space, code, x, winner, steps, final, k, i, asked, at, rec, out, scratch
+):
+    """Battle ``i`` walked to row ``x`` (``final`` the row its state is counted by):
+    its last asked strikes held there, its outcome row settled (the plain walk's draws),
+    and where ``rec`` has room its whole row after each asked strike."""
+    radix, stride, sradix, sstride = space
+    last = asked.shape[0]
+    for j in range(k, last):
+        at[i, j] = final
+    row = _cleared(out[i])
+    settle_row(
+        state, groups, sides, radix, stride, sradix, sstride, code[x], winner, steps,
+        scratch, row,
+    )  # fmt: skip
+    if rec.shape[0] == 0:
+        return
+    for k in range(last):
+        if asked[k] >= steps:
+            rec[i, k, :] = row
+        else:
+            # scratch[1] holds the nobles' final wounds (settle_row).
+            held = rec[i, k]
+            position_row(
+                groups, sides, radix, stride, sradix, sstride, code[at[i, k]], scratch[1],
+                scratch, held,
+            )  # fmt: skip
+            held[O_WINNER] = FIGHTING
+            held[O_STEPS] = asked[k]
 
 
 @jit(inline=True)

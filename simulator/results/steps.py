@@ -11,12 +11,14 @@ run's own :class:`~simulator.results.stats.Tally` does.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import itertools
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from kernels import step_tally
+from kernels.state_counts import counts_by_value
 
 from .stats import Histogram, histograms, wilson
 
@@ -212,6 +214,31 @@ def _recorded_table(columns: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     return np.ascontiguousarray(stacked.transpose(1, 0, 2)), np.arange(len(columns), dtype=np.int64)
 
 
+def _by_step(counts: np.ndarray, quantities: list[np.ndarray]) -> list[list[Histogram]]:
+    """For each quantity (its value in each state), each step's histogram of it: the
+    states weighted by their battles after step k, ``counts[:, k]``. Each quantity's
+    values are numbered
+    first (as many as the states at most), so its steps' counts are a table no larger
+    than ``counts``."""
+    distinct, numbered = [], []
+    for values in quantities:
+        seen, number = np.unique(values, return_inverse=True)
+        distinct.append(seen.astype(np.int64))
+        numbered.append(number)
+    spans = np.array([d.shape[0] for d in distinct], np.int64)
+    flat, offsets = counts_by_value(counts, np.array(numbered, np.int64), spans)
+    made = []
+    for q, seen in enumerate(distinct):
+        by_value = flat[offsets[q] : offsets[q + 1]].reshape(counts.shape[1], spans[q])
+        step, value = np.nonzero(by_value)  # by step, then value: each step's in order
+        values, battles = seen[value], by_value[step, value]
+        bounds = np.searchsorted(step, np.arange(counts.shape[1] + 1)).tolist()
+        made.append(
+            [Histogram(values[lo:hi], battles[lo:hi]) for lo, hi in itertools.pairwise(bounds)]
+        )
+    return made
+
+
 @dataclass
 class StepTally:
     """The counts after each step asked (``steps``: step -> :class:`StepCounts`), and the
@@ -219,6 +246,50 @@ class StepTally:
 
     brought: dict[str, int]
     steps: dict[int, StepCounts] = field(default_factory=dict)
+
+    @classmethod
+    def of_counts(
+        cls,
+        brought: dict[str, int],
+        steps: Sequence[int],
+        asked: Collection[int],
+        counts: np.ndarray,
+        states: Mapping[str, np.ndarray],
+    ) -> StepTally:
+        """The tally of battles counted by state (``Prepared.count_through``):
+        ``counts[x, k]`` battles in state ``x`` after ``steps[k]``, ``states`` each
+        state's ``winner`` and casualties (``Prepared.state_columns``). The steps past
+        the first at which every battle is decided are kept only where ``asked`` (their
+        state is the final one, as :meth:`after` counts it). The same counts as
+        :meth:`StepCounts.of` of the battles' rows, worked out for every step at once:
+        a state's men left once, not a battle's."""
+        keys = list(brought)
+        sides = ("attacker", "defender")
+        left = [brought[key] - np.asarray(states[CASUALTIES + key], np.int64) for key in keys]
+        zero = np.zeros(counts.shape[0], np.int64)
+        totals = [
+            sum((m for key, m in zip(keys, left, strict=True) if side_of(key) == side), zero)
+            for side in sides
+        ]
+        defender_most = sum(m for key, m in brought.items() if side_of(key) == "defender")
+        joint = totals[0] * (defender_most + 1) + totals[1]
+        winner = np.asarray(states["winner"], np.int64)
+        outcomes = np.zeros((counts.shape[1], len(STATES)), np.int64)
+        for state in np.unique(winner):
+            outcomes[:, state] = counts[winner == state].sum(axis=0)
+        made = _by_step(counts, [*left, *totals, joint])
+        tally = cls(dict(brought))
+        ended = False
+        for k, step in enumerate(steps):
+            if ended and step not in asked:
+                continue
+            tally.steps[step] = StepCounts(
+                states=outcomes[k],
+                men_left=dict(zip([*keys, *sides], (h[k] for h in made[:-1]), strict=True)),
+                joint=made[-1][k],
+            )
+            ended = ended or outcomes[k, -1] == 0
+        return tally
 
     def merge(self, other: StepTally) -> StepTally:
         """Both tallies' battles. A tally whose battles were all decided by its last

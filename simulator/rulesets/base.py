@@ -56,6 +56,7 @@ FROM_STEP = "a battle in progress"
 #: ... waves (``[[attacker.waves]]``): a side's next army fights what the battle left.
 WAVES = "waves"
 
+
 #: The most units one side may field (olympia's and Age of Gods' nobles with their men,
 #: blocks, confrontation's units, skirmish's participants). The bundled scenarios field
 #: at most 9 a side and a real game's battle a few dozen; the bound is there because a
@@ -208,6 +209,23 @@ class Prepared(ABC):
         if not rows:
             return {}
         return {name: np.stack([r[name] for r in rows]) for name in rows[0]}
+
+    def state_columns(self, steps: Sequence[int]) -> dict[str, np.ndarray] | None:
+        """The states :meth:`count_through` counts the battles by after each of
+        ``steps``: each state's ``winner`` and every ``casualties.`` column (what the
+        state after a step is counted from), one value a state. None (this default):
+        the kernel does not count, :meth:`run_through`'s rows are counted. A kernel whose
+        battles stand at one of a table's positions counts them there more cheaply
+        than it writes their rows."""
+        return None
+
+    def count_through(
+        self, seed: int, first: int, count: int, steps: Sequence[int], counts: np.ndarray
+    ) -> None:
+        """Add :meth:`run_through`'s battles, by their state after each of ``steps``, to
+        ``counts[x, k]`` (``x`` a state of :meth:`state_columns`, ``k`` a step): where that is not
+        None, the same counts as the rows, battle by battle."""
+        raise NotImplementedError(BY_STEP)
 
     @abstractmethod
     def run(self, seed: int, first: int, count: int) -> dict[str, np.ndarray]:

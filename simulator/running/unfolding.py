@@ -16,6 +16,8 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from .. import rulesets
 from ..errors import ParameterError
 from ..results.stats import Histogram
@@ -263,10 +265,16 @@ def run_steps(
         check_step(prepared, asked_step, "after" if asked_step == after else "steps")
     every = steps is None
     brought = men_brought(prepared.column_bounds)
-    # Blocks of battles sized by time, as the runner's calls are; a battle of a block
-    # holds a row per step recorded in one pass, so a block holds as many fewer.
+    # A kernel that counts its battles by state (Prepared.count_through) adds each
+    # block's to one table of counts, tallied once at the end: every step of the
+    # blocks at once, no rows written.
     wanted = steps_to_record(asked, every, prepared.from_step, prepared.step_limit)
-    rows = len(wanted) if one_pass(prepared) else 1
+    states = prepared.state_columns(wanted)
+    counts = None if states is None else np.zeros((len(states["winner"]), len(wanted)), np.int64)
+    # Blocks of battles sized by time, as the runner's calls are; a battle of a block
+    # holds a row per step recorded in one pass, so a block holds as many fewer (one
+    # that is counted holds its row, as a run's does).
+    rows = len(wanted) if one_pass(prepared) and counts is None else 1
     sizes = ChunkSizes(block_cap(prepared, max(1, rows)))
     chunks: list[StepTally] = []
     started = time.perf_counter()
@@ -282,6 +290,15 @@ def run_steps(
         while done < battles:
             count = sizes.next(battles - done)
             began = time.perf_counter()
+            if counts is not None:
+                with lock or nullcontext():
+                    prepared.count_through(seed, first + done, count, wanted, counts)
+                sizes.timed(count, time.perf_counter() - began)
+                done += count
+                if stopped_by() and done < battles:  # the blocks counted so far
+                    stopped = True
+                    break
+                continue
             chunk = _record_block(
                 prepared,
                 seed,
@@ -304,7 +321,10 @@ def run_steps(
             sizes.timed(count, time.perf_counter() - began)
             chunks.append(chunk)
             done += count
-    tally = StepTally.merged(brought, chunks)
+    if counts is not None and states is not None and done:
+        tally = StepTally.of_counts(brought, wanted, asked, counts, states)
+    else:
+        tally = StepTally.merged(brought, chunks)
     notes: list[str] = []
     if every and tally.steps and tally.steps[max(tally.steps)].states[-1] > 0:
         notes.append(

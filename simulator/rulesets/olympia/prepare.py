@@ -28,10 +28,12 @@ REFERENCE_KERNEL = "strike"
 #: a side to 19,000 men (benchmarks/run.py prints every kernel and the pick on each
 #: scenario): a kill costs it about what a strike costs ``strike``.
 AUTO_KERNEL = "skip"
-#: The kernels that record the state after a strike (``run_through``), ``auto``'s first.
-RECORDING_KERNELS = ("skip", "strike")
 #: ``asked`` of a plain run: no strike's row recorded.
 NONE_ASKED = np.zeros(0, np.int64)
+#: The chain kernel counts the states after the strikes asked by its table's rows
+#: (``count_through``) when the counts, a row a strike, are at most this many (8 MB):
+#: knights_vs_pikemen's 3,652 rows by 100 strikes are 365,200. Larger ones record rows.
+COUNTED_MOST = 1 << 20
 #: The chain kernel's budget. Its table holds the positions a battle can reach (break
 #: points cut the exact solver's space short: 707 of its 8,484 positions on "noble, 100
 #: soldier" against "noble, 20 knight", 3,651 of 37,884 on knights_vs_pikemen, 18,630 of
@@ -311,6 +313,8 @@ class OlympiaPrepared(Prepared):
         self._kernel = None if battle.kernel == "auto" else battle.kernel
         self._chain: ChainTable | None = None
         self._chain_built = False
+        #: The chain table's rows as battles there stand (count_through), made on first use.
+        self._positions: np.ndarray | None = None
         self.notes = battle.notes
         self.unfolds = frozenset({BY_STEP, STOP_RULES, FROM_STEP, WAVES})
         self.stop_rules = battle.retreat
@@ -461,10 +465,43 @@ class OlympiaPrepared(Prepared):
 
     @property
     def recording_kernel(self) -> str:
-        """The kernel that records the state after a strike (``run_through``): every
-        kernel but the chain's, which keeps no state between its positions' codes; a
-        battle on it is recorded on ``skip``, the same battles in distribution."""
-        return self.kernel if self.kernel in RECORDING_KERNELS else RECORDING_KERNELS[0]
+        """The kernel that records the state after a strike (``run_through``): the one
+        that runs the battle (each records in one pass; stop rules run on ``skip`` or
+        ``strike``, which record them too)."""
+        return self.kernel
+
+    def state_columns(self, steps: Sequence[int]) -> dict[str, np.ndarray] | None:
+        """The chain's table rows as battles there stand (and one for a battle decided
+        by a broken opening), when the battle runs on the chain kernel and its counts,
+        a row a strike, are at most COUNTED_MOST (else None: ``run_through``'s rows are
+        counted)."""
+        if self.kernel != "chain" or not len(steps):
+            return None
+        table = self.chain_table()
+        if table is None or (len(table.code) + 1) * len(steps) > COUNTED_MOST:
+            return None
+        if self._positions is None:
+            space = table.space
+            self._positions = olympia_chain.position_table(
+                self.arrays.groups, self.arrays.sides, space.radix, space.stride,
+                space.sradix, space.sstride, table.code, table.ends, np.int64(table.once),
+                np.int64(self.arrays.n_columns),
+            )  # fmt: skip
+        counted = [name for name in self.columns if name.startswith("casualties.")]
+        return {name: self._positions[:, self.columns[name]] for name in ("winner", *counted)}
+
+    def count_through(
+        self, seed: int, first: int, count: int, steps: Sequence[int], counts: np.ndarray
+    ) -> None:
+        """The battles walked on the chain kernel to their ends, as ``run_through``
+        walks them, each one's table row after each strike of ``steps`` counted into
+        ``counts`` (tests/test_olympia_chain_unfolding.py: the rows' counts)."""
+        asked = np.asarray(steps, np.int64) - self.from_step
+        out = np.empty((count, self.arrays.n_columns), np.int64)
+        at = np.empty((count, len(asked) + olympia_chain.RUN), np.int32)
+        empty = np.empty((0, 0, self.arrays.n_columns), np.int64)
+        _walk_chain(self, np.uint64(seed), first, out, asked, at, empty)
+        olympia_chain.count_positions(at, counts)
 
     def run_through(
         self, seed: int, first: int, count: int, steps: Sequence[int]
@@ -552,8 +589,24 @@ def _run_chain(
     asked: np.ndarray,
     rec: np.ndarray,
 ) -> None:
-    if len(asked) or prepared.has_rules:
-        raise BattleOddsError("the chain kernel neither records strikes nor runs stop rules")
+    at = np.empty((out.shape[0], len(asked) + olympia_chain.RUN), np.int32)
+    _walk_chain(prepared, seed, first, out, asked, at, rec)
+
+
+def _walk_chain(
+    prepared: OlympiaPrepared,
+    seed: np.uint64,
+    first: int,
+    out: np.ndarray,
+    asked: np.ndarray,
+    at: np.ndarray,
+    rec: np.ndarray,
+) -> None:
+    """The chain kernel's battles into ``out``, each one's table row after each strike
+    of ``asked`` into ``at`` and, where ``rec`` has room, its whole row then
+    (kernels/olympia_chain.py's ``chain_battles``)."""
+    if prepared.has_rules:
+        raise BattleOddsError("the chain kernel does not run stop rules")
     a = prepared.arrays
     table = prepared.chain_table()
     if table is None:
@@ -573,6 +626,9 @@ def _run_chain(
         seed,
         first,
         out,
+        asked,
+        at,
+        rec if len(asked) else np.empty((0, 0, out.shape[1]), np.int64),
     )
 
 
