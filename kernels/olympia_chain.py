@@ -96,6 +96,8 @@ SERIAL_UP_TO = 512
 #: The recording walk stores a battle's row for this many asked strikes at each change
 #: (:func:`_recorded`): ``at``'s rows are this much longer than the strikes asked.
 RUN = 4
+#: The strikes :func:`_recorded`'s table of asked strikes covers (8 bytes each).
+BEFORE_MOST = 1 << 16
 #: Padding of a row's cumulative chances: a uniform number in [0, 1) never reaches it.
 PAST = 2.0
 #: Failures before the first success when there is none to expect.
@@ -511,8 +513,10 @@ def _recorded(
     if at.shape[0] < hi or at.shape[1] < last + RUN or (rec.shape[0] > 0 and rec.shape[1] < last):
         raise ValueError("at: a row a battle of len(asked) + RUN; rec: one of len(asked)")
     # before[s]: the asked strikes before strike s (all of them past the last), so a
-    # change at strike s holds the battle's row in at[i, k:before[s]].
-    top = max(asked[last - 1] + 1, 0)
+    # change at strike s holds the battle's row in at[i, k:before[s]]. The table stops
+    # at BEFORE_MOST strikes (a step asked far past any battle's end, as "each battle's
+    # final row" is asked, made it 8 GB); past it a search of ``asked`` says the same.
+    top = min(max(asked[last - 1] + 1, 0), BEFORE_MOST)
     before = np.empty(top + 1, np.int64)
     k = 0
     for strike in range(top + 1):
@@ -527,17 +531,17 @@ def _recorded(
         while ends[xa] < 0 and ends[xb] < 0:
             steps_a += failures(a, scale[xa]) + 1
             steps_b += failures(b, scale[xb]) + 1
-            ka = _held(at, i, ka, before[min(steps_a, top)], xa)
-            kb = _held(at, i + 1, kb, before[min(steps_b, top)], xb)
+            ka = _held(at, i, ka, _before(before, asked, steps_a), xa)
+            kb = _held(at, i + 1, kb, _before(before, asked, steps_b), xb)
             xa = _pick(a, cum, to, width, xa)
             xb = _pick(b, cum, to, width, xb)
         while ends[xa] < 0:
             steps_a += failures(a, scale[xa]) + 1
-            ka = _held(at, i, ka, before[min(steps_a, top)], xa)
+            ka = _held(at, i, ka, _before(before, asked, steps_a), xa)
             xa = _pick(a, cum, to, width, xa)
         while ends[xb] < 0:
             steps_b += failures(b, scale[xb]) + 1
-            kb = _held(at, i + 1, kb, before[min(steps_b, top)], xb)
+            kb = _held(at, i + 1, kb, _before(before, asked, steps_b), xb)
             xb = _pick(b, cum, to, width, xb)
         _settled(
             a, groups, sides, space, code, xa, ends[xa], steps_a, xa, ka, i, asked, at, rec, out,
@@ -552,7 +556,7 @@ def _recorded(
         k = 0
         if once >= 0:
             # Broken before the first strike: one strike, a change with its chance.
-            k = _held(at, i, k, before[min(1, top)], np.int64(0))
+            k = _held(at, i, k, _before(before, asked, 1), np.int64(0))
             x = 0
             if uniform(a) < p_open:
                 x = _pick(a, cum, to, width, 0)
@@ -564,7 +568,7 @@ def _recorded(
             steps = 0
             while ends[x] < 0:
                 steps += failures(a, scale[x]) + 1
-                k = _held(at, i, k, before[min(steps, top)], x)
+                k = _held(at, i, k, _before(before, asked, steps), x)
                 x = _pick(a, cum, to, width, x)
             winner = ends[x]
             final = x
@@ -572,6 +576,15 @@ def _recorded(
             a, groups, sides, space, code, x, winner, steps, final, k, i, asked, at, rec, out,
             scratch,
         )  # fmt: skip
+
+
+@jit(inline=True)
+def _before(before, asked, strike):
+    """The asked strikes before ``strike``: ``before``'s entry, or past its end a search
+    of ``asked`` (all of them once ``strike`` is past the last)."""
+    if strike < before.shape[0]:
+        return before[strike]
+    return np.searchsorted(asked, strike)
 
 
 @jit(inline=True)

@@ -13,6 +13,8 @@ strike is checked by tests/test_unfolding.py (its olympia battles run on the cha
 
 from __future__ import annotations
 
+import resource
+
 import numpy as np
 import pytest
 
@@ -94,6 +96,22 @@ def test_the_recording_walk_draws_the_plain_walks_numbers() -> None:
         rec = np.empty((2000, len(asked), plain.shape[1]), np.int64)
         prepare._run_chain(prepared, np.uint64(4), 100, out, asked, rec)
         assert np.array_equal(out, plain)
+
+
+def test_a_strike_asked_far_past_every_battle_is_its_final_row() -> None:
+    """A step asked far past any battle's end (the retreat study asks strike 10**9 for
+    each battle's final row) is each battle's whole row, in little memory: the walk's
+    table of asked strikes stops at BEFORE_MOST strikes (it was one entry a strike up to
+    the last asked, 8 GB), a search of the strikes asked answering past it."""
+    prepared = chain_of("knights_vs_pikemen")
+    n = 1500
+    whole = prepared.run_matrix(5, 0, n)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB
+    far = prepared.run_through(5, 0, n, [2, 40, 10**9])
+    grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - peak
+    assert grown < 1 << 20, f"{grown / 2**20:.1f} GiB more at the peak"
+    for column, c in prepared.columns.items():
+        assert np.array_equal(far[column][2], whole[:, c]), column
 
 
 @pytest.mark.parametrize("name", CASES)
