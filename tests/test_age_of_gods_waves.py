@@ -195,3 +195,26 @@ def test_bad_waves_get_one_line_naming_the_key(tmp_path: Path, added: str, expec
         "[[attacker.waves]]\n" + added + "[[defender.units]]\nmen = { pikeman = 9 }\n",
     )
     assert expected in line, line
+
+
+def test_a_stop_rule_on_a_type_gone_holds_from_the_next_fights_start() -> None:
+    """A side that won as its last peasants fled, with ``gone = "peasant"``: the side
+    left cannot name a type it no longer fields, so its rule is written as the same
+    rule holding from the start (withdraw after the first round), and the next fight
+    reads it."""
+    text = KEEP.replace("break_point = 20\n", 'break_point = 20\nretreat = { gone = "peasant" }\n')
+    prepared = prepare(scenario_of(text))
+    first = prepared.openers[0]
+    rows = dict(first.run(3, 0, 50))
+    origins = first.arrays.origins
+    units = first.battle.units_of(1)
+    for g, (s, u, j) in enumerate(origins):
+        if s == 1 and j >= 0 and units[u][0].men[j].type == "peasant":
+            rows[f"{LEFT_PREFIX}{g}"] = np.zeros(50, np.int64)
+    first.arrays.kept_out[1][0][:] = [0] * len(first.arrays.kept_out[1][0])
+    rows["winner"] = np.ones(50, np.int64)
+    _, tables = first.survivors(rows, "defender", prepared.waves.data["defender"])
+    assert tables and all(t is not None and t["retreat"] == {"after": 1} for t in tables)
+    assert all(_men(t, "peasant") == 0 for t in tables if t is not None)
+    fight = prepared.waves.fight(2, 0, tables[0])  # type: ignore[arg-type]
+    assert fight.stop_rules[1].after == 1

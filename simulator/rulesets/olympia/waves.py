@@ -120,6 +120,15 @@ def side_left(
         key: value for key, value in data.items() if key not in ("units", "siege_engines")
     }
     left["units"] = units
+    retreat = data.get("retreat")
+    fields = {m["type"] for unit in units for m in unit["men"]}
+    if isinstance(retreat, Mapping) and "gone" in retreat and retreat["gone"] not in fields:
+        # Its type is gone already: the rule holds from the start of the next fight,
+        # which is withdrawing after its first step (a type it no longer fields cannot
+        # be written).
+        rule = {key: value for key, value in retreat.items() if key != "gone"}
+        rule["after"] = 1
+        left["retreat"] = rule
     standing = {name: n for (name, _), n in zip(side.engines, engines, strict=True) if n}
     if standing:
         left["siege_engines"] = standing
