@@ -10,22 +10,23 @@ from typing import Any
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 from kernels import age_of_gods as k
 from kernels import olympia as ol
-from simulator.cli import app
-from simulator.results.stats import Tally
 from simulator.rulesets.age_of_gods.model import SIDES
 from simulator.rulesets.age_of_gods.prepare import AgeOfGodsPrepared
 from simulator.rulesets.olympia.waves import LEFT_PREFIX
 from simulator.scenario.scenario import prepare
-from simulator.testing import reproducibility, simulate_rows, tally_differences
-from tests.test_olympia_waves import _reference_tally
-from tests.test_waves import _bad, mutant_tally, scenario_of, without_waves
+from simulator.testing import reproducibility
+from tests.test_waves import _bad, scenario_of, without_waves
 from tests.test_waves import test_the_whole_battle_is_the_chain_of_its_waves as whole_chain
+from tests.wave_checks import (
+    check_first_wave,
+    check_mutation_seen,
+    check_reference_agreement,
+    check_run_reports_waves,
+)
 
-runner = CliRunner()
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples/waves/keep_under_siege.toml"
 #: Three assaults on a tower: control limits keep men out, peasants flee, allies join
@@ -63,14 +64,7 @@ def test_waves_keep_the_randomness_contract() -> None:
 
 @pytest.mark.parametrize("text", [KEEP, DEFENDER_WAVES])
 def test_the_first_wave_is_the_battle_without_waves(text: str) -> None:
-    rows = simulate_rows(scenario_of(text), 3_000, 8)
-    plain = simulate_rows(without_waves(text), 3_000, 8)
-    assert np.array_equal(rows["wave.1.winner"], plain["winner"])
-    assert np.array_equal(rows["wave.1.steps"], plain["steps"])
-    lost = [name for name in plain if name.startswith("casualties.")]
-    assert lost
-    for name in lost:
-        assert np.array_equal(rows[f"wave.1.{name}"], plain[name]), name
+    check_first_wave(text)
 
 
 @pytest.mark.parametrize(("text", "side"), [(KEEP, "attacker"), (DEFENDER_WAVES, "defender")])
@@ -143,16 +137,8 @@ def _men(table: dict[str, Any], kind: str) -> int:
 def test_waves_agree_with_the_reference(text: str, reference_battles: int) -> None:
     """Every column (the whole battle's and each wave's) of 20,000 battles against the
     plain-Python chain of reference Age of Gods battles, which rebuilds the side a
-    battle left from its own men (tests/reference/wave_fights_age_of_gods.py): no
-    difference at a family-wise false-alarm rate of 0.001."""
-    kernel_tally = _tally(text)
-    slow = _reference_tally(text, reference_battles)
-    assert set(kernel_tally.columns) == set(slow.columns)
-    assert tally_differences(kernel_tally, slow) == []
-
-
-def _tally(text: str) -> Tally:
-    return Tally.of(simulate_rows(scenario_of(text), 20_000, 5))
+    battle left from its own men (tests/reference/wave_fights_age_of_gods.py)."""
+    check_reference_agreement(text, reference_battles)
 
 
 @pytest.mark.slow
@@ -163,14 +149,11 @@ def test_the_reference_sees_a_wrong_survivor() -> None:
     def no_allies(table: dict[str, Any]) -> None:
         table.pop("allies", None)
 
-    kernel = mutant_tally(scenario_of(KEEP), no_allies)
-    assert tally_differences(kernel, _reference_tally(KEEP, 1_000)) != []
+    check_mutation_seen(KEEP, 1_000, no_allies)
 
 
 def test_the_example_runs_with_its_waves_table() -> None:
-    shown = runner.invoke(app, ["run", str(EXAMPLE), "-n", "2000"], env={"COLUMNS": "80"})
-    assert shown.exit_code == 0, shown.output
-    assert "Waves: the attacker's armies" in " ".join(shown.stdout.split())
+    check_run_reports_waves(EXAMPLE, "age_of_gods", "attacker", 3, ["attacker.hvy_foot"])
 
 
 @pytest.mark.parametrize(
