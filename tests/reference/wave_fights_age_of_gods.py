@@ -20,6 +20,7 @@ from simulator.rulesets.age_of_gods.model import SIDES, Allies, Battle, Leader
 from simulator.rulesets.olympia.model import Men, Side, Unit
 from simulator.rulesets.olympia.model import Structure as SideStructure
 from tests.reference import age_of_gods as ref
+from tests.reference.wave_fights_olympia import closed_up
 from tests.reference.waves import Fight
 
 
@@ -121,12 +122,7 @@ def _left(battle: Battle, o: int, fight: ref.Fight, steps: int) -> Facing | None
         leaders.append(leader)
     if not units:
         return None
-    rows = sorted({u.behind for u in units} | {m.behind for u in units for m in u.men})
-    row_of = {row: new for new, row in enumerate(rows)}
-    units = [
-        Unit(u.noble, row_of[u.behind], tuple(replace(m, behind=row_of[m.behind]) for m in u.men))
-        for u in units
-    ]
+    units = closed_up(units)
     side = battle.sides[o]
     kept = None
     structure = fight.structures[o]
