@@ -551,6 +551,20 @@ def withdrawal(state, groups, sides, stops, cnt, health, alive, rounds, row):
 
 
 @jit(inline=True)
+def left_at(groups, width):
+    """Olympia's ``left_at`` (where a row holds each group's state at the battle's end,
+    for the wave chain; -1: nowhere) with this ruleset's outcome columns: the deciding
+    phase and the fled columns are the outcome's too."""
+    at = ol.left_at(groups, width)
+    if at < O_COLUMNS:
+        return -1
+    for g in range(groups.shape[0]):
+        if groups[g, G_FLED_COLUMN] >= at:
+            return -1
+    return at
+
+
+@jit(inline=True)
 def record_until(row, record, asked, recorded, rounds):
     """The row as it stands (still fighting) for each asked round up to ``rounds`` not
     recorded yet; returns how many are recorded."""
@@ -770,13 +784,17 @@ def battle_by_address():
 @jit(parallel=True)
 def phased_battles(battle, groups, survive, flee, sides, stops, asked, seed, first, out, through):
     """Battles ``first .. first + len(out) - 1`` of run ``seed``; ``battle`` is
-    :func:`battle_by_address`, ``stops`` the sides' stop rules (kernels/stops.py), and
-    every array C-contiguous. ``through[i, k]`` is battle i's row after round
-    ``asked[k]`` (ascending; a battle decided before it: its final row); a plain run asks
-    for none (``through`` of shape ``(len(out), 0, columns)``)."""
+        :func:`battle_by_address`, ``stops`` the sides' stop rules (kernels/stops.py), and
+        every array C-contiguous. ``through[i, k]`` is battle i's row after round
+        ``asked[k]`` (ascending; a battle decided before it: its final row); a plain run asks
+        for none (``through`` of shape ``(len(out), 0, columns)``). Rows of one column more
+    per group than the outcome's also get each group's state at the battle's end
+    (:func:`left_at`: a noble's health left, the men of another group still standing; an
+    ally who never came: none), written after the battle's last draw."""
     n = out.shape[0]
     n_groups = groups.shape[0]
     n_units = groups[:, ol.G_UNIT].max() + 1
+    at = left_at(groups, out.shape[1])
     for block in prange((n + BLOCK - 1) // BLOCK):
         state = np.empty(4, np.uint64)
         cnt = np.empty(n_groups, np.int64)
@@ -817,5 +835,7 @@ def phased_battles(battle, groups, survive, flee, sides, stops, asked, seed, fir
                 asked,
                 record,
             )
+            if at >= 0:
+                ol.keep_left(groups, cnt, health, out[i], at)
             for k in range(recorded, asked.shape[0]):
                 record[k, :] = out[i]

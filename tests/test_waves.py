@@ -349,17 +349,7 @@ def test_bad_waves_get_one_line_naming_the_key(tmp_path: Path, added: str, expec
 
 
 def test_a_ruleset_that_cannot_give_waves_says_what_it_lacks(tmp_path: Path) -> None:
-    age_of_gods = (
-        'ruleset = "age_of_gods"\n[[attacker.units]]\nmen = { knight = 5 }\n'
-        "[[attacker.waves]]\n[[attacker.waves.units]]\nmen = { soldier = 9 }\n"
-        "[[defender.units]]\nmen = { pikeman = 9 }\n"
-    )
-    line = _bad(tmp_path, age_of_gods)
-    assert (
-        "attacker.waves: the age_of_gods ruleset does not give waves: its rows count the men"
-        in line
-    )
-    assert "noble's wounds" in line
+    """A scripted confrontation (whose turns name stacks) refuses waves with its reason."""
     scripted = THREE_WAVES.replace("turns = 1\n", 'turns = 1\npolicy = "script"\n') + (
         '[[script]]\nactions = [{ by = "a1", ability = "attack", target = "d1" }]\n'
     )

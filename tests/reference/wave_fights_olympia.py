@@ -85,12 +85,7 @@ def _left(side: Side, men: list[ref.Man], structure: ref.Structure | None) -> Si
         )
     if not units:
         return None
-    rows = sorted({u.behind for u in units} | {m.behind for u in units for m in u.men})
-    row_of = {row: new for new, row in enumerate(rows)}
-    units = [
-        Unit(u.noble, row_of[u.behind], tuple(replace(m, behind=row_of[m.behind]) for m in u.men))
-        for u in units
-    ]
+    units = closed_up(units)
     engines = Counter(m.type for m in men if m.kind == "engine" and m.standing)
     kept = None
     if side.structure is not None and structure is not None and structure.standing:
@@ -101,6 +96,17 @@ def _left(side: Side, men: list[ref.Man], structure: ref.Structure | None) -> Si
         structure=kept,
         engines=tuple((name, engines[name]) for name, _ in side.engines if engines[name]),
     )
+
+
+def closed_up(units: list[Unit]) -> list[Unit]:
+    """``units`` with the rows left empty closed up (a rear row moves up once the rows
+    before it are gone)."""
+    rows = sorted({u.behind for u in units} | {m.behind for u in units for m in u.men})
+    row_of = {row: new for new, row in enumerate(rows)}
+    return [
+        Unit(u.noble, row_of[u.behind], tuple(replace(m, behind=row_of[m.behind]) for m in u.men))
+        for u in units
+    ]
 
 
 FIGHTS = OlympiaFights()

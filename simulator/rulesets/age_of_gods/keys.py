@@ -4,6 +4,7 @@ terrains and options (every key, its kind, range and default)."""
 from __future__ import annotations
 
 from ...input.fields import Field, ListOf, Table
+from ..keys import with_waves
 from ..olympia import keys as olympia
 from ..stop_rules import MAX_AFTER, RETREAT
 
@@ -164,8 +165,8 @@ SCENARIO = Table(
     "an age_of_gods scenario",
     (
         BATTLE,
-        side("attacker"),
-        side("defender"),
+        with_waves(side("attacker")),
+        with_waves(side("defender")),
         Table("units", "fighter types of this scenario", other=FIGHTER),
     ),
 )

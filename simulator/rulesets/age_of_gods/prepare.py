@@ -3,9 +3,10 @@ with more columns)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import copy
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from types import MappingProxyType
+from typing import Any
 
 import numpy as np
 
@@ -13,10 +14,11 @@ from kernels import age_of_gods as k
 from kernels import olympia as ol
 from kernels.stops import N_STOP
 
-from .. import base
-from ..base import BY_STEP, FROM_STEP, STOP_RULES, Prepared
+from ..base import BY_STEP, FROM_STEP, STOP_RULES, WAVES, Prepared
 from ..olympia.model import Men, Side, Unit
 from ..olympia.prepare import side_bounds
+from ..olympia.waves import LEFT_PREFIX
+from . import waves
 from .keys import RANKS
 from .model import (
     CONTROL_LIMIT,
@@ -61,14 +63,23 @@ def control_limit(battle: Battle, side: int, leader: Leader) -> tuple[int, int]:
 
 
 def fielded(battle: Battle, side: int, unit: Unit, leader: Leader | None = None) -> list[Men]:
+    """The men of ``unit`` who take part (:func:`fielded_at`)."""
+    return [men for _, men in fielded_at(battle, side, unit, leader)]
+
+
+def fielded_at(
+    battle: Battle, side: int, unit: Unit, leader: Leader | None = None
+) -> list[tuple[int, Men]]:
     """The men of ``unit`` who take part. Under control limits a leader fields at most
     his limit (:func:`control_limit`): under the text's rule strongest first by attack +
     defense + missile in this battle, ties in stack order; under the engine's in its
     list order, beasts counted apart. The men come in stack order, or in the engine's
     list order when a rule of the engine's depends on it (its control limits, or its
-    structures, whose bonus covers the first men of the list)."""
+    structures, whose bonus covers the first men of the list), each with its index in
+    the unit's list of men."""
     leader = leader or Leader()
-    men = [m for m in unit.men if m.count > 0]
+    written = [j for j, m in enumerate(unit.men) if m.count > 0]
+    men = [unit.men[j] for j in written]
     engine_control = battle.control_limits and battle.control_rules == "engine"
     listed = (
         engine_order(battle, men)
@@ -95,7 +106,7 @@ def fielded(battle: Battle, side: int, unit: Unit, leader: Leader | None = None)
                 else:
                     kept[i] = min(men[i].count, limit)
                     limit -= kept[i]
-    return [Men(men[i].type, kept[i], men[i].behind) for i in listed if kept[i] > 0]
+    return [(written[i], Men(men[i].type, kept[i], men[i].behind)) for i in listed if kept[i] > 0]
 
 
 @dataclass
@@ -106,6 +117,11 @@ class AgeOfGodsArrays:
     sides: np.ndarray  # int64 [2, k.N_SIDE_FIELDS]
     columns: list[str]  # casualty and fled columns, from k.O_COLUMNS on
     left_out: tuple[int, int]  # men kept out by control limits, per side
+    #: Where each group comes from: (side, unit in Battle.units_of order, index in the
+    #: unit's men; -1: its noble), as OlympiaArrays.origins.
+    origins: list[tuple[int, int, int]]
+    #: Per side, per unit (units_of order): the men of each entry control limits keep out.
+    kept_out: tuple[list[list[int]], list[list[int]]]
 
 
 def compile_battle(battle: Battle) -> AgeOfGodsArrays:
@@ -115,6 +131,8 @@ def compile_battle(battle: Battle) -> AgeOfGodsArrays:
     columns: list[str] = []
     sides = np.zeros((2, k.N_SIDE_FIELDS), np.int64)
     left_out = [0, 0]
+    origins: list[tuple[int, int, int]] = []
+    kept_out: tuple[list[list[int]], list[list[int]]] = ([], [])
 
     def column(name: str) -> int:
         if name not in columns:
@@ -137,8 +155,9 @@ def compile_battle(battle: Battle) -> AgeOfGodsArrays:
                 # Allies come from outside: never inside the side's structure.
                 "inside": int(side.structure is not None and arrives == 0),
             }
-            # (fields, count, survive, flee): the noble first, then his men, in list order
-            entries: list[tuple[dict[str, int], int, float, float]] = [
+            # (fields, count, survive, flee, index in the unit's men; -1: the noble): the
+            # noble first, then his men, in list order
+            entries: list[tuple[dict[str, int], int, float, float, int]] = [
                 (
                     {
                         "kind": ol.NOBLE,
@@ -156,11 +175,16 @@ def compile_battle(battle: Battle) -> AgeOfGodsArrays:
                     1,
                     0.0,
                     0.0,
+                    -1,
                 )
             ]
-            men = fielded(battle, s, unit, leader)
-            left_out[s] += sum(m.count for m in unit.men) - sum(m.count for m in men)
-            for m in men:
+            men = fielded_at(battle, s, unit, leader)
+            out = [m.count for m in unit.men]
+            for j, m in men:
+                out[j] -= m.count
+            kept_out[s].append(out)
+            left_out[s] += sum(out)
+            for j, m in men:
                 f = battle.fighters[m.type]
                 r = battle.fighter_ratings(f)
                 entries.append(
@@ -183,9 +207,10 @@ def compile_battle(battle: Battle) -> AgeOfGodsArrays:
                         m.count,
                         f.survive,
                         f.flee,
+                        j,
                     )
                 )
-            for fields, count, chance_to_survive, chance_to_flee in entries:
+            for fields, count, chance_to_survive, chance_to_flee, j in entries:
                 if arrives <= battle.from_step:  # on the field when the battle (re)starts
                     start += fields["value"] * count
                 # Under the text's structure rules the first `room` men and nobles of the
@@ -222,6 +247,7 @@ def compile_battle(battle: Battle) -> AgeOfGodsArrays:
                     row[ol.G_SIDE], row[ol.G_UNIT], row[ol.G_COUNT] = s, unit_base + u, part
                     row[ol.G_PROTECTED], row[k.G_BAND] = protected, band
                     rows.append(row)
+                    origins.append((s, u, j))
                     survive.append(chance_to_survive)
                     flee.append(chance_to_flee)
         sides[s, ol.S_START] = start
@@ -246,6 +272,8 @@ def compile_battle(battle: Battle) -> AgeOfGodsArrays:
         sides=sides,
         columns=columns,
         left_out=(left_out[0], left_out[1]),
+        origins=origins,
+        kept_out=kept_out,
     )
 
 
@@ -262,16 +290,9 @@ EXTRAS = tuple(x for x in ol.EXTRAS if x != "engines_lost")
 
 class AgeOfGodsPrepared(Prepared):
     kernel = "phased"
-
-    #: What of the battle as it unfolds it cannot give, and why.
-    lacks = MappingProxyType(
-        {
-            base.WAVES: (
-                "its rows count the men lost by type and side, not by unit, and keep no "
-                "noble's wounds, so the army a battle left cannot be written again"
-            )
-        }
-    )
+    #: Whether :meth:`run` gives each group's state at the end (olympia's
+    #: ``waves.LEFT_PREFIX`` columns, read by :meth:`survivors`): in the wave chain only.
+    keeps_left = False
 
     def __init__(self, battle: Battle) -> None:
         self.battle = battle
@@ -281,7 +302,7 @@ class AgeOfGodsPrepared(Prepared):
             if count:
                 notes.append(f"control limits: {count} {SIDES[s]} men stay out of the battle")
         self.notes = tuple(notes)
-        self.unfolds = frozenset({BY_STEP, STOP_RULES, FROM_STEP})
+        self.unfolds = frozenset({BY_STEP, STOP_RULES, FROM_STEP, WAVES})
         self.stop_rules = battle.retreats
         self.from_step = battle.from_step
         self.stops = self._stops()
@@ -359,8 +380,8 @@ class AgeOfGodsPrepared(Prepared):
         (ascending; shape ``(count, len(asked), columns)``) from the same pass."""
         a = self.arrays
         width = k.O_COLUMNS + len(a.columns)
-        out = np.zeros((count, width), np.int64)
-        through = np.zeros((count, len(asked), width), np.int64)
+        out = np.zeros((count, width + (len(a.groups) if self.keeps_left else 0)), np.int64)
+        through = np.zeros((count, len(asked), out.shape[1]), np.int64)
         sides = a.sides
         if cut:
             sides = sides.copy()
@@ -403,4 +424,26 @@ class AgeOfGodsPrepared(Prepared):
             result[f"decided_in.{phase}"] = (out[:, k.O_PHASE] == k.PHASES.index(phase)).astype(
                 np.int64
             )
+        if self.keeps_left:
+            at = k.O_COLUMNS + len(self.arrays.columns)
+            for g in range(len(self.arrays.groups)):
+                result[f"{LEFT_PREFIX}{g}"] = out[:, at + g]
         return result
+
+    def memory_bytes(self, battles: int) -> int:
+        """:meth:`Prepared.memory_bytes`, and in the wave chain each group's state at the
+        end (a column a group, :attr:`keeps_left`)."""
+        kept = 8 * len(self.arrays.groups) * battles if self.keeps_left else 0
+        return super().memory_bytes(battles) + kept
+
+    def for_waves(self, later: bool = False) -> AgeOfGodsPrepared:
+        """This battle as the wave chain runs it: :meth:`run` gives each group's state
+        at the end too (the same battles, the same numbers)."""
+        kept = copy.copy(self)
+        kept.keeps_left = True
+        return kept
+
+    def survivors(
+        self, rows: Mapping[str, np.ndarray], side: str, data: Mapping[str, Any]
+    ) -> tuple[np.ndarray, list[dict[str, Any] | None]]:
+        return waves.survivors(self.battle, self.arrays, rows, side, data)

@@ -43,29 +43,49 @@ def survivors(
     """:meth:`simulator.rulesets.base.Prepared.survivors` of an olympia battle:
     ``side_model`` the side as this battle's model holds it, ``origins`` where each of
     the battle's groups comes from (``OlympiaArrays.origins``)."""
+    index, states, there = side_states(origins, rows, side, side_model.structure is not None)
+    tables = [None if row[0] else side_left(side_model, there, row[1:], data) for row in states]
+    return index, tables
+
+
+def side_states(
+    origins: Sequence[tuple[int, int, int]],
+    rows: Mapping[str, np.ndarray],
+    side: str,
+    has_structure: bool,
+    more: Sequence[np.ndarray] = (),
+) -> tuple[np.ndarray, np.ndarray, list[tuple[int, int, int]]]:
+    """The states ``side`` was left in by the battles of ``rows``, each once: each
+    battle's index among them, the distinct states (whether the side left the field,
+    then the ``more`` columns a ruleset adds, then its groups' states, then its
+    structure's defense and damage when it has one) and the origins of its groups."""
     s = SIDES.index(side)
     mine = [g for g, origin in enumerate(origins) if origin[0] == s]
     winner = np.asarray(rows["winner"])
     gone = (winner == 1 - s) | (winner == _WITHDREW + s)
-    columns = [gone.astype(np.int64)] + [rows[f"{LEFT_PREFIX}{g}"] for g in mine]
-    if side_model.structure is not None:
+    columns = [gone.astype(np.int64), *more] + [rows[f"{LEFT_PREFIX}{g}"] for g in mine]
+    if has_structure:
         columns += [rows[f"structure_defense.{side}"], rows[f"structure_damage.{side}"]]
     distinct, index = distinct_rows(np.column_stack(columns))
-    there = [origins[g] for g in mine]
-    tables = [None if row[0] else _left(side_model, there, row[1:], data) for row in distinct]
-    return index.reshape(-1), tables
+    return index.reshape(-1), distinct, [origins[g] for g in mine]
 
 
-def _left(
+def side_left(
     side: Side,
     origins: Sequence[tuple[int, int, int]],
     state: np.ndarray,
     data: Mapping[str, Any],
+    kept_out: Sequence[Sequence[int]] | None = None,
 ) -> dict[str, Any] | None:
     """The side's table with ``state`` (its groups' states, then its structure's defense
-    and damage) applied, or None when no noble of it is left."""
+    and damage) applied, or None when no noble of it is left. ``kept_out``: each unit's
+    men (by its list of men) who stayed out of the battle, back in their unit (Age of
+    Gods' control limits)."""
     health = [0] * len(side.units)
-    men = [[0] * len(unit.men) for unit in side.units]
+    if kept_out is None:
+        men = [[0] * len(unit.men) for unit in side.units]
+    else:
+        men = [list(out) for out in kept_out]
     engines = [0] * len(side.engines)
     for (_, u, index), value in zip(origins, state[: len(origins)].tolist(), strict=True):
         if u < 0:
@@ -100,6 +120,15 @@ def _left(
         key: value for key, value in data.items() if key not in ("units", "siege_engines")
     }
     left["units"] = units
+    retreat = data.get("retreat")
+    fields = {m["type"] for unit in units for m in unit["men"]}
+    if isinstance(retreat, Mapping) and "gone" in retreat and retreat["gone"] not in fields:
+        # Its type is gone already: the rule holds from the start of the next fight,
+        # which is withdrawing after its first step (a type it no longer fields cannot
+        # be written).
+        rule = {key: value for key, value in retreat.items() if key != "gone"}
+        rule["after"] = 1
+        left["retreat"] = rule
     standing = {name: n for (name, _), n in zip(side.engines, engines, strict=True) if n}
     if standing:
         left["siege_engines"] = standing
