@@ -261,6 +261,7 @@ def _defaults_in_behaviour() -> dict[tuple[str, str], list[float]]:
     from simulator.serve import app as serving
     from simulator.serve import server
     from simulator.studies import best, calibrate, matrix, meta, prices, sensitivity, sweep, worth
+    from simulator.studies.machinery import retreat_simulated
 
     precision_cap = _default(simulate_to_precision, "max_battles")
     armies = ["--attacker", "noble, 2 soldier", "--defender", "noble, 2 soldier"]
@@ -302,6 +303,8 @@ def _defaults_in_behaviour() -> dict[tuple[str, str], list[float]]:
         ("serve", "--max-seconds"): [serving.MAX_SECONDS],
         ("calibrate", "--battles"): [_default(calibrate.calibrate, "battles")],
         ("calibrate", "--seed"): [_default(calibrate.calibrate, "seed")],
+        ("retreat", "--paths"): [retreat_simulated.DEFAULT_PATHS],
+        ("retreat", "--battles"): [retreat_simulated.DEFAULT_FRESH],
     }
     for command in ("run", "odds", "regress", "plot", "compare", "sweep", "worth",
                     "sensitivity", "matrix", "best", "prices", "meta"):  # fmt: skip
