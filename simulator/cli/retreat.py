@@ -95,7 +95,9 @@ def retreat_command(
     output: MapOutput = None,
 ) -> None:
     """When should I stop? The best retreat rule of one side and its value (exact or
-    simulated; Ctrl-C: the simulated rule so far, marked partial, exit 130)."""
+    simulated).
+
+    Ctrl-C: the simulated rule so far, marked partial, exit 130."""
     from ..report.figures import check_output
     from ..studies.machinery.sides import check_side
     from ..studies.retreat import best_retreat, check_win_value

@@ -25,6 +25,7 @@ from ..rulesets import InlineQuery
 from ..running.compiling import compile_clock, kernel_words
 from ..running.plan import RunPlan
 from ..running.stream import stream_battles
+from ..running.unfolding import run_steps
 from ..scenario.scenario import from_data, from_query
 from ..studies.exact import exact
 from .answer import payload
@@ -203,6 +204,11 @@ def _first(name: str) -> None:
         plan = RunPlan.of(question.scenario, 2_000, question.plan().seed)
         for result, final in stream_battles(question.scenario, plan):
             payload(result, running=not final, planned=plan.battles)
+        # Then the battle as it unfolds, as the page works it out before its answer is
+        # done: its recording kernels and step counting compiled now, not while a
+        # question (and another ruleset's compiling) waits on them.
+        with contextlib.suppress(BattleOddsError):  # a ruleset that cannot say it
+            run_steps(question.scenario, None, plan.seed, 0, 200)
     if ruleset.solvable and name in EXAMPLES:
         small = from_query(name, InlineQuery(*_smallest(name)))
         with contextlib.suppress(BattleOddsError):  # too big for the solver: nothing to load
