@@ -26,6 +26,7 @@ from simulator.testing import reproducibility, simulate_rows, tally_differences
 from tests.reference import waves as reference
 from tests.test_human_output import raw_identifiers, too_wide
 from tests.test_interrupt import MANY, ROOT, check_stopped, interrupt
+from tests.wave_checks import mutant_rows, scenario_of
 
 runner = CliRunner()
 
@@ -95,10 +96,6 @@ units = [{ type = "trooper" }]
 at = [1, 0]
 units = [{ type = "militia" }, { type = "militia" }]
 """
-
-
-def scenario_of(text: str) -> Scenario:
-    return from_data(tomllib.loads(text), Source("test", text))
 
 
 def without_waves(text: str) -> Scenario:
@@ -187,25 +184,8 @@ def test_waves_agree_with_the_reference(text: str, reference_battles: int) -> No
 
 
 def mutant_tally(scenario: Scenario, change: Callable[[dict[str, Any]], None]) -> Tally:
-    """20,000 battles (seed 5) of ``scenario`` with waves whose survivors' side tables
-    each pass through ``change`` first: a package with a wrong survivor, for a test that
-    the comparison with the reference has teeth."""
-    prepared = prepare(scenario)
-    first = prepared.openers[0]
-    honest = type(first).survivors
-
-    def changed(self, rows, side, data):  # type: ignore[no-untyped-def]
-        index, tables = honest(self, rows, side, data)
-        for table in tables:
-            if table is not None:
-                change(table)
-        return index, tables
-
-    type(first).survivors = changed  # type: ignore[method-assign]
-    try:
-        return Tally.of(prepared.run(5, 0, 20_000))
-    finally:
-        type(first).survivors = honest  # type: ignore[method-assign]
+    """The Tally of :func:`tests.wave_checks.mutant_rows`: a package with a wrong survivor."""
+    return Tally.of(mutant_rows(scenario, change))
 
 
 @pytest.mark.slow

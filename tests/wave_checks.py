@@ -10,15 +10,16 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import tomllib
 from typer.testing import CliRunner
 
 from simulator.cli import app
+from simulator.errors import Source
 from simulator.results.stats import Tally
 from simulator.scenario.scenario import Scenario, from_data, prepare
 from simulator.testing import simulate_rows, tally_differences
 from tests.reference import waves as reference
 from tests.test_human_output import raw_identifiers, too_wide
-from tests.test_waves import scenario_of
 
 runner = CliRunner()
 
@@ -71,10 +72,14 @@ def check_reference_agreement(text: str, reference_battles: int) -> None:
     assert reference_differences(scenario, kernel, reference_battles) == []
 
 
-def check_mutation_seen(text: str, reference_battles: int, mutate: Callable[[Table], None]) -> None:
-    """The comparison has teeth: a package whose survivors' tables ``mutate`` changed
-    (each table not None) differs from the reference."""
-    scenario = scenario_of(text)
+def scenario_of(text: str) -> Scenario:
+    return from_data(tomllib.loads(text), Source("test", text))
+
+
+def mutant_rows(scenario: Scenario, mutate: Callable[[Table], None]) -> dict[str, np.ndarray]:
+    """20,000 battles (seed 5) of ``scenario`` with waves whose survivors' side tables
+    each pass through ``mutate`` first (each table not None): a package with a wrong
+    survivor, for a test that the comparison with the reference has teeth."""
     prepared = prepare(scenario)
     first = prepared.openers[0]
     honest = type(first).survivors
@@ -88,9 +93,16 @@ def check_mutation_seen(text: str, reference_battles: int, mutate: Callable[[Tab
 
     type(first).survivors = changed  # type: ignore[method-assign]
     try:
-        kernel = prepared.run(5, 0, 20_000)
+        return prepared.run(5, 0, 20_000)
     finally:
         type(first).survivors = honest  # type: ignore[method-assign]
+
+
+def check_mutation_seen(text: str, reference_battles: int, mutate: Callable[[Table], None]) -> None:
+    """The comparison has teeth: a package whose survivors' tables ``mutate`` changed
+    differs from the reference."""
+    scenario = scenario_of(text)
+    kernel = mutant_rows(scenario, mutate)
     assert reference_differences(scenario, kernel, reference_battles) != []
 
 
