@@ -3,17 +3,19 @@ solver's compile notice and time kept apart (issue 50)."""
 
 from __future__ import annotations
 
+import json
 import signal
 import time
 from pathlib import Path
 
 import psutil
 import pytest
+from typer.testing import CliRunner
 
 import simulator
 from kernels import olympia_exact
 from simulator import rulesets
-from simulator.cli import warm
+from simulator.cli import app, warm
 from simulator.rulesets import ExactResult
 from simulator.running import compiling
 from simulator.studies.exact import exact
@@ -36,6 +38,23 @@ def test_warm_has_a_job_for_every_kernel_path_longest_first() -> None:
     }
     estimates = [job.estimate() for job in todo]
     assert estimates == sorted(estimates, reverse=True)
+
+
+@pytest.mark.parametrize(
+    "job",
+    [job for job in warm.jobs(["olympia"]) if "--exact" not in job.args],
+    ids=lambda job: job.name,
+)
+def test_each_olympia_job_runs_the_kernel_it_is_named_for(job: warm.Job, tmp_path: Path) -> None:
+    """The chain job once ran the starter scenario, whose tower makes a skip battle: warm
+    said "olympia chain" and left the chain kernel uncompiled."""
+    starter = tmp_path / "olympia.toml"
+    starter.write_text(rulesets.get("olympia").starter(), encoding="utf-8")
+    args = [a.replace("{starter}", str(starter)) for a in job.args if a not in ("-n", "400", "20")]
+    done = CliRunner().invoke(app, [*args, "-n", "10"])
+    assert done.exit_code == 0, done.output
+    named = job.module.rpartition("_")[2] if "_" in job.module else "strike"
+    assert json.loads(done.stdout)["kernel"] == named
 
 
 def test_ctrl_c_stops_warm_and_its_workers_at_once(tmp_path: Path) -> None:

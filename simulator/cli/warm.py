@@ -55,10 +55,13 @@ def _olympia(name: str, module: str, attacker: str, defender: str, *more: str) -
     return Job(name, "olympia", ("odds", "--ruleset", "olympia", *armies, *more), module)
 
 
-#: Olympia's paths beyond its starter's (the chain kernel): the skip kernel for smaller
-#: and for large armies (a kernel each, kernels/olympia_skip.py), the per-strike kernel
+#: Olympia's paths, each named by its kernel: the chain kernel (open-field armies; the
+#: starter scenario's tower makes it a skip battle), the skip kernel for smaller and for
+#: large armies (a kernel each, kernels/olympia_skip.py), the per-strike kernel
 #: (``kernel = "strike"``) and the exact solver.
 OLYMPIA = (
+    _olympia("olympia chain", "kernels.olympia_chain", "noble, 20 knight", "noble, 30 pikeman",
+             *FEW),
     _olympia("olympia skip", "kernels.olympia_skip", "noble, 30 soldier", "noble, 30 pikeman",
              "--strike-order", "alternating", *FEW),
     _olympia("olympia skip, large armies", "kernels.olympia_skip", "noble, 300 soldier",
@@ -80,16 +83,17 @@ BLOCKS = (
 
 
 def jobs(names: list[str]) -> list[Job]:
-    """Every installed ruleset's starter scenario (its main kernel), olympia's other
+    """Every installed ruleset's starter scenario (its main kernel), olympia's
     paths; the longest first, so that the last to end is a short one."""
     found = []
     for name in names:
-        module = "kernels.olympia_chain" if name == "olympia" else f"kernels.{name}"
+        if name == "olympia":
+            found.extend(OLYMPIA)
+            continue
+        module = f"kernels.{name}"
         found.append(
             Job(KERNEL_MODULES.get(module, (name,))[0], name, ("run", "{starter}", *FEW), module)
         )
-        if name == "olympia":
-            found.extend(OLYMPIA)
         if name == "blocks":
             found.extend(BLOCKS)
     return sorted(found, key=lambda job: -job.estimate())
