@@ -85,7 +85,7 @@ BLOCKS = (
 def jobs(names: list[str]) -> list[Job]:
     """Every installed ruleset's starter scenario (its main kernel), olympia's
     paths; the longest first, so that the last to end is a short one."""
-    found = []
+    found: list[Job] = []
     for name in names:
         if name == "olympia":
             found.extend(OLYMPIA)
