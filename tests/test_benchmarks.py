@@ -69,6 +69,9 @@ def test_the_tables_replace_their_own_block_and_keep_the_rest() -> None:
     assert second.startswith(notes.rstrip("\n")) and second.endswith("later notes\n")
 
 
+# The tools that compile kernels of their own (a cold cache, another revision) or time
+# every measurement end to end: tens of seconds each, in the slow tier (.ci/run runs it).
+@pytest.mark.slow
 def test_quick_benchmark_writes_every_table_and_keeps_the_notes(tmp_path: Path) -> None:
     doc = tmp_path / "benchmarks.md"
     doc.write_text("old tables\n<!-- notes -->\n\n## Notes kept\n")
@@ -125,6 +128,9 @@ def test_latency_benchmark_times_the_warm_commands_against_the_floor() -> None:
     assert "processor" in done.stdout and "load average" in done.stdout
 
 
+# The tools that compile kernels of their own (a cold cache, another revision) or time
+# every measurement end to end: tens of seconds each, in the slow tier (.ci/run runs it).
+@pytest.mark.slow
 def test_compile_benchmark_lists_a_cold_runs_compiled_functions() -> None:
     """A cold run (its own empty cache) compiles the ruleset's kernel functions once each."""
     done = subprocess.run(
@@ -143,6 +149,9 @@ def test_compile_benchmark_lists_a_cold_runs_compiled_functions() -> None:
     assert all(n == 1 for name, n in counts.items() if name.startswith("kernels.")), counts
 
 
+# The tools that compile kernels of their own (a cold cache, another revision) or time
+# every measurement end to end: tens of seconds each, in the slow tier (.ci/run runs it).
+@pytest.mark.slow
 def test_kernel_versions_compares_a_revisions_kernels_with_the_working_trees() -> None:
     """The same kernels at HEAD and in the working tree (confrontation: the quickest to
     compile) give the same rows, and both are timed."""
@@ -223,6 +232,9 @@ def test_tree_versions_under_ctrl_c_prints_the_processes_done_marked_partial() -
     assert out.rstrip().endswith("interrupted (Ctrl-C): partial, the processes that ended only")
 
 
+# The tools that compile kernels of their own (a cold cache, another revision) or time
+# every measurement end to end: tens of seconds each, in the slow tier (.ci/run runs it).
+@pytest.mark.slow
 def test_studies_benchmark_times_both_trees_and_checks_their_answers() -> None:
     """``benchmarks/studies.py --quick`` against this very tree (the older one is a
     checkout beside it in a real run): each small study timed in both, its ratio and
