@@ -29,7 +29,7 @@ import copy
 import math
 import re
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -40,6 +40,7 @@ from .. import rulesets
 from ..errors import BattleOddsError, Source
 from ..input.fields import RANGE_PATTERN, WEIGHTED_PATTERN
 from ..rulesets.base import BY_STEP, Prepared
+from ..rulesets.stacked import Stack, StackedRuns, stack
 from .groups import GroupedPrepared, grouped_calls
 
 if TYPE_CHECKING:
@@ -57,6 +58,8 @@ BLOCK = 1 << 16
 #: The battles a run is taken to have when each combination's kernel is chosen (Olympia
 #: builds its chain table only for a combination drawn often enough to repay it).
 KERNEL_HORIZON = 1 << 18
+#: The most combinations whose tables one stack holds (rulesets/stacked.py).
+MAX_STACKED = 4096
 #: Winner codes of the ``unknown.K`` columns: the kernels' outcome codes, attacker 0,
 #: defender 1, draw 2 (simulator.results.stats.OUTCOMES), then the withdrawals (3, 4).
 N_OUTCOMES = 3
@@ -317,6 +320,9 @@ class Mixture:
             self.strides[k] = self.strides[k + 1] * self.sizes[k + 1]
         self._scenarios: dict[int, Scenario] = {}
         self._prepared: dict[int, Prepared] = {}
+        # The stacked tables of the combinations run so far, by stack key, with each
+        # combination's slot in them (rulesets/stacked.py).
+        self._stacks: dict[Hashable, tuple[Stack, dict[int, int]]] = {}
         self._lock = threading.Lock()
         # Every value of every list, the ends of every range, the other unknowns at their
         # first value: the values are checked where they are written (a value the key
@@ -377,6 +383,25 @@ class Mixture:
                 self._prepared.clear()
             self._prepared[combination] = prepared
         return prepared
+
+    def stack_of(self, key: Hashable, combinations: list[int]) -> tuple[Stack, dict[int, int]]:
+        """The stacked tables holding ``combinations`` (of one stack key), and each
+        one's slot: those run before kept, the new ones added at the end (a stack is
+        rebuilt when a chunk draws a combination it lacks, mostly in the first chunks;
+        past :data:`MAX_STACKED` combinations it holds the chunk's alone)."""
+        with self._lock:
+            known = self._stacks.get(key)
+        if known is not None and all(c in known[1] for c in combinations):
+            return known
+        kept = [] if known is None else list(known[1])
+        if len(kept) + len(combinations) > MAX_STACKED:
+            kept = []
+        members = list(dict.fromkeys([*kept, *combinations]))
+        made = stack([self.prepared_of(c) for c in members])  # type: ignore[misc]
+        slots = {c: s for s, c in enumerate(members)}
+        with self._lock:
+            self._stacks[key] = (made, slots)
+        return made, slots
 
     def probability(self, combination: int) -> float:
         """The chance a battle draws ``combination``."""
@@ -484,6 +509,64 @@ class MixturePrepared(GroupedPrepared):
         # small group's battles), and each column put in battle order once: the calls'
         # columns side by side, scattered by their positions side by side.
         seeds = m.combination_seeds(seed, np.array([c for c, _, _ in calls], np.int64))
+        if all(isinstance(m.prepared_of(c), StackedRuns) for c, _, _ in calls):
+            self._run_stacked(calls, seeds, out)
+        else:
+            self._run_calls(calls, seeds, out)
+        for k in range(len(m.unknowns)):
+            out[f"unknown.{k}"] = unknown_code(drawn[:, k], winners, int(m.sizes[k]))
+        return out
+
+    def _run_stacked(
+        self, calls: list[tuple[int, int, np.ndarray]], seeds: np.ndarray, out: dict[str, np.ndarray]
+    ) -> None:
+        """The calls' battles in one kernel call a stack key (rulesets/stacked.py): each
+        battle the one its combination's own call would fight, on its seed and number."""
+        m = self.mixture
+        keys: dict[Hashable, list[int]] = {}
+        for j, (combination, _, _) in enumerate(calls):
+            keys.setdefault(m.prepared_of(combination).stack_key(), []).append(j)  # type: ignore[attr-defined]
+        for key, chosen in keys.items():
+            # The calls of one combination next to each other: its battles are then one
+            # run of the kernel's rows, and its columns views of them.
+            chosen.sort(key=lambda j: calls[j][0])
+            combinations = [calls[j][0] for j in chosen]
+            tables, slot_of = m.stack_of(key, list(dict.fromkeys(combinations)))
+            lengths = np.array([len(calls[j][2]) for j in chosen], np.int64)
+            total = int(lengths.sum())
+            starts = np.cumsum(lengths) - lengths
+            within = np.arange(total, dtype=np.int64) - np.repeat(starts, lengths)
+            firsts = np.array([calls[j][1] for j in chosen], np.int64)
+            slots = np.repeat(np.array([slot_of[c] for c in combinations], np.int64), lengths)
+            rows = np.zeros((total, tables.width), np.int64)
+            first_member: StackedRuns = m.prepared_of(combinations[0])  # type: ignore[assignment]
+            first_member.run_stacked(
+                tables,
+                slots,
+                np.repeat(seeds[chosen].astype(np.uint64), lengths),
+                np.repeat(firsts, lengths) + within,
+                rows,
+            )
+            positions = np.concatenate([calls[j][2] for j in chosen])
+            ends = np.cumsum(lengths)
+            lo = 0
+            for j, end in enumerate(ends):
+                if j + 1 < len(ends) and combinations[j + 1] == combinations[j]:
+                    continue
+                member: StackedRuns = m.prepared_of(combinations[j])  # type: ignore[assignment]
+                width = int(tables.sizes[slot_of[combinations[j]], 0])
+                here = positions[lo:end]
+                for name, column in member.columns_of(rows[lo:end, :width]).items():
+                    target = out.get(name)
+                    if target is not None:  # as a call's: the mixture's columns only
+                        target[here] = column
+                lo = int(end)
+
+    def _run_calls(
+        self, calls: list[tuple[int, int, np.ndarray]], seeds: np.ndarray, out: dict[str, np.ndarray]
+    ) -> None:
+        """The calls' battles, a kernel call each (a ruleset without stacked runs)."""
+        m = self.mixture
         results = run_groups(
             [
                 (m.prepared_of(combination), int(c_seed), index, len(positions))
@@ -502,9 +585,6 @@ class MixturePrepared(GroupedPrepared):
                         for part, (_, _, at) in zip(parts, calls, strict=True)
                     ]
                 )
-        for k in range(len(m.unknowns)):
-            out[f"unknown.{k}"] = unknown_code(drawn[:, k], winners, int(m.sizes[k]))
-        return out
 
 
 _SIDE_WORDS = {"attacker": "the attacking army", "defender": "the defending army"}

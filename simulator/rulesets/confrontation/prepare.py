@@ -13,6 +13,7 @@ from kernels import confrontation as k
 
 from ..base import BY_STEP, FROM_STEP, STOP_RULES, TURN_LIMIT, WAVES, add_to_most
 from ..recorded_turns import RecordedTurns
+from ..stacked import Stack, StackedRuns
 from . import waves
 from .model import ABILITIES, SIDES, Action, Battle, hundredths, unit_column
 
@@ -123,7 +124,7 @@ def _expand(action: Action, battle: Battle, first_unit: list[int]) -> list[list[
     return [[first_unit[action.stack] + u, ability, target] for u in members]
 
 
-class ConfrontationPrepared(RecordedTurns):
+class ConfrontationPrepared(StackedRuns, RecordedTurns):
     def __init__(self, battle: Battle) -> None:
         self.battle = battle
         self.arrays = compile_battle(battle)
@@ -210,7 +211,40 @@ class ConfrontationPrepared(RecordedTurns):
         return out, trails.reshape(count, len(turns), a.n_columns)
 
     def run(self, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
-        out = self.run_matrix(seed, first, count)
+        return self.columns_of(self.run_matrix(seed, first, count))
+
+    def stack_tables(self) -> tuple[np.ndarray, ...]:
+        a = self.arrays
+        return (
+            a.units,
+            a.floats,
+            a.stacks,
+            a.distance,
+            a.actions,
+            a.entry_start,
+            a.turn_entry,
+            a.params,
+            a.stops,
+        )
+
+    def stack_sizes(self) -> tuple[int, ...]:
+        return (self.arrays.n_columns, self.arrays.units.shape[0], self.arrays.stacks.shape[0])
+
+    def run_stacked(
+        self,
+        tables: Stack,
+        slots: np.ndarray,
+        seeds: np.ndarray,
+        numbers: np.ndarray,
+        out: np.ndarray,
+    ) -> None:
+        k.confrontation_stacked(
+            k.battle_by_address(), *tables.flats, tables.at, tables.dims, tables.sizes,
+            slots, seeds, numbers, out,
+        )  # fmt: skip
+
+    def columns_of(self, rows: np.ndarray) -> dict[str, np.ndarray]:
+        out = rows
         columns = {name: out[:, col] for name, col in self.columns.items()}
         # Only the last turn ends a battle undecided: every draw is one the limit ended.
         columns[TURN_LIMIT] = (out[:, k.O_WINNER] == k.DRAW).astype(np.int64)

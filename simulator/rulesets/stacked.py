@@ -1,0 +1,91 @@
+"""Battles of many prepared scenarios of one ruleset in one kernel call.
+
+A scenario with ranges (docs/unknowns.md, "Speed") fights each battle on the prepared
+scenario of the combination of inputs it drew. Run one kernel call per combination, a
+chunk made hundreds of small calls, each with its fixed cost (Numba's dispatch, the
+thread pool) and each too small to share among threads. A ruleset whose prepared
+scenario is :class:`StackedRuns` instead hands its kernel every combination's tables
+side by side (:class:`Stack`) with each battle's combination, seed and number, so a
+chunk is one call on every thread, whatever the combinations. Each battle is the one a
+call of its own combination would fight: the same battle function on the same tables,
+from the stream of its own (seed, number).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Stack:
+    """The kernel tables of several prepared scenarios (its members, in slot order),
+    each table's members' copies flattened one after another: member ``s``'s table
+    ``t`` is ``flats[t][at[s, t] : at[s + 1, t]]``, of shape ``(dims[s, 2t], dims[s,
+    2t + 1])`` (kernels/stacked.py); ``sizes[s]`` are the member's
+    :meth:`StackedRuns.stack_sizes` (its row's width first)."""
+
+    flats: tuple[np.ndarray, ...]
+    at: np.ndarray
+    dims: np.ndarray
+    sizes: np.ndarray
+
+    @property
+    def width(self) -> int:
+        """The widest member's row."""
+        return int(self.sizes[:, 0].max())
+
+
+def stack(members: Sequence[StackedRuns]) -> Stack:
+    """The tables of ``members`` side by side (each member's slot its place here)."""
+    tables = [m.stack_tables() for m in members]
+    count = len(tables[0])
+    at = np.zeros((len(members) + 1, count), np.int64)
+    dims = np.ones((len(members), 2 * count), np.int64)
+    flats = []
+    for t in range(count):
+        parts = [np.ascontiguousarray(own[t]) for own in tables]
+        sizes = [p.size for p in parts]
+        at[1:, t] = np.cumsum(sizes)
+        for s, part in enumerate(parts):
+            dims[s, 2 * t : 2 * t + part.ndim] = part.shape
+        flats.append(np.concatenate([p.ravel() for p in parts]))
+    sizes = np.array([m.stack_sizes() for m in members], np.int64)
+    return Stack(tuple(flats), at, dims, sizes)
+
+
+class StackedRuns:
+    """A prepared scenario whose kernel also runs the battles of many of its ruleset's
+    scenarios in one call (mixed into the ruleset's ``Prepared``)."""
+
+    def stack_key(self) -> Hashable:
+        """What scenarios must share to be stacked in one call (their kernel's code)."""
+        return type(self)
+
+    def stack_tables(self) -> tuple[np.ndarray, ...]:
+        """The tables its kernel takes for it, in the kernel's order."""
+        raise NotImplementedError
+
+    def stack_sizes(self) -> tuple[int, ...]:
+        """Its kernel row's width, then what else the stacked kernel sizes its scratch
+        arrays by."""
+        raise NotImplementedError
+
+    def columns_of(self, rows: np.ndarray) -> dict[str, np.ndarray]:
+        """The outcome columns of its kernel's ``rows`` (what :meth:`run` returns)."""
+        raise NotImplementedError
+
+    def run_stacked(
+        self,
+        tables: Stack,
+        slots: np.ndarray,
+        seeds: np.ndarray,
+        numbers: np.ndarray,
+        out: np.ndarray,
+    ) -> None:
+        """Into ``out[i, :width of its member]``, battle ``numbers[i]`` of seed
+        ``seeds[i]`` of member ``slots[i]`` of ``tables`` (``out`` zeros at first, as
+        wide as the widest member's row), every battle on every thread in one call."""
+        raise NotImplementedError
