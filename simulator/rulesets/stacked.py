@@ -13,7 +13,7 @@ from the stream of its own (seed, number).
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,11 +31,8 @@ class Stack:
     at: np.ndarray
     dims: np.ndarray
     sizes: np.ndarray
-
-    @property
-    def width(self) -> int:
-        """The widest member's row."""
-        return int(self.sizes[:, 0].max())
+    #: The widest member's row.
+    width: int
 
 
 def stack(members: Sequence[StackedRuns]) -> Stack:
@@ -53,12 +50,15 @@ def stack(members: Sequence[StackedRuns]) -> Stack:
             dims[s, 2 * t : 2 * t + part.ndim] = part.shape
         flats.append(np.concatenate([p.ravel() for p in parts]))
     sizes = np.array([m.stack_sizes() for m in members], np.int64)
-    return Stack(tuple(flats), at, dims, sizes)
+    return Stack(tuple(flats), at, dims, sizes, int(sizes[:, 0].max()))
 
 
 class StackedRuns:
     """A prepared scenario whose kernel also runs the battles of many of its ruleset's
-    scenarios in one call (mixed into the ruleset's ``Prepared``)."""
+    scenarios in one call (mixed into the ruleset's ``Prepared``). Its outcome columns
+    are its :attr:`columns` of the kernel's rows and its :meth:`derived_columns`."""
+
+    columns: Mapping[str, int]
 
     def stack_key(self) -> Hashable:
         """What scenarios must share to be stacked in one call (their kernel's code)."""
@@ -75,7 +75,18 @@ class StackedRuns:
 
     def columns_of(self, rows: np.ndarray) -> dict[str, np.ndarray]:
         """The outcome columns of its kernel's ``rows`` (what :meth:`run` returns)."""
-        raise NotImplementedError
+        return {name: rows[:, col] for name, col in self.columns.items()} | (
+            self.derived_columns(rows)
+        )
+
+    def derived_columns(self, rows: np.ndarray) -> dict[str, np.ndarray]:
+        """The outcome columns computed from its kernel's ``rows`` (none here)."""
+        return {}
+
+    def derived_key(self) -> Hashable:
+        """What scenarios must share for one :meth:`derived_columns` to serve the rows
+        of them all (it reads only columns at the same place in each)."""
+        return type(self)
 
     def run_stacked(
         self,

@@ -486,6 +486,8 @@ class MixturePrepared(GroupedPrepared):
         self.stop_rules = next((p.stop_rules for p in known if p.has_stop_rules), self.stop_rules)
         self.from_step = max(p.from_step for p in known)
         self.unfolds = frozenset.intersection(*(p.unfolds for p in known)) - {BY_STEP}
+        # The gather of the outcome columns from the last stack's rows (_gather).
+        self._places: dict[int, tuple[Stack, np.ndarray]] = {}
 
     def memory_bytes(self, battles: int) -> int:
         # The chunk's outcome columns, the input draws, and one combination's call.
@@ -520,47 +522,81 @@ class MixturePrepared(GroupedPrepared):
     def _run_stacked(
         self, calls: list[tuple[int, int, np.ndarray]], seeds: np.ndarray, out: dict[str, np.ndarray]
     ) -> None:
-        """The calls' battles in one kernel call a stack key (rulesets/stacked.py): each
-        battle the one its combination's own call would fight, on its seed and number."""
+        """The calls' battles in one kernel call a stack key (rulesets/stacked.py), in
+        battle order: each battle the one its combination's own call would fight, on its
+        seed and number; the columns then gathered from the rows at once."""
         m = self.mixture
+        members = {c: m.prepared_of(c) for c, _, _ in calls}
+        lengths = np.array([len(at) for _, _, at in calls], np.int64)
+        positions = np.concatenate([at for _, _, at in calls])
+        count = len(out["winner"])
+        numbers = np.empty(count, np.int64)
+        starts = np.cumsum(lengths) - lengths
+        numbers[positions] = np.repeat(np.array([i for _, i, _ in calls], np.int64), lengths) + (
+            np.arange(len(positions), dtype=np.int64) - np.repeat(starts, lengths)
+        )
+        battle_seeds = np.empty(count, np.uint64)
+        battle_seeds[positions] = np.repeat(seeds.astype(np.uint64), lengths)
         keys: dict[Hashable, list[int]] = {}
-        for j, (combination, _, _) in enumerate(calls):
-            keys.setdefault(m.prepared_of(combination).stack_key(), []).append(j)  # type: ignore[attr-defined]
-        for key, chosen in keys.items():
-            # The calls of one combination next to each other: its battles are then one
-            # run of the kernel's rows, and its columns views of them.
-            chosen.sort(key=lambda j: calls[j][0])
-            combinations = [calls[j][0] for j in chosen]
-            tables, slot_of = m.stack_of(key, list(dict.fromkeys(combinations)))
-            lengths = np.array([len(calls[j][2]) for j in chosen], np.int64)
-            total = int(lengths.sum())
-            starts = np.cumsum(lengths) - lengths
-            within = np.arange(total, dtype=np.int64) - np.repeat(starts, lengths)
-            firsts = np.array([calls[j][1] for j in chosen], np.int64)
-            slots = np.repeat(np.array([slot_of[c] for c in combinations], np.int64), lengths)
-            rows = np.zeros((total, tables.width), np.int64)
-            first_member: StackedRuns = m.prepared_of(combinations[0])  # type: ignore[assignment]
-            first_member.run_stacked(
-                tables,
-                slots,
-                np.repeat(seeds[chosen].astype(np.uint64), lengths),
-                np.repeat(firsts, lengths) + within,
-                rows,
+        for combination, prepared in members.items():
+            keys.setdefault(prepared.stack_key(), []).append(combination)  # type: ignore[attr-defined]
+        for key, combinations in keys.items():
+            tables, slot_of = m.stack_of(key, combinations)
+            slots = np.empty(count, np.int64)
+            slots[positions] = np.repeat(
+                np.array([slot_of.get(c, -1) for c, _, _ in calls], np.int64), lengths
             )
-            positions = np.concatenate([calls[j][2] for j in chosen])
-            ends = np.cumsum(lengths)
-            lo = 0
-            for j, end in enumerate(ends):
-                if j + 1 < len(ends) and combinations[j + 1] == combinations[j]:
-                    continue
-                member: StackedRuns = m.prepared_of(combinations[j])  # type: ignore[assignment]
-                width = int(tables.sizes[slot_of[combinations[j]], 0])
-                here = positions[lo:end]
-                for name, column in member.columns_of(rows[lo:end, :width]).items():
-                    target = out.get(name)
-                    if target is not None:  # as a call's: the mixture's columns only
-                        target[here] = column
-                lo = int(end)
+            if len(keys) > 1:  # this key's battles only
+                here = np.flatnonzero(slots >= 0)
+            else:
+                here = np.arange(count)
+            rows = np.zeros((len(here), tables.width + 1), np.int64)  # the last: zeros
+            first: StackedRuns = members[combinations[0]]  # type: ignore[assignment]
+            first.run_stacked(tables, slots[here], battle_seeds[here], numbers[here], rows)
+            self._gather(tables, slot_of, slots[here], rows, here, out, members)
+
+    def _gather(
+        self,
+        tables: Stack,
+        slot_of: dict[int, int],
+        slots: np.ndarray,
+        rows: np.ndarray,
+        here: np.ndarray,
+        out: dict[str, np.ndarray],
+        members: Mapping[int, Prepared],
+    ) -> None:
+        """Each outcome column of the stacked ``rows`` (battles ``here`` of the chunk)
+        into ``out``: the kernel's columns by one gather (a member without a column
+        reads the rows' last column, zeros), the derived ones a derivation at a time."""
+        names = [n for n in self.columns if not n.startswith("unknown.")]
+        places = self._places.get(id(tables))
+        if places is None or places[0] is not tables:
+            index = np.empty((len(slot_of), len(names)), np.int64)
+            for c, s in slot_of.items():
+                own = self.mixture.prepared_of(c).columns
+                index[s] = [own.get(n, tables.width) for n in names]
+            places = (tables, index)
+            self._places = {id(tables): places}
+        values = np.take_along_axis(rows, places[1][slots], axis=1)
+        for j, name in enumerate(names):
+            out[name][here] = values[:, j]
+        by_derivation: dict[Hashable, list[int]] = {}
+        for combination, prepared in members.items():
+            key = prepared.derived_key()  # type: ignore[attr-defined]
+            by_derivation.setdefault(key, []).append(slot_of[combination])
+        for member_slots in by_derivation.values():
+            derived: StackedRuns = members[  # type: ignore[assignment]
+                next(c for c, s in slot_of.items() if s == member_slots[0])
+            ]
+            if len(by_derivation) == 1:
+                chosen, part = here, rows
+            else:
+                mask = np.isin(slots, member_slots)
+                chosen, part = here[mask], rows[mask]
+            for name, column in derived.derived_columns(part).items():
+                target = out.get(name)
+                if target is not None:  # as a call's: the mixture's columns only
+                    target[chosen] = column
 
     def _run_calls(
         self, calls: list[tuple[int, int, np.ndarray]], seeds: np.ndarray, out: dict[str, np.ndarray]

@@ -243,12 +243,9 @@ class ConfrontationPrepared(StackedRuns, RecordedTurns):
             slots, seeds, numbers, out,
         )  # fmt: skip
 
-    def columns_of(self, rows: np.ndarray) -> dict[str, np.ndarray]:
-        out = rows
-        columns = {name: out[:, col] for name, col in self.columns.items()}
+    def derived_columns(self, rows: np.ndarray) -> dict[str, np.ndarray]:
         # Only the last turn ends a battle undecided: every draw is one the limit ended.
-        columns[TURN_LIMIT] = (out[:, k.O_WINNER] == k.DRAW).astype(np.int64)
-        return columns
+        return {TURN_LIMIT: (rows[:, k.O_WINNER] == k.DRAW).astype(np.int64)}
 
     lacks = MappingProxyType(
         {WAVES: "a scripted battle's turns name stacks that an earlier wave may destroy"}
