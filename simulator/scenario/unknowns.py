@@ -520,7 +520,10 @@ class MixturePrepared(GroupedPrepared):
         return out
 
     def _run_stacked(
-        self, calls: list[tuple[int, int, np.ndarray]], seeds: np.ndarray, out: dict[str, np.ndarray]
+        self,
+        calls: list[tuple[int, int, np.ndarray]],
+        seeds: np.ndarray,
+        out: dict[str, np.ndarray],
     ) -> None:
         """The calls' battles in one kernel call a stack key (rulesets/stacked.py), in
         battle order: each battle the one its combination's own call would fight, on its
@@ -546,10 +549,8 @@ class MixturePrepared(GroupedPrepared):
             slots[positions] = np.repeat(
                 np.array([slot_of.get(c, -1) for c, _, _ in calls], np.int64), lengths
             )
-            if len(keys) > 1:  # this key's battles only
-                here = np.flatnonzero(slots >= 0)
-            else:
-                here = np.arange(count)
+            # With one key, every battle; else this key's battles only.
+            here = np.arange(count) if len(keys) == 1 else np.flatnonzero(slots >= 0)
             rows = np.zeros((len(here), tables.width + 1), np.int64)  # the last: zeros
             first: StackedRuns = members[combinations[0]]  # type: ignore[assignment]
             first.run_stacked(tables, slots[here], battle_seeds[here], numbers[here], rows)
@@ -599,7 +600,10 @@ class MixturePrepared(GroupedPrepared):
                     target[chosen] = column
 
     def _run_calls(
-        self, calls: list[tuple[int, int, np.ndarray]], seeds: np.ndarray, out: dict[str, np.ndarray]
+        self,
+        calls: list[tuple[int, int, np.ndarray]],
+        seeds: np.ndarray,
+        out: dict[str, np.ndarray],
     ) -> None:
         """The calls' battles, a kernel call each (a ruleset without stacked runs)."""
         m = self.mixture

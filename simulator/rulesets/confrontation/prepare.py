@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from kernels import confrontation as k
+from kernels import confrontation_stacked
 
 from ..base import BY_STEP, FROM_STEP, STOP_RULES, TURN_LIMIT, WAVES, add_to_most
 from ..recorded_turns import RecordedTurns
@@ -238,7 +239,7 @@ class ConfrontationPrepared(StackedRuns, RecordedTurns):
         numbers: np.ndarray,
         out: np.ndarray,
     ) -> None:
-        k.confrontation_stacked(
+        confrontation_stacked.confrontation_stacked(
             k.battle_by_address(), *tables.flats, tables.at, tables.dims, tables.sizes,
             slots, seeds, numbers, out,
         )  # fmt: skip
