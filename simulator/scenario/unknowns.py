@@ -487,7 +487,7 @@ class MixturePrepared(GroupedPrepared):
         self.from_step = max(p.from_step for p in known)
         self.unfolds = frozenset.intersection(*(p.unfolds for p in known)) - {BY_STEP}
         # The gather of the outcome columns from the last stack's rows (_gather).
-        self._places: dict[int, tuple[Stack, np.ndarray]] = {}
+        self._places: dict[int, tuple[Stack, np.ndarray, np.ndarray]] = {}
 
     def memory_bytes(self, battles: int) -> int:
         # The chunk's outcome columns, the input draws, and one combination's call.
@@ -501,7 +501,6 @@ class MixturePrepared(GroupedPrepared):
             return out
         drawn = m.draws(seed, first, count)
         combos = drawn @ m.strides
-        winners = out["winner"]
         calls = list(
             grouped_calls(
                 first, combos, lambda start, n: m.draws(seed, start, n) @ m.strides, BLOCK
@@ -516,7 +515,7 @@ class MixturePrepared(GroupedPrepared):
         else:
             self._run_calls(calls, seeds, out)
         for k in range(len(m.unknowns)):
-            out[f"unknown.{k}"] = unknown_code(drawn[:, k], winners, int(m.sizes[k]))
+            out[f"unknown.{k}"] = unknown_code(drawn[:, k], out["winner"], int(m.sizes[k]))
         return out
 
     def _run_stacked(
@@ -567,8 +566,9 @@ class MixturePrepared(GroupedPrepared):
         members: Mapping[int, Prepared],
     ) -> None:
         """Each outcome column of the stacked ``rows`` (battles ``here`` of the chunk)
-        into ``out``: the kernel's columns by one gather (a member without a column
-        reads the rows' last column, zeros), the derived ones a derivation at a time."""
+        into ``out``: a column at one place in every member's row is a view of it (as a
+        plain run's columns are), another gathered at once (a member without it reads
+        the rows' last column, zeros); the derived ones a derivation at a time."""
         names = [n for n in self.columns if not n.startswith("unknown.")]
         places = self._places.get(id(tables))
         if places is None or places[0] is not tables:
@@ -576,11 +576,17 @@ class MixturePrepared(GroupedPrepared):
             for c, s in slot_of.items():
                 own = self.mixture.prepared_of(c).columns
                 index[s] = [own.get(n, tables.width) for n in names]
-            places = (tables, index)
+            places = (tables, index, (index == index[0]).all(axis=0))
             self._places = {id(tables): places}
-        values = np.take_along_axis(rows, places[1][slots], axis=1)
+        _, index, alike = places
+        every = len(here) == len(out["winner"])
+        battles = np.arange(len(here))
         for j, name in enumerate(names):
-            out[name][here] = values[:, j]
+            column = rows[:, index[0, j]] if alike[j] else rows[battles, index[slots, j]]
+            if every:
+                out[name] = column
+            else:
+                out[name][here] = column
         by_derivation: dict[Hashable, list[int]] = {}
         for combination, prepared in members.items():
             key = prepared.derived_key()  # type: ignore[attr-defined]
