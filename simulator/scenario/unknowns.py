@@ -553,7 +553,8 @@ class MixturePrepared(GroupedPrepared):
             rows = np.zeros((len(here), tables.width + 1), np.int64)  # the last: zeros
             first: StackedRuns = members[combinations[0]]  # type: ignore[assignment]
             first.run_stacked(tables, slots[here], battle_seeds[here], numbers[here], rows)
-            self._gather(tables, slot_of, slots[here], rows, here, out, members)
+            own = {c: members[c] for c in combinations}
+            self._gather(tables, slot_of, slots[here], rows, here, out, own)
 
     def _gather(
         self,

@@ -1,0 +1,138 @@
+"""Scenarios with ranges whose ruleset's kernel takes every combination's tables side by
+side (simulator/rulesets/stacked.py, docs/unknowns.md "Speed"): a chunk is one kernel
+call a stack, each battle is still the battle its combination's own scenario fights
+(battle block x BLOCK + r of it, on its seed), and the same battles come out on any
+thread count and chunking."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import simulator
+from simulator.errors import Source
+from simulator.rulesets.stacked import StackedRuns, stack
+from simulator.scenario.scenario import prepare, set_path
+from simulator.scenario.unknowns import BLOCK, substituted
+from tests.stats_tests import reproducibility
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: A bundled scenario of each ruleset with stacked runs, its keys written as ranges, and
+#: the kernel calls (stacks) a chunk of all its combinations makes. Blocks' from_step
+#: puts the combinations on two battle functions (the plain one when 0), its turns on
+#: two sets of derived columns (``turn`` only when more than one).
+CASES: dict[str, tuple[str, dict[str, Any], int]] = {
+    "age_of_gods": (
+        "age_of_gods/pikemen_vs_knights",
+        {"defender.units[0].men.pikeman": "35..37", "attacker.break_point": "0:1, 50:2"},
+        1,
+    ),
+    "blocks": (
+        "blocks/field_battle",
+        {
+            "attacker.blocks[0].steps": "1..3",
+            "battle.turns": "1:1, 2:1",
+            "battle.from_step": "0:1, 1:1",
+        },
+        2,
+    ),
+    "confrontation": (
+        "confrontation/attack",
+        {"attacker.stacks[0].advantages": "0..2", "defender.stacks[1].advantages": "0..1"},
+        1,
+    ),
+    "skirmish": (
+        "skirmish/cavalry_charge",
+        {
+            "stacks[0].units[0]": {"type": "cavalry", "count": "1..3"},
+            "stacks[1].units[0]": {"type": "swordsman", "count": "3:1, 4:1"},
+        },
+        1,
+    ),
+}
+
+
+def ranged(ruleset: str) -> simulator.Scenario:
+    name, ranges, _ = CASES[ruleset]
+    data = tomllib.loads((ROOT / "scenarios" / f"{name}.toml").read_text(encoding="utf-8"))
+    for path, value in ranges.items():
+        set_path(data, path, value)
+    return simulator.from_data(data, Source(f"{name} with ranges"))
+
+
+@pytest.mark.parametrize("ruleset", sorted(CASES))
+def test_a_chunk_is_one_call_a_stack_and_each_battle_its_combinations_own(
+    ruleset: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Battles across a block's end: one kernel call for each stack (no combination's
+    own run), and battle j, the r-th of its block to draw combination c, is battle
+    block x BLOCK + r of c's scenario validated on its own, on c's seed, every column."""
+    scenario = ranged(ruleset)
+    mixture = scenario.model
+    prepared = prepare(scenario)
+    kind = type(mixture.prepared_of(0))
+    assert issubclass(kind, StackedRuns)
+    stacked_calls: list[int] = []
+    run_stacked = kind.run_stacked
+
+    def counted(self: Any, tables: Any, slots: np.ndarray, *rest: Any) -> None:
+        stacked_calls.append(len(slots))
+        run_stacked(self, tables, slots, *rest)
+
+    def refused(*_: Any) -> None:
+        raise AssertionError("a combination ran on its own kernel call")
+
+    monkeypatch.setattr(kind, "run_stacked", counted)
+    monkeypatch.setattr(kind, "run", refused)
+    first, count = BLOCK - 150, 400
+    got = prepared.run(11, first, count)
+    monkeypatch.undo()
+    assert len(stacked_calls) == CASES[ruleset][2] and sum(stacked_calls) == count
+
+    combos = mixture.draws(11, 0, 2 * BLOCK) @ mixture.strides
+    seeds = mixture.combination_seeds(11, np.arange(mixture.combinations))
+    checked = 0
+    for c in range(mixture.combinations):
+        data = substituted(scenario.data, mixture.values_of(c))
+        alone = prepare(simulator.from_data(data, Source("one combination")))
+        for block in (0, 1):
+            mine = np.flatnonzero(combos[block * BLOCK : (block + 1) * BLOCK] == c)
+            here = mine[(mine + block * BLOCK >= first) & (mine + block * BLOCK < first + count)]
+            if not len(here):
+                continue
+            r = int(np.searchsorted(mine, here[0]))
+            want = alone.run(int(seeds[c]), block * BLOCK + r, len(here))
+            at = here + block * BLOCK - first
+            for column, values in want.items():
+                if column in got:
+                    assert np.array_equal(got[column][at], values), (c, block, column)
+            absent = set(got) - set(want) - {n for n in got if n.startswith("unknown.")}
+            for column in absent:  # a column another combination has: 0 in this one's
+                assert not got[column][at].any(), (c, column)
+            checked += len(here)
+    assert checked == count
+
+
+@pytest.mark.parametrize("ruleset", sorted(CASES))
+def test_same_battles_on_any_threads_and_chunks(ruleset: str) -> None:
+    assert reproducibility(ranged(ruleset), battles=1_500, seed=4, chunks=(500, 77)) == []
+
+
+def test_a_stack_holds_each_members_tables_as_they_are() -> None:
+    """Each member's table, read back from the stacked copy by its offsets and shape
+    (what kernels/stacked.py's views read), is its own table exactly."""
+    scenario = ranged("confrontation")
+    members = [scenario.model.prepared_of(c) for c in (5, 0, 11)]
+    tables = stack(members)
+    for s, member in enumerate(members):
+        for t, own in enumerate(member.stack_tables()):
+            part = tables.flats[t][tables.at[s, t] : tables.at[s + 1, t]]
+            shape = own.shape if own.ndim == 1 else tuple(tables.dims[s, 2 * t : 2 * t + 2])
+            assert np.array_equal(part.reshape(shape), own), (s, t)
+        assert tuple(tables.sizes[s]) == member.stack_sizes()
+    assert tables.width == max(m.stack_sizes()[0] for m in members)
