@@ -6,12 +6,12 @@ thread count and chunking."""
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+import tomllib
 
 import simulator
 from simulator.errors import Source
