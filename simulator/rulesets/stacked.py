@@ -13,8 +13,9 @@ from the stream of its own (seed, number).
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -44,8 +45,7 @@ def stack(members: Sequence[StackedRuns]) -> Stack:
     flats = []
     for t in range(count):
         parts = [np.ascontiguousarray(own[t]) for own in tables]
-        sizes = [p.size for p in parts]
-        at[1:, t] = np.cumsum(sizes)
+        at[1:, t] = np.cumsum([p.size for p in parts])
         for s, part in enumerate(parts):
             dims[s, 2 * t : 2 * t + part.ndim] = part.shape
         flats.append(np.concatenate([p.ravel() for p in parts]))
@@ -60,9 +60,9 @@ class StackedRuns:
 
     columns: Mapping[str, int]
 
-    def stack_key(self) -> Hashable:
+    def stack_key(self) -> tuple[Any, ...]:
         """What scenarios must share to be stacked in one call (their kernel's code)."""
-        return type(self)
+        return (type(self),)
 
     def stack_tables(self) -> tuple[np.ndarray, ...]:
         """The tables its kernel takes for it, in the kernel's order."""
@@ -83,10 +83,10 @@ class StackedRuns:
         """The outcome columns computed from its kernel's ``rows`` (none here)."""
         return {}
 
-    def derived_key(self) -> Hashable:
+    def derived_key(self) -> tuple[Any, ...]:
         """What scenarios must share for one :meth:`derived_columns` to serve the rows
         of them all (it reads only columns at the same place in each)."""
-        return type(self)
+        return (type(self),)
 
     def run_stacked(
         self,
