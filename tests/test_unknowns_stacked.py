@@ -125,7 +125,8 @@ def test_same_battles_on_any_threads_and_chunks(ruleset: str) -> None:
 
 def test_a_stack_holds_each_members_tables_as_they_are() -> None:
     """Each member's table, read back from the stacked copy by its offsets and shape
-    (what kernels/stacked.py's views read), is its own table exactly."""
+    (what kernels/stacked.py's views read), is its own table exactly, whether the stack
+    was made at once or grown."""
     scenario = ranged("confrontation")
     members = [scenario.model.prepared_of(c) for c in (5, 0, 11)]
     tables = stack(members)
@@ -136,3 +137,8 @@ def test_a_stack_holds_each_members_tables_as_they_are() -> None:
             assert np.array_equal(part.reshape(shape), own), (s, t)
         assert tuple(tables.sizes[s]) == member.stack_sizes()
     assert tables.width == max(m.stack_sizes()[0] for m in members)
+    # A stack grown by the members a later chunk draws is the stack of them all.
+    grown = stack(members[1:], stack(members[:1]))
+    assert all(np.array_equal(a, b) for a, b in zip(grown.flats, tables.flats, strict=True))
+    for name in ("at", "dims", "sizes"):
+        assert np.array_equal(getattr(grown, name), getattr(tables, name)), name

@@ -36,8 +36,10 @@ class Stack:
     width: int
 
 
-def stack(members: Sequence[StackedRuns]) -> Stack:
-    """The tables of ``members`` side by side (each member's slot its place here)."""
+def stack(members: Sequence[StackedRuns], onto: Stack | None = None) -> Stack:
+    """The tables of ``members`` side by side (each member's slot its place here), after
+    those of ``onto`` when given (its members keep their slots; only the new members'
+    tables are read)."""
     tables = [m.stack_tables() for m in members]
     count = len(tables[0])
     at = np.zeros((len(members) + 1, count), np.int64)
@@ -48,8 +50,15 @@ def stack(members: Sequence[StackedRuns]) -> Stack:
         at[1:, t] = np.cumsum([p.size for p in parts])
         for s, part in enumerate(parts):
             dims[s, 2 * t : 2 * t + part.ndim] = part.shape
+        if onto is not None:
+            parts.insert(0, onto.flats[t])
+            at[:, t] += onto.at[-1, t]
         flats.append(np.concatenate([p.ravel() for p in parts]))
     sizes = np.array([m.stack_sizes() for m in members], np.int64)
+    if onto is not None:
+        at = np.concatenate([onto.at[:-1], at])
+        dims = np.concatenate([onto.dims, dims])
+        sizes = np.concatenate([onto.sizes, sizes])
     return Stack(tuple(flats), at, dims, sizes, int(sizes[:, 0].max()))
 
 

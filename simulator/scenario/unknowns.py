@@ -386,19 +386,20 @@ class Mixture:
 
     def stack_of(self, key: Hashable, combinations: list[int]) -> tuple[Stack, dict[int, int]]:
         """The stacked tables holding ``combinations`` (of one stack key), and each
-        one's slot: those run before kept, the new ones added at the end (a stack is
-        rebuilt when a chunk draws a combination it lacks, mostly in the first chunks;
-        past :data:`MAX_STACKED` combinations it holds the chunk's alone)."""
+        one's slot: those run before kept, the new ones added at the end (when a chunk
+        draws a combination the stack lacks, mostly in the first chunks; past
+        :data:`MAX_STACKED` combinations it holds the chunk's alone)."""
         with self._lock:
             known = self._stacks.get(key)
         if known is not None and all(c in known[1] for c in combinations):
             return known
-        kept = [] if known is None else list(known[1])
-        if len(kept) + len(combinations) > MAX_STACKED:
-            kept = []
-        members = list(dict.fromkeys([*kept, *combinations]))
-        made = stack([self.prepared_of(c) for c in members])  # type: ignore[misc]
-        slots = {c: s for s, c in enumerate(members)}
+        if known is not None and len(known[1]) + len(combinations) > MAX_STACKED:
+            known = None
+        slots = {} if known is None else dict(known[1])
+        added = [c for c in dict.fromkeys(combinations) if c not in slots]
+        onto = None if known is None else known[0]
+        made = stack([self.prepared_of(c) for c in added], onto)  # type: ignore[misc]
+        slots.update({c: s for s, c in enumerate(added, start=len(slots))})
         with self._lock:
             self._stacks[key] = (made, slots)
         return made, slots
