@@ -11,7 +11,7 @@ from numba import prange
 from ._jit import jit
 from .age_of_gods import BLOCK, N_PER_SIDE
 from .rng import seed_battle
-from .stacked import table_of, vector_of
+from .stacked import largest, table_of, vector_of
 
 
 @jit(parallel=True)
@@ -24,11 +24,8 @@ def phased_stacked(
     groups and units; battle i is battle ``numbers[i]`` of seed ``seeds[i]`` of scenario
     ``slots[i]``, its row in ``out[i]``'s first ``sizes[slots[i], 0]`` columns."""
     n = out.shape[0]
-    n_groups = np.int64(1)
-    n_units = np.int64(1)
-    for c in range(sizes.shape[0]):
-        n_groups = max(n_groups, sizes[c, 1])
-        n_units = max(n_units, sizes[c, 2])
+    n_groups = largest(sizes, 1)
+    n_units = largest(sizes, 2)
     for block in prange((n + BLOCK - 1) // BLOCK):
         state = np.empty(4, np.uint64)
         cnt = np.empty(n_groups, np.int64)

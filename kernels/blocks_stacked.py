@@ -10,7 +10,7 @@ from numba import prange
 
 from ._jit import jit
 from .blocks import BLOCK
-from .stacked import table_of, vector_of
+from .stacked import largest, table_of, vector_of
 
 
 @jit(parallel=True)
@@ -24,9 +24,7 @@ def blocks_stacked(battles, blocks, params, stops, at, dims, sizes, slots, seeds
     n = out.shape[0]
     width = out.shape[1]
     flat = out.reshape(out.size)
-    n_blocks = np.int64(1)
-    for c in range(sizes.shape[0]):
-        n_blocks = max(n_blocks, sizes[c, 1])
+    n_blocks = largest(sizes, 1)
     zero = np.int64(0)
     one = np.int64(1)
     for chunk in prange((n + BLOCK - 1) // BLOCK):

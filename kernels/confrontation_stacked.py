@@ -11,7 +11,7 @@ from numba import prange
 from ._jit import jit
 from .confrontation import BLOCK
 from .rng import seed_battle
-from .stacked import table_of, vector_of
+from .stacked import largest, table_of, vector_of
 
 
 @jit(parallel=True)
@@ -25,11 +25,8 @@ def confrontation_stacked(
     ``numbers[i]`` of seed ``seeds[i]`` of scenario ``slots[i]``, its row in ``out[i]``'s
     first ``sizes[slots[i], 0]`` columns."""
     n = out.shape[0]
-    n_units = np.int64(1)
-    n_stacks = np.int64(1)
-    for c in range(sizes.shape[0]):
-        n_units = max(n_units, sizes[c, 1])
-        n_stacks = max(n_stacks, sizes[c, 2])
+    n_units = largest(sizes, 1)
+    n_stacks = largest(sizes, 2)
     for block in prange((n + BLOCK - 1) // BLOCK):
         state = np.empty(4, np.uint64)
         integrity = np.empty(n_units, np.int64)

@@ -11,7 +11,7 @@ from numba import prange
 from ._jit import jit
 from .rng import seed_battle
 from .skirmish import BLOCK, N_LOG_FIELDS, expected_table
-from .stacked import table_of, vector_of
+from .stacked import largest, table_of, vector_of
 
 
 @jit(parallel=True)
@@ -25,10 +25,9 @@ def skirmish_stacked(battle, table, params, stops, at, dims, sizes, slots, seeds
     n_scenarios = sizes.shape[0]
     # Each scenario's table of expected damage, as its own call would build it.
     expected_at = np.zeros(n_scenarios + 1, np.int64)
-    most = np.int64(1)
+    most = largest(sizes, 1)
     for c in range(n_scenarios):
         expected_at[c + 1] = expected_at[c] + sizes[c, 1] * sizes[c, 1]
-        most = max(most, sizes[c, 1])
     expected = np.empty(expected_at[n_scenarios], np.float64)
     for c in range(n_scenarios):
         own = expected_table(table_of(table, at, dims, c, 0))

@@ -11,6 +11,8 @@ takes a plain run's tables.
 
 from __future__ import annotations
 
+import numpy as np
+
 from ._jit import jit
 
 
@@ -24,3 +26,13 @@ def table_of(flat, at, dims, c, t):
 def vector_of(flat, at, c, t):
     """Combination ``c``'s vector ``t``, a view of ``flat``."""
     return flat[at[c, t] : at[c + 1, t]]
+
+
+@jit(inline=True)
+def largest(sizes, column):
+    """The most of ``sizes[:, column]`` over the scenarios, at least 1: the length of a
+    scratch array every scenario's battle takes a view of."""
+    most = np.int64(1)
+    for c in range(sizes.shape[0]):
+        most = max(most, sizes[c, column])
+    return most

@@ -6,6 +6,7 @@ thread count and chunking."""
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 from typing import Any
 
@@ -15,10 +16,12 @@ import tomllib
 
 import simulator
 from simulator.errors import Source
+from simulator.rulesets.base import Prepared
 from simulator.rulesets.stacked import StackedRuns, stack
 from simulator.scenario.scenario import prepare, set_path
 from simulator.scenario.unknowns import BLOCK, substituted
 from tests.stats_tests import reproducibility
+from tests.test_unknowns import battles_of_their_combinations
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -94,28 +97,11 @@ def test_a_chunk_is_one_call_a_stack_and_each_battle_its_combinations_own(
     monkeypatch.undo()
     assert len(stacked_calls) == CASES[ruleset][2] and sum(stacked_calls) == count
 
-    combos = mixture.draws(11, 0, 2 * BLOCK) @ mixture.strides
-    seeds = mixture.combination_seeds(11, np.arange(mixture.combinations))
-    checked = 0
-    for c in range(mixture.combinations):
+    def alone(c: int) -> Prepared:
         data = substituted(scenario.data, mixture.values_of(c))
-        alone = prepare(simulator.from_data(data, Source("one combination")))
-        for block in (0, 1):
-            mine = np.flatnonzero(combos[block * BLOCK : (block + 1) * BLOCK] == c)
-            here = mine[(mine + block * BLOCK >= first) & (mine + block * BLOCK < first + count)]
-            if not len(here):
-                continue
-            r = int(np.searchsorted(mine, here[0]))
-            want = alone.run(int(seeds[c]), block * BLOCK + r, len(here))
-            at = here + block * BLOCK - first
-            for column, values in want.items():
-                if column in got:
-                    assert np.array_equal(got[column][at], values), (c, block, column)
-            absent = set(got) - set(want) - {n for n in got if n.startswith("unknown.")}
-            for column in absent:  # a column another combination has: 0 in this one's
-                assert not got[column][at].any(), (c, column)
-            checked += len(here)
-    assert checked == count
+        return prepare(simulator.from_data(data, Source("one combination")))
+
+    assert battles_of_their_combinations(got, mixture, 11, first, alone) == count
 
 
 @pytest.mark.parametrize("ruleset", sorted(CASES))
@@ -142,3 +128,26 @@ def test_a_stack_holds_each_members_tables_as_they_are() -> None:
     assert all(np.array_equal(a, b) for a, b in zip(grown.flats, tables.flats, strict=True))
     for name in ("at", "dims", "sizes"):
         assert np.array_equal(getattr(grown, name), getattr(tables, name)), name
+
+
+#: Each ruleset's stacked kernel, by module and name.
+STACKED_KERNELS = {
+    "age_of_gods": ("kernels.age_of_gods_stacked", "phased_stacked"),
+    "blocks": ("kernels.blocks_stacked", "blocks_stacked"),
+    "confrontation": ("kernels.confrontation_stacked", "confrontation_stacked"),
+    "skirmish": ("kernels.skirmish_stacked", "skirmish_stacked"),
+}
+
+
+@pytest.mark.parametrize("ruleset", sorted(CASES))
+def test_one_compiled_signature_a_stacked_kernel(ruleset: str) -> None:
+    """Whatever the stack (its members' sizes, one member or many, one battle function
+    or the other), the stacked kernel is compiled once: every stack's arrays are of the
+    same types."""
+    module, name = STACKED_KERNELS[ruleset]
+    scenario = ranged(ruleset)
+    prepared = prepare(scenario)
+    prepared.run(3, 0, 50)
+    prepared.run(3, 50, 2_000)
+    kernel = getattr(importlib.import_module(module), name)
+    assert len(kernel.signatures) == 1, kernel.signatures

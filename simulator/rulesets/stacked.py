@@ -97,6 +97,11 @@ class StackedRuns:
         of them all (it reads only columns at the same place in each)."""
         return (type(self),)
 
+    def stacked_kernel(self) -> tuple[Any, Any]:
+        """Its ruleset's stacked kernel (kernels/*_stacked.py) and the battle function
+        (by address) that kernel calls for it."""
+        raise NotImplementedError
+
     def run_stacked(
         self,
         tables: Stack,
@@ -107,5 +112,9 @@ class StackedRuns:
     ) -> None:
         """Into ``out[i, :width of its member]``, battle ``numbers[i]`` of seed
         ``seeds[i]`` of member ``slots[i]`` of ``tables`` (``out`` zeros at first, as
-        wide as the widest member's row), every battle on every thread in one call."""
-        raise NotImplementedError
+        wide as the widest member's row), every battle on every thread in one call. Any
+        member may run the stack: members of one stack key share the kernel."""
+        kernel, battle = self.stacked_kernel()
+        kernel(
+            battle, *tables.flats, tables.at, tables.dims, tables.sizes, slots, seeds, numbers, out
+        )

@@ -19,7 +19,7 @@ from ..base import BY_STEP, FROM_STEP, STOP_RULES, WAVES, Prepared
 from ..olympia.model import Men, Side, Unit
 from ..olympia.prepare import side_bounds
 from ..olympia.waves import LEFT_PREFIX
-from ..stacked import Stack, StackedRuns
+from ..stacked import StackedRuns
 from . import waves
 from .keys import RANKS
 from .model import (
@@ -449,20 +449,10 @@ class AgeOfGodsPrepared(StackedRuns, Prepared):
         groups = self.arrays.groups
         return (k.O_COLUMNS + len(self.arrays.columns), len(groups), groups[:, ol.G_UNIT].max() + 1)
 
-    def run_stacked(
-        self,
-        tables: Stack,
-        slots: np.ndarray,
-        seeds: np.ndarray,
-        numbers: np.ndarray,
-        out: np.ndarray,
-    ) -> None:
+    def stacked_kernel(self) -> tuple[Any, Any]:
         if self.keeps_left:
             raise NotImplementedError("the stacked kernel keeps no group's state")
-        age_of_gods_stacked.phased_stacked(
-            k.battle_by_address(), *tables.flats, tables.at, tables.dims, tables.sizes,
-            slots, seeds, numbers, out,
-        )  # fmt: skip
+        return age_of_gods_stacked.phased_stacked, k.battle_by_address()
 
     def memory_bytes(self, battles: int) -> int:
         """:meth:`Prepared.memory_bytes`, and in the wave chain each group's state at the

@@ -16,7 +16,7 @@ from kernels import blocks_stacked
 
 from .. import base
 from ..base import BY_STEP, FROM_STEP, STOP_RULES, Prepared, add_to_most
-from ..stacked import Stack, StackedRuns
+from ..stacked import StackedRuns
 from . import waves
 from .keys import SWITCHES
 from .model import INITIATIVES, POLICIES, SIDES, Battle
@@ -225,20 +225,10 @@ class BlocksPrepared(StackedRuns, Prepared):
         blocks = self.arrays.blocks.shape[0]
         return (k.n_columns(blocks, False), blocks)
 
-    def run_stacked(
-        self,
-        tables: Stack,
-        slots: np.ndarray,
-        seeds: np.ndarray,
-        numbers: np.ndarray,
-        out: np.ndarray,
-    ) -> None:
+    def stacked_kernel(self) -> tuple[Any, Any]:
         if self.keeps_places:
             raise NotImplementedError("the stacked kernel keeps no block's place")
-        blocks_stacked.blocks_stacked(
-            k.battle_by_address(self._plain()), *tables.flats, tables.at, tables.dims,
-            tables.sizes, slots, seeds, numbers, out,
-        )  # fmt: skip
+        return blocks_stacked.blocks_stacked, k.battle_by_address(self._plain())
 
     def derived_columns(self, rows: np.ndarray) -> dict[str, np.ndarray]:
         if self.battle.turns > 1:

@@ -14,7 +14,7 @@ from kernels import confrontation_stacked
 
 from ..base import BY_STEP, FROM_STEP, STOP_RULES, TURN_LIMIT, WAVES, add_to_most
 from ..recorded_turns import RecordedTurns
-from ..stacked import Stack, StackedRuns
+from ..stacked import StackedRuns
 from . import waves
 from .model import ABILITIES, SIDES, Action, Battle, hundredths, unit_column
 
@@ -231,18 +231,8 @@ class ConfrontationPrepared(StackedRuns, RecordedTurns):
     def stack_sizes(self) -> tuple[int, ...]:
         return (self.arrays.n_columns, self.arrays.units.shape[0], self.arrays.stacks.shape[0])
 
-    def run_stacked(
-        self,
-        tables: Stack,
-        slots: np.ndarray,
-        seeds: np.ndarray,
-        numbers: np.ndarray,
-        out: np.ndarray,
-    ) -> None:
-        confrontation_stacked.confrontation_stacked(
-            k.battle_by_address(), *tables.flats, tables.at, tables.dims, tables.sizes,
-            slots, seeds, numbers, out,
-        )  # fmt: skip
+    def stacked_kernel(self) -> tuple[Any, Any]:
+        return confrontation_stacked.confrontation_stacked, k.battle_by_address()
 
     def derived_columns(self, rows: np.ndarray) -> dict[str, np.ndarray]:
         # Only the last turn ends a battle undecided: every draw is one the limit ended.

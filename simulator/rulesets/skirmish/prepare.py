@@ -14,7 +14,7 @@ from kernels import skirmish_stacked
 from .. import base
 from ..base import BY_STEP, FROM_STEP, STOP_RULES, TURN_LIMIT, add_to_most
 from ..recorded_turns import RecordedTurns
-from ..stacked import Stack, StackedRuns
+from ..stacked import StackedRuns
 from . import waves
 from .model import SIDES, Battle, Participant
 
@@ -205,18 +205,8 @@ class SkirmishPrepared(StackedRuns, RecordedTurns):
     def stack_sizes(self) -> tuple[int, ...]:
         return (self.n_columns, self.table.shape[0])
 
-    def run_stacked(
-        self,
-        tables: Stack,
-        slots: np.ndarray,
-        seeds: np.ndarray,
-        numbers: np.ndarray,
-        out: np.ndarray,
-    ) -> None:
-        skirmish_stacked.skirmish_stacked(
-            k.battle_by_address(), *tables.flats, tables.at, tables.dims, tables.sizes,
-            slots, seeds, numbers, out,
-        )  # fmt: skip
+    def stacked_kernel(self) -> tuple[Any, Any]:
+        return skirmish_stacked.skirmish_stacked, k.battle_by_address()
 
     def survivors(
         self, rows: Mapping[str, np.ndarray], side: str, data: Mapping[str, Any]
