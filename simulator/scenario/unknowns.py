@@ -39,6 +39,7 @@ import numpy as np
 from .. import rulesets
 from ..errors import BattleOddsError, Source
 from ..input.fields import RANGE_PATTERN, WEIGHTED_PATTERN
+from ..input.reader import reusing
 from ..rulesets.base import BY_STEP, Prepared
 from ..rulesets.stacked import Stack, StackedRuns, stack
 from .groups import GroupedPrepared, grouped_calls
@@ -320,6 +321,8 @@ class Mixture:
             self.strides[k] = self.strides[k + 1] * self.sizes[k + 1]
         self._scenarios: dict[int, Scenario] = {}
         self._prepared: dict[int, Prepared] = {}
+        # The parts of the data the combinations share, read once (input.reader.read_once).
+        self._parts: dict[tuple[str, int, int], tuple[Any, Any, Any]] = {}
         # The stacked tables of the combinations run so far, by stack key, with each
         # combination's slot in them (rulesets/stacked.py).
         self._stacks: dict[Hashable, tuple[Stack, dict[int, int]]] = {}
@@ -352,7 +355,8 @@ class Mixture:
             return known
         values = self.values_of(combination)
         try:
-            scenario = self._validate(substituted(self.data, values), self.source)
+            with reusing(self._parts):
+                scenario = self._validate(substituted(self.data, values), self.source)
         except BattleOddsError as exc:
             drawn = ", ".join(
                 f"{u.path} = {u.value_words(values[u.path])} (of {u.written!r})"
