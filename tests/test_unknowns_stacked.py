@@ -16,6 +16,7 @@ import tomllib
 
 import simulator
 from simulator.errors import Source
+from simulator.input.reader import read_once, reusing
 from simulator.rulesets.base import Prepared
 from simulator.rulesets.stacked import StackedRuns, stack
 from simulator.scenario.scenario import prepare, set_path
@@ -151,3 +152,46 @@ def test_one_compiled_signature_a_stacked_kernel(ruleset: str) -> None:
     prepared.run(3, 50, 2_000)
     kernel = getattr(importlib.import_module(module), name)
     assert len(kernel.signatures) == 1, kernel.signatures
+
+
+def test_the_combinations_read_the_parts_they_share_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Confrontation's units, which its combinations here do not change, are each read
+    once for all of them (input.reader.read_once); outside a mixture every read reads."""
+    from simulator.rulesets.confrontation import model
+
+    reads: list[str] = []
+    unit = model._unit
+
+    def counted(node: Any, types: Any) -> Any:
+        reads.append(node.path)
+        return unit(node, types)
+
+    monkeypatch.setattr(model, "_unit", counted)
+    scenario = ranged("confrontation")
+    mixture = scenario.model
+    for c in range(mixture.combinations):
+        mixture.scenario_of(c)
+    fielded = [u for stack in mixture.scenario_of(0).model.stacks for u in stack.units]
+    assert sorted(reads) == sorted(set(reads)) and len(reads) == len(fielded)
+    reads.clear()
+    data = substituted(scenario.data, mixture.values_of(0))
+    simulator.from_data(data, Source("alone"))
+    simulator.from_data(data, Source("alone again"))
+    assert len(reads) == 2 * len(fielded)
+
+
+def test_read_once_reads_a_part_again_for_another_object() -> None:
+    parts: dict[Any, Any] = {}
+    table, same_content = {"a": 1}, {"a": 1}
+    reads: list[object] = []
+
+    def read(data: object) -> int:
+        reads.append(data)
+        return len(reads)
+
+    with reusing(parts):
+        assert read_once("t", table, None, lambda: read(table)) == 1
+        assert read_once("t", table, None, lambda: read(table)) == 1
+        assert read_once("t", same_content, None, lambda: read(same_content)) == 2
+        assert read_once("t", table, same_content, lambda: read(table)) == 3
+    assert read_once("t", table, None, lambda: read(table)) == 4  # outside: read afresh
