@@ -195,3 +195,25 @@ def test_read_once_reads_a_part_again_for_another_object() -> None:
         assert read_once("t", same_content, None, lambda: read(same_content)) == 2
         assert read_once("t", table, same_content, lambda: read(table)) == 3
     assert read_once("t", table, None, lambda: read(table)) == 4  # outside: read afresh
+
+
+def test_past_the_tables_bound_a_chunk_makes_a_call_a_combination(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Skirmish's stacked call builds each combination's table of expected damage: past
+    STACKED_TABLE_BYTES of them the chunk runs a call a combination, the same battles."""
+    from simulator.scenario import unknowns
+
+    prepared = prepare(ranged("skirmish"))
+    stacked = prepared.run(5, 0, 600)
+    kind = type(prepared.mixture.prepared_of(0))  # type: ignore[attr-defined]
+
+    def refused(*_: Any) -> None:
+        raise AssertionError("a stacked call past the bound")
+
+    monkeypatch.setattr(unknowns, "STACKED_TABLE_BYTES", 0)
+    monkeypatch.setattr(kind, "run_stacked", refused)
+    one_a_combination = prepared.run(5, 0, 600)
+    assert set(one_a_combination) == set(stacked)
+    for column, values in stacked.items():
+        assert np.array_equal(one_a_combination[column], values), column

@@ -61,6 +61,8 @@ BLOCK = 1 << 16
 KERNEL_HORIZON = 1 << 18
 #: The most combinations whose tables one stack holds (rulesets/stacked.py).
 MAX_STACKED = 4096
+#: The most bytes of tables a stacked kernel call may build for its combinations.
+STACKED_TABLE_BYTES = 1 << 28
 #: Winner codes of the ``unknown.K`` columns: the kernels' outcome codes, attacker 0,
 #: defender 1, draw 2 (simulator.results.stats.OUTCOMES), then the withdrawals (3, 4).
 N_OUTCOMES = 3
@@ -495,9 +497,13 @@ class MixturePrepared(GroupedPrepared):
         self._places: dict[int, tuple[Stack, np.ndarray, np.ndarray]] = {}
 
     def memory_bytes(self, battles: int) -> int:
-        # The chunk's outcome columns, the input draws, and one combination's call.
+        # The chunk's outcome columns, the input draws, and the widest combination's rows.
         own = 8 * (3 * len(self.columns) + 2 * len(self.mixture.unknowns) + 4) * battles
-        return own + self.mixture.prepared_of(0).memory_bytes(battles)
+        # A stacked call's rows are as wide as the widest combination's.
+        widest = max(
+            self.mixture.prepared_of(c).memory_bytes(battles) for c in self.mixture.checked
+        )
+        return own + widest  # and a stacked call's tables, STACKED_TABLE_BYTES at most
 
     def run(self, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
         m = self.mixture
@@ -515,7 +521,11 @@ class MixturePrepared(GroupedPrepared):
         # small group's battles), and each column put in battle order once: the calls'
         # columns side by side, scattered by their positions side by side.
         seeds = m.combination_seeds(seed, np.array([c for c, _, _ in calls], np.int64))
-        if all(isinstance(m.prepared_of(c), StackedRuns) for c, _, _ in calls):
+        present = {c: m.prepared_of(c) for c, _, _ in calls}
+        stacked = all(isinstance(p, StackedRuns) for p in present.values())
+        # A stacked call builds every member's tables at once (skirmish's expected damage,
+        # a participant against each other): past a bound, a call a combination.
+        if stacked and sum(p.table_bytes() for p in present.values()) <= STACKED_TABLE_BYTES:
             self._run_stacked(calls, seeds, out)
         else:
             self._run_calls(calls, seeds, out)

@@ -38,6 +38,20 @@ class ConfrontationArrays:
     def n_columns(self) -> int:
         return k.first_casualty_column(self.units.shape[0]) + len(self.casualty_names)
 
+    def tables(self, params: np.ndarray) -> tuple[np.ndarray, ...]:
+        """The kernel's tables, in its order, with ``params`` (these or a cut's)."""
+        return (
+            self.units,
+            self.floats,
+            self.stacks,
+            self.distance,
+            self.actions,
+            self.entry_start,
+            self.turn_entry,
+            params,
+            self.stops,
+        )
+
 
 def compile_battle(battle: Battle) -> ConfrontationArrays:
     unit_rows: list[list[int]] = []
@@ -194,15 +208,7 @@ class ConfrontationPrepared(StackedRuns, RecordedTurns):
         if count:
             k.confrontation_battles(
                 k.battle_by_address(),
-                a.units,
-                a.floats,
-                a.stacks,
-                a.distance,
-                a.actions,
-                a.entry_start,
-                a.turn_entry,
-                params,
-                a.stops,
+                *a.tables(params),
                 turns,
                 np.uint64(seed),
                 first,
@@ -215,18 +221,7 @@ class ConfrontationPrepared(StackedRuns, RecordedTurns):
         return self.columns_of(self.run_matrix(seed, first, count))
 
     def stack_tables(self) -> tuple[np.ndarray, ...]:
-        a = self.arrays
-        return (
-            a.units,
-            a.floats,
-            a.stacks,
-            a.distance,
-            a.actions,
-            a.entry_start,
-            a.turn_entry,
-            a.params,
-            a.stops,
-        )
+        return self.arrays.tables(self.arrays.params)
 
     def stack_sizes(self) -> tuple[int, ...]:
         return (self.arrays.n_columns, self.arrays.units.shape[0], self.arrays.stacks.shape[0])
