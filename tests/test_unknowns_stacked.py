@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 import tomllib
+from scipy import stats
 
 import simulator
 from simulator.errors import Source
@@ -217,3 +218,23 @@ def test_past_the_tables_bound_a_chunk_makes_a_call_a_combination(
     assert set(one_a_combination) == set(stacked)
     for column, values in stacked.items():
         assert np.array_equal(one_a_combination[column], values), column
+
+
+def test_the_stacked_answer_is_the_weighted_mixture_of_fixed_answers() -> None:
+    """Confrontation's attacker's first stack with 0 advantages (weight 1) or 2 (weight
+    3): P(attacker wins) of the stacked run is P(0) / 4 + 3 P(2) / 4, each estimated by
+    its own fixed run, within the difference's 99.9% normal interval."""
+    n = 20_000
+    name = CASES["confrontation"][0]
+    data = tomllib.loads((ROOT / "scenarios" / f"{name}.toml").read_text(encoding="utf-8"))
+
+    def with_advantages(value: Any) -> simulator.Scenario:
+        set_path(data, "attacker.stacks[0].advantages", value)
+        return simulator.from_data(data, Source("advantages"))
+
+    mixed = simulator.simulate(with_advantages("0:1, 2:3"), n, seed=21).win()[0]
+    p0 = simulator.simulate(with_advantages(0), n, seed=22).win()[0]
+    p2 = simulator.simulate(with_advantages(2), n, seed=23).win()[0]
+    expected = p0 / 4 + 3 * p2 / 4
+    variance = mixed * (1 - mixed) / n + (p0 * (1 - p0) / 16 + 9 * p2 * (1 - p2) / 16) / n
+    assert abs(mixed - expected) < stats.norm.ppf(0.9995) * variance**0.5, (mixed, expected)
