@@ -238,3 +238,21 @@ def test_the_stacked_answer_is_the_weighted_mixture_of_fixed_answers() -> None:
     expected = p0 / 4 + 3 * p2 / 4
     variance = mixed * (1 - mixed) / n + (p0 * (1 - p0) / 16 + 9 * p2 * (1 - p2) / 16) / n
     assert abs(mixed - expected) < stats.norm.ppf(0.9995) * variance**0.5, (mixed, expected)
+
+
+def test_the_page_warms_the_stacked_kernels(monkeypatch: pytest.MonkeyPatch) -> None:
+    """serve's warming runs one battle of each stacked ruleset's starter through its
+    stacked kernel (a question with ranges then waits on no compile); olympia has none."""
+    from simulator.serve import warming
+
+    warmed: list[str] = []
+    run_stacked = StackedRuns.run_stacked
+
+    def counted(self: Any, *args: Any) -> None:
+        warmed.append(type(self).__module__.split(".")[-2])
+        run_stacked(self, *args)
+
+    monkeypatch.setattr(StackedRuns, "run_stacked", counted)
+    for ruleset in (*sorted(STACKED_KERNELS), "olympia"):
+        warming._other_kernels(ruleset)
+    assert warmed == sorted(STACKED_KERNELS)

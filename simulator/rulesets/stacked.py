@@ -62,6 +62,16 @@ def stack(members: Sequence[StackedRuns], onto: Stack | None = None) -> Stack:
     return Stack(tuple(flats), at, dims, sizes, int(sizes[:, 0].max()))
 
 
+def warm_stacked(prepared: StackedRuns) -> None:
+    """Load (or compile, the first time) the stacked kernel ``prepared``'s ruleset runs a
+    scenario with ranges on: one battle of it, stacked alone (the page warms it, so that
+    its first question with ranges does not wait on a compile)."""
+    tables = stack([prepared])
+    rows = np.zeros((1, tables.width + 1), np.int64)
+    one = np.zeros(1, np.int64)
+    prepared.run_stacked(tables, one, np.ones(1, np.uint64), one, rows)
+
+
 class StackedRuns:
     """A prepared scenario whose kernel also runs the battles of many of its ruleset's
     scenarios in one call (mixed into the ruleset's ``Prepared``). Its outcome columns
