@@ -518,8 +518,7 @@ class MixturePrepared(GroupedPrepared):
             )
         )
         # Each call's seed, for all of them at once (a hash a call cost as much as a
-        # small group's battles), and each column put in battle order once: the calls'
-        # columns side by side, scattered by their positions side by side.
+        # small group's battles).
         seeds = m.combination_seeds(seed, np.array([c for c, _, _ in calls], np.int64))
         present = {c: m.prepared_of(c) for c, _, _ in calls}
         stacked = all(isinstance(p, StackedRuns) for p in present.values())
@@ -593,7 +592,9 @@ class MixturePrepared(GroupedPrepared):
                 own = self.mixture.prepared_of(c).columns
                 index[s] = [own.get(n, tables.width) for n in names]
             places = (tables, index, (index == index[0]).all(axis=0))
-            self._places = {id(tables): places}
+            if len(self._places) >= 8:  # most of them for stacks grown since
+                self._places.clear()
+            self._places[id(tables)] = places
         _, index, alike = places
         every = len(here) == len(out["winner"])
         battles = np.arange(len(here))
@@ -606,15 +607,13 @@ class MixturePrepared(GroupedPrepared):
         by_derivation: dict[Hashable, list[int]] = {}
         for combination, prepared in members.items():
             key = prepared.derived_key()  # type: ignore[attr-defined]
-            by_derivation.setdefault(key, []).append(slot_of[combination])
-        for member_slots in by_derivation.values():
-            derived: StackedRuns = members[  # type: ignore[assignment]
-                next(c for c, s in slot_of.items() if s == member_slots[0])
-            ]
+            by_derivation.setdefault(key, []).append(combination)
+        for combinations in by_derivation.values():
+            derived: StackedRuns = members[combinations[0]]  # type: ignore[assignment]
             if len(by_derivation) == 1:
                 chosen, part = here, rows
             else:
-                mask = np.isin(slots, member_slots)
+                mask = np.isin(slots, [slot_of[c] for c in combinations])
                 chosen, part = here[mask], rows[mask]
             for name, column in derived.derived_columns(part).items():
                 target = out.get(name)
