@@ -8,6 +8,9 @@ afresh, so every combination's validation and preparation is counted, as in a fr
 ``battle-odds run`` process (the kernels themselves are cached, compiled beforehand).
 Prints a markdown table of battles per second (the median of the rounds, wall clock)
 and the ranges' speed against fixed inputs, with the processor and the load.
+``--stages`` instead times each stage of one run with ranges (a timer around each:
+validating and preparing each combination, drawing the inputs, stacking the tables,
+the kernel calls, gathering the columns), to say where the time goes.
 """
 
 from __future__ import annotations
@@ -16,6 +19,9 @@ import argparse
 import statistics
 import sys
 import time
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -26,10 +32,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import command_line, load_average, markdown_table, processor  # noqa: E402
 
+from simulator import rulesets  # noqa: E402
 from simulator.errors import Source  # noqa: E402
+from simulator.rulesets.stacked import StackedRuns  # noqa: E402
 from simulator.running.runner import simulate  # noqa: E402
 from simulator.scenario.scenario import Scenario, from_data, set_path  # noqa: E402
-from simulator.scenario.unknowns import Unknown, parse_unknown  # noqa: E402
+from simulator.scenario.unknowns import (  # noqa: E402
+    Mixture,
+    MixturePrepared,
+    Unknown,
+    parse_unknown,
+)
 
 #: Issue 53: a scenario with ranges runs at least half as fast as with fixed values.
 TARGET = 0.5
@@ -108,6 +121,61 @@ def seconds(name: str, ranges: dict[str, str], fixed: bool, battles: int) -> tup
     return time.perf_counter() - started, getattr(loaded.model, "combinations", 1)
 
 
+#: The stages ``--stages`` times: (words, class, method). Validation is timed inside
+#: preparing; the stacked kernel's call inside stacking's caller, not inside stack_of.
+STAGES: list[tuple[str, Any, str]] = [
+    ("validating each combination's scenario", Mixture, "scenario_of"),
+    ("preparing each combination's arrays", None, "prepare"),
+    ("drawing the inputs (hashes, in NumPy)", Mixture, "draws"),
+    ("stacking the combinations' tables", Mixture, "stack_of"),
+    ("the stacked kernel calls", StackedRuns, "run_stacked"),
+    ("gathering the columns", MixturePrepared, "_gather"),
+    ("the kernel calls, one a combination (no stacked kernel)", MixturePrepared, "_run_calls"),
+]
+
+
+@contextmanager
+def stage_timers(ruleset: str) -> Iterator[dict[str, list[float]]]:
+    """Each of :data:`STAGES` timed (seconds and calls) while the block runs."""
+    spent: dict[str, list[float]] = defaultdict(lambda: [0.0, 0])
+    patched: list[tuple[Any, str, Callable[..., Any]]] = []
+    for words, owner, name in STAGES:
+        owner = owner or type(rulesets.get(ruleset))
+        original = getattr(owner, name)
+
+        def timed(*args: Any, _f: Any = original, _w: str = words, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return _f(*args, **kwargs)
+            finally:
+                spent[_w][0] += time.perf_counter() - started
+                spent[_w][1] += 1
+
+        setattr(owner, name, timed)
+        patched.append((owner, name, original))
+    try:
+        yield spent
+    finally:
+        for owner, name, original in patched:
+            setattr(owner, name, original)
+
+
+def stages(chosen: list[str], battles: int) -> None:
+    """Where one run with ranges of each ruleset spends its time."""
+    for ruleset in chosen:
+        name, ranges, share = CASES[ruleset]
+        n = max(1, int(battles * share))
+        seconds(name, ranges, False, 2_000)  # warm: compiled or loaded kernels
+        fixed = seconds(name, ranges, True, n)[0]
+        with stage_timers(ruleset) as spent:
+            took, combinations = seconds(name, ranges, False, n)
+        rows = [[w, f"{spent[w][0]:.3f}", f"{spent[w][1]:,}"] for w, _, _ in STAGES if w in spent]
+        rows.append(["the whole run with ranges", f"{took:.3f}", "1"])
+        rows.append(["the same battles with fixed inputs", f"{fixed:.3f}", "1"])
+        print(f"# {name} ({combinations:,} combinations), {n:,} battles")
+        print("\n".join(markdown_table(["stage", "seconds", "calls"], rows)), flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--battles", type=int, default=400_000, help="battles a run (400,000)")
@@ -115,10 +183,17 @@ def main() -> None:
     parser.add_argument(
         "--only", default="", help="rulesets to run, comma-separated (default: all)"
     )
+    parser.add_argument(
+        "--stages", action="store_true", help="time each stage of one run with ranges instead"
+    )
     args = parser.parse_args()
     chosen = [r for r in CASES if not args.only or r in args.only.split(",")]
     print(f"# {command_line()}")
     print(f"# processor {processor()}, all threads, load average {load_average()} (at start)")
+    if args.stages:
+        stages(chosen, args.battles)
+        print(f"# load average {load_average()} (at end)")
+        return
     rows = []
     for ruleset in chosen:
         name, ranges, share = CASES[ruleset]

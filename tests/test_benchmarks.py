@@ -299,3 +299,26 @@ def test_unknowns_benchmark_times_ranges_against_fixed_inputs() -> None:
         assert ratio == pytest.approx(ranged / fixed, abs=0.006)
     verdict = r"slowest against fixed: \S+, [\d.]+x; at least 0.5x: (met|NOT met)"
     assert re.search(verdict, done.stdout)
+
+
+def test_unknowns_benchmark_stages_say_where_a_run_with_ranges_spends_its_time(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``--stages`` on blocks: every combination validated and prepared once, one stacked
+    kernel call a chunk and none a combination, the timers taken off afterwards."""
+    from benchmarks import unknowns_speed
+
+    validating = unknowns_speed.Mixture.scenario_of
+    unknowns_speed.stages(["blocks"], 3_000)
+    assert unknowns_speed.Mixture.scenario_of is validating
+    rows = {
+        cells[1].strip(): cells[2:4]
+        for cells in (line.split("|") for line in capsys.readouterr().out.splitlines())
+        if len(cells) > 4 and cells[1].strip() not in ("stage", "---")
+    }
+    calls = {stage: int(n.strip().replace(",", "")) for stage, (_, n) in rows.items()}
+    assert calls["preparing each combination's arrays"] == 108
+    assert calls["validating each combination's scenario"] >= 108
+    assert calls["the stacked kernel calls"] == calls["gathering the columns"] >= 1
+    assert "the kernel calls, one a combination (no stacked kernel)" not in calls
+    assert float(rows["the whole run with ranges"][0]) > 0

@@ -17,8 +17,9 @@ from typer.testing import CliRunner
 import simulator
 from simulator.cli import app
 from simulator.errors import BattleOddsError, Source
+from simulator.rulesets.base import Prepared
 from simulator.scenario.scenario import prepare, unknowns_of
-from simulator.scenario.unknowns import ABSENT, BLOCK, parse_unknown, substituted
+from simulator.scenario.unknowns import ABSENT, BLOCK, Mixture, parse_unknown, substituted
 from tests.stats_tests import interval_contains, reproducibility
 from tests.test_human_output import raw_identifiers, too_wide
 
@@ -97,26 +98,50 @@ def test_each_battle_is_its_combinations_battle_of_the_contract() -> None:
     grouped calls and the one scatter per column must give back in battle order."""
     scenario = knights("35..37", "20..21")
     mixture = scenario.model
-    prepared = prepare(scenario)
     first, count = BLOCK - 200, 500  # across a block's end
-    got = prepared.run(11, first, count)
-    combos = mixture.draws(11, 0, 2 * BLOCK) @ mixture.strides
-    seeds = mixture.combination_seeds(11, np.arange(mixture.combinations))
-    for c in range(mixture.combinations):
+    got = prepare(scenario).run(11, first, count)
+
+    def alone(c: int) -> Prepared:
         values = mixture.values_of(c)
         pikemen = values["defender.units[0].men.pikeman"]
-        alone = prepare(knights(pikemen, values["defender.break_point"]))
-        alone.use_kernel(mixture.prepared_of(c).kernel)
+        own = prepare(knights(pikemen, values["defender.break_point"]))
+        own.use_kernel(mixture.prepared_of(c).kernel)
+        return own
+
+    assert battles_of_their_combinations(got, mixture, 11, first, alone) == count
+
+
+def battles_of_their_combinations(
+    got: dict[str, np.ndarray], mixture: Mixture, seed: int, first: int, alone: Any
+) -> int:
+    """Check that ``got``, the rows of battles ``first ..`` of a mixture (two blocks at
+    most), are each battle's combination's own: battle j, the r-th of its block to draw
+    combination c, is battle block x BLOCK + r of ``alone(c)`` (c's prepared scenario) on
+    c's seed, every column of it (a column only other combinations have: 0). Returns
+    the battles checked."""
+    count = len(got["winner"])
+    combos = mixture.draws(seed, 0, 2 * BLOCK) @ mixture.strides
+    seeds = mixture.combination_seeds(seed, np.arange(mixture.combinations))
+    checked = 0
+    for c in range(mixture.combinations):
+        own = None
         for block in (0, 1):
             mine = np.flatnonzero(combos[block * BLOCK : (block + 1) * BLOCK] == c)
             here = mine[(mine + block * BLOCK >= first) & (mine + block * BLOCK < first + count)]
             if not len(here):
                 continue
+            own = own or alone(c)
             r = int(np.searchsorted(mine, here[0]))
-            want = alone.run(int(seeds[c]), block * BLOCK + r, len(here))
+            want = own.run(int(seeds[c]), block * BLOCK + r, len(here))
             at = here + block * BLOCK - first
-            for column, values_c in want.items():
-                assert np.array_equal(got[column][at], values_c), (c, block, column)
+            for column, values in want.items():
+                if column in got:
+                    assert np.array_equal(got[column][at], values), (c, block, column)
+            others = set(got) - set(want) - {n for n in got if n.startswith("unknown.")}
+            for column in others:
+                assert not got[column][at].any(), (c, column)
+            checked += len(here)
+    return checked
 
 
 def test_a_combination_is_validated_from_data_of_its_own() -> None:

@@ -16,6 +16,7 @@ outside them is an error naming the file, line, key, value and allowed range.
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -125,6 +126,7 @@ def decimal_of(value: float) -> Decimal:
     return Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
 
 
+@functools.lru_cache(maxsize=1 << 12)  # pure; a scenario with ranges asks it per combination
 def is_multiple(value: float, step: float) -> bool:
     try:
         return decimal_of(value) % decimal_of(step) == 0

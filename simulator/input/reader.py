@@ -9,8 +9,10 @@ worst kind of wrong answer.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any, TypeVar
 
 from ..errors import BattleOddsError, Source, did_you_mean
 from .fields import Field, Table, is_multiple, range_text
@@ -52,7 +54,9 @@ class Node:
         )
 
     def table(self) -> Mapping[str, Any]:
-        if not isinstance(self.data, Mapping):
+        # A dict first: the ABC's check cost a tenth of validating a scenario's data,
+        # which a scenario with ranges does for each combination of its inputs.
+        if type(self.data) is not dict and not isinstance(self.data, Mapping):
             raise self.fail(f"expected a table, got {_kind(self.data)}")
         return self.data
 
@@ -232,3 +236,43 @@ def _kind(value: Any) -> str:
         int: "a whole number",
         float: "a number",
     }.get(type(value), type(value).__name__)
+
+
+T = TypeVar("T")
+#: What :func:`read_once` read, by (kind, data, context), while :func:`reusing` holds.
+_READ: ContextVar[dict[tuple[str, int, int], tuple[Any, Any, Any]] | None] = ContextVar(
+    "parts read", default=None
+)
+#: The most parts kept: past it they are read afresh.
+MOST_READ = 1 << 14
+
+
+@contextmanager
+def reusing(parts: dict[tuple[str, int, int], tuple[Any, Any, Any]]) -> Iterator[None]:
+    """Within the block, :func:`read_once` keeps what it reads in ``parts``: for the
+    combinations of a scenario's unknowns, validated one after another, which share
+    every table a combination does not change (simulator/scenario/unknowns.substituted
+    copies only the tables on a changed path) and never change one in place."""
+    token = _READ.set(parts)
+    try:
+        yield
+    finally:
+        _READ.reset(token)
+
+
+def read_once(kind: str, data: Any, context: Any, read: Callable[[], T]) -> T:
+    """``read()``, or, within :func:`reusing`, what it gave before for the same ``data``
+    and ``context`` objects (by identity, not value: a table the combinations share).
+    ``read`` must depend on nothing else, and give a value nobody changes."""
+    parts = _READ.get()
+    if parts is None:
+        return read()
+    key = (kind, id(data), id(context))
+    known = parts.get(key)
+    if known is not None and known[0] is data and known[1] is context:
+        return known[2]
+    value = read()
+    if len(parts) >= MOST_READ:
+        parts.clear()
+    parts[key] = (data, context, value)
+    return value

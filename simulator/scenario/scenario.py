@@ -118,7 +118,9 @@ def from_data(data: Mapping[str, Any], source: Source, *, drawn: bool = False) -
     if broken:
         raise top.fail(broken, "ruleset", name)
     ruleset = rulesets.get(name)
-    for side in ("attacker", "defender"):
+    # A combination's side holds no more than the written one, which holds every value
+    # its unknowns may take: counted once, for the scenario as written.
+    for side in () if drawn else ("attacker", "defender"):
         held = values_in(table.get(side))
         if held > MAX_SIDE_VALUES:
             raise top.fail(

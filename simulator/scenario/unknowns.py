@@ -29,7 +29,7 @@ import copy
 import math
 import re
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -39,7 +39,9 @@ import numpy as np
 from .. import rulesets
 from ..errors import BattleOddsError, Source
 from ..input.fields import RANGE_PATTERN, WEIGHTED_PATTERN
+from ..input.reader import reusing
 from ..rulesets.base import BY_STEP, Prepared
+from ..rulesets.stacked import Stack, StackedRuns, stack
 from .groups import GroupedPrepared, grouped_calls
 
 if TYPE_CHECKING:
@@ -57,6 +59,10 @@ BLOCK = 1 << 16
 #: The battles a run is taken to have when each combination's kernel is chosen (Olympia
 #: builds its chain table only for a combination drawn often enough to repay it).
 KERNEL_HORIZON = 1 << 18
+#: The most combinations whose tables one stack holds (rulesets/stacked.py).
+MAX_STACKED = 4096
+#: The most bytes of tables a stacked kernel call may build for its combinations.
+STACKED_TABLE_BYTES = 1 << 28
 #: Winner codes of the ``unknown.K`` columns: the kernels' outcome codes, attacker 0,
 #: defender 1, draw 2 (simulator.results.stats.OUTCOMES), then the withdrawals (3, 4).
 N_OUTCOMES = 3
@@ -317,6 +323,11 @@ class Mixture:
             self.strides[k] = self.strides[k + 1] * self.sizes[k + 1]
         self._scenarios: dict[int, Scenario] = {}
         self._prepared: dict[int, Prepared] = {}
+        # The parts of the data the combinations share, read once (input.reader.read_once).
+        self._parts: dict[tuple[str, int, int], tuple[Any, Any, Any]] = {}
+        # The stacked tables of the combinations run so far, by stack key, with each
+        # combination's slot in them (rulesets/stacked.py).
+        self._stacks: dict[Hashable, tuple[Stack, dict[int, int]]] = {}
         self._lock = threading.Lock()
         # Every value of every list, the ends of every range, the other unknowns at their
         # first value: the values are checked where they are written (a value the key
@@ -346,7 +357,8 @@ class Mixture:
             return known
         values = self.values_of(combination)
         try:
-            scenario = self._validate(substituted(self.data, values), self.source)
+            with reusing(self._parts):
+                scenario = self._validate(substituted(self.data, values), self.source)
         except BattleOddsError as exc:
             drawn = ", ".join(
                 f"{u.path} = {u.value_words(values[u.path])} (of {u.written!r})"
@@ -377,6 +389,26 @@ class Mixture:
                 self._prepared.clear()
             self._prepared[combination] = prepared
         return prepared
+
+    def stack_of(self, key: Hashable, combinations: list[int]) -> tuple[Stack, dict[int, int]]:
+        """The stacked tables holding ``combinations`` (of one stack key), and each
+        one's slot: those run before kept, the new ones added at the end (when a chunk
+        draws a combination the stack lacks, mostly in the first chunks; past
+        :data:`MAX_STACKED` combinations it holds the chunk's alone)."""
+        with self._lock:
+            known = self._stacks.get(key)
+        if known is not None and all(c in known[1] for c in combinations):
+            return known
+        if known is not None and len(known[1]) + len(combinations) > MAX_STACKED:
+            known = None
+        slots = {} if known is None else dict(known[1])
+        added = [c for c in dict.fromkeys(combinations) if c not in slots]
+        onto = None if known is None else known[0]
+        made = stack([self.prepared_of(c) for c in added], onto)  # type: ignore[misc]
+        slots.update({c: s for s, c in enumerate(added, start=len(slots))})
+        with self._lock:
+            self._stacks[key] = (made, slots)
+        return made, slots
 
     def probability(self, combination: int) -> float:
         """The chance a battle draws ``combination``."""
@@ -461,11 +493,17 @@ class MixturePrepared(GroupedPrepared):
         self.stop_rules = next((p.stop_rules for p in known if p.has_stop_rules), self.stop_rules)
         self.from_step = max(p.from_step for p in known)
         self.unfolds = frozenset.intersection(*(p.unfolds for p in known)) - {BY_STEP}
+        # The gather of the outcome columns from the last stack's rows (_gather).
+        self._places: dict[int, tuple[Stack, np.ndarray, np.ndarray]] = {}
 
     def memory_bytes(self, battles: int) -> int:
-        # The chunk's outcome columns, the input draws, and one combination's call.
+        # The chunk's outcome columns, the input draws, and the widest combination's rows.
         own = 8 * (3 * len(self.columns) + 2 * len(self.mixture.unknowns) + 4) * battles
-        return own + self.mixture.prepared_of(0).memory_bytes(battles)
+        # A stacked call's rows are as wide as the widest combination's.
+        widest = max(
+            self.mixture.prepared_of(c).memory_bytes(battles) for c in self.mixture.checked
+        )
+        return own + widest  # and a stacked call's tables, STACKED_TABLE_BYTES at most
 
     def run(self, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
         m = self.mixture
@@ -474,16 +512,122 @@ class MixturePrepared(GroupedPrepared):
             return out
         drawn = m.draws(seed, first, count)
         combos = drawn @ m.strides
-        winners = out["winner"]
         calls = list(
             grouped_calls(
                 first, combos, lambda start, n: m.draws(seed, start, n) @ m.strides, BLOCK
             )
         )
         # Each call's seed, for all of them at once (a hash a call cost as much as a
-        # small group's battles), and each column put in battle order once: the calls'
-        # columns side by side, scattered by their positions side by side.
+        # small group's battles).
         seeds = m.combination_seeds(seed, np.array([c for c, _, _ in calls], np.int64))
+        present = {c: m.prepared_of(c) for c, _, _ in calls}
+        stacked = all(isinstance(p, StackedRuns) for p in present.values())
+        # A stacked call builds every member's tables at once (skirmish's expected damage,
+        # a participant against each other): past a bound, a call a combination.
+        if stacked and sum(p.table_bytes() for p in present.values()) <= STACKED_TABLE_BYTES:
+            self._run_stacked(calls, seeds, out)
+        else:
+            self._run_calls(calls, seeds, out)
+        for k in range(len(m.unknowns)):
+            out[f"unknown.{k}"] = unknown_code(drawn[:, k], out["winner"], int(m.sizes[k]))
+        return out
+
+    def _run_stacked(
+        self,
+        calls: list[tuple[int, int, np.ndarray]],
+        seeds: np.ndarray,
+        out: dict[str, np.ndarray],
+    ) -> None:
+        """The calls' battles in one kernel call a stack key (rulesets/stacked.py), in
+        battle order: each battle the one its combination's own call would fight, on its
+        seed and number; the columns then gathered from the rows at once."""
+        m = self.mixture
+        members = {c: m.prepared_of(c) for c, _, _ in calls}
+        lengths = np.array([len(at) for _, _, at in calls], np.int64)
+        positions = np.concatenate([at for _, _, at in calls])
+        count = len(out["winner"])
+        numbers = np.empty(count, np.int64)
+        starts = np.cumsum(lengths) - lengths
+        numbers[positions] = np.repeat(np.array([i for _, i, _ in calls], np.int64), lengths) + (
+            np.arange(len(positions), dtype=np.int64) - np.repeat(starts, lengths)
+        )
+        battle_seeds = np.empty(count, np.uint64)
+        battle_seeds[positions] = np.repeat(seeds.astype(np.uint64), lengths)
+        keys: dict[Hashable, list[int]] = {}
+        for combination, prepared in members.items():
+            keys.setdefault(prepared.stack_key(), []).append(combination)  # type: ignore[attr-defined]
+        for key, combinations in keys.items():
+            tables, slot_of = m.stack_of(key, combinations)
+            slots = np.empty(count, np.int64)
+            slots[positions] = np.repeat(
+                np.array([slot_of.get(c, -1) for c, _, _ in calls], np.int64), lengths
+            )
+            # With one key, every battle; else this key's battles only.
+            here = np.arange(count) if len(keys) == 1 else np.flatnonzero(slots >= 0)
+            rows = np.zeros((len(here), tables.width + 1), np.int64)  # the last: zeros
+            first: StackedRuns = members[combinations[0]]  # type: ignore[assignment]
+            first.run_stacked(tables, slots[here], battle_seeds[here], numbers[here], rows)
+            own = {c: members[c] for c in combinations}
+            self._gather(tables, slot_of, slots[here], rows, here, out, own)
+
+    def _gather(
+        self,
+        tables: Stack,
+        slot_of: dict[int, int],
+        slots: np.ndarray,
+        rows: np.ndarray,
+        here: np.ndarray,
+        out: dict[str, np.ndarray],
+        members: Mapping[int, Prepared],
+    ) -> None:
+        """Each outcome column of the stacked ``rows`` (battles ``here`` of the chunk)
+        into ``out``: a column at one place in every member's row is a view of it (as a
+        plain run's columns are), another gathered at once (a member without it reads
+        the rows' last column, zeros); the derived ones a derivation at a time."""
+        names = [n for n in self.columns if not n.startswith("unknown.")]
+        places = self._places.get(id(tables))
+        if places is None or places[0] is not tables:
+            index = np.empty((len(slot_of), len(names)), np.int64)
+            for c, s in slot_of.items():
+                own = self.mixture.prepared_of(c).columns
+                index[s] = [own.get(n, tables.width) for n in names]
+            places = (tables, index, (index == index[0]).all(axis=0))
+            if len(self._places) >= 8:  # most of them for stacks grown since
+                self._places.clear()
+            self._places[id(tables)] = places
+        _, index, alike = places
+        every = len(here) == len(out["winner"])
+        battles = np.arange(len(here))
+        for j, name in enumerate(names):
+            column = rows[:, index[0, j]] if alike[j] else rows[battles, index[slots, j]]
+            if every:
+                out[name] = column
+            else:
+                out[name][here] = column
+        by_derivation: dict[Hashable, list[int]] = {}
+        for combination, prepared in members.items():
+            key = prepared.derived_key()  # type: ignore[attr-defined]
+            by_derivation.setdefault(key, []).append(combination)
+        for combinations in by_derivation.values():
+            derived: StackedRuns = members[combinations[0]]  # type: ignore[assignment]
+            if len(by_derivation) == 1:
+                chosen, part = here, rows
+            else:
+                mask = np.isin(slots, [slot_of[c] for c in combinations])
+                chosen, part = here[mask], rows[mask]
+            for name, column in derived.derived_columns(part).items():
+                target = out.get(name)
+                if target is not None:  # as a call's: the mixture's columns only
+                    target[chosen] = column
+
+    def _run_calls(
+        self,
+        calls: list[tuple[int, int, np.ndarray]],
+        seeds: np.ndarray,
+        out: dict[str, np.ndarray],
+    ) -> None:
+        """The calls' battles, a kernel call each (a ruleset without stacked runs)."""
+        m = self.mixture
         results = run_groups(
             [
                 (m.prepared_of(combination), int(c_seed), index, len(positions))
@@ -502,9 +646,6 @@ class MixturePrepared(GroupedPrepared):
                         for part, (_, _, at) in zip(parts, calls, strict=True)
                     ]
                 )
-        for k in range(len(m.unknowns)):
-            out[f"unknown.{k}"] = unknown_code(drawn[:, k], winners, int(m.sizes[k]))
-        return out
 
 
 _SIDE_WORDS = {"attacker": "the attacking army", "defender": "the defending army"}

@@ -22,6 +22,7 @@ from .. import rulesets
 from ..errors import BattleOddsError, Source
 from ..input.toml import parse_toml
 from ..rulesets import InlineQuery
+from ..rulesets.stacked import StackedRuns, warm_stacked
 from ..running.compiling import compile_clock, kernel_words
 from ..running.plan import RunPlan
 from ..running.stream import stream_battles
@@ -216,9 +217,13 @@ def _first(name: str) -> None:
 
 
 def _other_kernels(name: str) -> None:
-    """The kernels a ruleset's ``battle.kernel`` setting chooses besides its own."""
+    """The kernels a ruleset's ``battle.kernel`` setting chooses besides its own, and
+    the one its questions with ranges run on (rulesets/stacked.py)."""
     ruleset = rulesets.get(name, "--warm")
     data, _ = parse_toml(ruleset.starter(), f"{name} starter")
+    starter = ruleset.prepare(from_data(data, Source(f"{name} starter")).model)
+    if isinstance(starter, StackedRuns):
+        warm_stacked(starter)
     for choice in _kernel_choices(ruleset):
         variant = {**data, "battle": {**data.get("battle", {}), "kernel": choice}}
         try:

@@ -3,6 +3,8 @@ terrains and options (every key, its kind, range and default)."""
 
 from __future__ import annotations
 
+import functools
+
 from ...input.fields import Field, ListOf, Table
 from ..keys import with_waves
 from ..olympia import keys as olympia
@@ -152,6 +154,7 @@ ALLIES = Table(
 UNITS = ListOf("units", "nobles with their men, in stack order", UNIT, 1, required=True)
 
 
+@functools.cache  # a Table is frozen: built once, not at every validation
 def side(name: str) -> Table:
     """Olympia's side (no siege engines) with this ruleset's nobles, allies and stop
     rule (``[attacker.retreat]``)."""

@@ -13,12 +13,12 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, fields, replace
-from functools import cache
+from functools import cache, partial
 from importlib import resources
 from typing import Any
 
 from ...errors import Source, did_you_mean
-from ...input.reader import Node
+from ...input.reader import Node, read_once
 from ..olympia import keys as olympia_keys
 from ..olympia import model as olympia
 from ..stop_rules import NEVER, StopRule, read_stop_rule
@@ -391,8 +391,14 @@ def validate(data: Mapping[str, Any], source: Source) -> Battle:
         if battle.has("control_limits")
         else rules == "engine"
     )
-    fighters = fighter_types(top.child("units"), source)
-    known = _KnownUnits(fighters)
+    # Read once for the combinations of a scenario's unknowns that share the unit types
+    # (input.reader.read_once), and so the same objects, which Olympia's reading of a
+    # side's units (read once too) takes as their context.
+    custom = top.child("units")
+    fighters = read_once(
+        "age_of_gods types", custom.data, None, partial(fighter_types, custom, source)
+    )
+    known = read_once("age_of_gods known types", fighters, None, partial(_KnownUnits, fighters))
     capacity = dict(_table()["structures"])
     sides = []
     leaders = []

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from kernels import age_of_gods as k
+from kernels import age_of_gods_stacked
 from kernels import olympia as ol
 from kernels.stops import N_STOP
 
@@ -18,6 +19,7 @@ from ..base import BY_STEP, FROM_STEP, STOP_RULES, WAVES, Prepared
 from ..olympia.model import Men, Side, Unit
 from ..olympia.prepare import side_bounds
 from ..olympia.waves import LEFT_PREFIX
+from ..stacked import StackedRuns
 from . import waves
 from .keys import RANKS
 from .model import (
@@ -288,7 +290,7 @@ def _structure(side_row: np.ndarray, side: Side) -> None:
 EXTRAS = tuple(x for x in ol.EXTRAS if x != "engines_lost")
 
 
-class AgeOfGodsPrepared(Prepared):
+class AgeOfGodsPrepared(StackedRuns, Prepared):
     kernel = "phased"
     #: Whether :meth:`run` gives each group's state at the end (olympia's
     #: ``waves.LEFT_PREFIX`` columns, read by :meth:`survivors`): in the wave chain only.
@@ -419,16 +421,38 @@ class AgeOfGodsPrepared(Prepared):
 
     def run(self, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
         out = self.run_matrix(seed, first, count)
-        result = {name: out[:, col] for name, col in self.columns.items()}
-        for phase in self.phases:
-            result[f"decided_in.{phase}"] = (out[:, k.O_PHASE] == k.PHASES.index(phase)).astype(
-                np.int64
-            )
+        result = self.columns_of(out)
         if self.keeps_left:
             at = k.O_COLUMNS + len(self.arrays.columns)
             for g in range(len(self.arrays.groups)):
                 result[f"{LEFT_PREFIX}{g}"] = out[:, at + g]
         return result
+
+    def derived_columns(self, rows: np.ndarray) -> dict[str, np.ndarray]:
+        return {
+            f"decided_in.{phase}": (rows[:, k.O_PHASE] == k.PHASES.index(phase)).astype(np.int64)
+            for phase in self.phases
+        }
+
+    def derived_key(self) -> tuple[Any, ...]:
+        return (type(self), *self.phases)
+
+    def stack_key(self) -> tuple[Any, ...]:
+        # The wave chain's rows (each group's state kept) are not the stacked kernel's.
+        return (type(self), self.keeps_left)
+
+    def stack_tables(self) -> tuple[np.ndarray, ...]:
+        a = self.arrays
+        return (a.groups, a.survive, a.flee, a.sides, self.stops)
+
+    def stack_sizes(self) -> tuple[int, ...]:
+        groups = self.arrays.groups
+        return (k.O_COLUMNS + len(self.arrays.columns), len(groups), groups[:, ol.G_UNIT].max() + 1)
+
+    def stacked_kernel(self) -> tuple[Any, Any]:
+        if self.keeps_left:
+            raise NotImplementedError("the stacked kernel keeps no group's state")
+        return age_of_gods_stacked.phased_stacked, k.battle_by_address()
 
     def memory_bytes(self, battles: int) -> int:
         """:meth:`Prepared.memory_bytes`, and in the wave chain each group's state at the

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from ...input.fields import Field, ListOf, Table
 from ..keys import with_waves
 from ..stop_rules import RETREAT
@@ -156,6 +158,7 @@ BLOCK = Table(
 )
 
 
+@functools.cache  # a Table is frozen: built once, not at every validation
 def side(name: str) -> Table:
     """A side: its blocks (at least one) and its stop rule (``gone`` names a block)."""
     doc = f"the {name}'s blocks"

@@ -12,9 +12,11 @@ from typing import Any
 import numpy as np
 
 from kernels import blocks as k
+from kernels import blocks_stacked
 
 from .. import base
 from ..base import BY_STEP, FROM_STEP, STOP_RULES, Prepared, add_to_most
+from ..stacked import StackedRuns
 from . import waves
 from .keys import SWITCHES
 from .model import INITIATIVES, POLICIES, SIDES, Battle
@@ -106,7 +108,7 @@ def compile_battle(battle: Battle) -> BlocksArrays:
     )
 
 
-class BlocksPrepared(Prepared):
+class BlocksPrepared(StackedRuns, Prepared):
     #: Whether :meth:`run` gives where each block ended (``place.`` columns, read by
     #: :meth:`survivors`): in the wave chain only (:meth:`for_waves`).
     keeps_places = False
@@ -190,14 +192,9 @@ class BlocksPrepared(Prepared):
         if cut:
             params = params.copy()
             params[k.P_CUT] = cut
-        # A run that asks for none of the battle as it unfolds runs the battles' plain
-        # code (kernels/blocks.py's _plain_battles), without the tests for it.
-        plain = not (cut or len(rec_steps) or self.from_step)
-        plain = plain and self.battle.attacker_role == "attacker"
-        plain = plain and all(rule.never for rule in self.stop_rules)
         if count:
             k.blocks_battles(
-                k.battle_by_address(plain),
+                k.battle_by_address(self._plain(cut or len(rec_steps))),
                 a.blocks,
                 params,
                 a.stops,
@@ -208,6 +205,38 @@ class BlocksPrepared(Prepared):
                 rec,
             )
         return out, rec
+
+    def _plain(self, asked: int = 0) -> bool:
+        """Whether a run (``asked``: a cut or recorded steps) runs the battles' plain code
+        (kernels/blocks.py's _plain_battles): one that asks for none of the battle as it
+        unfolds, without the tests for it."""
+        plain = not (asked or self.from_step)
+        plain = plain and self.battle.attacker_role == "attacker"
+        return plain and all(rule.never for rule in self.stop_rules)
+
+    def stack_key(self) -> tuple[Any, ...]:
+        # The plain code and the other are two battle functions: a stack runs one.
+        return (type(self), self._plain(), self.keeps_places)
+
+    def stack_tables(self) -> tuple[np.ndarray, ...]:
+        return (self.arrays.blocks, self.arrays.params, self.arrays.stops)
+
+    def stack_sizes(self) -> tuple[int, ...]:
+        blocks = self.arrays.blocks.shape[0]
+        return (k.n_columns(blocks, False), blocks)
+
+    def stacked_kernel(self) -> tuple[Any, Any]:
+        if self.keeps_places:
+            raise NotImplementedError("the stacked kernel keeps no block's place")
+        return blocks_stacked.blocks_stacked, k.battle_by_address(self._plain())
+
+    def derived_columns(self, rows: np.ndarray) -> dict[str, np.ndarray]:
+        if self.battle.turns > 1:
+            return {"turn": (rows[:, k.O_STEPS] - 1) // k.PHASES_PER_TURN + 1}
+        return {}
+
+    def derived_key(self) -> tuple[Any, ...]:
+        return (type(self), self.battle.turns > 1)
 
     def run_until(self, seed: int, first: int, count: int, step: int) -> dict[str, np.ndarray]:
         out = self.run_matrix(seed, first, count, self._cut(step))
@@ -240,10 +269,7 @@ class BlocksPrepared(Prepared):
         return result
 
     def _result(self, out: np.ndarray) -> dict[str, np.ndarray]:
-        result = {name: out[:, col] for name, col in self.columns.items()}
-        if self.battle.turns > 1:
-            result["turn"] = (out[:, k.O_STEPS] - 1) // k.PHASES_PER_TURN + 1
-        return result
+        return self.columns_of(out)
 
     def for_waves(self, later: bool = False) -> BlocksPrepared:
         """This battle as the wave chain runs it: :meth:`run` gives where each block

@@ -7,6 +7,8 @@ below 2**53 (see ``model.strength_units``).
 
 from __future__ import annotations
 
+import functools
+
 from ...input.fields import Field, ListOf, OneOf, Table
 from ..keys import COST, with_waves
 from ..stop_rules import RETREAT
@@ -175,6 +177,7 @@ ACTION = Table(
 TURN = Table("turn", "one scripted turn", (ListOf("actions", "the turn's actions", ACTION),))
 
 
+@functools.cache  # a Table is frozen: built once, not at every validation
 def side(name: str) -> Table:
     """A side: its stacks (one at least) and when it withdraws."""
     doc = f"the {name}'s stacks"

@@ -12,13 +12,13 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from fractions import Fraction
-from functools import cache
+from functools import cache, partial
 from importlib import resources
 from typing import Any
 
 from ...errors import Source, did_you_mean
 from ...input.fields import decimal_of
-from ...input.reader import Node
+from ...input.reader import Node, read_once
 from ..stop_rules import NEVER, StopRule, read_stop_rule
 from . import keys
 from .keys import ABILITIES, MAX_STACK, POLICIES
@@ -192,7 +192,8 @@ def validate(data: Mapping[str, Any], source: Source) -> Battle:
     top.only(keys.SCENARIO)
     battle = top.child("battle", {})
     battle.only(keys.BATTLE)
-    types = _types(top.child("units"))
+    custom = top.child("units")
+    types = read_once("confrontation types", custom.data, None, partial(_types, custom))
 
     stacks: list[Stack] = []
     retreat: list[StopRule] = []
@@ -279,7 +280,11 @@ def _stack(
             f"{len(listed)} units in one stack: a stack holds at most "
             f"{MAX_STACK} units (make another stack)"
         )
-    units = [_unit(u, types) for u in listed]
+    # A unit reads only its table and the unit types: a unit the combinations of a
+    # scenario's unknowns share is read once for them all.
+    units = [
+        read_once("confrontation unit", u.data, types, partial(_unit, u, types)) for u in listed
+    ]
     # Unnamed units are called after their type, numbered where a type repeats.
     # A unit's name labels its result columns (destroyed.<side>.<stack>.<unit>): the same
     # rule as a stack's name.

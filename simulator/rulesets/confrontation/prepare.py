@@ -10,9 +10,11 @@ from typing import Any
 import numpy as np
 
 from kernels import confrontation as k
+from kernels import confrontation_stacked
 
 from ..base import BY_STEP, FROM_STEP, STOP_RULES, TURN_LIMIT, WAVES, add_to_most
 from ..recorded_turns import RecordedTurns
+from ..stacked import StackedRuns
 from . import waves
 from .model import ABILITIES, SIDES, Action, Battle, hundredths, unit_column
 
@@ -35,6 +37,20 @@ class ConfrontationArrays:
     @property
     def n_columns(self) -> int:
         return k.first_casualty_column(self.units.shape[0]) + len(self.casualty_names)
+
+    def tables(self, params: np.ndarray) -> tuple[np.ndarray, ...]:
+        """The kernel's tables, in its order, with ``params`` (these or a cut's)."""
+        return (
+            self.units,
+            self.floats,
+            self.stacks,
+            self.distance,
+            self.actions,
+            self.entry_start,
+            self.turn_entry,
+            params,
+            self.stops,
+        )
 
 
 def compile_battle(battle: Battle) -> ConfrontationArrays:
@@ -123,7 +139,7 @@ def _expand(action: Action, battle: Battle, first_unit: list[int]) -> list[list[
     return [[first_unit[action.stack] + u, ability, target] for u in members]
 
 
-class ConfrontationPrepared(RecordedTurns):
+class ConfrontationPrepared(StackedRuns, RecordedTurns):
     def __init__(self, battle: Battle) -> None:
         self.battle = battle
         self.arrays = compile_battle(battle)
@@ -192,15 +208,7 @@ class ConfrontationPrepared(RecordedTurns):
         if count:
             k.confrontation_battles(
                 k.battle_by_address(),
-                a.units,
-                a.floats,
-                a.stacks,
-                a.distance,
-                a.actions,
-                a.entry_start,
-                a.turn_entry,
-                params,
-                a.stops,
+                *a.tables(params),
                 turns,
                 np.uint64(seed),
                 first,
@@ -210,11 +218,20 @@ class ConfrontationPrepared(RecordedTurns):
         return out, trails.reshape(count, len(turns), a.n_columns)
 
     def run(self, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
-        out = self.run_matrix(seed, first, count)
-        columns = {name: out[:, col] for name, col in self.columns.items()}
+        return self.columns_of(self.run_matrix(seed, first, count))
+
+    def stack_tables(self) -> tuple[np.ndarray, ...]:
+        return self.arrays.tables(self.arrays.params)
+
+    def stack_sizes(self) -> tuple[int, ...]:
+        return (self.arrays.n_columns, self.arrays.units.shape[0], self.arrays.stacks.shape[0])
+
+    def stacked_kernel(self) -> tuple[Any, Any]:
+        return confrontation_stacked.confrontation_stacked, k.battle_by_address()
+
+    def derived_columns(self, rows: np.ndarray) -> dict[str, np.ndarray]:
         # Only the last turn ends a battle undecided: every draw is one the limit ended.
-        columns[TURN_LIMIT] = (out[:, k.O_WINNER] == k.DRAW).astype(np.int64)
-        return columns
+        return {TURN_LIMIT: (rows[:, k.O_WINNER] == k.DRAW).astype(np.int64)}
 
     lacks = MappingProxyType(
         {WAVES: "a scripted battle's turns name stacks that an earlier wave may destroy"}

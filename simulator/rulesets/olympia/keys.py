@@ -7,6 +7,7 @@ scenario a file can hold.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
 
 from ...input.fields import Field, ListOf, OneOf, Table, package_toml
@@ -144,6 +145,7 @@ ENGINE_COUNT = Field("<engine>", "int", "engines of this kind", lo=0, hi=1000)
 ENGINES = Table("siege_engines", "siege engines by kind", other=ENGINE_COUNT)
 
 
+@functools.cache  # a Table is frozen: built once, not at every validation
 def side(name: str, engines: bool = True) -> Table:
     return Table(
         name,
@@ -165,6 +167,7 @@ def side(name: str, engines: bool = True) -> Table:
     )
 
 
+@functools.cache  # a Table is frozen: built once, not at every validation
 def fighting_side(name: str) -> Table:
     """An olympia scenario's side: :func:`side` with its stop rule (``retreat``). Age of
     Gods builds on :func:`side` and declares its own."""

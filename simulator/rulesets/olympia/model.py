@@ -6,12 +6,12 @@ import json
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from functools import cache
+from functools import cache, partial
 from importlib import resources
 from typing import Any
 
 from ...errors import Source, did_you_mean
-from ...input.reader import Node
+from ...input.reader import Node, read_once
 from ..keys import DEFAULT_COST
 from ..stop_rules import NEVER, StopRule, read_stop_rule
 from . import keys
@@ -353,7 +353,12 @@ def _side(
         raise node.fail(
             "an empty side: expected at least one [[units]] entry (a noble and his men)", "units"
         )
-    units = tuple(_unit(u, fighters) for u in node.child("units").elements())
+    # A unit reads only its table and the fighter types: one the combinations of a
+    # scenario's unknowns share is read once for them all (input.reader.read_once).
+    units = tuple(
+        read_once("olympia unit", u.data, fighters, partial(_unit, u, fighters))
+        for u in node.child("units").elements()
+    )
 
     rows = sorted({u.behind for u in units} | {m.behind for u in units for m in u.men if m.count})
     if structure_in_front and node.has("structure"):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from ...input.fields import Field, ListOf, OneOf, Table
 from ..keys import COST, with_waves
 from ..stop_rules import RETREAT
@@ -118,6 +120,7 @@ BATTLE = Table(
 )
 
 
+@functools.cache  # a Table is frozen: built once, not at every validation
 def side(name: str) -> Table:
     """A side's own keys: when it withdraws, and its own stacks (a wave, or the side as
     a battle left it), in place of the field's stacks that would fight for it."""

@@ -9,10 +9,12 @@ from typing import Any
 import numpy as np
 
 from kernels import skirmish as k
+from kernels import skirmish_stacked
 
 from .. import base
 from ..base import BY_STEP, FROM_STEP, STOP_RULES, TURN_LIMIT, add_to_most
 from ..recorded_turns import RecordedTurns
+from ..stacked import StackedRuns
 from . import waves
 from .model import SIDES, Battle, Participant
 
@@ -92,7 +94,7 @@ def health_column(p: Participant) -> str:
     return f"health_left.{SIDES[p.side]}.{p.id}.{p.unit.name}"
 
 
-class SkirmishPrepared(RecordedTurns):
+class SkirmishPrepared(StackedRuns, RecordedTurns):
     def __init__(self, battle: Battle) -> None:
         self.battle = battle
         self.table, self.casualty_names = participant_table(battle)
@@ -195,8 +197,16 @@ class SkirmishPrepared(RecordedTurns):
         return out, trails.reshape(count, len(turns), self.n_columns)
 
     def run(self, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
-        out = self.run_matrix(seed, first, count)
-        return {name: out[:, col] for name, col in self.columns.items()}
+        return self.columns_of(self.run_matrix(seed, first, count))
+
+    def stack_tables(self) -> tuple[np.ndarray, ...]:
+        return (self.table, self.params, self.stops)
+
+    def stack_sizes(self) -> tuple[int, ...]:
+        return (self.n_columns, self.table.shape[0])
+
+    def stacked_kernel(self) -> tuple[Any, Any]:
+        return skirmish_stacked.skirmish_stacked, k.battle_by_address()
 
     def survivors(
         self, rows: Mapping[str, np.ndarray], side: str, data: Mapping[str, Any]
