@@ -89,6 +89,8 @@ RULES = {
 }
 
 
+# Against the live pure-Python reference (statistical): slow tier, as the stored samples.
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(RULES))
 def test_stop_rules_agree_with_the_reference(name: str) -> None:
     scenario = knights_against_pikes(**RULES[name])
@@ -115,6 +117,8 @@ def test_a_garrison_holding_the_field_kills_the_nobles_it_would_take() -> None:
     assert kernel_against_reference(scenario, 3) == []
 
 
+# Against the live pure-Python reference (statistical): slow tier, as the stored samples.
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "changes",
     [
@@ -131,6 +135,8 @@ def test_a_battle_in_progress_agrees_with_the_reference(changes: dict[str, Any])
     assert kernel_against_reference(scenario, 5) == []
 
 
+# Against the live pure-Python reference (statistical): slow tier, as the stored samples.
+@pytest.mark.slow
 def test_the_state_after_a_round_of_a_battle_in_progress_agrees_with_the_reference() -> None:
     scenario = allies_in_round_2(**{"battle.from_step": 1, "attacker.retreat": {"at_most": 9}})
     made = prepared(scenario)
@@ -141,6 +147,8 @@ def test_the_state_after_a_round_of_a_battle_in_progress_agrees_with_the_referen
         assert same_distribution(rows, sample, [c for c in rows if c in sample]) == []
 
 
+# Against the live pure-Python reference (statistical): slow tier, as the stored samples.
+@pytest.mark.slow
 def test_the_agreement_sees_a_withdrawal_one_round_late() -> None:
     """The comparison can tell: a rule of after 2 rounds against a reference of 3."""
     scenario = knights_against_pikes(**{"attacker.retreat": {"after": 2}})

@@ -116,6 +116,8 @@ CASES = {
 }
 
 
+# Against the live pure-Python reference (statistical): slow tier, as the stored samples.
+@pytest.mark.slow
 @pytest.mark.parametrize("rules", ["text", "engine"])
 @pytest.mark.parametrize("case", list(CASES))
 def test_stop_rules_and_from_step_agree_with_the_reference(case: str, rules: str) -> None:
@@ -131,6 +133,8 @@ def test_stop_rules_and_from_step_agree_with_the_reference(case: str, rules: str
         assert 0.02 < withdrew.mean() < 0.98, case
 
 
+# Against the live pure-Python reference (statistical): slow tier, as the stored samples.
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("case", "step"), [("outnumbered_both", 2), ("after_over_turns", 5), ("relief_in_round_3", 3)]
 )
@@ -145,6 +149,8 @@ def test_the_state_after_a_phase_with_rules_agrees_with_the_reference(case: str,
     assert same_distribution(kernel, sample, columns) == []
 
 
+# Against the live pure-Python reference (statistical): slow tier, as the stored samples.
+@pytest.mark.slow
 def test_the_comparison_sees_a_rule_read_one_phase_late() -> None:
     """The agreement test can fail: a rule one phase later is noticed."""
     scenario = blocks(FIELD, attacker__retreat__after=1)

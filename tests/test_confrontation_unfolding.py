@@ -25,7 +25,6 @@ from tests.stop_checks import (
     rule_only_ends_undecided_battles,
     same_on_any_thread_count,
     scenario,
-    slow_but,
 )
 
 runner = CliRunner()
@@ -70,11 +69,9 @@ CASES = {
 }
 
 
-#: The cases run by default (a reference battle takes about 20 ms): the rest are slow.
-QUICK = ("both sides", "from_step with a rule")
-
-
-@pytest.mark.parametrize("name", slow_but(list(CASES), QUICK))
+# Against the live pure-Python reference (statistical): slow tier, as the stored samples.
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(CASES))
 def test_kernel_agrees_with_the_reference(tmp_path: Path, name: str) -> None:
     text, extra, battle, shown = CASES[name]
     s = scenario(tmp_path, text, extra, battle)

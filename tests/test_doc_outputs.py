@@ -28,10 +28,26 @@ def load_regenerate() -> ModuleType:
 
 
 regenerate = load_regenerate()
+#: The docs' commands that take ten seconds and more (a race of candidate armies, a
+#: price search, a meta-game, the waves of a keep's siege): their pages and figures are
+#: checked in the slow tier (.ci/run runs it), the rest in the first.
+SLOW_COMMANDS = ("battle-odds best ", "battle-odds prices ", "battle-odds meta ",
+                 "examples/waves/keep_under_siege.toml")  # fmt: skip
+SLOW_FIGURES = ("docs/prices.png", "docs/designer_best.png", "docs/meta.png")
+
+
+def tiered(value: object, slow: bool) -> object:
+    return pytest.param(value, marks=pytest.mark.slow) if slow else value
+
+
 BLOCKS = regenerate.every_block()
 
 
-@pytest.mark.parametrize("block", BLOCKS, ids=lambda b: b.name)
+@pytest.mark.parametrize(
+    "block",
+    [tiered(b, any(command in b.name for command in SLOW_COMMANDS)) for b in BLOCKS],
+    ids=lambda b: b.name,
+)
 def test_the_page_shows_what_the_command_prints(block) -> None:  # type: ignore[no-untyped-def]
     if block.slow:
         pytest.skip("a slow block: python docs/regenerate.py reruns it")
@@ -218,7 +234,10 @@ def _without_times(value: object) -> object:
 
 @pytest.mark.parametrize(
     "figure",
-    sorted(set(regenerate.figure_commands()) - set(regenerate.SLOW_FIGURES)),
+    [
+        tiered(figure, figure in SLOW_FIGURES)
+        for figure in sorted(set(regenerate.figure_commands()) - set(regenerate.SLOW_FIGURES))
+    ],
 )
 def test_a_figures_numbers_are_what_its_command_prints(figure: str) -> None:
     """The figure's stored numbers against a fresh run of its command (same seed: the

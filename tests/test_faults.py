@@ -665,6 +665,9 @@ def run_killing_every_worker(*options: str) -> tuple[int, str, str]:
     return finish(process, lines)
 
 
+# A whole cluster's faults (workers killed until the run gives up, a scheduler killed, a
+# connect timeout waited out): tens of seconds each, in the slow tier.
+@pytest.mark.slow
 @needs_dask
 def test_a_partial_answer_says_the_cluster_stopped_it_not_ctrl_c() -> None:
     """The text answer of a run the cluster's failure stopped was marked "interrupted by
@@ -676,6 +679,9 @@ def test_a_partial_answer_says_the_cluster_stopped_it_not_ctrl_c() -> None:
     assert "Traceback" not in err
 
 
+# A whole cluster's faults (workers killed until the run gives up, a scheduler killed, a
+# connect timeout waited out): tens of seconds each, in the slow tier.
+@pytest.mark.slow
 @needs_dask
 def test_workers_killed_again_and_again_end_in_one_line_and_the_chunks_that_finished() -> None:
     """All workers killed over and over: the run hung for ever, or ended in a
@@ -692,6 +698,9 @@ def test_workers_killed_again_and_again_end_in_one_line_and_the_chunks_that_fini
     assert answer["win"] == json.loads(json.dumps(local.to_dict()))["win"]
 
 
+# A whole cluster's faults (workers killed until the run gives up, a scheduler killed, a
+# connect timeout waited out): tens of seconds each, in the slow tier.
+@pytest.mark.slow
 @needs_dask
 def test_a_scheduler_killed_mid_run_ends_in_one_line_and_the_chunks_that_finished(
     tmp_path: Path,
@@ -758,7 +767,12 @@ def not_a_scheduler(speaks: bool) -> Iterator[str]:
 
 
 @needs_dask
-@pytest.mark.parametrize("speaks", [True, False], ids=["speaks first", "silent"])
+@pytest.mark.parametrize(
+    "speaks",
+    # The silent one waits out the 10 s connect timeout: slow tier.
+    [True, pytest.param(False, marks=pytest.mark.slow)],
+    ids=["speaks first", "silent"],
+)
 def test_an_address_that_is_not_a_scheduler_is_one_line_within_the_timeout(speaks: bool) -> None:
     """A service speaking first gave 'Unable to allocate 3.07 EiB' (a traceback); a
     silent one hung past the 10 s connect timeout."""
