@@ -35,6 +35,7 @@ from ...errors import ParameterError
 from ...results.steps import men_brought
 from ...rulesets.base import FIGHTING, Prepared
 from ...running.capabilities import check_capabilities, check_unfolds
+from ...running.chunking import GROWTH, ChunkSizes, sized_chunks
 from ...running.interrupt import stop_requested
 from ...running.memory import battles_per_call
 from ...running.runner import thread_count
@@ -55,8 +56,15 @@ DEFAULT_FRESH = 20_000
 BLOCK = 20_000
 #: The retreat map's bands of steps (-o, --json ``bands``).
 MAP_BANDS = 3
-#: Fresh battles valuing a rule whose training Ctrl-C stopped.
+#: Fresh battles valuing a rule whose training Ctrl-C stopped: as many as the training
+#: battles' measured time says fit in STOPPED_SECONDS, at least STOPPED_FEWEST (an
+#: interval needs a few), at most STOPPED_BLOCK.
 STOPPED_BLOCK = 2_000
+STOPPED_FEWEST = 100
+STOPPED_SECONDS = 0.25
+#: After Ctrl-C the fit goes on this long (seconds; backwards, the latest steps first),
+#: then the steps not yet fitted fight on: the rule so far.
+FIT_AFTER_STOP = 0.3
 #: A winner code of a side's win (kernels: 0 attacker, 1 defender, 2 draw, 3/4 withdrew).
 WON = (0, 1)
 #: Rulesets where a withdrawal may cost men (blocks' field blocks with no road): the
@@ -118,17 +126,32 @@ class Features:
         return float(brought @ self.prices) - own_left @ self.prices
 
     def basis(self, own_left: np.ndarray, enemy_left: np.ndarray, step: float) -> np.ndarray:
-        """The regression's columns: 1, each type's share of its men left, both sides'
-        shares of all men left, their squares, cubes and product, and the product of
-        each with the step's share of the horizon."""
-        own_total = max(1, sum(self.brought[n] for n in self.own))
-        enemy_total = max(1, sum(self.brought[n] for n in self.enemy))
-        o = own_left.sum(axis=1) / own_total
-        e = enemy_left.sum(axis=1) / enemy_total
-        cols = [np.ones_like(o), o, e, o * o, e * e, o * e, o**3, e**3, o * o * e, o * e * e]
-        cols += [own_left[:, i] / max(1, self.brought[n]) for i, n in enumerate(self.own)]
-        cols += [enemy_left[:, i] / max(1, self.brought[n]) for i, n in enumerate(self.enemy)]
-        return np.stack(cols, axis=1) if len(o) else np.zeros((0, len(cols)))
+        """The regression's columns, one row each (shape (columns, battles)): 1, both
+        sides' shares of all men left, their squares, cubes and products, and each
+        type's share of its men left. Filled row by row in place: stacking columns of
+        200,000 battles took most of a fit's time."""
+        n = len(own_left)
+        x = np.empty((10 + len(self.own) + len(self.enemy), n))
+        x[0] = 1.0
+        o, e = x[1], x[2]
+        for total, left, names in ((o, own_left, self.own), (e, enemy_left, self.enemy)):
+            total[:] = 0.0
+            for i in range(len(names)):
+                total += left[:, i]
+            total /= max(1, sum(self.brought[name] for name in names))
+        np.multiply(o, o, out=x[3])
+        np.multiply(e, e, out=x[4])
+        np.multiply(o, e, out=x[5])
+        np.multiply(x[3], o, out=x[6])
+        np.multiply(x[4], e, out=x[7])
+        np.multiply(x[3], e, out=x[8])
+        np.multiply(x[4], o, out=x[9])
+        row = 10
+        for left, names in ((own_left, self.own), (enemy_left, self.enemy)):
+            for i, name in enumerate(names):
+                np.divide(left[:, i], max(1, self.brought[name]), out=x[row])
+                row += 1
+        return x
 
 
 @dataclass(frozen=True)
@@ -144,7 +167,7 @@ class SimulatedRule:
         beta = self.coefficients[k]
         if beta is None or len(own_left) == 0:
             return np.zeros(len(own_left), bool)
-        fit = self.features.basis(own_left, enemy_left, self.dates[k]) @ beta
+        fit = beta @ self.features.basis(own_left, enemy_left, self.dates[k])
         return -self.features.price_lost(own_left) > fit
 
     @property
@@ -240,12 +263,26 @@ def record(
     )
 
 
-def fit_rule(paths: Paths, worth: np.ndarray, dates: Sequence[int], f: Features) -> SimulatedRule:
+def fit_rule(
+    paths: Paths,
+    worth: np.ndarray,
+    dates: Sequence[int],
+    f: Features,
+    stopped: Callable[[], bool] | None = None,
+) -> SimulatedRule:
     """Longstaff-Schwartz backwards over ``dates`` on the training ``paths``, each
-    worth ``worth`` fought to its end."""
+    worth ``worth`` fought to its end. Once ``stopped()`` (Ctrl-C) it goes on for
+    FIT_AFTER_STOP seconds, then the steps not yet fitted, the earliest, fight on: the
+    rule so far."""
     worth = worth.astype(np.float64)  # a copy: each step's withdrawals change it
     coefficients: list[np.ndarray | None] = [None] * len(dates)
+    stopped = stopped or stop_requested
+    stopped_at = None
     for k in range(len(dates) - 1, -1, -1):
+        if stopped():
+            stopped_at = stopped_at or time.perf_counter()
+            if time.perf_counter() - stopped_at > FIT_AFTER_STOP:
+                break
         idx = np.flatnonzero(paths.fighting[k])
         if len(idx) < MIN_FIT:
             continue
@@ -255,9 +292,9 @@ def fit_rule(paths: Paths, worth: np.ndarray, dates: Sequence[int], f: Features)
         # The normal equations (K x K, K about a dozen): the same least squares as an
         # SVD of the n x K matrix at a tenth of the time; lstsq of the small system
         # takes a basis column that is constant on these battles in its stride.
-        beta = np.linalg.lstsq(x.T @ x, x.T @ y, rcond=None)[0]
+        beta = np.linalg.lstsq(x @ x.T, x @ y, rcond=None)[0]
         now = -f.price_lost(own)
-        out = now > x @ beta
+        out = now > beta @ x
         if out.any() and np.where(out, now, y).mean() > y.mean():
             coefficients[k] = beta
             worth[idx[out]] = now[out]
@@ -351,12 +388,23 @@ def simulated_retreat(
     done = 0
     partial = False
     with thread_count(threads):
-        longest_row = prepared.run_until(seed, 0, min(paths, block), TO_THE_END)
-        longest = int(longest_row["steps"].max()) if len(longest_row["steps"]) else 0
+        # Every kernel call is sized by time (running/chunking.py), so that Ctrl-C is
+        # answered within about a second whatever the battle; battle i is the same
+        # battle whatever the sizes, so they change no figure.
+        longest = 0
+        searched = ChunkSizes(block)
+        for _, _, rows in sized_chunks(
+            [(0, min(paths, block))],
+            searched,
+            lambda at, n: prepared.run_until(seed, at, n, TO_THE_END),
+        ):
+            longest = max(longest, int(rows["steps"].max()) if len(rows["steps"]) else 0)
+            if stop_requested():
+                break
         dates = decision_dates(
             prepared.from_step, max(longest, prepared.from_step + 1), prepared.step_limit
         )
-        # One array each, filled block by block (no copies of a list of blocks).
+        # One array each, filled call by call (no copies of a list of blocks).
         training = Paths(
             np.zeros((len(dates), paths), bool),
             np.zeros((len(dates), paths, len(own)), f.dtype(own)),
@@ -364,22 +412,25 @@ def simulated_retreat(
             {},
         )
         worth = np.zeros(paths)
-        fitted = paths
-        for first in range(0, paths, block):
-            n = min(block, paths - first)
-            part = record(prepared, seed, first, n, dates, f)
-            training.fighting[:, first : first + n] = part.fighting
-            training.own[:, first : first + n] = part.own
-            training.enemy[:, first : first + n] = part.enemy
-            worth[first : first + n] = value_of_rows(part.final, side, win, f)
-            done += n
-            if progress is not None:
-                progress(done, total)
-            if stop_requested():
-                partial, fitted = True, first + n
-                break
+        fitted = 0
+        sizes = ChunkSizes(block)
+        if not stop_requested():
+            for first, n, part in sized_chunks(
+                [(0, paths)], sizes, lambda at, n: record(prepared, seed, at, n, dates, f)
+            ):
+                training.fighting[:, first : first + n] = part.fighting
+                training.own[:, first : first + n] = part.own
+                training.enemy[:, first : first + n] = part.enemy
+                worth[first : first + n] = value_of_rows(part.final, side, win, f)
+                fitted = first + n
+                done += n
+                if progress is not None:
+                    progress(done, total)
+                if stop_requested():
+                    break
         rule = fit_rule(_first(training, fitted), worth[:fitted], dates, f)
         del training, worth
+        partial = stop_requested()
         valued = _value(
             rule,
             prepared,
@@ -389,7 +440,8 @@ def simulated_retreat(
             name,
             seed2,
             fresh,
-            block,
+            ChunkSizes(block, max(1, sizes.size // GROWTH)),
+            _stopped_block(sizes, searched),
             side,
             win,
             f,
@@ -408,7 +460,7 @@ def simulated_retreat(
         gain_over_never=Estimate.of(best - never),
         gain_over_own=Estimate.of(best - own_values) if has_own else None,
         outcomes=outcome,
-        paths=paths,
+        paths=fitted,
         fresh=count,
         seed=seed,
         fresh_seed=seed2,
@@ -417,6 +469,22 @@ def simulated_retreat(
         asked=asked,
     )
     return answer, prices, float(win)
+
+
+def _stopped_block(training: ChunkSizes, searched: ChunkSizes) -> int:
+    """Fresh battles valuing the rule so far after Ctrl-C: as many as STOPPED_SECONDS
+    fit at the training calls' time per battle (or twice a plain run's, when Ctrl-C
+    came before any training call was timed)."""
+    for sizes, slower in ((training, 1.0), (searched, 2.0)):
+        times = sizes.times
+        if times.battles and times.seconds > 0:
+            return int(
+                min(
+                    STOPPED_BLOCK,
+                    max(STOPPED_FEWEST, STOPPED_SECONDS * times.battles / (slower * times.seconds)),
+                )
+            )
+    return STOPPED_FEWEST
 
 
 def _first(paths: Paths, n: int) -> Paths:
@@ -433,7 +501,8 @@ def _value(
     name: str,
     seed: int,
     fresh: int,
-    block: int,
+    sizes: ChunkSizes,
+    stopped_block: int,
     side: int,
     win: float,
     f: Features,
@@ -452,8 +521,11 @@ def _value(
     count = 0
     first = 0
     while first < fresh:
-        # After Ctrl-C (in training), one small block values the rule so far.
-        n = min(STOPPED_BLOCK if stop_requested() else block, fresh - first)
+        # After Ctrl-C (in training or fitting), one small block values the rule so far.
+        n = sizes.next(fresh - first)
+        if stop_requested():
+            n = min(stopped_block, fresh - first)
+        began = time.perf_counter()
         paths = record(prepared, seed, first, n, rule.dates, f)
         never_v = value_of_rows(paths.final, side, win, f)
         best_v = never_v.copy()
@@ -480,6 +552,7 @@ def _value(
             own_rows = own_prepared.run_until(seed, first, n, TO_THE_END)
             own.append(value_of_rows(own_rows, side, win, f))
         codes += np.bincount(winner, minlength=6)[:6]
+        sizes.timed(n, time.perf_counter() - began)
         count += n
         done += n
         first += n
