@@ -100,12 +100,10 @@ def retreat_command(
     Ctrl-C: the simulated rule so far, marked partial, exit 130."""
     from ..report.figures import check_output
     from ..studies.machinery.sides import check_side
-    from ..studies.retreat import best_retreat, check_win_value
+    from ..studies.retreat import best_retreat, check_given_win_value
 
     check_side(side)
-    check_win_value(win_value)
-    if win_value is not None and win_value <= 0:
-        raise BattleOddsError(f"--win-value {win_value:g}: expected a number more than 0")
+    check_given_win_value(win_value)
     if output is not None:
         check_output(output)
     battle = load_scenario(scenario)

@@ -19,8 +19,6 @@ def retreat_lines(result: Any, width: int) -> list[str]:
         return simulated_lines(result, width)
     rule = result.rule
     side = result.side
-    said = f"{result.win_value:g} ({result.win_value_said})"
-    prices = ", ".join(f"{name} {price:g}" for name, price in result.prices.items())
     rows = [
         ("best rule", rule.value, None),
         ("never retreat", result.never, rule.value - result.never),
@@ -28,11 +26,7 @@ def retreat_lines(result: Any, width: int) -> list[str]:
     if result.own is not None:
         rows.append(("your rule", result.own, rule.value - result.own))
     lines = textwrap.wrap(f"Best retreat rule for the {side}: {result.scenario.name}", width)
-    lines += textwrap.wrap(
-        f"Value = {said} if the {side} wins, less the price of each of its men lost "
-        f"({prices}); exact.",
-        width,
-    )
+    lines += textwrap.wrap(f"{value_words(result)}; exact.", width)
     lines.append("")
     lines.append(f"{'':<15}{'value':>12}{'best gains':>13}")
     for name, value, gain in rows:
@@ -41,21 +35,44 @@ def retreat_lines(result: Any, width: int) -> list[str]:
     if result.own_words is not None:
         lines += textwrap.wrap(f"(your rule: {result.own_words})", width)
     lines.append("")
-    chances = [
-        ("wins", rule.won),
-        ("loses", rule.lost),
-        ("draw", rule.drawn),
-        ("withdraws", rule.withdrew),
-        ("they withdraw", rule.they_withdrew),
-    ]
-    said_chances = ", ".join(
-        f"{name} {p:.2%}" for name, p in chances if name in ("wins", "withdraws") or p > 0
-    )
-    lines += textwrap.wrap(f"Under the best rule the {side} {said_chances}.", width)
+    lines += textwrap.wrap(chances_words(result), width)
     lines += textwrap.wrap(f"The rule: {result.words()}.", width)
     lines += _stop_now(result, width)
     lines += textwrap.wrap(f"{rule.states:,} positions solved in {result.seconds:.2f} s.", width)
     return lines
+
+
+def value_words(result: Any) -> str:
+    """What the value counts: ``Value = W (given) if the attacker wins, less ...``."""
+    said = f"{result.win_value:g} ({result.win_value_said})"
+    prices = ", ".join(f"{name} {price:g}" for name, price in result.prices.items())
+    return (
+        f"Value = {said} if the {result.side} wins, less the price of each of its men lost "
+        f"({prices})"
+    )
+
+
+def chances_words(result: Any) -> str:
+    """``Under the best rule the attacker wins 82.25%, withdraws 13.64%, ...``."""
+    if getattr(result, "method", "exact") == "simulated":
+        o = result.answer.outcomes
+        won, lost, drawn = o["win"], o["lose"], o["draw"]
+        withdrew, they_withdrew = o["withdrew"], o["they_withdrew"]
+    else:
+        rule = result.rule
+        won, lost, drawn = rule.won, rule.lost, rule.drawn
+        withdrew, they_withdrew = rule.withdrew, rule.they_withdrew
+    chances = [
+        ("wins", won),
+        ("loses", lost),
+        ("draw", drawn),
+        ("withdraws", withdrew),
+        ("they withdraw", they_withdrew),
+    ]
+    said = ", ".join(
+        f"{name} {p:.2%}" for name, p in chances if name in ("wins", "withdraws") or p > 0
+    )
+    return f"Under the best rule the {result.side} {said}."
 
 
 def _stop_now(result: Any, width: int) -> list[str]:
@@ -74,13 +91,10 @@ def simulated_lines(result: Any, width: int) -> list[str]:
     width = max(40, width)
     a = result.answer
     side = result.side
-    said = f"{result.win_value:g} ({result.win_value_said})"
-    prices = ", ".join(f"{name} {price:g}" for name, price in result.prices.items())
     lines = textwrap.wrap(f"Best retreat rule for the {side}: {result.scenario.name}", width)
     lines += textwrap.wrap(
-        f"Value = {said} if the {side} wins, less the price of each of its men lost "
-        f"({prices}); simulated: fitted on {a.paths:,} battles, valued on {a.fresh:,} "
-        "fresh ones (95% intervals).",
+        f"{value_words(result)}; simulated: fitted on {a.paths:,} battles, valued on "
+        f"{a.fresh:,} fresh ones (95% intervals).",
         width,
     )
     lines.append("")
@@ -100,18 +114,7 @@ def simulated_lines(result: Any, width: int) -> list[str]:
     if result.own_words is not None:
         lines += textwrap.wrap(f"(your rule: {result.own_words})", width)
     lines.append("")
-    o = a.outcomes
-    chances = [
-        ("wins", o["win"]),
-        ("loses", o["lose"]),
-        ("draw", o["draw"]),
-        ("withdraws", o["withdrew"]),
-        ("they withdraw", o["they_withdrew"]),
-    ]
-    said_chances = ", ".join(
-        f"{name} {p:.2%}" for name, p in chances if name in ("wins", "withdraws") or p > 0
-    )
-    lines += textwrap.wrap(f"Under the best rule the {side} {said_chances}.", width)
+    lines += textwrap.wrap(chances_words(result), width)
     lines += textwrap.wrap(f"The rule: {result.words()}.", width)
     lines += _stop_now(result, width)
     dates = a.rule.dates

@@ -14,9 +14,12 @@ import math
 import time
 from collections import defaultdict
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from .. import rulesets
 from ..errors import BattleOddsError, ParameterError, did_you_mean, literal
@@ -94,6 +97,17 @@ class RetreatResult:
                 into[i] += count
         return own, enemy, list(zip(nobles[0], nobles[1], strict=True))
 
+    def cells(self) -> np.ndarray:
+        """Positions where the rule fights on (``[..., 0]``) and withdraws (``[..., 1]``),
+        by the side's fighters left and the other's: the retreat map, shaped as the
+        simulated rule's (:meth:`SimulatedRetreatResult.cells`)."""
+        own, enemy, _ = self.men_left()
+        counts = np.zeros((max(own, default=0) + 1, max(enemy, default=0) + 1, 2), np.int64)
+        for o, e, d in zip(own, enemy, self.rule.decisions.tolist(), strict=True):
+            if DECISIONS[d] in ("fight", "withdraw"):
+                counts[o, e, int(DECISIONS[d] == "withdraw")] += 1
+        return counts
+
     def words(self) -> str:
         """The rule in words where it is a threshold on the men left (for each number of
         the other side's men, withdraw at K men or fewer; per standing of the nobles
@@ -151,6 +165,27 @@ def check_win_value(win_value: float | None) -> float | None:
     return win_value
 
 
+def check_given_win_value(win_value: float | None) -> None:
+    """A win value given by ``--win-value`` (or the page's field): a number more than 0
+    (the Python API also takes 0)."""
+    check_win_value(win_value)
+    if win_value is not None and win_value <= 0:
+        raise BattleOddsError(f"--win-value {win_value:g}: expected a number more than 0")
+
+
+def check_retreat_options(side: str, win_value: float | None, method: str | None) -> None:
+    """What ``battle-odds retreat`` and the page's retreat panel refuse alike: a side
+    other than attacker or defender, a win value not a finite number, an unknown method."""
+    check_side(side)
+    check_win_value(win_value)
+    if method not in (None, *METHODS):
+        raise ParameterError(
+            "method",
+            method,
+            f"expected one of {', '.join(METHODS)}" + did_you_mean(method, METHODS),
+        )
+
+
 def best_retreat(
     scenario: Scenario,
     side: str = "attacker",
@@ -163,6 +198,9 @@ def best_retreat(
     threads: int | None = None,
     costs: Mapping[str, float] | str | Path | None = None,
     progress: Callable[[int, int], None] | None = None,
+    max_states: int | None = None,
+    stop: Callable[[], bool] | None = None,
+    lock: AbstractContextManager[object] | None = None,
 ) -> RetreatResult | SimulatedRetreatResult:
     """The best retreat rule of ``side``, its value, and the values of "never retreat"
     and of the side's own rule in the scenario.
@@ -172,17 +210,13 @@ def best_retreat(
     (small olympia battles, every figure exact), ``simulated`` (any ruleset:
     Longstaff-Schwartz on ``paths`` training battles, valued on ``battles`` fresh
     ones with 95% intervals; ``costs``: prices of types the scenario does not price)
-    or None: exact where the exact solver reaches, else simulated. Raises
+    or None: exact where the exact solver reaches, else simulated. ``max_states``: the
+    largest chain solved exactly (default: the exact solver's limit); ``stop()``
+    (default: Ctrl-C) ends the simulated method's work with the rule so far; each
+    kernel call holds ``lock`` (the page's questions take turns). Raises
     :class:`BattleOddsError` for what it cannot answer (a scenario with ranges, a
     method the battle cannot take)."""
-    check_side(side)
-    check_win_value(win_value)
-    if method not in (None, *METHODS):
-        raise ParameterError(
-            "method",
-            method,
-            f"expected one of {', '.join(METHODS)}" + did_you_mean(method, METHODS),
-        )
+    check_retreat_options(side, win_value, method)
     if unknowns_of(scenario):
         raise BattleOddsError(
             f"{scenario.source.label}: no best retreat rule for a scenario with ranges; "
@@ -199,17 +233,19 @@ def best_retreat(
                 "the exact method prices by the scenario's cost",
             )
         try:
-            return _exact(scenario, side, win_value)
+            with lock or nullcontext():
+                return _exact(scenario, side, win_value, max_states)
         except BattleOddsError as exc:
             raise ParameterError(
                 "method", "exact", f"{literal(str(exc))}; {{method=}}simulated takes it"
             ) from None
     if method is None and scenario.ruleset == "olympia" and costs is None:
         try:
-            return _exact(scenario, side, win_value)
+            with lock or nullcontext():
+                return _exact(scenario, side, win_value, max_states)
         except BattleOddsError:
             pass  # beyond the exact solver: simulated
-    return _simulated(scenario, side, win_value, costs, progress, **simulated)
+    return _simulated(scenario, side, win_value, costs, progress, stop, lock, **simulated)
 
 
 def _simulated(
@@ -218,6 +254,8 @@ def _simulated(
     win_value: float | None,
     costs: Mapping[str, float] | str | Path | None,
     progress: Callable[[int, int], None] | None,
+    stop: Callable[[], bool] | None,
+    lock: AbstractContextManager[object] | None,
     paths: int | None,
     battles: int | None,
     seed: int | None,
@@ -239,6 +277,8 @@ def _simulated(
         threads=threads,
         costs=costs,
         progress=progress,
+        stop=stop,
+        lock=lock,
     )
     prepared = prepare(scenario)
     own_rule = prepared.stop_rules[s]
@@ -256,7 +296,9 @@ def _simulated(
     )
 
 
-def _exact(scenario: Scenario, side: str, win_value: float | None) -> RetreatResult:
+def _exact(
+    scenario: Scenario, side: str, win_value: float | None, max_states: int | None = None
+) -> RetreatResult:
     label = scenario.source.label
     if scenario.ruleset != "olympia":
         raise BattleOddsError(
@@ -269,7 +311,9 @@ def _exact(scenario: Scenario, side: str, win_value: float | None) -> RetreatRes
     if win_value is None:
         win_value, said = army_cost(battle, 1 - s), f"the {SIDES[1 - s]}'s cost"
     started = time.perf_counter()
-    rule = best_rule(scenario, s, win_value)
+    rule = best_rule(
+        scenario, s, win_value, **({} if max_states is None else {"max_states": max_states})
+    )
     seconds = time.perf_counter() - started
     prices = prices_of(battle, s)
     ruleset = rulesets.get("olympia")

@@ -24,9 +24,10 @@ import copy
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -74,6 +75,7 @@ KERNEL_WITHDRAWAL = frozenset({"blocks"})
 #: Far past any battle's end: run_until to it gives each battle's final row.
 TO_THE_END = 10**9
 Z95 = 1.959963984540054
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -249,11 +251,13 @@ def record(
     count: int,
     dates: Sequence[int],
     f: Features,
+    lock: AbstractContextManager[object] | None = None,
 ) -> Paths:
     """Battles ``first .. first + count - 1`` after each of ``dates`` and at their end,
     in one recording (its last step far past any battle's end: each battle's final
-    row, as run_until gives it)."""
-    rows = prepared.run_through(seed, first, count, [*dates, TO_THE_END])
+    row, as run_until gives it), holding ``lock`` (the page's questions take turns)."""
+    with lock or nullcontext():
+        rows = prepared.run_through(seed, first, count, [*dates, TO_THE_END])
     final = {name: column[-1] for name, column in rows.items()}
     return Paths(
         rows["winner"][:-1] == FIGHTING,
@@ -359,10 +363,14 @@ def simulated_retreat(
     threads: int | None = None,
     costs: Mapping[str, float] | str | Path | None = None,
     progress: Callable[[int, int], None] | None = None,
+    stop: Callable[[], bool] | None = None,
+    lock: AbstractContextManager[object] | None = None,
 ) -> tuple[SimulatedAnswer, dict[str, float], float]:
     """The simulated best rule of ``side`` (0, 1) and its value on fresh battles; with
     the prices of the side's men and the win value used (default: the other side's
-    army's price)."""
+    army's price). ``stop()`` (default: Ctrl-C) turning true ends the work with the
+    rule so far, marked partial; each kernel call holds ``lock``."""
+    stopped = stop or (lambda: stop_requested())
     started = time.perf_counter()
     name = SIDES[side]
     never_scenario = without_rule(scenario, name)
@@ -396,10 +404,10 @@ def simulated_retreat(
         for _, _, rows in sized_chunks(
             [(0, min(paths, block))],
             searched,
-            lambda at, n: prepared.run_until(seed, at, n, TO_THE_END),
+            lambda at, n: _held(lock, prepared.run_until, seed, at, n, TO_THE_END),
         ):
             longest = max(longest, int(rows["steps"].max()) if len(rows["steps"]) else 0)
-            if stop_requested():
+            if stopped():
                 break
         dates = decision_dates(
             prepared.from_step, max(longest, prepared.from_step + 1), prepared.step_limit
@@ -414,9 +422,9 @@ def simulated_retreat(
         worth = np.zeros(paths)
         fitted = 0
         sizes = ChunkSizes(block)
-        if not stop_requested():
+        if not stopped():
             for first, n, part in sized_chunks(
-                [(0, paths)], sizes, lambda at, n: record(prepared, seed, at, n, dates, f)
+                [(0, paths)], sizes, lambda at, n: record(prepared, seed, at, n, dates, f, lock)
             ):
                 training.fighting[:, first : first + n] = part.fighting
                 training.own[:, first : first + n] = part.own
@@ -426,11 +434,11 @@ def simulated_retreat(
                 done += n
                 if progress is not None:
                     progress(done, total)
-                if stop_requested():
+                if stopped():
                     break
-        rule = fit_rule(_first(training, fitted), worth[:fitted], dates, f)
+        rule = fit_rule(_first(training, fitted), worth[:fitted], dates, f, stopped)
         del training, worth
-        partial = stop_requested()
+        partial = stopped()
         valued = _value(
             rule,
             prepared,
@@ -448,6 +456,8 @@ def simulated_retreat(
             progress,
             done,
             total,
+            stopped,
+            lock,
         )
     best, never, own_values, outcome, asked, count = valued
     partial = partial or count < fresh
@@ -469,6 +479,12 @@ def simulated_retreat(
         asked=asked,
     )
     return answer, prices, float(win)
+
+
+def _held(lock: AbstractContextManager[object] | None, call: Callable[..., T], *args: Any) -> T:
+    """``call(*args)`` holding ``lock`` (None: no lock)."""
+    with lock or nullcontext():
+        return call(*args)
 
 
 def _stopped_block(training: ChunkSizes, searched: ChunkSizes) -> int:
@@ -509,6 +525,8 @@ def _value(
     progress: Callable[[int, int], None] | None,
     done: int,
     total: int,
+    stopped: Callable[[], bool],
+    lock: AbstractContextManager[object] | None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, float], Any, int]:
     """The rule, never retreating and the side's own rule on fresh battles."""
     best, never, own = [], [], []
@@ -523,10 +541,10 @@ def _value(
     while first < fresh:
         # After Ctrl-C (in training or fitting), one small block values the rule so far.
         n = sizes.next(fresh - first)
-        if stop_requested():
+        if stopped():
             n = min(stopped_block, fresh - first)
         began = time.perf_counter()
-        paths = record(prepared, seed, first, n, rule.dates, f)
+        paths = record(prepared, seed, first, n, rule.dates, f, lock)
         never_v = value_of_rows(paths.final, side, win, f)
         best_v = never_v.copy()
         winner = paths.final["winner"].copy()
@@ -537,7 +555,7 @@ def _value(
                 date = rule.dates[k]
                 if date not in at_date:
                     at_date[date] = prepare(without_rule(scenario, name, after=date))
-                rows = at_date[date].run_until(seed, first, n, TO_THE_END)
+                rows = _held(lock, at_date[date].run_until, seed, first, n, TO_THE_END)
                 best_v[pick] = value_of_rows(rows, side, win, f)[pick]
                 winner[pick] = rows["winner"][pick]
             else:  # the battle simply ends: its state after the step
@@ -549,7 +567,7 @@ def _value(
         if own_prepared.stop_rules[side].never:  # no rule of its own: never retreating
             own.append(never_v)
         else:
-            own_rows = own_prepared.run_until(seed, first, n, TO_THE_END)
+            own_rows = _held(lock, own_prepared.run_until, seed, first, n, TO_THE_END)
             own.append(value_of_rows(own_rows, side, win, f))
         codes += np.bincount(winner, minlength=6)[:6]
         sizes.timed(n, time.perf_counter() - began)
@@ -558,7 +576,7 @@ def _value(
         first += n
         if progress is not None:
             progress(done, total)
-        if stop_requested():
+        if stopped():
             break
     outcome = {
         "win": codes[WON[side]] / max(1, count),
@@ -696,14 +714,14 @@ class SimulatedRetreatResult:
             "partial": a.partial,
             "seconds": a.seconds,
             "bands": [
-                {"steps": [first, last], "cells": _cell_rows(cells)}
+                {"steps": [first, last], "cells": cell_rows(cells)}
                 for first, last, cells in self.bands()
             ],
-            "cells": _cell_rows(cells),
+            "cells": cell_rows(cells),
         }
 
 
-def _cell_rows(cells: np.ndarray) -> list[dict[str, int]]:
+def cell_rows(cells: np.ndarray) -> list[dict[str, int]]:
     """The map's cells that fresh battles reached, one row each."""
     return [
         {
