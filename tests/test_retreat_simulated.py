@@ -178,7 +178,9 @@ def test_ctrl_c_is_answered_after_one_kernel_call_sized_by_time(
     monkeypatch.setattr(rs, "record", counted)
     monkeypatch.setattr(rs, "stop_requested", lambda: len(calls) >= 3)
     scenario = simulator.load_scenario(FORD)
-    answer, _, _ = rs.simulated_retreat(scenario, 0, 20.0, paths=200_000, fresh=200_000)
+    answer, _, _ = rs.simulated_retreat(
+        scenario, 0, 20.0, rs.Simulation(paths=200_000, fresh=200_000)
+    )
     assert calls[0] == 1 and all(b <= 4 * a for a, b in itertools.pairwise(calls[:3]))
     assert len(calls) == 4 and calls[3] <= rs.STOPPED_BLOCK
     assert answer.partial and answer.paths == sum(calls[:3]) and answer.fresh == calls[3]

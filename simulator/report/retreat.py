@@ -127,3 +127,65 @@ def simulated_lines(result: Any, width: int) -> list[str]:
         width,
     )
     return lines
+
+
+def both_sides_lines(result: Any, width: int) -> list[str]:
+    """Both sides' rules reached by alternate best responses: whether they settled,
+    each side's value and gain over never withdrawing (95% intervals), each rule in
+    words, the rounds, and the battle's chances under the two rules."""
+    width = max(40, width)
+    a = result.answer
+    lines = textwrap.wrap(f"Both sides choosing their retreat rules: {result.scenario.name}", width)
+    lines += textwrap.wrap(
+        "Each side's value = its win value if it wins, less the price of each of its men "
+        f"lost; simulated: fitted on {a.battles[0]:,} battles, each new rule judged on "
+        f"{a.battles[1]:,} others, valued on {a.battles[2]:,} fresh ones (95% intervals).",
+        width,
+    )
+    lines.append("")
+    if a.settled:
+        said = (
+            f"Settled after {len(a.rounds)} turns: neither side gains by changing its rule "
+            "(beyond noise)."
+        )
+    elif result.partial:
+        said = f"Stopped after {len(a.rounds)} turns, before the rules settled: the rules reached."
+    else:
+        said = (
+            f"Did not settle in {len(a.rounds)} turns: a side still gained by changing its "
+            "rule; the rules reached."
+        )
+    lines += textwrap.wrap(said, width)
+    for s, side in enumerate(("attacker", "defender")):
+        lines.append("")
+        value, gain = a.values[s], a.gain_over_never[s]
+        lines += textwrap.wrap(
+            f"{side} (win worth {result.win_values[s]:g}): {value.value:,.3f} "
+            f"({_interval(value)}); gains {gain.value:,.3f} ({_interval(gain)}) over never "
+            "withdrawing against the other's rule",
+            width,
+            subsequent_indent="  ",
+        )
+        lines += textwrap.wrap(
+            f"The rule, on the battles the two rules reach: {result.words(s)}.",
+            width,
+            initial_indent="  ",
+            subsequent_indent="  ",
+        )
+    lines.append("")
+    turns = "; ".join(
+        f"{r['side']} {r['gain'].value:+,.3f} ({_interval(r['gain'])}), "
+        + ("kept" if r["kept"] else "not kept")
+        for r in a.rounds
+    )
+    if turns:
+        lines += textwrap.wrap(f"Turns (each new rule's gain over the old): {turns}.", width)
+    o = a.outcomes
+    lines += textwrap.wrap(
+        f"Under these rules the attacker wins {o['attacker_wins']:.2%}, the defender wins "
+        f"{o['defender_wins']:.2%}, draws {o['draw']:.2%}, the attacker withdraws "
+        f"{o['attacker_withdrew']:.2%}, the defender withdraws {o['defender_withdrew']:.2%}.",
+        width,
+    )
+    lines += textwrap.wrap(f"Seed {a.seeds[0]}; {a.seconds:.1f} s.", width)
+    return lines

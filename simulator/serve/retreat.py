@@ -23,6 +23,7 @@ from ..errors import BattleOddsError
 from ..report.retreat import chances_words, value_words
 from ..studies.machinery.retreat_simulated import cell_rows
 from ..studies.machinery.retreat_words import stop_now_words
+from ..studies.machinery.sides import check_side
 from ..studies.retreat import best_retreat, check_given_win_value, check_retreat_options
 from .warming import EXACT_STATES
 
@@ -34,6 +35,8 @@ RETREAT_STATES = EXACT_STATES
 #: The panel's training battles, and its fresh battles (the command line's default is
 #: 20,000 each: the page answers in seconds, with intervals twice as wide at most).
 RETREAT_BATTLES = 10_000
+#: The figures the panel shows, as both methods' answers name them.
+PANEL_FIGURES = ("value", "never", "own", "gain_over_never", "gain_over_own", "win", "withdrew")
 #: The panel's fields, beside the question's own.
 FIELDS = ("side", "win_value", "method")
 
@@ -54,6 +57,12 @@ def panel_fields(params: dict[str, str]) -> tuple[dict[str, str], str, float | N
         if not math.isfinite(win_value):
             raise BattleOddsError(f"--win-value {said}: expected a number more than 0")
     method = params.get("method", "").strip() or None
+    if side == "both":  # not check_side: its line would offer "both"
+        raise BattleOddsError(
+            "--side both: the panel finds one side's rule; for both sides choosing, "
+            "battle-odds retreat FILE --side both"
+        )
+    check_side(side)
     check_retreat_options(side, win_value, method)
     check_given_win_value(win_value)
     return question, side, win_value, method
@@ -133,25 +142,15 @@ def retreat_payload(result: Any) -> dict[str, Any]:
     on and withdraw at each count of the side's men left and the other's)."""
     if result.method == "exact":
         # Not to_dict: its one row per position is up to RETREAT_STATES rows.
-        rule = result.rule
-        figures: dict[str, Any] = {
-            "value": rule.value,
-            "never": result.never,
-            "own": result.own,
-            "gain_over_never": rule.value - result.never,
-            "gain_over_own": None if result.own is None else rule.value - result.own,
-            "win": rule.won,
-            "withdrew": rule.withdrew,
-            "partial": False,
-            "size": f"exact: {rule.states:,} positions solved in {result.seconds:.2f} s",
-        }
+        figures: dict[str, Any] = {k: v for k, v in result.figures().items() if k in PANEL_FIGURES}
+        figures.update(
+            partial=False,
+            size=f"exact: {result.rule.states:,} positions solved in {result.seconds:.2f} s",
+        )
     else:
         full = result.to_dict()
-        figures = {k: full[k] for k in ("value", "never", "own", "gain_over_never")}
+        figures = {k: full[k] for k in PANEL_FIGURES}
         figures.update(
-            gain_over_own=full["gain_over_own"],
-            win=full["win"],
-            withdrew=full["withdrew"],
             partial=full["partial"],
             size=f"simulated: fitted on {full['paths']:,} battles, valued on "
             f"{full['battles']:,} fresh ones (seed {full['seed']}); 95% intervals",

@@ -26,12 +26,15 @@ from ..errors import BattleOddsError, ParameterError, did_you_mean, literal
 from ..rulesets.olympia.retreat import DECISIONS, NOBLES, BestRule, army_cost, best_rule, prices_of
 from ..rulesets.stop_rules import NEVER
 from ..scenario.scenario import Scenario, prepare, unknowns_of
+from .machinery.retreat_both import BothSidesResult
 from .machinery.retreat_simulated import SimulatedRetreatResult
 from .machinery.retreat_words import stop_now_or_go_on, threshold_words
-from .machinery.sides import SIDES, check_side
+from .machinery.sides import SIDES
 
 #: ``--method``: backward induction over olympia's exact chain, or Longstaff-Schwartz.
 METHODS = ("exact", "simulated")
+#: ``side``: both sides choosing their rules (:func:`both_sides_retreat`).
+BOTH = "both"
 #: The most training or fresh battles of the simulated method.
 MAX_SIMULATED = 10_000_000
 
@@ -131,6 +134,23 @@ class RetreatResult:
             said.append(rule)
         return "; ".join(said)
 
+    def figures(self) -> dict[str, Any]:
+        """The values (the best rule's, never retreating's, the side's own rule's), the
+        best rule's gains over them, and the chances under it."""
+        rule = self.rule
+        return {
+            "value": rule.value,
+            "never": self.never,
+            "own": self.own,
+            "gain_over_never": rule.value - self.never,
+            "gain_over_own": None if self.own is None else rule.value - self.own,
+            "win": rule.won,
+            "lost": rule.lost,
+            "draw": rule.drawn,
+            "withdrew": rule.withdrew,
+            "they_withdrew": rule.they_withdrew,
+        }
+
     def to_dict(self) -> dict[str, Any]:
         rule = self.rule
         return {
@@ -139,17 +159,8 @@ class RetreatResult:
             "method": "exact",
             "win_value": self.win_value,
             "prices": self.prices,
-            "value": rule.value,
-            "never": self.never,
-            "own": self.own,
+            **self.figures(),
             "own_rule": self.own_words,
-            "gain_over_never": rule.value - self.never,
-            "gain_over_own": None if self.own is None else rule.value - self.own,
-            "win": rule.won,
-            "lost": rule.lost,
-            "draw": rule.drawn,
-            "withdrew": rule.withdrew,
-            "they_withdrew": rule.they_withdrew,
             "expected_price_lost": rule.price_lost,
             "rule": self.words(),
             "states": rule.states,
@@ -175,8 +186,16 @@ def check_given_win_value(win_value: float | None) -> None:
 
 def check_retreat_options(side: str, win_value: float | None, method: str | None) -> None:
     """What ``battle-odds retreat`` and the page's retreat panel refuse alike: a side
-    other than attacker or defender, a win value not a finite number, an unknown method."""
-    check_side(side)
+    other than attacker, defender or both, a win value not a finite number, an unknown
+    method."""
+    if side not in (*SIDES, BOTH):
+        raise ParameterError(
+            "side", side, "expected attacker, defender or both" + did_you_mean(side, (*SIDES, BOTH))
+        )
+    if side == BOTH and method == "exact":
+        raise ParameterError(
+            "method", method, "both sides choosing is found by simulation only ({method=}simulated)"
+        )
     check_win_value(win_value)
     if method not in (None, *METHODS):
         raise ParameterError(
@@ -201,9 +220,10 @@ def best_retreat(
     max_states: int | None = None,
     stop: Callable[[], bool] | None = None,
     lock: AbstractContextManager[object] | None = None,
-) -> RetreatResult | SimulatedRetreatResult:
+) -> RetreatResult | SimulatedRetreatResult | BothSidesResult:
     """The best retreat rule of ``side``, its value, and the values of "never retreat"
-    and of the side's own rule in the scenario.
+    and of the side's own rule in the scenario; ``side="both"``: both sides choosing
+    (:func:`both_sides_retreat`).
 
     ``win_value`` (default: what the other side's army costs) is what a win is worth;
     each of the side's own men lost costs his type's ``cost``. ``method``: ``exact``
@@ -223,6 +243,8 @@ def best_retreat(
             "give each input one value"
         )
     simulated = {"paths": paths, "battles": battles, "seed": seed, "threads": threads}
+    if side == BOTH:
+        return _simulated(scenario, side, win_value, costs, progress, stop, lock, **simulated)
     if method == "exact":
         given = [k for k, v in {**simulated, "costs": costs}.items() if v is not None]
         if given:
@@ -260,17 +282,21 @@ def _simulated(
     battles: int | None,
     seed: int | None,
     threads: int | None,
-) -> SimulatedRetreatResult:
-    from .machinery.retreat_simulated import DEFAULT_FRESH, DEFAULT_PATHS, simulated_retreat
+) -> SimulatedRetreatResult | BothSidesResult:
+    """One side's simulated rule, or both sides' (``side`` both: alternate best
+    responses, :mod:`.machinery.retreat_both`)."""
+    from .machinery.retreat_both import both_sides_retreat
+    from .machinery.retreat_simulated import (
+        DEFAULT_FRESH,
+        DEFAULT_PATHS,
+        Simulation,
+        simulated_retreat,
+    )
 
     for option, count in (("paths", paths), ("battles", battles)):
         if count is not None and not 2 <= count <= MAX_SIMULATED:
             raise ParameterError(option, count, f"expected 2..{MAX_SIMULATED:,}")
-    s = SIDES.index(side)
-    answer, prices, win = simulated_retreat(
-        scenario,
-        s,
-        win_value,
+    how = Simulation(
         paths=DEFAULT_PATHS if paths is None else paths,
         fresh=DEFAULT_FRESH if battles is None else battles,
         seed=seed,
@@ -280,6 +306,17 @@ def _simulated(
         stop=stop,
         lock=lock,
     )
+    if side == BOTH:
+        both, prices_both, wins = both_sides_retreat(scenario, win_value, how)
+        return BothSidesResult(
+            scenario=scenario,
+            win_values=wins,
+            win_value_said="given" if win_value is not None else "the other side's cost",
+            prices=prices_both,
+            answer=both,
+        )
+    s = SIDES.index(side)
+    answer, prices, win = simulated_retreat(scenario, s, win_value, how)
     prepared = prepare(scenario)
     own_rule = prepared.stop_rules[s]
     return SimulatedRetreatResult(

@@ -267,6 +267,39 @@ def record(
     )
 
 
+def decision_steps(
+    prepared: Prepared,
+    seed: int,
+    paths: int,
+    lock: AbstractContextManager[object] | None,
+    stopped: Callable[[], bool],
+) -> tuple[list[int], int, ChunkSizes]:
+    """The decision steps (from the longest of the first block of training battles),
+    the most battles of one kernel call (its rows: one a decision step a battle), and
+    the sizes of the calls that searched the longest battle.
+
+    Every kernel call is sized by time (running/chunking.py), so that Ctrl-C is
+    answered within about a second whatever the battle; battle i is the same battle
+    whatever the sizes, so they change no figure."""
+    block = max(
+        1, min(BLOCK, battles_per_call(prepared, BLOCK * (MOST_DATES + 1)) // (MOST_DATES + 1))
+    )
+    longest = 0
+    searched = ChunkSizes(block)
+    for _, _, rows in sized_chunks(
+        [(0, min(paths, block))],
+        searched,
+        lambda at, n: held(lock, prepared.run_until, seed, at, n, TO_THE_END),
+    ):
+        longest = max(longest, int(rows["steps"].max()) if len(rows["steps"]) else 0)
+        if stopped():
+            break
+    dates = decision_dates(
+        prepared.from_step, max(longest, prepared.from_step + 1), prepared.step_limit
+    )
+    return dates, block, searched
+
+
 def fit_rule(
     paths: Paths,
     worth: np.ndarray,
@@ -352,24 +385,33 @@ def prices_for(
     return prices
 
 
+@dataclass(frozen=True)
+class Simulation:
+    """How a simulated rule is fitted and valued: training battles (``paths``) and
+    fresh ones, the seed (None: the scenario's), threads, the prices of types the
+    scenario does not price (``costs``), a progress callback, ``stop()`` (None: Ctrl-C)
+    ending the work with the rule so far, marked partial, and a lock each kernel call
+    holds (the page's questions take turns)."""
+
+    paths: int = DEFAULT_PATHS
+    fresh: int = DEFAULT_FRESH
+    seed: int | None = None
+    threads: int | None = None
+    costs: Mapping[str, float] | str | Path | None = None
+    progress: Callable[[int, int], None] | None = None
+    stop: Callable[[], bool] | None = None
+    lock: AbstractContextManager[object] | None = None
+
+
 def simulated_retreat(
-    scenario: Scenario,
-    side: int,
-    win: float | None,
-    *,
-    paths: int = DEFAULT_PATHS,
-    fresh: int = DEFAULT_FRESH,
-    seed: int | None = None,
-    threads: int | None = None,
-    costs: Mapping[str, float] | str | Path | None = None,
-    progress: Callable[[int, int], None] | None = None,
-    stop: Callable[[], bool] | None = None,
-    lock: AbstractContextManager[object] | None = None,
+    scenario: Scenario, side: int, win: float | None, how: Simulation | None = None
 ) -> tuple[SimulatedAnswer, dict[str, float], float]:
     """The simulated best rule of ``side`` (0, 1) and its value on fresh battles; with
     the prices of the side's men and the win value used (default: the other side's
-    army's price). ``stop()`` (default: Ctrl-C) turning true ends the work with the
-    rule so far, marked partial; each kernel call holds ``lock``."""
+    army's price)."""
+    how = how or Simulation()
+    paths, fresh, seed, threads = how.paths, how.fresh, how.seed, how.threads
+    costs, progress, stop, lock = how.costs, how.progress, how.stop, how.lock
     stopped = stop or (lambda: stop_requested())
     started = time.perf_counter()
     name = SIDES[side]
@@ -389,29 +431,11 @@ def simulated_retreat(
     f = Features(own, enemy, brought, np.array([prices[n] for n in own], np.float64))
     seed = scenario.seed if seed is None else seed
     seed2 = fresh_seed(seed)
-    block = max(
-        1, min(BLOCK, battles_per_call(prepared, BLOCK * (MOST_DATES + 1)) // (MOST_DATES + 1))
-    )
     total = paths + fresh
     done = 0
     partial = False
     with thread_count(threads):
-        # Every kernel call is sized by time (running/chunking.py), so that Ctrl-C is
-        # answered within about a second whatever the battle; battle i is the same
-        # battle whatever the sizes, so they change no figure.
-        longest = 0
-        searched = ChunkSizes(block)
-        for _, _, rows in sized_chunks(
-            [(0, min(paths, block))],
-            searched,
-            lambda at, n: _held(lock, prepared.run_until, seed, at, n, TO_THE_END),
-        ):
-            longest = max(longest, int(rows["steps"].max()) if len(rows["steps"]) else 0)
-            if stopped():
-                break
-        dates = decision_dates(
-            prepared.from_step, max(longest, prepared.from_step + 1), prepared.step_limit
-        )
+        dates, block, searched = decision_steps(prepared, seed, paths, lock, stopped)
         # One array each, filled call by call (no copies of a list of blocks).
         training = Paths(
             np.zeros((len(dates), paths), bool),
@@ -481,7 +505,7 @@ def simulated_retreat(
     return answer, prices, float(win)
 
 
-def _held(lock: AbstractContextManager[object] | None, call: Callable[..., T], *args: Any) -> T:
+def held(lock: AbstractContextManager[object] | None, call: Callable[..., T], *args: Any) -> T:
     """``call(*args)`` holding ``lock`` (None: no lock)."""
     with lock or nullcontext():
         return call(*args)
@@ -555,19 +579,19 @@ def _value(
                 date = rule.dates[k]
                 if date not in at_date:
                     at_date[date] = prepare(without_rule(scenario, name, after=date))
-                rows = _held(lock, at_date[date].run_until, seed, first, n, TO_THE_END)
+                rows = held(lock, at_date[date].run_until, seed, first, n, TO_THE_END)
                 best_v[pick] = value_of_rows(rows, side, win, f)[pick]
                 winner[pick] = rows["winner"][pick]
             else:  # the battle simply ends: its state after the step
                 best_v[pick] = -f.price_lost(paths.own[k, pick])
                 winner[pick] = 3 + side
-        counts += _asked(rule, paths, at, counts.shape)
+        counts += asked_counts(rule, paths, at, counts.shape)
         best.append(best_v)
         never.append(never_v)
         if own_prepared.stop_rules[side].never:  # no rule of its own: never retreating
             own.append(never_v)
         else:
-            own_rows = _held(lock, own_prepared.run_until, seed, first, n, TO_THE_END)
+            own_rows = held(lock, own_prepared.run_until, seed, first, n, TO_THE_END)
             own.append(value_of_rows(own_rows, side, win, f))
         codes += np.bincount(winner, minlength=6)[:6]
         sizes.timed(n, time.perf_counter() - began)
@@ -596,7 +620,9 @@ def _value(
     )
 
 
-def _asked(rule: SimulatedRule, paths: Paths, at: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+def asked_counts(
+    rule: SimulatedRule, paths: Paths, at: np.ndarray, shape: tuple[int, ...]
+) -> np.ndarray:
     """How often the rule fought on (``[..., 0]``) and withdrew (``[..., 1]``) after
     each decision step, by the side's men left and the other's, on these battles."""
     counts = np.zeros(shape, np.int64)
@@ -669,24 +695,7 @@ class SimulatedRetreatResult:
     def words(self) -> str:
         """The rule in words where the fresh battles' decisions are a threshold on the
         men left (a cell's decision: the one taken in most of its battles)."""
-        from .retreat_words import threshold_words
-
-        cells = self.cells()
-        if self.answer.rule.never or not cells[..., 1].any():
-            return "never withdraw"
-        choices = {}
-        mixed = False
-        for o, e in zip(*np.nonzero(cells.sum(axis=2)), strict=True):
-            fight, out = cells[o, e]
-            mixed = mixed or (fight > 0 and out > 0)
-            choices[(int(o), int(e))] = {"withdraw" if out > fight else "fight"}
-        said = threshold_words(choices) or "no simple shape on the men left (see the map: -o)"
-        if mixed:
-            said += (
-                " (in most battles reaching those men: the rule also weighs the step "
-                "and each type's men)"
-            )
-        return said
+        return cells_words(self.cells(), self.answer.rule.never)
 
     def to_dict(self) -> dict[str, Any]:
         a = self.answer
@@ -719,6 +728,29 @@ class SimulatedRetreatResult:
             ],
             "cells": cell_rows(cells),
         }
+
+
+def cells_words(cells: np.ndarray, never: bool = False) -> str:
+    """A simulated rule in words from its decisions on fresh battles by the side's men
+    left and the other's (``cells`` as :meth:`SimulatedRetreatResult.cells`): each
+    cell's decision the one taken in most of its battles."""
+    from .retreat_words import threshold_words
+
+    if never or not cells[..., 1].any():
+        return "never withdraw"
+    choices = {}
+    mixed = False
+    for o, e in zip(*np.nonzero(cells.sum(axis=2)), strict=True):
+        fight, out = cells[o, e]
+        mixed = mixed or (fight > 0 and out > 0)
+        choices[(int(o), int(e))] = {"withdraw" if out > fight else "fight"}
+    said = threshold_words(choices) or "no simple shape on the men left (see the map: -o)"
+    if mixed:
+        said += (
+            " (in most battles reaching those men: the rule also weighs the step "
+            "and each type's men)"
+        )
+    return said
 
 
 def cell_rows(cells: np.ndarray) -> list[dict[str, int]]:
