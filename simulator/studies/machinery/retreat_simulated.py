@@ -323,7 +323,7 @@ def fit_rule(
         idx = np.flatnonzero(paths.fighting[k])
         if len(idx) < MIN_FIT:
             continue
-        own, enemy = paths.own[k, idx], paths.enemy[k, idx]
+        own, enemy = rows_of(paths.own[k], idx), rows_of(paths.enemy[k], idx)
         x = f.basis(own, enemy, dates[k])
         y = worth[idx]
         # The normal equations (K x K, K about a dozen): the same least squares as an
@@ -343,10 +343,27 @@ def first_withdrawal(rule: SimulatedRule, paths: Paths) -> np.ndarray:
     n = paths.fighting.shape[1]
     at = np.full(n, -1, np.int64)
     for k in range(len(rule.dates)):
+        if rule.coefficients[k] is None:  # it fights on at this step
+            continue
         idx = np.flatnonzero(paths.fighting[k] & (at < 0))
-        out = rule.withdraws(k, paths.own[k, idx], paths.enemy[k, idx])
+        out = rule.withdraws(k, rows_of(paths.own[k], idx), rows_of(paths.enemy[k], idx))
         at[idx[out]] = k
     return at
+
+
+def rows_of(men: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """The rows ``idx`` of a step's men left (battles, types): ``take``, thirty times
+    as fast as fancy indexing on these small int16 rows."""
+    return np.take(men, idx, axis=0)
+
+
+def total_men(men: np.ndarray) -> np.ndarray:
+    """Each row's men of all types, as int64 (adding the columns: ``sum(axis=1)`` over
+    two or three types is several times slower)."""
+    total = men[:, 0].astype(np.int64) if men.shape[1] else np.zeros(len(men), np.int64)
+    for i in range(1, men.shape[1]):
+        total += men[:, i]
+    return total
 
 
 def prices_for(
@@ -629,8 +646,8 @@ def asked_counts(
     cells = shape[1] * shape[2] * 2
     for k in range(len(rule.dates)):
         idx = np.flatnonzero(paths.fighting[k] & ((at < 0) | (at >= k)))
-        own = paths.own[k, idx].sum(axis=1, dtype=np.int64)
-        enemy = paths.enemy[k, idx].sum(axis=1, dtype=np.int64)
+        own = total_men(rows_of(paths.own[k], idx))
+        enemy = total_men(rows_of(paths.enemy[k], idx))
         key = (own * shape[2] + enemy) * 2 + (at[idx] == k)
         counts[k] = np.bincount(key, minlength=cells).reshape(shape[1:])
     return counts
