@@ -306,3 +306,35 @@ def test_the_simulated_answer_fits_any_width(columns: str) -> None:
     assert result.exit_code == 0, result.output
     assert max(len(line) for line in result.output.splitlines()) <= int(columns)
     assert "never retreat: " in result.output
+
+
+def test_the_upper_bound_is_hindsight_and_holds_the_exact_optimum() -> None:
+    """The upper bound is each fresh battle's best with hindsight (withdrawing at the
+    best step it was still fought at, or fighting to the end), by hand on two battles;
+    on the knights at the ford it is above the rule's value and never retreating's on
+    the same battles (battle by battle), and the exact optimum lies below it."""
+    from simulator.studies.machinery import retreat_simulated as rs
+
+    f = rs.Features(["attacker.knight"], ["defender.pikeman"],
+                    {"attacker.knight": 8, "defender.pikeman": 12}, np.array([3.0]))  # fmt: skip
+    paths = rs.Paths(
+        np.array([[True, True], [True, False]]),
+        np.array([[[7], [8]], [[5], [8]]], np.int16),  # knights left after each step
+        np.zeros((2, 2, 1), np.int16),
+        {},
+    )
+    end = np.array([-24.0, 20.0 - 3.0])  # the first battle lost to the end, the second won
+    assert rs.hindsight(paths, end, f).tolist() == [-3.0, 17.0]
+    scenario = simulator.load_scenario(FORD)
+    exact = best_retreat(scenario, "attacker", 20.0, method="exact")
+    a = best_retreat(
+        scenario, "attacker", 20.0, method="simulated", paths=5000, battles=5000, seed=5
+    ).answer  # type: ignore[union-attr]
+    assert a.upper is not None and a.upper.value >= max(a.value.value, a.never.value)
+    assert exact.value <= a.upper.value + Z999 * _se(a.upper)
+    said = runner.invoke(
+        app, ["retreat", FORD, "--method", "simulated", "--paths", "2000", "-n", "2000", "--json"]
+    )
+    assert (
+        json.loads(said.output)["upper_bound"]["value"] >= json.loads(said.output)["value"]["value"]
+    )

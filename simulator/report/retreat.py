@@ -113,6 +113,13 @@ def simulated_lines(result: Any, width: int) -> list[str]:
             )
     if result.own_words is not None:
         lines += textwrap.wrap(f"(your rule: {result.own_words})", width)
+    if a.upper is not None:
+        lines += textwrap.wrap(
+            f"upper bound: {a.upper.value:,.3f} ({_interval(a.upper)}): withdrawing "
+            "knowing each battle's future; no rule does better (a loose bound)",
+            width,
+            subsequent_indent="  ",
+        )
     lines.append("")
     lines += textwrap.wrap(chances_words(result), width)
     lines += textwrap.wrap(f"The rule: {result.words()}.", width)
@@ -121,8 +128,8 @@ def simulated_lines(result: Any, width: int) -> list[str]:
     every = dates[1] - dates[0] if len(dates) > 1 else 1
     looked = "after every step" if every == 1 else f"every {every} steps"
     lines += textwrap.wrap(
-        f"The rule is looked at {looked} from step {dates[0] if dates else 1}; a lower bound "
-        f"on the best rule's value (no upper bound is given). Seed {a.seed}; "
+        f"The rule is looked at {looked} from step {dates[0] if dates else 1}; its value is "
+        f"a lower bound on the best rule's. Seed {a.seed}; "
         f"{a.seconds:.1f} s.",
         width,
     )

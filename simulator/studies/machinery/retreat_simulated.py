@@ -211,6 +211,11 @@ class SimulatedAnswer:
     #: step, the side's men left and the other's (shape (dates, own + 1, enemy + 1, 2)):
     #: the retreat map.
     asked: np.ndarray | None = None
+    #: What a side knowing each fresh battle's future would get (withdrawing at the
+    #: best of the decision steps, or fighting to the end): an upper bound on every
+    #: rule's value that looks at those steps (None for blocks, whose withdrawal's
+    #: cost is only known by running it).
+    upper: Estimate | None = None
 
 
 def without_rule(scenario: Scenario, side: str, after: int | None = None) -> Scenario:
@@ -517,7 +522,7 @@ def simulated_retreat(
             stopped,
             lock,
         )
-    best, never, own_values, outcome, asked, count = valued
+    best, never, own_values, foresight, outcome, asked, count = valued
     partial = partial or count < fresh
     has_own = not own_prepared.stop_rules[side].never
     answer = SimulatedAnswer(
@@ -535,6 +540,7 @@ def simulated_retreat(
         partial=partial,
         seconds=time.perf_counter() - started,
         asked=asked,
+        upper=None if foresight is None else Estimate.of(foresight),
     )
     return answer, prices, float(win)
 
@@ -585,9 +591,9 @@ def _value(
     total: int,
     stopped: Callable[[], bool],
     lock: AbstractContextManager[object] | None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, float], Any, int]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None, dict[str, float], Any, int]:
     """The rule, never retreating and the side's own rule on fresh battles."""
-    best, never, own = [], [], []
+    best, never, own, foresight = [], [], [], []
     codes = np.zeros(6, np.int64)
     counts = np.zeros(
         (len(rule.dates), *(1 + sum(f.brought[n] for n in names) for names in (f.own, f.enemy)), 2),
@@ -622,6 +628,8 @@ def _value(
         counts += asked_counts(rule, paths, at, counts.shape)
         best.append(best_v)
         never.append(never_v)
+        if scenario.ruleset not in KERNEL_WITHDRAWAL:
+            foresight.append(hindsight(paths, never_v, f))
         if own_prepared.stop_rules[side].never:  # no rule of its own: never retreating
             own.append(never_v)
         else:
@@ -648,10 +656,23 @@ def _value(
         np.concatenate(best) if best else empty,
         np.concatenate(never) if never else empty,
         np.concatenate(own) if own else empty,
+        np.concatenate(foresight) if foresight else None,
         outcome,
         counts,
         count,
     )
+
+
+def hindsight(paths: Paths, end: np.ndarray, f: Features) -> np.ndarray:
+    """Each battle's best value with hindsight: the larger of fighting to the end
+    (``end``) and withdrawing after the best of the decision steps it was still fought
+    at (the price of the men lost by then). No rule can do better on a battle, so its
+    mean bounds every rule's value from above (the dual bound with no martingale:
+    loose, but it costs nothing more)."""
+    if not len(paths.fighting):
+        return end.astype(np.float64)
+    withdrawing = np.where(paths.fighting, -f.price_lost(paths.own), -np.inf)
+    return np.maximum(end, withdrawing.max(axis=0))
 
 
 def asked_counts(
@@ -746,6 +767,7 @@ class SimulatedRetreatResult:
             "own_rule": self.own_words,
             "gain_over_never": a.gain_over_never.to_dict(),
             "gain_over_own": None if a.gain_over_own is None else a.gain_over_own.to_dict(),
+            "upper_bound": None if a.upper is None else a.upper.to_dict(),
             **{k: float(v) for k, v in a.outcomes.items()},
             "rule": self.words(),
             "stop_now_or_go_on": self.stop_now(),
