@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 #: The largest chain the panel solves exactly (a larger one is simulated).
 RETREAT_STATES = EXACT_STATES
 #: The panel's training battles, and its fresh battles (the command line's default is
-#: 20,000 each: the page answers in seconds, with intervals twice as wide at most).
+#: 20,000 each: the page answers in seconds, its intervals about 1.4 times as wide).
 RETREAT_BATTLES = 10_000
 #: The figures the panel shows, as both methods' answers name them.
 PANEL_FIGURES = ("value", "never", "own", "gain_over_never", "gain_over_own", "win", "withdrew")

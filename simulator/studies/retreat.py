@@ -33,7 +33,7 @@ from .machinery.sides import SIDES
 
 #: ``--method``: backward induction over olympia's exact chain, or Longstaff-Schwartz.
 METHODS = ("exact", "simulated")
-#: ``side``: both sides choosing their rules (:func:`both_sides_retreat`).
+#: ``side``: both sides choosing their rules (:mod:`.machinery.retreat_both`).
 BOTH = "both"
 #: The most training or fresh battles of the simulated method.
 MAX_SIMULATED = 10_000_000
@@ -223,7 +223,7 @@ def best_retreat(
 ) -> RetreatResult | SimulatedRetreatResult | BothSidesResult:
     """The best retreat rule of ``side``, its value, and the values of "never retreat"
     and of the side's own rule in the scenario; ``side="both"``: both sides choosing
-    (:func:`both_sides_retreat`).
+    by alternate best responses, simulated (:mod:`.machinery.retreat_both`).
 
     ``win_value`` (default: what the other side's army costs) is what a win is worth;
     each of the side's own men lost costs his type's ``cost``. ``method``: ``exact``
