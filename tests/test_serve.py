@@ -647,6 +647,8 @@ def test_the_retreat_panel_answers_as_retreat_does(server):
     )  # fmt: skip
     assert simulated["value"] == again.answer.value.to_dict()  # type: ignore[union-attr]
     assert simulated["rule"] == again.words() and "fitted on 10,000" in simulated["size"]
+    assert simulated["upper"] == again.answer.upper.to_dict() and exact["upper"] is None  # type: ignore[union-attr]
+    assert simulated["upper"]["value"] >= simulated["value"]["value"]
     for field, value, words in [
         ("side", "attackr", "Retreat: side attackr: expected attacker or defender"),
         ("win_value", "0", "Retreat: win value 0: expected a number more than 0"),

@@ -747,7 +747,7 @@ def test_the_retreat_panel_shows_the_rule_its_value_and_its_map(server, browser)
     browser.get(server.page)
     wait_for(browser, "idle", 60)
     attacker, defender = "noble, 8 soldier", "noble, 10 pikeman"
-    ask(browser, attacker, defender, "3", "2000")
+    ask(browser, attacker, defender, "3", "200")
     wait_for(browser, "done")
     panel = browser.find_element(By.ID, "retreat")
     panel.find_element(By.TAG_NAME, "summary").click()
@@ -766,6 +766,17 @@ def test_the_retreat_panel_shows_the_rule_its_value_and_its_map(server, browser)
     cells = browser.find_elements(By.CSS_SELECTOR, "#retreat-map rect.cell:not(.key)")
     withdraw = browser.find_elements(By.CSS_SELECTOR, "#retreat-map rect.withdraw:not(.key)")
     assert len(cells) > len(withdraw) > 0
+    # Exact: the value is the optimum, no bound is shown; simulated: the hindsight bound.
+    assert not browser.find_elements(By.CSS_SELECTOR, '#retreat-values tr[data-row="upper"]')
+    Select(browser.find_element(By.ID, "retreat-method")).select_by_value("simulated")
+    browser.find_element(By.ID, "retreat-find").click()
+    WebDriverWait(browser, 60).until(
+        lambda d: panel.get_attribute("data-state") == "done"
+        and "simulated" in d.find_element(By.ID, "retreat-status").text
+    )
+    value = '#retreat-values tr[data-row="{}"] td.value'
+    upper = float(browser.find_element(By.CSS_SELECTOR, value.format("upper")).text)
+    assert upper >= float(browser.find_element(By.CSS_SELECTOR, value.format("best")).text)
     win.clear()
     win.send_keys("0")
     browser.find_element(By.ID, "retreat-find").click()

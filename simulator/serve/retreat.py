@@ -144,6 +144,7 @@ def retreat_payload(result: Any) -> dict[str, Any]:
         # Not to_dict: its one row per position is up to RETREAT_STATES rows.
         figures: dict[str, Any] = {k: v for k, v in result.figures().items() if k in PANEL_FIGURES}
         figures.update(
+            upper=None,  # exact: the value is the optimum
             partial=False,
             size=f"exact: {result.rule.states:,} positions solved in {result.seconds:.2f} s",
         )
@@ -151,6 +152,7 @@ def retreat_payload(result: Any) -> dict[str, Any]:
         full = result.to_dict()
         figures = {k: full[k] for k in PANEL_FIGURES}
         figures.update(
+            upper=full["upper_bound"],
             partial=full["partial"],
             size=f"simulated: fitted on {full['paths']:,} battles, valued on "
             f"{full['battles']:,} fresh ones (seed {full['seed']}); 95% intervals",

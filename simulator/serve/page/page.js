@@ -679,6 +679,8 @@ function drawRetreat(a) {
   $("retreat-rule").textContent = `The rule: ${a.rule}.`;
   const table = [["best rule", a.value, null], ["never retreat", a.never, a.gain_over_never]];
   if (a.own) table.push([`your rule (${a.own_rule})`, a.own, a.gain_over_own]);
+  // Simulated: no rule is worth more than each battle's best with hindsight (loose).
+  if (a.upper) table.push(["upper bound (hindsight)", a.upper, null]);
   rows("retreat-values", table.map(([name, v, gain]) => ({
     key: name.split(" ")[0],
     cells: [[name], [fixed(v.value), "value"], [interval(v)],
