@@ -771,8 +771,10 @@ def test_the_retreat_panel_shows_the_rule_its_value_and_its_map(server, browser)
     Select(browser.find_element(By.ID, "retreat-method")).select_by_value("simulated")
     browser.find_element(By.ID, "retreat-find").click()
     WebDriverWait(browser, 60).until(
-        lambda d: panel.get_attribute("data-state") == "done"
-        and "simulated" in d.find_element(By.ID, "retreat-status").text
+        lambda d: (
+            panel.get_attribute("data-state") == "done"
+            and "simulated" in d.find_element(By.ID, "retreat-status").text
+        )
     )
     value = '#retreat-values tr[data-row="{}"] td.value'
     upper = float(browser.find_element(By.CSS_SELECTOR, value.format("upper")).text)
