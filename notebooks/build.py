@@ -183,6 +183,39 @@ def olympia_knight() -> nbformat.NotebookNode:
             "    lines.append(f\"{r['conditions']}: the knights' odds {effect(r)}\")\n"
             'print("\\n".join(lines))'
         ),
+        new_markdown_cell(
+            "## When should the knights stop?\n"
+            "Knights that may withdraw should not fight every battle to the end, nor give up "
+            "at a number of knights picked by hand. Eight knights (cost 3 each) ride at "
+            "twelve pikemen holding a ford, and a win is worth 20: the best retreat rule "
+            "withdraws wherever withdrawing is worth more than fighting on, a battle being "
+            "worth 20 if the knights win, less the cost of the knights lost. For a battle "
+            "this small it is solved exactly (backward induction over the exact chain); "
+            "for any battle it can be fitted on simulated ones (Longstaff-Schwartz) and "
+            "valued on fresh ones, with 95% intervals (docs/retreat.md)."
+        ),
+        new_code_cell(
+            "from simulator.report.retreat_plots import retreat_figure\n\n"
+            'ford = simulator.load_scenario("../examples/retreat/knights_at_the_ford.toml")\n'
+            'best = simulator.best_retreat(ford, side="attacker", win_value=20)\n'
+            'print(f"The best rule: {best.words()}.")\n'
+            'print(f"It is worth {best.value:.3f}, against {best.never:.3f} for never "\n'
+            '      f"retreating and {best.own:.3f} for the file\'s own rule ({best.own_words}); "\n'
+            '      "every figure exact.")\n'
+            "retreat_figure(best)"
+        ),
+        new_code_cell(
+            'fitted = simulator.best_retreat(ford, side="attacker", win_value=20,\n'
+            '                                method="simulated", paths=BATTLES, '
+            "battles=BATTLES, seed=SEED)\n"
+            "a = fitted.answer\n"
+            'print(f"Fitted on {a.paths:,} simulated battles and valued on {a.fresh:,} fresh "\n'
+            '      f"ones, the rule is worth {a.value.value:.3f} (95%: {a.value.low:.3f} to "\n'
+            '      f"{a.value.high:.3f}), {a.gain_over_never.value:+.3f} over never retreating "\n'
+            '      f"(95%: {a.gain_over_never.low:+.3f} to {a.gain_over_never.high:+.3f}); "\n'
+            '      f"the exact best rule is worth {best.value:.3f}: a fitted rule is one rule "\n'
+            '      "among all, worth at most the best one.")'
+        ),
     ]
     return new_notebook(
         cells=cells,

@@ -263,8 +263,8 @@ def test_what_it_cannot_answer_is_refused(tmp_path: Path) -> None:
     rule = "[defender.retreat]\nafter = 3\n"
     with pytest.raises(simulator.BattleOddsError, match="rule on the men left only"):
         best_retreat(load(tmp_path, "soldier = 2", "soldier = 2", rule), "attacker", method="exact")
-    with pytest.raises(simulator.BattleOddsError, match="expected attacker or defender"):
-        best_retreat(load(tmp_path, "soldier = 2", "soldier = 2"), "both")
+    with pytest.raises(simulator.BattleOddsError, match="expected attacker, defender or both"):
+        best_retreat(load(tmp_path, "soldier = 2", "soldier = 2"), "neither")
     with pytest.raises(simulator.BattleOddsError, match="win_value=-1"):
         best_retreat(load(tmp_path, "soldier = 2", "soldier = 2"), "attacker", -1.0)
 
@@ -318,7 +318,7 @@ def test_the_commands_json(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("arguments", "said"),
     [
-        (["--side", "both"], "--side both: expected attacker or defender"),
+        (["--side", "neither"], "--side neither: expected attacker, defender or both"),
         (["--win-value", "-2"], "--win-value -2.0: expected a number 0 or more"),
         (["--win-value", "0"], "--win-value 0: expected a number more than 0"),
         (["--method", "guess"], "--method guess: expected one of exact, simulated"),

@@ -8,6 +8,7 @@ the randomness contract (same seed, same rule and numbers, on 1 thread or all)."
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -156,19 +157,34 @@ def test_the_command_says_the_simulated_rule(tmp_path: Path) -> None:
     assert result.exit_code == 2 and result.output.startswith("error: --method exact: ")
 
 
-def test_ctrl_c_gives_the_rule_so_far_marked_partial() -> None:
-    """Ctrl-C while the training battles run: the rule fitted on the blocks done, valued
-    on one small block of fresh battles, marked partial; exit 130 within seconds."""
-    from tests.test_interrupt import KNIGHTS, check_stopped, interrupt
+def test_ctrl_c_is_answered_after_one_kernel_call_sized_by_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each recording call runs as many battles as fit in about a quarter second (the
+    first one battle, each next at most four times the last), not a fixed block of
+    20,000 (2 s of olympia's castle siege before Ctrl-C was looked at). Ctrl-C after the
+    third training call: the training ends there, and one more call, of at most
+    STOPPED_BLOCK fresh battles, values the rule so far, marked partial. (The real
+    process and its exit status: tests/test_interrupt.py.)"""
+    from simulator.studies.machinery import retreat_simulated as rs
 
-    code, out, err, seconds = interrupt(
-        ["retreat", KNIGHTS, "--method", "simulated", "--paths", "5000000", "-n", "5000000",
-         "--json"]
-    )  # fmt: skip
-    check_stopped(code, err, seconds)
-    answer = json.loads(out)
-    assert answer["partial"] is True and 0 < answer["battles"] < 5_000_000
-    assert answer["value"]["low"] <= answer["value"]["value"] <= answer["value"]["high"]
+    calls: list[int] = []
+    real = rs.record
+
+    def counted(prepared: object, seed: int, first: int, count: int, *rest: object) -> object:
+        calls.append(count)
+        return real(prepared, seed, first, count, *rest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(rs, "record", counted)
+    monkeypatch.setattr(rs, "stop_requested", lambda: len(calls) >= 3)
+    scenario = simulator.load_scenario(FORD)
+    answer, _, _ = rs.simulated_retreat(
+        scenario, 0, 20.0, rs.Simulation(paths=200_000, fresh=200_000)
+    )
+    assert calls[0] == 1 and all(b <= 4 * a for a, b in itertools.pairwise(calls[:3]))
+    assert len(calls) == 4 and calls[3] <= rs.STOPPED_BLOCK
+    assert answer.partial and answer.paths == sum(calls[:3]) and answer.fresh == calls[3]
+    assert answer.value.low <= answer.value.value <= answer.value.high
 
 
 IN_PROGRESS = """
@@ -290,3 +306,35 @@ def test_the_simulated_answer_fits_any_width(columns: str) -> None:
     assert result.exit_code == 0, result.output
     assert max(len(line) for line in result.output.splitlines()) <= int(columns)
     assert "never retreat: " in result.output
+
+
+def test_the_upper_bound_is_hindsight_and_holds_the_exact_optimum() -> None:
+    """The upper bound is each fresh battle's best with hindsight (withdrawing at the
+    best step it was still fought at, or fighting to the end), by hand on two battles;
+    on the knights at the ford it is above the rule's value and never retreating's on
+    the same battles (battle by battle), and the exact optimum lies below it."""
+    from simulator.studies.machinery import retreat_simulated as rs
+
+    f = rs.Features(["attacker.knight"], ["defender.pikeman"],
+                    {"attacker.knight": 8, "defender.pikeman": 12}, np.array([3.0]))  # fmt: skip
+    paths = rs.Paths(
+        np.array([[True, True], [True, False]]),
+        np.array([[[7], [8]], [[5], [8]]], np.int16),  # knights left after each step
+        np.zeros((2, 2, 1), np.int16),
+        {},
+    )
+    end = np.array([-24.0, 20.0 - 3.0])  # the first battle lost to the end, the second won
+    assert rs.hindsight(paths, end, f).tolist() == [-3.0, 17.0]
+    scenario = simulator.load_scenario(FORD)
+    exact = best_retreat(scenario, "attacker", 20.0, method="exact")
+    a = best_retreat(
+        scenario, "attacker", 20.0, method="simulated", paths=5000, battles=5000, seed=5
+    ).answer  # type: ignore[union-attr]
+    assert a.upper is not None and a.upper.value >= max(a.value.value, a.never.value)
+    assert exact.value <= a.upper.value + Z999 * _se(a.upper)
+    said = runner.invoke(
+        app, ["retreat", FORD, "--method", "simulated", "--paths", "2000", "-n", "2000", "--json"]
+    )
+    assert (
+        json.loads(said.output)["upper_bound"]["value"] >= json.loads(said.output)["value"]["value"]
+    )

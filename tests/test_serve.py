@@ -620,3 +620,41 @@ def test_a_pasted_scenario_with_waves_shows_the_waves_table_run_prints(server):
     assert "a scenario with waves" in done["unfolding"]["unavailable"]
     _, _, plain = _answer(server, {**ARMIES, "battles": "2000"})
     assert plain["waves"] is None
+
+
+def test_the_retreat_panel_answers_as_retreat_does(server):
+    """The page's retreat panel (/api/retreat): its exact rule is best_retreat's on the
+    question's scenario, figure for figure, its map the positions' decisions; its
+    simulated rule is the same seed's on the panel's bounded battles; a bad field is the
+    command line's line, named by its field."""
+    from simulator.serve.retreat import RETREAT_BATTLES
+    from simulator.studies.retreat import best_retreat
+
+    asked = {"attacker": "noble, 8 soldier", "defender": "noble, 10 pikeman", "seed": "3"}
+    scenario = Question.of(asked).scenario
+    exact = server.get("/api/retreat?" + urlencode({**asked, "side": "defender", "win_value": "5"}))
+    expected = best_retreat(scenario, "defender", 5.0, method="exact")
+    assert exact["method"] == "exact" and exact["rule"] == expected.words()
+    assert exact["value"] == {"value": expected.value, "low": None, "high": None}
+    assert exact["gain_over_never"]["value"] == expected.value - expected.never
+    decided = expected.frame["decision"].isin(["fight", "withdraw"]).sum()
+    assert sum(c["fight"] + c["withdraw"] for c in exact["cells"]) == decided
+    assert any(c["withdraw"] for c in exact["cells"]) and not exact["partial"]
+    simulated = server.get("/api/retreat?" + urlencode({**asked, "method": "simulated"}))
+    again = best_retreat(
+        scenario, "attacker", None, method="simulated", paths=RETREAT_BATTLES,
+        battles=RETREAT_BATTLES, seed=3,
+    )  # fmt: skip
+    assert simulated["value"] == again.answer.value.to_dict()  # type: ignore[union-attr]
+    assert simulated["rule"] == again.words() and "fitted on 10,000" in simulated["size"]
+    assert simulated["upper"] == again.answer.upper.to_dict() and exact["upper"] is None  # type: ignore[union-attr]
+    assert simulated["upper"]["value"] >= simulated["value"]["value"]
+    for field, value, words in [
+        ("side", "attackr", "Retreat: side attackr: expected attacker or defender"),
+        ("win_value", "0", "Retreat: win value 0: expected a number more than 0"),
+        ("win_value", "lots", "Retreat: win value lots: expected a number more than 0"),
+        ("method", "exakt", "Retreat: method exakt: expected one of exact, simulated"),
+    ]:
+        with pytest.raises(urllib.error.HTTPError) as refused_field:
+            server.get("/api/retreat?" + urlencode({**asked, field: value}))
+        assert json.loads(refused_field.value.read())["error"].startswith(words)

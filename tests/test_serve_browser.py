@@ -735,3 +735,54 @@ def test_a_pasted_scenario_with_waves_shows_its_waves_on_a_phone(server, browser
         assert browser.execute_script("return document.documentElement.scrollWidth") <= width
     finally:
         browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+
+def test_the_retreat_panel_shows_the_rule_its_value_and_its_map(server, browser):
+    """The panel finds the defender's best retreat rule of the question asked (exact on
+    this small battle): the rule in words, its value and what it gains over never
+    retreating, as best_retreat gives them, and the map's cells; a win value of 0 is
+    the command line's line."""
+    from simulator.studies.retreat import best_retreat
+
+    browser.get(server.page)
+    wait_for(browser, "idle", 60)
+    attacker, defender = "noble, 8 soldier", "noble, 10 pikeman"
+    ask(browser, attacker, defender, "3", "200")
+    wait_for(browser, "done")
+    panel = browser.find_element(By.ID, "retreat")
+    panel.find_element(By.TAG_NAME, "summary").click()
+    Select(browser.find_element(By.ID, "retreat-side")).select_by_value("defender")
+    win = browser.find_element(By.ID, "retreat-win")
+    win.send_keys("5")
+    browser.find_element(By.ID, "retreat-find").click()
+    WebDriverWait(browser, 60).until(lambda d: panel.get_attribute("data-state") == "done")
+    scenario = Question.of({"attacker": attacker, "defender": defender}).scenario
+    expected = best_retreat(scenario, "defender", 5.0, method="exact")
+    assert browser.find_element(By.ID, "retreat-rule").text == f"The rule: {expected.words()}."
+    best = browser.find_element(By.CSS_SELECTOR, '#retreat-values tr[data-row="best"] td.value')
+    assert float(best.text) == pytest.approx(expected.value, abs=5e-4)
+    gain = browser.find_element(By.CSS_SELECTOR, '#retreat-values tr[data-row="never"] td.gain')
+    assert float(gain.text) == pytest.approx(expected.value - expected.never, abs=5e-4)
+    cells = browser.find_elements(By.CSS_SELECTOR, "#retreat-map rect.cell:not(.key)")
+    withdraw = browser.find_elements(By.CSS_SELECTOR, "#retreat-map rect.withdraw:not(.key)")
+    assert len(cells) > len(withdraw) > 0
+    # Exact: the value is the optimum, no bound is shown; simulated: the hindsight bound.
+    assert not browser.find_elements(By.CSS_SELECTOR, '#retreat-values tr[data-row="upper"]')
+    Select(browser.find_element(By.ID, "retreat-method")).select_by_value("simulated")
+    browser.find_element(By.ID, "retreat-find").click()
+    WebDriverWait(browser, 60).until(
+        lambda d: (
+            panel.get_attribute("data-state") == "done"
+            and "simulated" in d.find_element(By.ID, "retreat-status").text
+        )
+    )
+    value = '#retreat-values tr[data-row="{}"] td.value'
+    upper = float(browser.find_element(By.CSS_SELECTOR, value.format("upper")).text)
+    assert upper >= float(browser.find_element(By.CSS_SELECTOR, value.format("best")).text)
+    win.clear()
+    win.send_keys("0")
+    browser.find_element(By.ID, "retreat-find").click()
+    WebDriverWait(browser, 60).until(lambda d: panel.get_attribute("data-state") == "error")
+    assert browser.find_element(By.ID, "retreat-status").text == (
+        "Retreat: win value 0: expected a number more than 0"
+    )

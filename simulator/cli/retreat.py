@@ -12,6 +12,7 @@ import typer
 
 from ..errors import BattleOddsError
 from ..scenario.scenario import load_scenario
+from ..studies.retreat import BOTH
 from .app import app
 from .options import (
     CostsFile,
@@ -28,7 +29,11 @@ from .options import (
 
 Side = Annotated[
     str,
-    typer.Option("--side", help="The side whose retreat rule is found: attacker or defender."),
+    typer.Option(
+        "--side",
+        help="The side whose retreat rule is found: attacker or defender; both: each "
+        "side's rule against the other's, by alternate best responses (simulated).",
+    ),
 ]
 WinValue = Annotated[
     float | None,
@@ -99,15 +104,14 @@ def retreat_command(
 
     Ctrl-C: the simulated rule so far, marked partial, exit 130."""
     from ..report.figures import check_output
-    from ..studies.machinery.sides import check_side
-    from ..studies.retreat import best_retreat, check_win_value
+    from ..studies.retreat import best_retreat, check_given_win_value, check_retreat_options
 
-    check_side(side)
-    check_win_value(win_value)
-    if win_value is not None and win_value <= 0:
-        raise BattleOddsError(f"--win-value {win_value:g}: expected a number more than 0")
+    check_retreat_options(side, win_value, method if side == BOTH else None)
+    check_given_win_value(win_value)
     if output is not None:
         check_output(output)
+    if side == BOTH and output is not None:
+        raise BattleOddsError("--output: the retreat map is drawn for one side's rule")
     battle = load_scenario(scenario)
     simulated: dict[str, Any] = {
         "paths": paths,
@@ -115,8 +119,9 @@ def retreat_command(
         "seed": seed,
         "threads": threads,
     }
-    if method == "exact" or (
-        method is None
+    if (side != BOTH and method == "exact") or (
+        side != BOTH
+        and method is None
         and battle.ruleset == "olympia"
         and costs is None
         and all(v is None for v in simulated.values())
@@ -168,9 +173,10 @@ def _say(result: Any, json: bool, output: Path | None) -> None:
     if json:
         print_json(result.to_dict())
     else:
-        from ..report.retreat import retreat_lines
+        from ..report.retreat import both_sides_lines, retreat_lines
 
-        for line in retreat_lines(result, out.width):
+        said = both_sides_lines if result.side == BOTH else retreat_lines
+        for line in said(result, out.width):
             out.print(line, highlight=False, soft_wrap=True, markup=False)
         say_partial(
             getattr(result, "partial", False),

@@ -19,8 +19,6 @@ def retreat_lines(result: Any, width: int) -> list[str]:
         return simulated_lines(result, width)
     rule = result.rule
     side = result.side
-    said = f"{result.win_value:g} ({result.win_value_said})"
-    prices = ", ".join(f"{name} {price:g}" for name, price in result.prices.items())
     rows = [
         ("best rule", rule.value, None),
         ("never retreat", result.never, rule.value - result.never),
@@ -28,11 +26,7 @@ def retreat_lines(result: Any, width: int) -> list[str]:
     if result.own is not None:
         rows.append(("your rule", result.own, rule.value - result.own))
     lines = textwrap.wrap(f"Best retreat rule for the {side}: {result.scenario.name}", width)
-    lines += textwrap.wrap(
-        f"Value = {said} if the {side} wins, less the price of each of its men lost "
-        f"({prices}); exact.",
-        width,
-    )
+    lines += textwrap.wrap(f"{value_words(result)}; exact.", width)
     lines.append("")
     lines.append(f"{'':<15}{'value':>12}{'best gains':>13}")
     for name, value, gain in rows:
@@ -41,21 +35,44 @@ def retreat_lines(result: Any, width: int) -> list[str]:
     if result.own_words is not None:
         lines += textwrap.wrap(f"(your rule: {result.own_words})", width)
     lines.append("")
-    chances = [
-        ("wins", rule.won),
-        ("loses", rule.lost),
-        ("draw", rule.drawn),
-        ("withdraws", rule.withdrew),
-        ("they withdraw", rule.they_withdrew),
-    ]
-    said_chances = ", ".join(
-        f"{name} {p:.2%}" for name, p in chances if name in ("wins", "withdraws") or p > 0
-    )
-    lines += textwrap.wrap(f"Under the best rule the {side} {said_chances}.", width)
+    lines += textwrap.wrap(chances_words(result), width)
     lines += textwrap.wrap(f"The rule: {result.words()}.", width)
     lines += _stop_now(result, width)
     lines += textwrap.wrap(f"{rule.states:,} positions solved in {result.seconds:.2f} s.", width)
     return lines
+
+
+def value_words(result: Any) -> str:
+    """What the value counts: ``Value = W (given) if the attacker wins, less ...``."""
+    said = f"{result.win_value:g} ({result.win_value_said})"
+    prices = ", ".join(f"{name} {price:g}" for name, price in result.prices.items())
+    return (
+        f"Value = {said} if the {result.side} wins, less the price of each of its men lost "
+        f"({prices})"
+    )
+
+
+def chances_words(result: Any) -> str:
+    """``Under the best rule the attacker wins 82.25%, withdraws 13.64%, ...``."""
+    if getattr(result, "method", "exact") == "simulated":
+        o = result.answer.outcomes
+        won, lost, drawn = o["win"], o["lose"], o["draw"]
+        withdrew, they_withdrew = o["withdrew"], o["they_withdrew"]
+    else:
+        rule = result.rule
+        won, lost, drawn = rule.won, rule.lost, rule.drawn
+        withdrew, they_withdrew = rule.withdrew, rule.they_withdrew
+    chances = [
+        ("wins", won),
+        ("loses", lost),
+        ("draw", drawn),
+        ("withdraws", withdrew),
+        ("they withdraw", they_withdrew),
+    ]
+    said = ", ".join(
+        f"{name} {p:.2%}" for name, p in chances if name in ("wins", "withdraws") or p > 0
+    )
+    return f"Under the best rule the {result.side} {said}."
 
 
 def _stop_now(result: Any, width: int) -> list[str]:
@@ -74,13 +91,10 @@ def simulated_lines(result: Any, width: int) -> list[str]:
     width = max(40, width)
     a = result.answer
     side = result.side
-    said = f"{result.win_value:g} ({result.win_value_said})"
-    prices = ", ".join(f"{name} {price:g}" for name, price in result.prices.items())
     lines = textwrap.wrap(f"Best retreat rule for the {side}: {result.scenario.name}", width)
     lines += textwrap.wrap(
-        f"Value = {said} if the {side} wins, less the price of each of its men lost "
-        f"({prices}); simulated: fitted on {a.paths:,} battles, valued on {a.fresh:,} "
-        "fresh ones (95% intervals).",
+        f"{value_words(result)}; simulated: fitted on {a.paths:,} battles, valued on "
+        f"{a.fresh:,} fresh ones (95% intervals).",
         width,
     )
     lines.append("")
@@ -99,28 +113,86 @@ def simulated_lines(result: Any, width: int) -> list[str]:
             )
     if result.own_words is not None:
         lines += textwrap.wrap(f"(your rule: {result.own_words})", width)
+    if a.upper is not None:
+        lines += textwrap.wrap(
+            f"upper bound: {a.upper.value:,.3f} ({_interval(a.upper)}): withdrawing "
+            "knowing each battle's future; no rule does better (a loose bound)",
+            width,
+            subsequent_indent="  ",
+        )
     lines.append("")
-    o = a.outcomes
-    chances = [
-        ("wins", o["win"]),
-        ("loses", o["lose"]),
-        ("draw", o["draw"]),
-        ("withdraws", o["withdrew"]),
-        ("they withdraw", o["they_withdrew"]),
-    ]
-    said_chances = ", ".join(
-        f"{name} {p:.2%}" for name, p in chances if name in ("wins", "withdraws") or p > 0
-    )
-    lines += textwrap.wrap(f"Under the best rule the {side} {said_chances}.", width)
+    lines += textwrap.wrap(chances_words(result), width)
     lines += textwrap.wrap(f"The rule: {result.words()}.", width)
     lines += _stop_now(result, width)
     dates = a.rule.dates
     every = dates[1] - dates[0] if len(dates) > 1 else 1
     looked = "after every step" if every == 1 else f"every {every} steps"
     lines += textwrap.wrap(
-        f"The rule is looked at {looked} from step {dates[0] if dates else 1}; a lower bound "
-        f"on the best rule's value (no upper bound is given). Seed {a.seed}; "
+        f"The rule is looked at {looked} from step {dates[0] if dates else 1}; its value is "
+        f"a lower bound on the best rule's. Seed {a.seed}; "
         f"{a.seconds:.1f} s.",
         width,
     )
+    return lines
+
+
+def both_sides_lines(result: Any, width: int) -> list[str]:
+    """Both sides' rules reached by alternate best responses: whether they settled,
+    each side's value and gain over never withdrawing (95% intervals), each rule in
+    words, the rounds, and the battle's chances under the two rules."""
+    width = max(40, width)
+    a = result.answer
+    lines = textwrap.wrap(f"Both sides choosing their retreat rules: {result.scenario.name}", width)
+    lines += textwrap.wrap(
+        "Each side's value = its win value if it wins, less the price of each of its men "
+        f"lost; simulated: fitted on {a.battles[0]:,} battles, each new rule judged on "
+        f"{a.battles[1]:,} others, valued on {a.battles[2]:,} fresh ones (95% intervals).",
+        width,
+    )
+    lines.append("")
+    if a.settled:
+        said = (
+            f"Settled after {len(a.rounds)} turns: neither side gains by changing its rule "
+            "(beyond noise)."
+        )
+    elif result.partial:
+        said = f"Stopped after {len(a.rounds)} turns, before the rules settled: the rules reached."
+    else:
+        said = (
+            f"Did not settle in {len(a.rounds)} turns: a side still gained by changing its "
+            "rule; the rules reached."
+        )
+    lines += textwrap.wrap(said, width)
+    for s, side in enumerate(("attacker", "defender")):
+        lines.append("")
+        value, gain = a.values[s], a.gain_over_never[s]
+        lines += textwrap.wrap(
+            f"{side} (win worth {result.win_values[s]:g}): {value.value:,.3f} "
+            f"({_interval(value)}); gains {gain.value:,.3f} ({_interval(gain)}) over never "
+            "withdrawing against the other's rule",
+            width,
+            subsequent_indent="  ",
+        )
+        lines += textwrap.wrap(
+            f"The rule, on the battles the two rules reach: {result.words(s)}.",
+            width,
+            initial_indent="  ",
+            subsequent_indent="  ",
+        )
+    lines.append("")
+    turns = "; ".join(
+        f"{r['side']} {r['gain'].value:+,.3f} ({_interval(r['gain'])}), "
+        + ("kept" if r["kept"] else "not kept")
+        for r in a.rounds
+    )
+    if turns:
+        lines += textwrap.wrap(f"Turns (each new rule's gain over the old): {turns}.", width)
+    o = a.outcomes
+    lines += textwrap.wrap(
+        f"Under these rules the attacker wins {o['attacker_wins']:.2%}, the defender wins "
+        f"{o['defender_wins']:.2%}, draws {o['draw']:.2%}, the attacker withdraws "
+        f"{o['attacker_withdrew']:.2%}, the defender withdraws {o['defender_withdrew']:.2%}.",
+        width,
+    )
+    lines += textwrap.wrap(f"Seed {a.seeds[0]}; {a.seconds:.1f} s.", width)
     return lines

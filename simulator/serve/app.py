@@ -138,6 +138,9 @@ FIELDS = {
     "--attacker-retreat": "Attacker withdraws",
     "--defender-retreat": "Defender withdraws",
     "--from-step": "Steps fought already",
+    "--side": "Retreat: side",
+    "--win-value": "Retreat: win value",
+    "--method": "Retreat: method",
 }
 
 
@@ -285,6 +288,17 @@ def make_app(
             return JSONResponse(await run_in_threadpool(solved))
         except BattleOddsError as exc:
             return JSONResponse({"unavailable": _one_line(_said(exc))})
+        except Exception as exc:
+            return _error(_internal(exc), 500)
+
+    async def retreat(request: Request) -> Response:
+        """The retreat panel: the best retreat rule of one side (:mod:`.retreat`)."""
+        from .retreat import retreat_answer
+
+        try:
+            return JSONResponse(await retreat_answer(calculator, _params(request)))
+        except BattleOddsError as exc:
+            return _error(_said(exc))
         except Exception as exc:
             return _error(_internal(exc), 500)
 
@@ -460,6 +474,7 @@ def make_app(
         Route("/api/question", check),
         Route("/api/run", answer),
         Route("/api/exact", solve),
+        Route("/api/retreat", retreat),
         Route("/api/stop", stop, methods=["POST"]),
         Route("/api/status", status),
         Route("/api/ready", ready),

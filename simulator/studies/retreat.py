@@ -14,21 +14,27 @@ import math
 import time
 from collections import defaultdict
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from .. import rulesets
 from ..errors import BattleOddsError, ParameterError, did_you_mean, literal
 from ..rulesets.olympia.retreat import DECISIONS, NOBLES, BestRule, army_cost, best_rule, prices_of
 from ..rulesets.stop_rules import NEVER
 from ..scenario.scenario import Scenario, prepare, unknowns_of
+from .machinery.retreat_both import BothSidesResult
 from .machinery.retreat_simulated import SimulatedRetreatResult
 from .machinery.retreat_words import stop_now_or_go_on, threshold_words
-from .machinery.sides import SIDES, check_side
+from .machinery.sides import SIDES
 
 #: ``--method``: backward induction over olympia's exact chain, or Longstaff-Schwartz.
 METHODS = ("exact", "simulated")
+#: ``side``: both sides choosing their rules (:mod:`.machinery.retreat_both`).
+BOTH = "both"
 #: The most training or fresh battles of the simulated method.
 MAX_SIMULATED = 10_000_000
 
@@ -94,6 +100,17 @@ class RetreatResult:
                 into[i] += count
         return own, enemy, list(zip(nobles[0], nobles[1], strict=True))
 
+    def cells(self) -> np.ndarray:
+        """Positions where the rule fights on (``[..., 0]``) and withdraws (``[..., 1]``),
+        by the side's fighters left and the other's: the retreat map, shaped as the
+        simulated rule's (:meth:`SimulatedRetreatResult.cells`)."""
+        own, enemy, _ = self.men_left()
+        counts = np.zeros((max(own, default=0) + 1, max(enemy, default=0) + 1, 2), np.int64)
+        for o, e, d in zip(own, enemy, self.rule.decisions.tolist(), strict=True):
+            if DECISIONS[d] in ("fight", "withdraw"):
+                counts[o, e, int(DECISIONS[d] == "withdraw")] += 1
+        return counts
+
     def words(self) -> str:
         """The rule in words where it is a threshold on the men left (for each number of
         the other side's men, withdraw at K men or fewer; per standing of the nobles
@@ -117,6 +134,23 @@ class RetreatResult:
             said.append(rule)
         return "; ".join(said)
 
+    def figures(self) -> dict[str, Any]:
+        """The values (the best rule's, never retreating's, the side's own rule's), the
+        best rule's gains over them, and the chances under it."""
+        rule = self.rule
+        return {
+            "value": rule.value,
+            "never": self.never,
+            "own": self.own,
+            "gain_over_never": rule.value - self.never,
+            "gain_over_own": None if self.own is None else rule.value - self.own,
+            "win": rule.won,
+            "lost": rule.lost,
+            "draw": rule.drawn,
+            "withdrew": rule.withdrew,
+            "they_withdrew": rule.they_withdrew,
+        }
+
     def to_dict(self) -> dict[str, Any]:
         rule = self.rule
         return {
@@ -125,17 +159,8 @@ class RetreatResult:
             "method": "exact",
             "win_value": self.win_value,
             "prices": self.prices,
-            "value": rule.value,
-            "never": self.never,
-            "own": self.own,
+            **self.figures(),
             "own_rule": self.own_words,
-            "gain_over_never": rule.value - self.never,
-            "gain_over_own": None if self.own is None else rule.value - self.own,
-            "win": rule.won,
-            "lost": rule.lost,
-            "draw": rule.drawn,
-            "withdrew": rule.withdrew,
-            "they_withdrew": rule.they_withdrew,
             "expected_price_lost": rule.price_lost,
             "rule": self.words(),
             "states": rule.states,
@@ -151,6 +176,35 @@ def check_win_value(win_value: float | None) -> float | None:
     return win_value
 
 
+def check_given_win_value(win_value: float | None) -> None:
+    """A win value given by ``--win-value`` (or the page's field): a number more than 0
+    (the Python API also takes 0)."""
+    check_win_value(win_value)
+    if win_value is not None and win_value <= 0:
+        raise BattleOddsError(f"--win-value {win_value:g}: expected a number more than 0")
+
+
+def check_retreat_options(side: str, win_value: float | None, method: str | None) -> None:
+    """What ``battle-odds retreat`` and the page's retreat panel refuse alike: a side
+    other than attacker, defender or both, a win value not a finite number, an unknown
+    method."""
+    if side not in (*SIDES, BOTH):
+        raise ParameterError(
+            "side", side, "expected attacker, defender or both" + did_you_mean(side, (*SIDES, BOTH))
+        )
+    if side == BOTH and method == "exact":
+        raise ParameterError(
+            "method", method, "both sides choosing is found by simulation only ({method=}simulated)"
+        )
+    check_win_value(win_value)
+    if method not in (None, *METHODS):
+        raise ParameterError(
+            "method",
+            method,
+            f"expected one of {', '.join(METHODS)}" + did_you_mean(method, METHODS),
+        )
+
+
 def best_retreat(
     scenario: Scenario,
     side: str = "attacker",
@@ -163,32 +217,34 @@ def best_retreat(
     threads: int | None = None,
     costs: Mapping[str, float] | str | Path | None = None,
     progress: Callable[[int, int], None] | None = None,
-) -> RetreatResult | SimulatedRetreatResult:
+    max_states: int | None = None,
+    stop: Callable[[], bool] | None = None,
+    lock: AbstractContextManager[object] | None = None,
+) -> RetreatResult | SimulatedRetreatResult | BothSidesResult:
     """The best retreat rule of ``side``, its value, and the values of "never retreat"
-    and of the side's own rule in the scenario.
+    and of the side's own rule in the scenario; ``side="both"``: both sides choosing
+    by alternate best responses, simulated (:mod:`.machinery.retreat_both`).
 
     ``win_value`` (default: what the other side's army costs) is what a win is worth;
     each of the side's own men lost costs his type's ``cost``. ``method``: ``exact``
     (small olympia battles, every figure exact), ``simulated`` (any ruleset:
     Longstaff-Schwartz on ``paths`` training battles, valued on ``battles`` fresh
     ones with 95% intervals; ``costs``: prices of types the scenario does not price)
-    or None: exact where the exact solver reaches, else simulated. Raises
+    or None: exact where the exact solver reaches, else simulated. ``max_states``: the
+    largest chain solved exactly (default: the exact solver's limit); ``stop()``
+    (default: Ctrl-C) ends the simulated method's work with the rule so far; each
+    kernel call holds ``lock`` (the page's questions take turns). Raises
     :class:`BattleOddsError` for what it cannot answer (a scenario with ranges, a
     method the battle cannot take)."""
-    check_side(side)
-    check_win_value(win_value)
-    if method not in (None, *METHODS):
-        raise ParameterError(
-            "method",
-            method,
-            f"expected one of {', '.join(METHODS)}" + did_you_mean(method, METHODS),
-        )
+    check_retreat_options(side, win_value, method)
     if unknowns_of(scenario):
         raise BattleOddsError(
             f"{scenario.source.label}: no best retreat rule for a scenario with ranges; "
             "give each input one value"
         )
     simulated = {"paths": paths, "battles": battles, "seed": seed, "threads": threads}
+    if side == BOTH:
+        return _simulated(scenario, side, win_value, costs, progress, stop, lock, **simulated)
     if method == "exact":
         given = [k for k, v in {**simulated, "costs": costs}.items() if v is not None]
         if given:
@@ -199,17 +255,19 @@ def best_retreat(
                 "the exact method prices by the scenario's cost",
             )
         try:
-            return _exact(scenario, side, win_value)
+            with lock or nullcontext():
+                return _exact(scenario, side, win_value, max_states)
         except BattleOddsError as exc:
             raise ParameterError(
                 "method", "exact", f"{literal(str(exc))}; {{method=}}simulated takes it"
             ) from None
     if method is None and scenario.ruleset == "olympia" and costs is None:
         try:
-            return _exact(scenario, side, win_value)
+            with lock or nullcontext():
+                return _exact(scenario, side, win_value, max_states)
         except BattleOddsError:
             pass  # beyond the exact solver: simulated
-    return _simulated(scenario, side, win_value, costs, progress, **simulated)
+    return _simulated(scenario, side, win_value, costs, progress, stop, lock, **simulated)
 
 
 def _simulated(
@@ -218,28 +276,47 @@ def _simulated(
     win_value: float | None,
     costs: Mapping[str, float] | str | Path | None,
     progress: Callable[[int, int], None] | None,
+    stop: Callable[[], bool] | None,
+    lock: AbstractContextManager[object] | None,
     paths: int | None,
     battles: int | None,
     seed: int | None,
     threads: int | None,
-) -> SimulatedRetreatResult:
-    from .machinery.retreat_simulated import DEFAULT_FRESH, DEFAULT_PATHS, simulated_retreat
+) -> SimulatedRetreatResult | BothSidesResult:
+    """One side's simulated rule, or both sides' (``side`` both: alternate best
+    responses, :mod:`.machinery.retreat_both`)."""
+    from .machinery.retreat_both import both_sides_retreat
+    from .machinery.retreat_simulated import (
+        DEFAULT_FRESH,
+        DEFAULT_PATHS,
+        Simulation,
+        simulated_retreat,
+    )
 
     for option, count in (("paths", paths), ("battles", battles)):
         if count is not None and not 2 <= count <= MAX_SIMULATED:
             raise ParameterError(option, count, f"expected 2..{MAX_SIMULATED:,}")
-    s = SIDES.index(side)
-    answer, prices, win = simulated_retreat(
-        scenario,
-        s,
-        win_value,
+    how = Simulation(
         paths=DEFAULT_PATHS if paths is None else paths,
         fresh=DEFAULT_FRESH if battles is None else battles,
         seed=seed,
         threads=threads,
         costs=costs,
         progress=progress,
+        stop=stop,
+        lock=lock,
     )
+    if side == BOTH:
+        both, prices_both, wins = both_sides_retreat(scenario, win_value, how)
+        return BothSidesResult(
+            scenario=scenario,
+            win_values=wins,
+            win_value_said="given" if win_value is not None else "the other side's cost",
+            prices=prices_both,
+            answer=both,
+        )
+    s = SIDES.index(side)
+    answer, prices, win = simulated_retreat(scenario, s, win_value, how)
     prepared = prepare(scenario)
     own_rule = prepared.stop_rules[s]
     return SimulatedRetreatResult(
@@ -256,7 +333,9 @@ def _simulated(
     )
 
 
-def _exact(scenario: Scenario, side: str, win_value: float | None) -> RetreatResult:
+def _exact(
+    scenario: Scenario, side: str, win_value: float | None, max_states: int | None = None
+) -> RetreatResult:
     label = scenario.source.label
     if scenario.ruleset != "olympia":
         raise BattleOddsError(
@@ -269,7 +348,9 @@ def _exact(scenario: Scenario, side: str, win_value: float | None) -> RetreatRes
     if win_value is None:
         win_value, said = army_cost(battle, 1 - s), f"the {SIDES[1 - s]}'s cost"
     started = time.perf_counter()
-    rule = best_rule(scenario, s, win_value)
+    rule = best_rule(
+        scenario, s, win_value, **({} if max_states is None else {"max_states": max_states})
+    )
     seconds = time.perf_counter() - started
     prices = prices_of(battle, s)
     ruleset = rulesets.get("olympia")

@@ -15,6 +15,7 @@ let current = null; // {run, described}
 let typing = null; // the timer of "answer as I type"
 let last = null; // the last answer drawn
 let unfolded = null; // the battle as it unfolds of the last answer (its steps)
+let retreatAsked = 0; // the retreat panel's questions: an answer to an older one is dropped
 // The step the slider shows: the address's "#step=t" (a shared link), then the slider's.
 let wantedStep = parseInt((location.hash.match(/step=(\d+)/) || [])[1], 10) || null;
 
@@ -633,6 +634,98 @@ function fallbackCopy(text, done) {
 
 // Which rulesets' kernels are still loading after the server started (a fresh install
 // compiles them, minutes in all): asked again each second until every one is ready.
+// -- the retreat panel: the best retreat rule of one side (battle-odds retreat) ----------
+
+function findRetreat() {
+  const p = params();
+  p.set("side", $("retreat-side").value);
+  if ($("retreat-win").value.trim()) p.set("win_value", $("retreat-win").value.trim());
+  if ($("retreat-method").value) p.set("method", $("retreat-method").value);
+  const asked = ++retreatAsked;
+  const box = $("retreat");
+  box.dataset.state = "working";
+  $("retreat-status").textContent = "finding the best rule ...";
+  for (const id of ["retreat-rule", "retreat-words"]) $(id).textContent = "";
+  $("retreat-values").hidden = true;
+  $("retreat-map").hidden = true;
+  fetch("/api/retreat?" + p.toString()).then((r) => r.json()).then((a) => {
+    if (asked !== retreatAsked) return;
+    if (a.error) {
+      $("retreat-status").textContent = a.error;
+      box.dataset.state = "error";
+      return;
+    }
+    drawRetreat(a);
+    box.dataset.state = "done";
+  }).catch(() => {
+    if (asked !== retreatAsked) return;
+    $("retreat-status").textContent = "the connection to the server was lost";
+    box.dataset.state = "error";
+  });
+}
+
+function fixed(x) {
+  return x === null || x === undefined ? "-" :
+    x.toLocaleString("en", { minimumFractionDigits: 3, maximumFractionDigits: 3 });
+}
+
+function interval(e) {
+  return !e || e.low === null ? "exact" : `${fixed(e.low)} to ${fixed(e.high)}`;
+}
+
+function drawRetreat(a) {
+  $("retreat-status").textContent = `Best retreat rule for the ${a.side}; ${a.size}` +
+    (a.partial ? " (PARTIAL: stopped before its battles were all run)" : "");
+  $("retreat-rule").textContent = `The rule: ${a.rule}.`;
+  const table = [["best rule", a.value, null], ["never retreat", a.never, a.gain_over_never]];
+  if (a.own) table.push([`your rule (${a.own_rule})`, a.own, a.gain_over_own]);
+  // Simulated: no rule is worth more than each battle's best with hindsight (loose).
+  if (a.upper) table.push(["upper bound (hindsight)", a.upper, null]);
+  rows("retreat-values", table.map(([name, v, gain]) => ({
+    key: name.split(" ")[0],
+    cells: [[name], [fixed(v.value), "value"], [interval(v)],
+      [gain ? fixed(gain.value) : "", "gain"], [gain ? interval(gain) : ""]],
+  })), ["row", "key"]);
+  $("retreat-values").hidden = false;
+  $("retreat-words").textContent = "";
+  for (const line of [...a.words, ...a.notes]) $("retreat-words").append(Object.assign(
+    document.createElement("li"), { textContent: line }));
+  retreatMap(a);
+}
+
+// The map: the side's men left (up) against the other's (across), each cell where the
+// rule fights on, withdraws, or both (positions or battles there that differ by type,
+// nobles, structure or step).
+function retreatMap(a) {
+  const svg = $("retreat-map");
+  svg.textContent = "";
+  svg.hidden = a.cells.length === 0;
+  if (!a.cells.length) return;
+  const other = a.side === "attacker" ? "defender" : "attacker";
+  const most = (key) => Math.max(1, ...a.cells.map((c) => c[key]));
+  const ownMost = most("own"), enemyMost = most("enemy");
+  const left = 48, top = 26, width = 340, height = 220;
+  const w = width / (enemyMost + 1), h = height / (ownMost + 1);
+  svg.append(el("rect", { x: left, y: top, width, height, class: "frame" }));
+  for (const c of a.cells) {
+    const kind = c.fight && c.withdraw ? "both" : (c.withdraw ? "withdraw" : "fight");
+    const cell = el("rect", { x: left + c.enemy * w, y: top + height - (c.own + 1) * h,
+      width: w, height: h, class: `cell ${kind}` });
+    cell.append(el("title", {}, `${c.own} left against ${c.enemy}: ${kind}`));
+    svg.append(cell);
+  }
+  svg.append(el("text", { x: left + width / 2, y: top + height + 30, class: "axis",
+    "text-anchor": "middle" }, `${other}'s men left (0 to ${enemyMost})`));
+  svg.append(el("text", { x: 14, y: top + height / 2, class: "axis", "text-anchor": "middle",
+    transform: `rotate(-90 14 ${top + height / 2})` }, `${a.side}'s men left (0 to ${ownMost})`));
+  let x = left;
+  for (const kind of ["fight", "withdraw", "both"]) {
+    svg.append(el("rect", { x, y: 6, width: 12, height: 12, class: `cell ${kind} key` }));
+    svg.append(el("text", { x: x + 16, y: 16, class: "legend" }, kind));
+    x += 90;
+  }
+}
+
 function readiness() {
   fetch("/api/ready").then((r) => (r.ok ? r.json() : null)).then((data) => {
     if (!data) return;
@@ -697,6 +790,7 @@ function start() {
     radio.addEventListener("change", () => { showMode(); changed(); });
   }
   $("run").addEventListener("click", run);
+  $("retreat-find").addEventListener("click", findRetreat);
   $("stop").addEventListener("click", stop);
   for (const id of ["attacker", "defender", "seed", "battles", "precision"]) {
     $(id).addEventListener("keydown", (e) => { if (e.key === "Enter") run(); });

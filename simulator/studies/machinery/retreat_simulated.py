@@ -24,9 +24,10 @@ import copy
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -35,6 +36,7 @@ from ...errors import ParameterError
 from ...results.steps import men_brought
 from ...rulesets.base import FIGHTING, Prepared
 from ...running.capabilities import check_capabilities, check_unfolds
+from ...running.chunking import GROWTH, ChunkSizes, sized_chunks
 from ...running.interrupt import stop_requested
 from ...running.memory import battles_per_call
 from ...running.runner import thread_count
@@ -55,8 +57,15 @@ DEFAULT_FRESH = 20_000
 BLOCK = 20_000
 #: The retreat map's bands of steps (-o, --json ``bands``).
 MAP_BANDS = 3
-#: Fresh battles valuing a rule whose training Ctrl-C stopped.
+#: Fresh battles valuing a rule whose training Ctrl-C stopped: as many as the training
+#: battles' measured time says fit in STOPPED_SECONDS, at least STOPPED_FEWEST (an
+#: interval needs a few), at most STOPPED_BLOCK.
 STOPPED_BLOCK = 2_000
+STOPPED_FEWEST = 100
+STOPPED_SECONDS = 0.25
+#: After Ctrl-C the fit goes on this long (seconds; backwards, the latest steps first),
+#: then the steps not yet fitted fight on: the rule so far.
+FIT_AFTER_STOP = 0.3
 #: A winner code of a side's win (kernels: 0 attacker, 1 defender, 2 draw, 3/4 withdrew).
 WON = (0, 1)
 #: Rulesets where a withdrawal may cost men (blocks' field blocks with no road): the
@@ -66,6 +75,7 @@ KERNEL_WITHDRAWAL = frozenset({"blocks"})
 #: Far past any battle's end: run_until to it gives each battle's final row.
 TO_THE_END = 10**9
 Z95 = 1.959963984540054
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -118,17 +128,32 @@ class Features:
         return float(brought @ self.prices) - own_left @ self.prices
 
     def basis(self, own_left: np.ndarray, enemy_left: np.ndarray, step: float) -> np.ndarray:
-        """The regression's columns: 1, each type's share of its men left, both sides'
-        shares of all men left, their squares, cubes and product, and the product of
-        each with the step's share of the horizon."""
-        own_total = max(1, sum(self.brought[n] for n in self.own))
-        enemy_total = max(1, sum(self.brought[n] for n in self.enemy))
-        o = own_left.sum(axis=1) / own_total
-        e = enemy_left.sum(axis=1) / enemy_total
-        cols = [np.ones_like(o), o, e, o * o, e * e, o * e, o**3, e**3, o * o * e, o * e * e]
-        cols += [own_left[:, i] / max(1, self.brought[n]) for i, n in enumerate(self.own)]
-        cols += [enemy_left[:, i] / max(1, self.brought[n]) for i, n in enumerate(self.enemy)]
-        return np.stack(cols, axis=1) if len(o) else np.zeros((0, len(cols)))
+        """The regression's columns, one row each (shape (columns, battles)): 1, both
+        sides' shares of all men left, their squares, cubes and products, and each
+        type's share of its men left. Filled row by row in place: stacking columns of
+        200,000 battles took most of a fit's time."""
+        n = len(own_left)
+        x = np.empty((10 + len(self.own) + len(self.enemy), n))
+        x[0] = 1.0
+        o, e = x[1], x[2]
+        for total, left, names in ((o, own_left, self.own), (e, enemy_left, self.enemy)):
+            total[:] = 0.0
+            for i in range(len(names)):
+                total += left[:, i]
+            total /= max(1, sum(self.brought[name] for name in names))
+        np.multiply(o, o, out=x[3])
+        np.multiply(e, e, out=x[4])
+        np.multiply(o, e, out=x[5])
+        np.multiply(x[3], o, out=x[6])
+        np.multiply(x[4], e, out=x[7])
+        np.multiply(x[3], e, out=x[8])
+        np.multiply(x[4], o, out=x[9])
+        row = 10
+        for left, names in ((own_left, self.own), (enemy_left, self.enemy)):
+            for i, name in enumerate(names):
+                np.divide(left[:, i], max(1, self.brought[name]), out=x[row])
+                row += 1
+        return x
 
 
 @dataclass(frozen=True)
@@ -144,7 +169,7 @@ class SimulatedRule:
         beta = self.coefficients[k]
         if beta is None or len(own_left) == 0:
             return np.zeros(len(own_left), bool)
-        fit = self.features.basis(own_left, enemy_left, self.dates[k]) @ beta
+        fit = combine(beta, self.features.basis(own_left, enemy_left, self.dates[k]))
         return -self.features.price_lost(own_left) > fit
 
     @property
@@ -186,6 +211,11 @@ class SimulatedAnswer:
     #: step, the side's men left and the other's (shape (dates, own + 1, enemy + 1, 2)):
     #: the retreat map.
     asked: np.ndarray | None = None
+    #: What a side knowing each fresh battle's future would get (withdrawing at the
+    #: best of the decision steps, or fighting to the end): an upper bound on every
+    #: rule's value that looks at those steps (None for blocks, whose withdrawal's
+    #: cost is only known by running it).
+    upper: Estimate | None = None
 
 
 def without_rule(scenario: Scenario, side: str, after: int | None = None) -> Scenario:
@@ -226,11 +256,13 @@ def record(
     count: int,
     dates: Sequence[int],
     f: Features,
+    lock: AbstractContextManager[object] | None = None,
 ) -> Paths:
     """Battles ``first .. first + count - 1`` after each of ``dates`` and at their end,
     in one recording (its last step far past any battle's end: each battle's final
-    row, as run_until gives it)."""
-    rows = prepared.run_through(seed, first, count, [*dates, TO_THE_END])
+    row, as run_until gives it), holding ``lock`` (the page's questions take turns)."""
+    with lock or nullcontext():
+        rows = prepared.run_through(seed, first, count, [*dates, TO_THE_END])
     final = {name: column[-1] for name, column in rows.items()}
     return Paths(
         rows["winner"][:-1] == FIGHTING,
@@ -240,28 +272,92 @@ def record(
     )
 
 
-def fit_rule(paths: Paths, worth: np.ndarray, dates: Sequence[int], f: Features) -> SimulatedRule:
+def decision_steps(
+    prepared: Prepared,
+    seed: int,
+    paths: int,
+    lock: AbstractContextManager[object] | None,
+    stopped: Callable[[], bool],
+) -> tuple[list[int], int, ChunkSizes]:
+    """The decision steps (from the longest of the first block of training battles),
+    the most battles of one kernel call (its rows: one a decision step a battle), and
+    the sizes of the calls that searched the longest battle.
+
+    Every kernel call is sized by time (running/chunking.py), so that Ctrl-C is
+    answered within about a second whatever the battle; battle i is the same battle
+    whatever the sizes, so they change no figure."""
+    block = max(
+        1, min(BLOCK, battles_per_call(prepared, BLOCK * (MOST_DATES + 1)) // (MOST_DATES + 1))
+    )
+    longest = 0
+    searched = ChunkSizes(block)
+    for _, _, rows in sized_chunks(
+        [(0, min(paths, block))],
+        searched,
+        lambda at, n: held(lock, prepared.run_until, seed, at, n, TO_THE_END),
+    ):
+        longest = max(longest, int(rows["steps"].max()) if len(rows["steps"]) else 0)
+        if stopped():
+            break
+    dates = decision_dates(
+        prepared.from_step, max(longest, prepared.from_step + 1), prepared.step_limit
+    )
+    return dates, block, searched
+
+
+def fit_rule(
+    paths: Paths,
+    worth: np.ndarray,
+    dates: Sequence[int],
+    f: Features,
+    stopped: Callable[[], bool] | None = None,
+) -> SimulatedRule:
     """Longstaff-Schwartz backwards over ``dates`` on the training ``paths``, each
-    worth ``worth`` fought to its end."""
+    worth ``worth`` fought to its end. Once ``stopped()`` (Ctrl-C) it goes on for
+    FIT_AFTER_STOP seconds, then the steps not yet fitted, the earliest, fight on: the
+    rule so far."""
     worth = worth.astype(np.float64)  # a copy: each step's withdrawals change it
     coefficients: list[np.ndarray | None] = [None] * len(dates)
+    stopped = stopped or stop_requested
+    stopped_at = None
     for k in range(len(dates) - 1, -1, -1):
+        if stopped():
+            stopped_at = stopped_at or time.perf_counter()
+            if time.perf_counter() - stopped_at > FIT_AFTER_STOP:
+                break
         idx = np.flatnonzero(paths.fighting[k])
         if len(idx) < MIN_FIT:
             continue
-        own, enemy = paths.own[k, idx], paths.enemy[k, idx]
+        own, enemy = rows_of(paths.own[k], idx), rows_of(paths.enemy[k], idx)
         x = f.basis(own, enemy, dates[k])
         y = worth[idx]
         # The normal equations (K x K, K about a dozen): the same least squares as an
         # SVD of the n x K matrix at a tenth of the time; lstsq of the small system
         # takes a basis column that is constant on these battles in its stride.
-        beta = np.linalg.lstsq(x.T @ x, x.T @ y, rcond=None)[0]
+        beta = np.linalg.lstsq(*normal_equations(x, y), rcond=None)[0]
         now = -f.price_lost(own)
-        out = now > x @ beta
+        out = now > combine(beta, x)
         if out.any() and np.where(out, now, y).mean() > y.mean():
             coefficients[k] = beta
             worth[idx[out]] = now[out]
     return SimulatedRule(tuple(dates), tuple(coefficients), f)
+
+
+def normal_equations(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``x @ x.T`` and ``x @ y`` (``x`` a basis a row a column) by einsum's own loops,
+    not OpenBLAS: on two cores shared with the kernels' threads (and other programs),
+    its threads waited on each other, and a fit step of 50,000 battles took 48 ms
+    (0.5 s at worst) for a few million multiplications (castle siege: 4.5 of 14.8 s)."""
+    return (
+        np.einsum("kn,jn->kj", x, x, optimize=False),
+        np.einsum("kn,n->k", x, y, optimize=False),
+    )
+
+
+def combine(beta: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """``beta @ x`` (the fitted value of each battle, ``x`` a basis a row a column) by
+    einsum's own loop (see :func:`normal_equations`)."""
+    return np.einsum("k,kn->n", beta, x, optimize=False)
 
 
 def first_withdrawal(rule: SimulatedRule, paths: Paths) -> np.ndarray:
@@ -269,10 +365,27 @@ def first_withdrawal(rule: SimulatedRule, paths: Paths) -> np.ndarray:
     n = paths.fighting.shape[1]
     at = np.full(n, -1, np.int64)
     for k in range(len(rule.dates)):
+        if rule.coefficients[k] is None:  # it fights on at this step
+            continue
         idx = np.flatnonzero(paths.fighting[k] & (at < 0))
-        out = rule.withdraws(k, paths.own[k, idx], paths.enemy[k, idx])
+        out = rule.withdraws(k, rows_of(paths.own[k], idx), rows_of(paths.enemy[k], idx))
         at[idx[out]] = k
     return at
+
+
+def rows_of(men: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """The rows ``idx`` of a step's men left (battles, types): ``take``, thirty times
+    as fast as fancy indexing on these small int16 rows."""
+    return np.take(men, idx, axis=0)
+
+
+def total_men(men: np.ndarray) -> np.ndarray:
+    """Each row's men of all types, as int64 (adding the columns: ``sum(axis=1)`` over
+    two or three types is several times slower)."""
+    total = men[:, 0].astype(np.int64) if men.shape[1] else np.zeros(len(men), np.int64)
+    for i in range(1, men.shape[1]):
+        total += men[:, i]
+    return total
 
 
 def prices_for(
@@ -311,21 +424,34 @@ def prices_for(
     return prices
 
 
+@dataclass(frozen=True)
+class Simulation:
+    """How a simulated rule is fitted and valued: training battles (``paths``) and
+    fresh ones, the seed (None: the scenario's), threads, the prices of types the
+    scenario does not price (``costs``), a progress callback, ``stop()`` (None: Ctrl-C)
+    ending the work with the rule so far, marked partial, and a lock each kernel call
+    holds (the page's questions take turns)."""
+
+    paths: int = DEFAULT_PATHS
+    fresh: int = DEFAULT_FRESH
+    seed: int | None = None
+    threads: int | None = None
+    costs: Mapping[str, float] | str | Path | None = None
+    progress: Callable[[int, int], None] | None = None
+    stop: Callable[[], bool] | None = None
+    lock: AbstractContextManager[object] | None = None
+
+
 def simulated_retreat(
-    scenario: Scenario,
-    side: int,
-    win: float | None,
-    *,
-    paths: int = DEFAULT_PATHS,
-    fresh: int = DEFAULT_FRESH,
-    seed: int | None = None,
-    threads: int | None = None,
-    costs: Mapping[str, float] | str | Path | None = None,
-    progress: Callable[[int, int], None] | None = None,
+    scenario: Scenario, side: int, win: float | None, how: Simulation | None = None
 ) -> tuple[SimulatedAnswer, dict[str, float], float]:
     """The simulated best rule of ``side`` (0, 1) and its value on fresh battles; with
     the prices of the side's men and the win value used (default: the other side's
     army's price)."""
+    how = how or Simulation()
+    paths, fresh, seed, threads = how.paths, how.fresh, how.seed, how.threads
+    costs, progress, stop, lock = how.costs, how.progress, how.stop, how.lock
+    stopped = stop or (lambda: stop_requested())
     started = time.perf_counter()
     name = SIDES[side]
     never_scenario = without_rule(scenario, name)
@@ -344,19 +470,12 @@ def simulated_retreat(
     f = Features(own, enemy, brought, np.array([prices[n] for n in own], np.float64))
     seed = scenario.seed if seed is None else seed
     seed2 = fresh_seed(seed)
-    block = max(
-        1, min(BLOCK, battles_per_call(prepared, BLOCK * (MOST_DATES + 1)) // (MOST_DATES + 1))
-    )
     total = paths + fresh
     done = 0
     partial = False
     with thread_count(threads):
-        longest_row = prepared.run_until(seed, 0, min(paths, block), TO_THE_END)
-        longest = int(longest_row["steps"].max()) if len(longest_row["steps"]) else 0
-        dates = decision_dates(
-            prepared.from_step, max(longest, prepared.from_step + 1), prepared.step_limit
-        )
-        # One array each, filled block by block (no copies of a list of blocks).
+        dates, block, searched = decision_steps(prepared, seed, paths, lock, stopped)
+        # One array each, filled call by call (no copies of a list of blocks).
         training = Paths(
             np.zeros((len(dates), paths), bool),
             np.zeros((len(dates), paths, len(own)), f.dtype(own)),
@@ -364,22 +483,25 @@ def simulated_retreat(
             {},
         )
         worth = np.zeros(paths)
-        fitted = paths
-        for first in range(0, paths, block):
-            n = min(block, paths - first)
-            part = record(prepared, seed, first, n, dates, f)
-            training.fighting[:, first : first + n] = part.fighting
-            training.own[:, first : first + n] = part.own
-            training.enemy[:, first : first + n] = part.enemy
-            worth[first : first + n] = value_of_rows(part.final, side, win, f)
-            done += n
-            if progress is not None:
-                progress(done, total)
-            if stop_requested():
-                partial, fitted = True, first + n
-                break
-        rule = fit_rule(_first(training, fitted), worth[:fitted], dates, f)
+        fitted = 0
+        sizes = ChunkSizes(block)
+        if not stopped():
+            for first, n, part in sized_chunks(
+                [(0, paths)], sizes, lambda at, n: record(prepared, seed, at, n, dates, f, lock)
+            ):
+                training.fighting[:, first : first + n] = part.fighting
+                training.own[:, first : first + n] = part.own
+                training.enemy[:, first : first + n] = part.enemy
+                worth[first : first + n] = value_of_rows(part.final, side, win, f)
+                fitted = first + n
+                done += n
+                if progress is not None:
+                    progress(done, total)
+                if stopped():
+                    break
+        rule = fit_rule(_first(training, fitted), worth[:fitted], dates, f, stopped)
         del training, worth
+        partial = stopped()
         valued = _value(
             rule,
             prepared,
@@ -389,15 +511,18 @@ def simulated_retreat(
             name,
             seed2,
             fresh,
-            block,
+            ChunkSizes(block, max(1, sizes.size // GROWTH)),
+            _stopped_block(sizes, searched),
             side,
             win,
             f,
             progress,
             done,
             total,
+            stopped,
+            lock,
         )
-    best, never, own_values, outcome, asked, count = valued
+    best, never, own_values, foresight, outcome, asked, count = valued
     partial = partial or count < fresh
     has_own = not own_prepared.stop_rules[side].never
     answer = SimulatedAnswer(
@@ -408,15 +533,38 @@ def simulated_retreat(
         gain_over_never=Estimate.of(best - never),
         gain_over_own=Estimate.of(best - own_values) if has_own else None,
         outcomes=outcome,
-        paths=paths,
+        paths=fitted,
         fresh=count,
         seed=seed,
         fresh_seed=seed2,
         partial=partial,
         seconds=time.perf_counter() - started,
         asked=asked,
+        upper=None if foresight is None else Estimate.of(foresight),
     )
     return answer, prices, float(win)
+
+
+def held(lock: AbstractContextManager[object] | None, call: Callable[..., T], *args: Any) -> T:
+    """``call(*args)`` holding ``lock`` (None: no lock)."""
+    with lock or nullcontext():
+        return call(*args)
+
+
+def _stopped_block(training: ChunkSizes, searched: ChunkSizes) -> int:
+    """Fresh battles valuing the rule so far after Ctrl-C: as many as STOPPED_SECONDS
+    fit at the training calls' time per battle (or twice a plain run's, when Ctrl-C
+    came before any training call was timed)."""
+    for sizes, slower in ((training, 1.0), (searched, 2.0)):
+        times = sizes.times
+        if times.battles and times.seconds > 0:
+            return int(
+                min(
+                    STOPPED_BLOCK,
+                    max(STOPPED_FEWEST, STOPPED_SECONDS * times.battles / (slower * times.seconds)),
+                )
+            )
+    return STOPPED_FEWEST
 
 
 def _first(paths: Paths, n: int) -> Paths:
@@ -433,16 +581,19 @@ def _value(
     name: str,
     seed: int,
     fresh: int,
-    block: int,
+    sizes: ChunkSizes,
+    stopped_block: int,
     side: int,
     win: float,
     f: Features,
     progress: Callable[[int, int], None] | None,
     done: int,
     total: int,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, float], Any, int]:
+    stopped: Callable[[], bool],
+    lock: AbstractContextManager[object] | None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None, dict[str, float], Any, int]:
     """The rule, never retreating and the side's own rule on fresh battles."""
-    best, never, own = [], [], []
+    best, never, own, foresight = [], [], [], []
     codes = np.zeros(6, np.int64)
     counts = np.zeros(
         (len(rule.dates), *(1 + sum(f.brought[n] for n in names) for names in (f.own, f.enemy)), 2),
@@ -452,9 +603,12 @@ def _value(
     count = 0
     first = 0
     while first < fresh:
-        # After Ctrl-C (in training), one small block values the rule so far.
-        n = min(STOPPED_BLOCK if stop_requested() else block, fresh - first)
-        paths = record(prepared, seed, first, n, rule.dates, f)
+        # After Ctrl-C (in training or fitting), one small block values the rule so far.
+        n = sizes.next(fresh - first)
+        if stopped():
+            n = min(stopped_block, fresh - first)
+        began = time.perf_counter()
+        paths = record(prepared, seed, first, n, rule.dates, f, lock)
         never_v = value_of_rows(paths.final, side, win, f)
         best_v = never_v.copy()
         winner = paths.final["winner"].copy()
@@ -465,27 +619,30 @@ def _value(
                 date = rule.dates[k]
                 if date not in at_date:
                     at_date[date] = prepare(without_rule(scenario, name, after=date))
-                rows = at_date[date].run_until(seed, first, n, TO_THE_END)
+                rows = held(lock, at_date[date].run_until, seed, first, n, TO_THE_END)
                 best_v[pick] = value_of_rows(rows, side, win, f)[pick]
                 winner[pick] = rows["winner"][pick]
             else:  # the battle simply ends: its state after the step
                 best_v[pick] = -f.price_lost(paths.own[k, pick])
                 winner[pick] = 3 + side
-        counts += _asked(rule, paths, at, counts.shape)
+        counts += asked_counts(rule, paths, at, counts.shape)
         best.append(best_v)
         never.append(never_v)
+        if scenario.ruleset not in KERNEL_WITHDRAWAL:
+            foresight.append(hindsight(paths, never_v, f))
         if own_prepared.stop_rules[side].never:  # no rule of its own: never retreating
             own.append(never_v)
         else:
-            own_rows = own_prepared.run_until(seed, first, n, TO_THE_END)
+            own_rows = held(lock, own_prepared.run_until, seed, first, n, TO_THE_END)
             own.append(value_of_rows(own_rows, side, win, f))
         codes += np.bincount(winner, minlength=6)[:6]
+        sizes.timed(n, time.perf_counter() - began)
         count += n
         done += n
         first += n
         if progress is not None:
             progress(done, total)
-        if stop_requested():
+        if stopped():
             break
     outcome = {
         "win": codes[WON[side]] / max(1, count),
@@ -499,21 +656,36 @@ def _value(
         np.concatenate(best) if best else empty,
         np.concatenate(never) if never else empty,
         np.concatenate(own) if own else empty,
+        np.concatenate(foresight) if foresight else None,
         outcome,
         counts,
         count,
     )
 
 
-def _asked(rule: SimulatedRule, paths: Paths, at: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+def hindsight(paths: Paths, end: np.ndarray, f: Features) -> np.ndarray:
+    """Each battle's best value with hindsight: the larger of fighting to the end
+    (``end``) and withdrawing after the best of the decision steps it was still fought
+    at (the price of the men lost by then). No rule can do better on a battle, so its
+    mean bounds every rule's value from above (the dual bound with no martingale:
+    loose, but it costs nothing more)."""
+    if not len(paths.fighting):
+        return end.astype(np.float64)
+    withdrawing = np.where(paths.fighting, -f.price_lost(paths.own), -np.inf)
+    return np.maximum(end, withdrawing.max(axis=0))
+
+
+def asked_counts(
+    rule: SimulatedRule, paths: Paths, at: np.ndarray, shape: tuple[int, ...]
+) -> np.ndarray:
     """How often the rule fought on (``[..., 0]``) and withdrew (``[..., 1]``) after
     each decision step, by the side's men left and the other's, on these battles."""
     counts = np.zeros(shape, np.int64)
     cells = shape[1] * shape[2] * 2
     for k in range(len(rule.dates)):
         idx = np.flatnonzero(paths.fighting[k] & ((at < 0) | (at >= k)))
-        own = paths.own[k, idx].sum(axis=1, dtype=np.int64)
-        enemy = paths.enemy[k, idx].sum(axis=1, dtype=np.int64)
+        own = total_men(rows_of(paths.own[k], idx))
+        enemy = total_men(rows_of(paths.enemy[k], idx))
         key = (own * shape[2] + enemy) * 2 + (at[idx] == k)
         counts[k] = np.bincount(key, minlength=cells).reshape(shape[1:])
     return counts
@@ -578,24 +750,7 @@ class SimulatedRetreatResult:
     def words(self) -> str:
         """The rule in words where the fresh battles' decisions are a threshold on the
         men left (a cell's decision: the one taken in most of its battles)."""
-        from .retreat_words import threshold_words
-
-        cells = self.cells()
-        if self.answer.rule.never or not cells[..., 1].any():
-            return "never withdraw"
-        choices = {}
-        mixed = False
-        for o, e in zip(*np.nonzero(cells.sum(axis=2)), strict=True):
-            fight, out = cells[o, e]
-            mixed = mixed or (fight > 0 and out > 0)
-            choices[(int(o), int(e))] = {"withdraw" if out > fight else "fight"}
-        said = threshold_words(choices) or "no simple shape on the men left (see the map: -o)"
-        if mixed:
-            said += (
-                " (in most battles reaching those men: the rule also weighs the step "
-                "and each type's men)"
-            )
-        return said
+        return cells_words(self.cells(), self.answer.rule.never)
 
     def to_dict(self) -> dict[str, Any]:
         a = self.answer
@@ -612,6 +767,7 @@ class SimulatedRetreatResult:
             "own_rule": self.own_words,
             "gain_over_never": a.gain_over_never.to_dict(),
             "gain_over_own": None if a.gain_over_own is None else a.gain_over_own.to_dict(),
+            "upper_bound": None if a.upper is None else a.upper.to_dict(),
             **{k: float(v) for k, v in a.outcomes.items()},
             "rule": self.words(),
             "stop_now_or_go_on": self.stop_now(),
@@ -623,14 +779,37 @@ class SimulatedRetreatResult:
             "partial": a.partial,
             "seconds": a.seconds,
             "bands": [
-                {"steps": [first, last], "cells": _cell_rows(cells)}
+                {"steps": [first, last], "cells": cell_rows(cells)}
                 for first, last, cells in self.bands()
             ],
-            "cells": _cell_rows(cells),
+            "cells": cell_rows(cells),
         }
 
 
-def _cell_rows(cells: np.ndarray) -> list[dict[str, int]]:
+def cells_words(cells: np.ndarray, never: bool = False) -> str:
+    """A simulated rule in words from its decisions on fresh battles by the side's men
+    left and the other's (``cells`` as :meth:`SimulatedRetreatResult.cells`): each
+    cell's decision the one taken in most of its battles."""
+    from .retreat_words import threshold_words
+
+    if never or not cells[..., 1].any():
+        return "never withdraw"
+    choices = {}
+    mixed = False
+    for o, e in zip(*np.nonzero(cells.sum(axis=2)), strict=True):
+        fight, out = cells[o, e]
+        mixed = mixed or (fight > 0 and out > 0)
+        choices[(int(o), int(e))] = {"withdraw" if out > fight else "fight"}
+    said = threshold_words(choices) or "no simple shape on the men left (see the map: -o)"
+    if mixed:
+        said += (
+            " (in most battles reaching those men: the rule also weighs the step "
+            "and each type's men)"
+        )
+    return said
+
+
+def cell_rows(cells: np.ndarray) -> list[dict[str, int]]:
     """The map's cells that fresh battles reached, one row each."""
     return [
         {
