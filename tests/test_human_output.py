@@ -9,6 +9,7 @@ pseudo-terminal of 80 and of 120 columns, where rich measures the terminal itsel
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import re
@@ -223,11 +224,17 @@ def test_every_command_that_runs_battles_takes_n(command: str) -> None:
     assert option is not None and "-n" in option.opts, command
 
 
-def _click_command(name: str) -> Any:
+@functools.cache
+def _click_group() -> Any:
+    """The app as click's group, built once: typer builds every command anew on each
+    call (about 80 ms), and the defaults' test looks up each of some 500 options."""
     import typer.main
 
-    group = typer.main.get_command(app)
-    return group.get_command(None, name)  # type: ignore[attr-defined]
+    return typer.main.get_command(app)
+
+
+def _click_command(name: str) -> Any:
+    return _click_group().get_command(None, name)
 
 
 def _help_defaults(command: str, option: str) -> list[float]:

@@ -361,6 +361,8 @@ def test_a_second_ctrl_c_exits_at_once() -> None:
     assert seconds < STOPS_WITHIN
 
 
+# A local Dask cluster started (22 s at load 4): slow tier.
+@pytest.mark.slow
 def test_ctrl_c_on_a_local_dask_cluster_stops_at_once_with_the_first_battles() -> None:
     """Chunks of a fixed 131,072 battles kept the command waiting for its workers after
     Ctrl-C, for a minute and more on a large battle (they are sized by time now and

@@ -89,6 +89,8 @@ def _compiled(kernel: str, folder: Path) -> dict[str, int]:
     return result
 
 
+# Toy kernels compiled into a cache of their own (11-14 s at load 4): slow tier.
+@pytest.mark.slow
 @pytest.mark.skipif(not kernels._jit._LLVM_INLINES, reason="this Numba has no forceinline")
 def test_an_llvm_inlined_helper_leaves_no_call_in_its_caller(tmp_path: Path) -> None:
     (tmp_path / "toy_kernels.py").write_text(MODULE, encoding="utf-8")
@@ -166,6 +168,8 @@ print(json.dumps({"via": via.tolist(), "direct": direct.tolist(), "heard": heard
 """
 
 
+# Toy kernels compiled into a cache of their own (11-14 s at load 4): slow tier.
+@pytest.mark.slow
 def test_a_function_by_address_is_compiled_once_announced_and_not_linked(tmp_path: Path) -> None:
     """A kernel calling a function by its address (address_of) gets the same answers
     as one calling it directly, without the function's code in its own; the function's

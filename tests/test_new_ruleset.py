@@ -29,6 +29,8 @@ def found_by_a_fresh_interpreter(dist: str, env: dict[str, str] | None = None) -
     )
 
 
+# pip installs the skeleton and runs its tests (37 s at load 4): slow tier.
+@pytest.mark.slow
 def test_the_skeleton_installs_passes_its_tests_and_answers_odds(tmp_path: Path) -> None:
     written = runner.invoke(app, ["new-ruleset", NAME, "--path", str(tmp_path)])
     assert written.exit_code == 0, written.output

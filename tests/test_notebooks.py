@@ -54,6 +54,8 @@ def test_the_notebooks_extra_has_what_readmes_command_needs() -> None:
     assert {"ipykernel", "nbformat"} <= needed
 
 
+# Each notebook run in a kernel of its own, end to end (15-33 s each at load 4): slow tier.
+@pytest.mark.slow
 @pytest.mark.parametrize("path", sorted(NOTEBOOKS.glob("*.ipynb")), ids=lambda p: p.name)
 def test_notebook_executes(path: Path, tmp_path: Path) -> None:
     """Each notebook runs from top to bottom through README's own command."""

@@ -126,6 +126,8 @@ def test_a_tolerance_larger_than_the_change_silences_it(
     assert regress.read_baseline(path).tolerance == 100.0
 
 
+# A false-alarm rate simulated over many seeds (statistical, 11 s at load 4): slow tier.
+@pytest.mark.slow
 def test_false_alarm_rate_with_other_seeds_is_at_most_the_level(tmp_path: Path) -> None:
     """The same code, baseline and check each with their own seed, many times: each
     number's p-value is calibrated (p < level about `level` of the time) and Holm keeps

@@ -674,6 +674,8 @@ def test_another_sites_page_cannot_start_a_question(server, browser, name):
     wait_for(browser, "done")
 
 
+# A fresh install's compile watched in Chromium (41 s at load 4): slow tier.
+@pytest.mark.slow
 def test_the_page_says_which_rulesets_still_compile(browser, tmp_path):
     # A fresh install: an empty Numba cache, confrontation's kernels compiled after the
     # server listens.

@@ -125,6 +125,8 @@ def test_a_request_body_is_refused(server):
     assert refused.value.code == 413
 
 
+# Connections opened up to the descriptor limit (14 s at load 4): slow tier.
+@pytest.mark.slow
 def test_open_connections_stay_below_the_descriptor_limit():
     # 160 descriptors (a machine's limit can be this low): some kept for the server's
     # own files and for connections accepted but not yet counted, the rest for

@@ -46,6 +46,8 @@ def _states(server: Server) -> dict[str, dict]:
     return {r["name"]: r for r in server.get("/api/ready")["rulesets"]}
 
 
+# A fresh install: every kernel compiled anew (41 s at load 4): slow tier.
+@pytest.mark.slow
 def test_a_fresh_install_listens_at_once_and_answers_ready_rulesets(tmp_path):
     began = time.monotonic()
     server = Server(
