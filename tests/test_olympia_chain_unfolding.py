@@ -114,6 +114,18 @@ def test_a_strike_asked_far_past_every_battle_is_its_final_row() -> None:
         assert np.array_equal(far[column][2], whole[:, c]), column
 
 
+def test_the_paired_walk_records_what_a_battle_walked_alone_does() -> None:
+    """Battles walked in pairs look the strikes asked up in a table, with no branch;
+    a strike asked past the table's end (BEFORE_MOST) has every battle walked alone,
+    searching the strikes asked: the same rows, battle by battle, at every strike."""
+    prepared = chain_of("knights_vs_pikemen")
+    steps = [1, 2, 5, 9, 30, 31, 60, 120, 250]
+    paired = prepared.run_through(5, 0, 600, steps)
+    alone = prepared.run_through(5, 0, 600, [*steps, 10**9])
+    for column, rows in paired.items():
+        assert np.array_equal(rows, alone[column][: len(steps)]), column
+
+
 @pytest.mark.parametrize("name", CASES)
 def test_counted_states_are_the_rows_counted(name: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """``count_through`` over blocks of any size adds up to the counts of
