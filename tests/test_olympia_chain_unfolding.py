@@ -1,4 +1,4 @@
-"""The battle as it unfolds on olympia's chain kernel (kernels/olympia_chain.py).
+"""The battle as it unfolds on olympia's chain kernel (kernels/olympia/chain.py).
 
 The chain walk records each battle's table row after each strike asked (``run_through``,
 ``run_until``) and counts the battles by those rows (``count_through``, what

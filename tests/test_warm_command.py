@@ -11,7 +11,7 @@ import psutil
 import pytest
 
 import simulator
-from kernels import olympia_exact
+from kernels.olympia import exact as olympia_exact
 from simulator import rulesets
 from simulator.cli import warm
 from simulator.rulesets import ExactResult
@@ -98,7 +98,7 @@ def test_exact_says_it_compiles_and_keeps_the_compiling_apart(
     said = capsys.readouterr().err.splitlines()
     assert said == [
         "battle-odds: compiling the olympia exact solver kernel, first run only, about "
-        f"{compiling.KERNEL_MODULES['kernels.olympia_exact'][1]:.0f} s (later runs load it "
+        f"{compiling.KERNEL_MODULES['kernels.olympia.exact'][1]:.0f} s (later runs load it "
         "from Numba's cache)"
     ]
     assert 0.2 <= answer.compile_seconds < 1.0

@@ -56,16 +56,16 @@ def _olympia(name: str, module: str, attacker: str, defender: str, *more: str) -
 
 
 #: Olympia's paths beyond its starter's (the chain kernel): the skip kernel for smaller
-#: and for large armies (a kernel each, kernels/olympia_skip.py), the per-strike kernel
+#: and for large armies (a kernel each, kernels/olympia/skip.py), the per-strike kernel
 #: (``kernel = "strike"``) and the exact solver.
 OLYMPIA = (
-    _olympia("olympia skip", "kernels.olympia_skip", "noble, 30 soldier", "noble, 30 pikeman",
+    _olympia("olympia skip", "kernels.olympia.skip", "noble, 30 soldier", "noble, 30 pikeman",
              "--strike-order", "alternating", *FEW),
-    _olympia("olympia skip, large armies", "kernels.olympia_skip", "noble, 300 soldier",
+    _olympia("olympia skip, large armies", "kernels.olympia.skip", "noble, 300 soldier",
              "noble, 300 pikeman", "--set", "kernel=skip", "-n", "20", "--json"),
-    _olympia("olympia strike", "kernels.olympia", "noble, 10 soldier", "noble, 8 pikeman",
+    _olympia("olympia strike", "kernels.olympia.strike", "noble, 10 soldier", "noble, 8 pikeman",
              "--set", "kernel=strike", *FEW),
-    _olympia("olympia exact solver", "kernels.olympia_exact", "noble, 3 soldier",
+    _olympia("olympia exact solver", "kernels.olympia.exact", "noble, 3 soldier",
              "noble, 3 pikeman", "--exact", "--json"),
 )  # fmt: skip
 
@@ -84,7 +84,7 @@ def jobs(names: list[str]) -> list[Job]:
     paths; the longest first, so that the last to end is a short one."""
     found = []
     for name in names:
-        module = "kernels.olympia_chain" if name == "olympia" else f"kernels.{name}"
+        module = "kernels.olympia.chain" if name == "olympia" else f"kernels.{name}"
         found.append(
             Job(KERNEL_MODULES.get(module, (name,))[0], name, ("run", "{starter}", *FEW), module)
         )

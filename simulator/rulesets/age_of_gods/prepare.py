@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from kernels import age_of_gods as k
-from kernels import olympia as ol
+from kernels.olympia import layout as ol
 from kernels.stops import N_STOP
 
 from ..base import BY_STEP, FROM_STEP, STOP_RULES, WAVES, Prepared

@@ -1,4 +1,4 @@
-"""Olympia model -> the kernels' group table (see kernels/olympia.py)."""
+"""Olympia model -> the kernels' group table (see kernels/olympia/strike.py)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,10 @@ from typing import Any
 
 import numpy as np
 
-from kernels import olympia as k
-from kernels import olympia_chain, olympia_skip
+from kernels.olympia import chain as olympia_chain
+from kernels.olympia import layout as k
+from kernels.olympia import skip as olympia_skip
+from kernels.olympia import strike
 
 from ...errors import BattleOddsError, did_you_mean
 from ..base import BY_STEP, FROM_STEP, STOP_RULES, WAVES, Prepared
@@ -230,7 +232,7 @@ def choose_kernel(wanted: str = "auto", table: ChainTable | None = None) -> str:
 
 @dataclass(frozen=True)
 class ChainTable:
-    """A battle's chain as the chain kernel walks it (kernels/olympia_chain.py)."""
+    """A battle's chain as the chain kernel walks it (kernels/olympia/chain.py)."""
 
     space: Layout
     code: np.ndarray
@@ -427,7 +429,7 @@ class OlympiaPrepared(Prepared):
         self, seed: int, first: int, count: int, kernel: str | None = None
     ) -> np.ndarray:
         """The kernel's rows; with :attr:`keeps_left`, each group's state at the end
-        after the outcome's columns (kernels/olympia.py's ``left_at``)."""
+        after the outcome's columns (kernels/olympia/strike.py's ``left_at``)."""
         width = self.arrays.n_columns + (len(self.arrays.groups) if self.keeps_left else 0)
         out = np.zeros((count, width), np.int64)
         if not count:
@@ -540,7 +542,7 @@ class OlympiaPrepared(Prepared):
 
 #: How a kernel runs battles: ``run(prepared, seed, first, out, asked, rec)`` fills
 #: ``out``'s rows and, for each strike of ``asked`` (counted from the kernel's first
-#: strike), ``rec``'s (kernels/olympia.py's ``strike_battles``).
+#: strike), ``rec``'s (kernels/olympia/strike.py's ``strike_battles``).
 KernelRun = Callable[[OlympiaPrepared, np.uint64, int, np.ndarray, np.ndarray, np.ndarray], None]
 
 
@@ -553,7 +555,7 @@ def _run_strike(
     rec: np.ndarray,
 ) -> None:
     a = prepared.arrays
-    k.strike_battles(
+    strike.strike_battles(
         a.groups, a.survive, a.sides, a.order, seed, first, out, prepared.stops, asked, rec
     )
 
@@ -610,7 +612,7 @@ def _walk_chain(
 ) -> None:
     """The chain kernel's battles into ``out``, each one counted by its table row after
     each strike of ``asked`` into ``counts`` where it has room (``(parts, rows,
-    strikes)``, kernels/olympia_chain.py's ``chain_battles``) and, where ``rec`` has
+    strikes)``, kernels/olympia/chain.py's ``chain_battles``) and, where ``rec`` has
     room, its whole row then: the plain walk where nothing is asked, the recording one
     else."""
     if prepared.has_rules:

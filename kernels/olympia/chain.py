@@ -45,38 +45,11 @@ import numba
 import numpy as np
 from numba import prange, types
 
-from ._jit import INT_TABLE, INTS, REALS, address_of, jit
-from .olympia import (
-    BLOCK,
-    DRAW,
-    ENGINE,
-    G_COLUMN,
-    G_COUNT,
-    G_HEALTH,
-    G_KIND,
-    G_LEADER,
-    G_SIDE,
-    MAN,
-    NOBLE,
-    O_STEPS,
-    O_WINNER,
-    RANDOM,
-    S_HAS_STRUCTURE,
-    X_COLLAPSED,
-    X_ENGINES_LOST,
-    X_KILLED,
-    X_LEADER_KILLED,
-    X_LEADER_WOUNDED,
-    X_STRUCTURE_DEF,
-    X_STRUCTURE_DMG,
-    X_WOUNDED,
-    extra,
-    finish,
-    is_broken,
-    keep_left,
-    left_at,
-)
-from .olympia_exact import (
+from .._jit import INT_TABLE, INTS, REALS, address_of, jit
+from ..rng import below, next_u64, seed_battle, uniform
+from ..stops import FIGHTING
+from . import layout
+from .exact import (
     ONCE,
     PLAYS,
     decode,
@@ -86,8 +59,12 @@ from .olympia_exact import (
     side_status,
     structure_of,
 )
-from .rng import below, next_u64, seed_battle, uniform
-from .stops import FIGHTING
+from .strike import (
+    finish,
+    is_broken,
+    keep_left,
+    left_at,
+)
 
 #: Calls of at most this many battles run on one thread: the runner's first chunks are
 #: small, and on a busy machine a parallel region waits for every thread of its team to be
@@ -216,7 +193,7 @@ def chain_table(groups, survive, sides, radix, stride, sradix, sstride, max_rows
             edge_start = _grown(edge_start, capacity + 1)
         row_of[index] = n
         code[n] = index
-        status = position(index, start, groups, survive, sides, RANDOM, space, scratch)
+        status = position(index, start, groups, survive, sides, layout.RANDOM, space, scratch)
         e0 = edge_start[n]
         e = e0
         ends[n] = -1
@@ -224,7 +201,7 @@ def chain_table(groups, survive, sides, radix, stride, sradix, sstride, max_rows
         if status == ONCE:
             lost_a = is_broken(value, alive, sides, 0)
             lost_d = is_broken(value, alive, sides, 1)
-            once = DRAW if lost_a and lost_d else (1 if lost_a else 0)
+            once = layout.DRAW if lost_a and lost_d else (1 if lost_a else 0)
         if status < ONCE:
             ends[n] = status
         else:
@@ -233,7 +210,7 @@ def chain_table(groups, survive, sides, radix, stride, sradix, sstride, max_rows
             if not p > 0.0 and status == PLAYS:
                 # Strikers who can change nothing: the skip kernel's draw (the strike
                 # kernel would strike forever).
-                ends[n] = DRAW
+                ends[n] = layout.DRAW
             elif p > 0.0:
                 p_change[n] = p
                 for s in range(2):
@@ -302,8 +279,8 @@ def settle_row(
     decode(code, groups, radix, stride, sides, sradix, sstride, cnt, remaining)
     side_status(groups, sides, cnt, value, alive)
     for g in range(groups.shape[0]):
-        health[g] = groups[g, G_HEALTH]
-        if groups[g, G_KIND] == NOBLE and groups[g, G_COUNT] - cnt[g] == 1:
+        health[g] = groups[g, layout.G_HEALTH]
+        if groups[g, layout.G_KIND] == layout.NOBLE and groups[g, layout.G_COUNT] - cnt[g] == 1:
             health[g] -= 1 + below(state, 100)
         _group_lost(groups, g, cnt, health, row)
     _structures(sides, remaining, row)
@@ -314,29 +291,29 @@ def settle_row(
 def _group_lost(groups, g, cnt, health, row):
     """Add to ``row`` what group ``g`` has lost at counts ``cnt``: its men by type, its
     engines, or its noble, out wounded or killed as ``health`` says."""
-    s = groups[g, G_SIDE]
-    lost = groups[g, G_COUNT] - cnt[g]
-    kind = groups[g, G_KIND]
-    if kind == MAN:
-        row[groups[g, G_COLUMN]] += lost
-    elif kind == ENGINE:
-        row[extra(s, X_ENGINES_LOST)] += lost
-    elif kind == NOBLE and lost == 1:
+    s = groups[g, layout.G_SIDE]
+    lost = groups[g, layout.G_COUNT] - cnt[g]
+    kind = groups[g, layout.G_KIND]
+    if kind == layout.MAN:
+        row[groups[g, layout.G_COLUMN]] += lost
+    elif kind == layout.ENGINE:
+        row[layout.extra(s, layout.X_ENGINES_LOST)] += lost
+    elif kind == layout.NOBLE and lost == 1:
         killed = health[g] <= 0
-        row[extra(s, X_KILLED if killed else X_WOUNDED)] += 1
-        if groups[g, G_LEADER] == 1:
-            row[extra(s, X_LEADER_KILLED if killed else X_LEADER_WOUNDED)] = 1
+        row[layout.extra(s, layout.X_KILLED if killed else layout.X_WOUNDED)] += 1
+        if groups[g, layout.G_LEADER] == 1:
+            row[layout.extra(s, layout.X_LEADER_KILLED if killed else layout.X_LEADER_WOUNDED)] = 1
 
 
 @jit(inline=True)
 def _structures(sides, remaining, row):
     """Each side's structure in ``row`` with ``remaining`` points before it collapses."""
     for s in range(2):
-        if sides[s, S_HAS_STRUCTURE] == 1:
+        if sides[s, layout.S_HAS_STRUCTURE] == 1:
             sdef, sdmg, standing = structure_of(sides, remaining[s], s)
-            row[extra(s, X_STRUCTURE_DEF)] = sdef
-            row[extra(s, X_STRUCTURE_DMG)] = sdmg
-            row[extra(s, X_COLLAPSED)] = 1 - standing
+            row[layout.extra(s, layout.X_STRUCTURE_DEF)] = sdef
+            row[layout.extra(s, layout.X_STRUCTURE_DMG)] = sdmg
+            row[layout.extra(s, layout.X_COLLAPSED)] = 1 - standing
 
 
 @jit
@@ -361,15 +338,15 @@ def position_table(groups, sides, radix, stride, sradix, sstride, code, ends, on
     the recording walk counts the battles by (:func:`_recorded`)."""
     n = code.shape[0]
     table = np.zeros((n + 1, width), np.int64)
-    health = groups[:, G_HEALTH].copy()
+    health = groups[:, layout.G_HEALTH].copy()
     scratch = np.empty((5, max(groups.shape[0], 2)), np.int64)
     for x in range(n):
         position_row(
             groups, sides, radix, stride, sradix, sstride, code[x], health, scratch, table[x]
         )
-        table[x, O_WINNER] = ends[x] if ends[x] >= 0 else FIGHTING
+        table[x, layout.O_WINNER] = ends[x] if ends[x] >= 0 else FIGHTING
     position_row(groups, sides, radix, stride, sradix, sstride, code[0], health, scratch, table[n])
-    table[n, O_WINNER] = once if once >= 0 else FIGHTING
+    table[n, layout.O_WINNER] = once if once >= 0 else FIGHTING
     return table
 
 
@@ -423,15 +400,15 @@ def chain_battles(
             rec, np.int64(0), n,
         )  # fmt: skip
         return
-    blocks = (n + BLOCK - 1) // BLOCK
+    blocks = (n + layout.BLOCK - 1) // layout.BLOCK
     # A block a part, but for counts in parts: a run of blocks each, counted into its own.
     counted = np.int64(1 if counts.shape[1] > 0 else 0)
     parts = counts.shape[0] if counted else blocks
     for part in prange(parts):
         held = counts[part * counted]
         for block in range(part * blocks // parts, (part + 1) * blocks // parts):
-            lo = block * BLOCK
-            hi = min(n, lo + BLOCK)
+            lo = block * layout.BLOCK
+            hi = min(n, lo + layout.BLOCK)
             walk(
                 groups, sides, space, table, once, p_open, seed, first, out, asked, held, rec,
                 lo, hi,
@@ -674,8 +651,8 @@ def _settled(
                 groups, sides, radix, stride, sradix, sstride, code[held[k]], scratch[1],
                 scratch, row_k,
             )  # fmt: skip
-            row_k[O_WINNER] = FIGHTING
-            row_k[O_STEPS] = asked[k]
+            row_k[layout.O_WINNER] = FIGHTING
+            row_k[layout.O_STEPS] = asked[k]
 
 
 @jit(inline=True)

@@ -39,11 +39,11 @@ import math
 
 import numpy as np
 
-from ._jit import jit
-from .olympia import ENGINE, G_KIND, G_SIDE
-from .olympia_chain import KE, WE, exponential_from
-from .olympia_kinds import K_COLUMN, K_VALUE, R_LEFT, settle
-from .rng import next_u64_held
+from .._jit import jit
+from ..rng import next_u64_held
+from . import layout
+from .chain import KE, WE, exponential_from
+from .kinds import K_COLUMN, K_VALUE, R_LEFT, settle
 
 #: The path runs while the fewest targets on a side, and the strikers, are at least this
 #: many (the bundled scenarios, a few hundred men at most, never take it) ...
@@ -113,9 +113,9 @@ def batch_table(
     for g in range(n):
         if w[g] == 0:
             continue
-        e = 1 - groups[g, G_SIDE]
+        e = 1 - groups[g, layout.G_SIDE]
         men = float(w[g])
-        if groups[g, G_KIND] == ENGINE:
+        if groups[g, layout.G_KIND] == layout.ENGINE:
             if sphit[g] > 0.0:
                 if m == MOST_ENTRIES:
                     return -1, 0.0
