@@ -396,53 +396,25 @@ def _other_change(
 # measured in one run). Without reference counting, the call costs no atomics on the shared
 # tables it is handed; it allocates nothing (Numba refuses to compile an allocation here).
 @jit(counted=False)
-def _skip_battle(
-    state,
-    groups,
-    keep,
-    no_survive,
-    sides,
-    order,
-    inv,
-    row,
-    cnt,
-    health,
-    unit_men,
-    rating,
-    w,
-    t,
-    per_side,
-    pkill,
-    sphit,
-    rates,
-    acc,
-    tl,
-    nt,
-    kinds,
-    room,
-    limits,
-    table,
-    weights,
-    batch_rows,
-    stops,
-    plan,
-    by_column,
-    asked,
-    rec,
-    battle,
-    marks,
-    unfolding,
-):
+def _skip_battle(state, army, scratch, recording, row, battle, batch_rows, unfolding):
     """Battle ``battle`` of the call (its rows recorded in ``rec[battle]``) from the
     opening position already in the scratch arrays; returns
     whether the groups' counts or the chances moved (the caller then restores them).
     ``batch_rows``: None where the armies are too small for deaths in batches, and
     where the battle has stop rules or records its steps (the batch path jumps over
-    deaths those look at). ``stops`` .. ``marks``: as kernels/olympia.py's strike
-    kernel takes them: a rule is checked after every change (the state moves only
-    then), the horizon (a step to record, a rule's ``after``) before each; ``unfolding``
-    None in a plain run, whose kernel Numba then compiles without them (as it does the
-    batch path: tests of them in the loop cost the plain battles 10-15%)."""
+    deaths those look at). ``recording``, ``(stops, plan, by_column, asked, rec,
+    marks)``: as the strike kernel (strike.py) takes them: a rule is checked after every
+    change (the state moves only then), the horizon (a step to record, a rule's
+    ``after``) before each; ``unfolding`` None in a plain run, whose kernel Numba then
+    compiles without them (as it does the batch path: tests of them in the loop cost the
+    plain battles 10-15%)."""
+    # The arguments as skip_battles packs them once a block, unpacked here: ``army`` the
+    # scenario's tables and the block's batch tables, ``scratch`` the block's scratch of
+    # a battle, ``recording`` the stop rules and the steps to record.
+    groups, keep, no_survive, sides, order, inv, limits, table, weights = army
+    cnt, health, unit_men, rating, w, t, per_side, pkill, sphit, rates, acc, tl, nt = scratch[0]
+    kinds, room = scratch[1]
+    stops, plan, by_column, asked, rec, marks = recording
     krate = rates[P_RATE]
     tf = rates[P_MEN]
     left = room[R_LEFT]
@@ -873,7 +845,15 @@ def skip_battles(
     (:func:`~kernels._jit.address_of`): a call through an address passes the battle's
     27 arrays on every call, which made short battles (sea_battle_pirates, 1.8 us) 5-6%
     slower; linked, a first run of this path compiles 7 to 10 s more (57.8 s of CPU
-    against 48-51 s, benchmarks/compile.py olympia-skip, AMD EPYC)."""
+    against 48-51 s, benchmarks/compile.py olympia-skip, AMD EPYC).
+
+    Its arguments are packed as the chain kernel packs its table: three tuples made once
+    a block (``army``, ``scratch``, ``recording``) in place of 27 arguments written at
+    the call and the definition. The same rows; against the 27 arguments,
+    ``python benchmarks/tree_versions.py OLD --scenarios 'scenarios/olympia/[cns]*.toml'
+    --processes 6 --rounds 5 --battles 20000`` (one thread, AMD EPYC, load 1.7-3, best of
+    the processes): castle_siege 1.02x and 0.94x (4 processes), nobles_with_items 0.79x
+    and 0.90x, sea_battle_pirates 0.89x and 0.88x."""
     n = out.shape[0]
     n_groups = groups.shape[0]
     n_units = groups[:, layout.G_UNIT].max() + 1
@@ -960,6 +940,13 @@ def skip_battles(
         left = room[R_LEFT]
         marks = np.zeros(layout.N_MARKS, np.int64)
         dirty = True
+        # The battle's arguments packed once a block, as the chain kernel packs its table.
+        army = (groups, keep, no_survive, sides, order, inv, limits, table, weights)
+        scratch = (
+            (cnt, health, unit_men, rating, w, t, per_side, pkill, sphit, rates, acc, tl, nt),
+            (kinds, room),
+        )
+        recording = (stops, plan, by_column, asked, rec, marks)
         for i in range(block * layout.BLOCK, min(n, (block + 1) * layout.BLOCK)):
             seed_battle(state, seed, first + i)
             for g in range(n_groups):
@@ -989,43 +976,7 @@ def skip_battles(
                 tl[:] = tl0
             # None in the kernel of smaller armies: the battle is compiled without the
             # batch path.
-            dirty = _skip_battle(
-                state,
-                groups,
-                keep,
-                no_survive,
-                sides,
-                order,
-                inv,
-                out[i],
-                cnt,
-                health,
-                unit_men,
-                rating,
-                w,
-                t,
-                per_side,
-                pkill,
-                sphit,
-                rates,
-                acc,
-                tl,
-                nt,
-                kinds,
-                room,
-                limits,
-                table,
-                weights,
-                batch_rows,
-                stops,
-                plan,
-                by_column,
-                asked,
-                rec,
-                i,
-                marks,
-                unfolding,
-            )
+            dirty = _skip_battle(state, army, scratch, recording, out[i], i, batch_rows, unfolding)
             if at >= 0:
                 settled_left(state, seed, first + i, groups, cnt, health, kinds, room, out[i], at)
                 dirty = True
