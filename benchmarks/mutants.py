@@ -64,10 +64,10 @@ class Mutant:
 
 
 MUTANTS = (
-    # --- olympia (kernels/olympia.py is age_of_gods' base as well) -------------------------
+    # --- olympia (kernels/olympia/strike.py is age_of_gods' base as well) ---------------
     Mutant(
         "olympia-capture-le",
-        "kernels/olympia.py",
+        "kernels/olympia/strike.py",
         "below(state, 100) < percent:",
         "below(state, 100) <= percent:",
         PRISONERS_TESTS,
@@ -75,7 +75,7 @@ MUTANTS = (
     ),
     Mutant(
         "olympia-capture-floor-26",
-        "kernels/olympia.py",
+        "kernels/olympia/strike.py",
         "percent = min(75, max(25, 25 * alive[winner] // alive[loser]))",
         "percent = min(75, max(26, 25 * alive[winner] // alive[loser]))",
         PRISONERS_TESTS,
@@ -83,7 +83,7 @@ MUTANTS = (
     ),
     Mutant(
         "olympia-capture-cap-74",
-        "kernels/olympia.py",
+        "kernels/olympia/strike.py",
         "percent = min(75, max(25, 25 * alive[winner] // alive[loser]))",
         "percent = min(74, max(25, 25 * alive[winner] // alive[loser]))",
         PRISONERS_TESTS,
@@ -91,7 +91,7 @@ MUTANTS = (
     ),
     Mutant(
         "olympia-capture-rounded",
-        "kernels/olympia.py",
+        "kernels/olympia/strike.py",
         "percent = min(75, max(25, 25 * alive[winner] // alive[loser]))",
         "percent = min(75, max(25, (25 * alive[winner] + alive[loser] // 2) // alive[loser]))",
         PRISONERS_TESTS,
@@ -99,23 +99,23 @@ MUTANTS = (
     ),
     Mutant(
         "olympia-strike-break-lt",
-        "kernels/olympia.py",
-        "lost_a = alive[0] == 0 or value[0] * 100 <= sides[0, S_START] * sides[0, S_BREAK]",
-        "lost_a = alive[0] == 0 or value[0] * 100 < sides[0, S_START] * sides[0, S_BREAK]",
+        "kernels/olympia/strike.py",
+        "or value[0] * 100 <= sides[0, layout.S_START] * sides[0, layout.S_BREAK]",
+        "or value[0] * 100 < sides[0, layout.S_START] * sides[0, layout.S_BREAK]",
         OLYMPIA_EXACT_FIRST,
         "strike kernel: the attacker breaks under its threshold, not at it",
     ),
     Mutant(
         "olympia-break-lt",
-        "kernels/olympia.py",
-        "return alive[s] == 0 or value[s] * 100 <= sides[s, S_START] * sides[s, S_BREAK]",
-        "return alive[s] == 0 or value[s] * 100 < sides[s, S_START] * sides[s, S_BREAK]",
+        "kernels/olympia/strike.py",
+        "or value[s] * 100 <= sides[s, layout.S_START] * sides[s, layout.S_BREAK]",
+        "or value[s] * 100 < sides[s, layout.S_START] * sides[s, layout.S_BREAK]",
         OLYMPIA_TESTS,
         "skip kernel and age_of_gods: a side breaks under its threshold, not at it",
     ),
     Mutant(
         "olympia-noble-wound-101",
-        "kernels/olympia.py",
+        "kernels/olympia/strike.py",
         "health[target] -= 1 + below(state, 100)",
         "health[target] -= 1 + below(state, 101)",
         OLYMPIA_EXACT_FIRST,
@@ -123,7 +123,7 @@ MUTANTS = (
     ),
     Mutant(
         "olympia-engine-points",
-        "kernels/olympia.py",
+        "kernels/olympia/strike.py",
         "points = 5 + below(state, 6)",
         "points = 5 + below(state, 5)",
         OLYMPIA_EXACT_FIRST,
@@ -131,7 +131,7 @@ MUTANTS = (
     ),
     Mutant(
         "olympia-survive-plus-point",
-        "kernels/olympia.py",
+        "kernels/olympia/strike.py",
         "if survive[target] > 0.0 and uniform(state) < survive[target]:",
         "if survive[target] > 0.0 and uniform(state) < survive[target] + 0.01:",
         OLYMPIA_EXACT_FIRST,
@@ -139,7 +139,7 @@ MUTANTS = (
     ),
     Mutant(
         "olympia-skip-survive-plus-point",
-        "kernels/olympia_skip.py",
+        "kernels/olympia/skip.py",
         "keep[g] = 1.0 - survive[g]",
         "keep[g] = 1.0 - survive[g] - (0.01 if survive[g] > 0.0 else 0.0)",
         OLYMPIA_SKIP_FIRST,

@@ -1,7 +1,7 @@
 """The skip kernel at a git revision against the working tree's, on one thread:
 ``python benchmarks/skip_versions.py REV [--rounds N]``.
 
-Loads kernels/olympia_skip.py as it was at ``REV`` (``git show``) beside the current one,
+Loads kernels/olympia/skip.py as it was at ``REV`` (``git show``) beside the current one,
 runs both on the yardstick battle ("noble, 100 soldier" against "noble, 20 knight"), the
 three benchmark scenarios and scenarios/olympia/castle_siege.toml, in turn for
 ``--rounds`` rounds, and prints each one's fewest CPU microseconds per battle, their
@@ -29,7 +29,7 @@ import numba  # noqa: E402
 import numpy as np  # noqa: E402
 
 import simulator  # noqa: E402
-from kernels import olympia_skip  # noqa: E402
+from kernels.olympia import skip as olympia_skip  # noqa: E402
 from kernels.stops import no_stops  # noqa: E402
 from simulator.rulesets.olympia.prepare import OlympiaPrepared  # noqa: E402
 
@@ -44,9 +44,10 @@ BATTLES = {
 
 
 def kernel_at(revision: str, folder: Path) -> ModuleType:
-    """kernels/olympia_skip.py at ``revision``, imported as a module of ``kernels``."""
+    """kernels/olympia/skip.py at ``revision`` (one since olympia's kernels became a
+    package), imported as a module of ``kernels.olympia``."""
     source = subprocess.run(
-        ["git", "show", f"{revision}:kernels/olympia_skip.py"],
+        ["git", "show", f"{revision}:kernels/olympia/skip.py"],
         cwd=ROOT,
         check=True,
         capture_output=True,
@@ -54,10 +55,10 @@ def kernel_at(revision: str, folder: Path) -> ModuleType:
     ).stdout
     path = folder / "olympia_skip_then.py"
     path.write_text(source)
-    spec = importlib.util.spec_from_file_location("kernels.olympia_skip_then", path)
+    spec = importlib.util.spec_from_file_location("kernels.olympia.skip_then", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    module.__package__ = "kernels"  # its relative imports are of today's kernels
+    module.__package__ = "kernels.olympia"  # its relative imports are of today's kernels
     spec.loader.exec_module(module)
     return module
 

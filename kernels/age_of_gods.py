@@ -1,7 +1,7 @@
 """Age of Gods battles: an opening volley, then rounds of special / missile / melee
 phases, each resolved simultaneously (docs/age_of_gods.md, "The rules, as implemented").
 
-The army is Olympia's group table (kernels/olympia.py) with a few more columns, so
+The army is Olympia's group table (kernels/olympia/strike.py) with a few more columns, so
 Olympia's helpers serve here unchanged: ``refresh`` finds the front rows, valid
 targets and shielded nobles, ``strike_effect`` applies one hit (death, blessed
 survival, a noble's wound, a structure's damage), ``is_broken`` and ``finish`` end

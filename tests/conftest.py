@@ -17,13 +17,13 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-#: The kernel modules whose cache index (``kernels/__pycache__/MODULE.FUNCTION-*.nbi``)
-#: says the module's kernel was compiled in this tree.
+#: The kernel modules whose cache index (``kernels/PACKAGE/__pycache__/MODULE.FUNCTION-*.nbi``,
+#: olympia's in its package's folder) says the module's kernel was compiled in this tree.
 KERNELS = (
-    "olympia_chain",
-    "olympia_skip",
-    "olympia",
-    "olympia_exact",
+    "olympia/chain",
+    "olympia/skip",
+    "olympia/strike",
+    "olympia/exact",
     "age_of_gods",
     "blocks",
     "confrontation",
@@ -32,14 +32,20 @@ KERNELS = (
 
 
 def missing_kernels(folder: Path) -> list[str]:
-    """The modules of :data:`KERNELS` without a cached function in ``folder``."""
-    return [name for name in KERNELS if not any(folder.glob(f"{name}.*.nbi"))]
+    """The modules of :data:`KERNELS` without a cached function under ``folder`` (the
+    kernels' folder)."""
+    missing = []
+    for name in KERNELS:
+        package, _, module = name.rpartition("/")
+        if not any((folder / package / "__pycache__").glob(f"{module}.*.nbi")):
+            missing.append(name)
+    return missing
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     if os.environ.get("NUMBA_CACHE_DIR") or os.environ.get("NUMBA_DISABLE_JIT") == "1":
         return  # a cache elsewhere, or none: the session's own choice
-    if len(missing_kernels(ROOT / "kernels" / "__pycache__")) < 2:
+    if len(missing_kernels(ROOT / "kernels")) < 2:
         return
     subprocess.run([sys.executable, "-m", "simulator", "warm"], cwd=ROOT, check=False)
 

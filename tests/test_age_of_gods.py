@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 import simulator
 import simulator.errors
 from kernels import age_of_gods as k
-from kernels import olympia as ol
+from kernels.olympia import layout as ol
 from simulator.cli import app
 from simulator.rulesets.age_of_gods.model import SIDES
 from simulator.rulesets.age_of_gods.prepare import AgeOfGodsPrepared

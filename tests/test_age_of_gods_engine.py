@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 import simulator
 from kernels import age_of_gods as k
-from kernels import olympia as ol
+from kernels.olympia import layout as ol
 from simulator.cli import app
 from simulator.errors import BattleOddsError, Source
 from simulator.rulesets.age_of_gods.prepare import AgeOfGodsPrepared, fielded

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 import simulator
 from kernels import age_of_gods as k
-from kernels import olympia as ol
+from kernels.olympia import layout as ol
 from kernels.stops import ATTACKER_WITHDREW, DEFENDER_WITHDREW, FIGHTING
 from simulator import rulesets
 from simulator.cli import app

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from kernels import age_of_gods as k
-from kernels import olympia as ol
+from kernels.olympia import layout as ol
 from simulator.rulesets.age_of_gods.model import SIDES
 from simulator.rulesets.age_of_gods.prepare import AgeOfGodsPrepared
 from simulator.rulesets.olympia.waves import LEFT_PREFIX

@@ -1,4 +1,4 @@
-"""The chain-walk kernel (kernels/olympia_chain.py) against the strike kernel, the exact
+"""The chain-walk kernel (kernels/olympia/chain.py) against the strike kernel, the exact
 solver and itself.
 
 It walks battles through a table of the exact solver's chain, so it is checked against
@@ -21,7 +21,7 @@ import pytest
 from scipy import stats
 
 import simulator
-from kernels import olympia_chain
+from kernels.olympia import chain as olympia_chain
 from kernels.rng import new_state, seed_battle
 from simulator.errors import BattleOddsError
 from simulator.rulesets.olympia import prepare

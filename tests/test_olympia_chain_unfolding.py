@@ -1,4 +1,4 @@
-"""The battle as it unfolds on olympia's chain kernel (kernels/olympia_chain.py).
+"""The battle as it unfolds on olympia's chain kernel (kernels/olympia/chain.py).
 
 The chain walk records each battle's table row after each strike asked (``run_through``,
 ``run_until``) and counts the battles by those rows (``count_through``, what
@@ -112,6 +112,18 @@ def test_a_strike_asked_far_past_every_battle_is_its_final_row() -> None:
     assert grown < 1 << 20, f"{grown / 2**20:.1f} GiB more at the peak"
     for column, c in prepared.columns.items():
         assert np.array_equal(far[column][2], whole[:, c]), column
+
+
+def test_the_paired_walk_records_what_a_battle_walked_alone_does() -> None:
+    """Battles walked in pairs look the strikes asked up in a table, with no branch;
+    a strike asked past the table's end (BEFORE_MOST) has every battle walked alone,
+    searching the strikes asked: the same rows, battle by battle, at every strike."""
+    prepared = chain_of("knights_vs_pikemen")
+    steps = [1, 2, 5, 9, 30, 31, 60, 120, 250]
+    paired = prepared.run_through(5, 0, 600, steps)
+    alone = prepared.run_through(5, 0, 600, [*steps, 10**9])
+    for column, rows in paired.items():
+        assert np.array_equal(rows, alone[column][: len(steps)]), column
 
 
 @pytest.mark.parametrize("name", CASES)

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 import simulator
-from kernels import olympia as k
+from kernels.olympia import layout as k
 from simulator.errors import BattleOddsError, Source
 from simulator.rulesets.olympia.exact import _push, exact, exact_after
 from simulator.rulesets.olympia.prepare import compile_battle, encode_stops

@@ -18,8 +18,10 @@ import pytest
 from scipy import stats
 
 import simulator
-from kernels import olympia_batch, olympia_kinds, olympia_skip
 from kernels.olympia import G_COUNT, G_KIND, G_ROW, G_SIDE, MAN, NOBLE
+from kernels.olympia import batch as olympia_batch
+from kernels.olympia import kinds as olympia_kinds
+from kernels.olympia import skip as olympia_skip
 from kernels.rng import new_state, seed_battle
 from simulator.errors import BattleOddsError, Source
 from simulator.rulesets.olympia.model import Ratings
@@ -131,7 +133,7 @@ def test_skip_and_strike_kernels_give_the_same_distributions(name: str, order: s
 @pytest.mark.slow
 def test_big_armies_take_batches_of_deaths_with_the_strike_kernels_distributions() -> None:
     """Hundreds of men in both front rows: the skip kernel draws deaths in batches from a
-    fixed table, thinned (kernels/olympia_batch.py), until a side's front falls under
+    fixed table, thinned (kernels/olympia/batch.py), until a side's front falls under
     BATCH_FROM, and per change after it. Units share soldiers and pikemen (a kind's room
     runs out inside a batch), catapults hit a tower, rear rows strike, and nobles come into
     reach late in the battle."""
@@ -189,7 +191,7 @@ def test_a_stalemate_is_a_draw_without_strikes_in_every_kernel() -> None:
             "noble, 60 soldier; noble, 40 soldier; noble, 30 soldier",
             "noble, 20 knight; noble, 15 knight",
         ),
-        # Big enough for batches of deaths (kernels/olympia_batch.py).
+        # Big enough for batches of deaths (kernels/olympia/batch.py).
         ("noble, 300 soldier; noble, 100 soldier, 40 archer@1", "noble, 350 pikeman"),
     ],
 )

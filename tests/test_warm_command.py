@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 import simulator
-from kernels import olympia_exact
+from kernels.olympia import exact as olympia_exact
 from simulator import rulesets
 from simulator.cli import app, warm
 from simulator.rulesets import ExactResult
@@ -53,7 +53,7 @@ def test_each_olympia_job_runs_the_kernel_it_is_named_for(job: warm.Job, tmp_pat
     args = [a.replace("{starter}", str(starter)) for a in job.args if a not in ("-n", "400", "20")]
     done = CliRunner().invoke(app, [*args, "-n", "10"])
     assert done.exit_code == 0, done.output
-    named = job.module.rpartition("_")[2] if "_" in job.module else "strike"
+    named = job.module.rpartition(".")[2]
     assert json.loads(done.stdout)["kernel"] == named
 
 
@@ -117,7 +117,7 @@ def test_exact_says_it_compiles_and_keeps_the_compiling_apart(
     said = capsys.readouterr().err.splitlines()
     assert said == [
         "battle-odds: compiling the olympia exact solver kernel, first run only, about "
-        f"{compiling.KERNEL_MODULES['kernels.olympia_exact'][1]:.0f} s (later runs load it "
+        f"{compiling.KERNEL_MODULES['kernels.olympia.exact'][1]:.0f} s (later runs load it "
         "from Numba's cache)"
     ]
     assert 0.2 <= answer.compile_seconds < 1.0

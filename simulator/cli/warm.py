@@ -57,18 +57,18 @@ def _olympia(name: str, module: str, attacker: str, defender: str, *more: str) -
 
 #: Olympia's paths, each named by its kernel: the chain kernel (open-field armies; the
 #: starter scenario's tower makes it a skip battle), the skip kernel for smaller and for
-#: large armies (a kernel each, kernels/olympia_skip.py), the per-strike kernel
+#: large armies (a kernel each, kernels/olympia/skip.py), the per-strike kernel
 #: (``kernel = "strike"``) and the exact solver.
 OLYMPIA = (
-    _olympia("olympia chain", "kernels.olympia_chain", "noble, 20 knight", "noble, 30 pikeman",
+    _olympia("olympia chain", "kernels.olympia.chain", "noble, 20 knight", "noble, 30 pikeman",
              *FEW),
-    _olympia("olympia skip", "kernels.olympia_skip", "noble, 30 soldier", "noble, 30 pikeman",
+    _olympia("olympia skip", "kernels.olympia.skip", "noble, 30 soldier", "noble, 30 pikeman",
              "--strike-order", "alternating", *FEW),
-    _olympia("olympia skip, large armies", "kernels.olympia_skip", "noble, 300 soldier",
+    _olympia("olympia skip, large armies", "kernels.olympia.skip", "noble, 300 soldier",
              "noble, 300 pikeman", "--set", "kernel=skip", "-n", "20", "--json"),
-    _olympia("olympia strike", "kernels.olympia", "noble, 10 soldier", "noble, 8 pikeman",
+    _olympia("olympia strike", "kernels.olympia.strike", "noble, 10 soldier", "noble, 8 pikeman",
              "--set", "kernel=strike", *FEW),
-    _olympia("olympia exact solver", "kernels.olympia_exact", "noble, 3 soldier",
+    _olympia("olympia exact solver", "kernels.olympia.exact", "noble, 3 soldier",
              "noble, 3 pikeman", "--exact", "--json"),
 )  # fmt: skip
 

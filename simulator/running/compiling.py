@@ -23,9 +23,9 @@ from typing import Any
 #: (AMD EPYC, 2 cores; a busy machine takes longer), rounded up. A module not listed (a
 #: ruleset installed from elsewhere) is named without an estimate.
 KERNEL_MODULES: dict[str, tuple[str, float]] = {
-    "kernels.olympia_chain": ("olympia chain", 19.0),
-    "kernels.olympia_skip": ("olympia skip", 41.0),
-    "kernels.olympia_exact": ("olympia exact solver", 9.0),
+    "kernels.olympia.chain": ("olympia chain", 19.0),
+    "kernels.olympia.skip": ("olympia skip", 41.0),
+    "kernels.olympia.exact": ("olympia exact solver", 9.0),
     "kernels.age_of_gods": ("age_of_gods", 15.0),
     "kernels.blocks": ("blocks", 21.0),
     "kernels.confrontation": ("confrontation", 8.0),
@@ -107,8 +107,10 @@ def kernel_words(function: Any) -> tuple[str, float | None]:
     if module in KERNEL_MODULES:
         return KERNEL_MODULES[module]
     package, _, rest = module.partition(".")
-    # kernels.olympia -> "olympia"; risk_ruleset.kernel -> "risk_ruleset"
-    return (rest if package == "kernels" and rest else package or "ruleset's"), None
+    # kernels.blocks -> "blocks"; kernels.olympia.strike -> "olympia strike";
+    # risk_ruleset.kernel -> "risk_ruleset"
+    named = rest.replace(".", " ")
+    return (named if package == "kernels" and rest else package or "ruleset's"), None
 
 
 def compile_notice(function: Any) -> str:

@@ -12,7 +12,7 @@ import numpy as np
 
 from kernels import age_of_gods as k
 from kernels import age_of_gods_stacked
-from kernels import olympia as ol
+from kernels.olympia import layout as ol
 from kernels.stops import N_STOP
 
 from ..base import BY_STEP, FROM_STEP, STOP_RULES, WAVES, Prepared

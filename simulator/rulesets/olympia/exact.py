@@ -1,11 +1,11 @@
 """Exact answers for small Olympia battles (docs/exact.md).
 
-``exact(scenario)`` solves the Markov chain of the strike kernel (kernels/olympia.py):
+``exact(scenario)`` solves the Markov chain of the strike kernel (kernels/olympia/strike.py):
 win / loss / draw probabilities, expected strikes, expected casualties per type and
 the expectation of every other outcome column (nobles, leader, structure, engines);
 with the sides' stop rules (``[attacker.retreat]``), the chances that each withdraws.
 The battle starts from the scenario's armies as they stand, ``from_step`` strikes into
-it. The chain itself is solved by kernels/olympia_exact.py; this module sizes it,
+it. The chain itself is solved by kernels/olympia/exact.py; this module sizes it,
 refuses what would be too large, and names the results.
 """
 
@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from kernels import olympia as k
-from kernels import olympia_exact as kx
+from kernels.olympia import exact as kx
+from kernels.olympia import layout as k
 
 from ...errors import BattleOddsError
 from ..exact import ExactResult, ExactState
@@ -169,7 +169,7 @@ def _check_strikes(
 def _push(
     arrays: OlympiaArrays, space: Any, strikes: int, stops: np.ndarray
 ) -> tuple[np.ndarray, ...] | None:
-    """:func:`kernels.olympia_exact.mass_after`'s arrays after ``strikes`` more strikes:
+    """:func:`kernels.olympia.exact.mass_after`'s arrays after ``strikes`` more strikes:
     ``(fighting, status, ended, withdrawn, fought)``; None when the opening position is
     broken already."""
     status = np.empty(space.states, np.int64)

@@ -19,8 +19,8 @@ WEATHERS = ("wind", "rain")
 STRIKE_ORDERS = ("random", "alternating")
 #: The kernels, the one list of their names (prepare.py's ``KERNEL_RUNS`` runs each):
 #: ``strike`` draws every strike (the reference); ``skip`` draws the strikes until the
-#: next change and which change it is (kernels/olympia_skip.py); ``chain`` does the same
-#: through a table of the battle's Markov chain computed once (kernels/olympia_chain.py):
+#: next change and which change it is (kernels/olympia/skip.py); ``chain`` does the same
+#: through a table of the battle's Markov chain computed once (kernels/olympia/chain.py):
 #: the same distribution of every outcome, at a cost that grows with the kills rather
 #: than the strikes, and for ``chain`` without recomputing any chance.
 KERNELS = ("strike", "skip", "chain")

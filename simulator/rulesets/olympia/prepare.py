@@ -1,4 +1,4 @@
-"""Olympia model -> the kernels' group table (see kernels/olympia.py)."""
+"""Olympia model -> the kernels' group table (see kernels/olympia/strike.py)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,10 @@ from typing import Any
 
 import numpy as np
 
-from kernels import olympia as k
-from kernels import olympia_chain, olympia_skip
+from kernels.olympia import chain as olympia_chain
+from kernels.olympia import layout as k
+from kernels.olympia import skip as olympia_skip
+from kernels.olympia import strike
 
 from ...errors import BattleOddsError, did_you_mean
 from ..base import BY_STEP, FROM_STEP, STOP_RULES, WAVES, Prepared
@@ -30,6 +32,8 @@ REFERENCE_KERNEL = "strike"
 AUTO_KERNEL = "skip"
 #: ``asked`` of a plain run: no strike's row recorded.
 NONE_ASKED = np.zeros(0, np.int64)
+#: The chain kernel's ``counts`` where it counts nothing (one part of no rows).
+NOT_COUNTED = np.zeros((1, 0, 0), np.int64)
 #: The chain kernel counts the states after the strikes asked by its table's rows
 #: (``count_through``) when the counts, a row a strike, are at most this many (8 MB):
 #: knights_vs_pikemen's 3,652 rows by 100 strikes are 365,200. Larger ones record rows.
@@ -228,7 +232,7 @@ def choose_kernel(wanted: str = "auto", table: ChainTable | None = None) -> str:
 
 @dataclass(frozen=True)
 class ChainTable:
-    """A battle's chain as the chain kernel walks it (kernels/olympia_chain.py)."""
+    """A battle's chain as the chain kernel walks it (kernels/olympia/chain.py)."""
 
     space: Layout
     code: np.ndarray
@@ -425,7 +429,7 @@ class OlympiaPrepared(Prepared):
         self, seed: int, first: int, count: int, kernel: str | None = None
     ) -> np.ndarray:
         """The kernel's rows; with :attr:`keeps_left`, each group's state at the end
-        after the outcome's columns (kernels/olympia.py's ``left_at``)."""
+        after the outcome's columns (kernels/olympia/strike.py's ``left_at``)."""
         width = self.arrays.n_columns + (len(self.arrays.groups) if self.keeps_left else 0)
         out = np.zeros((count, width), np.int64)
         if not count:
@@ -496,12 +500,17 @@ class OlympiaPrepared(Prepared):
         """The battles walked on the chain kernel to their ends, as ``run_through``
         walks them, each one's table row after each strike of ``steps`` counted into
         ``counts`` (tests/test_olympia_chain_unfolding.py: the rows' counts)."""
+        if not count or not len(steps):
+            return
         asked = np.asarray(steps, np.int64) - self.from_step
-        out = np.empty((count, self.arrays.n_columns), np.int64)
-        at = np.empty((count, len(asked) + olympia_chain.RUN), np.int32)
-        empty = np.empty((0, 0, self.arrays.n_columns), np.int64)
-        _walk_chain(self, np.uint64(seed), first, out, asked, at, empty)
-        olympia_chain.count_positions(at, counts)
+        out = np.empty((count, 0), np.int64)  # a battle counted writes no outcome row
+        empty = np.empty((0, 0, 0), np.int64)
+        # The walk counts into a part of its own on each thread (added up here after).
+        parts = olympia_chain.count_parts(count)
+        held = counts[np.newaxis] if parts == 1 else np.zeros((parts, *counts.shape), np.int64)
+        _walk_chain(self, np.uint64(seed), first, out, asked, held, empty)
+        if parts > 1:
+            counts += held.sum(axis=0)
 
     def run_through(
         self, seed: int, first: int, count: int, steps: Sequence[int]
@@ -533,7 +542,7 @@ class OlympiaPrepared(Prepared):
 
 #: How a kernel runs battles: ``run(prepared, seed, first, out, asked, rec)`` fills
 #: ``out``'s rows and, for each strike of ``asked`` (counted from the kernel's first
-#: strike), ``rec``'s (kernels/olympia.py's ``strike_battles``).
+#: strike), ``rec``'s (kernels/olympia/strike.py's ``strike_battles``).
 KernelRun = Callable[[OlympiaPrepared, np.uint64, int, np.ndarray, np.ndarray, np.ndarray], None]
 
 
@@ -546,7 +555,7 @@ def _run_strike(
     rec: np.ndarray,
 ) -> None:
     a = prepared.arrays
-    k.strike_battles(
+    strike.strike_battles(
         a.groups, a.survive, a.sides, a.order, seed, first, out, prepared.stops, asked, rec
     )
 
@@ -589,8 +598,7 @@ def _run_chain(
     asked: np.ndarray,
     rec: np.ndarray,
 ) -> None:
-    at = np.empty((out.shape[0], len(asked) + olympia_chain.RUN), np.int32)
-    _walk_chain(prepared, seed, first, out, asked, at, rec)
+    _walk_chain(prepared, seed, first, out, asked, NOT_COUNTED, rec)
 
 
 def _walk_chain(
@@ -599,12 +607,14 @@ def _walk_chain(
     first: int,
     out: np.ndarray,
     asked: np.ndarray,
-    at: np.ndarray,
+    counts: np.ndarray,
     rec: np.ndarray,
 ) -> None:
-    """The chain kernel's battles into ``out``, each one's table row after each strike
-    of ``asked`` into ``at`` and, where ``rec`` has room, its whole row then
-    (kernels/olympia_chain.py's ``chain_battles``)."""
+    """The chain kernel's battles into ``out``, each one counted by its table row after
+    each strike of ``asked`` into ``counts`` where it has room (``(parts, rows,
+    strikes)``, kernels/olympia/chain.py's ``chain_battles``) and, where ``rec`` has
+    room, its whole row then: the plain walk where nothing is asked, the recording one
+    else."""
     if prepared.has_rules:
         raise BattleOddsError("the chain kernel does not run stop rules")
     a = prepared.arrays
@@ -616,7 +626,7 @@ def _walk_chain(
         )
     space = table.space
     olympia_chain.chain_battles(
-        olympia_chain.walk_by_address(),
+        olympia_chain.walk_by_address(recording=len(asked) > 0),
         a.groups,
         a.sides,
         (space.radix, space.stride, space.sradix, space.sstride),
@@ -627,7 +637,7 @@ def _walk_chain(
         first,
         out,
         asked,
-        at,
+        counts,
         rec if len(asked) else np.empty((0, 0, out.shape[1]), np.int64),
     )
 

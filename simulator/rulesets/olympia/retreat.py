@@ -1,7 +1,7 @@
 """The best retreat rule of one side of a small Olympia battle (docs/retreat.md).
 
 :func:`best_rule` sizes the exact solver's chain (exact.py), refuses what it cannot
-take, and runs kernels/olympia_retreat.py's three sweeps (which positions are reached,
+take, and runs kernels/olympia/retreat.py's three sweeps (which positions are reached,
 their values upwards, the battle's chance downwards) in slices of the index range, so
 Ctrl-C is seen between slices.
 """
@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from kernels import olympia as k
-from kernels import olympia_exact as kx
-from kernels import olympia_retreat as kr
+from kernels.olympia import exact as kx
+from kernels.olympia import layout as k
+from kernels.olympia import retreat as kr
 from kernels.stops import NO_STOP, STOP_AFTER
 
 from ...errors import BattleOddsError
@@ -40,7 +40,7 @@ DECISIONS = {
 @dataclass(frozen=True)
 class BestRule:
     """The best rule's positions (the reached ones, by chain index), each with its
-    value and decision code (kernels/olympia_retreat.py), the men left there per
+    value and decision code (kernels/olympia/retreat.py), the men left there per
     casualty column (``attacker.knight``) and its nobles still fighting
     (``attacker.nobles``), and the battle's chances under the rule."""
 

@@ -4,7 +4,7 @@ One position is one index of a mixed-radix number: a digit per group (its men, n
 engines left), per structure (its points left before it collapses) and, under
 ``alternating`` order, the two strike budgets and the turn. The exact solver
 (exact.py) pushes probability through that space; the chain kernel
-(kernels/olympia_chain.py) walks battles through a table of it. Both size it here.
+(kernels/olympia/chain.py) walks battles through a table of it. Both size it here.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kernels import olympia as k
+from kernels.olympia import layout as k
 
 from .model import SIDES, Battle
 

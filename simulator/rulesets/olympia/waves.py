@@ -10,7 +10,7 @@ structure with the defense and damage it was left with, gone once it collapsed; 
 siege engines still standing. A side that lost or withdrew left the field (the source
 text's defeated units are taken or retreat): nothing of it is left. The kernel's rows
 hold each group's state at the end of a battle when the wave chain asks for it
-(kernels/olympia.py's ``left_at``); its break point and stop rule are the side's as
+(kernels/olympia/strike.py's ``left_at``); its break point and stop rule are the side's as
 written, counted against what it brings to the new fight.
 """
 

@@ -11,87 +11,10 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
-from ._jit import jit
-from .rng import below, chance, seed_battle, uniform
-from .stops import ATTACKER_WITHDREW, FIGHTING, STOP_AFTER, STOP_GONE, any_stop, withdrawing_side
-
-# Columns of the group table.
-G_SIDE, G_UNIT, G_ROW, G_COUNT, G_KIND, G_FRONT, G_REAR, G_DEF, G_VALUE = range(9)
-G_PROTECTED, G_COLUMN, G_HEALTH, G_NONCOMBATANT, G_LEADER = range(9, 14)
-N_GROUP_FIELDS = 14
-MAN, NOBLE, ENGINE = 0, 1, 2
-
-# Columns of the side table.
-S_START, S_BREAK, S_HAS_STRUCTURE, S_STRUCTURE_DEF, S_STRUCTURE_DMG, S_LEADER_UNIT = range(6)
-#: The attacker's row holds the cut: the step (Age of Gods: round) after which a battle
-#: still undecided stops, its row the state then (0: none). Only Age of Gods' kernel reads
-#: it; olympia's kernels record the steps asked (``asked``, ``rec``) instead.
-S_CUT = 6
-N_SIDE_FIELDS = 7
-
-# Strike orders.
-RANDOM, ALTERNATING = 0, 1
-ATTACKER, DEFENDER, DRAW = 0, 1, 2
-# ``O_WINNER`` is ``FIGHTING`` (kernels/stops.py) in a row recorded while the battle was
-# still undecided, ATTACKER_WITHDREW or DEFENDER_WITHDREW where a stop rule ended it.
-
-# Columns of the outcome row: winner, steps, then per-side extras (attacker, defender),
-# then one casualty column per (side, fighter type) as the group table's G_COLUMN says.
-O_WINNER, O_STEPS = 0, 1
-EXTRAS = (
-    "nobles_wounded",
-    "nobles_killed",
-    "nobles_captured",
-    "leader_wounded",
-    "leader_killed",
-    "leader_captured",
-    "structure_defense",
-    "structure_damage",
-    "structure_collapsed",
-    "engines_lost",
-)
-(
-    X_WOUNDED,
-    X_KILLED,
-    X_CAPTURED,
-    X_LEADER_WOUNDED,
-    X_LEADER_KILLED,
-    X_LEADER_CAPTURED,
-    X_STRUCTURE_DEF,
-    X_STRUCTURE_DMG,
-    X_COLLAPSED,
-    X_ENGINES_LOST,
-) = range(10)
-O_EXTRAS = 2
-O_CASUALTIES = O_EXTRAS + 2 * len(EXTRAS)
-COLLAPSE_DAMAGE = 100
-UNCHANGED, ONE_LESS, REFRESH = 0, 1, 2
-#: Rows of the per-side scratch: value, alive, structure defense and damage, structure
-#: standing, striker and target totals, alternating budget, and two for refresh().
-N_PER_SIDE = 10
-#: Battles per parallel work item: scratch arrays are allocated once per block.
-BLOCK = 64
-
-# The battle as it unfolds (docs/unfolding.md). Kernels take both sides' stop rules
-# (kernels/stops.py's rows, ``after`` counted from the strikes this call fights: the
-# caller takes a battle in progress's strikes off) and the steps whose rows to record
-# (``asked``, ascending; none in a plain run) with a row for each (``rec``).
-#: A call's plan (``plan``): the first ``after`` of either side (NO_HORIZON: none), and
-#: whether either side has a rule (the men are counted at every change only then).
-U_AFTER, U_RULES = 0, 1
-N_PLAN = 2
-#: A battle's marks: the next strike at which something is due (a step to record, an
-#: ``after``), and how many asked steps are recorded.
-M_HORIZON, M_NEXT = 0, 1
-N_MARKS = 2
-#: No step due: past any battle's strikes.
-NO_HORIZON = 1 << 62
-
-
-@jit(inline=True)
-def extra(side, which):
-    """Outcome column of extra ``which`` for ``side``."""
-    return O_EXTRAS + 2 * which + side
+from .._jit import jit
+from ..rng import below, chance, seed_battle, uniform
+from ..stops import ATTACKER_WITHDREW, FIGHTING, STOP_AFTER, STOP_GONE, any_stop, withdrawing_side
+from . import layout
 
 
 @jit(inline=True)
@@ -104,45 +27,56 @@ def refresh(groups, cnt, sides, standing, order, unit_men, rating, w, t, ws, ts,
     others[:] = 0
     front[:] = 1 << 30
     for g in range(n):
-        if groups[g, G_KIND] == MAN:
-            unit_men[groups[g, G_UNIT]] += cnt[g]
+        if groups[g, layout.G_KIND] == layout.MAN:
+            unit_men[groups[g, layout.G_UNIT]] += cnt[g]
     for g in range(n):
-        s = groups[g, G_SIDE]
-        if groups[g, G_KIND] != ENGINE and groups[g, G_UNIT] != sides[s, S_LEADER_UNIT]:
+        s = groups[g, layout.G_SIDE]
+        if (
+            groups[g, layout.G_KIND] != layout.ENGINE
+            and groups[g, layout.G_UNIT] != sides[s, layout.S_LEADER_UNIT]
+        ):
             others[s] += cnt[g]
     # A noble is shielded by his own men; the stack leader by everyone else.
     for g in range(n):
         t[g] = 0
-        if cnt[g] == 0 or groups[g, G_KIND] == ENGINE:
+        if cnt[g] == 0 or groups[g, layout.G_KIND] == layout.ENGINE:
             continue
-        s = groups[g, G_SIDE]
+        s = groups[g, layout.G_SIDE]
         valid = True
-        if groups[g, G_KIND] == NOBLE:
-            valid = unit_men[groups[g, G_UNIT]] == 0 and (
-                groups[g, G_LEADER] == 0 or others[s] == 0
+        if groups[g, layout.G_KIND] == layout.NOBLE:
+            valid = unit_men[groups[g, layout.G_UNIT]] == 0 and (
+                groups[g, layout.G_LEADER] == 0 or others[s] == 0
             )
         if valid:
             t[g] = 1
-            if groups[g, G_ROW] < front[s]:
-                front[s] = groups[g, G_ROW]
+            if groups[g, layout.G_ROW] < front[s]:
+                front[s] = groups[g, layout.G_ROW]
     ts[0] = 0
     ts[1] = 0
     ws[0] = 0
     ws[1] = 0
     for g in range(n):
-        s = groups[g, G_SIDE]
-        if groups[g, G_KIND] == ENGINE:
+        s = groups[g, layout.G_SIDE]
+        if groups[g, layout.G_KIND] == layout.ENGINE:
             # Engines matter, as strikers and as targets, while the enemy structure stands.
             active = standing[1 - s] == 1
             t[g] = cnt[g] if active else 0
-            rating[g] = groups[g, G_FRONT] if active else 0
+            rating[g] = groups[g, layout.G_FRONT] if active else 0
         else:
             # Rows in front of the first row with a valid target are empty or hold only
             # shielded nobles: everyone there fights as front row.
-            t[g] = cnt[g] if t[g] == 1 and groups[g, G_ROW] == front[s] else 0
-            rating[g] = groups[g, G_FRONT] if groups[g, G_ROW] <= front[s] else groups[g, G_REAR]
+            t[g] = cnt[g] if t[g] == 1 and groups[g, layout.G_ROW] == front[s] else 0
+            rating[g] = (
+                groups[g, layout.G_FRONT]
+                if groups[g, layout.G_ROW] <= front[s]
+                else groups[g, layout.G_REAR]
+            )
         strikes = rating[g] > 0 and cnt[g] > 0
-        if order == ALTERNATING and s == ATTACKER and groups[g, G_NONCOMBATANT] == 1:
+        if (
+            order == layout.ALTERNATING
+            and s == layout.ATTACKER
+            and groups[g, layout.G_NONCOMBATANT] == 1
+        ):
             strikes = False
         w[g] = cnt[g] if strikes else 0
         ts[s] += t[g]
@@ -155,7 +89,7 @@ def refresh(groups, cnt, sides, standing, order, unit_men, rating, w, t, ws, ts,
 def pick(weights, groups, side, r):
     """The group holding the ``r``-th unit of weight among ``side``'s groups (-1: past them)."""
     for g in range(weights.shape[0]):
-        if groups[g, G_SIDE] == side:
+        if groups[g, layout.G_SIDE] == side:
             if r < weights[g]:
                 return g
             r -= weights[g]
@@ -165,26 +99,26 @@ def pick(weights, groups, side, r):
 @jit(inline=True)
 def is_broken(value, alive, sides, s):
     """A side at or under its break threshold, or with nobody left, has lost."""
-    return alive[s] == 0 or value[s] * 100 <= sides[s, S_START] * sides[s, S_BREAK]
+    return alive[s] == 0 or value[s] * 100 <= sides[s, layout.S_START] * sides[s, layout.S_BREAK]
 
 
 @jit(inline=True)
 def battle_start(groups, sides, cnt, health, value, alive, sdef, sdmg, standing, row):
     row[:] = 0
     for s in range(2):
-        value[s] = sides[s, S_START]
+        value[s] = sides[s, layout.S_START]
         alive[s] = 0
-        sdef[s] = sides[s, S_STRUCTURE_DEF]
-        sdmg[s] = sides[s, S_STRUCTURE_DMG]
-        standing[s] = sides[s, S_HAS_STRUCTURE]
+        sdef[s] = sides[s, layout.S_STRUCTURE_DEF]
+        sdmg[s] = sides[s, layout.S_STRUCTURE_DMG]
+        standing[s] = sides[s, layout.S_HAS_STRUCTURE]
         if standing[s] == 1:
-            row[extra(s, X_STRUCTURE_DEF)] = sdef[s]
-            row[extra(s, X_STRUCTURE_DMG)] = sdmg[s]
+            row[layout.extra(s, layout.X_STRUCTURE_DEF)] = sdef[s]
+            row[layout.extra(s, layout.X_STRUCTURE_DMG)] = sdmg[s]
     for g in range(groups.shape[0]):
-        cnt[g] = groups[g, G_COUNT]
-        health[g] = groups[g, G_HEALTH]
-        if groups[g, G_KIND] != ENGINE:
-            alive[groups[g, G_SIDE]] += cnt[g]
+        cnt[g] = groups[g, layout.G_COUNT]
+        health[g] = groups[g, layout.G_HEALTH]
+        if groups[g, layout.G_KIND] != layout.ENGINE:
+            alive[groups[g, layout.G_SIDE]] += cnt[g]
 
 
 @jit(inline=True)
@@ -198,43 +132,43 @@ def strike_effect(
     structure fell: shielding, rows and strikers must be recomputed)."""
     if target < 0:
         points = 1
-        if striker >= 0 and groups[striker, G_KIND] == ENGINE:
+        if striker >= 0 and groups[striker, layout.G_KIND] == layout.ENGINE:
             points = 5 + below(state, 6)
         used = min(points, sdef[e])
         sdef[e] -= used
         sdmg[e] += points - used
-        row[extra(e, X_STRUCTURE_DEF)] = sdef[e]
-        if sdmg[e] >= COLLAPSE_DAMAGE:
-            sdmg[e] = COLLAPSE_DAMAGE
+        row[layout.extra(e, layout.X_STRUCTURE_DEF)] = sdef[e]
+        if sdmg[e] >= layout.COLLAPSE_DAMAGE:
+            sdmg[e] = layout.COLLAPSE_DAMAGE
             standing[e] = 0
-            row[extra(e, X_COLLAPSED)] = 1
-            row[extra(e, X_STRUCTURE_DMG)] = sdmg[e]
-            return REFRESH
-        row[extra(e, X_STRUCTURE_DMG)] = sdmg[e]
-        return UNCHANGED
-    kind = groups[target, G_KIND]
-    if kind == ENGINE:
+            row[layout.extra(e, layout.X_COLLAPSED)] = 1
+            row[layout.extra(e, layout.X_STRUCTURE_DMG)] = sdmg[e]
+            return layout.REFRESH
+        row[layout.extra(e, layout.X_STRUCTURE_DMG)] = sdmg[e]
+        return layout.UNCHANGED
+    kind = groups[target, layout.G_KIND]
+    if kind == layout.ENGINE:
         cnt[target] -= 1
-        row[extra(e, X_ENGINES_LOST)] += 1
-        return REFRESH
-    if kind == MAN:
+        row[layout.extra(e, layout.X_ENGINES_LOST)] += 1
+        return layout.REFRESH
+    if kind == layout.MAN:
         if survive[target] > 0.0 and uniform(state) < survive[target]:
-            return UNCHANGED
+            return layout.UNCHANGED
         cnt[target] -= 1
-        row[groups[target, G_COLUMN]] += 1
-        value[e] -= groups[target, G_VALUE]
+        row[groups[target, layout.G_COLUMN]] += 1
+        value[e] -= groups[target, layout.G_VALUE]
         alive[e] -= 1
-        return ONE_LESS if cnt[target] > 0 else REFRESH
+        return layout.ONE_LESS if cnt[target] > 0 else layout.REFRESH
     else:
         cnt[target] = 0
         health[target] -= 1 + below(state, 100)
         killed = health[target] <= 0
-        row[extra(e, X_KILLED if killed else X_WOUNDED)] += 1
-        if groups[target, G_LEADER] == 1:
-            row[extra(e, X_LEADER_KILLED if killed else X_LEADER_WOUNDED)] = 1
-    value[e] -= groups[target, G_VALUE]
+        row[layout.extra(e, layout.X_KILLED if killed else layout.X_WOUNDED)] += 1
+        if groups[target, layout.G_LEADER] == 1:
+            row[layout.extra(e, layout.X_LEADER_KILLED if killed else layout.X_LEADER_WOUNDED)] = 1
+    value[e] -= groups[target, layout.G_VALUE]
     alive[e] -= 1
-    return REFRESH
+    return layout.REFRESH
 
 
 @jit(inline=True)
@@ -252,8 +186,8 @@ def one_less(g, e, w, t, ws, ts):
 def defense_of(groups, sdef, standing, e, target):
     if target < 0:
         return sdef[e]
-    bonus = sdef[e] if groups[target, G_PROTECTED] == 1 and standing[e] == 1 else 0
-    return groups[target, G_DEF] + bonus
+    bonus = sdef[e] if groups[target, layout.G_PROTECTED] == 1 and standing[e] == 1 else 0
+    return groups[target, layout.G_DEF] + bonus
 
 
 @jit(inline=True)
@@ -265,18 +199,18 @@ def take_prisoners(state, groups, cnt, health, alive, winner, row):
     if alive[loser] > 0:
         percent = min(75, max(25, 25 * alive[winner] // alive[loser]))
     for g in range(groups.shape[0]):
-        noble = groups[g, G_SIDE] == loser and groups[g, G_KIND] == NOBLE
+        noble = groups[g, layout.G_SIDE] == loser and groups[g, layout.G_KIND] == layout.NOBLE
         if noble and health[g] > 0 and below(state, 100) < percent:
-            row[extra(loser, X_CAPTURED)] += 1
-            if groups[g, G_LEADER] == 1:
-                row[extra(loser, X_LEADER_CAPTURED)] = 1
+            row[layout.extra(loser, layout.X_CAPTURED)] += 1
+            if groups[g, layout.G_LEADER] == 1:
+                row[layout.extra(loser, layout.X_LEADER_CAPTURED)] = 1
 
 
 @jit(inline=True)
 def finish(state, groups, cnt, health, alive, winner, steps, row):
-    row[O_WINNER] = winner
-    row[O_STEPS] = steps
-    if winner != DRAW:
+    row[layout.O_WINNER] = winner
+    row[layout.O_STEPS] = steps
+    if winner != layout.DRAW:
         take_prisoners(state, groups, cnt, health, alive, winner, row)
 
 
@@ -286,10 +220,10 @@ def left_at(groups, width):
     the wave chain (docs/unfolding.md, "Waves"), or -1 where it holds none: a caller that
     wants it passes rows of one column more per group than the outcome's (which end with
     the last casualty column), so one compiled kernel serves both."""
-    last = O_CASUALTIES - 1
+    last = layout.O_CASUALTIES - 1
     for g in range(groups.shape[0]):
-        if groups[g, G_KIND] == MAN and groups[g, G_COLUMN] > last:
-            last = groups[g, G_COLUMN]
+        if groups[g, layout.G_KIND] == layout.MAN and groups[g, layout.G_COLUMN] > last:
+            last = groups[g, layout.G_COLUMN]
     at = width - groups.shape[0]
     return at if at > last else -1
 
@@ -300,18 +234,18 @@ def keep_left(groups, cnt, health, row, at):
     left (0 or less: killed), the men or engines of any other group still standing.
     Written once a battle, after its last draw: the battle's own numbers are unchanged."""
     for g in range(groups.shape[0]):
-        row[at + g] = health[g] if groups[g, G_KIND] == NOBLE else cnt[g]
+        row[at + g] = health[g] if groups[g, layout.G_KIND] == layout.NOBLE else cnt[g]
 
 
 @jit
 def unfolding_plan(stops):
     """A call's plan (U_AFTER, U_RULES) from both sides' stop rules."""
-    plan = np.zeros(N_PLAN, np.int64)
-    plan[U_AFTER] = NO_HORIZON
+    plan = np.zeros(layout.N_PLAN, np.int64)
+    plan[layout.U_AFTER] = layout.NO_HORIZON
     for s in range(2):
-        if 0 < stops[s, STOP_AFTER] < plan[U_AFTER]:
-            plan[U_AFTER] = stops[s, STOP_AFTER]
-    plan[U_RULES] = 1 if any_stop(stops) else 0
+        if 0 < stops[s, STOP_AFTER] < plan[layout.U_AFTER]:
+            plan[layout.U_AFTER] = stops[s, STOP_AFTER]
+    plan[layout.U_RULES] = 1 if any_stop(stops) else 0
     return plan
 
 
@@ -324,10 +258,10 @@ def men_by_column(groups, n_columns):
     out = np.zeros((2, n_columns), np.int64)
     out[1, :] = -1
     for g in range(groups.shape[0]):
-        if groups[g, G_KIND] == MAN:
-            c = groups[g, G_COLUMN]
-            out[0, c] += groups[g, G_COUNT]
-            out[1, c] = groups[g, G_SIDE]
+        if groups[g, layout.G_KIND] == layout.MAN:
+            c = groups[g, layout.G_COLUMN]
+            out[0, c] += groups[g, layout.G_COUNT]
+            out[1, c] = groups[g, layout.G_SIDE]
     return out
 
 
@@ -337,10 +271,10 @@ def stop_side(stops, row, by_column, steps):
     kernels.stops.NEITHER; ``row`` is the battle's outcome row so far."""
     men_a = 0
     men_d = 0
-    for c in range(O_CASUALTIES, row.shape[0]):
-        if by_column[1, c] == ATTACKER:
+    for c in range(layout.O_CASUALTIES, row.shape[0]):
+        if by_column[1, c] == layout.ATTACKER:
             men_a += by_column[0, c] - row[c]
-        elif by_column[1, c] == DEFENDER:
+        elif by_column[1, c] == layout.DEFENDER:
             men_d += by_column[0, c] - row[c]
     gone = stops[0, STOP_GONE]
     gone_a = by_column[0, gone] - row[gone] if gone >= 0 else 0
@@ -354,8 +288,8 @@ def withdraw(row, side, steps):
     """Side ``side`` withdraws after strike ``steps`` with its survivors: the battle ends
     where it stands, no prisoners taken (the source text has the winner take them from a
     defeated side only)."""
-    row[O_WINNER] = ATTACKER_WITHDREW + side
-    row[O_STEPS] = steps
+    row[layout.O_WINNER] = ATTACKER_WITHDREW + side
+    row[layout.O_STEPS] = steps
 
 
 @jit(inline=True)
@@ -370,8 +304,8 @@ def next_horizon(asked, k, after):
 def record(row, rec, i, k, step):
     """Battle ``i``'s row after strike ``step``, still undecided then, as asked step ``k``."""
     rec[i, k, :] = row
-    rec[i, k, O_WINNER] = FIGHTING
-    rec[i, k, O_STEPS] = step
+    rec[i, k, layout.O_WINNER] = FIGHTING
+    rec[i, k, layout.O_STEPS] = step
 
 
 @jit(inline=True)
@@ -384,8 +318,8 @@ def open_marks(row, rec, i, asked, marks, plan):
         while k < asked.shape[0] and asked[k] <= 0:
             record(row, rec, i, k, asked[k])
             k += 1
-    marks[M_NEXT] = k
-    marks[M_HORIZON] = next_horizon(asked, k, plan[U_AFTER])
+    marks[layout.M_NEXT] = k
+    marks[layout.M_HORIZON] = next_horizon(asked, k, plan[layout.U_AFTER])
     return k > 0 and k == asked.shape[0]
 
 
@@ -396,25 +330,29 @@ def pass_horizon(row, rec, i, asked, marks, plan, stops, steps):
     and a rule's ``after`` before it withdraws its side then (the state rules were
     checked at the last change and hold no more now). Returns whether the battle is
     over for this call: withdrawn, or every asked step recorded."""
-    after = plan[U_AFTER]
-    while steps > marks[M_HORIZON]:
-        k = marks[M_NEXT]
+    after = plan[layout.U_AFTER]
+    while steps > marks[layout.M_HORIZON]:
+        k = marks[layout.M_NEXT]
         if k < asked.shape[0] and asked[k] < after:
             record(row, rec, i, k, asked[k])
-            marks[M_NEXT] = k + 1
+            marks[layout.M_NEXT] = k + 1
             if k + 1 == asked.shape[0]:
                 return True
         else:
-            withdraw(row, ATTACKER if stops[ATTACKER, STOP_AFTER] == after else DEFENDER, after)
+            withdraw(
+                row,
+                layout.ATTACKER if stops[layout.ATTACKER, STOP_AFTER] == after else layout.DEFENDER,
+                after,
+            )
             return True
-        marks[M_HORIZON] = next_horizon(asked, marks[M_NEXT], after)
+        marks[layout.M_HORIZON] = next_horizon(asked, marks[layout.M_NEXT], after)
     return False
 
 
 @jit
 def close_marks(row, rec, i, marks):
     """Battle ``i``'s rows of asked steps not recorded during it: its final row."""
-    for k in range(marks[M_NEXT], rec.shape[1]):
+    for k in range(marks[layout.M_NEXT], rec.shape[1]):
         rec[i, k, :] = row
 
 
@@ -457,11 +395,11 @@ def _strike_battle(
         return
     refresh(groups, cnt, sides, standing, order, unit_men, rating, w, t, ws, ts, others, front)
     n = groups.shape[0]
-    turn = ATTACKER
+    turn = layout.ATTACKER
     steps = 0
     changed = True  # the break check is due after the first strike and after every hit
     while True:
-        if order == RANDOM:
+        if order == layout.RANDOM:
             total = ws[0] + ws[1]
             if total == 0:
                 break  # nobody can strike: a stalemate, reported as a draw
@@ -476,23 +414,23 @@ def _strike_battle(
                     break
                 budget[0] = ws[0]
                 budget[1] = ws[1]
-                turn = ATTACKER
+                turn = layout.ATTACKER
             s = turn if budget[turn] > 0 else 1 - turn
             budget[s] -= 1
             turn = 1 - s
             r = below(state, ws[s])
-            striker = 0 if s == ATTACKER else split
+            striker = 0 if s == layout.ATTACKER else split
         while r >= w[striker]:
             r -= w[striker]
             striker += 1
-        s = groups[striker, G_SIDE]
+        s = groups[striker, layout.G_SIDE]
         e = 1 - s
         steps += 1
         target = -1  # the structure
-        if groups[striker, G_KIND] != ENGINE:
+        if groups[striker, layout.G_KIND] != layout.ENGINE:
             r = below(state, ts[e])
-            target = split if e == DEFENDER else 0
-            end = n if e == DEFENDER else split
+            target = split if e == layout.DEFENDER else 0
+            end = n if e == layout.DEFENDER else split
             while target < end and r >= t[target]:
                 r -= t[target]
                 target += 1
@@ -501,8 +439,8 @@ def _strike_battle(
         if target < 0:
             defense = sdef[e]
         else:
-            defense = groups[target, G_DEF]
-            if groups[target, G_PROTECTED] == 1 and standing[e] == 1:
+            defense = groups[target, layout.G_DEF]
+            if groups[target, layout.G_PROTECTED] == 1 and standing[e] == 1:
                 defense += sdef[e]
         a = rating[striker]
         if chance(state, a, a + defense):
@@ -511,18 +449,22 @@ def _strike_battle(
             # the first hit after it. Read from an array here: a test every strike, or
             # the cut kept in a register across the loop, made every battle 3-6% slower
             # (benchmarks/tree_versions.py).
-            if steps > marks[M_HORIZON]:  # noqa: SIM102
+            if steps > marks[layout.M_HORIZON]:  # noqa: SIM102
                 if pass_horizon(row, rec, battle, asked, marks, plan, stops, steps):
                     return
-            if target >= 0 and groups[target, G_KIND] == MAN and survive[target] == 0.0:
+            if (
+                target >= 0
+                and groups[target, layout.G_KIND] == layout.MAN
+                and survive[target] == 0.0
+            ):
                 # The most common hit, a man who cannot survive it, written out: it is
                 # strike_effect's and one_less's work without their calls' refcounting.
                 cnt[target] -= 1
-                row[groups[target, G_COLUMN]] += 1
-                value[e] -= groups[target, G_VALUE]
+                row[groups[target, layout.G_COLUMN]] += 1
+                value[e] -= groups[target, layout.G_VALUE]
                 alive[e] -= 1
-                change = ONE_LESS if cnt[target] > 0 else REFRESH
-                if change == ONE_LESS:
+                change = layout.ONE_LESS if cnt[target] > 0 else layout.REFRESH
+                if change == layout.ONE_LESS:
                     if w[target] > 0:
                         w[target] -= 1
                         ws[e] -= 1
@@ -545,9 +487,9 @@ def _strike_battle(
                     target,
                     row,
                 )
-                if change == ONE_LESS:
+                if change == layout.ONE_LESS:
                     one_less(target, e, w, t, ws, ts)
-            if change == REFRESH:
+            if change == layout.REFRESH:
                 refresh(
                     groups,
                     cnt,
@@ -566,26 +508,36 @@ def _strike_battle(
             changed = True
         if changed:
             changed = False
-            lost_a = alive[0] == 0 or value[0] * 100 <= sides[0, S_START] * sides[0, S_BREAK]
-            lost_d = alive[1] == 0 or value[1] * 100 <= sides[1, S_START] * sides[1, S_BREAK]
+            lost_a = (
+                alive[0] == 0
+                or value[0] * 100 <= sides[0, layout.S_START] * sides[0, layout.S_BREAK]
+            )
+            lost_d = (
+                alive[1] == 0
+                or value[1] * 100 <= sides[1, layout.S_START] * sides[1, layout.S_BREAK]
+            )
             if lost_a or lost_d:
-                winner = DRAW if lost_a and lost_d else (DEFENDER if lost_a else ATTACKER)
+                winner = (
+                    layout.DRAW
+                    if lost_a and lost_d
+                    else (layout.DEFENDER if lost_a else layout.ATTACKER)
+                )
                 finish(state, groups, cnt, health, alive, winner, steps, row)
                 return
             # Undecided: the stop rules, the attacker's first (kernels/stops.py).
-            if plan[U_RULES] == 1:
+            if plan[layout.U_RULES] == 1:
                 side = stop_side(stops, row, by_column, steps)
                 if side >= 0:
                     withdraw(row, side, steps)
                     return
-    finish(state, groups, cnt, health, alive, DRAW, steps, row)
+    finish(state, groups, cnt, health, alive, layout.DRAW, steps, row)
 
 
 @jit
 def attacker_groups(groups):
     """How many groups the attacker has (they come first in the table)."""
     split = 0
-    while split < groups.shape[0] and groups[split, G_SIDE] == ATTACKER:
+    while split < groups.shape[0] and groups[split, layout.G_SIDE] == layout.ATTACKER:
         split += 1
     return split
 
@@ -601,12 +553,12 @@ def strike_battles(groups, survive, sides, order, seed, first, out, stops, asked
     whose every asked step is recorded stops (its row in ``out`` is then incomplete)."""
     n = out.shape[0]
     n_groups = groups.shape[0]
-    n_units = groups[:, G_UNIT].max() + 1
+    n_units = groups[:, layout.G_UNIT].max() + 1
     split = attacker_groups(groups)
     plan = unfolding_plan(stops)
     by_column = men_by_column(groups, out.shape[1])
     at = left_at(groups, out.shape[1])
-    for block in prange((n + BLOCK - 1) // BLOCK):
+    for block in prange((n + layout.BLOCK - 1) // layout.BLOCK):
         state = np.empty(4, np.uint64)
         cnt = np.empty(n_groups, np.int64)
         health = np.empty(n_groups, np.int64)
@@ -614,9 +566,9 @@ def strike_battles(groups, survive, sides, order, seed, first, out, stops, asked
         rating = np.empty(n_groups, np.int64)
         w = np.empty(n_groups, np.int64)
         t = np.empty(n_groups, np.int64)
-        per_side = np.zeros((N_PER_SIDE, 2), np.int64)
-        marks = np.zeros(N_MARKS, np.int64)
-        for i in range(block * BLOCK, min(n, (block + 1) * BLOCK)):
+        per_side = np.zeros((layout.N_PER_SIDE, 2), np.int64)
+        marks = np.zeros(layout.N_MARKS, np.int64)
+        for i in range(block * layout.BLOCK, min(n, (block + 1) * layout.BLOCK)):
             seed_battle(state, seed, first + i)
             per_side[:] = 0
             _strike_battle(

@@ -1,10 +1,10 @@
 """Olympia battles walked through a table of the battle's Markov chain (random order).
 
-A battle whose chain is small (the exact solver's state space, kernels/olympia_exact.py)
+A battle whose chain is small (the exact solver's state space, kernels/olympia/exact.py)
 is cheaper to walk than to simulate: the table holds, for every position a battle can
 reach, its chance of a change per strike and the cumulative chances of the positions
 that change leads to, computed once per scenario by the exact solver's own reading of a
-position (:func:`~kernels.olympia_exact.position`). A battle then costs, per change, one
+position (:func:`~kernels.olympia.exact.position`). A battle then costs, per change, one
 draw for the strikes until it (geometric) and one for which change it is, and a pass
 over the final position to fill its outcome row: no chances recomputed, no
 bookkeeping of strikers and targets.
@@ -41,41 +41,15 @@ import functools
 import heapq
 import math
 
+import numba
 import numpy as np
 from numba import prange, types
 
-from ._jit import INT_TABLE, INTS, REALS, address_of, jit
-from .olympia import (
-    BLOCK,
-    DRAW,
-    ENGINE,
-    G_COLUMN,
-    G_COUNT,
-    G_HEALTH,
-    G_KIND,
-    G_LEADER,
-    G_SIDE,
-    MAN,
-    NOBLE,
-    O_STEPS,
-    O_WINNER,
-    RANDOM,
-    S_HAS_STRUCTURE,
-    X_COLLAPSED,
-    X_ENGINES_LOST,
-    X_KILLED,
-    X_LEADER_KILLED,
-    X_LEADER_WOUNDED,
-    X_STRUCTURE_DEF,
-    X_STRUCTURE_DMG,
-    X_WOUNDED,
-    extra,
-    finish,
-    is_broken,
-    keep_left,
-    left_at,
-)
-from .olympia_exact import (
+from .._jit import INT_TABLE, INTS, REALS, address_of, jit
+from ..rng import below, next_u64, seed_battle, uniform
+from ..stops import FIGHTING
+from . import layout
+from .exact import (
     ONCE,
     PLAYS,
     decode,
@@ -85,8 +59,12 @@ from .olympia_exact import (
     side_status,
     structure_of,
 )
-from .rng import below, next_u64, seed_battle, uniform
-from .stops import FIGHTING
+from .strike import (
+    finish,
+    is_broken,
+    keep_left,
+    left_at,
+)
 
 #: Calls of at most this many battles run on one thread: the runner's first chunks are
 #: small, and on a busy machine a parallel region waits for every thread of its team to be
@@ -94,8 +72,10 @@ from .stops import FIGHTING
 #: 0.2 ms of walking for 512 of the yardstick battles).
 SERIAL_UP_TO = 512
 #: The recording walk stores a battle's row for this many asked strikes at each change
-#: (:func:`_recorded`): ``at``'s rows are this much longer than the strikes asked.
-RUN = 4
+#: (:func:`_held`): its row of them is this much longer than the strikes asked. 8 rather
+#: than 4: knights_vs_pikemen's walk that counts 100 strikes 1.49x the plain walk's time
+#: against 1.67x (one thread, AMD EPYC), archers_in_rain's the same.
+RUN = 8
 #: The strikes :func:`_recorded`'s table of asked strikes covers (8 bytes each).
 BEFORE_MOST = 1 << 16
 #: Padding of a row's cumulative chances: a uniform number in [0, 1) never reaches it.
@@ -213,7 +193,7 @@ def chain_table(groups, survive, sides, radix, stride, sradix, sstride, max_rows
             edge_start = _grown(edge_start, capacity + 1)
         row_of[index] = n
         code[n] = index
-        status = position(index, start, groups, survive, sides, RANDOM, space, scratch)
+        status = position(index, start, groups, survive, sides, layout.RANDOM, space, scratch)
         e0 = edge_start[n]
         e = e0
         ends[n] = -1
@@ -221,7 +201,7 @@ def chain_table(groups, survive, sides, radix, stride, sradix, sstride, max_rows
         if status == ONCE:
             lost_a = is_broken(value, alive, sides, 0)
             lost_d = is_broken(value, alive, sides, 1)
-            once = DRAW if lost_a and lost_d else (1 if lost_a else 0)
+            once = layout.DRAW if lost_a and lost_d else (1 if lost_a else 0)
         if status < ONCE:
             ends[n] = status
         else:
@@ -230,7 +210,7 @@ def chain_table(groups, survive, sides, radix, stride, sradix, sstride, max_rows
             if not p > 0.0 and status == PLAYS:
                 # Strikers who can change nothing: the skip kernel's draw (the strike
                 # kernel would strike forever).
-                ends[n] = DRAW
+                ends[n] = layout.DRAW
             elif p > 0.0:
                 p_change[n] = p
                 for s in range(2):
@@ -299,8 +279,8 @@ def settle_row(
     decode(code, groups, radix, stride, sides, sradix, sstride, cnt, remaining)
     side_status(groups, sides, cnt, value, alive)
     for g in range(groups.shape[0]):
-        health[g] = groups[g, G_HEALTH]
-        if groups[g, G_KIND] == NOBLE and groups[g, G_COUNT] - cnt[g] == 1:
+        health[g] = groups[g, layout.G_HEALTH]
+        if groups[g, layout.G_KIND] == layout.NOBLE and groups[g, layout.G_COUNT] - cnt[g] == 1:
             health[g] -= 1 + below(state, 100)
         _group_lost(groups, g, cnt, health, row)
     _structures(sides, remaining, row)
@@ -311,29 +291,29 @@ def settle_row(
 def _group_lost(groups, g, cnt, health, row):
     """Add to ``row`` what group ``g`` has lost at counts ``cnt``: its men by type, its
     engines, or its noble, out wounded or killed as ``health`` says."""
-    s = groups[g, G_SIDE]
-    lost = groups[g, G_COUNT] - cnt[g]
-    kind = groups[g, G_KIND]
-    if kind == MAN:
-        row[groups[g, G_COLUMN]] += lost
-    elif kind == ENGINE:
-        row[extra(s, X_ENGINES_LOST)] += lost
-    elif kind == NOBLE and lost == 1:
+    s = groups[g, layout.G_SIDE]
+    lost = groups[g, layout.G_COUNT] - cnt[g]
+    kind = groups[g, layout.G_KIND]
+    if kind == layout.MAN:
+        row[groups[g, layout.G_COLUMN]] += lost
+    elif kind == layout.ENGINE:
+        row[layout.extra(s, layout.X_ENGINES_LOST)] += lost
+    elif kind == layout.NOBLE and lost == 1:
         killed = health[g] <= 0
-        row[extra(s, X_KILLED if killed else X_WOUNDED)] += 1
-        if groups[g, G_LEADER] == 1:
-            row[extra(s, X_LEADER_KILLED if killed else X_LEADER_WOUNDED)] = 1
+        row[layout.extra(s, layout.X_KILLED if killed else layout.X_WOUNDED)] += 1
+        if groups[g, layout.G_LEADER] == 1:
+            row[layout.extra(s, layout.X_LEADER_KILLED if killed else layout.X_LEADER_WOUNDED)] = 1
 
 
 @jit(inline=True)
 def _structures(sides, remaining, row):
     """Each side's structure in ``row`` with ``remaining`` points before it collapses."""
     for s in range(2):
-        if sides[s, S_HAS_STRUCTURE] == 1:
+        if sides[s, layout.S_HAS_STRUCTURE] == 1:
             sdef, sdmg, standing = structure_of(sides, remaining[s], s)
-            row[extra(s, X_STRUCTURE_DEF)] = sdef
-            row[extra(s, X_STRUCTURE_DMG)] = sdmg
-            row[extra(s, X_COLLAPSED)] = 1 - standing
+            row[layout.extra(s, layout.X_STRUCTURE_DEF)] = sdef
+            row[layout.extra(s, layout.X_STRUCTURE_DMG)] = sdmg
+            row[layout.extra(s, layout.X_COLLAPSED)] = 1 - standing
 
 
 @jit
@@ -354,50 +334,48 @@ def position_row(groups, sides, radix, stride, sradix, sstride, code, health, sc
 def position_table(groups, sides, radix, stride, sradix, sstride, code, ends, once, width):
     """Every row of the table as a battle there stands (``width`` columns, nobles out
     counted wounded), and one more for a battle decided by a broken opening: its winner
-    (``ends``, or ``once``) in O_WINNER, FIGHTING where the battle goes on. What
-    :func:`count_positions` counts a battle's state by."""
+    (``ends``, or ``once``) in O_WINNER, FIGHTING where the battle goes on: the states
+    the recording walk counts the battles by (:func:`_recorded`)."""
     n = code.shape[0]
     table = np.zeros((n + 1, width), np.int64)
-    health = groups[:, G_HEALTH].copy()
+    health = groups[:, layout.G_HEALTH].copy()
     scratch = np.empty((5, max(groups.shape[0], 2)), np.int64)
     for x in range(n):
         position_row(
             groups, sides, radix, stride, sradix, sstride, code[x], health, scratch, table[x]
         )
-        table[x, O_WINNER] = ends[x] if ends[x] >= 0 else FIGHTING
+        table[x, layout.O_WINNER] = ends[x] if ends[x] >= 0 else FIGHTING
     position_row(groups, sides, radix, stride, sradix, sstride, code[0], health, scratch, table[n])
-    table[n, O_WINNER] = once if once >= 0 else FIGHTING
+    table[n, layout.O_WINNER] = once if once >= 0 else FIGHTING
     return table
 
 
-@jit
-def count_positions(at, counts):
-    """Add to ``counts[x, k]`` the battles in state ``x`` (a table row,
-    :func:`position_table`) after asked step ``k``, from each battle's ``at[i, k]``. A
-    battle stays at a row for a few strikes running, so its counts are mostly
-    neighbours in memory (a state's steps side by side): laid out a step a row, each
-    count missed the cache (knights_vs_pikemen's 100 steps of 3,652 states)."""
-    for i in range(at.shape[0]):
-        for k in range(at.shape[1] - RUN):
-            counts[at[i, k], k] += 1
+def count_parts(battles: int) -> int:
+    """The parts :func:`chain_battles` counts ``battles`` battles into: one a thread of
+    Numba's (set by the caller) when they run in parallel, else one."""
+    return 1 if battles <= SERIAL_UP_TO else numba.get_num_threads()
 
 
 @functools.cache
-def walk_by_address():
-    """:func:`_walk` for :func:`chain_battles`, called by its address
-    (:func:`~kernels._jit.address_of`), compiled or loaded on first use."""
+def walk_by_address(recording: bool = False):
+    """The walk :func:`chain_battles` calls by its address
+    (:func:`~kernels._jit.address_of`), compiled or loaded on first use: :func:`_walk`,
+    or with ``recording`` :func:`_recorded`. Both take the same arguments, so one
+    compiled :func:`chain_battles` calls either; a call is one or the other for all its
+    battles, and the plain walk holds no branch, variable or code of the recording
+    one."""
     space = types.UniTuple(INTS, 4)
     table = types.Tuple((INTS, INTS, REALS, REALS, INTS))
     int64, real = types.int64, types.float64
-    # groups, sides, space, table, once, p_open, seed, first, out, asked, at, rec, lo, hi
+    # groups, sides, space, table, once, p_open, seed, first, out, asked, counts, rec, lo, hi
     given = (INT_TABLE, INT_TABLE, space, table, int64, real, types.uint64, int64, INT_TABLE)
-    recorded = (INTS, types.int32[:, ::1], types.int64[:, :, ::1])
-    return address_of(_walk, (*given, *recorded, int64, int64))
+    recorded = (INTS, INT_TABLE, types.int64[:, :, ::1])
+    return address_of(_recorded if recording else _walk, (*given, *recorded, int64, int64))
 
 
 @jit(parallel=True)
 def chain_battles(
-    walk, groups, sides, space, table, once, p_open, seed, first, out, asked, at, rec
+    walk, groups, sides, space, table, once, p_open, seed, first, out, asked, counts, rec
 ):
     """Battles ``first .. first + len(out) - 1`` of run ``seed``, walked through the
     table of :func:`chain_table` by ``walk`` (:func:`walk_by_address`; every array
@@ -406,47 +384,59 @@ def chain_battles(
     ``p_open`` its chance of a change, used when ``once`` says the opening is already
     broken). Up to SERIAL_UP_TO battles run on the calling thread.
 
-    ``asked``: the strikes after which to record each battle's state (ascending,
-    counted from the kernel's first strike; empty in a plain run), into ``at[i, k]``
-    (``(len(out), len(asked))``): the table row battle ``i`` stands at after
-    ``asked[k]``, its last row once decided (row ``len(code)``: decided by a broken
-    opening, its row the opening's), and, where ``rec`` has room (``(len(out),
-    len(asked), width)``, else ``(0, 0, width)``), its whole row then (:func:`_recorded`)."""
+    ``asked``: the strikes after which the recording walk records each battle's state
+    (ascending, counted from the kernel's first strike; empty in a plain run). It adds
+    each battle to ``counts[part, x, k]`` (``(parts, len(code) + 1, len(asked))``, else
+    ``(1, 0, 0)``), ``x`` the table row it stands at after ``asked[k]`` (its last row
+    once decided; row ``len(code)``: decided by a broken opening, its row the
+    opening's); the battles are walked in ``parts`` runs of blocks, one a thread, each
+    counting into its own part (so no two threads add to the same count). Where ``rec``
+    has room (``(len(out), len(asked), width)``, else ``(0, 0, width)``) it writes each
+    battle's whole row after each asked strike (:func:`_recorded`)."""
     n = out.shape[0]
     if n <= SERIAL_UP_TO:
         walk(
-            groups, sides, space, table, once, p_open, seed, first, out, asked, at, rec,
-            np.int64(0), n,
+            groups, sides, space, table, once, p_open, seed, first, out, asked, counts[0],
+            rec, np.int64(0), n,
         )  # fmt: skip
         return
-    for block in prange((n + BLOCK - 1) // BLOCK):
-        lo = block * BLOCK
-        hi = min(n, lo + BLOCK)
-        walk(groups, sides, space, table, once, p_open, seed, first, out, asked, at, rec, lo, hi)
+    blocks = (n + layout.BLOCK - 1) // layout.BLOCK
+    # A block a part, but for counts in parts: a run of blocks each, counted into its own.
+    counted = np.int64(1 if counts.shape[1] > 0 else 0)
+    parts = counts.shape[0] if counted else blocks
+    for part in prange(parts):
+        held = counts[part * counted]
+        for block in range(part * blocks // parts, (part + 1) * blocks // parts):
+            lo = block * layout.BLOCK
+            hi = min(n, lo + layout.BLOCK)
+            walk(
+                groups, sides, space, table, once, p_open, seed, first, out, asked, held, rec,
+                lo, hi,
+            )  # fmt: skip
 
 
 @jit
-def _walk(groups, sides, space, table, once, p_open, seed, first, out, asked, at, rec, lo, hi):
+def _walk(groups, sides, space, table, once, p_open, seed, first, out, asked, counts, rec, lo, hi):
     """Battles ``first + lo .. first + hi - 1`` into ``out[lo:hi]``, two at a time
-    (recording the strikes ``asked``, one at a time: :func:`_recorded`).
+    (``asked``, ``counts`` and ``rec`` are the recording walk's: :func:`_recorded`).
 
     A change costs little arithmetic but a chain of dependent steps (the row's chances,
     the pick, the next row), so one battle leaves the processor waiting; two battles
     walked in turn overlap their waits (knights_vs_pikemen: 518 -> 362 ns a battle's
     walk, one thread, AMD EPYC). Each battle draws from its own stream, so the pairing
-    changes no number."""
+    changes no number.
+
+    The recording walk is a function of its own, chosen once a call: written as a
+    branch of this one (a call of it here), the plain walk ran 1.07-1.23x slower than
+    before recording came in (each of the branch and the wave columns alone 1.00-1.01x),
+    the two together making this function's code larger (4,300 lines of assembly
+    against 3,000) around the same loop."""
     radix, stride, sradix, sstride = space
     code, ends, scale, cum, to = table
     width = cum.shape[0] // ends.shape[0]
     a = np.empty(4, np.uint64)
     b = np.empty(4, np.uint64)
     scratch = np.empty((5, max(groups.shape[0], 2)), np.int64)
-    if asked.shape[0] > 0:
-        _recorded(
-            groups, sides, space, table, once, p_open, seed, first, out, asked, at, rec,
-            lo, hi, a, b, scratch,
-        )  # fmt: skip
-        return
     # Each group's state at a battle's end, where the caller's rows have room (waves).
     left_column = left_at(groups, out.shape[1])
     # A battle broken before its first strike takes the single path below.
@@ -497,66 +487,87 @@ def _walk(groups, sides, space, table, once, p_open, seed, first, out, asked, at
 
 @jit
 def _recorded(
-    groups, sides, space, table, once, p_open, seed, first, out, asked, at, rec, lo, hi, a, b,
-    scratch,
+    groups, sides, space, table, once, p_open, seed, first, out, asked, counts, rec, lo, hi
 ):  # fmt: skip
     """:func:`_walk`'s battles, two at a time as it walks them, each battle's table row
-    after each strike of ``asked`` written to ``at`` as the walk passes it (the row
-    before a change holds every strike up to it), and its whole row then to ``rec``
-    when that has room. The draws are the plain walk's (the geometric draw, then the
-    pick, each change; the wounds and prisoners at the end), so each battle's outcome
-    row is the plain run's and its state after a strike the one it passed on its way
-    there."""
+    after each strike of ``asked`` held as the walk passes it (the row before a change
+    holds every strike up to it), then counted into ``counts[x, k]`` at its end (its
+    outcome row left unwritten: :func:`_settled`) or its outcome row written and, where
+    ``rec`` has room, its whole row after each strike asked. The draws are the plain
+    walk's (the geometric draw, then the pick, each change; the wounds and prisoners at
+    the end), so each battle's outcome row is the plain run's and its state after a
+    strike the one it passed on its way there.
+
+    A battle's rows are held in a short row of this call's (``held``), in the
+    processor's cache, and counted as the battle ends: written to a table of every
+    battle's rows and counted in a second pass, they took the recording 1.55-1.91x a
+    plain run's time (knights_vs_pikemen's 100 strikes)."""
     code, ends, scale, cum, to = table
     width = cum.shape[0] // ends.shape[0]
     last = asked.shape[0]
-    if at.shape[0] < hi or at.shape[1] < last + RUN or (rec.shape[0] > 0 and rec.shape[1] < last):
-        raise ValueError("at: a row a battle of len(asked) + RUN; rec: one of len(asked)")
+    if (counts.shape[0] > 0 and (counts.shape[0] <= ends.shape[0] or counts.shape[1] < last)) or (
+        rec.shape[0] > 0 and rec.shape[1] < last
+    ):
+        raise ValueError("counts: a row a table row and one more, a column a strike asked")
+    a = np.empty(4, np.uint64)
+    b = np.empty(4, np.uint64)
+    scratch = np.empty((5, max(groups.shape[0], 2)), np.int64)
+    # Each battle's row after each asked strike (RUN more: _held), the two walked in turn.
+    held = np.empty((2, last + RUN), np.int64)
     # before[s]: the asked strikes before strike s (all of them past the last), so a
-    # change at strike s holds the battle's row in at[i, k:before[s]]. The table stops
+    # change at strike s holds the battle's row in held[k:before[s]]. The table stops
     # at BEFORE_MOST strikes (a step asked far past any battle's end, as "each battle's
     # final row" is asked, made it 8 GB); past it a search of ``asked`` says the same.
-    top = min(max(asked[last - 1] + 1, 0), BEFORE_MOST)
+    top = min(max(asked[last - 1] + 1, 0), BEFORE_MOST) if last > 0 else 0
     before = np.empty(top + 1, np.int64)
     k = 0
     for strike in range(top + 1):
         while k < last and asked[k] < strike:
             k += 1
         before[strike] = k
-    paired = lo if once >= 0 else lo + (hi - lo) // 2 * 2
+    ha, hb = held[0], held[1]
+    # Past the table's end (a strike asked past BEFORE_MOST) every battle walks alone,
+    # searching ``asked`` there; else the pairs look strikes up with no branch, the
+    # table's last entry (every strike asked) standing for every strike past it.
+    paired = lo if once >= 0 or last == 0 or asked[last - 1] >= top else lo + (hi - lo) // 2 * 2
     for i in range(lo, paired, 2):
         seed_battle(a, seed, first + i)
         seed_battle(b, seed, first + i + 1)
         xa, xb, steps_a, steps_b, ka, kb = 0, 0, 0, 0, 0, 0
+        # Rows held until every strike asked is passed, the rest walked as plainly.
         while ends[xa] < 0 and ends[xb] < 0:
             steps_a += failures(a, scale[xa]) + 1
             steps_b += failures(b, scale[xb]) + 1
-            ka = _held(at, i, ka, _before(before, asked, steps_a), xa)
-            kb = _held(at, i + 1, kb, _before(before, asked, steps_b), xb)
+            if ka < last:
+                ka = _held(ha, ka, before[min(steps_a, top)], xa)
+            if kb < last:
+                kb = _held(hb, kb, before[min(steps_b, top)], xb)
             xa = _pick(a, cum, to, width, xa)
             xb = _pick(b, cum, to, width, xb)
         while ends[xa] < 0:
             steps_a += failures(a, scale[xa]) + 1
-            ka = _held(at, i, ka, _before(before, asked, steps_a), xa)
+            if ka < last:
+                ka = _held(ha, ka, before[min(steps_a, top)], xa)
             xa = _pick(a, cum, to, width, xa)
         while ends[xb] < 0:
             steps_b += failures(b, scale[xb]) + 1
-            kb = _held(at, i + 1, kb, _before(before, asked, steps_b), xb)
+            if kb < last:
+                kb = _held(hb, kb, before[min(steps_b, top)], xb)
             xb = _pick(b, cum, to, width, xb)
         _settled(
-            a, groups, sides, space, code, xa, ends[xa], steps_a, xa, ka, i, asked, at, rec, out,
-            scratch,
+            a, groups, sides, space, code, xa, ends[xa], steps_a, xa, ka, ha, i, asked, counts,
+            rec, out, scratch,
         )  # fmt: skip
         _settled(
-            b, groups, sides, space, code, xb, ends[xb], steps_b, xb, kb, i + 1, asked, at, rec,
-            out, scratch,
+            b, groups, sides, space, code, xb, ends[xb], steps_b, xb, kb, hb, i + 1, asked,
+            counts, rec, out, scratch,
         )  # fmt: skip
     for i in range(paired, hi):
         seed_battle(a, seed, first + i)
         k = 0
         if once >= 0:
             # Broken before the first strike: one strike, a change with its chance.
-            k = _held(at, i, k, _before(before, asked, 1), np.int64(0))
+            k = _held(ha, k, _before(before, asked, 1), np.int64(0))
             x = 0
             if uniform(a) < p_open:
                 x = _pick(a, cum, to, width, 0)
@@ -568,13 +579,13 @@ def _recorded(
             steps = 0
             while ends[x] < 0:
                 steps += failures(a, scale[x]) + 1
-                k = _held(at, i, k, _before(before, asked, steps), x)
+                k = _held(ha, k, _before(before, asked, steps), x)
                 x = _pick(a, cum, to, width, x)
             winner = ends[x]
             final = x
         _settled(
-            a, groups, sides, space, code, x, winner, steps, final, k, i, asked, at, rec, out,
-            scratch,
+            a, groups, sides, space, code, x, winner, steps, final, k, ha, i, asked, counts,
+            rec, out, scratch,
         )  # fmt: skip
 
 
@@ -588,30 +599,41 @@ def _before(before, asked, strike):
 
 
 @jit(inline=True)
-def _held(at, i, k, upto, x):
-    """Battle ``i`` at row ``x`` for asked strikes ``k .. upto - 1``: RUN entries stored
-    whatever the gap (``at``'s rows have RUN more than the strikes asked, and what lies
-    past ``upto`` is written again after), the rest of a longer gap by a loop. A loop of
-    the gap's length alone missed its exit a change in two (7 ns a strike recorded,
-    knights_vs_pikemen, AMD EPYC); this one's length never changes. Returns ``upto``."""
+def _held(held, k, upto, x):
+    """A battle at row ``x`` for asked strikes ``k .. upto - 1``, into its ``held``: RUN
+    entries stored whatever the gap (``held`` has RUN more than the strikes asked, and
+    what lies past ``upto`` is written again after), the rest of a longer gap by a loop.
+    A loop of the gap's length alone missed its exit a change in two (7 ns a strike
+    recorded, knights_vs_pikemen, AMD EPYC); this one's length never changes. Returns
+    ``upto``."""
     for j in range(RUN):
-        at[i, k + j] = x
+        held[k + j] = x
     for j in range(k + RUN, upto):
-        at[i, j] = x
+        held[j] = x
     return upto
 
 
 @jit
 def _settled(
-    state, groups, sides, space, code, x, winner, steps, final, k, i, asked, at, rec, out, scratch
-):
+    state, groups, sides, space, code, x, winner, steps, final, k, held, i, asked, counts, rec,
+    out, scratch,
+):  # fmt: skip
     """Battle ``i`` walked to row ``x`` (``final`` the row its state is counted by):
-    its last asked strikes held there, its outcome row settled (the plain walk's draws),
-    and where ``rec`` has room its whole row after each asked strike."""
+    its last asked strikes held there, then its rows after the asked strikes counted
+    where ``counts`` has room; else its outcome row settled (the plain walk's draws) and
+    where ``rec`` has room its whole row after each asked strike.
+
+    A battle counted has no outcome row: its count is of its positions alone, and the
+    draws of a row (nobles' wounds, prisoners) come after its last strike, from its own
+    stream, changing no other battle's numbers."""
     radix, stride, sradix, sstride = space
     last = asked.shape[0]
     for j in range(k, last):
-        at[i, j] = final
+        held[j] = final
+    if counts.shape[0] > 0:
+        for j in range(last):
+            counts[held[j], j] += 1
+        return
     row = _cleared(out[i])
     settle_row(
         state, groups, sides, radix, stride, sradix, sstride, code[x], winner, steps,
@@ -624,13 +646,13 @@ def _settled(
             rec[i, k, :] = row
         else:
             # scratch[1] holds the nobles' final wounds (settle_row).
-            held = rec[i, k]
+            row_k = rec[i, k]
             position_row(
-                groups, sides, radix, stride, sradix, sstride, code[at[i, k]], scratch[1],
-                scratch, held,
+                groups, sides, radix, stride, sradix, sstride, code[held[k]], scratch[1],
+                scratch, row_k,
             )  # fmt: skip
-            held[O_WINNER] = FIGHTING
-            held[O_STEPS] = asked[k]
+            row_k[layout.O_WINNER] = FIGHTING
+            row_k[layout.O_STEPS] = asked[k]
 
 
 @jit(inline=True)

@@ -1,4 +1,4 @@
-"""Kinds of men for the skip kernel (kernels/olympia_skip.py) and its batch path.
+"""Kinds of men for the skip kernel (kernels/olympia/skip.py) and its batch path.
 
 Groups of men alike in everything but their unit (five units of soldiers, say) have the
 same chances, so the skip kernel keeps its sums per *kind*, at the kind's first group.
@@ -15,9 +15,9 @@ import math
 
 import numpy as np
 
-from ._jit import jit
-from .olympia import G_COLUMN, G_COUNT, G_KIND, G_SIDE, G_UNIT, G_VALUE, MAN
-from .rng import below, uniform
+from .._jit import jit
+from ..rng import below, uniform
+from . import layout
 
 #: Rows of the kind table: each group's kind (its first group), where the kind's groups
 #: start in the member row, how many there are, and the groups listed kind by kind; and,
@@ -141,7 +141,7 @@ def gather_kinds(groups, kinds, room, w, t, ws, ts):
             continue
         deaths = room[R_SETTLED, k] - room[R_LEFT, k]
         if deaths > 0:
-            s = groups[k, G_SIDE]
+            s = groups[k, layout.G_SIDE]
             if t[k] > 0:
                 t[k] -= deaths
                 ts[s] -= deaths
@@ -160,22 +160,28 @@ def kind_table(groups, survive):
     kinds = np.zeros((6, n), np.int64)
     for g in range(n):
         kinds[K_REP, g] = g
-        if groups[g, G_KIND] != MAN:
+        if groups[g, layout.G_KIND] != layout.MAN:
             continue
         for h in range(g):
-            if kinds[K_REP, h] != h or groups[h, G_KIND] != MAN or survive[h] != survive[g]:
+            if (
+                kinds[K_REP, h] != h
+                or groups[h, layout.G_KIND] != layout.MAN
+                or survive[h] != survive[g]
+            ):
                 continue
             alike = True
             for f in range(groups.shape[1]):
-                if f != G_UNIT and f != G_COUNT and groups[h, f] != groups[g, f]:
+                if f != layout.G_UNIT and f != layout.G_COUNT and groups[h, f] != groups[g, f]:
                     alike = False
             if alike:
                 kinds[K_REP, g] = h
                 break
     for g in range(n):
         kinds[K_SIZE, kinds[K_REP, g]] += 1
-        kinds[K_COLUMN, g] = groups[g, G_COLUMN] if groups[g, G_KIND] == MAN else -1
-        kinds[K_VALUE, g] = groups[g, G_VALUE]
+        kinds[K_COLUMN, g] = (
+            groups[g, layout.G_COLUMN] if groups[g, layout.G_KIND] == layout.MAN else -1
+        )
+        kinds[K_VALUE, g] = groups[g, layout.G_VALUE]
     start = 0
     for k in range(n):
         kinds[K_START, k] = start

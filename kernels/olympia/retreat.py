@@ -1,6 +1,6 @@
 """The best retreat rule for one side of a small Olympia battle, by backward induction.
 
-The chain is the exact solver's (kernels/olympia_exact.py): positions after a change,
+The chain is the exact solver's (kernels/olympia/exact.py): positions after a change,
 misses skipped, every change lowering the position's mixed-radix index. At a position
 that leaves the battle undecided the side either withdraws, keeping what it has lost so
 far, or fights on to the next change. Its value of a position is then
@@ -25,10 +25,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import jit
-from .olympia import DRAW, G_COUNT
-from .olympia_exact import ONCE, PLAYS, position, position_scratch, withdrawal
-from .stops import ATTACKER_WITHDREW
+from .._jit import jit
+from ..stops import ATTACKER_WITHDREW
+from . import layout
+from .exact import ONCE, PLAYS, position, position_scratch, withdrawal
 
 #: A position's decision: not reached, the battle decided there (won, lost, drawn), the
 #: other side withdraws there, or the side's choice.
@@ -46,7 +46,7 @@ def _price_lost(groups, cnt, price):
     lost = 0.0
     for g in range(groups.shape[0]):
         if price[g] != 0.0:
-            lost += (groups[g, G_COUNT] - cnt[g]) * price[g]
+            lost += (groups[g, layout.G_COUNT] - cnt[g]) * price[g]
     return lost
 
 
@@ -123,7 +123,7 @@ def best_values(
         )
         status = position(index, start, groups, survive, sides, order, space, scratch)
         lost = _price_lost(groups, cnt, price)
-        if status <= DRAW:
+        if status <= layout.DRAW:
             value[index] = (win_value if status == side else 0.0) - lost
             decision[index] = DECIDED
             continue
@@ -163,7 +163,7 @@ def push_mass(
         lost = _price_lost(groups, cnt, price)
         choice = decision[index]
         if choice == DECIDED:
-            code = C_DRAWN if status == DRAW else (C_WON if status == side else C_LOST)
+            code = C_DRAWN if status == layout.DRAW else (C_WON if status == side else C_LOST)
             chances[code] += here
             chances[C_PRICE_LOST] += here * lost
             continue

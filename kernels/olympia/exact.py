@@ -29,45 +29,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import jit
-from .olympia import (
-    ALTERNATING,
-    ATTACKER,
-    COLLAPSE_DAMAGE,
-    DEFENDER,
-    DRAW,
-    ENGINE,
-    G_COUNT,
-    G_DEF,
-    G_HEALTH,
-    G_KIND,
-    G_LEADER,
-    G_PROTECTED,
-    G_SIDE,
-    G_VALUE,
-    MAN,
-    N_PER_SIDE,
-    NOBLE,
-    S_HAS_STRUCTURE,
-    S_START,
-    S_STRUCTURE_DEF,
-    S_STRUCTURE_DMG,
-    X_CAPTURED,
-    X_COLLAPSED,
-    X_ENGINES_LOST,
-    X_KILLED,
-    X_LEADER_CAPTURED,
-    X_LEADER_KILLED,
-    X_LEADER_WOUNDED,
-    X_STRUCTURE_DEF,
-    X_STRUCTURE_DMG,
-    X_WOUNDED,
-    extra,
-    is_broken,
-    refresh,
-)
-from .olympia import G_COLUMN as _G_COLUMN
-from .stops import (
+from .._jit import jit
+from ..stops import (
     ATTACKER_WITHDREW,
     DEFENDER_WITHDREW,
     NEITHER,
@@ -76,6 +39,8 @@ from .stops import (
     any_stop,
     withdrawing_side,
 )
+from . import layout
+from .strike import is_broken, refresh
 
 #: Points a siege engine's hit takes from a structure: 5..10, uniform.
 ENGINE_MIN_POINTS, ENGINE_POINTS = 5, 6
@@ -97,13 +62,13 @@ BROKEN, UNREAD = -3, -2
 def structure_of(sides, remaining, s):
     """``(defense, damage, standing)`` of side ``s``'s structure with ``remaining``
     points left before it collapses."""
-    if sides[s, S_HAS_STRUCTURE] == 0:
+    if sides[s, layout.S_HAS_STRUCTURE] == 0:
         return 0, 0, 0
-    d0 = sides[s, S_STRUCTURE_DEF]
-    taken = d0 + COLLAPSE_DAMAGE - sides[s, S_STRUCTURE_DMG] - remaining
+    d0 = sides[s, layout.S_STRUCTURE_DEF]
+    taken = d0 + layout.COLLAPSE_DAMAGE - sides[s, layout.S_STRUCTURE_DMG] - remaining
     if remaining <= 0:
-        return 0, COLLAPSE_DAMAGE, 0
-    return max(d0 - taken, 0), sides[s, S_STRUCTURE_DMG] + max(taken - d0, 0), 1
+        return 0, layout.COLLAPSE_DAMAGE, 0
+    return max(d0 - taken, 0), sides[s, layout.S_STRUCTURE_DMG] + max(taken - d0, 0), 1
 
 
 @jit
@@ -138,22 +103,28 @@ def strike_events(
     men_struct = 0.0
     engine_struct = 0.0
     for i in range(groups.shape[0]):
-        if groups[i, G_SIDE] != s or w[i] == 0:
+        if groups[i, layout.G_SIDE] != s or w[i] == 0:
             continue
         a = rating[i]
         if standing[e] == 1:
             p_struct = w[i] * inv_ws * a / (a + sdef[e])
-            if groups[i, G_KIND] == ENGINE:
+            if groups[i, layout.G_KIND] == layout.ENGINE:
                 engine_struct += p_struct
             else:
                 men_struct += p_struct * inv_ts
     for j in range(groups.shape[0]):
-        if groups[j, G_SIDE] != e or t[j] == 0:
+        if groups[j, layout.G_SIDE] != e or t[j] == 0:
             continue
-        d = groups[j, G_DEF] + (sdef[e] if groups[j, G_PROTECTED] == 1 and standing[e] == 1 else 0)
+        d = groups[j, layout.G_DEF] + (
+            sdef[e] if groups[j, layout.G_PROTECTED] == 1 and standing[e] == 1 else 0
+        )
         total = 0.0
         for i in range(groups.shape[0]):
-            if groups[i, G_SIDE] == s and w[i] > 0 and groups[i, G_KIND] != ENGINE:
+            if (
+                groups[i, layout.G_SIDE] == s
+                and w[i] > 0
+                and groups[i, layout.G_KIND] != layout.ENGINE
+            ):
                 a = rating[i]
                 total += w[i] * a / (a + d)
         p = total * inv_ws * t[j] * inv_ts * (1.0 - survive[j])
@@ -185,12 +156,12 @@ def decode(index, groups, radix, stride, sides, sradix, sstride, cnt, remaining)
 @jit
 def side_status(groups, sides, cnt, value, alive):
     for s in range(2):
-        value[s] = sides[s, S_START]
+        value[s] = sides[s, layout.S_START]
         alive[s] = 0
     for g in range(groups.shape[0]):
-        if groups[g, G_KIND] != ENGINE:
-            s = groups[g, G_SIDE]
-            value[s] -= (groups[g, G_COUNT] - cnt[g]) * groups[g, G_VALUE]
+        if groups[g, layout.G_KIND] != layout.ENGINE:
+            s = groups[g, layout.G_SIDE]
+            value[s] -= (groups[g, layout.G_COUNT] - cnt[g]) * groups[g, layout.G_VALUE]
             alive[s] += cnt[g]
 
 
@@ -204,40 +175,40 @@ def settle(groups, sides, cnt, remaining, alive, winner, mass, res):
         res[winner] += mass
     row = res[R_ROW - 2 :]  # row column c lives at res[R_ROW - 2 + c], c >= O_EXTRAS = 2
     for g in range(groups.shape[0]):
-        s = groups[g, G_SIDE]
-        lost = groups[g, G_COUNT] - cnt[g]
-        kind = groups[g, G_KIND]
-        if kind == MAN:
-            row[groups[g, _G_COLUMN]] += mass * lost
-        elif kind == ENGINE:
-            row[extra(s, X_ENGINES_LOST)] += mass * lost
+        s = groups[g, layout.G_SIDE]
+        lost = groups[g, layout.G_COUNT] - cnt[g]
+        kind = groups[g, layout.G_KIND]
+        if kind == layout.MAN:
+            row[groups[g, layout.G_COLUMN]] += mass * lost
+        elif kind == layout.ENGINE:
+            row[layout.extra(s, layout.X_ENGINES_LOST)] += mass * lost
         elif lost == 1:
             # A wound of 1..100 taken from his health h kills him with chance (101 - h) / 100.
-            killed = (101 - groups[g, G_HEALTH]) / 100.0
-            row[extra(s, X_KILLED)] += mass * killed
-            row[extra(s, X_WOUNDED)] += mass * (1.0 - killed)
-            if groups[g, G_LEADER] == 1:
-                row[extra(s, X_LEADER_KILLED)] += mass * killed
-                row[extra(s, X_LEADER_WOUNDED)] += mass * (1.0 - killed)
+            killed = (101 - groups[g, layout.G_HEALTH]) / 100.0
+            row[layout.extra(s, layout.X_KILLED)] += mass * killed
+            row[layout.extra(s, layout.X_WOUNDED)] += mass * (1.0 - killed)
+            if groups[g, layout.G_LEADER] == 1:
+                row[layout.extra(s, layout.X_LEADER_KILLED)] += mass * killed
+                row[layout.extra(s, layout.X_LEADER_WOUNDED)] += mass * (1.0 - killed)
     for s in range(2):
-        if sides[s, S_HAS_STRUCTURE] == 1:
+        if sides[s, layout.S_HAS_STRUCTURE] == 1:
             sdef, sdmg, standing = structure_of(sides, remaining[s], s)
-            row[extra(s, X_STRUCTURE_DEF)] += mass * sdef
-            row[extra(s, X_STRUCTURE_DMG)] += mass * sdmg
-            row[extra(s, X_COLLAPSED)] += mass * (1 - standing)
-    if winner < DRAW:  # a win (ATTACKER, DEFENDER): the winner takes prisoners
+            row[layout.extra(s, layout.X_STRUCTURE_DEF)] += mass * sdef
+            row[layout.extra(s, layout.X_STRUCTURE_DMG)] += mass * sdmg
+            row[layout.extra(s, layout.X_COLLAPSED)] += mass * (1 - standing)
+    if winner < layout.DRAW:  # a win (ATTACKER, DEFENDER): the winner takes prisoners
         loser = 1 - winner
         percent = 75
         if alive[loser] > 0:
             percent = min(75, max(25, 25 * alive[winner] // alive[loser]))
         for g in range(groups.shape[0]):
-            if groups[g, G_SIDE] == loser and groups[g, G_KIND] == NOBLE:
+            if groups[g, layout.G_SIDE] == loser and groups[g, layout.G_KIND] == layout.NOBLE:
                 # Still fighting: healthy. Left wounded: alive with chance (h - 1) / 100.
-                living = 1.0 if cnt[g] == 1 else (groups[g, G_HEALTH] - 1) / 100.0
+                living = 1.0 if cnt[g] == 1 else (groups[g, layout.G_HEALTH] - 1) / 100.0
                 p = mass * living * percent / 100.0
-                row[extra(loser, X_CAPTURED)] += p
-                if groups[g, G_LEADER] == 1:
-                    row[extra(loser, X_LEADER_CAPTURED)] += p
+                row[layout.extra(loser, layout.X_CAPTURED)] += p
+                if groups[g, layout.G_LEADER] == 1:
+                    row[layout.extra(loser, layout.X_LEADER_CAPTURED)] += p
 
 
 @jit
@@ -256,14 +227,16 @@ def withdrawal(index, groups, sides, stops, space, step, scratch, rule_men):
     value, alive = per_side[0], per_side[1]
     decode(index, groups, radix, stride, sides, sradix, sstride, cnt, remaining)
     side_status(groups, sides, cnt, value, alive)
-    if is_broken(value, alive, sides, ATTACKER) or is_broken(value, alive, sides, DEFENDER):
+    if is_broken(value, alive, sides, layout.ATTACKER) or is_broken(
+        value, alive, sides, layout.DEFENDER
+    ):
         return BROKEN
     rule_men[:] = 0
     for g in range(groups.shape[0]):
-        if groups[g, G_KIND] == MAN:
-            s = groups[g, G_SIDE]
+        if groups[g, layout.G_KIND] == layout.MAN:
+            s = groups[g, layout.G_SIDE]
             rule_men[0, s] += cnt[g]
-            if groups[g, _G_COLUMN] == stops[s, STOP_GONE]:
+            if groups[g, layout.G_COLUMN] == stops[s, STOP_GONE]:
                 rule_men[1, s] += cnt[g]
     side = withdrawing_side(
         stops, rule_men[0, 0], rule_men[0, 1], rule_men[1, 0], rule_men[1, 1], step
@@ -299,7 +272,7 @@ def position_scratch(n_groups):
         np.zeros(n_groups, np.int64),
         np.zeros(n_groups, np.int64),
         np.zeros(n_groups, np.int64),
-        np.zeros((N_PER_SIDE, 2), np.int64),
+        np.zeros((layout.N_PER_SIDE, 2), np.int64),
         np.zeros((2, n_events), np.int64),
         np.zeros((2, n_events)),
         np.zeros(2, np.int64),
@@ -316,7 +289,7 @@ def position(index, start, groups, survive, sides, order, space, scratch):
     that side; ``q[s]`` their sum) and the strikers in ``per_side``'s row of ``ws``
     (``scratch`` from :func:`position_scratch`; ``space``: ``(radix, stride, sradix,
     sstride)``, the digits of an index). The one reading of a position that the exact
-    solver and the chain walk's table (kernels/olympia_chain.py) share."""
+    solver and the chain walk's table (kernels/olympia/chain.py) share."""
     radix, stride, sradix, sstride = space
     cnt, remaining, unit_men, rating, w, t, per_side, succ, prob, n_ev, q = scratch
     value, alive, sdef, sdmg, standing, ws, ts, _budget, others, front = per_side
@@ -324,11 +297,13 @@ def position(index, start, groups, survive, sides, order, space, scratch):
     for s in range(2):
         sdef[s], sdmg[s], standing[s] = structure_of(sides, remaining[s], s)
     side_status(groups, sides, cnt, value, alive)
-    lost_a = is_broken(value, alive, sides, ATTACKER)
-    lost_d = is_broken(value, alive, sides, DEFENDER)
+    lost_a = is_broken(value, alive, sides, layout.ATTACKER)
+    lost_d = is_broken(value, alive, sides, layout.DEFENDER)
     first = index == start
     if (lost_a or lost_d) and not first:
-        return DRAW if lost_a and lost_d else (DEFENDER if lost_a else ATTACKER)
+        return (
+            layout.DRAW if lost_a and lost_d else (layout.DEFENDER if lost_a else layout.ATTACKER)
+        )
     refresh(groups, cnt, sides, standing, order, unit_men, rating, w, t, ws, ts, others, front)
     for s in range(2):
         n_ev[s] = strike_events(
@@ -353,7 +328,7 @@ def position(index, start, groups, survive, sides, order, space, scratch):
         for k in range(n_ev[s]):
             q[s] += prob[s, k]
     if ws[0] + ws[1] == 0:
-        return DRAW  # nobody can strike: a stalemate, reported as a draw
+        return layout.DRAW  # nobody can strike: a stalemate, reported as a draw
     if first and (lost_a or lost_d):
         return ONCE  # broken before the first strike: the kernel strikes once, then checks
     return PLAYS
@@ -364,7 +339,7 @@ def opening(groups, stride, sradix, sstride):
     """The index of the opening position: every group full, every structure whole."""
     start = 0
     for g in range(groups.shape[0]):
-        start += groups[g, G_COUNT] * stride[g]
+        start += groups[g, layout.G_COUNT] * stride[g]
     for s in range(2):
         start += (sradix[s] - 1) * sstride[s]
     return start
@@ -395,7 +370,7 @@ def solve_chain(
     is not looked at here: :func:`mass_after` solves it), whose positions absorb.
     Returns 0, or 1 if some state can never end (the strike kernel would not stop)."""
     n_groups = groups.shape[0]
-    alternating = order == ALTERNATING
+    alternating = order == layout.ALTERNATING
     configs = budget_radix[0] * budget_radix[1] * 2 if alternating else 1
     mass = np.zeros(n_states * configs)
     scratch = position_scratch(n_groups)
@@ -425,7 +400,7 @@ def solve_chain(
                 settle(groups, sides, cnt, remaining, alive, withdrew, here, res)
                 continue
         status = position(index, start, groups, survive, sides, order, space, scratch)
-        if status <= DRAW:
+        if status <= layout.DRAW:
             settle(groups, sides, cnt, remaining, alive, status, here, res)
             continue
         if withdrew >= ATTACKER_WITHDREW:
@@ -509,7 +484,7 @@ def solve_chain(
         flow = restart / (1.0 - survive_cycle)
         b0 = ws[0]
         b1 = ws[1]
-        turn = ATTACKER
+        turn = layout.ATTACKER
         while b0 + b1 > 0:
             s = turn if (b0 if turn == 0 else b1) > 0 else 1 - turn
             if s == 0:
@@ -536,10 +511,10 @@ def _first_strike_then_withdraw(
     it leaves under ``alternating`` order, and what it leaves unchanged withdraws."""
     res[R_STRIKES] += here
     stay = here
-    if order == ALTERNATING:
-        s = ATTACKER if ws[0] > 0 else DEFENDER
-        b0 = ws[0] - 1 if s == ATTACKER else ws[0]
-        b1 = ws[1] - 1 if s == DEFENDER else ws[1]
+    if order == layout.ALTERNATING:
+        s = layout.ATTACKER if ws[0] > 0 else layout.DEFENDER
+        b0 = ws[0] - 1 if s == layout.ATTACKER else ws[0]
+        b1 = ws[1] - 1 if s == layout.DEFENDER else ws[1]
         after = (b0 * budget_radix[1] + b1) * 2 + (1 - s)
         for k in range(n_ev[s]):
             mass[succ[s, k] * configs + after] += here * prob[s, k]
@@ -583,8 +558,8 @@ def _first_strike_only(
     alive2 = np.empty(2, np.int64)
     total = ws[0] + ws[1]
     for s in range(2):
-        if order == ALTERNATING:
-            share = 1.0 if s == (ATTACKER if ws[0] > 0 else DEFENDER) else 0.0
+        if order == layout.ALTERNATING:
+            share = 1.0 if s == (layout.ATTACKER if ws[0] > 0 else layout.DEFENDER) else 0.0
         else:
             share = ws[s] / total
         if share == 0.0:
@@ -603,9 +578,13 @@ def _first_strike_only(
             if p == 0.0:
                 continue
             side_status(groups, sides, cnt2, value, alive2)
-            lost_a = is_broken(value, alive2, sides, ATTACKER)
-            lost_d = is_broken(value, alive2, sides, DEFENDER)
-            winner = DRAW if lost_a and lost_d else (DEFENDER if lost_a else ATTACKER)
+            lost_a = is_broken(value, alive2, sides, layout.ATTACKER)
+            lost_d = is_broken(value, alive2, sides, layout.DEFENDER)
+            winner = (
+                layout.DRAW
+                if lost_a and lost_d
+                else (layout.DEFENDER if lost_a else layout.ATTACKER)
+            )
             settle(groups, sides, cnt2, rem2, alive2, winner, p, res)
 
 
@@ -625,7 +604,7 @@ def over_at_opening(
     status[start] = reading
     if reading == ONCE:
         raise ValueError("the opening position is broken before the first strike")
-    if reading <= DRAW:
+    if reading <= layout.DRAW:
         ended[start] = 1.0
         return True
     return False
@@ -734,7 +713,7 @@ def mass_after(
                 status[index] = position(
                     index, start, groups, survive, sides, order, space, scratch
                 )
-            if status[index] <= DRAW:
+            if status[index] <= layout.DRAW:
                 ended[index] += here
                 pushed[index] = 0.0
             else:
@@ -753,9 +732,9 @@ def withdrawal_at(state_rule, stops, step):
     first; never in a state where a side is broken."""
     if state_rule == BROKEN:
         return NEITHER
-    if state_rule == ATTACKER_WITHDREW or 0 < stops[ATTACKER, STOP_AFTER] <= step:
+    if state_rule == ATTACKER_WITHDREW or 0 < stops[layout.ATTACKER, STOP_AFTER] <= step:
         return ATTACKER_WITHDREW
-    if state_rule == DEFENDER_WITHDREW or 0 < stops[DEFENDER, STOP_AFTER] <= step:
+    if state_rule == DEFENDER_WITHDREW or 0 < stops[layout.DEFENDER, STOP_AFTER] <= step:
         return DEFENDER_WITHDREW
     return NEITHER
 
@@ -826,7 +805,7 @@ def mass_after_alternating(
                 b0 = min((c // 2) // b1r, ws[0])
                 b1 = min((c // 2) % b1r, ws[1])
                 if b0 == 0 and b1 == 0:
-                    b0, b1, turn = ws[0], ws[1], ATTACKER
+                    b0, b1, turn = ws[0], ws[1], layout.ATTACKER
                 s = turn if (b0 if turn == 0 else b1) > 0 else 1 - turn
                 n0 = b0 - 1 if s == 0 else b0
                 n1 = b1 - 1 if s == 1 else b1
@@ -852,7 +831,7 @@ def mass_after_alternating(
                     status[index] = position(
                         index, start, groups, survive, sides, order, space, scratch
                     )
-                if status[index] <= DRAW:
+                if status[index] <= layout.DRAW:
                     ended[index] += here
                     over = True
             if over:

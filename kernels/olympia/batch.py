@@ -1,6 +1,6 @@
 """The skip kernel's path for big armies: many deaths from one table, by thinning.
 
-The skip kernel (kernels/olympia_skip.py) draws each change from chances it keeps up to
+The skip kernel (kernels/olympia/skip.py) draws each change from chances it keeps up to
 date: after every death it updates the kill rate of every target kind of the other side
 and the sums over them, and the next draw waits on those updates. With thousands of men a
 side a death moves every chance by a fraction of a percent, so this path draws from a
@@ -22,7 +22,7 @@ built by Vose's method), and a death moves counts only: no chance is recomputed 
 batch ends. A batch ends after ``B`` deaths, at the battle's end, or at a change the
 skip kernel's rare path makes (a group emptied, a noble, an engine, a structure hit),
 which it hands back. A kind whose room is used up has its deaths shared out among its
-groups inside the batch (kernels/olympia_kinds.py); if the group drawn for the death at
+groups inside the batch (kernels/olympia/kinds.py); if the group drawn for the death at
 hand stands, the batch goes on. ``B`` is the fewest targets on a side or strikers over
 BATCH_SHARE, so that at most about ``2 / BATCH_SHARE`` of the candidates are thinned
 out, and the path runs only while those are at least BATCH_FROM: smaller battles never
@@ -39,11 +39,11 @@ import math
 
 import numpy as np
 
-from ._jit import jit
-from .olympia import ENGINE, G_KIND, G_SIDE
-from .olympia_chain import KE, WE, exponential_from
-from .olympia_kinds import K_COLUMN, K_VALUE, R_LEFT, settle
-from .rng import next_u64_held
+from .._jit import jit
+from ..rng import next_u64_held
+from . import layout
+from .chain import KE, WE, exponential_from
+from .kinds import K_COLUMN, K_VALUE, R_LEFT, settle
 
 #: The path runs while the fewest targets on a side, and the strikers, are at least this
 #: many (the bundled scenarios, a few hundred men at most, never take it) ...
@@ -113,9 +113,9 @@ def batch_table(
     for g in range(n):
         if w[g] == 0:
             continue
-        e = 1 - groups[g, G_SIDE]
+        e = 1 - groups[g, layout.G_SIDE]
         men = float(w[g])
-        if groups[g, G_KIND] == ENGINE:
+        if groups[g, layout.G_KIND] == layout.ENGINE:
             if sphit[g] > 0.0:
                 if m == MOST_ENTRIES:
                     return -1, 0.0

@@ -48,7 +48,7 @@ the group table. Every battle starts from one opening position computed once per
 
 With hundreds of men in both front rows (``random`` order), deaths are drawn in batches
 from a table fixed for hundreds of them and thinned by the counts
-(kernels/olympia_batch.py), which then counts ``krate`` and the sums afresh (``recount``)
+(kernels/olympia/batch.py), which then counts ``krate`` and the sums afresh (``recount``)
 for the paths below.
 
 Under ``random`` order each change costs two uniform numbers: one for the strikes
@@ -65,27 +65,34 @@ import math
 import numpy as np
 from numba import prange
 
-from ._jit import jit
-from .olympia import (
-    ATTACKER,
-    BLOCK,
-    DEFENDER,
-    DRAW,
-    ENGINE,
-    G_COUNT,
-    G_DEF,
-    G_KIND,
-    G_PROTECTED,
-    G_SIDE,
-    G_UNIT,
-    M_HORIZON,
-    N_MARKS,
-    N_PER_SIDE,
-    RANDOM,
-    S_BREAK,
-    S_START,
-    U_RULES,
-    UNCHANGED,
+from .._jit import jit
+from ..rng import next_u64_held, seed_battle, uniform
+from . import layout
+from .batch import (
+    BATCH_CHANGE,
+    BATCH_FROM,
+    BATCH_NONE,
+    BATCH_OVER,
+    E_LARGE,
+    E_SMALL,
+    F_SLOTS,
+    H_SCALE,
+    H_UNUSED,
+    MOST_ENTRIES,
+    batch_step,
+)
+from .kinds import (
+    K_COLUMN,
+    K_REP,
+    K_VALUE,
+    R_LEFT,
+    R_SETTLED,
+    gather_kinds,
+    kind_room,
+    kind_table,
+    settle,
+)
+from .strike import (
     battle_start,
     close_marks,
     finish,
@@ -101,31 +108,6 @@ from .olympia import (
     unfolding_plan,
     withdraw,
 )
-from .olympia_batch import (
-    BATCH_CHANGE,
-    BATCH_FROM,
-    BATCH_NONE,
-    BATCH_OVER,
-    E_LARGE,
-    E_SMALL,
-    F_SLOTS,
-    H_SCALE,
-    H_UNUSED,
-    MOST_ENTRIES,
-    batch_step,
-)
-from .olympia_kinds import (
-    K_COLUMN,
-    K_REP,
-    K_VALUE,
-    R_LEFT,
-    R_SETTLED,
-    gather_kinds,
-    kind_room,
-    kind_table,
-    settle,
-)
-from .rng import next_u64_held, seed_battle, uniform
 
 #: Failures before the first success when there is none to expect: larger than any budget.
 NEVER = 1 << 62
@@ -200,24 +182,24 @@ def rebuild(groups, keep, sdef, standing, rating, w, t, pkill, sphit, krate, acc
         krate[j] = 0.0
         tf[j] = t[j]
         if t[j] > 0:
-            e = groups[j, G_SIDE]
+            e = groups[j, layout.G_SIDE]
             tl[e, nt[e]] = j
             nt[e] += 1
     for i in range(n):
         sphit[i] = 0.0
         if w[i] == 0:
             continue
-        e = 1 - groups[i, G_SIDE]
+        e = 1 - groups[i, layout.G_SIDE]
         a = rating[i]
         if standing[e] == 1:
             sphit[i] = a / (a + sdef[e])
-            acc[F_Z if groups[i, G_KIND] == ENGINE else F_Y, e] += w[i] * sphit[i]
-        if groups[i, G_KIND] == ENGINE:
+            acc[F_Z if groups[i, layout.G_KIND] == layout.ENGINE else F_Y, e] += w[i] * sphit[i]
+        if groups[i, layout.G_KIND] == layout.ENGINE:
             continue  # engines strike only the structure
         for m in range(nt[e]):
             j = tl[e, m]
-            d = groups[j, G_DEF] + (
-                sdef[e] if groups[j, G_PROTECTED] == 1 and standing[e] == 1 else 0
+            d = groups[j, layout.G_DEF] + (
+                sdef[e] if groups[j, layout.G_PROTECTED] == 1 and standing[e] == 1 else 0
             )
             pkill[i, j] = keep[j] * a / (a + d)
             krate[j] += w[i] * pkill[i, j]
@@ -249,9 +231,9 @@ def recount(groups, w, t, tf, pkill, sphit, krate, acc, tl, nt):
             krate[j] = 0.0
             tf[j] = t[j]
     for i in range(groups.shape[0]):
-        if w[i] == 0 or groups[i, G_KIND] == ENGINE:
+        if w[i] == 0 or groups[i, layout.G_KIND] == layout.ENGINE:
             continue
-        e = 1 - groups[i, G_SIDE]
+        e = 1 - groups[i, layout.G_SIDE]
         acc[F_Y, e] += w[i] * sphit[i]
         for m in range(nt[e]):
             j = tl[e, m]
@@ -275,7 +257,7 @@ def next_alternating(state, budget, ws, q0, q1, turn):
                 return steps, -1, turn
             budget[0] = ws[0]
             budget[1] = ws[1]
-            turn = ATTACKER
+            turn = layout.ATTACKER
         other = 1 - turn
         qt = q0 if turn == 0 else q1
         qo = q1 if turn == 0 else q0
@@ -396,9 +378,9 @@ def _other_change(
         target,
         row,
     )
-    if change == UNCHANGED and sdef[e] == old_def:
+    if change == layout.UNCHANGED and sdef[e] == old_def:
         return False
-    if change != UNCHANGED:
+    if change != layout.UNCHANGED:
         # Counted afresh from the groups: ``gather_kinds`` turns their weights into the
         # kinds' the per-death path keeps. (A structure's defense worn down moves no
         # weight: the kinds' are still exact.)
@@ -414,53 +396,25 @@ def _other_change(
 # measured in one run). Without reference counting, the call costs no atomics on the shared
 # tables it is handed; it allocates nothing (Numba refuses to compile an allocation here).
 @jit(counted=False)
-def _skip_battle(
-    state,
-    groups,
-    keep,
-    no_survive,
-    sides,
-    order,
-    inv,
-    row,
-    cnt,
-    health,
-    unit_men,
-    rating,
-    w,
-    t,
-    per_side,
-    pkill,
-    sphit,
-    rates,
-    acc,
-    tl,
-    nt,
-    kinds,
-    room,
-    limits,
-    table,
-    weights,
-    batch_rows,
-    stops,
-    plan,
-    by_column,
-    asked,
-    rec,
-    battle,
-    marks,
-    unfolding,
-):
+def _skip_battle(state, army, scratch, recording, row, battle, batch_rows, unfolding):
     """Battle ``battle`` of the call (its rows recorded in ``rec[battle]``) from the
     opening position already in the scratch arrays; returns
     whether the groups' counts or the chances moved (the caller then restores them).
     ``batch_rows``: None where the armies are too small for deaths in batches, and
     where the battle has stop rules or records its steps (the batch path jumps over
-    deaths those look at). ``stops`` .. ``marks``: as kernels/olympia.py's strike
-    kernel takes them: a rule is checked after every change (the state moves only
-    then), the horizon (a step to record, a rule's ``after``) before each; ``unfolding``
-    None in a plain run, whose kernel Numba then compiles without them (as it does the
-    batch path: tests of them in the loop cost the plain battles 10-15%)."""
+    deaths those look at). ``recording``, ``(stops, plan, by_column, asked, rec,
+    marks)``: as the strike kernel (strike.py) takes them: a rule is checked after every
+    change (the state moves only then), the horizon (a step to record, a rule's
+    ``after``) before each; ``unfolding`` None in a plain run, whose kernel Numba then
+    compiles without them (as it does the batch path: tests of them in the loop cost the
+    plain battles 10-15%)."""
+    # The arguments as skip_battles packs them once a block, unpacked here: ``army`` the
+    # scenario's tables and the block's batch tables, ``scratch`` the block's scratch of
+    # a battle, ``recording`` the stop rules and the steps to record.
+    groups, keep, no_survive, sides, order, inv, limits, table, weights = army
+    cnt, health, unit_men, rating, w, t, per_side, pkill, sphit, rates, acc, tl, nt = scratch[0]
+    kinds, room = scratch[1]
+    stops, plan, by_column, asked, rec, marks = recording
     krate = rates[P_RATE]
     tf = rates[P_MEN]
     left = room[R_LEFT]
@@ -478,9 +432,9 @@ def _skip_battle(
     # unless that strike decides the battle (or, outnumbered no more, keeps it).
     once = alive[0] == 0 or value[0] * 100 <= limit0 or alive[1] == 0 or value[1] * 100 <= limit1
     if unfolding is not None:  # noqa: SIM102
-        if plan[U_RULES] == 1 and not once:
+        if plan[layout.U_RULES] == 1 and not once:
             once = stop_side(stops, row, by_column, 1) >= 0
-    turn = ATTACKER
+    turn = layout.ATTACKER
     # np.int64, not 0: Numba types a call the first time it sees its arguments, and
     # ``steps`` still the literal 0 then compiled batch_step and batch_run a second time
     # for a Literal[int](0) they never run with (5 s of a cold run).
@@ -498,7 +452,7 @@ def _skip_battle(
         # prunes only a bare ``is None`` test, hence two ifs.
         if batch_rows is not None:  # noqa: SIM102
             if not once:
-                # Hundreds of men a side: deaths in batches (kernels/olympia_batch.py), which
+                # Hundreds of men a side: deaths in batches (kernels/olympia/batch.py), which
                 # keep counts only; the chances are counted afresh after them.
                 state[0], state[1], state[2], state[3] = s0, s1, s2, s3
                 how, e, target, striker, steps = batch_step(
@@ -558,11 +512,13 @@ def _skip_battle(
                             e,
                             target,
                         )
-                        lost_a = is_broken(value, alive, sides, ATTACKER)
-                        lost_d = is_broken(value, alive, sides, DEFENDER)
+                        lost_a = is_broken(value, alive, sides, layout.ATTACKER)
+                        lost_d = is_broken(value, alive, sides, layout.DEFENDER)
                         if lost_a or lost_d:
                             winner = (
-                                DRAW if lost_a and lost_d else (DEFENDER if lost_a else ATTACKER)
+                                layout.DRAW
+                                if lost_a and lost_d
+                                else (layout.DEFENDER if lost_a else layout.ATTACKER)
                             )
                             finish(state, groups, cnt, health, alive, winner, steps, row)
                             return dirty
@@ -577,12 +533,12 @@ def _skip_battle(
         if once:
             state[0], state[1], state[2], state[3] = s0, s1, s2, s3
             steps = np.int64(1)
-            if order == RANDOM:
+            if order == layout.RANDOM:
                 r = uniform(state) * strikers  # past total: the one strike missed
             else:
-                first = ATTACKER if ws[0] > 0 else DEFENDER
+                first = layout.ATTACKER if ws[0] > 0 else layout.DEFENDER
                 r = uniform(state) * ws[first]
-                if first == ATTACKER:
+                if first == layout.ATTACKER:
                     r = r if r < c_at1 else total
                 else:
                     r = r + c_at1 if r < c_at0 else total
@@ -593,7 +549,7 @@ def _skip_battle(
                 budget[first] -= 1
                 turn = 1 - first
             s0, s1, s2, s3 = state[0], state[1], state[2], state[3]
-        elif order == RANDOM:
+        elif order == layout.RANDOM:
             # The strikes until the next change (geometric, by inversion: counting against
             # powers or two logarithms cost less than drawing strikes one by one, whose
             # loop exit the processor cannot predict), then which change, the random state
@@ -611,29 +567,33 @@ def _skip_battle(
             steps += taken
             if s < 0:
                 break
-            r = uniform(state) * (c_at1 if s == ATTACKER else c_at0)
-            if s == DEFENDER:
+            r = uniform(state) * (c_at1 if s == layout.ATTACKER else c_at0)
+            if s == layout.DEFENDER:
                 r += c_at1
             s0, s1, s2, s3 = state[0], state[1], state[2], state[3]
         # The horizon (a step to record, a rule's ``after``): the state after every strike
         # before this change is the state now.
         if unfolding is not None:  # noqa: SIM102
-            if steps > marks[M_HORIZON]:  # noqa: SIM102
+            if steps > marks[layout.M_HORIZON]:  # noqa: SIM102
                 if pass_horizon(row, rec, battle, asked, marks, plan, stops, steps):
                     return dirty
         # r is uniform below total: the changes at the defender come first.
         if r < total:
-            e = DEFENDER
+            e = layout.DEFENDER
             if r >= c_at1:
                 r -= c_at1
-                e = ATTACKER
+                e = layout.ATTACKER
             s = 1 - e
             target = -2  # -1: e's structure
             striker = -1
             if r < acc[F_Z, e]:
                 target = -1  # an engine hit the structure: all engines do 5..10 points
                 for i in range(groups.shape[0]):
-                    if groups[i, G_SIDE] == s and groups[i, G_KIND] == ENGINE and w[i] > 0:
+                    if (
+                        groups[i, layout.G_SIDE] == s
+                        and groups[i, layout.G_KIND] == layout.ENGINE
+                        and w[i] > 0
+                    ):
                         striker = i
                         break
             else:
@@ -745,20 +705,24 @@ def _skip_battle(
         lost_a = alive[0] == 0 or value[0] * 100 <= limit0
         lost_d = alive[1] == 0 or value[1] * 100 <= limit1
         if lost_a or lost_d:
-            winner = DRAW if lost_a and lost_d else (DEFENDER if lost_a else ATTACKER)
+            winner = (
+                layout.DRAW
+                if lost_a and lost_d
+                else (layout.DEFENDER if lost_a else layout.ATTACKER)
+            )
             state[0], state[1], state[2], state[3] = s0, s1, s2, s3
             finish(state, groups, cnt, health, alive, winner, steps, row)
             return dirty
         # Undecided: the stop rules, the attacker's first (kernels/stops.py).
         if unfolding is not None:  # noqa: SIM102
-            if plan[U_RULES] == 1:
+            if plan[layout.U_RULES] == 1:
                 side = stop_side(stops, row, by_column, steps)
                 if side >= 0:
                     withdraw(row, side, steps)
                     return dirty
                 once = False
     state[0], state[1], state[2], state[3] = s0, s1, s2, s3
-    finish(state, groups, cnt, health, alive, DRAW, steps, row)
+    finish(state, groups, cnt, health, alive, layout.DRAW, steps, row)
     return dirty
 
 
@@ -846,7 +810,7 @@ def batch_rows_for(groups):
     rows where both sides have at least BATCH_FROM - 1 men (the batch path may then run),
     else None (it never runs)."""
     men = np.zeros(2, np.int64)
-    np.add.at(men, groups[:, G_SIDE], groups[:, G_COUNT])
+    np.add.at(men, groups[:, layout.G_SIDE], groups[:, layout.G_COUNT])
     return np.int64(MOST_ENTRIES) if men.min() + 1 >= BATCH_FROM else None
 
 
@@ -881,16 +845,24 @@ def skip_battles(
     (:func:`~kernels._jit.address_of`): a call through an address passes the battle's
     27 arrays on every call, which made short battles (sea_battle_pirates, 1.8 us) 5-6%
     slower; linked, a first run of this path compiles 7 to 10 s more (57.8 s of CPU
-    against 48-51 s, benchmarks/compile.py olympia-skip, AMD EPYC)."""
+    against 48-51 s, benchmarks/compile.py olympia-skip, AMD EPYC).
+
+    Its arguments are packed as the chain kernel packs its table: three tuples made once
+    a block (``army``, ``scratch``, ``recording``) in place of 27 arguments written at
+    the call and the definition. The same rows; against the 27 arguments,
+    ``python benchmarks/tree_versions.py OLD --scenarios 'scenarios/olympia/[cns]*.toml'
+    --processes 6 --rounds 5 --battles 20000`` (one thread, AMD EPYC, load 1.7-3, best of
+    the processes): castle_siege 1.02x and 0.94x (4 processes), nobles_with_items 0.79x
+    and 0.90x, sea_battle_pirates 0.89x and 0.88x."""
     n = out.shape[0]
     n_groups = groups.shape[0]
-    n_units = groups[:, G_UNIT].max() + 1
+    n_units = groups[:, layout.G_UNIT].max() + 1
     no_survive = np.zeros(n_groups)
     keep = np.empty(n_groups)
     for g in range(n_groups):
         keep[g] = 1.0 - survive[g]
     # 1 / n for every count of strikers or targets a battle can have.
-    inv = np.zeros(groups[:, G_COUNT].sum() + 2)
+    inv = np.zeros(groups[:, layout.G_COUNT].sum() + 2)
     for m in range(1, inv.shape[0]):
         inv[m] = 1.0 / m
     # The opening position, copied into every battle.
@@ -901,7 +873,7 @@ def skip_battles(
     # Past the padding group n, group n + 1 stands for a structure in the batch path's
     # table: a target of count 1.
     t0 = np.zeros(n_groups + 2, np.int64)
-    per_side0 = np.zeros((N_PER_SIDE, 2), np.int64)
+    per_side0 = np.zeros((layout.N_PER_SIDE, 2), np.int64)
     pkill0 = np.zeros((n_groups, n_groups))
     sphit0 = np.zeros(n_groups)
     krate0 = np.zeros(n_groups + 1)
@@ -941,11 +913,11 @@ def skip_battles(
     # Each side's value at its break point, times 100.
     limits = np.empty(2, np.int64)
     for s in range(2):
-        limits[s] = sides[s, S_START] * sides[s, S_BREAK]
+        limits[s] = sides[s, layout.S_START] * sides[s, layout.S_BREAK]
     plan = unfolding_plan(stops)
     by_column = men_by_column(groups, out.shape[1])
     at = left_at(groups, out.shape[1])
-    for block in prange((n + BLOCK - 1) // BLOCK):
+    for block in prange((n + layout.BLOCK - 1) // layout.BLOCK):
         state = np.empty(4, np.uint64)
         cnt = np.empty(n_groups, np.int64)
         health = np.empty(n_groups, np.int64)
@@ -953,7 +925,7 @@ def skip_battles(
         rating = np.empty(n_groups, np.int64)
         w = np.empty(n_groups, np.int64)
         t = t0.copy()
-        per_side = np.empty((N_PER_SIDE, 2), np.int64)
+        per_side = np.empty((layout.N_PER_SIDE, 2), np.int64)
         pkill = pkill0.copy()
         sphit = np.empty(n_groups)
         rates = np.zeros((2, n_groups + 1))
@@ -966,9 +938,16 @@ def skip_battles(
         weights = np.zeros((max(entries, H_SCALE + 1), F_SLOTS + 1))
         room = np.empty((2, n_groups), np.int64)
         left = room[R_LEFT]
-        marks = np.zeros(N_MARKS, np.int64)
+        marks = np.zeros(layout.N_MARKS, np.int64)
         dirty = True
-        for i in range(block * BLOCK, min(n, (block + 1) * BLOCK)):
+        # The battle's arguments packed once a block, as the chain kernel packs its table.
+        army = (groups, keep, no_survive, sides, order, inv, limits, table, weights)
+        scratch = (
+            (cnt, health, unit_men, rating, w, t, per_side, pkill, sphit, rates, acc, tl, nt),
+            (kinds, room),
+        )
+        recording = (stops, plan, by_column, asked, rec, marks)
+        for i in range(block * layout.BLOCK, min(n, (block + 1) * layout.BLOCK)):
             seed_battle(state, seed, first + i)
             for g in range(n_groups):
                 left[g] = room0[R_LEFT, g]
@@ -977,7 +956,7 @@ def skip_battles(
                 krate[g] = krate0[g]
                 tf[g] = tf0[g]
             for s in range(2):
-                for f in range(N_PER_SIDE):
+                for f in range(layout.N_PER_SIDE):
                     per_side[f, s] = per_side0[f, s]
                 for f in range(3):
                     acc[f, s] = acc0[f, s]
@@ -997,43 +976,7 @@ def skip_battles(
                 tl[:] = tl0
             # None in the kernel of smaller armies: the battle is compiled without the
             # batch path.
-            dirty = _skip_battle(
-                state,
-                groups,
-                keep,
-                no_survive,
-                sides,
-                order,
-                inv,
-                out[i],
-                cnt,
-                health,
-                unit_men,
-                rating,
-                w,
-                t,
-                per_side,
-                pkill,
-                sphit,
-                rates,
-                acc,
-                tl,
-                nt,
-                kinds,
-                room,
-                limits,
-                table,
-                weights,
-                batch_rows,
-                stops,
-                plan,
-                by_column,
-                asked,
-                rec,
-                i,
-                marks,
-                unfolding,
-            )
+            dirty = _skip_battle(state, army, scratch, recording, out[i], i, batch_rows, unfolding)
             if at >= 0:
                 settled_left(state, seed, first + i, groups, cnt, health, kinds, room, out[i], at)
                 dirty = True
