@@ -57,6 +57,23 @@ def test_each_olympia_job_runs_the_kernel_it_is_named_for(job: warm.Job, tmp_pat
     assert json.loads(done.stdout)["kernel"] == named
 
 
+def test_every_stacked_kernel_has_a_job_that_runs_ranges(tmp_path: Path) -> None:
+    """The stacked kernels (a scenario with ranges, kernels/*_stacked.py) compiled on a
+    user's first ranged question: warm had no job for them."""
+    names = list(rulesets.available())
+    modules = {job.module for job in warm.jobs(names)}
+    stacked = {f"kernels.{p.stem}" for p in (ROOT / "kernels").glob("*_stacked.py")}
+    assert stacked and stacked <= modules
+    for job in warm.RANGES.values():
+        starter = tmp_path / f"{job.ruleset}.toml"
+        starter.write_text(rulesets.get(job.ruleset).starter(), encoding="utf-8")
+        assert job.args[-len(warm.FEW) :] == warm.FEW
+        args = [a.replace("{starter}", str(starter)) for a in job.args[: -len(warm.FEW)]]
+        done = CliRunner().invoke(app, [*args, "-n", "20", "--json"])
+        assert done.exit_code == 0, (job.name, done.output)
+        assert json.loads(done.stdout)["unknowns"], job.name
+
+
 def test_ctrl_c_stops_warm_and_its_workers_at_once(tmp_path: Path) -> None:
     """On an empty cache the workers compile for tens of seconds; Ctrl-C ends them (a
     compile cannot be stopped between its steps) and warm says what is ready, exit 130."""

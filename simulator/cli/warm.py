@@ -82,9 +82,27 @@ BLOCKS = (
 )  # fmt: skip
 
 
+def _ranged(ruleset: str, key: str, value: str) -> Job:
+    """A ruleset's starter with one of its keys a range: the stacked kernel
+    (kernels/<ruleset>_stacked.py) that runs every drawn combination in one call."""
+    args = ("run", "{starter}", "--set", f"{key}={value}", *FEW)
+    return Job(f"{ruleset} with ranges", ruleset, args, f"kernels.{ruleset}_stacked")
+
+
+#: The rulesets whose scenarios with ranges run on a stacked kernel of their own, each
+#: with a key of its starter scenario written as a range.
+RANGES = {
+    "age_of_gods": _ranged("age_of_gods", "attacker.break_point", "40..50"),
+    "blocks": _ranged("blocks", "attacker.blocks[0].steps", "1..3"),
+    "confrontation": _ranged("confrontation", "attacker.stacks[0].advantages", "0..2"),
+    "skirmish": _ranged("skirmish", "stacks[0].units[0]", '{ type = "cavalry", count = "1..3" }'),
+}
+
+
 def jobs(names: list[str]) -> list[Job]:
     """Every installed ruleset's starter scenario (its main kernel), olympia's
-    paths; the longest first, so that the last to end is a short one."""
+    paths, blocks' battle as it unfolds and the stacked kernels of scenarios with
+    ranges; the longest first, so that the last to end is a short one."""
     found: list[Job] = []
     for name in names:
         if name == "olympia":
@@ -96,6 +114,8 @@ def jobs(names: list[str]) -> list[Job]:
         )
         if name == "blocks":
             found.extend(BLOCKS)
+        if name in RANGES:
+            found.append(RANGES[name])
     return sorted(found, key=lambda job: -job.estimate())
 
 
