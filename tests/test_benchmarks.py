@@ -207,6 +207,26 @@ def test_tree_versions_times_two_checkouts_and_checks_their_rows(tmp_path: Path)
     assert refused.returncode == 2 and "holds no battle-odds checkout" in refused.stderr
 
 
+@pytest.mark.slow
+def test_tree_versions_times_the_answer_made_of_the_rows() -> None:
+    """``--answer``: the Python side of a run (the kernel's rows named and tallied) in
+    both trees, the tallies found the same."""
+    script = str(ROOT / "benchmarks" / "tree_versions.py")
+    done = subprocess.run(
+        [
+            sys.executable, script, str(ROOT), "--answer", "--scenarios",
+            "scenarios/confrontation/attack.toml", "--processes", "1", "--rounds", "2",
+            "--battles", "2000",
+        ],
+        capture_output=True, text=True, timeout=1200,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "# the answer made of a kernel call's rows" in done.stdout
+    row = next(x for x in done.stdout.splitlines() if x.startswith("| scenarios/"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert float(cells[3].rstrip("x")) > 0 and cells[-1] == "yes"
+
+
 def test_tree_versions_under_ctrl_c_prints_the_processes_done_marked_partial() -> None:
     """Ctrl-C to the whole process group, as a terminal sends it, after the first
     processes ended: the table of those, marked partial, and exit 130."""

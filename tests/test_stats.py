@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 
 import numpy as np
 import pytest
@@ -11,7 +12,9 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from kernels.tally import NARROW
+from simulator import load_scenario, rulesets
 from simulator.results.stats import FOUGHT_OUT, OUTCOMES, Histogram, Tally
+from simulator.rulesets import Outcomes
 
 INT64 = np.iinfo(np.int64)
 
@@ -22,7 +25,7 @@ def numpy_histogram(data: np.ndarray) -> tuple[list[int], list[int]]:
     return values.tolist(), counts.tolist()
 
 
-def numpy_tally(outcomes: dict[str, np.ndarray]) -> dict[str, object]:
+def numpy_tally(outcomes: Mapping[str, np.ndarray]) -> dict[str, object]:
     """``Tally.to_dict()`` of ``outcomes`` computed column by column with numpy: the
     withdrawals (winner 3 and 4) written only when a battle withdrew."""
     winner, steps = outcomes["winner"], outcomes["steps"]
@@ -62,10 +65,13 @@ def outcome_matrices(draw: st.DrawFn, extra: int | None = None) -> np.ndarray:
     return np.column_stack([winner, rest])
 
 
-def as_outcomes(matrix: np.ndarray) -> dict[str, np.ndarray]:
-    """Column views of one row-major matrix, as the rulesets return them."""
-    names = ["winner", "steps"] + [f"extra.{c}" for c in range(matrix.shape[1] - 2)]
-    return {name: matrix[:, c] for c, name in enumerate(names)}
+def names_of(matrix: np.ndarray) -> list[str]:
+    return ["winner", "steps"] + [f"extra.{c}" for c in range(matrix.shape[1] - 2)]
+
+
+def as_outcomes(matrix: np.ndarray) -> Outcomes:
+    """Every column of one row-major matrix by name, as the rulesets return them."""
+    return Outcomes(matrix, {name: c for c, name in enumerate(names_of(matrix))})
 
 
 @settings(max_examples=300, deadline=None)
@@ -90,10 +96,36 @@ def test_tally_of_separate_and_mixed_arrays_equals_numpy(
 ) -> None:
     # Some columns copied out of the matrix (derived columns), winner and steps
     # possibly apart: the tally must not depend on how the columns are stored.
-    outcomes = as_outcomes(matrix)
-    copied = data.draw(st.sets(st.sampled_from(sorted(outcomes))))
-    mixed = {name: v.copy() if name in copied else v for name, v in outcomes.items()}
-    assert json.dumps(Tally.of(mixed).to_dict()) == json.dumps(numpy_tally(outcomes))
+    names = names_of(matrix)
+    copied = data.draw(st.sets(st.sampled_from(names)))
+    mixed = Outcomes(
+        matrix,
+        {name: c for c, name in enumerate(names) if name not in copied},
+        {name: matrix[:, c].copy() for c, name in enumerate(names) if name in copied},
+    )
+    assert json.dumps(Tally.of(mixed).to_dict()) == json.dumps(numpy_tally(mixed))
+    # A plain mapping (a plugin's dict, the waves' columns) counts a column at a time.
+    plain = {name: v.copy() if name in copied else v for name, v in mixed.items()}
+    assert json.dumps(Tally.of(plain).to_dict()) == json.dumps(numpy_tally(mixed))
+
+
+def test_outcomes_are_views_of_the_kernels_rows() -> None:
+    """Outcomes names the kernel's matrix's columns without copying it, its derived
+    columns after them; a matrix the tally cannot read in place, or a name given twice,
+    is refused."""
+    matrix = np.arange(12, dtype=np.int64).reshape(4, 3)
+    turn = np.array([1, 1, 2, 2], np.int64)
+    outcomes = Outcomes(matrix, {"winner": 0, "steps": 2}, {"turn": turn})
+    assert list(outcomes) == ["winner", "steps", "turn"] and len(outcomes) == 3
+    assert outcomes["steps"].tolist() == [2, 5, 8, 11] and outcomes["turn"] is turn
+    assert np.shares_memory(outcomes["winner"], matrix)
+    outcomes["steps"][0] = 40  # a view: the row changes
+    assert matrix[0, 2] == 40
+    for bad in (matrix.T, matrix.astype(np.int32), matrix[:, 0]):
+        with pytest.raises(ValueError, match="C-contiguous int64"):
+            Outcomes(bad, {"winner": 0})
+    with pytest.raises(ValueError, match="both placed and derived"):
+        Outcomes(matrix, {"winner": 0, "turn": 1}, {"turn": turn})
 
 
 @settings(max_examples=50, deadline=None)
@@ -166,3 +198,25 @@ def test_a_tally_written_before_withdrawals_reads_with_none() -> None:
     withdrew = Tally.of(as_outcomes(np.array([[4, 6]], np.int64)))
     both = tally.merge(withdrew)
     assert both.wins.tolist() == [1, 2, 0, 0, 1] and both.steps.n == 4
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "olympia/knights_vs_pikemen",
+        "age_of_gods/archers_in_rain",
+        "blocks/relief",
+        "confrontation/attack",
+        "skirmish/cavalry_charge",
+    ],
+)
+def test_every_ruleset_answers_its_kernels_rows_by_name(name: str) -> None:
+    """Each built-in ruleset's run is its kernel's rows named (counted in one pass, no
+    copy), and tallies as the same columns copied out of it do."""
+    scenario = load_scenario(f"scenarios/{name}.toml")
+    prepared = rulesets.get(scenario.ruleset).prepare(scenario.model)
+    outcomes = prepared.run(3, 0, 200)
+    assert isinstance(outcomes, Outcomes)
+    assert set(outcomes.places) >= {"winner", "steps"}
+    copied = {n: np.array(c) for n, c in outcomes.items()}
+    assert json.dumps(Tally.of(outcomes).to_dict()) == json.dumps(Tally.of(copied).to_dict())

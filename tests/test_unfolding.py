@@ -20,7 +20,7 @@ from simulator import load_scenario, rulesets
 from simulator.cli import app
 from simulator.errors import BattleOddsError
 from simulator.results.steps import STATES, StepCounts, StepTally, men_brought
-from simulator.rulesets import InlineQuery
+from simulator.rulesets import InlineQuery, Recorded
 from simulator.rulesets.base import FIGHTING, Prepared
 from simulator.running.unfolding import check_unfolds, run_steps
 from simulator.scenario.scenario import from_query
@@ -213,6 +213,7 @@ def test_counts_by_step_are_each_steps_own_counts(name: str) -> None:
     brought = men_brought(prepared.column_bounds)
     steps = [1, 2, 3, 5]
     recorded = prepared.run_through(4, 30, 1500, steps)
+    assert isinstance(recorded, Recorded)  # the kernel's record, counted in place
     copied = {n: np.array(c) for n, c in recorded.items()}
     for columns in (recorded, copied):
         counted = StepCounts.by_step(columns, steps, brought)

@@ -9,12 +9,15 @@ curves computed from histograms equal those computed from the rows themselves.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
 from kernels import tally as tally_kernel
+
+from ..rulesets.outcomes import Outcomes
 
 Z95 = 1.959963984540054
 #: How a battle ends, by its ``winner`` code: attacker 0, defender 1, draw 2, and a side
@@ -66,7 +69,7 @@ class Histogram:
     @classmethod
     def of(cls, data: np.ndarray) -> Histogram:
         column = np.ascontiguousarray(data, dtype=np.int64).reshape(-1, 1)
-        return histograms(column, [(0, -1, 0)])[0]
+        return histograms(column, [Slot(0)])[0]
 
     def merge(self, other: Histogram) -> Histogram:
         if other.n == 0:
@@ -162,28 +165,21 @@ class Tally:
 
     @classmethod
     def of(cls, outcomes: Mapping[str, np.ndarray]) -> Tally:
-        groups: dict[int, tuple[np.ndarray, list[tuple[str, int]]]] = {}
-        for name, values in outcomes.items():
-            matrix, column = _matrix_column(np.asarray(values))
-            groups.setdefault(id(matrix), (matrix, []))[1].append((name, column))
-        where = {
-            name: (key, column) for key, (_, named) in groups.items() for name, column in named
-        }
-        if where["winner"][0] != where["steps"][0]:
-            both = np.column_stack([outcomes["winner"], outcomes["steps"]]).astype(np.int64)
-            groups[id(both)] = (both, [("winner", 0), ("steps", 1)])
-            where["winner"], where["steps"] = (id(both), 0), (id(both), 1)
+        """The tally of one run's outcome columns (:meth:`Prepared.run`'s answer): the
+        rows of :class:`~simulator.rulesets.outcomes.Outcomes` in one pass over the
+        kernel's matrix, any other column in a pass of its own."""
+        tables = _tables(outcomes)
         found: dict[str, Histogram] = {}
         steps_by_outcome: list[Histogram] = []
-        for key, (matrix, named) in groups.items():
-            names = [name for name, _ in named if name != "steps"]
-            slots = [(column, -1, 0) for name, column in named if name != "steps"]
-            if key == where["winner"][0]:
-                winner, steps = where["winner"][1], where["steps"][1]
-                slots += [(steps, winner, k) for k in range(len(FOUGHT_OUT))]
+        for matrix, places in tables:
+            names = [name for name in places if name != "steps"]
+            slots = [Slot(places[name]) for name in names]
+            if "winner" in places:
+                winner, steps = places["winner"], places["steps"]
+                slots += [Slot(steps, winner, k) for k in range(len(FOUGHT_OUT))]
             made = histograms(matrix, slots)
             found.update(zip(names, made, strict=False))
-            if key == where["winner"][0]:
+            if "winner" in places:
                 steps_by_outcome = made[len(names) :]
         wins = found.pop("winner")
         if wins.n and (wins.values[0] < 0 or wins.values[-1] >= len(OUTCOMES)):
@@ -192,11 +188,10 @@ class Tally:
         counts[wins.values] = wins.counts
         # The withdrawals' steps in a second pass, only where a battle withdrew: a run
         # without stop rules counts as many slots as before they existed.
-        withdrew = counts[len(FOUGHT_OUT) :].any()
-        if withdrew:
-            matrix, winner = groups[where["winner"][0]][0], where["winner"][1]
-            steps = where["steps"][1]
-            slots = [(steps, winner, k) for k in range(len(FOUGHT_OUT), len(OUTCOMES))]
+        if counts[len(FOUGHT_OUT) :].any():
+            matrix, places = tables[0]
+            winner, steps = places["winner"], places["steps"]
+            slots = [Slot(steps, winner, k) for k in range(len(FOUGHT_OUT), len(OUTCOMES))]
             steps_by_outcome = [*steps_by_outcome, *histograms(matrix, slots)]
         else:
             steps_by_outcome = [*steps_by_outcome, *(Histogram() for _ in WITHDRAWALS)]
@@ -283,33 +278,50 @@ class Tally:
         return max(widths)
 
 
-def _matrix_column(values: np.ndarray) -> tuple[np.ndarray, int]:
-    """The 2-D int64 matrix ``values`` is a column of, and which column.
-
-    Rulesets return their outcomes as column views of the kernel's output matrix;
-    tallying that matrix in place reads it once instead of once per column. Any other
-    array becomes a one-column matrix of its own.
-    """
-    base = values.base
-    if (
-        values.ndim == 1
-        and values.dtype == np.int64
-        and isinstance(base, np.ndarray)
-        and base.ndim == 2
-        and base.dtype == np.int64
-        and base.flags.c_contiguous
-        and base.shape[0] == values.shape[0]
-        and values.strides[0] == base.strides[0]
-    ):
-        column, misaligned = divmod(values.ctypes.data - base.ctypes.data, base.itemsize)
-        if not misaligned and 0 <= column < base.shape[1]:
-            return base, column
-    return np.ascontiguousarray(values, dtype=np.int64).reshape(-1, 1), 0
+#: The two columns every battle has, counted together: steps by outcome.
+_WINNER_STEPS = ("winner", "steps")
 
 
-def histograms(matrix: np.ndarray, slots: list[tuple[int, int, int]]) -> list[Histogram]:
-    """One histogram per slot ``(column, filter column or -1, key)`` of a C-contiguous
-    int64 matrix: the values of ``column`` on the rows whose filter column equals ``key``.
+def _tables(outcomes: Mapping[str, np.ndarray]) -> list[tuple[np.ndarray, dict[str, int]]]:
+    """The int64 matrices ``outcomes``' columns are read from, each with its columns'
+    names and places; the first holds ``winner`` and ``steps`` (the steps of each
+    outcome are one column counted on the rows where the other has a value).
+
+    :class:`Outcomes` gives its kernel's rows as they are, then each derived column;
+    any other mapping gives ``winner`` and ``steps`` side by side (a copy of two
+    columns), then each other column as a matrix of its own (a view where it is
+    contiguous int64 already)."""
+    rows, placed, loose = np.zeros((0, 0), np.int64), {}, outcomes
+    if isinstance(outcomes, Outcomes):
+        rows, placed, loose = outcomes.matrix, dict(outcomes.places), outcomes.derived
+    tables: list[tuple[np.ndarray, dict[str, int]]] = []
+    if all(name in placed for name in _WINNER_STEPS):
+        tables.append((rows, placed))
+    else:
+        both = np.column_stack([outcomes[name] for name in _WINNER_STEPS]).astype(np.int64)
+        tables.append((both, {name: j for j, name in enumerate(_WINNER_STEPS)}))
+        kept = {name: at for name, at in placed.items() if name not in _WINNER_STEPS}
+        if kept:
+            tables.append((rows, kept))
+    for name, values in loose.items():
+        if name not in tables[0][1]:
+            column = np.ascontiguousarray(values, dtype=np.int64).reshape(-1, 1)
+            tables.append((column, {name: 0}))
+    return tables
+
+
+class Slot(NamedTuple):
+    """One histogram :func:`histograms` counts: the values of a matrix's ``column`` on
+    the rows whose column ``among`` equals ``key`` (``among`` -1: every row)."""
+
+    column: int
+    among: int = -1
+    key: int = 0
+
+
+def histograms(matrix: np.ndarray, slots: Sequence[Slot]) -> list[Histogram]:
+    """One histogram per :class:`Slot` of a C-contiguous int64 matrix: the values of its
+    ``column`` on the rows whose column ``among`` equals its ``key``.
 
     One jitted pass over the rows counts every slot of modest spread; a slot whose
     values spread wider than the rows (plus a margin) is counted by sorting instead.

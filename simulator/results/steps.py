@@ -20,7 +20,8 @@ import numpy as np
 from kernels import step_tally
 from kernels.state_counts import counts_by_value
 
-from .stats import Histogram, histograms, wilson
+from ..rulesets.outcomes import Recorded
+from .stats import Histogram, Slot, histograms, wilson
 
 #: What a battle is after a step: decided (each outcome) or still fighting. Its index is
 #: the ``winner`` code of a stopped battle (``rulesets.base.FIGHTING`` is the last).
@@ -74,7 +75,7 @@ class StepCounts:
         defender_most = sum(m for key, m in brought.items() if side_of(key) == "defender")
         a, d = len(keys), len(keys) + 1
         matrix[:, -1] = matrix[:, a] * (defender_most + 1) + matrix[:, d]
-        made = histograms(matrix, [(j, -1, 0) for j in range(matrix.shape[1])])
+        made = histograms(matrix, [Slot(j) for j in range(matrix.shape[1])])
         states = np.bincount(winner, minlength=len(STATES)).astype(np.int64)
         if states.shape[0] > len(STATES):
             raise ValueError(
@@ -95,12 +96,10 @@ class StepCounts:
     ) -> dict[int, StepCounts]:
         """The counts after each of ``steps`` from ``Prepared.run_through``'s columns
         (``(len(steps), count)`` each), the same as :meth:`of` of each step's columns: one
-        pass over the recorded table they are views of (a table made of them when they
-        are not) instead of a numpy pass per column and step."""
+        pass over the kernel's record (:class:`Recorded`; a table made of the columns
+        when they are not one) instead of a numpy pass per column and step."""
         keys = list(brought)
-        table, where = _recorded_table(
-            [recorded["winner"], *(recorded[CASUALTIES + k] for k in keys)]
-        )
+        table, where = _recorded_table(recorded, ["winner", *(CASUALTIES + k for k in keys)])
         count, n_steps = table.shape[0], table.shape[1]
         sides = ("attacker", "defender")
         defender_most = sum(m for key, m in brought.items() if side_of(key) == "defender")
@@ -124,7 +123,7 @@ class StepCounts:
             )
         # Every step's histograms in one pass over the battles' rows of men left.
         made = histograms(
-            matrix.reshape(count, n_steps * width), [(j, -1, 0) for j in range(n_steps * width)]
+            matrix.reshape(count, n_steps * width), [Slot(j) for j in range(n_steps * width)]
         )
         counted = {}
         for k, step in enumerate(steps):
@@ -183,35 +182,17 @@ def _merged_histogram(made: list[Histogram]) -> Histogram:
     return Histogram(distinct, counts.astype(np.int64))
 
 
-def _recorded_table(columns: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """The table ``(battles, steps, row)`` of int64 that ``columns`` (each ``(steps,
-    battles)``) are views of, as ``run_through``'s columns are of its recorded rows, and
-    each column's index in a row; else a table made of the columns, in their order."""
-    first = columns[0]
-    n_steps, count = first.shape
-    base = first.base
-    item = first.itemsize
-    width = first.strides[0] // item if first.strides[0] % item == 0 else 0
-    if (
-        isinstance(base, np.ndarray)
-        and base.dtype == np.int64
-        and base.flags.c_contiguous
-        and width > 0
-        and base.size == count * n_steps * width
-        and all(
-            c.base is base
-            and c.dtype == np.int64
-            and c.shape == first.shape
-            and c.strides == (width * item, n_steps * width * item)
-            for c in columns
-        )
-    ):
-        offsets = [c.ctypes.data - base.ctypes.data for c in columns]
-        if all(0 <= o < width * item and o % item == 0 for o in offsets):
-            table = base.reshape(count, n_steps, width)
-            return table, np.array([o // item for o in offsets], np.int64)
-    stacked = np.stack([np.asarray(c, np.int64) for c in columns], axis=-1)
-    return np.ascontiguousarray(stacked.transpose(1, 0, 2)), np.arange(len(columns), dtype=np.int64)
+def _recorded_table(
+    recorded: Mapping[str, np.ndarray], names: list[str]
+) -> tuple[np.ndarray, np.ndarray]:
+    """The table ``(battles, steps, row)`` of int64 holding the columns ``names`` of
+    ``recorded`` (``run_through``'s answer), and each one's index in a row: the
+    kernel's own record when it is :class:`Recorded`, else a table made of the columns,
+    in the order of ``names``."""
+    if isinstance(recorded, Recorded):
+        return recorded.table, np.array([recorded.places[n] for n in names], np.int64)
+    stacked = np.stack([np.asarray(recorded[n], np.int64) for n in names], axis=-1)
+    return np.ascontiguousarray(stacked.transpose(1, 0, 2)), np.arange(len(names), dtype=np.int64)
 
 
 def _by_step(counts: np.ndarray, quantities: list[np.ndarray]) -> list[list[Histogram]]:

@@ -29,6 +29,7 @@ from typing import Any
 from ..errors import BattleOddsError, did_you_mean
 from .base import MAX_MEN_PER_SIDE, MAX_UNITS_PER_SIDE, Army, Force, InlineQuery, Prepared, Ruleset
 from .exact import ExactResult, ExactState
+from .outcomes import Outcomes, Recorded
 
 __all__ = [
     "GROUP",
@@ -39,7 +40,9 @@ __all__ = [
     "ExactState",
     "Force",
     "InlineQuery",
+    "Outcomes",
     "Prepared",
+    "Recorded",
     "Registration",
     "Ruleset",
     "available",

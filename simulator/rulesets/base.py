@@ -198,13 +198,14 @@ class Prepared(ABC):
 
     def run_through(
         self, seed: int, first: int, count: int, steps: Sequence[int]
-    ) -> dict[str, np.ndarray]:
+    ) -> Mapping[str, np.ndarray]:
         """The state of battles ``first .. first+count-1`` of run ``seed`` after each of
         ``steps`` (ascending, each 1 or more): every column an array of shape
         ``(len(steps), count)``, row k what :meth:`run_until` gives for ``steps[k]``. This
         default calls :meth:`run_until` once per step (each call fights the battles again
         from the start); a ruleset whose kernel records every step in one pass overrides
-        it (the answer is the same, battle by battle)."""
+        it (the answer is the same, battle by battle) and returns its record as
+        :class:`~simulator.rulesets.outcomes.Recorded`, which the counts read in place."""
         rows = [self.run_until(seed, first, count, int(step)) for step in steps]
         if not rows:
             return {}
@@ -228,8 +229,11 @@ class Prepared(ABC):
         raise NotImplementedError(BY_STEP)
 
     @abstractmethod
-    def run(self, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
-        """Outcome columns of battles ``first .. first+count-1`` of run ``seed``."""
+    def run(self, seed: int, first: int, count: int) -> Mapping[str, np.ndarray]:
+        """Outcome columns of battles ``first .. first+count-1`` of run ``seed``: the
+        kernel's rows as :class:`~simulator.rulesets.outcomes.Outcomes` (each name's
+        place in a row), which the statistics count in one pass without a copy; any other
+        mapping of name to column is counted a column at a time."""
 
     def memory_bytes(self, battles: int) -> int:
         """The most bytes one kernel call of ``battles`` battles needs: its rows of

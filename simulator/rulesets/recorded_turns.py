@@ -8,11 +8,12 @@ there. This is their ``run_until`` and ``run_through`` over those two calls.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
 from .base import Prepared
+from .outcomes import Recorded
 
 
 class RecordedTurns(Prepared):
@@ -39,10 +40,10 @@ class RecordedTurns(Prepared):
 
     def run_through(
         self, seed: int, first: int, count: int, steps: Sequence[int]
-    ) -> dict[str, np.ndarray]:
+    ) -> Mapping[str, np.ndarray]:
         """Every asked turn's rows in one pass of the battles (the kernel records them)."""
         if not len(steps):
             return {}
         _, trails = self.run_marked(seed, first, count, marks=[int(t) for t in steps])
         # Views of the one table, as run's columns are of its rows.
-        return {name: trails[:, :, col].T for name, col in self.columns.items()}
+        return Recorded(trails, self.columns)

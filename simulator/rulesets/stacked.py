@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from .outcomes import Outcomes
+
 
 @dataclass(frozen=True)
 class Stack:
@@ -92,11 +94,9 @@ class StackedRuns:
         arrays by."""
         raise NotImplementedError
 
-    def columns_of(self, rows: np.ndarray) -> dict[str, np.ndarray]:
+    def columns_of(self, rows: np.ndarray) -> Outcomes:
         """The outcome columns of its kernel's ``rows`` (what :meth:`run` returns)."""
-        return {name: rows[:, col] for name, col in self.columns.items()} | (
-            self.derived_columns(rows)
-        )
+        return Outcomes(rows, self.columns, self.derived_columns(rows))
 
     def derived_columns(self, rows: np.ndarray) -> dict[str, np.ndarray]:
         """The outcome columns computed from its kernel's ``rows`` (none here)."""

@@ -28,7 +28,7 @@ import signal
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from functools import lru_cache
 from typing import Any, NamedTuple, TypeVar
@@ -145,7 +145,7 @@ def scenario_summary(
     seed: int,
     first: int,
     count: int,
-    summarise: Callable[[list[dict[str, np.ndarray]]], Any],
+    summarise: Callable[[list[Mapping[str, np.ndarray]]], Any],
 ) -> tuple[Any, float]:
     """Runs on a worker for :meth:`simulator.running.scenarios.ScenarioBattles.tallies`:
     ``summarise`` of battles ``first .. first + count - 1`` of each scenario, and the

@@ -10,7 +10,7 @@ battles holds a few histograms, never 10**9 rows.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -116,7 +116,7 @@ def local_chunks(
     prepared: Any,
     seed: int,
     ranges: list[tuple[int, int]],
-    rows: list[dict[str, np.ndarray]] | None,
+    rows: list[Mapping[str, np.ndarray]] | None,
     sizes: ChunkSizes,
 ) -> Iterator[tuple[int, int, Tally]]:
     """The battles of ``ranges`` in order in this process, in calls sized by ``sizes``
@@ -235,7 +235,7 @@ def run_chunks(scenario: Scenario, plan: RunPlan, progress: Progress | None = No
             f"resumed from {checkpoint}: {done_battles:,} of the {battles:,} battles were done "
             "before this run",
         )
-    rows: list[dict[str, np.ndarray]] | None = [] if keep else None
+    rows: list[Mapping[str, np.ndarray]] | None = [] if keep else None
     started = time.perf_counter()
     compiled_at_start = clock.seconds
     saved = started

@@ -56,7 +56,7 @@ PROGRESS_SECONDS = 0.5
 #: if the new scenario is this many times slower a battle.
 ONE_CALL_HEADROOM = 100
 #: Outcome columns of one chunk of battles of a group: one dict of columns per scenario.
-Columns = list[dict[str, np.ndarray]]
+Columns = list[Mapping[str, np.ndarray]]
 T = TypeVar("T")
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -49,7 +49,7 @@ class _Serialised:
         self.prepared = prepared
         self.lock = lock
 
-    def run(self, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
+    def run(self, seed: int, first: int, count: int) -> Mapping[str, np.ndarray]:
         with self.lock if self.lock is not None else nullcontext():
             return self.prepared.run(seed, first, count)
 

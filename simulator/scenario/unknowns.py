@@ -673,17 +673,19 @@ def _path_words(path: str) -> str:
 SERIAL_BATTLES = 512
 
 
-def run_group(prepared: Prepared, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
+def run_group(prepared: Prepared, seed: int, first: int, count: int) -> Mapping[str, np.ndarray]:
     return run_groups([(prepared, seed, first, count)])[0]
 
 
-def run_groups(groups: list[tuple[Prepared, int, int, int]]) -> list[dict[str, np.ndarray]]:
+def run_groups(
+    groups: list[tuple[Prepared, int, int, int]],
+) -> list[Mapping[str, np.ndarray]]:
     """``prepared.run(seed, first, count)`` of each group, in their order: the groups of
     fewer than :data:`SERIAL_BATTLES` battles all on the calling thread alone (the
     thread count set once for them, not twice a group), the others on every thread."""
     import numba
 
-    results: list[dict[str, np.ndarray]] = [{} for _ in groups]
+    results: list[Mapping[str, np.ndarray]] = [{} for _ in groups]
     small = [i for i, (_, _, _, count) in enumerate(groups) if count < SERIAL_BATTLES]
     if small:
         threads = numba.get_num_threads()

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -279,7 +280,7 @@ class PairedChunk:
     sums: dict[str, PairedSums]
 
 
-def paired_chunk(columns: list[dict[str, np.ndarray]]) -> PairedChunk:
+def paired_chunk(columns: list[Mapping[str, np.ndarray]]) -> PairedChunk:
     """A chunk of battles of A and B (their outcome columns) as a :class:`PairedChunk`
     (it runs where the battles ran: here, or on a Dask worker)."""
     out_a, out_b = columns

@@ -19,6 +19,7 @@ from ..base import BY_STEP, FROM_STEP, STOP_RULES, WAVES, Prepared
 from ..olympia.model import Men, Side, Unit
 from ..olympia.prepare import side_bounds
 from ..olympia.waves import LEFT_PREFIX
+from ..outcomes import Outcomes, Recorded
 from ..stacked import StackedRuns
 from . import waves
 from .keys import RANKS
@@ -410,23 +411,22 @@ class AgeOfGodsPrepared(StackedRuns, Prepared):
 
     def run_through(
         self, seed: int, first: int, count: int, steps: Sequence[int]
-    ) -> dict[str, np.ndarray]:
+    ) -> Mapping[str, np.ndarray]:
         """One pass: every battle fought once, to the last asked round at most, its row
         recorded after each asked round."""
         asked = [int(step) for step in steps]
         if not asked:
             return {}
         _, through = self.run_recorded(seed, first, count, max(asked), asked)
-        return {name: through[:, :, col].T for name, col in self.columns.items()}
+        return Recorded(through, self.columns)
 
-    def run(self, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
+    def run(self, seed: int, first: int, count: int) -> Outcomes:
         out = self.run_matrix(seed, first, count)
-        result = self.columns_of(out)
-        if self.keeps_left:
-            at = k.O_COLUMNS + len(self.arrays.columns)
-            for g in range(len(self.arrays.groups)):
-                result[f"{LEFT_PREFIX}{g}"] = out[:, at + g]
-        return result
+        if not self.keeps_left:
+            return self.columns_of(out)
+        at = k.O_COLUMNS + len(self.arrays.columns)
+        left = {f"{LEFT_PREFIX}{g}": at + g for g in range(len(self.arrays.groups))}
+        return Outcomes(out, {**self.columns, **left}, self.derived_columns(out))
 
     def derived_columns(self, rows: np.ndarray) -> dict[str, np.ndarray]:
         return {

@@ -13,6 +13,7 @@ from kernels import confrontation as k
 from kernels import confrontation_stacked
 
 from ..base import BY_STEP, FROM_STEP, STOP_RULES, TURN_LIMIT, WAVES, add_to_most
+from ..outcomes import Outcomes
 from ..recorded_turns import RecordedTurns
 from ..stacked import StackedRuns
 from . import waves
@@ -217,7 +218,7 @@ class ConfrontationPrepared(StackedRuns, RecordedTurns):
             )
         return out, trails.reshape(count, len(turns), a.n_columns)
 
-    def run(self, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
+    def run(self, seed: int, first: int, count: int) -> Outcomes:
         return self.columns_of(self.run_matrix(seed, first, count))
 
     def stack_tables(self) -> tuple[np.ndarray, ...]:

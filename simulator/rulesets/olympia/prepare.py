@@ -16,6 +16,7 @@ from kernels.olympia import strike
 
 from ...errors import BattleOddsError, did_you_mean
 from ..base import BY_STEP, FROM_STEP, STOP_RULES, WAVES, Prepared
+from ..outcomes import Outcomes, Recorded
 from ..stop_rules import STOP_AFTER
 from . import waves
 from .keys import KERNELS, RULE_KERNELS
@@ -440,14 +441,14 @@ class OlympiaPrepared(Prepared):
             out[:, k.O_STEPS] += self.from_step
         return out
 
-    def run(self, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
+    def run(self, seed: int, first: int, count: int) -> Outcomes:
         out = self.run_matrix(seed, first, count)
-        rows = {name: out[:, col] for name, col in self.columns.items()}
+        places = self.columns
         if self.keeps_left:
             at = self.arrays.n_columns
-            for g in range(len(self.arrays.groups)):
-                rows[f"{waves.LEFT_PREFIX}{g}"] = out[:, at + g]
-        return rows
+            left = {f"{waves.LEFT_PREFIX}{g}": at + g for g in range(len(self.arrays.groups))}
+            places = {**places, **left}
+        return Outcomes(out, places)
 
     def for_waves(self, later: bool = False) -> OlympiaPrepared:
         """This battle as the wave chain runs it: :meth:`run` gives each group's state
@@ -512,9 +513,7 @@ class OlympiaPrepared(Prepared):
         if parts > 1:
             counts += held.sum(axis=0)
 
-    def run_through(
-        self, seed: int, first: int, count: int, steps: Sequence[int]
-    ) -> dict[str, np.ndarray]:
+    def run_through(self, seed: int, first: int, count: int, steps: Sequence[int]) -> Recorded:
         """The state after each strike of ``steps`` in one pass of each battle (the
         kernel records the row as it passes each; a battle decided earlier has its
         final row there), battles stopped once every step is recorded."""
@@ -531,7 +530,7 @@ class OlympiaPrepared(Prepared):
             kernel_run(self.recording_kernel)(self, np.uint64(seed), first, out, asked, rec)
             if self.from_step:
                 rec[:, :, k.O_STEPS] += self.from_step
-        return {name: rec[:, :, col].T for name, col in self.columns.items()}
+        return Recorded(rec, self.columns)
 
     def run_until(self, seed: int, first: int, count: int, step: int) -> dict[str, np.ndarray]:
         """The battles stopped after strike ``step`` when undecided then (``run_through``

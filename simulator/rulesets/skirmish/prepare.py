@@ -13,6 +13,7 @@ from kernels import skirmish_stacked
 
 from .. import base
 from ..base import BY_STEP, FROM_STEP, STOP_RULES, TURN_LIMIT, add_to_most
+from ..outcomes import Outcomes
 from ..recorded_turns import RecordedTurns
 from ..stacked import StackedRuns
 from . import waves
@@ -196,7 +197,7 @@ class SkirmishPrepared(StackedRuns, RecordedTurns):
             )
         return out, trails.reshape(count, len(turns), self.n_columns)
 
-    def run(self, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
+    def run(self, seed: int, first: int, count: int) -> Outcomes:
         return self.columns_of(self.run_matrix(seed, first, count))
 
     def stack_tables(self) -> tuple[np.ndarray, ...]:
