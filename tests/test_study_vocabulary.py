@@ -53,6 +53,16 @@ def test_every_public_study_takes_a_plan_one_progress_and_one_executor(study: An
     assert "first_battles" not in parameters and "battles" in parameters
 
 
+def test_the_best_retreat_takes_a_plan_and_the_one_progress(scenario: simulator.Scenario) -> None:
+    """best_retreat runs here alone (no executor), but takes a plan as every study."""
+    parameters = inspect.signature(simulator.best_retreat).parameters
+    assert parameters["plan"].kind is inspect.Parameter.KEYWORD_ONLY
+    assert parameters["plan"].annotation == "StudyPlan | None"
+    assert parameters["progress"].annotation == "Progress | None"
+    with pytest.raises(ParameterError, match=r"its confidence 0\.9: best_retreat has no"):
+        simulator.best_retreat(scenario, plan=StudyPlan.of(seed=5, battles=300, confidence=0.9))
+
+
 @pytest.mark.parametrize("answer", ANSWERS, ids=lambda a: a.__name__)
 def test_every_answers_frame_is_a_property(answer: type) -> None:
     assert isinstance(inspect.getattr_static(answer, "frame"), property)

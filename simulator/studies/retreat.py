@@ -25,7 +25,9 @@ from .. import rulesets
 from ..errors import BattleOddsError, ParameterError, did_you_mean, literal
 from ..rulesets.olympia.retreat import DECISIONS, NOBLES, BestRule, army_cost, best_rule, prices_of
 from ..rulesets.stop_rules import NEVER
+from ..running.plan import Progress, StudyPlan
 from ..scenario.scenario import Scenario, prepare, unknowns_of
+from .machinery.planned import takes_plan
 from .machinery.retreat_both import BothSidesResult
 from .machinery.retreat_simulated import SimulatedRetreatResult
 from .machinery.retreat_words import stop_now_or_go_on, threshold_words
@@ -205,6 +207,7 @@ def check_retreat_options(side: str, win_value: float | None, method: str | None
         )
 
 
+@takes_plan
 def best_retreat(
     scenario: Scenario,
     side: str = "attacker",
@@ -216,10 +219,11 @@ def best_retreat(
     seed: int | None = None,
     threads: int | None = None,
     costs: Mapping[str, float] | str | Path | None = None,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Progress | None = None,
     max_states: int | None = None,
     stop: Callable[[], bool] | None = None,
     lock: AbstractContextManager[object] | None = None,
+    plan: StudyPlan | None = None,
 ) -> RetreatResult | SimulatedRetreatResult | BothSidesResult:
     """The best retreat rule of ``side``, its value, and the values of "never retreat"
     and of the side's own rule in the scenario; ``side="both"``: both sides choosing
@@ -233,7 +237,8 @@ def best_retreat(
     or None: exact where the exact solver reaches, else simulated. ``max_states``: the
     largest chain solved exactly (default: the exact solver's limit); ``stop()``
     (default: Ctrl-C) ends the simulated method's work with the rule so far; each
-    kernel call holds ``lock`` (the page's questions take turns). Raises
+    kernel call holds ``lock`` (the page's questions take turns). ``plan``: ``battles``,
+    ``seed`` and ``threads`` as every study takes them (a :class:`StudyPlan`). Raises
     :class:`BattleOddsError` for what it cannot answer (a scenario with ranges, a
     method the battle cannot take)."""
     check_retreat_options(side, win_value, method)
