@@ -178,19 +178,23 @@ def test_kernel_versions_compares_a_revisions_kernels_with_the_working_trees() -
     assert cells[-1] == "yes"
 
 
+def tree_versions(scenarios: str, *options: str) -> subprocess.CompletedProcess[str]:
+    """benchmarks/tree_versions.py, this tree against itself (a real run names an older
+    checkout), on ``scenarios/confrontation/{scenarios}.toml``, one process a tree."""
+    script = str(ROOT / "benchmarks" / "tree_versions.py")
+    glob = f"scenarios/confrontation/{scenarios}.toml"
+    return subprocess.run(
+        [sys.executable, script, str(ROOT), "--scenarios", glob, "--processes", "1", *options],
+        capture_output=True, text=True, timeout=1200,
+    )  # fmt: skip
+
+
 def test_tree_versions_times_two_checkouts_and_checks_their_rows(tmp_path: Path) -> None:
     """This tree against itself (a real run names an older checkout): each scenario
     timed in both, its ratio, and the rows found the same; a folder that holds no
     checkout is refused with a line saying so."""
     script = str(ROOT / "benchmarks" / "tree_versions.py")
-    done = subprocess.run(
-        [
-            sys.executable, script, str(ROOT), "--scenarios",
-            "scenarios/confrontation/[ab]*.toml", "--processes", "1", "--rounds", "1",
-            "--battles", "500",
-        ],
-        capture_output=True, text=True, timeout=1200,
-    )  # fmt: skip
+    done = tree_versions("[ab]*", "--rounds", "1", "--battles", "500")
     assert done.returncode == 0, done.stderr
     assert "# processor " in done.stdout
     rows = [x for x in done.stdout.splitlines() if x.startswith("| scenarios/")]
@@ -211,15 +215,7 @@ def test_tree_versions_times_two_checkouts_and_checks_their_rows(tmp_path: Path)
 def test_tree_versions_times_the_answer_made_of_the_rows() -> None:
     """``--answer``: the Python side of a run (the kernel's rows named and tallied) in
     both trees, the tallies found the same."""
-    script = str(ROOT / "benchmarks" / "tree_versions.py")
-    done = subprocess.run(
-        [
-            sys.executable, script, str(ROOT), "--answer", "--scenarios",
-            "scenarios/confrontation/attack.toml", "--processes", "1", "--rounds", "2",
-            "--battles", "2000",
-        ],
-        capture_output=True, text=True, timeout=1200,
-    )  # fmt: skip
+    done = tree_versions("attack", "--answer", "--rounds", "2", "--battles", "2000")
     assert done.returncode == 0, done.stderr
     assert "# the answer made of a kernel call's rows" in done.stdout
     row = next(x for x in done.stdout.splitlines() if x.startswith("| scenarios/"))

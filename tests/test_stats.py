@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import pickle
 from collections.abc import Mapping
+from types import MappingProxyType
 
 import numpy as np
 import pytest
@@ -14,7 +16,7 @@ from hypothesis.extra import numpy as hnp
 from kernels.tally import NARROW
 from simulator import load_scenario, rulesets
 from simulator.results.stats import FOUGHT_OUT, OUTCOMES, Histogram, Tally
-from simulator.rulesets import Outcomes
+from simulator.rulesets import Outcomes, Recorded
 
 INT64 = np.iinfo(np.int64)
 
@@ -126,6 +128,25 @@ def test_outcomes_are_views_of_the_kernels_rows() -> None:
             Outcomes(bad, {"winner": 0})
     with pytest.raises(ValueError, match="both placed and derived"):
         Outcomes(matrix, {"winner": 0, "turn": 1}, {"turn": turn})
+    # Pickled (to a process, a Dask worker) with its places in a read-only mapping, as
+    # the rulesets give them: its columns are views of its matrix again after.
+    places = MappingProxyType({"winner": 0, "steps": 2})
+    again = pickle.loads(pickle.dumps(Outcomes(matrix, places, {"turn": turn})))
+    assert np.shares_memory(again["steps"], again.matrix) and list(again) == list(outcomes)
+    assert again["steps"].tolist() == [40, 5, 8, 11] and again["turn"].tolist() == [1, 1, 2, 2]
+
+
+def test_a_record_gives_each_column_by_step_and_battle() -> None:
+    """Recorded (run_through's answer): ``table[i, k, place]`` as column ``[k, i]``, a
+    view; the table must be battles by steps by row."""
+    table = np.arange(24, dtype=np.int64).reshape(2, 3, 4)  # 2 battles, 3 steps
+    recorded = Recorded(table, {"winner": 1, "steps": 3})
+    assert recorded["steps"].shape == (3, 2) and recorded["steps"][2, 1] == table[1, 2, 3]
+    assert np.shares_memory(recorded["winner"], table) and list(recorded) == ["winner", "steps"]
+    again = pickle.loads(pickle.dumps(recorded))
+    assert np.shares_memory(again["winner"], again.table)
+    with pytest.raises(ValueError, match="3 dimensions"):
+        Recorded(table[0], {"winner": 1})
 
 
 @settings(max_examples=50, deadline=None)

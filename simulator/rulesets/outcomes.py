@@ -31,8 +31,23 @@ def _kernel_rows(matrix: np.ndarray, dims: int) -> None:
         )
 
 
+class _NamedColumns(Mapping[str, np.ndarray]):
+    """Columns by name, each view made once (``_views``, set by the subclass)."""
+
+    _views: dict[str, np.ndarray]
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self._views[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._views)
+
+    def __len__(self) -> int:
+        return len(self._views)
+
+
 @dataclass(frozen=True, eq=False)
-class Outcomes(Mapping[str, np.ndarray]):
+class Outcomes(_NamedColumns):
     """Battles' outcome columns: ``matrix[i, places[name]]`` is battle i's ``name``.
 
     ``matrix`` is the kernel's rows, one a battle (C-contiguous int64, as the kernel
@@ -57,18 +72,13 @@ class Outcomes(Mapping[str, np.ndarray]):
             views[name] = values
         object.__setattr__(self, "_views", views)
 
-    def __getitem__(self, name: str) -> np.ndarray:
-        return self._views[name]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._views)
-
-    def __len__(self) -> int:
-        return len(self._views)
+    def __reduce__(self) -> tuple[type[Outcomes], tuple[object, ...]]:
+        # Pickled as what it is made of, so that its columns are views again after.
+        return (Outcomes, (self.matrix, dict(self.places), dict(self.derived)))
 
 
 @dataclass(frozen=True, eq=False)
-class Recorded(Mapping[str, np.ndarray]):
+class Recorded(_NamedColumns):
     """Battles' rows after each of some steps (:meth:`Prepared.run_through`):
     ``table[i, k, places[name]]`` is battle i's ``name`` after the k-th step asked.
 
@@ -86,11 +96,5 @@ class Recorded(Mapping[str, np.ndarray]):
         views = {name: self.table[:, :, at].T for name, at in self.places.items()}
         object.__setattr__(self, "_views", views)
 
-    def __getitem__(self, name: str) -> np.ndarray:
-        return self._views[name]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._views)
-
-    def __len__(self) -> int:
-        return len(self._views)
+    def __reduce__(self) -> tuple[type[Recorded], tuple[object, ...]]:
+        return (Recorded, (self.table, dict(self.places)))
