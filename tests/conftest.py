@@ -1,4 +1,5 @@
-"""The test session's start: the kernels compiled first, in parallel, on an empty cache.
+"""The test session's start (the kernels compiled first, in parallel, on an empty cache)
+and the fixtures test modules share.
 
 Every process of the session (pytest's own, and each ``battle-odds`` a test starts) loads
 the kernels from the tree's Numba cache, which a fresh clone lacks: each kernel then
@@ -16,7 +17,9 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+import simulator
+from tests import ROOT
+
 #: The kernel modules whose cache index (``kernels/PACKAGE/__pycache__/MODULE.FUNCTION-*.nbi``,
 #: olympia's in its package's folder) says the module's kernel was compiled in this tree.
 KERNELS = (
@@ -87,3 +90,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.module is not None and item.module.__name__.rpartition(".")[2] in TERMINAL_MODULES:
             item.add_marker(pytest.mark.terminal)
+
+
+@pytest.fixture(scope="session")
+def knights_vs_pikemen() -> simulator.Scenario:
+    """The yardstick scenario of the studies' and the library's tests (olympia's knights
+    against pikemen: small, fast, every study can ask it), loaded once a session."""
+    return simulator.load_scenario(ROOT / "scenarios" / "olympia" / "knights_vs_pikemen.toml")

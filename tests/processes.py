@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 
 from kernels._warm import SHORTCUTS
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests import ROOT
 
 
 def started(

@@ -10,10 +10,10 @@ import sys
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests import ROOT
+
 #: Seconds the server may take to start: it loads (or, on a fresh clone, compiles)
 #: olympia's kernels first.
 START_SECONDS = 900

@@ -32,7 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests import ROOT
+
 #: How many battles each bundled scenario keeps, row by row.
 BATTLES = "3000"
 SEED = "20261207"

@@ -12,9 +12,8 @@ import subprocess
 import sys
 import termios
 from collections.abc import Callable
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests import ROOT
 
 
 def terminal_bytes(args: list[str], columns: int, stream: str) -> str:

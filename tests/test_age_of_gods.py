@@ -20,6 +20,7 @@ from kernels.olympia import layout as ol
 from simulator.cli import app
 from simulator.rulesets.age_of_gods.model import SIDES
 from simulator.rulesets.age_of_gods.prepare import AgeOfGodsPrepared
+from tests import ROOT
 from tests.reference import age_of_gods as reference
 from tests.reference.agreement import check_case
 from tests.reference.cases import DRAGON, Case, cases_of
@@ -31,7 +32,7 @@ from tests.stats_tests import (
 )
 
 RULESET = "age_of_gods"
-SCENARIOS = sorted((Path(__file__).parent.parent / "scenarios" / RULESET).glob("*.toml"))
+SCENARIOS = sorted((ROOT / "scenarios" / RULESET).glob("*.toml"))
 runner = CliRunner()
 
 

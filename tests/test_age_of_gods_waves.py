@@ -18,6 +18,7 @@ from simulator.rulesets.age_of_gods.prepare import AgeOfGodsPrepared
 from simulator.rulesets.olympia.waves import LEFT_PREFIX
 from simulator.scenario.scenario import prepare
 from simulator.testing import reproducibility
+from tests import ROOT
 from tests.test_waves import _bad, scenario_of, without_waves
 from tests.test_waves import test_the_whole_battle_is_the_chain_of_its_waves as whole_chain
 from tests.wave_checks import (
@@ -27,7 +28,6 @@ from tests.wave_checks import (
     check_run_reports_waves,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples/waves/keep_under_siege.toml"
 #: Three assaults on a tower: control limits keep men out, peasants flee, allies join
 #: in round 3.

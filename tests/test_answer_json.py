@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import math
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from simulator.results.answer_json import answer_json
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests import ROOT
 
 
 def test_no_command_writes_json_of_its_own() -> None:

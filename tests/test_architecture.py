@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import tomllib
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests import ROOT
 
 
 def lint_imports() -> str:

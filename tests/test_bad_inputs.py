@@ -16,8 +16,8 @@ from simulator.rulesets.skirmish.replay import replay
 from simulator.scenario.scenario import load_scenario
 from simulator.studies.compare import compare
 from simulator.studies.regress import read_baseline
+from tests import ROOT
 
-ROOT = Path(__file__).parent.parent
 KNIGHTS = ROOT / "scenarios/olympia/knights_vs_pikemen.toml"
 CAVALRY = ROOT / "scenarios/skirmish/cavalry_charge.toml"
 runner = CliRunner()

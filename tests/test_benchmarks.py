@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from benchmarks import more_tables
+from tests import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 RULESETS = ("age_of_gods", "blocks", "confrontation", "skirmish")
 
 

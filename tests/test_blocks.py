@@ -13,12 +13,13 @@ from typer.testing import CliRunner
 import simulator
 from simulator.cli import app
 from simulator.scenario.scenario import Scenario, load_scenario
+from tests import ROOT
 from tests.reference import blocks as reference
 from tests.reference.agreement import check_case
 from tests.reference.cases import Case, cases_of
 from tests.stats_tests import ALPHA, interval_contains, reproducibility
 
-SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios" / "blocks"
+SCENARIOS = ROOT / "scenarios" / "blocks"
 BUNDLED = ("field_battle", "field_reserves", "storm", "siege_attrition", "relief")
 runner = CliRunner()
 

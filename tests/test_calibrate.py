@@ -16,8 +16,8 @@ from typer.testing import CliRunner
 from simulator.cli import app
 from simulator.results.stats import Histogram
 from simulator.studies import calibrate as cal
+from tests import ROOT
 
-ROOT = Path(__file__).parent.parent
 EXAMPLE = ROOT / "examples/calibration/made_up_reports.toml"
 runner = CliRunner()
 

@@ -16,8 +16,8 @@ import simulator
 from simulator.cli import app
 from simulator.running.checkpoint import Checkpoint, checksum, gaps
 from simulator.version import __version__
+from tests import ROOT
 
-ROOT = Path(__file__).parent.parent
 KNIGHTS = str(ROOT / "scenarios/olympia/knights_vs_pikemen.toml")
 BATTLES = 20_000
 runner = CliRunner()

@@ -21,12 +21,13 @@ from simulator.errors import BattleOddsError, Source
 from simulator.rulesets.confrontation import model
 from simulator.rulesets.confrontation.model import hundredths
 from simulator.scenario.scenario import from_data
+from tests import ROOT
 from tests.reference import confrontation as reference
 from tests.reference.agreement import check_case
 from tests.reference.cases import Case, cases_of
 from tests.stats_tests import ALPHA, reproducibility
 
-SCENARIOS = sorted((Path(__file__).parent.parent / "scenarios" / "confrontation").glob("*.toml"))
+SCENARIOS = sorted((ROOT / "scenarios" / "confrontation").glob("*.toml"))
 SCENARIO = {p.stem: p for p in SCENARIOS}
 runner = CliRunner()
 

@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 
 from kernels.stops import ATTACKER_WITHDREW, DEFENDER_WITHDREW, FIGHTING
 from simulator.rulesets.base import FROM_STEP, STOP_RULES
+from tests import ROOT
 from tests.reference import confrontation as reference
 from tests.stop_checks import (
     fails_in_one_line,
@@ -28,11 +29,11 @@ from tests.stop_checks import (
 )
 
 runner = CliRunner()
-ROOT = Path(__file__).parent.parent / "scenarios" / "confrontation"
+SCENARIOS = ROOT / "scenarios" / "confrontation"
 #: 4 units a side, the simple policy, 10 turns; battles last 2 to 5 turns.
-OPEN_FIELD = (ROOT / "open_field.toml").read_text(encoding="utf-8")
+OPEN_FIELD = (SCENARIOS / "open_field.toml").read_text(encoding="utf-8")
 #: A script of 6 turns (attack, bombard, strike in turn): from_step picks its turns.
-STRIKE = (ROOT / "strike.toml").read_text(encoding="utf-8")
+STRIKE = (SCENARIOS / "strike.toml").read_text(encoding="utf-8")
 
 
 #: Each kind of stop rule (and a battle in progress) on a scenario, and the outcomes the

@@ -13,8 +13,9 @@ import simulator
 from simulator.cli import app
 from simulator.studies.compare import compare
 from simulator.studies.machinery.armies import reinforced
+from tests import ROOT
 
-SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
+SCENARIOS = ROOT / "scenarios"
 runner = CliRunner()
 
 #: A scenario of each ruleset, and a worth question that applies to it.

@@ -15,7 +15,7 @@ from types import ModuleType
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests import ROOT
 
 
 def load_regenerate() -> ModuleType:

@@ -23,9 +23,9 @@ import pytest
 
 import simulator
 from simulator.running.checkpoint import checksum
+from tests import ROOT
 from tests.processes import started
 
-ROOT = Path(__file__).parent.parent
 KNIGHTS = str(ROOT / "scenarios/olympia/knights_vs_pikemen.toml")
 ENV = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 

@@ -35,13 +35,13 @@ from simulator.errors import BattleOddsError
 from simulator.input.fields import Field, rows
 from simulator.rulesets import keys
 from simulator.scenario.scenario import set_path
+from tests import ROOT
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
 
-ROOT = Path(__file__).parent.parent
 #: Mutants a ruleset meets in the first tier, and more, other ones, in the slow tier
 #: (each a validation and a run of 200 battles: about 0.1 s, 0.3 s on a busy machine).
 CASES = 60

@@ -23,9 +23,9 @@ import simulator
 from simulator import rulesets
 from simulator.cli import app
 from simulator.report.question import question
+from tests import ROOT
 from tests.terminal import terminal_bytes, too_wide
 
-ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS = ROOT / "scenarios"
 
 

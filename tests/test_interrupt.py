@@ -21,10 +21,10 @@ from pathlib import Path
 import pytest
 
 import simulator
+from tests import ROOT
 from tests.processes import started
 from tests.terminal import read_terminal
 
-ROOT = Path(__file__).parent.parent
 KNIGHTS = str(ROOT / "scenarios/olympia/knights_vs_pikemen.toml")
 #: 10,000 attackers against 9,000 defenders: about a millisecond a battle.
 LARGE = str(ROOT / "benchmarks/scenarios/large.toml")

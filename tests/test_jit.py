@@ -14,9 +14,8 @@ import pytest
 
 import kernels._jit
 from kernels import jit
+from tests import ROOT
 from tests.processes import needs_numba_shortcuts, toy_probe
-
-ROOT = Path(__file__).resolve().parent.parent
 
 #: A helper too large for LLVM to inline on its own at two call sites, written twice: one
 #: plainly called, one ``llvm_inline``; each called twice by a kernel of its own.

@@ -4,8 +4,6 @@ kernel for a group of scenarios that must draw battle i alike."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -15,8 +13,9 @@ from simulator.errors import BattleOddsError
 from simulator.rulesets.base import common_kernel, use_common_kernel
 from simulator.rulesets.olympia import keys
 from simulator.rulesets.olympia.prepare import KERNEL_RUNS, REFERENCE_KERNEL
+from tests import ROOT
 
-SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
+SCENARIOS = ROOT / "scenarios"
 SMALL = ("noble, 10 soldier", "noble, 10 pikeman")
 #: Over the chain kernel's size limit: ``auto`` runs skip.
 LARGE = ("noble, 3000 soldier", "noble, 3000 pikeman")

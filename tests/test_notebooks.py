@@ -13,6 +13,7 @@ from typing import Any
 import nbformat
 import pytest
 
+from tests import ROOT
 from tests.test_human_output import raw_identifiers
 
 if sys.version_info >= (3, 11):
@@ -20,7 +21,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+NOTEBOOKS = ROOT / "notebooks"
 
 
 def test_notebooks_match_their_builder():

@@ -27,10 +27,11 @@ from simulator.errors import BattleOddsError
 from simulator.rulesets.olympia import prepare
 from simulator.rulesets.olympia.prepare import OlympiaPrepared, chain_refusal
 from simulator.testing import ALPHA, exact_within_intervals, reproducibility
+from tests import ROOT
 
 from .test_olympia_skip import differing_columns
 
-BUNDLED = sorted((Path(__file__).parent.parent / "scenarios" / "olympia").glob("*.toml"))
+BUNDLED = sorted((ROOT / "scenarios" / "olympia").glob("*.toml"))
 BATTLES = 30_000
 
 

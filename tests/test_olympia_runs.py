@@ -12,9 +12,10 @@ from typer.testing import CliRunner
 
 import simulator
 from simulator.cli import app
+from tests import ROOT
 from tests.stats_tests import reproducibility
 
-SCENARIOS = sorted(Path(__file__).parent.parent.glob("scenarios/olympia/*.toml"))
+SCENARIOS = sorted(ROOT.glob("scenarios/olympia/*.toml"))
 # The words these tests look for, at a width where a table's cells hold them on one line
 # (how the tables wrap and what they leave out at 60, 80 and 200 columns is
 # tests/test_terminal_output.py's), so that they pass in any terminal.

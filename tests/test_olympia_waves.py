@@ -19,12 +19,12 @@ from simulator.rulesets.olympia.prepare import OlympiaPrepared
 from simulator.rulesets.olympia.waves import LEFT_PREFIX
 from simulator.scenario.scenario import prepare
 from simulator.testing import reproducibility, simulate_rows, tally_differences
+from tests import ROOT
 from tests.reference import waves as reference
 from tests.test_waves import mutant_tally, scenario_of, without_waves
 from tests.test_waves import test_the_whole_battle_is_the_chain_of_its_waves as whole_chain
 
 runner = CliRunner()
-ROOT = Path(__file__).resolve().parents[1]
 #: The bundled example: swordsmen, then knights, then soldiers against two nobles with
 #: soldiers in a battered tower and archers behind them (two units of soldiers in one
 #: row: one kind for the skip kernel, whose last deaths are shared out at the end).

@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 from simulator.cli import app
 from simulator.errors import BattleOddsError
 from simulator.running.output_paths import IMAGE, check_output_path
+from tests import ROOT
 
-ROOT = Path(__file__).parent.parent
 KNIGHTS = str(ROOT / "scenarios/olympia/knights_vs_pikemen.toml")
 runner = CliRunner()
 

@@ -20,13 +20,8 @@ from simulator.errors import BattleOddsError, ParameterError, literal
 SCENARIO = "scenarios/olympia/knights_vs_pikemen.toml"
 
 
-@pytest.fixture(scope="module")
-def scenario() -> simulator.Scenario:
-    return simulator.load_scenario(SCENARIO)
-
-
-def _worth(scenario: simulator.Scenario, **given: Any) -> Any:
-    return simulator.worth(scenario, **{"add": "1 knight", "in_": "soldier", **given})
+def _worth(knights_vs_pikemen: simulator.Scenario, **given: Any) -> Any:
+    return simulator.worth(knights_vs_pikemen, **{"add": "1 knight", "in_": "soldier", **given})
 
 
 #: (the Python call, what its error says; the command's arguments, what it says).
@@ -149,14 +144,14 @@ CASES: list[tuple[Callable[[simulator.Scenario], Any], str, list[str], str]] = [
 
 @pytest.mark.parametrize(("call", "said", "args", "flagged"), CASES, ids=lambda c: None)
 def test_a_python_caller_reads_the_parameter_and_the_command_line_the_flag(
-    scenario: simulator.Scenario,
+    knights_vs_pikemen: simulator.Scenario,
     call: Callable[[simulator.Scenario], Any],
     said: str,
     args: list[str],
     flagged: str,
 ) -> None:
     with pytest.raises(simulator.ParameterError) as raised:  # a BattleOddsError too
-        call(scenario)
+        call(knights_vs_pikemen)
     assert said in str(raised.value)
     assert "--" not in str(raised.value)  # no flag of a command the caller did not run
     result = CliRunner().invoke(app, args)
@@ -166,12 +161,12 @@ def test_a_python_caller_reads_the_parameter_and_the_command_line_the_flag(
 
 
 def test_a_bad_checkpoint_says_what_to_do_in_the_callers_words(
-    scenario: simulator.Scenario, tmp_path: Any
+    knights_vs_pikemen: simulator.Scenario, tmp_path: Any
 ) -> None:
     damaged = tmp_path / "run.ckpt"
     damaged.write_text("{")
     with pytest.raises(BattleOddsError) as raised:
-        simulator.simulate(scenario, 1_000, checkpoint=damaged)
+        simulator.simulate(knights_vs_pikemen, 1_000, checkpoint=damaged)
     assert str(raised.value).endswith("not JSON); delete it or choose another checkpoint file")
     result = CliRunner().invoke(app, ["run", SCENARIO, "-n", "1000", "--checkpoint", str(damaged)])
     assert result.exit_code == 2

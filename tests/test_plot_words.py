@@ -11,8 +11,8 @@ import pytest
 import simulator
 from simulator import rulesets
 from simulator.rulesets import words
+from tests import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS = sorted((ROOT / "scenarios").glob("*/*.toml"))
 
 

@@ -21,9 +21,9 @@ import simulator.rulesets
 from simulator.cli import app
 from simulator.results.stats import Tally
 from simulator.running.distributed import Cluster, connect
+from tests import ROOT
 from tests.processes import started
 
-ROOT = Path(__file__).parent.parent
 FIRST_OF_EACH = sorted(
     min((ROOT / "scenarios" / r).glob("*.toml")) for r in simulator.rulesets.builtin_names()
 )

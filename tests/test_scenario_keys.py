@@ -16,6 +16,7 @@ from simulator import rulesets
 from simulator.cli import app
 from simulator.input.fields import Field, rows
 from simulator.rulesets import keys
+from tests import ROOT
 from tests.test_olympia_errors import assert_clean_failure
 
 if sys.version_info >= (3, 11):
@@ -23,7 +24,6 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-ROOT = Path(__file__).parent.parent
 SCENARIOS = sorted((ROOT / "scenarios").glob("**/*.toml"))
 runner = CliRunner()
 

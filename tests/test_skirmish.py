@@ -19,12 +19,13 @@ from simulator.cli import app
 from simulator.rulesets.skirmish.model import field_tiles, neighbour
 from simulator.rulesets.skirmish.prepare import SkirmishPrepared
 from simulator.rulesets.skirmish.replay import move_log, replay
+from tests import ROOT
 from tests.reference import skirmish as reference
 from tests.reference.agreement import check_case
 from tests.reference.cases import Case, cases_of
 from tests.stats_tests import ALPHA, reproducibility, simulate_rows
 
-SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios" / "skirmish"
+SCENARIOS = ROOT / "scenarios" / "skirmish"
 #: |z| beyond this is a failure: a two-sided 99.9% level.
 Z_LIMIT = 3.3
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 from fractions import Fraction
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -22,10 +21,11 @@ from simulator.rulesets import get
 from simulator.rulesets.skirmish.replay import replay
 from simulator.scenario.scenario import Scenario, from_data
 from simulator.studies.machinery.armies import reinforced
+from tests import ROOT
 from tests.reference import skirmish as reference
 from tests.stats_tests import ALPHA, reproducibility
 
-SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios" / "skirmish"
+SCENARIOS = ROOT / "scenarios" / "skirmish"
 #: |z| beyond this is a failure: a two-sided 99.9% level.
 Z_LIMIT = 3.3
 DRAW = 2

@@ -19,6 +19,7 @@ from kernels.stops import ATTACKER_WITHDREW, DEFENDER_WITHDREW, FIGHTING
 from simulator.cli import app
 from simulator.rulesets.base import FROM_STEP, STOP_RULES
 from simulator.rulesets.skirmish.replay import replay
+from tests import ROOT
 from tests.reference import skirmish as reference
 from tests.stop_checks import (
     fails_in_one_line,
@@ -32,11 +33,11 @@ from tests.stop_checks import (
 )
 
 runner = CliRunner()
-ROOT = Path(__file__).parent.parent / "scenarios" / "skirmish"
+SCENARIOS = ROOT / "scenarios" / "skirmish"
 #: 3 cavalry (charge on the first turn) against 4 swordsmen; battles last 2 to 8 turns.
-CAVALRY = (ROOT / "cavalry_charge.toml").read_text(encoding="utf-8")
+CAVALRY = (SCENARIOS / "cavalry_charge.toml").read_text(encoding="utf-8")
 #: 3 archers, a veteran archer and a priest (who heals once) against a giant.
-ARCHERS = (ROOT / "archers_and_healer.toml").read_text(encoding="utf-8")
+ARCHERS = (SCENARIOS / "archers_and_healer.toml").read_text(encoding="utf-8")
 #: The same, the priest's healing used already and the archers wounded.
 ARCHERS_HEALED = ARCHERS.replace(
     'units = ["3 archer", "veteran_archer", "priest"]',
@@ -157,7 +158,7 @@ def test_a_healer_that_has_healed_heals_no_more(tmp_path: Path) -> None:
 
 
 def test_the_docs_battle_in_progress_validates(tmp_path: Path) -> None:
-    page = (Path(__file__).parent.parent / "docs" / "skirmish.md").read_text(encoding="utf-8")
+    page = (ROOT / "docs" / "skirmish.md").read_text(encoding="utf-8")
     block = next(b for b in page.split("```toml\n")[1:] if "from_step = 2" in b)
     s = scenario(tmp_path, 'ruleset = "skirmish"\n' + block.split("```")[0])
     assert s.model.from_step == 2

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from kernels._warm import SHORTCUTS
+from tests import ROOT
 from tests.processes import needs_numba_shortcuts
 
-ROOT = Path(__file__).resolve().parent.parent
 #: Too heavy for a process that does not need them (each 0.1-0.3 s of start-up).
 HEAVY = {"numba", "pandas", "scipy", "matplotlib"}
 ODDS = ["odds", "--attacker", "noble, 5 soldier", "--defender", "noble, 3 soldier"]

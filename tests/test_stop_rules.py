@@ -23,6 +23,7 @@ from simulator.results.stats import OUTCOMES, Tally
 from simulator.rulesets.base import BY_STEP, STOP_RULES
 from simulator.running.unfolding import FIRST_HORIZON, run_steps
 from simulator.scenario.stop_text import parse_retreat, retreat_words
+from tests import ROOT
 from tests.duel import ALL, Duel, OnePassDuel, registration
 
 runner = CliRunner()
@@ -449,7 +450,6 @@ BUNDLED = {
     "confrontation": "scenarios/confrontation/attack.toml",
     "skirmish": "scenarios/skirmish/cavalry_charge.toml",
 }
-ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.parametrize("ruleset", sorted(BUNDLED))

@@ -25,6 +25,8 @@ from typing import Any, NamedTuple
 
 import pytest
 
+from tests import ROOT
+
 pytest.importorskip("distributed")
 
 import simulator
@@ -34,7 +36,6 @@ from simulator.studies.compare import compare
 from simulator.studies.sweep import sweep
 from tests.processes import started
 
-ROOT = Path(__file__).resolve().parents[1]
 #: The most a study may take once its scheduler is killed (ASK_SECONDS is 5).
 ENDS_WITHIN = 60.0
 

@@ -12,9 +12,9 @@ import pytest
 from typer.testing import CliRunner
 
 from simulator.cli import app
+from tests import ROOT
 from tests.terminal import too_wide
 
-ROOT = Path(__file__).resolve().parents[1]
 KNIGHTS = str(ROOT / "scenarios" / "olympia" / "knights_vs_pikemen.toml")
 CASTLE = str(ROOT / "scenarios" / "olympia" / "castle_siege.toml")
 COMMANDS = [

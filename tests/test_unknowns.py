@@ -20,6 +20,7 @@ from simulator.errors import BattleOddsError, Source
 from simulator.rulesets.base import Prepared
 from simulator.scenario.scenario import prepare, unknowns_of
 from simulator.scenario.unknowns import ABSENT, BLOCK, Mixture, parse_unknown, substituted
+from tests import ROOT
 from tests.stats_tests import interval_contains, reproducibility
 from tests.test_human_output import raw_identifiers, too_wide
 
@@ -339,7 +340,7 @@ def test_the_scenario_schema_takes_unknowns_and_refuses_nonsense() -> None:
 
     from simulator.rulesets import keys
 
-    example = Path(__file__).parent.parent / "examples/unknowns/scouted_pike_wall.toml"
+    example = ROOT / "examples/unknowns/scouted_pike_wall.toml"
     data = tomllib.loads(example.read_text())
     check = jsonschema.Draft7Validator(keys.schema("olympia"))
     check.validate(data)
@@ -348,7 +349,7 @@ def test_the_scenario_schema_takes_unknowns_and_refuses_nonsense() -> None:
 
 
 def test_sensitivity_refuses_ranges_in_one_line() -> None:
-    example = str(Path(__file__).parent.parent / "examples/unknowns/scouted_pike_wall.toml")
+    example = str(ROOT / "examples/unknowns/scouted_pike_wall.toml")
     result = runner.invoke(app, ["sensitivity", example, "--battles", "100"])
     assert result.exit_code == 2
     assert "sensitivity turns numbers one step and this scenario has ranges" in (

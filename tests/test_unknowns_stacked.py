@@ -7,7 +7,6 @@ thread count and chunking."""
 from __future__ import annotations
 
 import importlib
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -22,10 +21,9 @@ from simulator.rulesets.base import Prepared
 from simulator.rulesets.stacked import StackedRuns, stack
 from simulator.scenario.scenario import prepare, set_path
 from simulator.scenario.unknowns import BLOCK, substituted
+from tests import ROOT
 from tests.stats_tests import reproducibility
 from tests.test_unknowns import battles_of_their_combinations
-
-ROOT = Path(__file__).resolve().parent.parent
 
 #: A bundled scenario of each ruleset with stacked runs, its keys written as ranges, and
 #: the kernel calls (stacks) a chunk of all its combinations makes. Blocks' from_step

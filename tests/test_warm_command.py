@@ -19,9 +19,8 @@ from simulator.cli import app, warm
 from simulator.rulesets import ExactResult
 from simulator.running import compiling
 from simulator.studies.exact import exact
+from tests import ROOT
 from tests.processes import started
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_warm_has_a_job_for_every_kernel_path_longest_first() -> None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -19,8 +18,9 @@ import numpy as np
 import simulator
 from simulator.errors import Source
 from simulator.scenario.scenario import Scenario, load_scenario
+from tests import ROOT
 
-SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
+SCENARIOS = ROOT / "scenarios"
 
 #: Kernel battles per agreement test, by ruleset: ten or more times the stored reference
 #: battles, so the kernel's side adds under a tenth to the error of the comparison, at
