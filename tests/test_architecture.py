@@ -113,3 +113,36 @@ def test_every_command_module_of_the_command_line_is_independent() -> None:
     assert by_id["commands"]["type"] == "independence"
     assert set(by_id["commands"]["modules"]) == registering
     assert not by_id["commands"].get("ignore_imports")
+
+
+#: A file a module's text names: ``kernels/tally.py``, ``prepare.py`` (not a glob's
+#: ``*_stacked.py``).
+NAMED_FILE = re.compile(r"(?<![\w./*<>-])((?:[\w-]+/)*[A-Za-z_]\w*\.py)\b")
+
+
+def test_the_packages_name_only_files_of_the_tree() -> None:
+    """Every file a module of simulator/ names in its docstrings and comments
+    (``kernels/tally.py``, ``stats.py``) is a file of this tree, or one the skeleton
+    writes from its template: prose that names a file since moved or removed (the
+    command modules' "registered at the end of ``cli.py``") fails."""
+    skip = {".git", "__pycache__", "build", "dist", ".mypy_cache", ".ruff_cache"}
+    tree = []
+    for folder, folders, names in os.walk(ROOT):
+        folders[:] = [f for f in folders if f not in skip and not f.startswith(".")]
+        tree += [(Path(folder) / name).relative_to(ROOT) for name in names]
+    paths = {"/".join(p.parts[i:]) for p in tree for i in range(len(p.parts))}
+    paths |= {path.removesuffix(".tmpl") for path in paths if path.endswith(".py.tmpl")}
+    written = {Path(p).name for p in _skeleton_layout()}
+    missing = [
+        f"{source.relative_to(ROOT)}: {name}"
+        for source in sorted((ROOT / "simulator").rglob("*.py"))
+        for name in NAMED_FILE.findall(source.read_text(encoding="utf-8"))
+        if name not in paths and Path(name).name not in written
+    ]
+    assert missing == []
+
+
+def _skeleton_layout() -> list[str]:
+    from simulator.skeleton import LAYOUT
+
+    return list(LAYOUT.values())

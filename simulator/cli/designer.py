@@ -1,6 +1,7 @@
 """``battle-odds worth`` and ``sensitivity``: the designer's questions.
 
-Registered on the one typer app by importing this module at the end of ``cli.py``.
+Registered on the one typer app when imported, which the app does when one of its
+commands is asked for (``simulator.cli.app.COMMANDS``).
 """
 
 from __future__ import annotations

@@ -3,7 +3,9 @@
 The starters are package data (``simulator/rulesets/<ruleset>/starter.toml``; a plugin's
 beside its ruleset's module, see ``Ruleset.starter``), each a complete scenario that
 validates and runs, with every common key shown and explained.
-Registered on the one typer app by importing this module at the end of ``cli.py``.
+
+Registered on the one typer app when imported, which the app does when one of its
+commands is asked for (``simulator.cli.app.COMMANDS``).
 """
 
 from __future__ import annotations

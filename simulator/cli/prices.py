@@ -1,7 +1,8 @@
 """``battle-odds prices`` (a fair price list) and ``battle-odds meta`` (what players will
 build at those prices).
 
-Registered on the one typer app by :mod:`simulator.cli` importing this module.
+Registered on the one typer app when imported, which the app does when one of its
+commands is asked for (``simulator.cli.app.COMMANDS``).
 """
 
 from __future__ import annotations

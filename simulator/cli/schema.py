@@ -1,8 +1,10 @@
 """``battle-odds schema``: the JSON Schema of a ruleset's scenario files.
 
 Generated from the same key definitions the validator reads, so an editor checking a
-scenario against it agrees with ``battle-odds validate``. Registered on the one typer
-app by importing this module at the end of ``cli.py``.
+scenario against it agrees with ``battle-odds validate``.
+
+Registered on the one typer app when imported, which the app does when one of its
+commands is asked for (``simulator.cli.app.COMMANDS``).
 """
 
 from __future__ import annotations
