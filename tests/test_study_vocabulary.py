@@ -14,7 +14,7 @@ import pytest
 
 import simulator
 from simulator.errors import ParameterError
-from simulator.running.plan import StudyPlan
+from simulator.running.plan import RunPlan, StudyPlan
 from simulator.studies.best import BestArmy
 from simulator.studies.machinery.price_list import Prices
 from simulator.studies.matrix import Matrix
@@ -59,6 +59,12 @@ def test_the_best_retreat_takes_a_plan_and_the_one_progress(
         simulator.best_retreat(
             knights_vs_pikemen, plan=StudyPlan.of(seed=5, battles=300, confidence=0.9)
         )
+
+
+def test_a_run_takes_the_executor_every_study_takes() -> None:
+    """One type of executor: a run's (simulate, its plan) is the studies' Cluster."""
+    for takes in (simulator.simulate, RunPlan.of, RunPlan.on):
+        assert inspect.signature(takes).parameters["executor"].annotation == "Cluster | None"
 
 
 @pytest.mark.parametrize("answer", ANSWERS, ids=lambda a: a.__name__)

@@ -378,7 +378,7 @@ class Group(NamedTuple):
 
 class Cluster:
     """The one object that submits battles to a Dask cluster, for runs
-    (:meth:`__call__`, a :data:`~simulator.running.plan.ChunkExecutor`), for studies
+    (:meth:`__call__`: the ``executor`` of ``simulate`` and of every study), for studies
     (:meth:`summaries` and :meth:`each`, for :class:`~simulator.running.scenarios.
     ScenarioBattles`) and for the page's runs (:func:`~simulator.running.stream.
     stream_battles`).

@@ -8,7 +8,7 @@ runner read it and pass it on, instead of a dozen loose arguments beside the see
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -17,9 +17,7 @@ from ..errors import BattleOddsError, ParameterError
 from .bounds import DEFAULT_MAX_TOTAL
 
 if TYPE_CHECKING:
-    from ..results.stats import Tally
     from ..scenario.scenario import Scenario
-    from .chunking import ChunkSizes
     from .distributed import Cluster
 
 #: Battles per kernel call: large enough to amortise the call, small enough that the
@@ -46,13 +44,6 @@ MIN_PRECISION = 1e-6
 #: (``lambda done, total: ...``) is called with as many
 #: (simulator.running.progress.called_as_it_is_written).
 Progress = Callable[..., None]
-#: (ruleset, canonical scenario data, seed, ranges of battles, the sizes of their chunks)
-#: -> (first, count, tally) of each chunk, in battle order; it stops early once Ctrl-C
-#: asked the run to stop. A :class:`~simulator.running.distributed.Cluster` is one (the
-#: only one outside tests: the rest of the code types its executor as a Cluster).
-ChunkExecutor = Callable[
-    [str, str, int, list[tuple[int, int]], "ChunkSizes"], Iterator[tuple[int, int, "Tally"]]
-]
 
 
 def check_run(battles: int, seed: int) -> None:
@@ -81,7 +72,7 @@ class RunPlan:
     first: int = 0
     chunk: int = DEFAULT_CHUNK
     threads: int | None = None
-    executor: ChunkExecutor | None = None
+    executor: Cluster | None = None
     checkpoint: Path | None = None
     keep_battles: bool | None = None
     precision: float | None = None
@@ -98,7 +89,7 @@ class RunPlan:
         first: int = 0,
         chunk: int = DEFAULT_CHUNK,
         threads: int | None = None,
-        executor: ChunkExecutor | None = None,
+        executor: Cluster | None = None,
         checkpoint: str | Path | None = None,
         keep_battles: bool | None = None,
         precision: float | None = None,
@@ -172,7 +163,7 @@ class RunPlan:
         """One fixed-size round of a precision run: the battles after the ``first`` done."""
         return replace(self, first=first, battles=battles, keep_battles=keep_battles)
 
-    def on(self, executor: ChunkExecutor | None) -> RunPlan:
+    def on(self, executor: Cluster | None) -> RunPlan:
         """The same run with its chunks sent to ``executor`` (None: this process)."""
         return replace(self, executor=executor)
 

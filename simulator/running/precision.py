@@ -11,7 +11,7 @@ import math
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -20,8 +20,11 @@ from ..results.result import Result
 from ..results.stats import OUTCOMES, Z95, Histogram, Tally, wilson
 from ..scenario.scenario import Scenario
 from .compiling import compile_clock
-from .plan import DEFAULT_CHUNK, DEFAULT_MAX_BATTLES, ChunkExecutor, Progress, RunPlan
+from .plan import DEFAULT_CHUNK, DEFAULT_MAX_BATTLES, Progress, RunPlan
 from .runner import KEEP_ROWS_LIMIT, run_chunks
+
+if TYPE_CHECKING:
+    from .distributed import Cluster
 
 #: Battles of the first round, before the estimates say how many are needed.
 FIRST_ROUND = 10_000
@@ -145,7 +148,7 @@ def simulate_to_precision(
     chunk: int = DEFAULT_CHUNK,
     keep_battles: bool | None = None,
     progress: Progress | None = None,
-    executor: ChunkExecutor | None = None,
+    executor: Cluster | None = None,
     interruptible: bool = False,
 ) -> Result:
     """Add battles until every reported probability's 95% half-width is below ``precision``.

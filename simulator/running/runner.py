@@ -13,7 +13,7 @@ import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -28,7 +28,10 @@ from .chunking import FIRST_CHUNK, ChunkSizes, sized_chunks
 from .compiling import compile_clock, said_on_stderr
 from .interrupt import StopRequest, fail_after_the_answer, stop_on_interrupt, stop_requested
 from .memory import battles_per_call, check_memory, estimate, fits
-from .plan import DEFAULT_CHUNK, ChunkExecutor, Progress, RunPlan
+from .plan import DEFAULT_CHUNK, Progress, RunPlan
+
+if TYPE_CHECKING:
+    from .distributed import Cluster
 
 #: Per-battle rows are kept (``Result.battles``) up to this many battles unless asked.
 KEEP_ROWS_LIMIT = 1_000_000
@@ -141,7 +144,7 @@ def simulate(
     keep_battles: bool | None = None,
     first: int = 0,
     progress: Progress | None = None,
-    executor: ChunkExecutor | None = None,
+    executor: Cluster | None = None,
     checkpoint: str | Path | None = None,
     interruptible: bool = False,
 ) -> Result:
