@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from simulator.rulesets import Prepared
+from simulator.rulesets import Outcomes, Prepared
 
 from . import kernel as k
 from .model import Battle
@@ -28,8 +28,8 @@ class RiskPrepared(Prepared):
             np.int64,
         )
 
-    def run(self, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
+    def run(self, seed: int, first: int, count: int) -> Outcomes:
         out = np.zeros((count, k.N_COLUMNS), np.int64)
         if count:
             k.risk_battles(self.params, np.uint64(seed), first, out)
-        return {name: out[:, column] for name, column in COLUMNS.items()}
+        return Outcomes(out, COLUMNS)
