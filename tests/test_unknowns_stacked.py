@@ -218,23 +218,33 @@ def test_one_compiled_signature_a_stacked_kernel(ruleset: str) -> None:
 
 def test_the_combinations_read_the_parts_they_share_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """Confrontation's units, which its combinations here do not change, are each read
-    once for all of them (input.reader.read_once); outside a mixture every read reads."""
+    (and each stack's named) once for all of them (input.reader.read_once); outside a
+    mixture every read reads."""
     from simulator.rulesets.confrontation import model
 
     reads: list[str] = []
-    unit = model._unit
+    stacks_read: list[str] = []
+    unit, units = model._unit, model._units
 
     def counted(node: Any, types: Any) -> Any:
         reads.append(node.path)
         return unit(node, types)
 
+    def counted_units(node: Any, *rest: Any) -> Any:
+        stacks_read.append(node.path)
+        return units(node, *rest)
+
     monkeypatch.setattr(model, "_unit", counted)
+    monkeypatch.setattr(model, "_units", counted_units)
     scenario = ranged("confrontation")
     mixture = scenario.model
     for c in range(mixture.combinations):
         mixture.scenario_of(c)
     fielded = [u for stack in mixture.scenario_of(0).model.stacks for u in stack.units]
     assert sorted(reads) == sorted(set(reads)) and len(reads) == len(fielded)
+    # Each stack's units named once too (its advantages vary, its units do not).
+    stacks = mixture.scenario_of(0).model.stacks
+    assert sorted(stacks_read) == sorted(set(stacks_read)) and len(stacks_read) == len(stacks)
     reads.clear()
     data = substituted(scenario.data, mixture.values_of(0))
     simulator.from_data(data, Source("alone"))
