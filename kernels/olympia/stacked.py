@@ -26,7 +26,7 @@ from numba import prange, types
 
 from .._jit import INT_TABLE, INTS, REALS, address_of, jit
 from ..rng import seed_battle
-from ..stacked import table_of, vector_of
+from ..stacked import by_member, member_runs, table_of, vector_of
 from ..stops import N_STOP
 from . import layout
 from .batch import E_LARGE, F_SLOTS, H_SCALE, H_UNUSED
@@ -153,24 +153,11 @@ def skip_stacked(
     is :func:`run_by_address`. The battles are taken in their scenarios' order, a block
     of them at a time, each block's battles of one scenario in one call of ``run``."""
     n = out.shape[0]
-    # The battles in their scenarios' order (a counting sort, in battle order within each).
-    starts = np.zeros(sizes.shape[0] + 1, np.int64)
-    for i in range(n):
-        starts[slots[i] + 1] += 1
-    for c in range(sizes.shape[0]):
-        starts[c + 1] += starts[c]
-    taken = np.empty(n, np.int64)
-    for i in range(n):
-        taken[starts[slots[i]]] = i
-        starts[slots[i]] += 1
+    taken = by_member(slots, sizes.shape[0])
     for block in prange((n + layout.BLOCK - 1) // layout.BLOCK):
-        end = min(n, (block + 1) * layout.BLOCK)
-        j = block * layout.BLOCK
-        while j < end:
-            c = slots[taken[j]]
-            k = j + 1
-            while k < end and slots[taken[k]] == c:
-                k += 1
+        runs = member_runs(slots, taken, block * layout.BLOCK, min(n, (block + 1) * layout.BLOCK))
+        for r in range(runs.shape[0] - 1):
+            c = slots[taken[runs[r]]]
             run(
                 table_of(groups, at, dims, c, 0),
                 vector_of(survive, at, c, 1),
@@ -180,8 +167,7 @@ def skip_stacked(
                 vector_of(params, at, c, 5),
                 seeds,
                 numbers,
-                taken[j:k],
+                taken[runs[r] : runs[r + 1]],
                 out,
                 sizes[c, 0],
             )
-            j = k
