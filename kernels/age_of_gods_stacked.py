@@ -11,7 +11,7 @@ from numba import prange
 from ._jit import jit
 from .age_of_gods import BLOCK, N_PER_SIDE
 from .rng import seed_battle
-from .stacked import largest, table_of, vector_of
+from .stacked import by_member, largest, member_runs, table_of, vector_of
 
 
 @jit(parallel=True)
@@ -22,10 +22,13 @@ def phased_stacked(
     the battles of many scenarios in one call (a scenario with ranges): each table the
     scenarios' tables stacked (kernels/stacked.py), ``sizes[c]`` scenario c's row width,
     groups and units; battle i is battle ``numbers[i]`` of seed ``seeds[i]`` of scenario
-    ``slots[i]``, its row in ``out[i]``'s first ``sizes[slots[i], 0]`` columns."""
+    ``slots[i]``, its row in ``out[i]``'s first ``sizes[slots[i], 0]`` columns. The
+    battles are taken in their scenarios' order (kernels/stacked.py's ``by_member``), a
+    block of them at a time."""
     n = out.shape[0]
     n_groups = largest(sizes, 1)
     n_units = largest(sizes, 2)
+    taken = by_member(slots, sizes.shape[0])
     for block in prange((n + BLOCK - 1) // BLOCK):
         state = np.empty(4, np.uint64)
         cnt = np.empty(n_groups, np.int64)
@@ -41,31 +44,25 @@ def phased_stacked(
         per_side = np.zeros((N_PER_SIDE, 2), np.int64)
         no_rounds = np.empty(0, np.int64)
         no_record = np.empty((0, 1), np.int64)
-        for i in range(block * BLOCK, min(n, (block + 1) * BLOCK)):
-            c = slots[i]
+        runs = member_runs(slots, taken, block * BLOCK, min(n, (block + 1) * BLOCK))
+        for r in range(runs.shape[0] - 1):
+            # The block's battles of one scenario, on views of its tables made once.
+            c = slots[taken[runs[r]]]
             g = sizes[c, 1]
-            seed_battle(state, seeds[i], numbers[i])
-            per_side[:] = 0
-            hit[:] = 0
-            battle(
-                state,
-                table_of(groups, at, dims, c, 0),
-                vector_of(survive, at, c, 1),
-                vector_of(flee, at, c, 2),
-                table_of(sides, at, dims, c, 3),
-                out[i, : sizes[c, 0]],
-                cnt[:g],
-                health[:g],
-                hit[:g],
-                lost[:g],
-                unit_men[: sizes[c, 2]],
-                rating[:g],
-                w[:g],
-                t[:g],
-                pool[:g],
-                ready[:g],
-                per_side,
-                table_of(stops, at, dims, c, 4),
-                no_rounds,
-                no_record,
-            )
+            groups_c = table_of(groups, at, dims, c, 0)
+            survive_c = vector_of(survive, at, c, 1)
+            flee_c = vector_of(flee, at, c, 2)
+            sides_c = table_of(sides, at, dims, c, 3)
+            stops_c = table_of(stops, at, dims, c, 4)
+            cnt_c, health_c, hit_c, lost_c = cnt[:g], health[:g], hit[:g], lost[:g]
+            rating_c, w_c, t_c, pool_c, ready_c = rating[:g], w[:g], t[:g], pool[:g], ready[:g]
+            unit_men_c = unit_men[: sizes[c, 2]]
+            for i in taken[runs[r] : runs[r + 1]]:
+                seed_battle(state, seeds[i], numbers[i])
+                per_side[:] = 0
+                hit[:] = 0
+                battle(
+                    state, groups_c, survive_c, flee_c, sides_c, out[i, : sizes[c, 0]], cnt_c,
+                    health_c, hit_c, lost_c, unit_men_c, rating_c, w_c, t_c, pool_c, ready_c,
+                    per_side, stops_c, no_rounds, no_record,
+                )  # fmt: skip

@@ -11,7 +11,7 @@ from numba import prange
 from ._jit import jit
 from .rng import seed_battle
 from .skirmish import BLOCK, N_LOG_FIELDS, expected_table
-from .stacked import largest, table_of, vector_of
+from .stacked import by_member, largest, member_runs, table_of, vector_of
 
 
 @jit(parallel=True)
@@ -20,7 +20,8 @@ def skirmish_stacked(battle, table, params, stops, at, dims, sizes, slots, seeds
     with ranges): each table the scenarios' tables stacked (kernels/stacked.py),
     ``sizes[c]`` scenario c's row width and participants; battle i is battle
     ``numbers[i]`` of seed ``seeds[i]`` of scenario ``slots[i]``, its row in ``out[i]``'s
-    first ``sizes[slots[i], 0]`` columns."""
+    first ``sizes[slots[i], 0]`` columns. The battles are taken in their scenarios' order
+    (kernels/stacked.py's ``by_member``), a block of them at a time."""
     n = out.shape[0]
     n_scenarios = sizes.shape[0]
     # Each scenario's table of expected damage, as its own call would build it.
@@ -32,26 +33,26 @@ def skirmish_stacked(battle, table, params, stops, at, dims, sizes, slots, seeds
     for c in range(n_scenarios):
         own = expected_table(table_of(table, at, dims, c, 0))
         expected[expected_at[c] : expected_at[c + 1]] = own.ravel()
+    taken = by_member(slots, n_scenarios)
     for block in prange((n + BLOCK - 1) // BLOCK):
         state = np.empty(4, np.uint64)
         health = np.empty(most, np.int64)
         healer_ready = np.empty(most, np.int64)
         no_log = np.empty((0, N_LOG_FIELDS), np.int64)
         no_marks = np.empty(0, np.int64)
-        for i in range(block * BLOCK, min(n, (block + 1) * BLOCK)):
-            c = slots[i]
+        runs = member_runs(slots, taken, block * BLOCK, min(n, (block + 1) * BLOCK))
+        for r in range(runs.shape[0] - 1):
+            # The block's battles of one scenario, on views of its tables made once.
+            c = slots[taken[runs[r]]]
             here = sizes[c, 1]
-            seed_battle(state, seeds[i], numbers[i])
-            battle(
-                state,
-                table_of(table, at, dims, c, 0),
-                expected[expected_at[c] : expected_at[c + 1]].reshape((here, here)),
-                vector_of(params, at, c, 1),
-                table_of(stops, at, dims, c, 2),
-                no_marks,
-                out[i, : sizes[c, 0]],
-                no_marks,
-                health[:here],
-                healer_ready[:here],
-                no_log,
-            )
+            table_c = table_of(table, at, dims, c, 0)
+            expected_c = expected[expected_at[c] : expected_at[c + 1]].reshape((here, here))
+            params_c = vector_of(params, at, c, 1)
+            stops_c = table_of(stops, at, dims, c, 2)
+            health_c, healer_ready_c = health[:here], healer_ready[:here]
+            for i in taken[runs[r] : runs[r + 1]]:
+                seed_battle(state, seeds[i], numbers[i])
+                battle(
+                    state, table_c, expected_c, params_c, stops_c, no_marks,
+                    out[i, : sizes[c, 0]], no_marks, health_c, healer_ready_c, no_log,
+                )  # fmt: skip

@@ -36,3 +36,36 @@ def largest(sizes, column):
     for c in range(sizes.shape[0]):
         most = max(most, sizes[c, column])
     return most
+
+
+@jit
+def by_member(slots, members):
+    """The battles (indices of ``slots``) in their members' order, in battle order within
+    each (a counting sort): a stacked kernel takes a block of them at a time, so that a
+    block's battles of one member run one after another on that member's views (made
+    once for them: a view of a table shared by every thread counts a reference to it,
+    an atomic operation the threads contend on)."""
+    starts = np.zeros(members + 1, np.int64)
+    for i in range(slots.shape[0]):
+        starts[slots[i] + 1] += 1
+    for c in range(members):
+        starts[c + 1] += starts[c]
+    taken = np.empty(slots.shape[0], np.int64)
+    for i in range(slots.shape[0]):
+        taken[starts[slots[i]]] = i
+        starts[slots[i]] += 1
+    return taken
+
+
+@jit
+def member_runs(slots, taken, first, end):
+    """Where the runs of one member start in ``taken[first:end]``, and ``end``: run r is
+    ``taken[runs[r] : runs[r + 1]]``, its member ``slots[taken[runs[r]]]``."""
+    runs = np.empty(end - first + 1, np.int64)
+    count = 0
+    for j in range(first, end):
+        if j == first or slots[taken[j]] != slots[taken[j - 1]]:
+            runs[count] = j
+            count += 1
+    runs[count] = end
+    return runs[: count + 1]

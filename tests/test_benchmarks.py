@@ -338,3 +338,26 @@ def test_unknowns_benchmark_stages_say_where_a_run_with_ranges_spends_its_time(
     assert calls["the stacked kernel calls"] == calls["gathering the columns"] >= 1
     assert "the kernel calls, one a combination (no stacked kernel)" not in calls
     assert float(rows["the whole run with ranges"][0]) > 0
+
+
+def test_unknowns_benchmark_times_the_battles_alone(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--kernels-only``: a row a case, the mixture's battles and a stacked call of the
+    fixed scenario's battles each as a ratio to the fixed run's (olympia's open field has
+    no stacked call of its own: its fixed run is on the chain kernel)."""
+    from benchmarks import unknowns_speed
+
+    unknowns_speed.kernels_only(["blocks", "olympia", "olympia_castle"], 2_000, 1)
+    rows = [
+        [cell.strip() for cell in line.split("|")[1:-1]]
+        for line in capsys.readouterr().out.splitlines()
+        if line.startswith("| ") and "---" not in line
+    ][1:]
+    assert [row[0] for row in rows] == [
+        "blocks/field_battle",
+        "olympia/knights_vs_pikemen",
+        "olympia/castle_siege",
+    ]
+    for name, _, ranges, alone in rows:
+        assert float(ranges.rstrip("x")) > 0, name
+        assert (alone == "-") == (name == "olympia/knights_vs_pikemen"), name
+        assert alone == "-" or float(alone.rstrip("x")) > 0, name

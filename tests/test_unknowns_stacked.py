@@ -28,7 +28,9 @@ from tests.test_unknowns import battles_of_their_combinations
 #: A bundled scenario of each ruleset with stacked runs, its keys written as ranges, and
 #: the kernel calls (stacks) a chunk of all its combinations makes. Blocks' from_step
 #: puts the combinations on two battle functions (the plain one when 0), its turns on
-#: two sets of derived columns (``turn`` only when more than one).
+#: two sets of derived columns (``turn`` only when more than one). Olympia's 264
+#: combinations are each drawn too seldom to repay the chain kernel's table: each runs
+#: on ``skip``, in either strike order, from step 0 or 2.
 CASES: dict[str, tuple[str, dict[str, Any], int]] = {
     "age_of_gods": (
         "age_of_gods/pikemen_vs_knights",
@@ -47,6 +49,16 @@ CASES: dict[str, tuple[str, dict[str, Any], int]] = {
     "confrontation": (
         "confrontation/attack",
         {"attacker.stacks[0].advantages": "0..2", "defender.stacks[1].advantages": "0..1"},
+        1,
+    ),
+    "olympia": (
+        "olympia/knights_vs_pikemen",
+        {
+            "defender.units[0].men.pikeman": "35..40",
+            "defender.break_point": "0..10",
+            "battle.strike_order": "random:1, alternating:1",
+            "battle.from_step": "0:1, 2:1",
+        },
         1,
     ),
     "skirmish": (
@@ -97,10 +109,56 @@ def test_a_chunk_is_one_call_a_stack_and_each_battle_its_combinations_own(
     monkeypatch.undo()
     assert len(stacked_calls) == CASES[ruleset][2] and sum(stacked_calls) == count
 
+    assert battles_of_their_combinations(got, mixture, 11, first, alone_of(scenario)) == count
+
+
+def alone_of(scenario: simulator.Scenario) -> Any:
+    """Combination c's scenario validated and prepared on its own, on the kernel the
+    mixture runs it on (olympia's own choice for a lone scenario would be the chain)."""
+    mixture = scenario.model
+
     def alone(c: int) -> Prepared:
         data = substituted(scenario.data, mixture.values_of(c))
-        return prepare(simulator.from_data(data, Source("one combination")))
+        own = prepare(simulator.from_data(data, Source("one combination")))
+        own.use_kernel(mixture.prepared_of(c).kernel)
+        return own
 
+    return alone
+
+
+def test_olympia_combinations_off_the_stacked_kernel_run_apart(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A combination drawn often enough to repay the chain kernel's table runs on it by
+    a call of its own, the others in one stacked call; every battle its combination's
+    own, across a block's end."""
+    data = tomllib.loads((ROOT / "scenarios/olympia/knights_vs_pikemen.toml").read_text())
+    set_path(data, "defender.break_point", "50:98, 0:1, 25:1")
+    scenario = simulator.from_data(data, Source("break points"))
+    mixture = scenario.model
+    kernels = [mixture.prepared_of(c).kernel for c in range(mixture.combinations)]
+    assert kernels == ["chain", "skip", "skip"], kernels  # break points 50, 0, 25
+    kind = type(mixture.prepared_of(0))
+    stacked: list[int] = []
+    apart: list[int] = []
+    run_stacked, run = kind.run_stacked, kind.run
+
+    def counted_stacked(self: Any, tables: Any, slots: np.ndarray, *rest: Any) -> None:
+        stacked.append(len(slots))
+        run_stacked(self, tables, slots, *rest)
+
+    def counted(self: Any, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
+        apart.append(count)
+        return run(self, seed, first, count)
+
+    monkeypatch.setattr(kind, "run_stacked", counted_stacked)
+    monkeypatch.setattr(kind, "run", counted)
+    first, count = BLOCK - 300, 600
+    got = prepare(scenario).run(11, first, count)
+    monkeypatch.undo()
+    assert len(stacked) == 1 and len(apart) == 2  # the chain's: one call a block
+    assert sum(stacked) + sum(apart) == count and sum(stacked) < count / 10
+    alone = alone_of(scenario)
     assert battles_of_their_combinations(got, mixture, 11, first, alone) == count
 
 
@@ -130,12 +188,14 @@ def test_a_stack_holds_each_members_tables_as_they_are() -> None:
         assert np.array_equal(getattr(grown, name), getattr(tables, name)), name
 
 
-#: Each ruleset's stacked kernel, by module and name.
+#: Each ruleset's stacked kernel, by module and name (and olympia's run of a scenario's
+#: battles, which it calls by its address).
 STACKED_KERNELS = {
-    "age_of_gods": ("kernels.age_of_gods_stacked", "phased_stacked"),
-    "blocks": ("kernels.blocks_stacked", "blocks_stacked"),
-    "confrontation": ("kernels.confrontation_stacked", "confrontation_stacked"),
-    "skirmish": ("kernels.skirmish_stacked", "skirmish_stacked"),
+    "age_of_gods": ("kernels.age_of_gods_stacked", ("phased_stacked",)),
+    "blocks": ("kernels.blocks_stacked", ("blocks_stacked",)),
+    "confrontation": ("kernels.confrontation_stacked", ("confrontation_stacked",)),
+    "olympia": ("kernels.olympia.stacked", ("skip_stacked", "_skip_run")),
+    "skirmish": ("kernels.skirmish_stacked", ("skirmish_stacked",)),
 }
 
 
@@ -144,34 +204,45 @@ def test_one_compiled_signature_a_stacked_kernel(ruleset: str) -> None:
     """Whatever the stack (its members' sizes, one member or many, one battle function
     or the other), the stacked kernel is compiled once: every stack's arrays are of the
     same types."""
-    module, name = STACKED_KERNELS[ruleset]
+    module, names = STACKED_KERNELS[ruleset]
     scenario = ranged(ruleset)
     prepared = prepare(scenario)
     prepared.run(3, 0, 50)
     prepared.run(3, 50, 2_000)
-    kernel = getattr(importlib.import_module(module), name)
-    assert len(kernel.signatures) == 1, kernel.signatures
+    for name in names:
+        kernel = getattr(importlib.import_module(module), name)
+        assert len(kernel.signatures) == 1, (name, kernel.signatures)
 
 
 def test_the_combinations_read_the_parts_they_share_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """Confrontation's units, which its combinations here do not change, are each read
-    once for all of them (input.reader.read_once); outside a mixture every read reads."""
+    (and each stack's named) once for all of them (input.reader.read_once); outside a
+    mixture every read reads."""
     from simulator.rulesets.confrontation import model
 
     reads: list[str] = []
-    unit = model._unit
+    stacks_read: list[str] = []
+    unit, units = model._unit, model._units
 
     def counted(node: Any, types: Any) -> Any:
         reads.append(node.path)
         return unit(node, types)
 
+    def counted_units(node: Any, *rest: Any) -> Any:
+        stacks_read.append(node.path)
+        return units(node, *rest)
+
     monkeypatch.setattr(model, "_unit", counted)
+    monkeypatch.setattr(model, "_units", counted_units)
     scenario = ranged("confrontation")
     mixture = scenario.model
     for c in range(mixture.combinations):
         mixture.scenario_of(c)
     fielded = [u for stack in mixture.scenario_of(0).model.stacks for u in stack.units]
     assert sorted(reads) == sorted(set(reads)) and len(reads) == len(fielded)
+    # Each stack's units named once too (its advantages vary, its units do not).
+    stacks = mixture.scenario_of(0).model.stacks
+    assert sorted(stacks_read) == sorted(set(stacks_read)) and len(stacks_read) == len(stacks)
     reads.clear()
     data = substituted(scenario.data, mixture.values_of(0))
     simulator.from_data(data, Source("alone"))
@@ -240,17 +311,24 @@ def test_the_stacked_answer_is_the_weighted_mixture_of_fixed_answers() -> None:
 
 def test_the_page_warms_the_stacked_kernels(monkeypatch: pytest.MonkeyPatch) -> None:
     """serve's warming runs one battle of each stacked ruleset's starter through its
-    stacked kernel (a question with ranges then waits on no compile); olympia has none."""
+    stacked kernel (a question with ranges then waits on no compile)."""
     from simulator.serve import warming
 
-    warmed: list[str] = []
+    warmed = stacked_runs(monkeypatch)
+    for ruleset in sorted(STACKED_KERNELS):
+        warming._other_kernels(ruleset)
+    assert warmed == sorted(STACKED_KERNELS)
+
+
+def stacked_runs(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The ruleset of each stacked kernel call from now on (until ``monkeypatch`` undoes
+    it), in the order they run."""
+    ran: list[str] = []
     run_stacked = StackedRuns.run_stacked
 
     def counted(self: Any, *args: Any) -> None:
-        warmed.append(type(self).__module__.split(".")[-2])
+        ran.append(type(self).__module__.split(".")[-2])
         run_stacked(self, *args)
 
     monkeypatch.setattr(StackedRuns, "run_stacked", counted)
-    for ruleset in (*sorted(STACKED_KERNELS), "olympia"):
-        warming._other_kernels(ruleset)
-    assert warmed == sorted(STACKED_KERNELS)
+    return ran

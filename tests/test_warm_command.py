@@ -21,6 +21,7 @@ from simulator.running import compiling
 from simulator.studies.exact import exact
 from tests import ROOT
 from tests.processes import started
+from tests.test_unknowns_stacked import stacked_runs
 
 
 def test_warm_has_a_job_for_every_kernel_path_longest_first() -> None:
@@ -34,6 +35,7 @@ def test_warm_has_a_job_for_every_kernel_path_longest_first() -> None:
         "olympia skip, large armies",
         "olympia strike",
         "olympia exact solver",
+        "olympia with ranges",
     }
     estimates = [job.estimate() for job in todo]
     assert estimates == sorted(estimates, reverse=True)
@@ -41,7 +43,7 @@ def test_warm_has_a_job_for_every_kernel_path_longest_first() -> None:
 
 @pytest.mark.parametrize(
     "job",
-    [job for job in warm.jobs(["olympia"]) if "--exact" not in job.args],
+    [job for job in warm.OLYMPIA if "--exact" not in job.args],
     ids=lambda job: job.name,
 )
 def test_each_olympia_job_runs_the_kernel_it_is_named_for(job: warm.Job, tmp_path: Path) -> None:
@@ -56,13 +58,19 @@ def test_each_olympia_job_runs_the_kernel_it_is_named_for(job: warm.Job, tmp_pat
     assert json.loads(done.stdout)["kernel"] == named
 
 
-def test_every_stacked_kernel_has_a_job_that_runs_ranges(tmp_path: Path) -> None:
-    """The stacked kernels (a scenario with ranges, kernels/*_stacked.py) compiled on a
-    user's first ranged question: warm had no job for them."""
+def test_every_stacked_kernel_has_a_job_that_runs_ranges(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The stacked kernels (a scenario with ranges, kernels/*_stacked.py and
+    kernels/olympia/stacked.py) compiled on a user's first ranged question: warm had no
+    job for them. Each job's battles run on its ruleset's stacked kernel."""
     names = list(rulesets.available())
     modules = {job.module for job in warm.jobs(names)}
-    stacked = {f"kernels.{p.stem}" for p in (ROOT / "kernels").glob("*_stacked.py")}
-    assert stacked and stacked <= modules
+    kernels = ROOT / "kernels"
+    stacked = {f"kernels.{p.stem}" for p in kernels.glob("*_stacked.py")}
+    stacked |= {f"kernels.{p.parent.name}.stacked" for p in kernels.glob("*/stacked.py")}
+    assert "kernels.olympia.stacked" in stacked and stacked <= modules
+    ran = stacked_runs(monkeypatch)
     for job in warm.RANGES.values():
         starter = tmp_path / f"{job.ruleset}.toml"
         starter.write_text(rulesets.get(job.ruleset).starter(), encoding="utf-8")
@@ -71,6 +79,8 @@ def test_every_stacked_kernel_has_a_job_that_runs_ranges(tmp_path: Path) -> None
         done = CliRunner().invoke(app, [*args, "-n", "20", "--json"])
         assert done.exit_code == 0, (job.name, done.output)
         assert json.loads(done.stdout)["unknowns"], job.name
+        assert ran and set(ran) == {job.ruleset}, (job.name, ran)
+        ran.clear()
 
 
 def test_ctrl_c_stops_warm_and_its_workers_at_once(tmp_path: Path) -> None:

@@ -82,11 +82,12 @@ BLOCKS = (
 )  # fmt: skip
 
 
-def _ranged(ruleset: str, key: str, value: str) -> Job:
+def _ranged(ruleset: str, key: str, value: str, module: str = "") -> Job:
     """A ruleset's starter with one of its keys a range: the stacked kernel
-    (kernels/<ruleset>_stacked.py) that runs every drawn combination in one call."""
+    (kernels/<ruleset>_stacked.py, or ``module``) that runs every drawn combination in
+    one call."""
     args = ("run", "{starter}", "--set", f"{key}={value}", *FEW)
-    return Job(f"{ruleset} with ranges", ruleset, args, f"kernels.{ruleset}_stacked")
+    return Job(f"{ruleset} with ranges", ruleset, args, module or f"kernels.{ruleset}_stacked")
 
 
 #: The rulesets whose scenarios with ranges run on a stacked kernel of their own, each
@@ -95,6 +96,8 @@ RANGES = {
     "age_of_gods": _ranged("age_of_gods", "attacker.break_point", "40..50"),
     "blocks": _ranged("blocks", "attacker.blocks[0].steps", "1..3"),
     "confrontation": _ranged("confrontation", "attacker.stacks[0].advantages", "0..2"),
+    # The starter's tower makes each combination a skip battle, which the stacked runs.
+    "olympia": _ranged("olympia", "attacker.break_point", "40..50", "kernels.olympia.stacked"),
     "skirmish": _ranged("skirmish", "stacks[0].units[0]", '{ type = "cavalry", count = "1..3" }'),
 }
 
@@ -106,7 +109,7 @@ def jobs(names: list[str]) -> list[Job]:
     found: list[Job] = []
     for name in names:
         if name == "olympia":
-            found.extend(OLYMPIA)
+            found.extend((*OLYMPIA, RANGES[name]))
             continue
         module = f"kernels.{name}"
         found.append(

@@ -81,6 +81,16 @@ class StackedRuns:
 
     columns: Mapping[str, int]
 
+    def stacks(self) -> bool:
+        """Whether its battles run on its ruleset's stacked kernel; if not (a kernel the
+        stacked one does not run), a scenario with ranges runs them by a call of its own."""
+        return True
+
+    def stacked_table_bytes(self) -> int:
+        """The bytes of the tables a stacked call builds for it (skirmish's expected
+        damage): its own run's (``Prepared.table_bytes``) unless said otherwise."""
+        return int(self.table_bytes())  # type: ignore[attr-defined]
+
     def stack_key(self) -> tuple[Any, ...]:
         """What scenarios must share to be stacked in one call (their kernel's code)."""
         return (type(self),)

@@ -521,13 +521,20 @@ class MixturePrepared(GroupedPrepared):
         # small group's battles).
         seeds = m.combination_seeds(seed, np.array([c for c, _, _ in calls], np.int64))
         present = {c: m.prepared_of(c) for c, _, _ in calls}
-        stacked = all(isinstance(p, StackedRuns) for p in present.values())
+        stacking = {c for c, p in present.items() if isinstance(p, StackedRuns) and p.stacks()}
         # A stacked call builds every member's tables at once (skirmish's expected damage,
         # a participant against each other): past a bound, a call a combination.
-        if stacked and sum(p.table_bytes() for p in present.values()) <= STACKED_TABLE_BYTES:
-            self._run_stacked(calls, seeds, out)
-        else:
-            self._run_calls(calls, seeds, out)
+        built = sum(present[c].stacked_table_bytes() for c in stacking)  # type: ignore[attr-defined]
+        if built > STACKED_TABLE_BYTES:
+            stacking = set()
+        # The combinations the stacked kernel does not run (olympia's chain kernel, say)
+        # run by calls of their own.
+        together = [j for j, (c, _, _) in enumerate(calls) if c in stacking]
+        apart = [j for j, (c, _, _) in enumerate(calls) if c not in stacking]
+        if together:
+            self._run_stacked([calls[j] for j in together], seeds[together], out)
+        if apart:
+            self._run_calls([calls[j] for j in apart], seeds[apart], out)
         for k in range(len(m.unknowns)):
             out[f"unknown.{k}"] = unknown_code(drawn[:, k], out["winner"], int(m.sizes[k]))
         return out
@@ -540,7 +547,8 @@ class MixturePrepared(GroupedPrepared):
     ) -> None:
         """The calls' battles in one kernel call a stack key (rulesets/stacked.py), in
         battle order: each battle the one its combination's own call would fight, on its
-        seed and number; the columns then gathered from the rows at once."""
+        seed and number; the columns then gathered from the rows at once. The chunk's
+        other battles (combinations run apart) are left as they are."""
         m = self.mixture
         members = {c: m.prepared_of(c) for c, _, _ in calls}
         lengths = np.array([len(at) for _, _, at in calls], np.int64)
@@ -558,12 +566,13 @@ class MixturePrepared(GroupedPrepared):
             keys.setdefault(prepared.stack_key(), []).append(combination)  # type: ignore[attr-defined]
         for key, combinations in keys.items():
             tables, slot_of = m.stack_of(key, combinations)
-            slots = np.empty(count, np.int64)
+            slots = np.full(count, -1, np.int64)
             slots[positions] = np.repeat(
                 np.array([slot_of.get(c, -1) for c, _, _ in calls], np.int64), lengths
             )
-            # With one key, every battle; else this key's battles only.
-            here = np.arange(count) if len(keys) == 1 else np.flatnonzero(slots >= 0)
+            # With one key for every battle, all of them; else this key's battles only.
+            every = len(keys) == 1 and len(positions) == count
+            here = np.arange(count) if every else np.flatnonzero(slots >= 0)
             rows = np.zeros((len(here), tables.width + 1), np.int64)  # the last: zeros
             first: StackedRuns = members[combinations[0]]  # type: ignore[assignment]
             first.run_stacked(tables, slots[here], battle_seeds[here], numbers[here], rows)

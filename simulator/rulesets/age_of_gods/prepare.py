@@ -4,6 +4,7 @@ with more columns)."""
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -127,6 +128,29 @@ class AgeOfGodsArrays:
     kept_out: tuple[list[list[int]], list[list[int]]]
 
 
+#: A group's row: the column of each of its fields.
+GROUP_FIELDS = (
+    (ol.G_KIND, "kind"),
+    (ol.G_ROW, "row"),
+    (ol.G_FRONT, "front"),
+    (ol.G_REAR, "rear"),
+    (ol.G_DEF, "def"),
+    (ol.G_VALUE, "value"),
+    (ol.G_COLUMN, "column"),
+    (ol.G_HEALTH, "health"),
+    (ol.G_LEADER, "leader"),
+    (k.G_MOUNTED, "mounted"),
+    (k.G_PIKE, "pike"),
+    (k.G_SPECIAL, "special"),
+    (k.G_SPECIAL_TARGETS, "targets"),
+    (k.G_FLED_COLUMN, "fled"),
+    (k.G_ATTACK_PCT, "attack_pct"),
+    (k.G_DEFENSE_PCT, "defense_pct"),
+    (k.G_INSIDE, "inside"),
+    (k.G_ARRIVES, "arrives"),
+)
+
+
 def compile_battle(battle: Battle) -> AgeOfGodsArrays:
     rows: list[list[int]] = []
     survive: list[float] = []
@@ -226,26 +250,7 @@ def compile_battle(battle: Battle) -> AgeOfGodsArrays:
                     if part == 0:
                         continue
                     row = [0] * k.N_GROUP_FIELDS
-                    for index, key in (
-                        (ol.G_KIND, "kind"),
-                        (ol.G_ROW, "row"),
-                        (ol.G_FRONT, "front"),
-                        (ol.G_REAR, "rear"),
-                        (ol.G_DEF, "def"),
-                        (ol.G_VALUE, "value"),
-                        (ol.G_COLUMN, "column"),
-                        (ol.G_HEALTH, "health"),
-                        (ol.G_LEADER, "leader"),
-                        (k.G_MOUNTED, "mounted"),
-                        (k.G_PIKE, "pike"),
-                        (k.G_SPECIAL, "special"),
-                        (k.G_SPECIAL_TARGETS, "targets"),
-                        (k.G_FLED_COLUMN, "fled"),
-                        (k.G_ATTACK_PCT, "attack_pct"),
-                        (k.G_DEFENSE_PCT, "defense_pct"),
-                        (k.G_INSIDE, "inside"),
-                        (k.G_ARRIVES, "arrives"),
-                    ):
+                    for index, key in GROUP_FIELDS:
                         row[index] = fields.get(key, 0)
                     row[ol.G_SIDE], row[ol.G_UNIT], row[ol.G_COUNT] = s, unit_base + u, part
                     row[ol.G_PROTECTED], row[k.G_BAND] = protected, band
@@ -289,6 +294,21 @@ def _structure(side_row: np.ndarray, side: Side) -> None:
 
 #: Olympia extras that mean something here (no siege engines in this ruleset).
 EXTRAS = tuple(x for x in ol.EXTRAS if x != "engines_lost")
+
+
+@functools.lru_cache(maxsize=256)
+def _column_places(structures: tuple[bool, ...], casualties: tuple[str, ...]) -> dict[str, int]:
+    """The outcome columns of a battle whose sides have a structure or not and whose
+    groups' casualty and fled columns are ``casualties``, name -> place in the kernel's
+    row (made once for the combinations of a scenario's unknowns that share them)."""
+    columns = {"winner": ol.O_WINNER, "steps": ol.O_STEPS}
+    for s, side_name in enumerate(SIDES):
+        for extra in EXTRAS:
+            if structures[s] or not extra.startswith("structure"):
+                columns[f"{extra}.{side_name}"] = ol.extra(s, ol.EXTRAS.index(extra))
+    for i, name in enumerate(casualties):
+        columns[name] = k.O_COLUMNS + i
+    return columns
 
 
 class AgeOfGodsPrepared(StackedRuns, Prepared):
@@ -361,15 +381,8 @@ class AgeOfGodsPrepared(StackedRuns, Prepared):
         return bounds
 
     def _columns(self) -> dict[str, int]:
-        columns = {"winner": ol.O_WINNER, "steps": ol.O_STEPS}
-        for s, side_name in enumerate(SIDES):
-            has_structure = self.battle.sides[s].structure is not None
-            for extra in EXTRAS:
-                if has_structure or not extra.startswith("structure"):
-                    columns[f"{extra}.{side_name}"] = ol.extra(s, ol.EXTRAS.index(extra))
-        for i, name in enumerate(self.arrays.columns):
-            columns[name] = k.O_COLUMNS + i
-        return columns
+        structures = tuple(side.structure is not None for side in self.battle.sides)
+        return dict(_column_places(structures, tuple(self.arrays.columns)))
 
     def run_matrix(self, seed: int, first: int, count: int, cut: int = 0) -> np.ndarray:
         """The kernel's rows; with ``cut``, each battle still undecided after round

@@ -272,6 +272,27 @@ def _stack(
     if not node.has("units"):
         raise node.fail("no units: a stack holds one to three units", "units")
     raw_units = node.child("units")
+    # The stack's units read only their list and the unit types: a list the combinations
+    # of a scenario's unknowns share (one that changes only the stack's advantages or
+    # place) is read, and its units named, once for them all.
+    named = read_once(
+        "confrontation units", raw_units.data, types, partial(_units, raw_units, name, types)
+    )
+    q, r = node.read(keys.STACK["at"])
+    return Stack(
+        name=name,
+        side=side,
+        q=q,
+        r=r,
+        units=named,
+        advantages=node.read(keys.STACK["advantages"]),
+    )
+
+
+def _units(
+    raw_units: Node, stack: str, types: Mapping[str, tuple[dict[str, Any], str]]
+) -> tuple[Unit, ...]:
+    """The units of stack ``stack``, named."""
     listed = list(raw_units.elements())
     if not listed:
         raise raw_units.fail("an empty stack: a stack holds one to three units")
@@ -296,17 +317,9 @@ def _stack(
         if explicit[i] is None and base.count(label) > 1:
             label = f"{label}{base[: i + 1].count(label)}"
         if any(label == other.name for other in named):
-            raise listed[i].fail(f"two units named '{label}' in stack '{name}'", "name", label)
+            raise listed[i].fail(f"two units named '{label}' in stack '{stack}'", "name", label)
         named.append(replace(unit, name=label))
-    q, r = node.read(keys.STACK["at"])
-    return Stack(
-        name=name,
-        side=side,
-        q=q,
-        r=r,
-        units=tuple(named),
-        advantages=node.read(keys.STACK["advantages"]),
-    )
+    return tuple(named)
 
 
 def _unit(node: Node, types: Mapping[str, tuple[dict[str, Any], str]]) -> Unit:

@@ -12,11 +12,13 @@ import numpy as np
 from kernels.olympia import chain as olympia_chain
 from kernels.olympia import layout as k
 from kernels.olympia import skip as olympia_skip
+from kernels.olympia import stacked as olympia_stacked
 from kernels.olympia import strike
 
 from ...errors import BattleOddsError, did_you_mean
 from ..base import BY_STEP, FROM_STEP, STOP_RULES, WAVES, Prepared
 from ..outcomes import Outcomes, Recorded
+from ..stacked import StackedRuns
 from ..stop_rules import STOP_AFTER
 from . import waves
 from .keys import KERNELS, RULE_KERNELS
@@ -306,7 +308,7 @@ def side_bounds(groups: np.ndarray) -> dict[str, tuple[int | None, int | None]]:
     return bounds
 
 
-class OlympiaPrepared(Prepared):
+class OlympiaPrepared(StackedRuns, Prepared):
     #: Whether :meth:`run` gives each group's state at the end (``waves.LEFT_PREFIX``
     #: columns, read by :meth:`survivors`): in the wave chain only (:meth:`for_waves`).
     keeps_left = False
@@ -356,6 +358,39 @@ class OlympiaPrepared(Prepared):
     def table_bytes(self) -> int:
         """The chain kernel's table, when it may run: at most CHAIN_MAX_BYTES."""
         return CHAIN_MAX_BYTES if self.battle.kernel in ("auto", "chain") else 0
+
+    def stacks(self) -> bool:
+        """Whether its battles run on the stacked kernel (kernels/olympia/stacked.py): a
+        plain run on ``skip`` (no stop rule, no group's state kept) of armies too small
+        for deaths in batches. Any other runs by a call of its own."""
+        return (
+            self.kernel == "skip"
+            and not self.has_rules
+            and not self.keeps_left
+            and olympia_skip.batch_rows_for(self.arrays.groups) is None
+        )
+
+    def stacked_table_bytes(self) -> int:
+        """None: the stacked kernel builds no table for a scenario (a block of battles
+        sets up its scenario's opening position in its own scratch)."""
+        return 0
+
+    def stack_tables(self) -> tuple[np.ndarray, ...]:
+        """Its tables as kernels/olympia/stacked.py takes them: the skip kernel's tables
+        and what it computes from them once a call (``keep``, ``inv``, ``limits``)."""
+        a = self.arrays
+        keep = 1.0 - a.survive
+        inv = np.zeros(int(a.groups[:, k.G_COUNT].sum()) + 2)
+        inv[1:] = 1.0 / np.arange(1, len(inv))
+        limits = a.sides[:, k.S_START] * a.sides[:, k.S_BREAK]
+        params = np.array([a.order, self.from_step, *limits], np.int64)  # stacked.P_ORDER ..
+        return (a.groups, a.survive, keep, inv, a.sides, params)
+
+    def stack_sizes(self) -> tuple[int, ...]:
+        return (self.arrays.n_columns,)
+
+    def stacked_kernel(self) -> tuple[Any, Any]:
+        return olympia_stacked.skip_stacked, olympia_stacked.run_by_address()
 
     def _columns(self) -> dict[str, int]:
         """Outcome columns worth reporting for this battle, name -> index in the row."""
