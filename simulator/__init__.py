@@ -15,9 +15,9 @@
 >>> simulator.meta("olympia", budget=20, costs="costs.toml").frame   # what players build
 >>> simulator.best_retreat(scenario, side="defender").frame   # when to stop (small, exact)
 
-The package's layers, top to bottom, are its sub-packages (docs/architecture.md): ``cli``,
-``report``, ``studies``, ``running``, ``results``, ``scenario``, ``rulesets``, ``input``,
-and the ground (``errors``, ``locate``, ``atomic``, ``version``).
+The package's floors, top to bottom, are its sub-packages (docs/architecture.md): ``cli``,
+``serve``, ``report``, ``studies``, ``running``, ``results``, ``scenario``, ``rulesets``,
+``input``, and the ground (``errors``, ``locate``, ``atomic``, ``version``, ``startup``).
 """
 
 # ruff: noqa: E402  (the imports below come after the command line's first defence)

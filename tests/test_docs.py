@@ -124,6 +124,20 @@ def test_named_paths_exist(page: Path) -> None:
     assert missing_paths(page) == []
 
 
+#: docs/architecture.md is the page a newcomer reads in ten minutes (issue 49): at about
+#: 230 words a minute of technical prose, 2,400 words at most; the deeper parts belong in
+#: docs/internals.md.
+ARCHITECTURE_WORDS = 2_400
+
+
+def test_the_architecture_page_is_read_in_ten_minutes() -> None:
+    words = len((ROOT / "docs" / "architecture.md").read_text(encoding="utf-8").split())
+    assert words <= ARCHITECTURE_WORDS, (
+        f"docs/architecture.md has {words:,} words (at most {ARCHITECTURE_WORDS:,}):"
+        " move the detail to docs/internals.md"
+    )
+
+
 def project_files() -> list[Path]:
     """Every file of the project: the top-level files and those under its folders, without
     caches, build output or virtual environments (their folders are never entered)."""

@@ -4,7 +4,7 @@ Misses change nothing, so between two changes (a man or noble down, an engine lo
 a structure hit) the strikes are independent trials. The chain's state is what the
 strike kernel keeps between strikes, less what cannot influence the future:
 
-* ``cnt`` of every group (men, nobles, engines), as in kernels/olympia.py;
+* ``cnt`` of every group (men, nobles, engines), as in kernels/olympia/strike.py;
 * per side with a structure, the points it has absorbed: defense goes first, then
   damage, so ``(defense, damage)`` is a function of one counter (``remaining`` below,
   counting down to the collapse);
