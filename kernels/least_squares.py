@@ -10,8 +10,6 @@ battles held in the cache, in a fixed order (the same sums on any machine).
 
 from __future__ import annotations
 
-import numpy as np
-
 from ._jit import jit
 
 #: Battles summed together (a block of 17 columns of 2,048 doubles is 272 kB).

@@ -119,9 +119,8 @@ def retreat_command(
         "seed": seed,
         "threads": threads,
     }
-    if (side != BOTH and method == "exact") or (
-        side != BOTH
-        and method is None
+    if method == "exact" or (
+        method is None
         and battle.ruleset == "olympia"
         and costs is None
         and all(v is None for v in simulated.values())

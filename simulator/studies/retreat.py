@@ -23,11 +23,20 @@ import numpy as np
 
 from .. import rulesets
 from ..errors import BattleOddsError, ParameterError, did_you_mean, literal
-from ..rulesets.olympia.retreat import DECISIONS, NOBLES, BestRule, army_cost, best_rule, prices_of
+from ..rulesets.olympia.retreat import (
+    DECISIONS,
+    NOBLES,
+    BestRule,
+    BothRules,
+    army_cost,
+    best_rule,
+    both_rules,
+    prices_of,
+)
 from ..rulesets.stop_rules import NEVER
 from ..scenario.scenario import Scenario, prepare, unknowns_of
 from .machinery.retreat_both import BothSidesResult
-from .machinery.retreat_simulated import SimulatedRetreatResult
+from .machinery.retreat_simulated import SimulatedRetreatResult, cell_rows
 from .machinery.retreat_words import stop_now_or_go_on, threshold_words
 from .machinery.sides import SIDES
 
@@ -170,6 +179,71 @@ class RetreatResult:
         }
 
 
+@dataclass(frozen=True)
+class ExactBothResult:
+    """Both sides' retreat rules reached by alternate exact best responses (``rules``),
+    with each side's win value and prices. Every figure is exact."""
+
+    scenario: Scenario
+    win_values: tuple[float, float]
+    win_value_said: str
+    prices: tuple[dict[str, float], dict[str, float]]
+    rules: BothRules
+    seconds: float
+
+    method = "exact"
+    side = BOTH
+    partial = False
+
+    def view(self, s: int) -> RetreatResult:
+        """Side ``s``'s rule as a one-side answer (its words, map and positions): its
+        decisions at the positions the two rules reach."""
+        r = self.rules
+        o = r.chances
+        won, lost = (o["attacker_wins"], o["defender_wins"])[:: 1 if s == 0 else -1]
+        withdrew, they = (o["attacker_withdrew"], o["defender_withdrew"])[:: 1 if s == 0 else -1]
+        rule = BestRule(
+            value=r.values[s], indices=r.indices, values=np.full(len(r.indices), np.nan),
+            decisions=r.decisions[s], men=r.men, won=won, lost=lost, drawn=o["draw"],
+            withdrew=withdrew, they_withdrew=they, price_lost=r.price_lost[s], states=r.states,
+        )  # fmt: skip
+        return RetreatResult(
+            scenario=self.scenario, side=SIDES[s], win_value=self.win_values[s],
+            win_value_said=self.win_value_said, prices=self.prices[s], rule=rule,
+            never=r.never[s], own=None, own_words=None, seconds=self.seconds,
+        )  # fmt: skip
+
+    def words(self, s: int) -> str:
+        """Side ``s``'s rule in words, on the positions the two rules reach."""
+        return self.view(s).words()
+
+    def to_dict(self) -> dict[str, Any]:
+        r = self.rules
+        sides = {}
+        for s, name in enumerate(SIDES):
+            sides[name] = {
+                "win_value": self.win_values[s],
+                "prices": self.prices[s],
+                "value": r.values[s],
+                "never": r.never[s],
+                "gain_over_never": r.values[s] - r.never[s],
+                "rule": self.words(s),
+                "cells": cell_rows(self.view(s).cells()),
+            }
+        return {
+            "scenario": self.scenario.source.label,
+            "side": BOTH,
+            "method": "exact",
+            **sides,
+            **r.chances,
+            "settled": r.settled,
+            "rounds": [{"side": t["side"], "gain": t["gain"], "kept": t["kept"]} for t in r.rounds],
+            "states": r.states,
+            "seconds": self.seconds,
+            "partial": False,
+        }
+
+
 def check_win_value(win_value: float | None) -> float | None:
     if win_value is not None and not (math.isfinite(win_value) and win_value >= 0):
         raise ParameterError("win_value", win_value, "expected a number 0 or more")
@@ -191,10 +265,6 @@ def check_retreat_options(side: str, win_value: float | None, method: str | None
     if side not in (*SIDES, BOTH):
         raise ParameterError(
             "side", side, "expected attacker, defender or both" + did_you_mean(side, (*SIDES, BOTH))
-        )
-    if side == BOTH and method == "exact":
-        raise ParameterError(
-            "method", method, "both sides choosing is found by simulation only ({method=}simulated)"
         )
     check_win_value(win_value)
     if method not in (None, *METHODS):
@@ -220,7 +290,7 @@ def best_retreat(
     max_states: int | None = None,
     stop: Callable[[], bool] | None = None,
     lock: AbstractContextManager[object] | None = None,
-) -> RetreatResult | SimulatedRetreatResult | BothSidesResult:
+) -> RetreatResult | SimulatedRetreatResult | BothSidesResult | ExactBothResult:
     """The best retreat rule of ``side``, its value, and the values of "never retreat"
     and of the side's own rule in the scenario; ``side="both"``: both sides choosing
     by alternate best responses, simulated (:mod:`.machinery.retreat_both`).
@@ -244,7 +314,18 @@ def best_retreat(
         )
     simulated = {"paths": paths, "battles": battles, "seed": seed, "threads": threads}
     if side == BOTH:
-        return _simulated(scenario, side, win_value, costs, progress, stop, lock, **simulated)
+        if (
+            method is None
+            and scenario.ruleset == "olympia"
+            and not any(v is not None for v in (*simulated.values(), costs))
+        ):
+            try:
+                with lock or nullcontext():
+                    return _exact_both(scenario, win_value, max_states)
+            except BattleOddsError:
+                pass  # beyond the exact solver: simulated
+        if method != "exact":
+            return _simulated(scenario, side, win_value, costs, progress, stop, lock, **simulated)
     if method == "exact":
         given = [k for k, v in {**simulated, "costs": costs}.items() if v is not None]
         if given:
@@ -256,6 +337,8 @@ def best_retreat(
             )
         try:
             with lock or nullcontext():
+                if side == BOTH:
+                    return _exact_both(scenario, win_value, max_states)
                 return _exact(scenario, side, win_value, max_states)
         except BattleOddsError as exc:
             raise ParameterError(
@@ -330,6 +413,37 @@ def _simulated(
         if own_rule.never
         else own_rule.words(rulesets.get(scenario.ruleset).step_unit),
         from_step=prepared.from_step,
+    )
+
+
+def _exact_both(
+    scenario: Scenario,
+    win_value: float | None,
+    max_states: int | None,
+) -> ExactBothResult:
+    """Both sides choosing, exactly (rulesets/olympia/retreat.py's :func:`both_rules`):
+    each side's win value ``win_value`` or what the other side's army costs."""
+    label = scenario.source.label
+    if scenario.ruleset != "olympia":
+        raise BattleOddsError(
+            f"{label}: the best retreat rules are solved exactly for olympia battles only, "
+            f"not '{scenario.ruleset}'"
+        )
+    battle = scenario.model
+    wins = tuple(
+        float(win_value) if win_value is not None else army_cost(battle, 1 - s) for s in range(2)
+    )
+    started = time.perf_counter()
+    rules = both_rules(
+        scenario, (wins[0], wins[1]), **({} if max_states is None else {"max_states": max_states})
+    )
+    return ExactBothResult(
+        scenario=scenario,
+        win_values=(wins[0], wins[1]),
+        win_value_said="given" if win_value is not None else "the other side's cost",
+        prices=(prices_of(battle, 0), prices_of(battle, 1)),
+        rules=rules,
+        seconds=time.perf_counter() - started,
     )
 
 
