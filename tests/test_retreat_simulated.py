@@ -338,3 +338,78 @@ def test_the_upper_bound_is_hindsight_and_holds_the_exact_optimum() -> None:
     assert (
         json.loads(said.output)["upper_bound"]["value"] >= json.loads(said.output)["value"]["value"]
     )
+
+
+def _figures(result) -> dict:
+    """Every figure of a simulated answer but its time."""
+    said = result.to_dict()
+    said.pop("seconds")
+    return said
+
+
+def test_fresh_battles_recorded_only_as_far_as_the_rule_reaches_change_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Fresh battles past the first BOUND_BATTLES are recorded only as far as the
+    training battles reach under the rule, a block where one goes further recorded again
+    after every step: the same values, outcomes and map as every battle recorded after
+    every step (the hindsight bound is the first BOUND_BATTLES' own)."""
+    from simulator.studies.machinery import retreat_simulated as rs
+
+    scenario = simulator.load_scenario(FORD)
+
+    def answer(bound: int, reach: int | None) -> dict:
+        monkeypatch.setattr(rs, "BOUND_BATTLES", bound)
+        if reach is not None:
+            monkeypatch.setattr(rs, "reach_of", lambda rule, paths: reach)
+        result = best_retreat(
+            scenario, "attacker", 20.0, method="simulated", paths=2000, battles=3000, seed=5
+        )
+        monkeypatch.undo()
+        return _figures(result)
+
+    every = answer(10**9, None)
+    assert every["battles"] == 3000 and len(every["decision_steps"]) > 10
+    for reach in (None, 1, 3):  # as far as the training went; too short: recorded again
+        prefix = answer(500, reach)
+        bound = prefix.pop("upper_bound")
+        assert prefix == {k: v for k, v in every.items() if k != "upper_bound"}
+        assert bound["value"] == pytest.approx(every["upper_bound"]["value"], abs=0.5)
+
+
+def test_olympia_records_the_columns_asked_as_run_through_gives_them(tmp_path: Path) -> None:
+    """olympia's record_columns (one gather over the kernel's recording, kept between
+    calls) is the default's (run_through's columns), on the chain and skip kernels and a
+    battle in progress."""
+    from simulator.rulesets.base import Prepared
+    from simulator.scenario.scenario import prepare
+
+    for path in (FORD, "scenarios/olympia/knights_in_swamp.toml"):
+        prepared = prepare(simulator.load_scenario(path))
+        names = ["winner", "steps", *[c for c in prepared.columns if c.startswith("casualties.")]]
+        steps = [1, 2, 5, 9, 40, 10**9]
+        for first, count in ((0, 300), (300, 300), (7, 50)):
+            ours = prepared.record_columns(11, first, count, steps, names)
+            default = Prepared.record_columns(prepared, 11, first, count, steps, names)
+            assert np.array_equal(ours, default)
+    text = Path(FORD).read_text().replace("[battle]", "[battle]\nfrom_step = 3")
+    if "[battle]" not in text:
+        text += "\n[battle]\nfrom_step = 3\n"
+    later = tmp_path / "later.toml"
+    later.write_text(text)
+    prepared = prepare(simulator.load_scenario(later))
+    assert prepared.from_step == 3
+    ours = prepared.record_columns(11, 0, 200, [4, 8, 10**9], ["winner", "steps"])
+    default = Prepared.record_columns(prepared, 11, 0, 200, [4, 8, 10**9], ["winner", "steps"])
+    assert np.array_equal(ours, default)
+
+
+def test_the_normal_equations_kernel_is_numpys_product() -> None:
+    from kernels.least_squares import normal_equations
+
+    rng = np.random.default_rng(3)
+    for k, n in ((1, 1), (5, 4097), (17, 3000)):
+        x, y = rng.random((k, n)), rng.random(n)
+        gram, xy = np.empty((k, k)), np.empty(k)
+        normal_equations(x, y, gram, xy)
+        assert np.allclose(gram, x @ x.T, rtol=1e-12) and np.allclose(xy, x @ y, rtol=1e-12)
