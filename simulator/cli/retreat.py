@@ -32,7 +32,7 @@ Side = Annotated[
     typer.Option(
         "--side",
         help="The side whose retreat rule is found: attacker or defender; both: each "
-        "side's rule against the other's, by alternate best responses (simulated).",
+        "side's rule against the other's, by alternate best responses (exact or simulated).",
     ),
 ]
 WinValue = Annotated[

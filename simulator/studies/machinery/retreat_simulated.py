@@ -48,7 +48,13 @@ from .sides import SIDES
 
 #: The most steps the rule is looked at: every step where battles last at most this
 #: many, else every k-th step (a battle of olympia's castle siege lasts 600 strikes).
-MOST_DATES = 50  # 100 took castle siege 1.4x the time for the same rule (issue 52)
+MOST_DATES = 100
+#: Fewer steps (down to FEWEST_DATES) where training battles times MOST_DATES would
+#: pass this many recorded rows: the recording and the fit cost a row each (200,000
+#: paths of castle siege took 1.4x the time on 100 steps as on 50, archers_in_rain
+#: 1.8x, for the same value within noise: 24.523 and 24.521 +- 0.090).
+DATES_BUDGET = 5_000_000
+FEWEST_DATES = 50
 #: The fewest training battles still fighting at a step to fit its regression; with
 #: fewer the rule fights on there.
 MIN_FIT = 50
@@ -250,13 +256,20 @@ def fresh_seed(seed: int) -> int:
     return int(np.random.SeedSequence([int(seed), 52]).generate_state(1, np.uint64)[0] >> 2)
 
 
-def decision_dates(from_step: int, longest: int, limit: int | None) -> list[int]:
+def most_dates(paths: int) -> int:
+    """How many steps at most the rule of ``paths`` training battles is looked at."""
+    return max(FEWEST_DATES, min(MOST_DATES, DATES_BUDGET // max(1, paths)))
+
+
+def decision_dates(
+    from_step: int, longest: int, limit: int | None, most: int = MOST_DATES
+) -> list[int]:
     """The steps the rule is looked at: after each step from ``from_step + 1`` to the
     longest training battle (or the turn limit), every k-th where they are more than
-    :data:`MOST_DATES`."""
+    ``most``."""
     last = longest if limit is None else min(longest, limit)
     span = max(0, last - from_step)
-    every = max(1, math.ceil(span / MOST_DATES))
+    every = max(1, math.ceil(span / most))
     return list(range(from_step + 1, last + 1, every))
 
 
@@ -318,7 +331,10 @@ def decision_steps(
         if stopped():
             break
     dates = decision_dates(
-        prepared.from_step, max(longest, prepared.from_step + 1), prepared.step_limit
+        prepared.from_step,
+        max(longest, prepared.from_step + 1),
+        prepared.step_limit,
+        most_dates(paths),
     )
     return dates, block, searched
 
