@@ -26,7 +26,7 @@ from simulator.rulesets.olympia import retreat as olympia_retreat
 from simulator.studies.machinery.retreat_simulated import without_rule
 from simulator.studies.retreat import best_retreat
 from tests.reference import olympia as reference
-from tests.test_retreat import Z999, load
+from tests.test_retreat import Z999, load, standing
 
 FORD = "examples/retreat/knights_at_the_ford.toml"
 SIDES = ("attacker", "defender")
@@ -85,12 +85,7 @@ def test_the_pair_played_in_the_reference_simulator_agrees(small) -> None:
         )
 
     def withdrawing(_battle: object, men: list[reference.Man], steps: int) -> int | None:
-        standing: dict[str, int] = dict.fromkeys(keys, 0)
-        for m in men:
-            if m.standing and m.kind in ("man", "noble"):
-                name = m.type if m.kind == "man" else "nobles"
-                standing[f"{reference.SIDES[m.side]}.{name}"] += 1
-        key = tuple(standing[k] for k in keys)
+        key = standing(men, keys)
         for who in (0, 1):
             if decide[who][key] == "withdraw":
                 return who

@@ -151,10 +151,7 @@ def push_mass(
     ``[lo, hi)``, downwards, following ``decision``; add where it ends to ``chances``
     (``mass[start]`` set to 1 by the caller)."""
     scratch = position_scratch(groups.shape[0])
-    cnt, per_side, succ, prob, n_ev, q = (
-        scratch[0], scratch[6], scratch[7], scratch[8], scratch[9], scratch[10],
-    )  # fmt: skip
-    ws = per_side[5]
+    cnt = scratch[0]
     for index in range(hi - 1, lo - 1, -1):
         here = mass[index]
         if here == 0.0:
@@ -171,16 +168,31 @@ def push_mass(
             chances[C_THEY_WITHDREW if choice == THEY_WITHDRAW else C_WITHDREW] += here
             chances[C_PRICE_LOST] += here * lost
             continue
-        total = ws[0] + ws[1]
-        p_change = (ws[0] * q[0] + ws[1] * q[1]) / total
+        p_change = _chance_of_change(scratch)
         going = here
         if index == start and choice == WITHDRAW:
             # A miss of the first strike withdraws; its changes fight on.
             chances[C_WITHDREW] += here * (1.0 - p_change)
             going = here * p_change
-        for s in range(2):
-            for k in range(n_ev[s]):
-                mass[succ[s, k]] += going * ws[s] / total * prob[s, k] / p_change
+        _push_on(scratch, mass, going, p_change)
+
+
+@jit(inline=True)
+def _chance_of_change(scratch):
+    """The chance a strike changes the position ``position`` just read."""
+    ws, q = scratch[6][5], scratch[10]
+    return (ws[0] * q[0] + ws[1] * q[1]) / (ws[0] + ws[1])
+
+
+@jit(inline=True)
+def _push_on(scratch, mass, going, p_change):
+    """``going`` of the chance at the position ``position`` just read, on to its
+    changes (a miss comes back to it: each change's share of all changes)."""
+    ws, succ, prob, n_ev = scratch[6][5], scratch[7], scratch[8], scratch[9]
+    total = ws[0] + ws[1]
+    for s in range(2):
+        for k in range(n_ev[s]):
+            mass[succ[s, k]] += going * ws[s] / total * prob[s, k] / p_change
 
 
 @jit
@@ -235,10 +247,7 @@ def push_both(groups, survive, sides, order, space, start, hi, lo, prices, outs,
     hi)``, downwards, adding where it ends to ``chances`` (``B_*``; ``mass[start]`` set
     to 1 by the caller, ``prices`` each side's price a group)."""
     scratch = position_scratch(groups.shape[0])
-    cnt, per_side, succ, prob, n_ev, q = (
-        scratch[0], scratch[6], scratch[7], scratch[8], scratch[9], scratch[10],
-    )  # fmt: skip
-    ws = per_side[5]
+    cnt = scratch[0]
     for index in range(hi - 1, lo - 1, -1):
         here = mass[index]
         if here == 0.0:
@@ -250,10 +259,7 @@ def push_both(groups, survive, sides, order, space, start, hi, lo, prices, outs,
         elif outs[1, index] != 0:
             out = 1
         ends = status <= layout.DRAW or (out >= 0 and index != start)
-        total = ws[0] + ws[1]
-        p_change = 1.0
-        if not ends:
-            p_change = (ws[0] * q[0] + ws[1] * q[1]) / total
+        p_change = 1.0 if ends else _chance_of_change(scratch)
         ending = here if ends else (here * (1.0 - p_change) if out >= 0 else 0.0)
         if ending > 0.0:
             if status <= layout.DRAW:
@@ -270,7 +276,4 @@ def push_both(groups, survive, sides, order, space, start, hi, lo, prices, outs,
         if ends:
             continue
         # At the opening a miss comes back to it: its changes carry what does not end.
-        going = here - ending if out >= 0 else here
-        for s in range(2):
-            for k in range(n_ev[s]):
-                mass[succ[s, k]] += going * ws[s] / total * prob[s, k] / p_change
+        _push_on(scratch, mass, here - ending if out >= 0 else here, p_change)

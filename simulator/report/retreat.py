@@ -168,18 +168,12 @@ def both_sides_lines(result: Any, width: int) -> list[str]:
     for s, side in enumerate(("attacker", "defender")):
         lines.append("")
         value, gain = a.values[s], a.gain_over_never[s]
-        lines += textwrap.wrap(
+        lines += _side_lines(
             f"{side} (win worth {result.win_values[s]:g}): {value.value:,.3f} "
             f"({_interval(value)}); gains {gain.value:,.3f} ({_interval(gain)}) over never "
             "withdrawing against the other's rule",
-            width,
-            subsequent_indent="  ",
-        )
-        lines += textwrap.wrap(
             f"The rule, on the battles the two rules reach: {result.words(s)}.",
             width,
-            initial_indent="  ",
-            subsequent_indent="  ",
         )
     lines.append("")
     turns = "; ".join(
@@ -190,12 +184,7 @@ def both_sides_lines(result: Any, width: int) -> list[str]:
     if turns:
         lines += textwrap.wrap(f"Turns (each new rule's gain over the old): {turns}.", width)
     o = a.outcomes
-    lines += textwrap.wrap(
-        f"Under these rules the attacker wins {o['attacker_wins']:.2%}, the defender wins "
-        f"{o['defender_wins']:.2%}, draws {o['draw']:.2%}, the attacker withdraws "
-        f"{o['attacker_withdrew']:.2%}, the defender withdraws {o['defender_withdrew']:.2%}.",
-        width,
-    )
+    lines += _outcome_lines(o, width)
     lines += textwrap.wrap(f"Seed {a.seeds[0]}; {a.seconds:.1f} s.", width)
     return lines
 
@@ -226,18 +215,12 @@ def exact_both_lines(result: Any, width: int) -> list[str]:
     lines += textwrap.wrap(said, width)
     for s, side in enumerate(("attacker", "defender")):
         lines.append("")
-        lines += textwrap.wrap(
+        lines += _side_lines(
             f"{side} (win worth {result.win_values[s]:g}): {_number(r.values[s])}; gains "
             f"{_number(r.values[s] - r.never[s])} over never withdrawing against the "
             "other's rule",
-            width,
-            subsequent_indent="  ",
-        )
-        lines += textwrap.wrap(
             f"The rule, on the positions the two rules reach: {result.words(s)}.",
             width,
-            initial_indent="  ",
-            subsequent_indent="  ",
         )
     lines.append("")
     turns = "; ".join(
@@ -245,11 +228,22 @@ def exact_both_lines(result: Any, width: int) -> list[str]:
     )
     lines += textwrap.wrap(f"Turns (each new rule's gain over the old): {turns}.", width)
     o = r.chances
-    lines += textwrap.wrap(
+    lines += _outcome_lines(o, width)
+    lines += textwrap.wrap(f"{r.states:,} positions solved in {result.seconds:.2f} s.", width)
+    return lines
+
+
+def _outcome_lines(o: dict[str, float], width: int) -> list[str]:
+    """The battle's chances under both sides' rules."""
+    return textwrap.wrap(
         f"Under these rules the attacker wins {o['attacker_wins']:.2%}, the defender wins "
         f"{o['defender_wins']:.2%}, draws {o['draw']:.2%}, the attacker withdraws "
         f"{o['attacker_withdrew']:.2%}, the defender withdraws {o['defender_withdrew']:.2%}.",
         width,
     )
-    lines += textwrap.wrap(f"{r.states:,} positions solved in {result.seconds:.2f} s.", width)
-    return lines
+
+
+def _side_lines(head: str, rule: str, width: int) -> list[str]:
+    """A side's value (its later lines indented) and its rule in words (indented)."""
+    lines = textwrap.wrap(head, width, subsequent_indent="  ")
+    return lines + textwrap.wrap(rule, width, initial_indent="  ", subsequent_indent="  ")
