@@ -293,7 +293,9 @@ def best_retreat(
 ) -> RetreatResult | SimulatedRetreatResult | BothSidesResult | ExactBothResult:
     """The best retreat rule of ``side``, its value, and the values of "never retreat"
     and of the side's own rule in the scenario; ``side="both"``: both sides choosing
-    by alternate best responses, simulated (:mod:`.machinery.retreat_both`).
+    by alternate best responses, exact (:class:`ExactBothResult`, where the exact
+    solver reaches and no simulation option is given) or simulated
+    (:mod:`.machinery.retreat_both`).
 
     ``win_value`` (default: what the other side's army costs) is what a win is worth;
     each of the side's own men lost costs his type's ``cost``. ``method``: ``exact``
