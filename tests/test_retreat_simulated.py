@@ -413,3 +413,50 @@ def test_the_normal_equations_kernel_is_numpys_product() -> None:
         gram, xy = np.empty((k, k)), np.empty(k)
         normal_equations(x, y, gram, xy)
         assert np.allclose(gram, x @ x.T, rtol=1e-12) and np.allclose(xy, x @ y, rtol=1e-12)
+
+
+@pytest.mark.slow
+def test_the_andersen_broadie_bound_lies_between_the_optimum_and_hindsight() -> None:
+    """The knights at the ford, a win worth 20: the exact optimum is at most the
+    Andersen-Broadie bound (200 outer battles, 200 nested at each step) and the bound
+    at most the hindsight bound, within noise; the rule's value at most the optimum."""
+    scenario = simulator.load_scenario(FORD)
+    exact = best_retreat(scenario, "attacker", 20.0, method="exact")
+    simulated = best_retreat(
+        scenario, "attacker", 20.0, method="simulated", paths=20_000, battles=20_000,
+        seed=5, dual_battles=200,
+    )  # fmt: skip
+    a = simulated.answer  # type: ignore[union-attr]
+    assert a.dual is not None and a.upper is not None and a.dual_battles == 200
+    assert exact.value <= a.dual.value + Z999 * _se(a.dual)
+    assert a.dual.value <= a.upper.value + Z999 * (_se(a.dual) + _se(a.upper))
+    assert a.value.value <= exact.value + Z999 * _se(a.value)
+    # Far tighter than hindsight: within 1.5 of the optimum where hindsight is 2.9 above.
+    assert a.dual.value - exact.value < 1.5 < a.upper.value - exact.value
+
+
+def test_the_andersen_broadie_bound_is_asked_and_refused_in_one_line(tmp_path: Path) -> None:
+    said = runner.invoke(
+        app, ["retreat", FORD, "--win-value", "20", "--method", "simulated", "--paths", "300",
+              "-n", "300", "--dual-battles", "5", "--json"],
+    )  # fmt: skip
+    assert said.exit_code == 0, said.output
+    dual = json.loads(said.output)["dual_bound"]
+    assert dual["battles"] == 5 and dual["inner"] > 0 and dual["low"] <= dual["value"]
+    text = runner.invoke(
+        app, ["retreat", FORD, "--method", "simulated", "--paths", "300", "-n", "300",
+              "--dual-battles", "3"], env={"COLUMNS": "60"},
+    )  # fmt: skip
+    assert text.exit_code == 0 and "Andersen-Broadie bound:" in text.output
+    assert max(len(line) for line in text.output.splitlines()) <= 60
+    for arguments, words in [
+        (["scenarios/olympia/castle_siege.toml", "--method", "simulated"],
+         "--dual-battles 5: no Andersen-Broadie bound here: the attacker's break point"),
+        ([FORD, "--method", "exact"], "--dual-battles: only the simulated method takes it"),
+        ([FORD, "--side", "both"], "--dual-battles 5: the bound is for one side's rule"),
+        (["scenarios/confrontation/attack.toml"],
+         "--dual-battles 5: no Andersen-Broadie bound here: not offered for confrontation"),
+    ]:  # fmt: skip
+        refused = runner.invoke(app, ["retreat", *arguments, "--dual-battles", "5"])
+        assert refused.exit_code == 2, refused.output
+        assert refused.output.startswith(f"error: {words}"), refused.output

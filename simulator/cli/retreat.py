@@ -60,6 +60,15 @@ Paths = Annotated[
     int | None,
     typer.Option("--paths", help="Simulated: battles the rule is fitted on (default 20,000)."),
 ]
+DualBattles = Annotated[
+    int | None,
+    typer.Option(
+        "--dual-battles",
+        help="Simulated, one side: an Andersen-Broadie upper bound on the best rule's "
+        "value from this many fresh battles, a nested simulation at each step (olympia "
+        "battles of men alone; seconds per hundred battles).",
+    ),
+]
 FreshBattles = Annotated[
     int | None,
     typer.Option(
@@ -98,6 +107,7 @@ def retreat_command(
     costs: CostsFile = None,
     json: Json = False,
     output: MapOutput = None,
+    dual_battles: DualBattles = None,
 ) -> None:
     """When should I stop? The best retreat rule of one side and its value (exact or
     simulated).
@@ -118,6 +128,7 @@ def retreat_command(
         "battles": battles,
         "seed": seed,
         "threads": threads,
+        "dual_battles": dual_battles,
     }
     if method == "exact" or (
         method is None

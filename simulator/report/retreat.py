@@ -120,6 +120,14 @@ def simulated_lines(result: Any, width: int) -> list[str]:
             width,
             subsequent_indent="  ",
         )
+    if a.dual is not None:
+        lines += textwrap.wrap(
+            f"Andersen-Broadie bound: {a.dual.value:,.3f} ({_interval(a.dual)}) on "
+            f"{a.dual_battles:,} fresh battles, {a.inner_battles:,} nested at each step: "
+            "no rule does better",
+            width,
+            subsequent_indent="  ",
+        )
     lines.append("")
     lines += textwrap.wrap(chances_words(result), width)
     lines += textwrap.wrap(f"The rule: {result.words()}.", width)

@@ -46,6 +46,8 @@ METHODS = ("exact", "simulated")
 BOTH = "both"
 #: The most training or fresh battles of the simulated method.
 MAX_SIMULATED = 10_000_000
+#: The most outer battles of the Andersen-Broadie bound (each a nested simulation a step).
+MAX_DUAL = 100_000
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -290,6 +292,7 @@ def best_retreat(
     max_states: int | None = None,
     stop: Callable[[], bool] | None = None,
     lock: AbstractContextManager[object] | None = None,
+    dual_battles: int | None = None,
 ) -> RetreatResult | SimulatedRetreatResult | BothSidesResult | ExactBothResult:
     """The best retreat rule of ``side``, its value, and the values of "never retreat"
     and of the side's own rule in the scenario; ``side="both"``: both sides choosing
@@ -315,6 +318,12 @@ def best_retreat(
             "give each input one value"
         )
     simulated = {"paths": paths, "battles": battles, "seed": seed, "threads": threads}
+    if dual_battles is not None:
+        if side == BOTH:
+            raise ParameterError(
+                "dual_battles", dual_battles, "the bound is for one side's rule ({side=}attacker)"
+            )
+        simulated["dual_battles"] = dual_battles
     if side == BOTH:
         if (
             method is None
@@ -367,6 +376,7 @@ def _simulated(
     battles: int | None,
     seed: int | None,
     threads: int | None,
+    dual_battles: int | None = None,
 ) -> SimulatedRetreatResult | BothSidesResult:
     """One side's simulated rule, or both sides' (``side`` both: alternate best
     responses, :mod:`.machinery.retreat_both`)."""
@@ -381,6 +391,8 @@ def _simulated(
     for option, count in (("paths", paths), ("battles", battles)):
         if count is not None and not 2 <= count <= MAX_SIMULATED:
             raise ParameterError(option, count, f"expected 2..{MAX_SIMULATED:,}")
+    if dual_battles is not None and not 2 <= dual_battles <= MAX_DUAL:
+        raise ParameterError("dual_battles", dual_battles, f"expected 2..{MAX_DUAL:,}")
     how = Simulation(
         paths=DEFAULT_PATHS if paths is None else paths,
         fresh=DEFAULT_FRESH if battles is None else battles,
@@ -390,6 +402,7 @@ def _simulated(
         progress=progress,
         stop=stop,
         lock=lock,
+        dual=dual_battles or 0,
     )
     if side == BOTH:
         both, prices_both, wins = both_sides_retreat(scenario, win_value, how)

@@ -238,6 +238,11 @@ class SimulatedAnswer:
     #: rule's value that looks at those steps (None for blocks, whose withdrawal's
     #: cost is only known by running it).
     upper: Estimate | None = None
+    #: The Andersen-Broadie upper bound (retreat_dual.py), on ``dual`` outer battles,
+    #: each step's continuation from ``inner`` nested battles (None: not asked).
+    dual: Estimate | None = None
+    dual_battles: int = 0
+    inner_battles: int = 0
 
 
 def without_rule(scenario: Scenario, side: str, after: int | None = None) -> Scenario:
@@ -495,6 +500,8 @@ class Simulation:
     progress: Callable[[int, int], None] | None = None
     stop: Callable[[], bool] | None = None
     lock: AbstractContextManager[object] | None = None
+    #: Outer battles of the Andersen-Broadie bound (0: none; retreat_dual.py).
+    dual: int = 0
 
 
 def simulated_retreat(
@@ -510,6 +517,14 @@ def simulated_retreat(
     started = time.perf_counter()
     name = SIDES[side]
     never_scenario = without_rule(scenario, name)
+    if how.dual:
+        from .retreat_dual import dual_refusal
+
+        refusal = dual_refusal(never_scenario, side)
+        if refusal is not None:
+            raise ParameterError(
+                "dual_battles", how.dual, f"no Andersen-Broadie bound here: {refusal}"
+            )
     prepared = prepare(never_scenario)
     check_unfolds(prepared, scenario.ruleset)
     check_capabilities(prepared, scenario.ruleset)
@@ -580,6 +595,13 @@ def simulated_retreat(
             lock,
         )
     best, never, own_values, foresight, outcome, asked, count = valued
+    dual = None
+    if how.dual and not stopped():
+        from .retreat_dual import INNER_BATTLES, dual_bound
+
+        with thread_count(threads):
+            dual = dual_bound(never_scenario, side, rule, win, seed2, how.dual, stop=stopped)
+        partial = partial or len(dual) < how.dual
     partial = partial or count < fresh
     has_own = not own_prepared.stop_rules[side].never
     answer = SimulatedAnswer(
@@ -598,6 +620,9 @@ def simulated_retreat(
         seconds=time.perf_counter() - started,
         asked=asked,
         upper=None if foresight is None else Estimate.of(foresight),
+        dual=None if dual is None or len(dual) < 2 else Estimate.of(dual),
+        dual_battles=0 if dual is None else len(dual),
+        inner_battles=INNER_BATTLES if dual is not None else 0,
     )
     return answer, prices, float(win)
 
@@ -844,6 +869,9 @@ class SimulatedRetreatResult:
             "gain_over_never": a.gain_over_never.to_dict(),
             "gain_over_own": None if a.gain_over_own is None else a.gain_over_own.to_dict(),
             "upper_bound": None if a.upper is None else a.upper.to_dict(),
+            "dual_bound": None
+            if a.dual is None
+            else {**a.dual.to_dict(), "battles": a.dual_battles, "inner": a.inner_battles},
             **{k: float(v) for k, v in a.outcomes.items()},
             "rule": self.words(),
             "stop_now_or_go_on": self.stop_now(),
