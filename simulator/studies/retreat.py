@@ -36,7 +36,15 @@ from ..rulesets.olympia.retreat import (
 from ..rulesets.stop_rules import NEVER
 from ..scenario.scenario import Scenario, prepare, unknowns_of
 from .machinery.retreat_both import BothSidesResult
-from .machinery.retreat_simulated import SimulatedRetreatResult, cell_rows
+from .machinery.retreat_dual import INNER_BATTLES, dual_bound, dual_refusal
+from .machinery.retreat_simulated import (
+    Estimate,
+    SimulatedAnswer,
+    SimulatedRetreatResult,
+    Simulation,
+    cell_rows,
+    without_rule,
+)
 from .machinery.retreat_words import stop_now_or_go_on, threshold_words
 from .machinery.sides import SIDES
 
@@ -381,12 +389,7 @@ def _simulated(
     """One side's simulated rule, or both sides' (``side`` both: alternate best
     responses, :mod:`.machinery.retreat_both`)."""
     from .machinery.retreat_both import both_sides_retreat
-    from .machinery.retreat_simulated import (
-        DEFAULT_FRESH,
-        DEFAULT_PATHS,
-        Simulation,
-        simulated_retreat,
-    )
+    from .machinery.retreat_simulated import DEFAULT_FRESH, DEFAULT_PATHS, simulated_retreat
 
     for option, count in (("paths", paths), ("battles", battles)):
         if count is not None and not 2 <= count <= MAX_SIMULATED:
@@ -402,7 +405,6 @@ def _simulated(
         progress=progress,
         stop=stop,
         lock=lock,
-        dual=dual_battles or 0,
     )
     if side == BOTH:
         both, prices_both, wins = both_sides_retreat(scenario, win_value, how)
@@ -414,7 +416,15 @@ def _simulated(
             answer=both,
         )
     s = SIDES.index(side)
+    if dual_battles is not None:
+        refusal = dual_refusal(without_rule(scenario, side), s)
+        if refusal is not None:
+            raise ParameterError(
+                "dual_battles", dual_battles, f"no Andersen-Broadie bound here: {refusal}"
+            )
     answer, prices, win = simulated_retreat(scenario, s, win_value, how)
+    if dual_battles is not None and not answer.partial:
+        answer = _with_dual(answer, scenario, s, win, dual_battles, how)
     prepared = prepare(scenario)
     own_rule = prepared.stop_rules[s]
     return SimulatedRetreatResult(
@@ -428,6 +438,35 @@ def _simulated(
         if own_rule.never
         else own_rule.words(rulesets.get(scenario.ruleset).step_unit),
         from_step=prepared.from_step,
+    )
+
+
+def _with_dual(
+    answer: SimulatedAnswer,
+    scenario: Scenario,
+    s: int,
+    win: float,
+    battles: int,
+    how: Simulation,
+) -> SimulatedAnswer:
+    """``answer`` with its Andersen-Broadie bound on ``battles`` of its fresh battles
+    (:mod:`.machinery.retreat_dual`); Ctrl-C: on the outer battles done, partial."""
+    from ..running.interrupt import stop_requested
+    from ..running.runner import thread_count
+
+    started = time.perf_counter()
+    with thread_count(how.threads):
+        upper = dual_bound(
+            without_rule(scenario, SIDES[s]), s, answer.rule, win, answer.fresh_seed,
+            battles, stop=how.stop or stop_requested,
+        )  # fmt: skip
+    return replace(
+        answer,
+        dual=Estimate.of(upper) if len(upper) > 1 else None,
+        dual_battles=len(upper),
+        inner_battles=INNER_BATTLES,
+        partial=len(upper) < battles,
+        seconds=answer.seconds + time.perf_counter() - started,
     )
 
 

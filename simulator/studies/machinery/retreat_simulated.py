@@ -500,8 +500,6 @@ class Simulation:
     progress: Callable[[int, int], None] | None = None
     stop: Callable[[], bool] | None = None
     lock: AbstractContextManager[object] | None = None
-    #: Outer battles of the Andersen-Broadie bound (0: none; retreat_dual.py).
-    dual: int = 0
 
 
 def simulated_retreat(
@@ -517,14 +515,6 @@ def simulated_retreat(
     started = time.perf_counter()
     name = SIDES[side]
     never_scenario = without_rule(scenario, name)
-    if how.dual:
-        from .retreat_dual import dual_refusal
-
-        refusal = dual_refusal(never_scenario, side)
-        if refusal is not None:
-            raise ParameterError(
-                "dual_battles", how.dual, f"no Andersen-Broadie bound here: {refusal}"
-            )
     prepared = prepare(never_scenario)
     check_unfolds(prepared, scenario.ruleset)
     check_capabilities(prepared, scenario.ruleset)
@@ -595,13 +585,6 @@ def simulated_retreat(
             lock,
         )
     best, never, own_values, foresight, outcome, asked, count = valued
-    dual = None
-    if how.dual and not stopped():
-        from .retreat_dual import INNER_BATTLES, dual_bound
-
-        with thread_count(threads):
-            dual = dual_bound(never_scenario, side, rule, win, seed2, how.dual, stop=stopped)
-        partial = partial or len(dual) < how.dual
     partial = partial or count < fresh
     has_own = not own_prepared.stop_rules[side].never
     answer = SimulatedAnswer(
@@ -620,9 +603,6 @@ def simulated_retreat(
         seconds=time.perf_counter() - started,
         asked=asked,
         upper=None if foresight is None else Estimate.of(foresight),
-        dual=None if dual is None or len(dual) < 2 else Estimate.of(dual),
-        dual_battles=0 if dual is None else len(dual),
-        inner_battles=INNER_BATTLES if dual is not None else 0,
     )
     return answer, prices, float(win)
 
