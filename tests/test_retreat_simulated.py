@@ -460,3 +460,27 @@ def test_the_andersen_broadie_bound_is_asked_and_refused_in_one_line(tmp_path: P
         refused = runner.invoke(app, ["retreat", *arguments, "--dual-battles", "5"])
         assert refused.exit_code == 2, refused.output
         assert refused.output.startswith(f"error: {words}"), refused.output
+
+
+def test_ctrl_c_in_the_andersen_broadie_bound_keeps_the_battles_done() -> None:
+    """Stop is looked at before each nested simulation: the bound's battles so far."""
+    from simulator.studies.machinery.retreat_dual import dual_bound
+    from simulator.studies.machinery.retreat_simulated import (
+        Simulation,
+        simulated_retreat,
+        without_rule,
+    )
+
+    scenario = simulator.load_scenario(FORD)
+    answer, _, _ = simulated_retreat(scenario, 0, 20.0, Simulation(paths=300, fresh=2, seed=5))
+    asked: list[int] = []
+
+    def stop() -> bool:
+        asked.append(1)
+        return len(asked) > 40
+
+    never = without_rule(scenario, "attacker")
+    upper = dual_bound(never, 0, answer.rule, 20.0, 11, battles=50, inner=20, stop=stop)
+    assert 0 < len(upper) < 50 and len(asked) == 41
+    again = dual_bound(never, 0, answer.rule, 20.0, 11, battles=len(upper), inner=20)
+    assert np.array_equal(upper, again)  # the battles done are the same battles

@@ -83,7 +83,8 @@ def dual_bound(
 ) -> np.ndarray:
     """Each outer battle's ``max(max_k (Z_k - M_k), end - M_end)``: their mean bounds
     every rule's value from above (the side's own rule left out of ``scenario``).
-    Once ``stop()`` (Ctrl-C), the outer battles done so far."""
+    Once ``stop()`` (Ctrl-C, looked at before each nested simulation), the outer
+    battles done so far."""
     f = rule.features
     base = copy.deepcopy(dict(scenario.data))
     base.setdefault("battle", {})["kernel"] = "strike"  # no chain table a state
@@ -94,10 +95,13 @@ def dual_bound(
     continuation: dict[tuple[int, tuple[int, ...]], float] = {}
     dates = rule.dates
 
-    def worth_going_on(k: int, own: np.ndarray, enemy: np.ndarray) -> float:
-        """C_k: the rule's value from step k + 1 on, from the state (own, enemy)."""
+    def worth_going_on(k: int, own: np.ndarray, enemy: np.ndarray) -> float | None:
+        """C_k: the rule's value from step k + 1 on, from the state (own, enemy); None
+        once ``stop()``."""
         key = (k, (*own.tolist(), *enemy.tolist()))
         if key not in continuation:
+            if stop is not None and stop():
+                return None
             # The same nested battles (numbers) from every state: the estimates' noise
             # moves together from step to step, and the martingale's steps cancel
             # most of it (drawn apart, the noise's largest excursion over a battle's
@@ -110,8 +114,6 @@ def dual_bound(
     upper = np.empty(battles)
     withdraws = [rule.withdraws(k, outer.own[k], outer.enemy[k]) for k in range(len(dates))]
     for j in range(battles):
-        if stop is not None and stop():
-            return upper[:j]
         martingale = 0.0
         best = -np.inf
         going = None  # C of the last step fought at
@@ -120,6 +122,8 @@ def dual_bound(
                 break
             now = -float(f.price_lost(outer.own[k, j]))
             c = worth_going_on(k, outer.own[k, j], outer.enemy[k, j])
+            if c is None:  # Ctrl-C
+                return upper[:j]
             value = now if withdraws[k][j] else c
             if going is not None:
                 martingale += value - going
