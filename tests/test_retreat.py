@@ -167,13 +167,8 @@ def _reference_value(
     other_rule = battle.retreat[1 - s]
 
     def withdrawing(_battle: object, men: list[reference.Man], steps: int) -> int | None:
-        standing: dict[str, int] = dict.fromkeys(keys, 0)
-        for m in men:
-            if m.standing and m.kind in ("man", "noble"):
-                name = m.type if m.kind == "man" else "nobles"
-                standing[f"{reference.SIDES[m.side]}.{name}"] += 1
         for who in (0, 1):  # the attacker looked at first
-            if who == s and decide[tuple(standing[k] for k in keys)] == "withdraw":
+            if who == s and decide[standing(men, keys)] == "withdraw":
                 return s
             if who != s and not other_rule.never and reference.holds(other_rule, men, who, steps):
                 return who
@@ -189,6 +184,17 @@ def _reference_value(
     lost = sum(p * rows[f"casualties.{side}.{t}"] for t, p in price.items())
     values = result.win_value * (rows["winner"] == s) - lost  # type: ignore[attr-defined]
     return values, rows["winner"] == reference.ATTACKER_WITHDREW + s
+
+
+def standing(men: list[reference.Man], keys: list[str]) -> tuple[int, ...]:
+    """The men and nobles standing in a reference battle, as a frame's ``keys`` name
+    them (``attacker.knight``, ``defender.nobles``)."""
+    count: dict[str, int] = dict.fromkeys(keys, 0)
+    for m in men:
+        if m.standing and m.kind in ("man", "noble"):
+            name = m.type if m.kind == "man" else "nobles"
+            count[f"{reference.SIDES[m.side]}.{name}"] += 1
+    return tuple(count[k] for k in keys)
 
 
 #: (the attacker's men, the side whose rule is played, the file's stop rules)

@@ -168,7 +168,6 @@ def test_the_command_says_both_rules_and_refuses_what_it_cannot(tmp_path):
     assert text.exit_code == 0 and "Settled after" in text.output
     assert max(len(line) for line in text.output.splitlines()) <= 60
     for args, words in [
-        (["--method", "exact"], "--method exact: both sides choosing is found by simulation"),
         (["--side", "bth"], "--side bth: expected attacker, defender or both"),
     ]:
         refused = runner.invoke(app, ["retreat", FORD, "--side", "both", *args])

@@ -151,10 +151,7 @@ def push_mass(
     ``[lo, hi)``, downwards, following ``decision``; add where it ends to ``chances``
     (``mass[start]`` set to 1 by the caller)."""
     scratch = position_scratch(groups.shape[0])
-    cnt, per_side, succ, prob, n_ev, q = (
-        scratch[0], scratch[6], scratch[7], scratch[8], scratch[9], scratch[10],
-    )  # fmt: skip
-    ws = per_side[5]
+    cnt = scratch[0]
     for index in range(hi - 1, lo - 1, -1):
         here = mass[index]
         if here == 0.0:
@@ -171,13 +168,112 @@ def push_mass(
             chances[C_THEY_WITHDREW if choice == THEY_WITHDRAW else C_WITHDREW] += here
             chances[C_PRICE_LOST] += here * lost
             continue
-        total = ws[0] + ws[1]
-        p_change = (ws[0] * q[0] + ws[1] * q[1]) / total
+        p_change = _chance_of_change(scratch)
         going = here
         if index == start and choice == WITHDRAW:
             # A miss of the first strike withdraws; its changes fight on.
             chances[C_WITHDREW] += here * (1.0 - p_change)
             going = here * p_change
-        for s in range(2):
-            for k in range(n_ev[s]):
-                mass[succ[s, k]] += going * ws[s] / total * prob[s, k] / p_change
+        _push_on(scratch, mass, going, p_change)
+
+
+@jit(inline=True)
+def _chance_of_change(scratch):
+    """The chance a strike changes the position ``position`` just read."""
+    ws, q = scratch[6][5], scratch[10]
+    return (ws[0] * q[0] + ws[1] * q[1]) / (ws[0] + ws[1])
+
+
+@jit(inline=True)
+def _push_on(scratch, mass, going, p_change):
+    """``going`` of the chance at the position ``position`` just read, on to its
+    changes (a miss comes back to it: each change's share of all changes)."""
+    ws, succ, prob, n_ev = scratch[6][5], scratch[7], scratch[8], scratch[9]
+    total = ws[0] + ws[1]
+    for s in range(2):
+        for k in range(n_ev[s]):
+            mass[succ[s, k]] += going * ws[s] / total * prob[s, k] / p_change
+
+
+@jit
+def respond(
+    groups, survive, sides, order, space, start, lo, hi, side, price, win_value, reached,
+    own_out, their_out, value, decision,
+):  # fmt: skip
+    """Both sides choosing: the side's value of every reached position with index in
+    ``[lo, hi)``, sweeping upwards, when the other side withdraws after a strike that
+    leaves the battle at a position where ``their_out`` is set (at the opening: after a
+    first strike that missed). ``own_out`` empty: the side's best response, its choice
+    (FIGHT or WITHDRAW) in ``decision`` at every undecided position, even where the
+    other withdraws first (what it does there should the other fight on); else the
+    value of the side's own rule ``own_out``. Withdrawing is worth the price of the
+    men lost so far, whoever withdraws, so who looks first changes no value."""
+    scratch = position_scratch(groups.shape[0])
+    cnt = scratch[0]
+    fixed = own_out.shape[0] > 0
+    for index in range(lo, hi):
+        if not reached[index]:
+            continue
+        status = position(index, start, groups, survive, sides, order, space, scratch)
+        lost = _price_lost(groups, cnt, price)
+        if status <= layout.DRAW:
+            value[index] = (win_value if status == side else 0.0) - lost
+            decision[index] = DECIDED
+            continue
+        fight, p_change = _continuation(index, scratch, value)
+        theirs = their_out[index] != 0
+        # A best response fights on a tie: where the other withdraws it lets it.
+        withdraw = own_out[index] != 0 if fixed else (fight < -lost and not theirs)
+        out = withdraw or theirs
+        if index == start:
+            # The first strike is fought; after a miss either side may withdraw.
+            again = -lost if out else fight
+            value[index] = p_change * fight + (1.0 - p_change) * again
+        else:
+            value[index] = -lost if out else fight
+        decision[index] = WITHDRAW if withdraw else FIGHT
+
+
+#: :func:`push_both`'s chances: the attacker won, the defender won, drawn, the attacker
+#: withdrew, the defender withdrew, then each side's expected price of its men lost.
+B_ATTACKER_WON, B_DEFENDER_WON, B_DRAWN, B_ATTACKER_OUT, B_DEFENDER_OUT = range(5)
+B_PRICE_LOST, N_BOTH = 5, 7
+
+
+@jit
+def push_both(groups, survive, sides, order, space, start, hi, lo, prices, outs, mass, chances):
+    """Both sides' rules (``outs[s]``: side s withdraws there, the attacker looked at
+    first): push the battle's chance through the positions with indices in ``[lo,
+    hi)``, downwards, adding where it ends to ``chances`` (``B_*``; ``mass[start]`` set
+    to 1 by the caller, ``prices`` each side's price a group)."""
+    scratch = position_scratch(groups.shape[0])
+    cnt = scratch[0]
+    for index in range(hi - 1, lo - 1, -1):
+        here = mass[index]
+        if here == 0.0:
+            continue
+        status = position(index, start, groups, survive, sides, order, space, scratch)
+        out = -1
+        if outs[0, index] != 0:
+            out = 0
+        elif outs[1, index] != 0:
+            out = 1
+        ends = status <= layout.DRAW or (out >= 0 and index != start)
+        p_change = 1.0 if ends else _chance_of_change(scratch)
+        ending = here if ends else (here * (1.0 - p_change) if out >= 0 else 0.0)
+        if ending > 0.0:
+            if status <= layout.DRAW:
+                code = B_DRAWN
+                if status == layout.ATTACKER:
+                    code = B_ATTACKER_WON
+                elif status == layout.DEFENDER:
+                    code = B_DEFENDER_WON
+            else:
+                code = B_ATTACKER_OUT if out == 0 else B_DEFENDER_OUT
+            chances[code] += ending
+            for s in range(2):
+                chances[B_PRICE_LOST + s] += ending * _price_lost(groups, cnt, prices[s])
+        if ends:
+            continue
+        # At the opening a miss comes back to it: its changes carry what does not end.
+        _push_on(scratch, mass, here - ending if out >= 0 else here, p_change)

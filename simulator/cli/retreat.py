@@ -32,7 +32,7 @@ Side = Annotated[
     typer.Option(
         "--side",
         help="The side whose retreat rule is found: attacker or defender; both: each "
-        "side's rule against the other's, by alternate best responses (simulated).",
+        "side's rule against the other's, by alternate best responses (exact or simulated).",
     ),
 ]
 WinValue = Annotated[
@@ -59,6 +59,15 @@ Method = Annotated[
 Paths = Annotated[
     int | None,
     typer.Option("--paths", help="Simulated: battles the rule is fitted on (default 20,000)."),
+]
+DualBattles = Annotated[
+    int | None,
+    typer.Option(
+        "--dual-battles",
+        help="Simulated, one side: an Andersen-Broadie upper bound on the best rule's "
+        "value from this many fresh battles, a nested simulation at each step (olympia "
+        "battles of men alone; seconds per hundred battles).",
+    ),
 ]
 FreshBattles = Annotated[
     int | None,
@@ -98,6 +107,7 @@ def retreat_command(
     costs: CostsFile = None,
     json: Json = False,
     output: MapOutput = None,
+    dual_battles: DualBattles = None,
 ) -> None:
     """When should I stop? The best retreat rule of one side and its value (exact or
     simulated).
@@ -118,10 +128,10 @@ def retreat_command(
         "battles": battles,
         "seed": seed,
         "threads": threads,
+        "dual_battles": dual_battles,
     }
-    if (side != BOTH and method == "exact") or (
-        side != BOTH
-        and method is None
+    if method == "exact" or (
+        method is None
         and battle.ruleset == "olympia"
         and costs is None
         and all(v is None for v in simulated.values())

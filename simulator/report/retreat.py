@@ -120,6 +120,14 @@ def simulated_lines(result: Any, width: int) -> list[str]:
             width,
             subsequent_indent="  ",
         )
+    if a.dual is not None:
+        lines += textwrap.wrap(
+            f"Andersen-Broadie bound: {a.dual.value:,.3f} ({_interval(a.dual)}) on "
+            f"{a.dual_battles:,} fresh battles, {a.inner_battles:,} nested at each step: "
+            "no rule does better",
+            width,
+            subsequent_indent="  ",
+        )
     lines.append("")
     lines += textwrap.wrap(chances_words(result), width)
     lines += textwrap.wrap(f"The rule: {result.words()}.", width)
@@ -141,6 +149,8 @@ def both_sides_lines(result: Any, width: int) -> list[str]:
     each side's value and gain over never withdrawing (95% intervals), each rule in
     words, the rounds, and the battle's chances under the two rules."""
     width = max(40, width)
+    if result.method == "exact":
+        return exact_both_lines(result, width)
     a = result.answer
     lines = textwrap.wrap(f"Both sides choosing their retreat rules: {result.scenario.name}", width)
     lines += textwrap.wrap(
@@ -166,18 +176,12 @@ def both_sides_lines(result: Any, width: int) -> list[str]:
     for s, side in enumerate(("attacker", "defender")):
         lines.append("")
         value, gain = a.values[s], a.gain_over_never[s]
-        lines += textwrap.wrap(
+        lines += _side_lines(
             f"{side} (win worth {result.win_values[s]:g}): {value.value:,.3f} "
             f"({_interval(value)}); gains {gain.value:,.3f} ({_interval(gain)}) over never "
             "withdrawing against the other's rule",
-            width,
-            subsequent_indent="  ",
-        )
-        lines += textwrap.wrap(
             f"The rule, on the battles the two rules reach: {result.words(s)}.",
             width,
-            initial_indent="  ",
-            subsequent_indent="  ",
         )
     lines.append("")
     turns = "; ".join(
@@ -188,11 +192,66 @@ def both_sides_lines(result: Any, width: int) -> list[str]:
     if turns:
         lines += textwrap.wrap(f"Turns (each new rule's gain over the old): {turns}.", width)
     o = a.outcomes
+    lines += _outcome_lines(o, width)
+    lines += textwrap.wrap(f"Seed {a.seeds[0]}; {a.seconds:.1f} s.", width)
+    return lines
+
+
+def exact_both_lines(result: Any, width: int) -> list[str]:
+    """Both sides' rules by alternate exact best responses: whether they settled, each
+    side's value and gain over never withdrawing against the other's rule (exact), the
+    rules in words, the turns and the chances under the two rules."""
+    r = result.rules
+    lines = textwrap.wrap(f"Both sides choosing their retreat rules: {result.scenario.name}", width)
     lines += textwrap.wrap(
+        "Each side's value = its win value if it wins, less the price of each of its men "
+        "lost; exact (backward induction over the battle's positions, each side's best "
+        "response to the other's rule in turn).",
+        width,
+    )
+    lines.append("")
+    if r.settled:
+        said = (
+            f"Settled after {len(r.rounds)} turns: neither side gains by changing its rule "
+            "(each rule is the best response to the other's)."
+        )
+    else:
+        said = (
+            f"Did not settle in {len(r.rounds)} turns: a side still gained by changing its "
+            "rule; the rules reached."
+        )
+    lines += textwrap.wrap(said, width)
+    for s, side in enumerate(("attacker", "defender")):
+        lines.append("")
+        lines += _side_lines(
+            f"{side} (win worth {result.win_values[s]:g}): {_number(r.values[s])}; gains "
+            f"{_number(r.values[s] - r.never[s])} over never withdrawing against the "
+            "other's rule",
+            f"The rule, on the positions the two rules reach: {result.words(s)}.",
+            width,
+        )
+    lines.append("")
+    turns = "; ".join(
+        f"{t['side']} {t['gain']:+,.4f}, " + ("kept" if t["kept"] else "not kept") for t in r.rounds
+    )
+    lines += textwrap.wrap(f"Turns (each new rule's gain over the old): {turns}.", width)
+    o = r.chances
+    lines += _outcome_lines(o, width)
+    lines += textwrap.wrap(f"{r.states:,} positions solved in {result.seconds:.2f} s.", width)
+    return lines
+
+
+def _outcome_lines(o: dict[str, float], width: int) -> list[str]:
+    """The battle's chances under both sides' rules."""
+    return textwrap.wrap(
         f"Under these rules the attacker wins {o['attacker_wins']:.2%}, the defender wins "
         f"{o['defender_wins']:.2%}, draws {o['draw']:.2%}, the attacker withdraws "
         f"{o['attacker_withdrew']:.2%}, the defender withdraws {o['defender_withdrew']:.2%}.",
         width,
     )
-    lines += textwrap.wrap(f"Seed {a.seeds[0]}; {a.seconds:.1f} s.", width)
-    return lines
+
+
+def _side_lines(head: str, rule: str, width: int) -> list[str]:
+    """A side's value (its later lines indented) and its rule in words (indented)."""
+    lines = textwrap.wrap(head, width, subsequent_indent="  ")
+    return lines + textwrap.wrap(rule, width, initial_indent="  ", subsequent_indent="  ")

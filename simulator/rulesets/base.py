@@ -211,6 +211,19 @@ class Prepared(ABC):
             return {}
         return {name: np.stack([r[name] for r in rows]) for name in rows[0]}
 
+    def record_columns(
+        self, seed: int, first: int, count: int, steps: Sequence[int], names: Sequence[str]
+    ) -> np.ndarray:
+        """The columns ``names`` of :meth:`run_through`'s rows, shape ``(len(steps),
+        count, len(names))`` (int64): what the retreat rule's battles read, one array.
+        A ruleset whose kernel records a wide row per step may override it to gather
+        the few columns asked in one pass over its recording."""
+        rows = self.run_through(seed, first, count, steps)
+        out = np.empty((len(steps), count, len(names)), np.int64)
+        for i, name in enumerate(names):
+            out[:, :, i] = rows[name]
+        return out
+
     def state_columns(self, steps: Sequence[int]) -> dict[str, np.ndarray] | None:
         """The states :meth:`count_through` counts the battles by after each of
         ``steps``: each state's ``winner`` and every ``casualties.`` column (what the

@@ -23,13 +23,30 @@ import numpy as np
 
 from .. import rulesets
 from ..errors import BattleOddsError, ParameterError, did_you_mean, literal
-from ..rulesets.olympia.retreat import DECISIONS, NOBLES, BestRule, army_cost, best_rule, prices_of
+from ..rulesets.olympia.retreat import (
+    DECISIONS,
+    NOBLES,
+    BestRule,
+    BothRules,
+    army_cost,
+    best_rule,
+    both_rules,
+    prices_of,
+)
 from ..rulesets.stop_rules import NEVER
 from ..running.plan import Progress, StudyPlan
 from ..scenario.scenario import Scenario, prepare, unknowns_of
 from .machinery.planned import takes_plan
 from .machinery.retreat_both import BothSidesResult
-from .machinery.retreat_simulated import SimulatedRetreatResult
+from .machinery.retreat_dual import INNER_BATTLES, dual_bound, dual_refusal
+from .machinery.retreat_simulated import (
+    Estimate,
+    SimulatedAnswer,
+    SimulatedRetreatResult,
+    Simulation,
+    cell_rows,
+    without_rule,
+)
 from .machinery.retreat_words import stop_now_or_go_on, threshold_words
 from .machinery.sides import SIDES
 
@@ -39,6 +56,8 @@ METHODS = ("exact", "simulated")
 BOTH = "both"
 #: The most training or fresh battles of the simulated method.
 MAX_SIMULATED = 10_000_000
+#: The most outer battles of the Andersen-Broadie bound (each a nested simulation a step).
+MAX_DUAL = 100_000
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -172,6 +191,71 @@ class RetreatResult:
         }
 
 
+@dataclass(frozen=True)
+class ExactBothResult:
+    """Both sides' retreat rules reached by alternate exact best responses (``rules``),
+    with each side's win value and prices. Every figure is exact."""
+
+    scenario: Scenario
+    win_values: tuple[float, float]
+    win_value_said: str
+    prices: tuple[dict[str, float], dict[str, float]]
+    rules: BothRules
+    seconds: float
+
+    method = "exact"
+    side = BOTH
+    partial = False
+
+    def view(self, s: int) -> RetreatResult:
+        """Side ``s``'s rule as a one-side answer (its words, map and positions): its
+        decisions at the positions the two rules reach."""
+        r = self.rules
+        o = r.chances
+        won, lost = (o["attacker_wins"], o["defender_wins"])[:: 1 if s == 0 else -1]
+        withdrew, they = (o["attacker_withdrew"], o["defender_withdrew"])[:: 1 if s == 0 else -1]
+        rule = BestRule(
+            value=r.values[s], indices=r.indices, values=np.full(len(r.indices), np.nan),
+            decisions=r.decisions[s], men=r.men, won=won, lost=lost, drawn=o["draw"],
+            withdrew=withdrew, they_withdrew=they, price_lost=r.price_lost[s], states=r.states,
+        )  # fmt: skip
+        return RetreatResult(
+            scenario=self.scenario, side=SIDES[s], win_value=self.win_values[s],
+            win_value_said=self.win_value_said, prices=self.prices[s], rule=rule,
+            never=r.never[s], own=None, own_words=None, seconds=self.seconds,
+        )  # fmt: skip
+
+    def words(self, s: int) -> str:
+        """Side ``s``'s rule in words, on the positions the two rules reach."""
+        return self.view(s).words()
+
+    def to_dict(self) -> dict[str, Any]:
+        r = self.rules
+        sides = {}
+        for s, name in enumerate(SIDES):
+            sides[name] = {
+                "win_value": self.win_values[s],
+                "prices": self.prices[s],
+                "value": r.values[s],
+                "never": r.never[s],
+                "gain_over_never": r.values[s] - r.never[s],
+                "rule": self.words(s),
+                "cells": cell_rows(self.view(s).cells()),
+            }
+        return {
+            "scenario": self.scenario.source.label,
+            "side": BOTH,
+            "method": "exact",
+            **sides,
+            **r.chances,
+            "settled": r.settled,
+            "rounds": [{"side": t["side"], "gain": t["gain"], "kept": t["kept"]} for t in r.rounds],
+            "states": r.states,
+            "seconds": self.seconds,
+            "partial": False,
+        }
+
+
 def check_win_value(win_value: float | None) -> float | None:
     if win_value is not None and not (math.isfinite(win_value) and win_value >= 0):
         raise ParameterError("win_value", win_value, "expected a number 0 or more")
@@ -193,10 +277,6 @@ def check_retreat_options(side: str, win_value: float | None, method: str | None
     if side not in (*SIDES, BOTH):
         raise ParameterError(
             "side", side, "expected attacker, defender or both" + did_you_mean(side, (*SIDES, BOTH))
-        )
-    if side == BOTH and method == "exact":
-        raise ParameterError(
-            "method", method, "both sides choosing is found by simulation only ({method=}simulated)"
         )
     check_win_value(win_value)
     if method not in (None, *METHODS):
@@ -223,11 +303,14 @@ def best_retreat(
     max_states: int | None = None,
     stop: Callable[[], bool] | None = None,
     lock: AbstractContextManager[object] | None = None,
+    dual_battles: int | None = None,
     plan: StudyPlan | None = None,
-) -> RetreatResult | SimulatedRetreatResult | BothSidesResult:
+) -> RetreatResult | SimulatedRetreatResult | BothSidesResult | ExactBothResult:
     """The best retreat rule of ``side``, its value, and the values of "never retreat"
     and of the side's own rule in the scenario; ``side="both"``: both sides choosing
-    by alternate best responses, simulated (:mod:`.machinery.retreat_both`).
+    by alternate best responses, exact (:class:`ExactBothResult`, where the exact
+    solver reaches and no simulation option is given) or simulated
+    (:mod:`.machinery.retreat_both`).
 
     ``win_value`` (default: what the other side's army costs) is what a win is worth;
     each of the side's own men lost costs his type's ``cost``. ``method``: ``exact``
@@ -248,8 +331,25 @@ def best_retreat(
             "give each input one value"
         )
     simulated = {"paths": paths, "battles": battles, "seed": seed, "threads": threads}
+    if dual_battles is not None:
+        if side == BOTH:
+            raise ParameterError(
+                "dual_battles", dual_battles, "the bound is for one side's rule ({side=}attacker)"
+            )
+        simulated["dual_battles"] = dual_battles
     if side == BOTH:
-        return _simulated(scenario, side, win_value, costs, progress, stop, lock, **simulated)
+        if (
+            method is None
+            and scenario.ruleset == "olympia"
+            and not any(v is not None for v in (*simulated.values(), costs))
+        ):
+            try:
+                with lock or nullcontext():
+                    return _exact_both(scenario, win_value, max_states)
+            except BattleOddsError:
+                pass  # beyond the exact solver: simulated
+        if method != "exact":
+            return _simulated(scenario, side, win_value, costs, progress, stop, lock, **simulated)
     if method == "exact":
         given = [k for k, v in {**simulated, "costs": costs}.items() if v is not None]
         if given:
@@ -261,6 +361,8 @@ def best_retreat(
             )
         try:
             with lock or nullcontext():
+                if side == BOTH:
+                    return _exact_both(scenario, win_value, max_states)
                 return _exact(scenario, side, win_value, max_states)
         except BattleOddsError as exc:
             raise ParameterError(
@@ -287,20 +389,18 @@ def _simulated(
     battles: int | None,
     seed: int | None,
     threads: int | None,
+    dual_battles: int | None = None,
 ) -> SimulatedRetreatResult | BothSidesResult:
     """One side's simulated rule, or both sides' (``side`` both: alternate best
     responses, :mod:`.machinery.retreat_both`)."""
     from .machinery.retreat_both import both_sides_retreat
-    from .machinery.retreat_simulated import (
-        DEFAULT_FRESH,
-        DEFAULT_PATHS,
-        Simulation,
-        simulated_retreat,
-    )
+    from .machinery.retreat_simulated import DEFAULT_FRESH, DEFAULT_PATHS, simulated_retreat
 
     for option, count in (("paths", paths), ("battles", battles)):
         if count is not None and not 2 <= count <= MAX_SIMULATED:
             raise ParameterError(option, count, f"expected 2..{MAX_SIMULATED:,}")
+    if dual_battles is not None and not 2 <= dual_battles <= MAX_DUAL:
+        raise ParameterError("dual_battles", dual_battles, f"expected 2..{MAX_DUAL:,}")
     how = Simulation(
         paths=DEFAULT_PATHS if paths is None else paths,
         fresh=DEFAULT_FRESH if battles is None else battles,
@@ -321,7 +421,15 @@ def _simulated(
             answer=both,
         )
     s = SIDES.index(side)
+    if dual_battles is not None:
+        refusal = dual_refusal(without_rule(scenario, side), s)
+        if refusal is not None:
+            raise ParameterError(
+                "dual_battles", dual_battles, f"no Andersen-Broadie bound here: {refusal}"
+            )
     answer, prices, win = simulated_retreat(scenario, s, win_value, how)
+    if dual_battles is not None and not answer.partial:
+        answer = _with_dual(answer, scenario, s, win, dual_battles, how)
     prepared = prepare(scenario)
     own_rule = prepared.stop_rules[s]
     return SimulatedRetreatResult(
@@ -335,6 +443,66 @@ def _simulated(
         if own_rule.never
         else own_rule.words(rulesets.get(scenario.ruleset).step_unit),
         from_step=prepared.from_step,
+    )
+
+
+def _with_dual(
+    answer: SimulatedAnswer,
+    scenario: Scenario,
+    s: int,
+    win: float,
+    battles: int,
+    how: Simulation,
+) -> SimulatedAnswer:
+    """``answer`` with its Andersen-Broadie bound on ``battles`` of its fresh battles
+    (:mod:`.machinery.retreat_dual`); Ctrl-C: on the outer battles done, partial."""
+    from ..running.interrupt import stop_requested
+    from ..running.runner import thread_count
+
+    started = time.perf_counter()
+    with thread_count(how.threads):
+        upper = dual_bound(
+            without_rule(scenario, SIDES[s]), s, answer.rule, win, answer.fresh_seed,
+            battles, stop=how.stop or stop_requested,
+        )  # fmt: skip
+    return replace(
+        answer,
+        dual=Estimate.of(upper) if len(upper) > 1 else None,
+        dual_battles=len(upper),
+        inner_battles=INNER_BATTLES,
+        partial=len(upper) < battles,
+        seconds=answer.seconds + time.perf_counter() - started,
+    )
+
+
+def _exact_both(
+    scenario: Scenario,
+    win_value: float | None,
+    max_states: int | None,
+) -> ExactBothResult:
+    """Both sides choosing, exactly (rulesets/olympia/retreat.py's :func:`both_rules`):
+    each side's win value ``win_value`` or what the other side's army costs."""
+    label = scenario.source.label
+    if scenario.ruleset != "olympia":
+        raise BattleOddsError(
+            f"{label}: the best retreat rules are solved exactly for olympia battles only, "
+            f"not '{scenario.ruleset}'"
+        )
+    battle = scenario.model
+    wins = tuple(
+        float(win_value) if win_value is not None else army_cost(battle, 1 - s) for s in range(2)
+    )
+    started = time.perf_counter()
+    rules = both_rules(
+        scenario, (wins[0], wins[1]), **({} if max_states is None else {"max_states": max_states})
+    )
+    return ExactBothResult(
+        scenario=scenario,
+        win_values=(wins[0], wins[1]),
+        win_value_said="given" if win_value is not None else "the other side's cost",
+        prices=(prices_of(battle, 0), prices_of(battle, 1)),
+        rules=rules,
+        seconds=time.perf_counter() - started,
     )
 
 

@@ -132,17 +132,7 @@ def best_rule(scenario: Any, side: int, win_value: float, max_states: int = MAX_
         )  # fmt: skip
 
     indices = np.flatnonzero(decision != kr.UNREACHED)
-    men: dict[str, np.ndarray] = {}
-    for g in range(len(groups)):
-        count = (indices // space.stride[g]) % space.radix[g]
-        if groups[g, k.G_KIND] == k.MAN:
-            name = arrays.casualty_names[int(groups[g, k.G_COLUMN]) - k.O_CASUALTIES]
-            key = name.removeprefix("casualties.")
-        elif groups[g, k.G_KIND] == k.NOBLE:
-            key = f"{SIDES[int(groups[g, k.G_SIDE])]}.{NOBLES}"
-        else:
-            continue
-        men[key] = men.get(key, np.zeros(len(indices), np.int64)) + count
+    men = _men_at(arrays, space, indices)
     return BestRule(
         value=float(value[start]),
         indices=indices,
@@ -180,3 +170,187 @@ def _group_prices(battle: Battle, arrays: Any, side: int) -> np.ndarray:
             name = arrays.casualty_names[int(groups[g, k.G_COLUMN]) - k.O_CASUALTIES]
             price[g] = prices[name.rsplit(".", 1)[1]]
     return price
+
+
+#: Both sides choosing exactly: the most rounds (an attacker's turn and a defender's)
+#: before the alternation stops unsettled (as the simulated method's).
+MOST_ROUNDS = 5
+#: A new rule is kept where it gains more than this (a fraction of the win values and
+#: prices at stake): two rules of the same value differ by rounding alone.
+GAIN_TOLERANCE = 1e-9
+
+
+@dataclass(frozen=True)
+class BothRules:
+    """Both sides' rules reached by alternate exact best responses: each side's
+    withdrawals (``outs[s]``: a flag a chain position), its value under the two rules
+    and fighting to the end against the other's rule, the battle's chances under them,
+    each turn (``side``, ``gain`` over the side's rule before, ``kept``), whether they
+    settled, and the positions the two rules reach (``reached``: chance above 0) with
+    the men left there (as :attr:`BestRule.men`)."""
+
+    outs: tuple[np.ndarray, np.ndarray]
+    values: tuple[float, float]
+    never: tuple[float, float]
+    chances: dict[str, float]
+    price_lost: tuple[float, float]
+    rounds: list[dict[str, Any]]
+    settled: bool
+    indices: np.ndarray
+    decisions: tuple[np.ndarray, np.ndarray]
+    men: dict[str, np.ndarray]
+    states: int
+
+
+class _Chain:
+    """A battle's chain sized and checked once, swept by :func:`both_rules`."""
+
+    def __init__(self, scenario: Any, max_states: int) -> None:
+        battle: Battle = scenario.model
+        label = scenario.source.label
+        if battle.strike_order != "random":
+            raise BattleOddsError(
+                f"{label}: the best retreat rule is solved for olympia's random strike "
+                f"order only, not '{battle.strike_order}'"
+            )
+        self.states = chain_size(battle).states
+        if self.states > max_states:
+            raise BattleOddsError(
+                f"{label}: too large for an exact best rule: {self.states:,} states, over "
+                f"the limit of {max_states:,}; the exact best rule answers small olympia "
+                "battles only"
+            )
+        self.battle = battle
+        self.arrays = arrays = compile_battle(battle)
+        self.space = space = layout(arrays)
+        self.digits = (space.radix, space.stride, space.sradix, space.sstride)
+        self.start = int(kx.opening(arrays.groups, space.stride, space.sradix, space.sstride))
+        self.prices = np.stack([_group_prices(battle, arrays, s) for s in range(2)])
+        a = arrays
+        n = space.states
+        self.reached = np.zeros(n, np.bool_)
+        self.reached[self.start] = True
+        no_rules = np.array([NO_STOP, NO_STOP], np.int64)
+        for hi in range(n, 0, -SLICE):
+            code = kr.mark_reached(
+                a.groups, a.survive, a.sides, a.order, self.digits, self.start, hi,
+                max(0, hi - SLICE), no_rules, self.reached,
+            )  # fmt: skip
+            if code != kr.OK:
+                raise BattleOddsError(f"{label}: {_REFUSALS[code].format(other='other side')}")
+
+    def respond(
+        self, side: int, win: float, own: np.ndarray | None, theirs: np.ndarray
+    ) -> tuple[float, np.ndarray]:
+        """The side's value (and its choices) against the other's withdrawals
+        ``theirs``: its best response (``own`` None), else its rule ``own``'s."""
+        a, n = self.arrays, self.space.states
+        value = np.zeros(n)
+        decision = np.full(n, kr.UNREACHED, np.int8)
+        fixed = np.zeros(0, np.int8) if own is None else own
+        for lo in range(0, n, SLICE):
+            kr.respond(
+                a.groups, a.survive, a.sides, a.order, self.digits, self.start, lo,
+                min(n, lo + SLICE), k.ATTACKER if side == 0 else k.DEFENDER, self.prices[side],
+                float(win), self.reached, fixed, theirs, value, decision,
+            )  # fmt: skip
+        return float(value[self.start]), decision
+
+    def push(self, outs: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """The chance of reaching each position under both rules, and where it ends."""
+        a, n = self.arrays, self.space.states
+        mass = np.zeros(n)
+        mass[self.start] = 1.0
+        chances = np.zeros(kr.N_BOTH)
+        both = np.stack(outs)
+        for hi in range(n, 0, -SLICE):
+            kr.push_both(
+                a.groups, a.survive, a.sides, a.order, self.digits, self.start, hi,
+                max(0, hi - SLICE), self.prices, both, mass, chances,
+            )  # fmt: skip
+        return mass, chances
+
+    def men(self, indices: np.ndarray) -> dict[str, np.ndarray]:
+        """The men left at ``indices`` per casualty column and each side's nobles."""
+        return _men_at(self.arrays, self.space, indices)
+
+
+def both_rules(
+    scenario: Any,
+    wins: tuple[float, float],
+    max_states: int = MAX_STATES,
+) -> BothRules:
+    """Both sides choosing, exactly: alternate best responses (each a backward
+    induction against the other's withdrawals), starting from both fighting to the
+    end (the file's rules left out), until a round changes no side's value (settled)
+    or MOST_ROUNDS rounds."""
+    chain = _Chain(scenario, max_states)
+    n = chain.space.states
+    outs = [np.zeros(n, np.int8), np.zeros(n, np.int8)]
+    rounds: list[dict[str, Any]] = []
+    quiet = 0
+    settled = False
+    scale = max(1.0, *wins, float(np.abs(chain.prices).sum()))
+    for turn in range(2 * MOST_ROUNDS):
+        s = turn % 2
+        before, _ = chain.respond(s, wins[s], outs[s], outs[1 - s])
+        after, decision = chain.respond(s, wins[s], None, outs[1 - s])
+        gain = after - before
+        kept = gain > GAIN_TOLERANCE * scale
+        if kept:
+            outs[s] = (decision == kr.WITHDRAW).astype(np.int8)
+        rounds.append({"side": SIDES[s], "gain": gain, "kept": kept})
+        quiet = 0 if kept else quiet + 1
+        if quiet == 2:
+            settled = True
+            break
+    values, never = [], []
+    for s in range(2):
+        values.append(chain.respond(s, wins[s], outs[s], outs[1 - s])[0])
+        never.append(chain.respond(s, wins[s], np.zeros(n, np.int8), outs[1 - s])[0])
+    mass, chances = chain.push((outs[0], outs[1]))
+    indices = np.flatnonzero(mass > 0.0)
+    decisions = []
+    for s in range(2):
+        _, choice = chain.respond(s, wins[s], outs[s], outs[1 - s])
+        d = choice[indices]
+        if s == 1:  # the attacker looks first: where it withdraws the defender has no say
+            d = np.where((d != kr.DECIDED) & (outs[0][indices] != 0), kr.THEY_WITHDRAW, d)
+        decisions.append(d)
+    return BothRules(
+        outs=(outs[0], outs[1]),
+        values=(values[0], values[1]),
+        never=(never[0], never[1]),
+        chances={
+            "attacker_wins": float(chances[kr.B_ATTACKER_WON]),
+            "defender_wins": float(chances[kr.B_DEFENDER_WON]),
+            "draw": float(chances[kr.B_DRAWN]),
+            "attacker_withdrew": float(chances[kr.B_ATTACKER_OUT]),
+            "defender_withdrew": float(chances[kr.B_DEFENDER_OUT]),
+        },
+        price_lost=(float(chances[kr.B_PRICE_LOST]), float(chances[kr.B_PRICE_LOST + 1])),
+        rounds=rounds,
+        settled=settled,
+        indices=indices,
+        decisions=(decisions[0], decisions[1]),
+        men=chain.men(indices),
+        states=chain.states,
+    )
+
+
+def _men_at(arrays: Any, space: Any, indices: np.ndarray) -> dict[str, np.ndarray]:
+    """The men left at chain ``indices`` per casualty column (``attacker.knight``) and
+    each side's nobles still fighting (``attacker.nobles``)."""
+    groups = arrays.groups
+    men: dict[str, np.ndarray] = {}
+    for g in range(len(groups)):
+        count = (indices // space.stride[g]) % space.radix[g]
+        if groups[g, k.G_KIND] == k.MAN:
+            name = arrays.casualty_names[int(groups[g, k.G_COLUMN]) - k.O_CASUALTIES]
+            key = name.removeprefix("casualties.")
+        elif groups[g, k.G_KIND] == k.NOBLE:
+            key = f"{SIDES[int(groups[g, k.G_SIDE])]}.{NOBLES}"
+        else:
+            continue
+        men[key] = men.get(key, np.zeros(len(indices), np.int64)) + count
+    return men

@@ -31,6 +31,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from kernels import least_squares
+
 from ... import rulesets
 from ...errors import ParameterError
 from ...results.steps import men_brought
@@ -47,6 +49,12 @@ from .sides import SIDES
 #: The most steps the rule is looked at: every step where battles last at most this
 #: many, else every k-th step (a battle of olympia's castle siege lasts 600 strikes).
 MOST_DATES = 100
+#: Fewer steps (down to FEWEST_DATES) where training battles times MOST_DATES would
+#: pass this many recorded rows: the recording and the fit cost a row each (200,000
+#: paths of castle siege took 1.4x the time on 100 steps as on 50, archers_in_rain
+#: 1.8x, for the same value within noise: 24.523 and 24.521 +- 0.090).
+DATES_BUDGET = 5_000_000
+FEWEST_DATES = 50
 #: The fewest training battles still fighting at a step to fit its regression; with
 #: fewer the rule fights on there.
 MIN_FIT = 50
@@ -66,6 +74,9 @@ STOPPED_SECONDS = 0.25
 #: After Ctrl-C the fit goes on this long (seconds; backwards, the latest steps first),
 #: then the steps not yet fitted fight on: the rule so far.
 FIT_AFTER_STOP = 0.3
+#: Fresh battles recorded after every decision step for the hindsight bound (the
+#: first ones); the rest are recorded only as far as the rule's battles reach.
+BOUND_BATTLES = 20_000
 #: A winner code of a side's win (kernels: 0 attacker, 1 defender, 2 draw, 3/4 withdrew).
 WON = (0, 1)
 #: Rulesets where a withdrawal may cost men (blocks' field blocks with no road): the
@@ -122,10 +133,21 @@ class Features:
             )
         return left
 
+    def left(self, lost: np.ndarray, names: list[str]) -> np.ndarray:
+        """Men left of each type from the casualties of ``names`` (last axis), in one
+        pass."""
+        brought = np.array([self.brought[n] for n in names], np.int64)
+        return np.subtract(brought, lost, dtype=self.dtype(names), casting="unsafe")
+
     def price_lost(self, own_left: np.ndarray) -> np.ndarray:
-        """The price of the side's men lost, from its men left of each type."""
+        """The price of the side's men lost, from its men left of each type (a column
+        at a time: a product of the int16 rows by the prices took numpy's slow path)."""
         brought = np.array([self.brought[n] for n in self.own], np.float64)
-        return float(brought @ self.prices) - own_left @ self.prices
+        lost = np.full(own_left.shape[:-1], float(brought @ self.prices))
+        for i, price in enumerate(self.prices.tolist()):
+            if price:
+                lost -= price * own_left[..., i]
+        return lost
 
     def basis(self, own_left: np.ndarray, enemy_left: np.ndarray, step: float) -> np.ndarray:
         """The regression's columns, one row each (shape (columns, battles)): 1, both
@@ -216,6 +238,11 @@ class SimulatedAnswer:
     #: rule's value that looks at those steps (None for blocks, whose withdrawal's
     #: cost is only known by running it).
     upper: Estimate | None = None
+    #: The Andersen-Broadie upper bound (retreat_dual.py), on ``dual`` outer battles,
+    #: each step's continuation from ``inner`` nested battles (None: not asked).
+    dual: Estimate | None = None
+    dual_battles: int = 0
+    inner_battles: int = 0
 
 
 def without_rule(scenario: Scenario, side: str, after: int | None = None) -> Scenario:
@@ -234,13 +261,20 @@ def fresh_seed(seed: int) -> int:
     return int(np.random.SeedSequence([int(seed), 52]).generate_state(1, np.uint64)[0] >> 2)
 
 
-def decision_dates(from_step: int, longest: int, limit: int | None) -> list[int]:
+def most_dates(paths: int) -> int:
+    """How many steps at most the rule of ``paths`` training battles is looked at."""
+    return max(FEWEST_DATES, min(MOST_DATES, DATES_BUDGET // max(1, paths)))
+
+
+def decision_dates(
+    from_step: int, longest: int, limit: int | None, most: int = MOST_DATES
+) -> list[int]:
     """The steps the rule is looked at: after each step from ``from_step + 1`` to the
     longest training battle (or the turn limit), every k-th where they are more than
-    :data:`MOST_DATES`."""
+    ``most``."""
     last = longest if limit is None else min(longest, limit)
     span = max(0, last - from_step)
-    every = max(1, math.ceil(span / MOST_DATES))
+    every = max(1, math.ceil(span / most))
     return list(range(from_step + 1, last + 1, every))
 
 
@@ -261,13 +295,15 @@ def record(
     """Battles ``first .. first + count - 1`` after each of ``dates`` and at their end,
     in one recording (its last step far past any battle's end: each battle's final
     row, as run_until gives it), holding ``lock`` (the page's questions take turns)."""
+    names = ["winner", *(f"casualties.{n}" for n in (*f.own, *f.enemy))]
     with lock or nullcontext():
-        rows = prepared.run_through(seed, first, count, [*dates, TO_THE_END])
-    final = {name: column[-1] for name, column in rows.items()}
+        got = prepared.record_columns(seed, first, count, [*dates, TO_THE_END], names)
+    final = {name: got[-1, :, i] for i, name in enumerate(names)}
+    mine = len(f.own)
     return Paths(
-        rows["winner"][:-1] == FIGHTING,
-        f.men({n: c[:-1] for n, c in rows.items()}, f.own),
-        f.men({n: c[:-1] for n, c in rows.items()}, f.enemy),
+        got[:-1, :, 0] == FIGHTING,
+        f.left(got[:-1, :, 1 : 1 + mine], f.own),
+        f.left(got[:-1, :, 1 + mine :], f.enemy),
         final,
     )
 
@@ -300,7 +336,10 @@ def decision_steps(
         if stopped():
             break
     dates = decision_dates(
-        prepared.from_step, max(longest, prepared.from_step + 1), prepared.step_limit
+        prepared.from_step,
+        max(longest, prepared.from_step + 1),
+        prepared.step_limit,
+        most_dates(paths),
     )
     return dates, block, searched
 
@@ -344,14 +383,17 @@ def fit_rule(
 
 
 def normal_equations(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``x @ x.T`` and ``x @ y`` (``x`` a basis a row a column) by einsum's own loops,
-    not OpenBLAS: on two cores shared with the kernels' threads (and other programs),
-    its threads waited on each other, and a fit step of 50,000 battles took 48 ms
-    (0.5 s at worst) for a few million multiplications (castle siege: 4.5 of 14.8 s)."""
-    return (
-        np.einsum("kn,jn->kj", x, x, optimize=False),
-        np.einsum("kn,n->k", x, y, optimize=False),
+    """``x @ x.T`` and ``x @ y`` (``x`` a basis a row a column) by a kernel of our own
+    (kernels/least_squares.py), not OpenBLAS: on two cores shared with the kernels'
+    threads (and other programs), its threads waited on each other, and a fit step of
+    50,000 battles took 48 ms (0.5 s at worst) for a few million multiplications
+    (castle siege: 4.5 of 14.8 s); einsum's generic loops took twice the kernel's time."""
+    k = x.shape[0]
+    gram, xy = np.empty((k, k)), np.empty(k)
+    least_squares.normal_equations(
+        np.ascontiguousarray(x, np.float64), np.ascontiguousarray(y, np.float64), gram, xy
     )
+    return gram, xy
 
 
 def combine(beta: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -361,16 +403,32 @@ def combine(beta: np.ndarray, x: np.ndarray) -> np.ndarray:
 
 
 def first_withdrawal(rule: SimulatedRule, paths: Paths) -> np.ndarray:
-    """Each battle's index into the dates at which the rule withdraws, -1 for none."""
+    """Each battle's index into the dates at which the rule withdraws, -1 for none
+    (among the dates ``paths`` recorded: the first ones)."""
     n = paths.fighting.shape[1]
     at = np.full(n, -1, np.int64)
-    for k in range(len(rule.dates)):
+    for k in range(min(len(rule.dates), len(paths.fighting))):
         if rule.coefficients[k] is None:  # it fights on at this step
             continue
         idx = np.flatnonzero(paths.fighting[k] & (at < 0))
         out = rule.withdraws(k, rows_of(paths.own[k], idx), rows_of(paths.enemy[k], idx))
         at[idx[out]] = k
     return at
+
+
+def reach_of(rule: SimulatedRule, paths: Paths) -> int:
+    """How many of the decision steps the rule's battles reach on ``paths``: one past
+    the last step at which a battle is still fighting, not withdrawn before (at least
+    one where there is a step)."""
+    if not len(rule.dates):
+        return 0
+    at = first_withdrawal(rule, paths)
+    last = -1
+    for k in range(len(rule.dates) - 1, -1, -1):
+        if (paths.fighting[k] & ((at < 0) | (at >= k))).any():
+            last = k
+            break
+    return max(1, last + 1)
 
 
 def rows_of(men: np.ndarray, idx: np.ndarray) -> np.ndarray:
@@ -380,11 +438,13 @@ def rows_of(men: np.ndarray, idx: np.ndarray) -> np.ndarray:
 
 
 def total_men(men: np.ndarray) -> np.ndarray:
-    """Each row's men of all types, as int64 (adding the columns: ``sum(axis=1)`` over
-    two or three types is several times slower)."""
-    total = men[:, 0].astype(np.int64) if men.shape[1] else np.zeros(len(men), np.int64)
-    for i in range(1, men.shape[1]):
-        total += men[:, i]
+    """Each row's men of all types (the last axis), as int64 (adding the columns:
+    ``sum`` over two or three types is several times slower)."""
+    if not men.shape[-1]:
+        return np.zeros(men.shape[:-1], np.int64)
+    total = men[..., 0].astype(np.int64)
+    for i in range(1, men.shape[-1]):
+        total += men[..., i]
     return total
 
 
@@ -500,6 +560,7 @@ def simulated_retreat(
                 if stopped():
                     break
         rule = fit_rule(_first(training, fitted), worth[:fitted], dates, f, stopped)
+        reach = reach_of(rule, _first(training, fitted))
         del training, worth
         partial = stopped()
         valued = _value(
@@ -511,6 +572,7 @@ def simulated_retreat(
             name,
             seed2,
             fresh,
+            reach,
             ChunkSizes(block, max(1, sizes.size // GROWTH)),
             _stopped_block(sizes, searched),
             side,
@@ -581,6 +643,7 @@ def _value(
     name: str,
     seed: int,
     fresh: int,
+    reach: int,
     sizes: ChunkSizes,
     stopped_block: int,
     side: int,
@@ -592,7 +655,12 @@ def _value(
     stopped: Callable[[], bool],
     lock: AbstractContextManager[object] | None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None, dict[str, float], Any, int]:
-    """The rule, never retreating and the side's own rule on fresh battles."""
+    """The rule, never retreating and the side's own rule on fresh battles: the first
+    BOUND_BATTLES recorded after every decision step (the hindsight bound is theirs),
+    the rest after the first ``reach`` only (as far as the training battles went under
+    the rule: castle siege's attacker withdraws after the first strike, so its fresh
+    battles cost a plain run to their end and one step recorded), a block where a
+    battle still fighting there needs more recorded again after every step."""
     best, never, own, foresight = [], [], [], []
     codes = np.zeros(6, np.int64)
     counts = np.zeros(
@@ -607,12 +675,20 @@ def _value(
         n = sizes.next(fresh - first)
         if stopped():
             n = min(stopped_block, fresh - first)
+        bounding = first < BOUND_BATTLES and scenario.ruleset not in KERNEL_WITHDRAWAL
+        if bounding:
+            n = min(n, BOUND_BATTLES - first)
         began = time.perf_counter()
-        paths = record(prepared, seed, first, n, rule.dates, f, lock)
+        dates = rule.dates if bounding else rule.dates[:reach]
+        paths = record(prepared, seed, first, n, dates, f, lock)
+        at = first_withdrawal(rule, paths)
+        if len(dates) < len(rule.dates) and (paths.fighting[-1] & (at < 0)).any():
+            reach = len(rule.dates)  # a battle goes further: every step from now on
+            paths = record(prepared, seed, first, n, rule.dates, f, lock)
+            at = first_withdrawal(rule, paths)
         never_v = value_of_rows(paths.final, side, win, f)
         best_v = never_v.copy()
         winner = paths.final["winner"].copy()
-        at = first_withdrawal(rule, paths)
         for k in np.unique(at[at >= 0]).tolist():
             pick = np.flatnonzero(at == k)
             if scenario.ruleset in KERNEL_WITHDRAWAL:
@@ -628,7 +704,7 @@ def _value(
         counts += asked_counts(rule, paths, at, counts.shape)
         best.append(best_v)
         never.append(never_v)
-        if scenario.ruleset not in KERNEL_WITHDRAWAL:
+        if bounding:
             foresight.append(hindsight(paths, never_v, f))
         if own_prepared.stop_rules[side].never:  # no rule of its own: never retreating
             own.append(never_v)
@@ -681,13 +757,18 @@ def asked_counts(
     """How often the rule fought on (``[..., 0]``) and withdrew (``[..., 1]``) after
     each decision step, by the side's men left and the other's, on these battles."""
     counts = np.zeros(shape, np.int64)
-    cells = shape[1] * shape[2] * 2
-    for k in range(len(rule.dates)):
-        idx = np.flatnonzero(paths.fighting[k] & ((at < 0) | (at >= k)))
-        own = total_men(rows_of(paths.own[k], idx))
-        enemy = total_men(rows_of(paths.enemy[k], idx))
-        key = (own * shape[2] + enemy) * 2 + (at[idx] == k)
-        counts[k] = np.bincount(key, minlength=cells).reshape(shape[1:])
+    recorded = len(paths.fighting)
+    if not recorded:
+        return counts
+    step = np.arange(recorded)[:, np.newaxis]
+    going = paths.fighting & ((at < 0) | (at >= step))
+    key = step * shape[1] + total_men(paths.own)
+    key *= shape[2]
+    key += total_men(paths.enemy)
+    key *= 2
+    key += at == step
+    size = recorded * shape[1] * shape[2] * 2
+    counts[:recorded] = np.bincount(key[going], minlength=size).reshape(recorded, *shape[1:])
     return counts
 
 
@@ -768,6 +849,9 @@ class SimulatedRetreatResult:
             "gain_over_never": a.gain_over_never.to_dict(),
             "gain_over_own": None if a.gain_over_own is None else a.gain_over_own.to_dict(),
             "upper_bound": None if a.upper is None else a.upper.to_dict(),
+            "dual_bound": None
+            if a.dual is None
+            else {**a.dual.to_dict(), "battles": a.dual_battles, "inner": a.inner_battles},
             **{k: float(v) for k, v in a.outcomes.items()},
             "rule": self.words(),
             "stop_now_or_go_on": self.stop_now(),
