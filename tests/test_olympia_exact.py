@@ -123,6 +123,8 @@ def assert_agrees(
 KERNELS = [name for name in KERNEL_CHOICES if name != "auto"]
 
 
+# Slow tier: 3.0 s quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+@pytest.mark.slow
 @settings(
     max_examples=24,
     derandomize=True,

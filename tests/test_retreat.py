@@ -198,6 +198,8 @@ PLAYED = [
 ]
 
 
+# Slow tier: 6.6 s for its 2 cases quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+@pytest.mark.slow
 @pytest.mark.parametrize(("attacker", "side", "rules"), PLAYED)
 def test_a_plain_python_monte_carlo_of_the_rule_agrees(
     tmp_path: Path, attacker: str, side: str, rules: str

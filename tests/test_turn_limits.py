@@ -134,6 +134,8 @@ def harmless(turns: int) -> dict[str, Any]:
     }
 
 
+# Slow tier: 14.4 s quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+@pytest.mark.slow
 def test_confrontation_stall_ends_at_turn_limit_in_kernel_and_reference() -> None:
     scenario = from_data(harmless(30), Source("harmless"))
     rows = simulator.simulate(scenario, 2_000, seed=1).rows
