@@ -33,7 +33,7 @@ def rates(line: str) -> list[float]:
     return [float(x.strip().replace(",", "").rstrip("x%")) for x in line.split("|")[3:-1]]
 
 
-# Slow tier: 2.7 s quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 2.7 s, quiet, the kernels cached
 @pytest.mark.slow
 def test_ruleset_benchmark_measures_every_ruleset_against_its_reference() -> None:
     out = run_script("rulesets.py")
@@ -46,7 +46,7 @@ def test_ruleset_benchmark_measures_every_ruleset_against_its_reference() -> Non
     assert re.search(r"slowest against its reference: \w+, [\d,]+x .*: (met|NOT met)", out)
 
 
-# Slow tier: 1.7 s quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 1.7 s, quiet, the kernels cached
 @pytest.mark.slow
 def test_overhead_benchmark_compares_simulate_with_the_bare_kernel() -> None:
     out = run_script("overhead.py")
@@ -105,7 +105,7 @@ def test_quick_benchmark_writes_every_table_and_keeps_the_notes(tmp_path: Path) 
     assert "| 100 |" in text  # a scaling row
 
 
-# Slow tier: 25.2 s quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 25.2 s, quiet, the kernels cached
 @pytest.mark.slow
 def test_serve_latency_benchmark_times_the_warm_server_against_odds() -> None:
     pytest.importorskip("starlette")
@@ -116,7 +116,7 @@ def test_serve_latency_benchmark_times_the_warm_server_against_odds() -> None:
     assert "processor:" in out and "load average" in out
 
 
-# Slow tier: 2.8 s quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 2.8 s, quiet, the kernels cached
 @pytest.mark.slow
 def test_latency_benchmark_times_the_warm_commands_against_the_floor() -> None:
     done = subprocess.run(
@@ -186,7 +186,7 @@ def test_kernel_versions_compares_a_revisions_kernels_with_the_working_trees() -
     assert cells[-1] == "yes"
 
 
-# Slow tier: 2.1 s quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 2.1 s, quiet, the kernels cached
 @pytest.mark.slow
 def test_tree_versions_times_two_checkouts_and_checks_their_rows(tmp_path: Path) -> None:
     """This tree against itself (a real run names an older checkout): each scenario
@@ -217,7 +217,7 @@ def test_tree_versions_times_two_checkouts_and_checks_their_rows(tmp_path: Path)
     assert refused.returncode == 2 and "holds no battle-odds checkout" in refused.stderr
 
 
-# Slow tier: 8.3 s quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 8.3 s, quiet, the kernels cached
 @pytest.mark.slow
 def test_tree_versions_under_ctrl_c_prints_the_processes_done_marked_partial() -> None:
     """Ctrl-C to the whole process group, as a terminal sends it, after the first
@@ -286,7 +286,7 @@ def test_studies_benchmark_times_both_trees_and_checks_their_answers() -> None:
         assert "answers: same" in line, line
 
 
-# Slow tier: 1.9 s quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 1.9 s, quiet, the kernels cached
 @pytest.mark.slow
 def test_unknowns_benchmark_times_ranges_against_fixed_inputs() -> None:
     done = subprocess.run(

@@ -157,7 +157,7 @@ def test_same_seed_same_answer_on_one_and_two_threads():
     assert answers[0] == answers[1]
 
 
-# Slow tier: 2.7 s quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 2.7 s, quiet, the kernels cached
 @pytest.mark.slow
 def test_dask_runs_the_batches_to_the_same_answer():
     pytest.importorskip("distributed")
@@ -241,7 +241,7 @@ def _at_most(failures: int) -> None:
     assert failures <= binom.ppf(0.999, RACES, LEVEL)
 
 
-# Slow tier: 2.6 s quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 2.6 s, quiet, the kernels cached
 @pytest.mark.slow
 def test_a_race_keeps_its_guarantee_on_armies_of_known_p():
     """The guarantee as stated (no army better than the chosen one by more than
@@ -257,7 +257,7 @@ def test_a_race_keeps_its_guarantee_on_armies_of_known_p():
     _at_most(failures)
 
 
-# Slow tier: 1.2 s quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 1.2 s, quiet, the kernels cached
 @pytest.mark.slow
 def test_a_target_race_keeps_its_guarantee_on_armies_of_known_p():
     rng = np.random.default_rng(29)

@@ -170,7 +170,7 @@ def bad_option_values(draw: st.DrawFn) -> tuple[str, str]:
     return option, str(draw(st.one_of(candidates)))
 
 
-# Slow tier: 4.4 s quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 4.4 s, quiet, the kernels cached
 @pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(bad=bad_option_values())

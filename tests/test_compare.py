@@ -78,7 +78,7 @@ def test_common_random_numbers_shrink_the_variance_of_the_difference():
     assert paired_width < independent_width / 2
 
 
-# Slow tier: 2.3 s quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 2.3 s, quiet, the kernels cached
 @pytest.mark.slow
 def test_replicated_paired_estimates_vary_less_than_independent_ones():
     """Over 40 seeds, the variance of the paired estimates of P_B - P_A against that of

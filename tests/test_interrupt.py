@@ -148,7 +148,7 @@ CASES = {
 }
 
 
-# Slow tier: 21.7 s for its 8 cases quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 21.7 s for its 8 cases, quiet, the kernels cached
 @pytest.mark.slow
 @pytest.mark.parametrize("command", list(CASES))
 def test_ctrl_c_gives_the_json_answer_so_far(command: str) -> None:
@@ -165,7 +165,7 @@ def test_ctrl_c_gives_the_json_answer_so_far(command: str) -> None:
         assert answer["types"] == [] and answer["left_out"] == ["knight", "pikeman"]
 
 
-# Slow tier: 3.1 s quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 3.1 s, quiet, the kernels cached
 @pytest.mark.slow
 def test_ctrl_c_retreat_gives_the_rule_so_far_marked_partial() -> None:
     """The simulated best retreat rule of the castle siege (200,000 training battles of
@@ -196,7 +196,7 @@ def test_ctrl_c_calibrate_scores_the_battles_run_so_far(tmp_path: Path) -> None:
     assert 0 < answer["rows"][0]["battles"] < int(MANY)
 
 
-# Slow tier: 2.5 s quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 2.5 s, quiet, the kernels cached
 @pytest.mark.slow
 def test_ctrl_c_a_run_with_unknowns_gives_the_mixture_so_far() -> None:
     scouted = str(ROOT / "examples/unknowns/scouted_pike_wall.toml")
@@ -207,7 +207,7 @@ def test_ctrl_c_a_run_with_unknowns_gives_the_mixture_so_far() -> None:
     assert sum(v["battles"] for v in answer["unknowns"][0]["values"]) == answer["battles"]
 
 
-# Slow tier: 2.7 s quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 2.7 s, quiet, the kernels cached
 @pytest.mark.slow
 def test_ctrl_c_best_stops_its_worker_threads_and_draws_the_answer_so_far(
     tmp_path: Path,
@@ -239,7 +239,7 @@ def test_ctrl_c_best_stops_its_worker_threads_and_draws_the_answer_so_far(
     assert "PARTIAL: 0 armies evaluated" in figure.read_text()
 
 
-# Slow tier: 3.3 s quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 3.3 s, quiet, the kernels cached
 @pytest.mark.slow
 def test_ctrl_c_prices_marks_the_answer_and_writes_no_costs_file(tmp_path: Path) -> None:
     costs, figure = tmp_path / "costs.toml", tmp_path / "prices.svg"
@@ -265,7 +265,7 @@ def test_ctrl_c_prices_marks_the_answer_and_writes_no_costs_file(tmp_path: Path)
     assert "PARTIAL: " in figure.read_text()
 
 
-# Slow tier: 5.7 s for its 2 cases quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 5.7 s for its 2 cases, quiet, the kernels cached
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "search",
@@ -286,7 +286,7 @@ def test_ctrl_c_sweep_to_a_precision_or_a_target(search: list[str]) -> None:
     assert answer["partial"] is True
 
 
-# Slow tier: 8.0 s quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 8.0 s, quiet, the kernels cached
 @pytest.mark.slow
 def test_ctrl_c_text_answer_says_partial() -> None:
     code, out, err, seconds = interrupt(
@@ -296,7 +296,7 @@ def test_ctrl_c_text_answer_says_partial() -> None:
     assert "PARTIAL: interrupted by Ctrl-C" in out
 
 
-# Slow tier: 2.6 s quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 2.6 s, quiet, the kernels cached
 @pytest.mark.slow
 def test_ctrl_c_plot_writes_a_figure_marked_partial(tmp_path: Path) -> None:
     figure = tmp_path / "odds.svg"
@@ -305,7 +305,7 @@ def test_ctrl_c_plot_writes_a_figure_marked_partial(tmp_path: Path) -> None:
     assert "(PARTIAL)" in out and "PARTIAL: interrupted by Ctrl-C after" in figure.read_text()
 
 
-# Slow tier: 2.3 s quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 2.3 s, quiet, the kernels cached
 @pytest.mark.slow
 def test_ctrl_c_run_writes_the_rows_so_far(tmp_path: Path) -> None:
     rows = tmp_path / "rows.csv"
@@ -329,7 +329,7 @@ def test_ctrl_c_run_writes_the_rows_so_far(tmp_path: Path) -> None:
     assert written[1].startswith("0,")
 
 
-# Slow tier: 4.5 s quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 4.5 s, quiet, the kernels cached
 @pytest.mark.slow
 def test_ctrl_c_regress_reports_the_scenarios_checked(tmp_path: Path) -> None:
     folder = tmp_path / "s"
@@ -403,7 +403,7 @@ def test_ctrl_c_on_a_local_dask_cluster_stops_at_once_with_the_first_battles() -
         assert answer[key] == local[key], key
 
 
-# Slow tier: 7.0 s for its 2 cases quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 7.0 s for its 2 cases, quiet, the kernels cached
 @pytest.mark.slow
 @pytest.mark.parametrize("command", ["odds", "best"])
 def test_ctrl_c_while_the_kernels_compile_stops_at_once(tmp_path: Path, command: str) -> None:
@@ -436,7 +436,7 @@ def test_ctrl_c_while_the_kernels_compile_stops_at_once(tmp_path: Path, command:
     assert seconds < STOPS_WITHIN
 
 
-# Slow tier: 2.5 s quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 2.5 s, quiet, the kernels cached
 @pytest.mark.slow
 def test_ctrl_c_while_compiling_in_a_terminal_takes_the_bar_off(tmp_path: Path) -> None:
     """In a terminal the progress bar is drawn with the cursor hidden; exiting at once

@@ -233,7 +233,7 @@ def draws(count: int, draw: Any, *args: Any) -> np.ndarray:
     return np.array([draw(state, *args) for _ in range(count)])
 
 
-# Slow tier: 1.1 s quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 1.1 s, quiet, the kernels cached
 @pytest.mark.slow
 def test_the_ziggurat_draws_are_exponential() -> None:
     """Kolmogorov-Smirnov against Exp(1), and the tail past the ziggurat's base (0.05% of

@@ -123,7 +123,7 @@ def assert_agrees(
 KERNELS = [name for name in KERNEL_CHOICES if name != "auto"]
 
 
-# Slow tier: 3.0 s quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 3.0 s, quiet, the kernels cached
 @pytest.mark.slow
 @settings(
     max_examples=24,

@@ -90,7 +90,7 @@ def test_kernel_agrees_with_stored_reference(case: Case, kernel: str) -> None:
     )
 
 
-# Slow tier: 1.1 s quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 1.1 s, quiet, the kernels cached
 @pytest.mark.slow
 def test_agreement_check_detects_a_broken_rule() -> None:
     """The agreement test has the power to see a real rules error: the same battle

@@ -119,7 +119,7 @@ def test_olympia_kernels_take_prisoners_at_the_closed_form_chance(
     assert interval_contains(int(leader.sum()), len(leader), percent / 100)
 
 
-# Slow tier: 5.7 s for its 3 cases quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 5.7 s for its 3 cases, quiet, the kernels cached
 @pytest.mark.slow
 @pytest.mark.parametrize(("men", "losers", "percent"), CASES[:3])
 def test_olympia_reference_takes_prisoners_at_the_closed_form_chance(
@@ -154,7 +154,7 @@ def test_age_of_gods_kernel_takes_prisoners_at_the_closed_form_chance(
     assert interval_contains(int(leader.sum()), len(leader), percent / 100)
 
 
-# Slow tier: 7.2 s for its 3 cases quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 7.2 s for its 3 cases, quiet, the kernels cached
 @pytest.mark.slow
 @pytest.mark.parametrize(("men", "losers", "percent"), CASES[:3])
 def test_age_of_gods_reference_takes_prisoners_at_the_closed_form_chance(

@@ -96,7 +96,7 @@ def test_estimate_is_within_a_factor_of_two_from_its_first_answer(
     assert ends[first_answer][0] <= 5.0 + allowed + 1e-9
 
 
-# Slow tier: 8.2 s quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 8.2 s, quiet, the kernels cached
 @pytest.mark.slow
 def test_estimate_of_a_real_run_is_within_a_factor_of_two_from_its_first_answer() -> None:
     """The runner and its estimate on a real scenario of known rate: knights_vs_pikemen,
@@ -188,7 +188,7 @@ def test_pipe_says_what_a_search_counts_within_seconds() -> None:
     assert text.getvalue() == ""
 
 
-# Slow tier: 1.0 s quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 1.0 s, quiet, the kernels cached
 @pytest.mark.slow
 def test_pipe_says_an_open_ended_search_runs_and_what_it_counts() -> None:
     console, text = pipe_console()
@@ -348,7 +348,7 @@ IN_A_TERMINAL = {
 }
 
 
-# Slow tier: 21.1 s for its 6 cases quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 21.1 s for its 6 cases, quiet, the kernels cached
 @pytest.mark.slow
 @pytest.mark.parametrize("columns", [80, 120])
 @pytest.mark.parametrize("command", sorted(IN_A_TERMINAL))

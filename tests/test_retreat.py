@@ -198,7 +198,7 @@ PLAYED = [
 ]
 
 
-# Slow tier: 6.6 s for its 2 cases quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 6.6 s for its 2 cases, quiet, the kernels cached
 @pytest.mark.slow
 @pytest.mark.parametrize(("attacker", "side", "rules"), PLAYED)
 def test_a_plain_python_monte_carlo_of_the_rule_agrees(

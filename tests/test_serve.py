@@ -214,7 +214,7 @@ def _answer(server: Server, params: dict[str, str]) -> tuple[dict, list[dict], d
     return start, progress, done
 
 
-# Slow tier: 1.8 s quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 1.8 s, quiet, the kernels cached
 @pytest.mark.slow
 def test_the_page_is_served_with_its_script(server):
     with urllib.request.urlopen(server.url, timeout=30) as response:
@@ -313,7 +313,7 @@ def test_the_exact_answer_stands_beside(server):
     assert "states" in big["unavailable"]
 
 
-# Slow tier: 4.8 s for its 2 cases quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 4.8 s for its 2 cases, quiet, the kernels cached
 @pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_ctrl_c_stops_the_server_cleanly_while_it_answers(sig):
@@ -329,7 +329,7 @@ def test_ctrl_c_stops_the_server_cleanly_while_it_answers(sig):
     assert "battle-odds serve: stopped" in running.errors
 
 
-# Slow tier: 1.1 s quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 1.1 s, quiet, the kernels cached
 @pytest.mark.slow
 def test_another_address_than_loopback_is_warned_of():
     process = subprocess.Popen(
@@ -435,7 +435,7 @@ def test_a_request_under_another_name_is_refused(server):
         assert response.status == 200
 
 
-# Slow tier: 3.5 s quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 3.5 s, quiet, the kernels cached
 @pytest.mark.slow
 def test_a_question_is_bounded_in_time():
     limited = Server("--max-seconds", "1").start()
@@ -508,7 +508,7 @@ def test_the_page_and_odds_refuse_the_same_precisions(precision):
     Question.of({**ARMIES, "precision": "1e-6"}).plan()  # the smallest both take
 
 
-# Slow tier: 1.3 s quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 1.3 s, quiet, the kernels cached
 @pytest.mark.slow
 def test_a_stopped_answer_is_asked_again_by_its_link_and_command(server):
     events = server.events(urlencode({**ARMIES, "seed": "11", "battles": str(10**10)}))
@@ -632,7 +632,7 @@ def test_a_pasted_scenario_with_waves_shows_the_waves_table_run_prints(server):
     assert plain["waves"] is None
 
 
-# Slow tier: 1.0 s quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 1.0 s, quiet, the kernels cached
 @pytest.mark.slow
 def test_the_retreat_panel_answers_as_retreat_does(server):
     """The page's retreat panel (/api/retreat): its exact rule is best_retreat's on the

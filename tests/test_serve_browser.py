@@ -132,7 +132,7 @@ def shown(driver) -> dict[str, object]:
     }
 
 
-# Slow tier: 8.4 s quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 8.4 s, quiet, the kernels cached
 @pytest.mark.slow
 def test_two_armies_answer_as_odds_does_and_the_link_gives_the_same(server, browser):
     browser.get(server.page)
@@ -222,7 +222,7 @@ def step_shown(driver) -> dict[str, object]:
     )
 
 
-# Slow tier: 1.8 s quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 1.8 s, quiet, the kernels cached
 @pytest.mark.slow
 def test_the_step_slider_shows_the_state_after_each_step(server, browser):
     from simulator.running.unfolding import run_steps
@@ -288,7 +288,7 @@ def rule_field(server, browser, path: str):
     return field
 
 
-# Slow tier: 6.2 s quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 6.2 s, quiet, the kernels cached
 @pytest.mark.slow
 def test_a_stop_rule_in_a_shared_link_gives_the_same_answer(server, browser):
     field = rule_field(server, browser, "defender.retreat.at_most")
@@ -339,7 +339,7 @@ def test_a_stop_rule_in_a_shared_link_gives_the_same_answer(server, browser):
         browser.switch_to.window(browser.window_handles[0])
 
 
-# Slow tier: 2.2 s quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 2.2 s, quiet, the kernels cached
 @pytest.mark.slow
 def test_a_bad_stop_rule_is_the_command_lines_line(server, browser):
     field = rule_field(server, browser, "attacker.retreat.gone")
@@ -354,7 +354,7 @@ def test_a_bad_stop_rule_is_the_command_lines_line(server, browser):
     wait_for(browser, "done")
 
 
-# Slow tier: 3.2 s quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 3.2 s, quiet, the kernels cached
 @pytest.mark.slow
 def test_probabilities_arrive_while_the_battles_run(server, browser):
     browser.get(server.page)
@@ -387,7 +387,7 @@ def _width(interval: str) -> float:
     return high - low
 
 
-# Slow tier: 2.4 s quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 2.4 s, quiet, the kernels cached
 @pytest.mark.slow
 def test_a_misspelt_unit_is_shown_and_the_next_question_works(server, browser):
     browser.get(server.page)
@@ -419,7 +419,7 @@ def stop_a_long_run(server, browser, seed: str) -> float:
     return time.monotonic() - began
 
 
-# Slow tier: 1.9 s quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 1.9 s, quiet, the kernels cached
 @pytest.mark.slow
 def test_stop_ends_a_long_run_with_the_answer_so_far(server, browser):
     assert stop_a_long_run(server, browser, "1") < 5
@@ -427,7 +427,7 @@ def test_stop_ends_a_long_run_with_the_answer_so_far(server, browser):
     assert server.running() == 0
 
 
-# Slow tier: 4.2 s quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 4.2 s, quiet, the kernels cached
 @pytest.mark.slow
 def test_a_stopped_answers_link_asks_the_battles_fought(server, browser):
     stop_a_long_run(server, browser, "3")
@@ -445,7 +445,7 @@ def test_a_stopped_answers_link_asks_the_battles_fought(server, browser):
     assert shown(browser) == page
 
 
-# Slow tier: 2.3 s quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 2.3 s, quiet, the kernels cached
 @pytest.mark.slow
 def test_the_page_fits_a_phone(server, browser, tmp_path):
     width, height = 375, 812
@@ -520,7 +520,7 @@ def paste_box(server, browser):
     return browser.find_element(By.ID, "toml")
 
 
-# Slow tier: 1.2 s quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 1.2 s, quiet, the kernels cached
 @pytest.mark.slow
 def test_a_pasted_scenario_is_answered_and_its_errors_name_the_line(server, browser):
     box = paste_box(server, browser)
@@ -540,7 +540,7 @@ def test_a_pasted_scenario_is_answered_and_its_errors_name_the_line(server, brow
     assert browser.find_element(By.ID, "battles-shown").text == "20,000"
 
 
-# Slow tier: 2.7 s quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 2.7 s, quiet, the kernels cached
 @pytest.mark.slow
 def test_the_answer_follows_the_typing(server, browser):
     browser.get(server.page)
@@ -561,7 +561,7 @@ def test_the_answer_follows_the_typing(server, browser):
     assert "defender.archer" not in browser.find_element(By.TAG_NAME, "body").text
 
 
-# Slow tier: 1.7 s quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 1.7 s, quiet, the kernels cached
 @pytest.mark.slow
 def test_another_ruleset_brings_its_own_settings_and_words(server, browser):
     browser.get(server.page)
@@ -654,7 +654,7 @@ document.title = "sent " + sent;
 </script></body></html>"""
 
 
-# Slow tier: 13.6 s for its 2 cases quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 13.6 s for its 2 cases, quiet, the kernels cached
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["localhost", "127.0.0.1"])
 def test_another_sites_page_cannot_start_a_question(server, browser, name):
@@ -739,7 +739,7 @@ def test_the_page_says_which_rulesets_still_compile(browser, tmp_path):
         assert fresh.stop() == 0, fresh.errors
 
 
-# Slow tier: 1.3 s quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 1.3 s, quiet, the kernels cached
 @pytest.mark.slow
 def test_a_pasted_scenario_with_waves_shows_its_waves_on_a_phone(server, browser):
     width = 375
@@ -767,7 +767,7 @@ def test_a_pasted_scenario_with_waves_shows_its_waves_on_a_phone(server, browser
         browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
 
 
-# Slow tier: 4.1 s quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 4.1 s, quiet, the kernels cached
 @pytest.mark.slow
 def test_the_retreat_panel_shows_the_rule_its_value_and_its_map(server, browser):
     """The panel finds the defender's best retreat rule of the question asked (exact on

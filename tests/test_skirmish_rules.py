@@ -237,7 +237,7 @@ def test_replay_says_which_rules() -> None:
     assert code == 0 and "rules: engine (expected values: sampled5)" in output
 
 
-# Slow tier: 1.6 s quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 1.6 s, quiet, the kernels cached
 @pytest.mark.slow
 def test_worth_and_sensitivity_keep_the_rules() -> None:
     engine = bundled("example_units_engine")

@@ -81,7 +81,7 @@ CASES = {
 QUICK = ("both sides", "from_step")
 
 
-# Slow tier: 2.6 s for its 2 cases quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 2.6 s for its 2 cases, quiet, the kernels cached
 @pytest.mark.slow
 @pytest.mark.parametrize("name", slow_but(list(CASES), QUICK))
 def test_kernel_agrees_with_the_reference(tmp_path: Path, name: str) -> None:

@@ -100,7 +100,7 @@ runpy.run_module("simulator", run_name="__main__")
 """
 
 
-# Slow tier: 3.2 s quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 3.2 s, quiet, the kernels cached
 @pytest.mark.slow
 @needs_numba_shortcuts
 def test_a_warm_query_loads_its_kernels_without_the_compilers_set_up() -> None:
@@ -170,7 +170,7 @@ def test_version_and_help_import_nothing_heavy(args: list[str]) -> None:
     assert not loaded & HEAVY
 
 
-# Slow tier: 1.0 s quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 1.0 s, quiet, the kernels cached
 @pytest.mark.slow
 def test_the_table_of_commands_is_the_app() -> None:
     """COMMANDS (what ``--help`` lists, in its order, without importing) names every
@@ -203,7 +203,7 @@ def test_a_mistyped_command_gets_a_suggestion() -> None:
     assert "Did you mean 'run'?" in done.stderr
 
 
-# Slow tier: 24.2 s quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 24.2 s, quiet, the kernels cached
 @pytest.mark.slow
 def test_a_first_run_says_it_compiles_and_times_it_apart(tmp_path: Path) -> None:
     """On an empty Numba cache: one line on stderr naming the kernel being compiled, and

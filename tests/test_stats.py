@@ -68,7 +68,7 @@ def as_outcomes(matrix: np.ndarray) -> dict[str, np.ndarray]:
     return {name: matrix[:, c] for c, name in enumerate(names)}
 
 
-# Slow tier: 2.6 s quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 2.6 s, quiet, the kernels cached
 @pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(hnp.arrays(np.int64, st.integers(0, 400), elements=integers))
@@ -78,7 +78,7 @@ def test_histogram_equals_numpy(data: np.ndarray) -> None:
     assert h.values.dtype == np.int64 and h.counts.dtype == np.int64
 
 
-# Slow tier: 2.0 s quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 2.0 s, quiet, the kernels cached
 @pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(outcome_matrices())
@@ -87,7 +87,7 @@ def test_tally_of_column_views_equals_numpy(matrix: np.ndarray) -> None:
     assert json.dumps(Tally.of(outcomes).to_dict()) == json.dumps(numpy_tally(outcomes))
 
 
-# Slow tier: 2.0 s quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 2.0 s, quiet, the kernels cached
 @pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(outcome_matrices(), st.data())

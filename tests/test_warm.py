@@ -112,7 +112,7 @@ print(json.dumps({"first": first, "summed": int(summed(a)), "kind": kind,
 """
 
 
-# Slow tier: 4.2 s quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 4.2 s, quiet, the kernels cached
 @pytest.mark.slow
 def test_a_library_loaded_lazily_is_parsed_when_a_compile_links_it(tmp_path: Path) -> None:
     """A warm process loads a cached function's machine code without its bitcode; a

@@ -74,7 +74,7 @@ def test_every_stacked_kernel_has_a_job_that_runs_ranges(tmp_path: Path) -> None
         assert json.loads(done.stdout)["unknowns"], job.name
 
 
-# Slow tier: 2.4 s quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 2.4 s, quiet, the kernels cached
 @pytest.mark.slow
 def test_ctrl_c_stops_warm_and_its_workers_at_once(tmp_path: Path) -> None:
     """On an empty cache the workers compile for tens of seconds; Ctrl-C ends them (a

@@ -78,7 +78,7 @@ round = 2
 SCENARIOS = [(ATTACKER_WAVES.read_text(), "attacker"), (DEFENDER_WAVES, "defender")]
 
 
-# Slow tier: 2.7 s for its 2 cases quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 2.7 s for its 2 cases, quiet, the kernels cached
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("text", "side", "met"),

@@ -21,7 +21,7 @@ CASES = [
 ]
 
 
-# Slow tier: 4.2 s for its 4 cases quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 4.2 s for its 4 cases, quiet, the kernels cached
 @pytest.mark.slow
 @pytest.mark.parametrize(("text", "side"), CASES)
 def test_waves_keep_the_randomness_contract(text: str, side: str) -> None:
