@@ -501,6 +501,8 @@ def test_the_page_fits_a_phone(server, browser, tmp_path):
         browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
 
 
+# Slow tier (docs/testing.md): the page in Chromium, whose start (about 5 s) each worker pays
+@pytest.mark.slow
 def test_completion_offers_the_rulesets_unit_names(server, browser):
     browser.get(server.page)
     wait_for(browser, "idle", 60)
@@ -575,6 +577,8 @@ def test_another_ruleset_brings_its_own_settings_and_words(server, browser):
     assert command.startswith("battle-odds odds --ruleset blocks ")
 
 
+# Slow tier (docs/testing.md): the page in Chromium, whose start (about 5 s) each worker pays
+@pytest.mark.slow
 def test_a_precision_target_instead_of_battles(server, browser):
     browser.get(server.page)
     wait_for(browser, "idle", 60)
