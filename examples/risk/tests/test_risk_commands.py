@@ -78,7 +78,7 @@ def test_regress_against_its_own_baseline(tmp_path: Path) -> None:
     assert "all within noise" in ok(["regress", str(SCENARIOS), "--baseline", str(baseline)])
 
 
-# Slow tier: 3.1 s quiet with the kernels cached; the first tier keeps tests under a second (docs/testing.md)
+# Slow tier (docs/testing.md): 3.1 s, quiet, the kernels cached
 @pytest.mark.slow
 def test_a_dask_run_gives_the_local_answer() -> None:
     args = ["run", TEN_EIGHT, "-n", "4000", "--json"]
