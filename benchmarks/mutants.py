@@ -295,6 +295,8 @@ def apply(tree: Path, mutant: Mutant) -> None:
 #: tests, which are marked slow.
 PYTEST = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider"]
 PYTEST += ["-m", "slow or not slow"]
+#: One process a mutant (pyproject's addopts run a worker a core): --jobs shares the cores.
+PYTEST += ["-n", "0"]
 
 
 def run(mutant: Mutant) -> tuple[str, float, str]:

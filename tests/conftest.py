@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -46,6 +47,8 @@ def missing_kernels(folder: Path) -> list[str]:
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
+    if hasattr(session.config, "workerinput"):
+        return  # a pytest-xdist worker: its controller warmed the cache before starting it
     if os.environ.get("NUMBA_CACHE_DIR") or os.environ.get("NUMBA_DISABLE_JIT") == "1":
         return  # a cache elsewhere, or none: the session's own choice
     if len(missing_kernels(ROOT / "kernels")) < 2:
@@ -97,3 +100,38 @@ def knights_vs_pikemen() -> simulator.Scenario:
     """The yardstick scenario of the studies' and the library's tests (olympia's knights
     against pikemen: small, fast, every study can ask it), loaded once a session."""
     return simulator.load_scenario(ROOT / "scenarios" / "olympia" / "knights_vs_pikemen.toml")
+
+
+#: A first-tier test's budget in seconds (its set-up, call and tear-down, the kernels
+#: cached): README's ``pytest`` holds fast unit and command tests, and a test over this
+#: belongs in the slow tier (``@pytest.mark.slow``) or should be made cheaper. Loose on
+#: purpose, three times the second the first tier's tests take on a quiet machine, so
+#: that a loaded one does not cry wolf; a warning, never a failure, as a time is the
+#: machine's as much as the test's.
+FIRST_TIER_BUDGET = 3.0
+_first_tier_seconds: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if "slow" not in report.keywords and report.outcome != "skipped":
+        _first_tier_seconds[report.nodeid] = (
+            _first_tier_seconds.get(report.nodeid, 0.0) + report.duration
+        )
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    over = sorted(
+        ((seconds, nodeid) for nodeid, seconds in _first_tier_seconds.items()
+         if seconds > FIRST_TIER_BUDGET),
+        reverse=True,
+    )  # fmt: skip
+    if not over or hasattr(config, "workerinput"):
+        return
+    terminalreporter.section("first-tier tests over their budget")
+    terminalreporter.write_line(
+        f"{len(over)} test(s) not marked slow took more than {FIRST_TIER_BUDGET:g} s "
+        "(a loaded machine, or a kernel compiled in the test, can explain one; "
+        "otherwise mark it @pytest.mark.slow or make it cheaper, docs/testing.md):"
+    )
+    for seconds, nodeid in over[:20]:
+        terminalreporter.write_line(f"  {seconds:6.1f} s  {nodeid}")

@@ -347,6 +347,8 @@ def test_kernel_agrees_with_stored_reference(case: Case) -> None:
     assert check_case(case, test_kernel_agrees_with_stored_reference.__doc__) == []
 
 
+# Slow tier (docs/testing.md): 1.5 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_agreement_check_detects_a_broken_rule() -> None:
     """The agreement test can see a real rules error: the kernel run without the
     pikeman rule is flagged against the reference with it."""

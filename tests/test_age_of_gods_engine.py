@@ -307,6 +307,8 @@ def structure_battle(rules: str, rams: int, wall: int, structure: dict[str, int]
     )
 
 
+# Slow tier (docs/testing.md): 1.9 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_engine_structure_bonus_to_the_men_it_covers() -> None:
     """One ram (100) strikes a round, at the man or the tower (1/2 each). The engine's
     tower of defense 10,000 at damage 50 adds 10,000 x 50 / 100 hundredths (50 points)
@@ -350,6 +352,8 @@ def wholly_behind(rules: str) -> dict[str, Any]:
     }
 
 
+# Slow tier (docs/testing.md): 3.8 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_a_side_wholly_behind_its_structure_under_the_engine() -> None:
     """The engine's structure is a fighter of the front row: a side whose every man is
     in a rear row behind it is legal, its men are no targets while it stands (hit only

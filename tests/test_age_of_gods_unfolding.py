@@ -100,6 +100,8 @@ def test_stop_rules_agree_with_the_reference(name: str) -> None:
     assert kernel_against_reference(scenario, 3) == []
 
 
+# Slow tier (docs/testing.md): 3.2 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_a_garrison_holding_the_field_kills_the_nobles_it_would_take() -> None:
     """The engine: a garrison takes no prisoners, so a withdrawing side's nobles it would
     take are killed (as a beaten side's are)."""

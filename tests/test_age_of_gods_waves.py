@@ -57,16 +57,22 @@ men = [{ type = "soldier", count = 6 }, { type = "archer", count = 4, behind = 1
 """
 
 
+# Slow tier (docs/testing.md): 13.8 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_waves_keep_the_randomness_contract() -> None:
     assert reproducibility(scenario_of(KEEP), battles=1_500, seed=4) == []
     assert reproducibility(scenario_of(DEFENDER_WAVES), battles=1_500, seed=4) == []
 
 
+# Slow tier (docs/testing.md): 6.2 s for its 2 cases, quiet, the kernels cached
+@pytest.mark.slow
 @pytest.mark.parametrize("text", [KEEP, DEFENDER_WAVES])
 def test_the_first_wave_is_the_battle_without_waves(text: str) -> None:
     check_first_wave(text)
 
 
+# Slow tier (docs/testing.md): 10.4 s for its 2 cases, quiet, the kernels cached
+@pytest.mark.slow
 @pytest.mark.parametrize(("text", "side"), [(KEEP, "attacker"), (DEFENDER_WAVES, "defender")])
 def test_the_whole_battle_is_the_chain_of_its_waves(text: str, side: str) -> None:
     whole_chain(text, side)
@@ -152,6 +158,8 @@ def test_the_reference_sees_a_wrong_survivor() -> None:
     check_mutation_seen(KEEP, 1_000, no_allies)
 
 
+# Slow tier (docs/testing.md): 8.5 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_the_example_runs_with_its_waves_table() -> None:
     check_run_reports_waves(EXAMPLE, "age_of_gods", "attacker", 3, ["attacker.hvy_foot"])
 

@@ -33,6 +33,8 @@ def rates(line: str) -> list[float]:
     return [float(x.strip().replace(",", "").rstrip("x%")) for x in line.split("|")[3:-1]]
 
 
+# Slow tier (docs/testing.md): 2.7 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_ruleset_benchmark_measures_every_ruleset_against_its_reference() -> None:
     out = run_script("rulesets.py")
     rows = {line.split("|")[1].strip(): line for line in out.splitlines() if line.startswith("| ")}
@@ -44,6 +46,8 @@ def test_ruleset_benchmark_measures_every_ruleset_against_its_reference() -> Non
     assert re.search(r"slowest against its reference: \w+, [\d,]+x .*: (met|NOT met)", out)
 
 
+# Slow tier (docs/testing.md): 1.7 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_overhead_benchmark_compares_simulate_with_the_bare_kernel() -> None:
     out = run_script("overhead.py")
     rows = [line for line in out.splitlines() if line.startswith("| ") and "---" not in line]
@@ -101,6 +105,8 @@ def test_quick_benchmark_writes_every_table_and_keeps_the_notes(tmp_path: Path) 
     assert "| 100 |" in text  # a scaling row
 
 
+# Slow tier (docs/testing.md): 25.2 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_serve_latency_benchmark_times_the_warm_server_against_odds() -> None:
     pytest.importorskip("starlette")
     out = run_script("serve_latency.py")
@@ -110,6 +116,8 @@ def test_serve_latency_benchmark_times_the_warm_server_against_odds() -> None:
     assert "processor:" in out and "load average" in out
 
 
+# Slow tier (docs/testing.md): 2.8 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_latency_benchmark_times_the_warm_commands_against_the_floor() -> None:
     done = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "latency.py"), "--repeats", "1", "--no-cold"],
@@ -189,6 +197,8 @@ def tree_versions(scenarios: str, *options: str) -> subprocess.CompletedProcess[
     )  # fmt: skip
 
 
+# Slow tier (docs/testing.md): 2.1 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_tree_versions_times_two_checkouts_and_checks_their_rows(tmp_path: Path) -> None:
     """This tree against itself (a real run names an older checkout): each scenario
     timed in both, its ratio, and the rows found the same; a folder that holds no
@@ -223,6 +233,8 @@ def test_tree_versions_times_the_answer_made_of_the_rows() -> None:
     assert float(cells[3].rstrip("x")) > 0 and cells[-1] == "yes"
 
 
+# Slow tier (docs/testing.md): 8.3 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_tree_versions_under_ctrl_c_prints_the_processes_done_marked_partial() -> None:
     """Ctrl-C to the whole process group, as a terminal sends it, after the first
     processes ended: the table of those, marked partial, and exit 130."""
@@ -290,6 +302,8 @@ def test_studies_benchmark_times_both_trees_and_checks_their_answers() -> None:
         assert "answers: same" in line, line
 
 
+# Slow tier (docs/testing.md): 1.9 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_unknowns_benchmark_times_ranges_against_fixed_inputs() -> None:
     done = subprocess.run(
         [

@@ -157,6 +157,8 @@ def test_same_seed_same_answer_on_one_and_two_threads():
     assert answers[0] == answers[1]
 
 
+# Slow tier (docs/testing.md): 2.7 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_dask_runs_the_batches_to_the_same_answer():
     pytest.importorskip("distributed")
     from simulator.running.distributed import executor_for
@@ -239,6 +241,8 @@ def _at_most(failures: int) -> None:
     assert failures <= binom.ppf(0.999, RACES, LEVEL)
 
 
+# Slow tier (docs/testing.md): 2.6 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_a_race_keeps_its_guarantee_on_armies_of_known_p():
     """The guarantee as stated (no army better than the chosen one by more than
     ``within``) fails in at most 1 - confidence of the races: here armies 0.005 to 0.02
@@ -253,6 +257,8 @@ def test_a_race_keeps_its_guarantee_on_armies_of_known_p():
     _at_most(failures)
 
 
+# Slow tier (docs/testing.md): 1.2 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_a_target_race_keeps_its_guarantee_on_armies_of_known_p():
     rng = np.random.default_rng(29)
     p = np.array([0.30, 0.38, 0.41, 0.42, 0.40, 0.47, 0.45, 0.55, 0.60])

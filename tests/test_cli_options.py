@@ -170,6 +170,8 @@ def bad_option_values(draw: st.DrawFn) -> tuple[str, str]:
     return option, str(draw(st.one_of(candidates)))
 
 
+# Slow tier (docs/testing.md): 4.4 s, quiet, the kernels cached
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(bad=bad_option_values())
 def test_bad_option_values_never_run(bad: tuple[str, str]) -> None:

@@ -78,6 +78,8 @@ def test_common_random_numbers_shrink_the_variance_of_the_difference():
     assert paired_width < independent_width / 2
 
 
+# Slow tier (docs/testing.md): 2.3 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_replicated_paired_estimates_vary_less_than_independent_ones():
     """Over 40 seeds, the variance of the paired estimates of P_B - P_A against that of
     independent runs (B on other seeds): F-test of H0 "ratio <= 1.2" at alpha 0.001."""

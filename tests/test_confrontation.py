@@ -84,6 +84,8 @@ def test_strength_of_worked_examples_by_hand() -> None:
 TENTHS = [float(f"{i / 10:.1f}") for i in range(1, 21)]
 
 
+# Slow tier (docs/testing.md): 4.3 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_strength_is_exact_on_the_decimals_written() -> None:
     # 1 x 0.1 + 3.5 x 1.4 is 5 in decimal and 4.999999999999999 in binary floating point,
     # which would roll 2d4 instead of 2d5.

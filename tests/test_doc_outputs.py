@@ -28,11 +28,14 @@ def load_regenerate() -> ModuleType:
 
 
 regenerate = load_regenerate()
-#: The docs' commands that take ten seconds and more (a race of candidate armies, a
-#: price search, a meta-game, the waves of a keep's siege): their pages and figures are
+#: The docs' commands that take more than a second or two (a race of candidate armies, a
+#: price search, a meta-game, the waves of a keep's siege or a tower's, the retreat rule's
+#: search, the battle round by round from a given round): their pages and figures are
 #: checked in the slow tier (.ci/run runs it), the rest in the first.
 SLOW_COMMANDS = ("battle-odds best ", "battle-odds prices ", "battle-odds meta ",
-                 "examples/waves/keep_under_siege.toml")  # fmt: skip
+                 "examples/waves/keep_under_siege.toml", "battle-odds retreat ",
+                 "examples/waves/tower_in_three_assaults.toml",
+                 'docs/unfolding.md: battle-odds odds --attacker "noble, 8 soldier"')  # fmt: skip
 SLOW_FIGURES = ("docs/prices.png", "docs/designer_best.png", "docs/meta.png")
 
 

@@ -176,6 +176,8 @@ def escaping(tmp_path: Path) -> Path:
     return path
 
 
+# Slow tier (docs/testing.md): 1.6 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_a_name_full_of_escapes_reaches_the_terminal_escaped(tmp_path: Path) -> None:
     path = escaping(tmp_path)
     for args in (["validate", str(path)], ["run", str(path), "-n", "100"]):
@@ -203,6 +205,8 @@ def fifo(tmp_path: Path) -> Path:
     return path
 
 
+# Slow tier (docs/testing.md): 4.6 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_a_fifo_or_a_device_is_refused_before_it_is_opened(fifo: Path, tmp_path: Path) -> None:
     """A FIFO with no writer blocked for ever, deaf to Ctrl-C; /dev/zero read without end."""
     for args, kind in (
@@ -216,6 +220,8 @@ def test_a_fifo_or_a_device_is_refused_before_it_is_opened(fifo: Path, tmp_path:
         assert done.returncode == 2 and kind in one_line(done.stderr), args
 
 
+# Slow tier (docs/testing.md): 2.7 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_files_that_would_exhaust_the_machine_are_refused_before_any_work(
     tmp_path: Path,
 ) -> None:
@@ -254,6 +260,8 @@ def skirmish_file(path: Path, stacks_a_side: int) -> Path:
     return path
 
 
+# Slow tier (docs/testing.md): 5.2 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_sides_of_more_units_or_men_than_a_battle_may_hold_are_refused_on_reading(
     tmp_path: Path,
 ) -> None:
@@ -317,6 +325,8 @@ def test_a_run_that_needs_more_memory_than_the_machine_has_is_refused_before_any
     assert time.monotonic() - started < 60 and not rows.exists()
 
 
+# Slow tier (docs/testing.md): 3.0 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_the_memory_bound_can_be_set_and_reaches_the_studies(tmp_path: Path) -> None:
     """BATTLE_ODDS_MEMORY (a machine shared with other work) bounds runs and studies alike:
     a call of 2,000 battles of 2,009 columns is 123 MB."""
@@ -346,6 +356,8 @@ def test_rows_are_kept_unasked_only_where_they_fit(monkeypatch: pytest.MonkeyPat
     assert result.rows is None and result.tally.battles == 20_000
 
 
+# Slow tier (docs/testing.md): 1.2 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_run_has_max_total() -> None:
     done = command("run", KNIGHTS, "-n", "100000", "--max-total", "1000")
     assert done.returncode == 2 and "more than --max-total 1,000" in one_line(done.stderr)
@@ -354,6 +366,8 @@ def test_run_has_max_total() -> None:
 # --- 9: checkpoints whose numbers cannot be ---------------------------------------------
 
 
+# Slow tier (docs/testing.md): 4.5 s for its 2 cases, quiet, the kernels cached
+@pytest.mark.slow
 @pytest.mark.parametrize(("change", "why"), [(1_000_000, "impossible"), (-100, "impossible")])
 def test_a_checkpoint_with_impossible_numbers_is_refused(
     tmp_path: Path, change: int, why: str
@@ -396,6 +410,8 @@ RULESET_SCENARIOS = {
 }
 
 
+# Slow tier (docs/testing.md): 14.9 s for its 8 cases, quiet, the kernels cached
+@pytest.mark.slow
 @pytest.mark.parametrize("change", [1_000_000, -100])
 @pytest.mark.parametrize("ruleset", sorted(RULESET_SCENARIOS))
 def test_every_ruleset_refuses_casualties_its_armies_cannot_lose(
@@ -423,6 +439,8 @@ def test_every_ruleset_refuses_casualties_its_armies_cannot_lose(
     assert path.read_bytes() == before
 
 
+# Slow tier (docs/testing.md): 5.9 s for its 3 cases, quiet, the kernels cached
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("ruleset", "limit"), [("blocks", "..4)"), ("confrontation", "..10)"), ("skirmish", "..")]
 )
@@ -446,6 +464,8 @@ def test_battles_longer_than_the_turn_limit_are_refused(
     assert path.read_bytes() == before
 
 
+# Slow tier (docs/testing.md): 2.2 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_a_histogram_that_does_not_count_every_battle_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "run.ckpt"
     scenario = RULESET_SCENARIOS["blocks"]
@@ -465,6 +485,8 @@ def test_a_histogram_that_does_not_count_every_battle_is_refused(tmp_path: Path)
 # --- 11: symbolic links and long names ----------------------------------------------------
 
 
+# Slow tier (docs/testing.md): 1.3 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_an_output_through_a_symbolic_link_writes_its_target(tmp_path: Path) -> None:
     target, link = tmp_path / "rows.csv", tmp_path / "link.csv"
     link.symlink_to(target)
@@ -526,6 +548,8 @@ def left_in(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if p.name != "filler")
 
 
+# Slow tier (docs/testing.md): 4.6 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_a_full_disk_mid_run_prints_the_answer_then_what_was_not_written(
     tmp_path: Path,
 ) -> None:
@@ -558,6 +582,8 @@ def test_a_full_disk_mid_run_prints_the_answer_then_what_was_not_written(
             assert left_in(folder) == [], left_in(folder)  # no temporary file, no half file
 
 
+# Slow tier (docs/testing.md): 2.8 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_regress_junit_and_update_on_a_full_disk(tmp_path: Path) -> None:
     scenarios = tmp_path / "s"
     scenarios.mkdir()
@@ -633,6 +659,8 @@ def workers_of(pid: int) -> list[int]:
     return found
 
 
+# Slow tier (docs/testing.md): 2.8 s, quiet, the kernels cached
+@pytest.mark.slow
 @needs_dask
 def test_ctrl_c_while_a_local_cluster_starts_answers_with_0_battles() -> None:
     """Ctrl-C was ignored while the cluster started (seconds), and the run then went on
@@ -766,6 +794,8 @@ def not_a_scheduler(speaks: bool) -> Iterator[str]:
             connection.close()
 
 
+# Slow tier (docs/testing.md): 1.5 s, quiet, the kernels cached
+@pytest.mark.slow
 @needs_dask
 @pytest.mark.parametrize(
     "speaks",
@@ -784,6 +814,8 @@ def test_an_address_that_is_not_a_scheduler_is_one_line_within_the_timeout(speak
     assert f"--scheduler {address}: not a Dask scheduler" in one_line(err)
 
 
+# Slow tier (docs/testing.md): 2.8 s, quiet, the kernels cached
+@pytest.mark.slow
 @needs_dask
 def test_ctrl_c_while_connecting_answers_with_0_battles_in_text() -> None:
     """Ctrl-C while connecting was ignored; an answer of no battles was a KeyError."""
@@ -808,6 +840,8 @@ def _connecting(pid: int) -> bool:
         return False
 
 
+# Slow tier (docs/testing.md): 8.4 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_a_matrix_stopped_early_shows_its_unfought_pairs_as_not_yet_known() -> None:
     """A cell of 0 battles was 'cannot convert float NaN to integer'."""
     process = start("matrix", "--budget", "20", "-n", "10000000")

@@ -170,6 +170,8 @@ def raw_identifiers(text: str, ruleset: str) -> list[str]:
     return found
 
 
+# Slow tier (docs/testing.md): 13.4 s for its 5 cases, quiet, the kernels cached
+@pytest.mark.slow
 @pytest.mark.parametrize("ruleset", sorted(RULESETS))
 def test_every_command_speaks_words_and_fits_80_columns(ruleset: str, tmp_path: Path) -> None:
     problems = []
@@ -349,6 +351,8 @@ def test_help_defaults_are_the_functions_defaults() -> None:
     assert wrong == {}
 
 
+# Slow tier (docs/testing.md): 2.3 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_help_shows_ranges_and_defaults_as_plain_numbers() -> None:
     from simulator.cli.app import COMMANDS
 
@@ -395,6 +399,8 @@ def in_terminal(args: list[str], columns: int) -> str:
     return re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]|\x1b\][^\x07]*\x07", "", text)
 
 
+# Slow tier (docs/testing.md): 8.0 s for its 2 cases, quiet, the kernels cached
+@pytest.mark.slow
 @pytest.mark.parametrize("columns", [80, 120])
 def test_tables_fit_a_real_terminal(columns: int) -> None:
     knights, swamp = path_of("olympia"), path_of("olympia", "other")

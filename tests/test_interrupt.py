@@ -148,6 +148,8 @@ CASES = {
 }
 
 
+# Slow tier (docs/testing.md): 21.7 s for its 8 cases, quiet, the kernels cached
+@pytest.mark.slow
 @pytest.mark.parametrize("command", list(CASES))
 def test_ctrl_c_gives_the_json_answer_so_far(command: str) -> None:
     args, _ = CASES[command]
@@ -163,6 +165,8 @@ def test_ctrl_c_gives_the_json_answer_so_far(command: str) -> None:
         assert answer["types"] == [] and answer["left_out"] == ["knight", "pikeman"]
 
 
+# Slow tier (docs/testing.md): 3.1 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_ctrl_c_retreat_gives_the_rule_so_far_marked_partial() -> None:
     """The simulated best retreat rule of the castle siege (200,000 training battles of
     600 strikes): Ctrl-C while its training battles run gives the rule fitted so far,
@@ -192,6 +196,8 @@ def test_ctrl_c_calibrate_scores_the_battles_run_so_far(tmp_path: Path) -> None:
     assert 0 < answer["rows"][0]["battles"] < int(MANY)
 
 
+# Slow tier (docs/testing.md): 2.5 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_ctrl_c_a_run_with_unknowns_gives_the_mixture_so_far() -> None:
     scouted = str(ROOT / "examples/unknowns/scouted_pike_wall.toml")
     code, out, err, seconds = interrupt(["run", scouted, "-n", MANY, "--json"])
@@ -201,6 +207,8 @@ def test_ctrl_c_a_run_with_unknowns_gives_the_mixture_so_far() -> None:
     assert sum(v["battles"] for v in answer["unknowns"][0]["values"]) == answer["battles"]
 
 
+# Slow tier (docs/testing.md): 2.7 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_ctrl_c_best_stops_its_worker_threads_and_draws_the_answer_so_far(
     tmp_path: Path,
 ) -> None:
@@ -231,6 +239,8 @@ def test_ctrl_c_best_stops_its_worker_threads_and_draws_the_answer_so_far(
     assert "PARTIAL: 0 armies evaluated" in figure.read_text()
 
 
+# Slow tier (docs/testing.md): 3.3 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_ctrl_c_prices_marks_the_answer_and_writes_no_costs_file(tmp_path: Path) -> None:
     costs, figure = tmp_path / "costs.toml", tmp_path / "prices.svg"
     code, out, err, seconds = interrupt(
@@ -255,6 +265,8 @@ def test_ctrl_c_prices_marks_the_answer_and_writes_no_costs_file(tmp_path: Path)
     assert "PARTIAL: " in figure.read_text()
 
 
+# Slow tier (docs/testing.md): 5.7 s for its 2 cases, quiet, the kernels cached
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "search",
     [
@@ -274,6 +286,8 @@ def test_ctrl_c_sweep_to_a_precision_or_a_target(search: list[str]) -> None:
     assert answer["partial"] is True
 
 
+# Slow tier (docs/testing.md): 8.0 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_ctrl_c_text_answer_says_partial() -> None:
     code, out, err, seconds = interrupt(
         ["sweep", KNIGHTS, "--vary", "attacker.knight=1..3", "-n", MANY]
@@ -282,6 +296,8 @@ def test_ctrl_c_text_answer_says_partial() -> None:
     assert "PARTIAL: interrupted by Ctrl-C" in out
 
 
+# Slow tier (docs/testing.md): 2.6 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_ctrl_c_plot_writes_a_figure_marked_partial(tmp_path: Path) -> None:
     figure = tmp_path / "odds.svg"
     code, out, err, seconds = interrupt(["plot", KNIGHTS, "-n", MANY, "-o", str(figure)])
@@ -289,6 +305,8 @@ def test_ctrl_c_plot_writes_a_figure_marked_partial(tmp_path: Path) -> None:
     assert "(PARTIAL)" in out and "PARTIAL: interrupted by Ctrl-C after" in figure.read_text()
 
 
+# Slow tier (docs/testing.md): 2.3 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_ctrl_c_run_writes_the_rows_so_far(tmp_path: Path) -> None:
     rows = tmp_path / "rows.csv"
     slow = tmp_path / "slow.toml"
@@ -311,6 +329,8 @@ def test_ctrl_c_run_writes_the_rows_so_far(tmp_path: Path) -> None:
     assert written[1].startswith("0,")
 
 
+# Slow tier (docs/testing.md): 4.5 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_ctrl_c_regress_reports_the_scenarios_checked(tmp_path: Path) -> None:
     folder = tmp_path / "s"
     folder.mkdir()
@@ -383,6 +403,8 @@ def test_ctrl_c_on_a_local_dask_cluster_stops_at_once_with_the_first_battles() -
         assert answer[key] == local[key], key
 
 
+# Slow tier (docs/testing.md): 7.0 s for its 2 cases, quiet, the kernels cached
+@pytest.mark.slow
 @pytest.mark.parametrize("command", ["odds", "best"])
 def test_ctrl_c_while_the_kernels_compile_stops_at_once(tmp_path: Path, command: str) -> None:
     """On a cold cache a kernel's first call compiles it first, for seconds to a minute,
@@ -414,6 +436,8 @@ def test_ctrl_c_while_the_kernels_compile_stops_at_once(tmp_path: Path, command:
     assert seconds < STOPS_WITHIN
 
 
+# Slow tier (docs/testing.md): 2.5 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_ctrl_c_while_compiling_in_a_terminal_takes_the_bar_off(tmp_path: Path) -> None:
     """In a terminal the progress bar is drawn with the cursor hidden; exiting at once
     left the bar on screen, the shell's prompt glued to it and the cursor hidden. Now

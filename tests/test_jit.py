@@ -216,6 +216,8 @@ print(json.dumps({"answer": answer, "packed": "vpaddq" in code or "paddq" in cod
 """
 
 
+# Slow tier (docs/testing.md): 3.5 s for its 2 cases, quiet, the kernels cached
+@pytest.mark.slow
 @pytest.mark.parametrize("vectorized", [True, pytest.param(False, marks=needs_numba_shortcuts)])
 def test_a_function_by_address_compiles_its_loops_scalar_when_asked(
     tmp_path: Path, vectorized: bool

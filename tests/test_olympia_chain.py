@@ -234,6 +234,8 @@ def draws(count: int, draw: Any, *args: Any) -> np.ndarray:
     return np.array([draw(state, *args) for _ in range(count)])
 
 
+# Slow tier (docs/testing.md): 1.1 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_the_ziggurat_draws_are_exponential() -> None:
     """Kolmogorov-Smirnov against Exp(1), and the tail past the ziggurat's base (0.05% of
     draws, its slow path) as often as exp(-R) says."""

@@ -123,6 +123,8 @@ def assert_agrees(
 KERNELS = [name for name in KERNEL_CHOICES if name != "auto"]
 
 
+# Slow tier (docs/testing.md): 3.0 s, quiet, the kernels cached
+@pytest.mark.slow
 @settings(
     max_examples=24,
     derandomize=True,

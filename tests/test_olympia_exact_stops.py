@@ -476,6 +476,8 @@ def test_an_after_past_every_battles_end_is_the_answer_without_it(order: str) ->
         assert {**pushed.casualties, **pushed.extras}[name] == pytest.approx(mean, abs=1e-9)
 
 
+# Slow tier (docs/testing.md): 1.6 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_a_battle_in_progress_is_solved_from_every_part_of_its_state() -> None:
     """Men left of several types, a wounded noble, a structure with its defense worn
     down and damage taken, a siege engine left: the exact answer is the mean of the

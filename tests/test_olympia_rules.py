@@ -90,6 +90,8 @@ def test_kernel_agrees_with_stored_reference(case: Case, kernel: str) -> None:
     )
 
 
+# Slow tier (docs/testing.md): 1.1 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_agreement_check_detects_a_broken_rule() -> None:
     """The agreement test has the power to see a real rules error: the same battle
     with the knights' defense changed by a third is flagged."""

@@ -80,6 +80,8 @@ RULES = {
 }
 
 
+# Slow tier (docs/testing.md): 21.4 s for its 9 cases, quiet, the kernels cached
+@pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(RULES))
 def test_the_kernels_withdraw_as_the_reference_does(case: str) -> None:
     scenario = scenario_of(**RULES[case])
@@ -250,6 +252,8 @@ def test_one_pass_through_the_steps_is_run_until_at_each(case: str) -> None:
     assert (through["steps"][fighting] == steps_of[fighting]).all()
 
 
+# Slow tier (docs/testing.md): 2.8 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_the_state_after_a_step_with_rules_agrees_with_the_reference() -> None:
     scenario = scenario_of(**RULES["from_step"])
     prepared = prepared_of(scenario)

@@ -58,11 +58,15 @@ def with_kernel(text: str, kernel: str) -> str:
     )
 
 
+# Slow tier (docs/testing.md): 4.3 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_waves_keep_the_randomness_contract() -> None:
     assert reproducibility(scenario_of(TOWER), battles=1_500, seed=4) == []
     assert reproducibility(scenario_of(DEFENDER_WAVES), battles=1_500, seed=4) == []
 
 
+# Slow tier (docs/testing.md): 5.1 s for its 3 cases, quiet, the kernels cached
+@pytest.mark.slow
 @pytest.mark.parametrize("kernel", KERNELS)
 def test_the_first_wave_is_the_battle_without_waves(kernel: str) -> None:
     text = with_kernel(TOWER, kernel)
@@ -201,6 +205,8 @@ def test_the_reference_sees_a_wrong_survivor() -> None:
     assert tally_differences(kernel, _reference_tally(TOWER, 1_500)) != []
 
 
+# Slow tier (docs/testing.md): 2.2 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_the_example_runs_with_its_waves_table() -> None:
     example = str(ROOT / "examples/waves/tower_in_three_assaults.toml")
     shown = runner.invoke(app, ["run", example, "-n", "2000"], env={"COLUMNS": "80"})

@@ -75,6 +75,8 @@ def test_panels_draw_into_a_given_axes(result):
     assert len(ax.patches) == 3
 
 
+# Slow tier (docs/testing.md): 4.8 s for its 3 cases, quiet, the kernels cached
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "suffix,magic", [(".png", b"\x89PNG\r\n\x1a\n"), (".svg", b"<?xml"), (".pdf", b"%PDF-")]
 )

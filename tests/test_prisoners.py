@@ -119,6 +119,8 @@ def test_olympia_kernels_take_prisoners_at_the_closed_form_chance(
     assert interval_contains(int(leader.sum()), len(leader), percent / 100)
 
 
+# Slow tier (docs/testing.md): 5.7 s for its 3 cases, quiet, the kernels cached
+@pytest.mark.slow
 @pytest.mark.parametrize(("men", "losers", "percent"), CASES[:3])
 def test_olympia_reference_takes_prisoners_at_the_closed_form_chance(
     men: int, losers: list[int], percent: int
@@ -152,6 +154,8 @@ def test_age_of_gods_kernel_takes_prisoners_at_the_closed_form_chance(
     assert interval_contains(int(leader.sum()), len(leader), percent / 100)
 
 
+# Slow tier (docs/testing.md): 7.2 s for its 3 cases, quiet, the kernels cached
+@pytest.mark.slow
 @pytest.mark.parametrize(("men", "losers", "percent"), CASES[:3])
 def test_age_of_gods_reference_takes_prisoners_at_the_closed_form_chance(
     men: int, losers: list[int], percent: int

@@ -96,6 +96,8 @@ def test_estimate_is_within_a_factor_of_two_from_its_first_answer(
     assert ends[first_answer][0] <= 5.0 + allowed + 1e-9
 
 
+# Slow tier (docs/testing.md): 8.2 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_estimate_of_a_real_run_is_within_a_factor_of_two_from_its_first_answer() -> None:
     """The runner and its estimate on a real scenario of known rate: knights_vs_pikemen,
     a few microseconds a battle, so that its first calls are mostly fixed cost (timed as
@@ -186,6 +188,8 @@ def test_pipe_says_what_a_search_counts_within_seconds() -> None:
     assert text.getvalue() == ""
 
 
+# Slow tier (docs/testing.md): 1.0 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_pipe_says_an_open_ended_search_runs_and_what_it_counts() -> None:
     console, text = pipe_console()
     with progress_bar(
@@ -344,6 +348,8 @@ IN_A_TERMINAL = {
 }
 
 
+# Slow tier (docs/testing.md): 21.1 s for its 6 cases, quiet, the kernels cached
+@pytest.mark.slow
 @pytest.mark.parametrize("columns", [80, 120])
 @pytest.mark.parametrize("command", sorted(IN_A_TERMINAL))
 def test_a_real_terminal_shows_the_whole_count(command: str, columns: int) -> None:

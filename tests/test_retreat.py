@@ -204,6 +204,8 @@ PLAYED = [
 ]
 
 
+# Slow tier (docs/testing.md): 6.6 s for its 2 cases, quiet, the kernels cached
+@pytest.mark.slow
 @pytest.mark.parametrize(("attacker", "side", "rules"), PLAYED)
 def test_a_plain_python_monte_carlo_of_the_rule_agrees(
     tmp_path: Path, attacker: str, side: str, rules: str

@@ -141,6 +141,8 @@ def test_blocks_needs_prices_and_takes_costs(tmp_path: Path) -> None:
         assert data[key]["low"] <= data[key]["value"] <= data[key]["high"]
 
 
+# Slow tier (docs/testing.md): 1.5 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_the_command_says_the_simulated_rule(tmp_path: Path) -> None:
     result = runner.invoke(
         app,

@@ -65,6 +65,8 @@ def dask_client() -> Iterator[Any]:
         yield client
 
 
+# Slow tier (docs/testing.md): 1.9 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_dask_path_equals_local_path(dask_client: object) -> None:
     for path in (
         ROOT / "scenarios/olympia/castle_siege.toml",
@@ -112,6 +114,8 @@ def test_the_same_run_twice_on_one_cluster(dask_client: object) -> None:
     assert all(same_tally(runs[0].tally, run.tally) for run in runs[1:])
 
 
+# Slow tier (docs/testing.md): 2.9 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_a_lost_worker_changes_nothing(dask_client: object) -> None:
     scenario = simulator.load_scenario(ROOT / "scenarios/olympia/castle_siege.toml").with_changes(
         {"battle.kernel": "strike"}
@@ -136,6 +140,8 @@ def battle_odds(*args: str) -> subprocess.Popen[str]:
     return started(list(args))
 
 
+# Slow tier (docs/testing.md): 8.9 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_ctrl_c_prints_a_partial_result_and_a_checkpoint_resumes(tmp_path: Path) -> None:
     scenario = tmp_path / "long.toml"
     scenario.write_text(
@@ -194,6 +200,8 @@ def peak_rss_mib(battles: int) -> float:
     return float(done.stdout.strip())
 
 
+# Slow tier (docs/testing.md): 3.3 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_memory_does_not_grow_with_the_battle_count() -> None:
     small = peak_rss_mib(500_000)
     large = peak_rss_mib(8_000_000)
@@ -292,6 +300,8 @@ def test_a_sweep_on_dask_equals_the_local_sweep(dask_client: object) -> None:
     ] == [True, True, True]
 
 
+# Slow tier (docs/testing.md): 2.2 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_run_with_a_local_cluster_from_the_command_line() -> None:
     args = ["run", "scenarios/blocks/field_battle.toml", "-n", "4000", "--json"]
     local = runner.invoke(app, args)

@@ -214,6 +214,8 @@ def _answer(server: Server, params: dict[str, str]) -> tuple[dict, list[dict], d
     return start, progress, done
 
 
+# Slow tier (docs/testing.md): 1.8 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_the_page_is_served_with_its_script(server):
     with urllib.request.urlopen(server.url, timeout=30) as response:
         page = response.read().decode()
@@ -311,6 +313,8 @@ def test_the_exact_answer_stands_beside(server):
     assert "states" in big["unavailable"]
 
 
+# Slow tier (docs/testing.md): 4.8 s for its 2 cases, quiet, the kernels cached
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_ctrl_c_stops_the_server_cleanly_while_it_answers(sig):
     running = Server().start()
@@ -325,6 +329,8 @@ def test_ctrl_c_stops_the_server_cleanly_while_it_answers(sig):
     assert "battle-odds serve: stopped" in running.errors
 
 
+# Slow tier (docs/testing.md): 1.1 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_another_address_than_loopback_is_warned_of():
     process = subprocess.Popen(
         [
@@ -429,6 +435,8 @@ def test_a_request_under_another_name_is_refused(server):
         assert response.status == 200
 
 
+# Slow tier (docs/testing.md): 3.5 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_a_question_is_bounded_in_time():
     limited = Server("--max-seconds", "1").start()
     try:
@@ -500,6 +508,8 @@ def test_the_page_and_odds_refuse_the_same_precisions(precision):
     Question.of({**ARMIES, "precision": "1e-6"}).plan()  # the smallest both take
 
 
+# Slow tier (docs/testing.md): 1.3 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_a_stopped_answer_is_asked_again_by_its_link_and_command(server):
     events = server.events(urlencode({**ARMIES, "seed": "11", "battles": str(10**10)}))
     kind, start = next(events)
@@ -622,6 +632,8 @@ def test_a_pasted_scenario_with_waves_shows_the_waves_table_run_prints(server):
     assert plain["waves"] is None
 
 
+# Slow tier (docs/testing.md): 1.0 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_the_retreat_panel_answers_as_retreat_does(server):
     """The page's retreat panel (/api/retreat): its exact rule is best_retreat's on the
     question's scenario, figure for figure, its map the positions' decisions; its

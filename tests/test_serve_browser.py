@@ -132,6 +132,8 @@ def shown(driver) -> dict[str, object]:
     }
 
 
+# Slow tier (docs/testing.md): 8.4 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_two_armies_answer_as_odds_does_and_the_link_gives_the_same(server, browser):
     browser.get(server.page)
     wait_for(browser, "idle", 60)
@@ -220,6 +222,8 @@ def step_shown(driver) -> dict[str, object]:
     )
 
 
+# Slow tier (docs/testing.md): 1.8 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_the_step_slider_shows_the_state_after_each_step(server, browser):
     from simulator.running.unfolding import run_steps
 
@@ -284,6 +288,8 @@ def rule_field(server, browser, path: str):
     return field
 
 
+# Slow tier (docs/testing.md): 6.2 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_a_stop_rule_in_a_shared_link_gives_the_same_answer(server, browser):
     field = rule_field(server, browser, "defender.retreat.at_most")
     field.send_keys("12")  # 26 pikemen: the defender withdraws at 12 or fewer
@@ -333,6 +339,8 @@ def test_a_stop_rule_in_a_shared_link_gives_the_same_answer(server, browser):
         browser.switch_to.window(browser.window_handles[0])
 
 
+# Slow tier (docs/testing.md): 2.2 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_a_bad_stop_rule_is_the_command_lines_line(server, browser):
     field = rule_field(server, browser, "attacker.retreat.gone")
     field.send_keys("knigt")
@@ -346,6 +354,8 @@ def test_a_bad_stop_rule_is_the_command_lines_line(server, browser):
     wait_for(browser, "done")
 
 
+# Slow tier (docs/testing.md): 3.2 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_probabilities_arrive_while_the_battles_run(server, browser):
     browser.get(server.page)
     wait_for(browser, "idle", 60)
@@ -377,6 +387,8 @@ def _width(interval: str) -> float:
     return high - low
 
 
+# Slow tier (docs/testing.md): 2.4 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_a_misspelt_unit_is_shown_and_the_next_question_works(server, browser):
     browser.get(server.page)
     wait_for(browser, "idle", 60)
@@ -407,12 +419,16 @@ def stop_a_long_run(server, browser, seed: str) -> float:
     return time.monotonic() - began
 
 
+# Slow tier (docs/testing.md): 1.9 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_stop_ends_a_long_run_with_the_answer_so_far(server, browser):
     assert stop_a_long_run(server, browser, "1") < 5
     assert "partial" in browser.find_element(By.ID, "status").text
     assert server.running() == 0
 
 
+# Slow tier (docs/testing.md): 4.2 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_a_stopped_answers_link_asks_the_battles_fought(server, browser):
     stop_a_long_run(server, browser, "3")
     page = shown(browser)
@@ -429,6 +445,8 @@ def test_a_stopped_answers_link_asks_the_battles_fought(server, browser):
     assert shown(browser) == page
 
 
+# Slow tier (docs/testing.md): 2.3 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_the_page_fits_a_phone(server, browser, tmp_path):
     width, height = 375, 812
     browser.execute_cdp_cmd(
@@ -483,6 +501,8 @@ def test_the_page_fits_a_phone(server, browser, tmp_path):
         browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
 
 
+# Slow tier (docs/testing.md): the page in Chromium, whose start (about 5 s) each worker pays
+@pytest.mark.slow
 def test_completion_offers_the_rulesets_unit_names(server, browser):
     browser.get(server.page)
     wait_for(browser, "idle", 60)
@@ -502,6 +522,8 @@ def paste_box(server, browser):
     return browser.find_element(By.ID, "toml")
 
 
+# Slow tier (docs/testing.md): 1.2 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_a_pasted_scenario_is_answered_and_its_errors_name_the_line(server, browser):
     box = paste_box(server, browser)
     text = (ROOT / "scenarios" / "olympia" / "knights_vs_pikemen.toml").read_text()
@@ -520,6 +542,8 @@ def test_a_pasted_scenario_is_answered_and_its_errors_name_the_line(server, brow
     assert browser.find_element(By.ID, "battles-shown").text == "20,000"
 
 
+# Slow tier (docs/testing.md): 2.7 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_the_answer_follows_the_typing(server, browser):
     browser.get(server.page)
     wait_for(browser, "idle", 60)
@@ -539,6 +563,8 @@ def test_the_answer_follows_the_typing(server, browser):
     assert "defender.archer" not in browser.find_element(By.TAG_NAME, "body").text
 
 
+# Slow tier (docs/testing.md): 1.7 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_another_ruleset_brings_its_own_settings_and_words(server, browser):
     browser.get(server.page)
     wait_for(browser, "idle", 60)
@@ -551,6 +577,8 @@ def test_another_ruleset_brings_its_own_settings_and_words(server, browser):
     assert command.startswith("battle-odds odds --ruleset blocks ")
 
 
+# Slow tier (docs/testing.md): the page in Chromium, whose start (about 5 s) each worker pays
+@pytest.mark.slow
 def test_a_precision_target_instead_of_battles(server, browser):
     browser.get(server.page)
     wait_for(browser, "idle", 60)
@@ -630,6 +658,8 @@ document.title = "sent " + sent;
 </script></body></html>"""
 
 
+# Slow tier (docs/testing.md): 13.6 s for its 2 cases, quiet, the kernels cached
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["localhost", "127.0.0.1"])
 def test_another_sites_page_cannot_start_a_question(server, browser, name):
     # This browser holds the server's cookie (its first visit traded the secret for it):
@@ -713,6 +743,8 @@ def test_the_page_says_which_rulesets_still_compile(browser, tmp_path):
         assert fresh.stop() == 0, fresh.errors
 
 
+# Slow tier (docs/testing.md): 1.3 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_a_pasted_scenario_with_waves_shows_its_waves_on_a_phone(server, browser):
     width = 375
     browser.execute_cdp_cmd(
@@ -739,6 +771,8 @@ def test_a_pasted_scenario_with_waves_shows_its_waves_on_a_phone(server, browser
         browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
 
 
+# Slow tier (docs/testing.md): 4.1 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_the_retreat_panel_shows_the_rule_its_value_and_its_map(server, browser):
     """The panel finds the defender's best retreat rule of the question asked (exact on
     this small battle): the rule in words, its value and what it gains over never

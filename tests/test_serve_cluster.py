@@ -51,6 +51,8 @@ def _chunks_run(client) -> int:
     return client.run_on_scheduler(count)
 
 
+# Slow tier (docs/testing.md): 5.7 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_a_question_runs_on_the_cluster_with_odds_numbers(server, cluster):
     before = _chunks_run(cluster[1])
     events = list(server.events(urlencode({**ARMIES, "seed": "5", "battles": "300000"})))
@@ -73,6 +75,8 @@ def test_a_stopped_question_on_the_cluster_ends_partial(server):
     assert server.running() == 0
 
 
+# Slow tier (docs/testing.md): 3.3 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_a_scheduler_that_is_not_one_is_a_one_line_error():
     line = refused("--scheduler", "nowhere")
     assert line.startswith("error: --scheduler nowhere: expected tcp://HOST:PORT")

@@ -63,6 +63,8 @@ def _page_seconds(server: Server) -> float:
     return time.monotonic() - began
 
 
+# Slow tier (docs/testing.md): 12.0 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_idle_and_slowly_sent_heads_are_closed(server):
     port = _port(server)
     idle = [_connect(port) for _ in range(10)]
@@ -89,6 +91,8 @@ def test_idle_and_slowly_sent_heads_are_closed(server):
             sock.close()
 
 
+# Slow tier (docs/testing.md): 5.0 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_a_connection_left_idle_after_its_answer_is_closed(server):
     sock = _connect(_port(server))
     try:
@@ -210,6 +214,8 @@ def _request(app: Any, path: str) -> Any:
     return asked()
 
 
+# Slow tier (docs/testing.md): 1.7 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_a_slow_question_is_read_beside_the_others_and_counts_against_the_bound(monkeypatch):
     reading = 1.5
     of = Question.of

@@ -237,6 +237,8 @@ def test_replay_says_which_rules() -> None:
     assert code == 0 and "rules: engine (expected values: sampled5)" in output
 
 
+# Slow tier (docs/testing.md): 1.6 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_worth_and_sensitivity_keep_the_rules() -> None:
     engine = bundled("example_units_engine")
     assert engine.model.rules == "engine"

@@ -82,6 +82,8 @@ CASES = {
 QUICK = ("both sides", "from_step")
 
 
+# Slow tier (docs/testing.md): 2.6 s for its 2 cases, quiet, the kernels cached
+@pytest.mark.slow
 @pytest.mark.parametrize("name", slow_but(list(CASES), QUICK))
 def test_kernel_agrees_with_the_reference(tmp_path: Path, name: str) -> None:
     text, extra, battle, shown = CASES[name]

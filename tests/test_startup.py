@@ -100,6 +100,8 @@ runpy.run_module("simulator", run_name="__main__")
 """
 
 
+# Slow tier (docs/testing.md): 3.2 s, quiet, the kernels cached
+@pytest.mark.slow
 @needs_numba_shortcuts
 def test_a_warm_query_loads_its_kernels_without_the_compilers_set_up() -> None:
     """Numba's cache refreshes its target context before loading machine code, importing
@@ -168,6 +170,8 @@ def test_version_and_help_import_nothing_heavy(args: list[str]) -> None:
     assert not loaded & HEAVY
 
 
+# Slow tier (docs/testing.md): 1.0 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_the_table_of_commands_is_the_app() -> None:
     """COMMANDS (what ``--help`` lists, in its order, without importing) names every
     registered command, with the module that defines it and its docstring's first paragraph."""
@@ -199,6 +203,8 @@ def test_a_mistyped_command_gets_a_suggestion() -> None:
     assert "Did you mean 'run'?" in done.stderr
 
 
+# Slow tier (docs/testing.md): 24.2 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_a_first_run_says_it_compiles_and_times_it_apart(tmp_path: Path) -> None:
     """On an empty Numba cache: one line on stderr naming the kernel being compiled, and
     the compile time reported apart from the battles'; the second run, cached, neither.

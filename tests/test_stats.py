@@ -76,6 +76,8 @@ def as_outcomes(matrix: np.ndarray) -> Outcomes:
     return Outcomes(matrix, {name: c for c, name in enumerate(names_of(matrix))})
 
 
+# Slow tier (docs/testing.md): 2.6 s, quiet, the kernels cached
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(hnp.arrays(np.int64, st.integers(0, 400), elements=integers))
 def test_histogram_equals_numpy(data: np.ndarray) -> None:
@@ -84,6 +86,8 @@ def test_histogram_equals_numpy(data: np.ndarray) -> None:
     assert h.values.dtype == np.int64 and h.counts.dtype == np.int64
 
 
+# Slow tier (docs/testing.md): 2.0 s, quiet, the kernels cached
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(outcome_matrices())
 def test_tally_of_column_views_equals_numpy(matrix: np.ndarray) -> None:
@@ -91,6 +95,8 @@ def test_tally_of_column_views_equals_numpy(matrix: np.ndarray) -> None:
     assert json.dumps(Tally.of(outcomes).to_dict()) == json.dumps(numpy_tally(outcomes))
 
 
+# Slow tier (docs/testing.md): 2.0 s, quiet, the kernels cached
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(outcome_matrices(), st.data())
 def test_tally_of_separate_and_mixed_arrays_equals_numpy(

@@ -271,6 +271,8 @@ def test_rules_that_exclude_each_other_get_no_note(duel: None, tmp_path: Path) -
     assert done.exit_code == 0 and "note:" not in done.stdout, done.stdout
 
 
+# Slow tier (docs/testing.md): 1.8 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_a_battle_in_progress_counts_its_steps_from_the_start(duel: None, tmp_path: Path) -> None:
     path = scenario_file(tmp_path, RETREAT_AT_5)
     scenario = simulator.load_scenario(path)
@@ -290,6 +292,8 @@ def test_a_battle_in_progress_counts_its_steps_from_the_start(duel: None, tmp_pa
     assert scenario.hash != simulator.load_scenario(tmp_path / "b.toml").hash
 
 
+# Slow tier (docs/testing.md): 7.9 s for its 3 cases, quiet, the kernels cached
+@pytest.mark.slow
 @pytest.mark.parametrize("columns", [60, 80, 200])
 def test_the_state_after_each_step_shows_the_withdrawals_at_any_width(
     duel: None, tmp_path: Path, columns: int

@@ -121,6 +121,8 @@ def _sweep(executor: Cluster, progress: Callable[..., None]) -> Any:
 STUDIES = {"compare": _compare, "sweep": _sweep}
 
 
+# Slow tier (docs/testing.md): 13.9 s for its 4 cases, quiet, the kernels cached
+@pytest.mark.slow
 @pytest.mark.parametrize("where", ["in a command", "in Python"])
 @pytest.mark.parametrize("study", STUDIES)
 def test_a_study_whose_scheduler_dies_ends_in_one_line(
@@ -159,6 +161,8 @@ def _study_tasks(cluster: Cluster) -> int:
     return int(cluster.client.run_on_scheduler(count))
 
 
+# Slow tier (docs/testing.md): 5.5 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_a_command_whose_scheduler_dies_mid_study_prints_the_answer_so_far_and_one_line(
     doomed_cluster: Doomed,
 ) -> None:

@@ -110,6 +110,8 @@ def dask_executor() -> Iterator[Any]:
         yield executor
 
 
+# Slow tier (docs/testing.md): 12.7 s for its 7 cases, quiet, the kernels cached
+@pytest.mark.slow
 @pytest.mark.parametrize("study", STUDIES)
 def test_the_same_answer_on_one_and_two_threads_and_on_dask(study: str, dask_executor: Any):
     run = STUDIES[study]
@@ -267,6 +269,8 @@ def test_the_python_api_reports_plain_lines_for_every_study(
         assert heard[-1][2] > 0
 
 
+# Slow tier (docs/testing.md): 1.0 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_openmp_threads_sleep_between_kernel_calls_unless_the_environment_says() -> None:
     """Spinning OpenMP threads took more CPU than a price search's battles on a shared
     machine: the kernels' package asks them to sleep, and keeps a value given."""

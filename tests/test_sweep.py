@@ -100,6 +100,8 @@ def test_target_not_reached_says_so(base):
     assert search.value is None and len(search.probes) == 1
 
 
+# Slow tier (docs/testing.md): 1.1 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_cli_sweep_table_plot_and_heatmap(base, tmp_path):
     curve = tmp_path / "curve.png"
     run = CliRunner().invoke(

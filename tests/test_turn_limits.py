@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 import numpy as np
+import pytest
 from typer.testing import CliRunner
 
 import simulator
@@ -134,6 +135,8 @@ def harmless(turns: int) -> dict[str, Any]:
     }
 
 
+# Slow tier (docs/testing.md): 14.4 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_confrontation_stall_ends_at_turn_limit_in_kernel_and_reference() -> None:
     scenario = from_data(harmless(30), Source("harmless"))
     rows = simulator.simulate(scenario, 2_000, seed=1).rows

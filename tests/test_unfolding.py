@@ -144,6 +144,8 @@ REFERENCES = {
 }
 
 
+# Slow tier (docs/testing.md): 18.8 s for its 4 cases, quiet, the kernels cached
+@pytest.mark.slow
 @pytest.mark.parametrize("ruleset", list(REFERENCES))
 def test_the_state_after_a_step_agrees_with_the_reference(ruleset: str) -> None:
     build, sample_of, battles, steps = REFERENCES[ruleset]
@@ -154,6 +156,8 @@ def test_the_state_after_a_step_agrees_with_the_reference(ruleset: str) -> None:
         assert _compare(scenario, sample, step, 20_000) == []
 
 
+# Slow tier (docs/testing.md): 8.5 s for its 3 cases, quiet, the kernels cached
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["siege_attrition", "relief", "field_reserves"])
 def test_blocks_state_after_a_phase_agrees_with_the_reference(name: str) -> None:
     from tests.reference import blocks as reference
@@ -165,6 +169,8 @@ def test_blocks_state_after_a_phase_agrees_with_the_reference(name: str) -> None
         assert _compare(scenario, sample, step, 20_000) == []
 
 
+# Slow tier (docs/testing.md): 2.2 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_a_changed_stop_is_noticed() -> None:
     """The comparison sees the state one strike late (the check can fail)."""
     from tests.reference import olympia as reference
@@ -317,6 +323,8 @@ def test_the_last_step_is_the_run_itself() -> None:
     assert set(steps[0]["men_left"]) == {k for k in data["casualties"]}
 
 
+# Slow tier (docs/testing.md): 1.4 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_after_shows_the_joint_table_at_any_width() -> None:
     for width in (60, 80, 200):
         result = runner.invoke(
@@ -527,6 +535,8 @@ def test_plot_draws_the_battle_as_it_unfolds(tmp_path) -> None:  # type: ignore[
     assert refused.exit_code == 2 and "--after 11: expected a step 1..10" in refused.output
 
 
+# Slow tier (docs/testing.md): 1.6 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_the_cost_benchmark_runs_every_ruleset() -> None:
     """``benchmarks/unfolding_cost.py`` (docs/unfolding.md's table) end to end, small."""
     import subprocess

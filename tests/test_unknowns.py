@@ -169,6 +169,8 @@ def test_same_battles_on_any_threads_chunks_and_blocks() -> None:
         assert np.array_equal(values, np.concatenate([p[column] for p in pieces])), column
 
 
+# Slow tier (docs/testing.md): 3.4 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_json_and_text_say_what_the_unknowns_do(tmp_path: Path) -> None:
     path = tmp_path / "s.toml"
     path.write_text(

@@ -112,6 +112,8 @@ print(json.dumps({"first": first, "summed": int(summed(a)), "kind": kind,
 """
 
 
+# Slow tier (docs/testing.md): 4.2 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_a_library_loaded_lazily_is_parsed_when_a_compile_links_it(tmp_path: Path) -> None:
     """A warm process loads a cached function's machine code without its bitcode; a
     compile in that process that calls the function links the bitcode in, parsed then,

@@ -31,7 +31,9 @@ def test_warm_has_a_job_for_every_kernel_path_longest_first() -> None:
     olympia = {job.name for job in todo if job.ruleset == "olympia"}
     assert olympia == {
         "olympia chain",
+        "olympia chain, the battle as it unfolds",
         "olympia skip",
+        "olympia skip, the battle as it unfolds",
         "olympia skip, large armies",
         "olympia strike",
         "olympia exact solver",
@@ -83,6 +85,8 @@ def test_every_stacked_kernel_has_a_job_that_runs_ranges(
         ran.clear()
 
 
+# Slow tier (docs/testing.md): 2.4 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_ctrl_c_stops_warm_and_its_workers_at_once(tmp_path: Path) -> None:
     """On an empty cache the workers compile for tens of seconds; Ctrl-C ends them (a
     compile cannot be stopped between its steps) and warm says what is ready, exit 130."""

@@ -105,6 +105,8 @@ def without_waves(text: str) -> Scenario:
     return from_data(data, Source("test"))
 
 
+# Slow tier (docs/testing.md): 6.7 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_waves_keep_the_randomness_contract() -> None:
     """One thread and all threads, chunks of 1,000 and 77, and the last third run alone
     (a chunk that starts inside a block counts its earlier battles again) give every
@@ -204,6 +206,8 @@ def test_the_reference_sees_a_wrong_survivor() -> None:
     assert tally_differences(kernel, slow) != []
 
 
+# Slow tier (docs/testing.md): 2.6 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_run_reports_each_wave_and_the_whole_battle(tmp_path: Path) -> None:
     path = tmp_path / "waves.toml"
     path.write_text(THREE_WAVES)
@@ -368,6 +372,8 @@ def test_commands_that_look_inside_one_battle_refuse_waves(tmp_path: Path) -> No
         simulator.unfold(scenario_of(THREE_WAVES), 100, after=1)
 
 
+# Slow tier (docs/testing.md): 2.1 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_ctrl_c_a_run_with_waves_gives_the_waves_so_far() -> None:
     example = str(ROOT / "examples/waves/raids_on_a_gate.toml")
     code, out, err, seconds = interrupt(["run", example, "-n", MANY, "--json"])
@@ -391,6 +397,8 @@ def test_distinct_rows_are_numpys(rows: int, columns: int, high: int) -> None:
     assert np.array_equal(distinct[index], table)
 
 
+# Slow tier (docs/testing.md): 1.3 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_the_waves_benchmark_runs() -> None:
     """``benchmarks/waves_cost.py`` (docs/unfolding.md's figure) end to end, small."""
     done = subprocess.run(

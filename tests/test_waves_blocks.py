@@ -78,6 +78,8 @@ round = 2
 SCENARIOS = [(ATTACKER_WAVES.read_text(), "attacker"), (DEFENDER_WAVES, "defender")]
 
 
+# Slow tier (docs/testing.md): 2.7 s for its 2 cases, quiet, the kernels cached
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("text", "side", "met"),
     [(SCENARIOS[0][0], "attacker", {"castle", "field"}), (DEFENDER_WAVES, "defender", {"reserve"})],

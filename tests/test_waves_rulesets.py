@@ -21,6 +21,8 @@ CASES = [
 ]
 
 
+# Slow tier (docs/testing.md): 4.2 s for its 4 cases, quiet, the kernels cached
+@pytest.mark.slow
 @pytest.mark.parametrize(("text", "side"), CASES)
 def test_waves_keep_the_randomness_contract(text: str, side: str) -> None:
     """One thread and all, chunks of 1,000 and 77, the last third alone: every wave's

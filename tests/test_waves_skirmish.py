@@ -129,6 +129,8 @@ def test_the_skirmish_reference_sees_a_wound_forgotten() -> None:
     check_mutation_seen(ATTACKER_WAVES.read_text(), 3_000, _wounds_forgotten)
 
 
+# Slow tier (docs/testing.md): 1.7 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_run_reports_skirmish_waves() -> None:
     """The bundled example through `battle-odds run`: the waves' table at any width,
     each wave's answer in JSON."""

@@ -57,13 +57,20 @@ def _olympia(name: str, module: str, attacker: str, defender: str, *more: str) -
 
 #: Olympia's paths, each named by its kernel: the chain kernel (open-field armies; the
 #: starter scenario's tower makes it a skip battle), the skip kernel for smaller and for
-#: large armies (a kernel each, kernels/olympia/skip.py), the per-strike kernel
-#: (``kernel = "strike"``) and the exact solver.
+#: large armies (a kernel each, kernels/olympia/skip.py), the chain and skip kernels' battle
+#: as it unfolds (a stop rule, ``--after``, ``--by-round``: a version of each kernel of its
+#: own, which README's retreat example compiled for a minute when warm left it out), the
+#: per-strike kernel (``kernel = "strike"``) and the exact solver.
 OLYMPIA = (
     _olympia("olympia chain", "kernels.olympia.chain", "noble, 20 knight", "noble, 30 pikeman",
              *FEW),
+    _olympia("olympia chain, the battle as it unfolds", "kernels.olympia.chain",
+             "noble, 20 knight", "noble, 30 pikeman", "--after", "1", *FEW),
     _olympia("olympia skip", "kernels.olympia.skip", "noble, 30 soldier", "noble, 30 pikeman",
              "--strike-order", "alternating", *FEW),
+    _olympia("olympia skip, the battle as it unfolds", "kernels.olympia.skip",
+             "noble, 30 soldier", "noble, 30 pikeman", "--strike-order", "alternating",
+             "--after", "1", *FEW),
     _olympia("olympia skip, large armies", "kernels.olympia.skip", "noble, 300 soldier",
              "noble, 300 pikeman", "--set", "kernel=skip", "-n", "20", "--json"),
     _olympia("olympia strike", "kernels.olympia.strike", "noble, 10 soldier", "noble, 8 pikeman",

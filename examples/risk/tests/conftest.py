@@ -56,6 +56,13 @@ def metadata_folder(project_root: Path, into: Path) -> Path:
     return info
 
 
+def _distributes(config: pytest.Config) -> bool:
+    """True in pytest-xdist's controlling process (README's ``pytest -n auto``), which runs
+    no test: its workers inherit its environment, so it adds nothing, and each worker makes
+    the plugin findable for its own session as a single process does."""
+    return not hasattr(config, "workerinput") and bool(getattr(config.option, "numprocesses", 0))
+
+
 def installed_in_the_environment() -> bool:
     try:
         importlib.metadata.distribution(DIST)
@@ -65,7 +72,7 @@ def installed_in_the_environment() -> bool:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    if installed_in_the_environment():
+    if installed_in_the_environment() or _distributes(config):
         return
     folder = Path(tempfile.mkdtemp(prefix="battle-odds-risk-"))
     metadata_folder(ROOT, folder)

@@ -78,6 +78,8 @@ def test_regress_against_its_own_baseline(tmp_path: Path) -> None:
     assert "all within noise" in ok(["regress", str(SCENARIOS), "--baseline", str(baseline)])
 
 
+# Slow tier (docs/testing.md): 3.1 s, quiet, the kernels cached
+@pytest.mark.slow
 def test_a_dask_run_gives_the_local_answer() -> None:
     args = ["run", TEN_EIGHT, "-n", "4000", "--json"]
     local = json.loads(ok(args))
