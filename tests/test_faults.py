@@ -105,13 +105,21 @@ def loaded(pid: int, library: str) -> bool:
 @pytest.mark.parametrize("library", ["_multiarray_umath", "numba/core/typeconv"])
 def test_ctrl_c_while_python_imports_is_one_line_and_status_130(library: str) -> None:
     """Ctrl-C while NumPy or Numba loads (the first second of every command) was a
-    30-line KeyboardInterrupt traceback."""
-    process = start("run", KNIGHTS, "-n", "1000", "--json")
-    wait_for(lambda: loaded(process.pid, library) or process.poll() is not None)
-    os.killpg(process.pid, signal.SIGINT)
-    code, out, err = finish(process)
-    assert code == 130 and out == ""
-    assert one_line(err) == "battle-odds: interrupted"
+    30-line KeyboardInterrupt traceback. A machine busy enough to let the command end
+    before this test saw the library loaded makes an attempt say nothing (no Ctrl-C was
+    sent to a running command): such an attempt is made again, up to five times."""
+    for _ in range(5):
+        process = start("run", KNIGHTS, "-n", "1000", "--json")
+        wait_for(lambda: loaded(process.pid, library) or process.poll() is not None)
+        if process.poll() is not None:  # ended before the test looked: nothing shown
+            finish(process)
+            continue
+        os.killpg(process.pid, signal.SIGINT)
+        code, out, err = finish(process)
+        assert code == 130 and out == ""
+        assert one_line(err) == "battle-odds: interrupted"
+        return
+    pytest.fail("the command ended each time before this test saw it load " + library)
 
 
 def test_a_failure_no_layer_expected_is_one_line_and_a_saved_traceback(tmp_path: Path) -> None:
