@@ -601,6 +601,11 @@ def test_a_quick_scenarios_battles_run_in_one_call(monkeypatch: Any) -> None:
         return original(run, seed, first, count)
 
     monkeypatch.setattr(scenarios, "_checked", counted)
+    # The rule compares a measured rate with CALL_SECONDS / ONE_CALL_HEADROOM (2.5 us a
+    # battle): these battles take about 0.5 us quiet, but a loaded machine (a two-worker
+    # run beside other programs) measured 5 us and more. A headroom of 10 keeps the rule
+    # and tests it on any machine.
+    monkeypatch.setattr(scenarios, "ONE_CALL_HEADROOM", 10)
     with ScenarioBattles(StudyPlan.of(seed=1, battles=1_000, threads=1)) as engine:
         keys = [
             engine.add(n, simulator.inline_scenario("olympia", f"noble, {n} soldier", SMALL[1]))
