@@ -1,6 +1,7 @@
 """How long a person waits: whole ``battle-odds`` processes, warm and cold, in one run.
 
     python benchmarks/latency.py [--repeats N] [--no-cold] [--no-serve] [--only best,serve,...]
+    python benchmarks/latency.py --notices   # each first run stopped at its compile notice
 
 * the floor: ``python -c "import numpy, numba, typer, rich"``, what any process of a
   typer command running Numba kernels pays before it does anything;
@@ -292,6 +293,34 @@ def serve_rows(command: list[str]) -> list[list[str]]:
     return rows
 
 
+def until_the_notice(args: list[str]) -> list[str]:
+    """A command's first run on an empty cache, stopped at its compile notice: wall and
+    processor seconds then (its compile is not waited for): the table of ``--notices``."""
+    command = [sys.executable, *args[1:]] if args[0] == "python" else [*battle_odds(), *args]
+    where = ROOT / "notebooks" if args[0] == "python" else ROOT
+    with tempfile.TemporaryDirectory(prefix="numba-cold-") as cache:
+        started = time.perf_counter()
+        process = subprocess.Popen(
+            command,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=where,
+            env=dict(CHILD_ENV, NUMBA_CACHE_DIR=cache),
+        )
+        assert process.stderr is not None
+        said = ["none", "", ""]
+        for line in process.stderr:
+            if any(n in line for n in NOTICE):
+                wall, cpu = time.perf_counter() - started, _processor_seconds(process.pid)
+                said = [f"{wall:.2f}", f"{cpu:.2f}", line.strip()]
+                break
+        process.kill()
+        process.wait()
+        process.stderr.close()
+    return said
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=5, help="runs of each warm figure")
@@ -299,6 +328,11 @@ def main() -> None:
         "--no-cold", action="store_true", help="skip the cold runs (serve's start too)"
     )
     parser.add_argument("--no-serve", action="store_true", help="skip serve's start")
+    parser.add_argument(
+        "--notices",
+        action="store_true",
+        help="only each cold run's compile notice: each command stopped once it says it",
+    )
     parser.add_argument(
         "--only",
         help="the cold runs of these commands only (comma-separated parts of names; "
@@ -321,6 +355,16 @@ def main() -> None:
     )
     if "PYTHONDONTWRITEBYTECODE" in os.environ:
         print("# PYTHONDONTWRITEBYTECODE is set here: the commands timed run without it")
+    if options.notices:
+        floors = [timed(FLOOR)[:2] for _ in range(3)]
+        print(
+            f"# the floor: {min(w for w, _ in floors):.2f} s, CPU {min(c for _, c in floors):.2f} s"
+        )
+        notices = [[name, *until_the_notice(args)] for name, args in chosen.items()]
+        headers = ["first run on an empty cache", "notice after s", "its CPU s", "the notice"]
+        print("\n".join(markdown_table(headers, notices)))
+        print(f"\n# load average {load_average()} (at end)")
+        return
     timed([*command, *ODDS])  # fills the cache (and the bytecode), untimed
     floor, odds = medians_in_turn([FLOOR, [*command, *ODDS]], options.repeats)
     rows = []
