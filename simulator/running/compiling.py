@@ -168,14 +168,24 @@ def nothing_cached(ruleset: str) -> bool:
     """True when no kernel of ``ruleset`` has anything in Numba's cache (a first run after
     install, or an emptied cache): whatever battle of it runs compiles its kernel. False
     when something is cached, or the ruleset's kernels are not bundled (then the notice
-    comes with the first compile itself)."""
-    files = kernel_files(ruleset)
-    if not files:
+    comes with the first compile itself). A folder read once (a few milliseconds of a
+    warm query)."""
+    stems: dict[str, set[str]] = {}  # the kernel files of each source folder
+    for source in kernel_files(ruleset):
+        folder, name = os.path.split(source)
+        stems.setdefault(folder, set()).add(os.path.splitext(name)[0])
+    if not stems:
         return False
-    for source in files:
-        folder = _cache_folder(source)
-        stem = os.path.splitext(os.path.basename(source))[0]
-        if folder is None or glob.glob(os.path.join(glob.escape(folder), f"{stem}.*.nbi")):
+    for folder, names in stems.items():
+        # Numba keeps one cache folder for the files of one source folder.
+        cache = _cache_folder(os.path.join(folder, f"{min(names)}.py"))
+        if cache is None:
+            return False
+        try:
+            cached = os.listdir(cache)
+        except OSError:
+            return False
+        if any(n.endswith(".nbi") and n.split(".", 1)[0] in names for n in cached):
             return False
     return True
 
