@@ -99,8 +99,13 @@ def compile_clock() -> CompileClock:
 
 
 def compiling_now() -> bool:
-    """Whether a kernel is being compiled in this process now (on any thread)."""
-    return _clock is not None and _clock.compiling > 0
+    """Whether a kernel is being compiled in this process now (on any thread), or is
+    about to be: its notice said before the first compile (:func:`say_before_compiling`),
+    none compiled yet. Ctrl-C then ends the process at once: no battle has run, and the
+    compile would not stop for it."""
+    if _clock is not None and _clock.compiling > 0:
+        return True
+    return _said_before and (_clock is None or _clock.functions == 0)
 
 
 def kernel_words(function: Any) -> tuple[str, float | None]:
