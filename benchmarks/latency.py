@@ -75,6 +75,13 @@ def battle_odds() -> list[str]:
 CHILD_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
+def _child(command: list[str], env: dict[str, str], cwd: Path) -> subprocess.Popen[str]:
+    """``command`` started, its standard error read by the caller (for the notice)."""
+    return subprocess.Popen(
+        command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=cwd, env=env
+    )
+
+
 def timed(
     command: list[str], env: dict[str, str] | None = None, cwd: Path = ROOT
 ) -> tuple[float, float, float, float]:
@@ -83,14 +90,7 @@ def timed(
     is an answer too)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    process = subprocess.Popen(
-        command,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=cwd,
-        env=CHILD_ENV if env is None else env,
-    )
+    process = _child(command, CHILD_ENV if env is None else env, cwd)
     noticed = [float("nan"), float("nan")]  # wall seconds, the process's CPU seconds
     lines: list[str] = []
 
@@ -181,13 +181,18 @@ def documented() -> dict[str, list[str]]:
     return found
 
 
+def command_of(command: list[str], args: list[str]) -> tuple[list[str], Path]:
+    """The process of a documented command's arguments (``python``: the notebook's cell,
+    run from notebooks/), and the folder it runs in."""
+    if args[0] == "python":
+        return [sys.executable, *args[1:]], ROOT / "notebooks"
+    return [*command, *args], ROOT
+
+
 def cold_and_warm(command: list[str], args: list[str]) -> list[str]:
     """A command's first run on an empty Numba cache, then its run again warm (the
     kernels in the cache the first filled): the table's row."""
-    if args[0] == "python":
-        line, where = [sys.executable, *args[1:]], ROOT / "notebooks"
-    else:
-        line, where = [*command, *args], ROOT
+    line, where = command_of(command, args)
     with tempfile.TemporaryDirectory(prefix="numba-cold-") as cache:
         env = dict(CHILD_ENV, NUMBA_CACHE_DIR=cache)
         wall, cpu, noticed, notice_cpu = timed(line, env, where)
@@ -296,18 +301,10 @@ def serve_rows(command: list[str]) -> list[list[str]]:
 def until_the_notice(args: list[str]) -> list[str]:
     """A command's first run on an empty cache, stopped at its compile notice: wall and
     processor seconds then (its compile is not waited for): the table of ``--notices``."""
-    command = [sys.executable, *args[1:]] if args[0] == "python" else [*battle_odds(), *args]
-    where = ROOT / "notebooks" if args[0] == "python" else ROOT
+    command, where = command_of(battle_odds(), args)
     with tempfile.TemporaryDirectory(prefix="numba-cold-") as cache:
         started = time.perf_counter()
-        process = subprocess.Popen(
-            command,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-            cwd=where,
-            env=dict(CHILD_ENV, NUMBA_CACHE_DIR=cache),
-        )
+        process = _child(command, dict(CHILD_ENV, NUMBA_CACHE_DIR=cache), where)
         assert process.stderr is not None
         said = ["none", "", ""]
         for line in process.stderr:
