@@ -266,8 +266,12 @@ def compile_notice_first(options: dict[str, Any]) -> Iterator[None]:
     from ..running.compiling import forget_said_before, say_before_compiling
     from ..scenario.scenario import LOADED, Scenario
 
+    checked: set[str] = set()  # regress reads dozens of scenarios: each ruleset once
+
     def loaded(scenario: Scenario) -> None:
-        say_before_compiling(scenario.ruleset, _say_notice)
+        if scenario.ruleset not in checked:
+            checked.add(scenario.ruleset)
+            say_before_compiling(scenario.ruleset, _say_notice)
 
     named = options.get("ruleset")
     if isinstance(named, str) and rulesets.known(named):
