@@ -389,7 +389,7 @@ def main() -> None:
             "its example question s", "every ruleset ready s", "the page then says",
         ]  # fmt: skip
         print("\n".join(markdown_table(headers, serve_rows(command))))
-    if options.no_cold:
+    if options.no_cold or not chosen:  # --only serve
         return
     cold = []
     for args in chosen.values():
