@@ -1,6 +1,7 @@
 """How long a person waits: whole ``battle-odds`` processes, warm and cold, in one run.
 
-    python benchmarks/latency.py [--repeats N] [--no-cold] [--only best,exact,...]
+    python benchmarks/latency.py [--repeats N] [--no-cold] [--no-serve] [--only best,serve,...]
+    python benchmarks/latency.py --notices   # each first run stopped at its compile notice
 
 * the floor: ``python -c "import numpy, numba, typer, rich"``, what any process of a
   typer command running Numba kernels pays before it does anything;
@@ -13,7 +14,12 @@
   regress, the first notebook cell that runs battles, ``warm``), everything it runs compiled
   (target: at most 25 s on a 2-core machine), how long after the start its compile
   notice came (target: within 1 s), and the same command again warm, its kernels in the
-  cache the cold run filled.
+  cache the cold run filled;
+* ``battle-odds serve``, cold and then warm: seconds until it listens (target: within 5 s
+  on an empty cache), what its page says then of the rulesets still loading or compiling,
+  seconds until its default ruleset (olympia) and every ruleset is ready (each compiled in
+  turn after it listens), and the page's example question once olympia is ready (answered
+  at once while the others compile).
 
 Warm figures are the median of ``--repeats`` runs (after one untimed run that fills the
 cache); cold ones are one run each. Wall seconds (what a person waits) and the CPU
@@ -25,16 +31,21 @@ compare figures of one run, not absolute times across runs.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+import urllib.request
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -64,29 +75,30 @@ def battle_odds() -> list[str]:
 CHILD_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
+def _child(command: list[str], env: dict[str, str], cwd: Path) -> subprocess.Popen[str]:
+    """``command`` started, its standard error read by the caller (for the notice)."""
+    return subprocess.Popen(
+        command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=cwd, env=env
+    )
+
+
 def timed(
     command: list[str], env: dict[str, str] | None = None, cwd: Path = ROOT
-) -> tuple[float, float, float]:
-    """Wall seconds, CPU seconds and seconds to the compile notice (nan: none) of one
-    process; it must succeed (regress: exit 1, a number moved, is an answer too)."""
+) -> tuple[float, float, float, float]:
+    """Wall seconds, CPU seconds, and wall and the process's CPU seconds at its compile
+    notice (nan: none) of one process; it must succeed (regress: exit 1, a number moved,
+    is an answer too)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    process = subprocess.Popen(
-        command,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=cwd,
-        env=CHILD_ENV if env is None else env,
-    )
-    noticed = [float("nan")]
+    process = _child(command, CHILD_ENV if env is None else env, cwd)
+    noticed = [float("nan"), float("nan")]  # wall seconds, the process's CPU seconds
     lines: list[str] = []
 
     def read() -> None:
         assert process.stderr is not None
         for line in process.stderr:
             if any(n in line for n in NOTICE) and noticed[0] != noticed[0]:
-                noticed[0] = time.perf_counter() - started
+                noticed[:] = [time.perf_counter() - started, _processor_seconds(process.pid)]
             lines.append(line)
 
     reader = threading.Thread(target=read)
@@ -98,7 +110,8 @@ def timed(
     if code not in (0, 1) or (code == 1 and "regress" not in command):
         raise SystemExit(f"{' '.join(command)} failed ({code}):\n{''.join(lines)}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu, noticed[0]
+    notice_wall, notice_cpu = noticed
+    return wall, cpu, notice_wall, notice_cpu
 
 
 def median_of(command: list[str], repeats: int) -> tuple[float, float]:
@@ -168,18 +181,23 @@ def documented() -> dict[str, list[str]]:
     return found
 
 
+def command_of(command: list[str], args: list[str]) -> tuple[list[str], Path]:
+    """The process of a documented command's arguments (``python``: the notebook's cell,
+    run from notebooks/), and the folder it runs in."""
+    if args[0] == "python":
+        return [sys.executable, *args[1:]], ROOT / "notebooks"
+    return [*command, *args], ROOT
+
+
 def cold_and_warm(command: list[str], args: list[str]) -> list[str]:
     """A command's first run on an empty Numba cache, then its run again warm (the
     kernels in the cache the first filled): the table's row."""
-    if args[0] == "python":
-        line, where = [sys.executable, *args[1:]], ROOT / "notebooks"
-    else:
-        line, where = [*command, *args], ROOT
+    line, where = command_of(command, args)
     with tempfile.TemporaryDirectory(prefix="numba-cold-") as cache:
         env = dict(CHILD_ENV, NUMBA_CACHE_DIR=cache)
-        wall, cpu, noticed = timed(line, env, where)
-        warm_wall, warm_cpu, _ = timed(line, env, where)
-    notice = "none" if noticed != noticed else f"{noticed:.2f}"
+        wall, cpu, noticed, notice_cpu = timed(line, env, where)
+        warm_wall, warm_cpu, _, _ = timed(line, env, where)
+    notice = "none" if noticed != noticed else f"{noticed:.2f} ({notice_cpu:.2f})"
     met = "met" if wall <= 25 and noticed == noticed and noticed <= 1 else "not met"
     shown = " ".join(a if " " not in a and a else repr(a) for a in args[:6])
     shown += " ..." if len(args) > 6 else ""
@@ -189,18 +207,140 @@ def cold_and_warm(command: list[str], args: list[str]) -> list[str]:
     ]  # fmt: skip
 
 
+#: The page's example question for its default ruleset (simulator/serve/warming.py).
+SERVE_QUESTION = {
+    "ruleset": "olympia",
+    "attacker": "noble, 20 soldier, 10 archer@1",
+    "defender": "noble, 30 pikeman",
+    "battles": "20000",
+}
+
+
+def _processor_seconds(pid: int) -> float:
+    """User and system seconds of a running process so far (Linux; nan elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _ask(base: str, token: str, path: str, timeout: float = 900) -> bytes:
+    request = urllib.request.Request(base + path, headers={"Authorization": f"token {token}"})
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        return bytes(response.read())
+
+
+def serve_once(command: list[str], env: dict[str, str]) -> dict[str, Any]:
+    """``battle-odds serve --port 0`` (every ruleset loaded after it listens): seconds to
+    its address (and its processor seconds then), what its page says of the rulesets then,
+    seconds until its default ruleset and until every ruleset is ready, and how long the
+    page's example question (20,000 battles) takes once its ruleset is ready."""
+    started = time.perf_counter()
+    process = subprocess.Popen(
+        [*command, "serve", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        cwd=ROOT,
+        env=env,
+    )
+    assert process.stdout is not None
+    try:
+        line = process.stdout.readline()
+        if "http://" not in line:
+            raise SystemExit(f"battle-odds serve did not listen: {line!r}")
+        figures: dict[str, Any] = {
+            "listening": time.perf_counter() - started,
+            "listening CPU": _processor_seconds(process.pid),
+        }
+        base, _, token = line.split()[2].partition("?token=")
+        base = base.rstrip("/")
+        said = ""
+        while True:
+            states = json.loads(_ask(base, token, "/api/ready"))["rulesets"]
+            if not said:
+                said = "; ".join(r["words"] for r in states if r["state"] != "ready") or "ready"
+                figures["page"] = said
+            now = time.perf_counter() - started
+            ready = {r["name"] for r in states if r["state"] in ("ready", "failed")}
+            if "olympia" in ready and "olympia ready" not in figures:
+                figures["olympia ready"] = now
+                asked = time.perf_counter()
+                _ask(base, token, "/api/run?" + urlencode({**SERVE_QUESTION, "seed": "1"}))
+                figures["question"] = time.perf_counter() - asked
+            if len(ready) == len(states):
+                figures["all ready"] = time.perf_counter() - started
+                return figures
+            time.sleep(0.1)
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def serve_rows(command: list[str]) -> list[list[str]]:
+    """``serve`` on an empty cache, then again with the cache it filled."""
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="numba-cold-") as cache:
+        env = dict(CHILD_ENV, NUMBA_CACHE_DIR=cache)
+        for kind in ("cold", "warm"):
+            f = serve_once(command, env)
+            rows.append([
+                f"`serve`, {kind}", f"{f['listening']:.2f}", f"{f['listening CPU']:.2f}",
+                f"{f['olympia ready']:.1f}", f"{f['question']:.2f}", f"{f['all ready']:.1f}",
+                f["page"] if kind == "cold" else "",
+            ])  # fmt: skip
+            print(f"# {rows[-1][0]}: {', '.join(rows[-1][1:])}", flush=True)
+    return rows
+
+
+def until_the_notice(args: list[str]) -> list[str]:
+    """A command's first run on an empty cache, stopped at its compile notice: wall and
+    processor seconds then (its compile is not waited for): the table of ``--notices``."""
+    command, where = command_of(battle_odds(), args)
+    with tempfile.TemporaryDirectory(prefix="numba-cold-") as cache:
+        started = time.perf_counter()
+        process = _child(command, dict(CHILD_ENV, NUMBA_CACHE_DIR=cache), where)
+        assert process.stderr is not None
+        said = ["none", "", ""]
+        for line in process.stderr:
+            if any(n in line for n in NOTICE):
+                wall, cpu = time.perf_counter() - started, _processor_seconds(process.pid)
+                said = [f"{wall:.2f}", f"{cpu:.2f}", line.strip()]
+                break
+        process.kill()
+        process.wait()
+        process.stderr.close()
+    return said
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=5, help="runs of each warm figure")
-    parser.add_argument("--no-cold", action="store_true", help="skip the cold runs")
     parser.add_argument(
-        "--only", help="the cold runs of these commands only (comma-separated parts of names)"
+        "--no-cold", action="store_true", help="skip the cold runs (serve's start too)"
+    )
+    parser.add_argument("--no-serve", action="store_true", help="skip serve's start")
+    parser.add_argument(
+        "--notices",
+        action="store_true",
+        help="only each cold run's compile notice: each command stopped once it says it",
+    )
+    parser.add_argument(
+        "--only",
+        help="the cold runs of these commands only (comma-separated parts of names; "
+        "serve: its start)",
     )
     options = parser.parse_args()
     chosen = documented()
     if options.only:
         asked = options.only.split(",")
-        unknown = [a for a in asked if not any(a in name for name in chosen)]
+        options.no_serve = options.no_serve or "serve" not in asked
+        unknown = [a for a in asked if a != "serve" and not any(a in name for name in chosen)]
         if unknown:
             parser.error(f"--only {','.join(unknown)}: expected part of {', '.join(chosen)}")
         chosen = {n: a for n, a in chosen.items() if any(x in n for x in asked)}
@@ -212,6 +352,16 @@ def main() -> None:
     )
     if "PYTHONDONTWRITEBYTECODE" in os.environ:
         print("# PYTHONDONTWRITEBYTECODE is set here: the commands timed run without it")
+    if options.notices:
+        floors = [timed(FLOOR)[:2] for _ in range(3)]
+        print(
+            f"# the floor: {min(w for w, _ in floors):.2f} s, CPU {min(c for _, c in floors):.2f} s"
+        )
+        notices = [[name, *until_the_notice(args)] for name, args in chosen.items()]
+        headers = ["first run on an empty cache", "notice after s", "its CPU s", "the notice"]
+        print("\n".join(markdown_table(headers, notices)))
+        print(f"\n# load average {load_average()} (at end)")
+        return
     timed([*command, *ODDS])  # fills the cache (and the bytecode), untimed
     floor, odds = medians_in_turn([FLOOR, [*command, *ODDS]], options.repeats)
     rows = []
@@ -232,7 +382,14 @@ def main() -> None:
     print()
     headers = ["warm", "wall s", "CPU s", "wall / floor", "CPU / floor", "target"]
     print("\n".join(markdown_table(headers, rows)))
-    if options.no_cold:
+    if not options.no_serve and not options.no_cold:
+        print()
+        headers = [
+            "`battle-odds serve`", "listening after s", "its CPU s then", "olympia ready s",
+            "its example question s", "every ruleset ready s", "the page then says",
+        ]  # fmt: skip
+        print("\n".join(markdown_table(headers, serve_rows(command))))
+    if options.no_cold or not chosen:  # --only serve
         return
     cold = []
     for args in chosen.values():
@@ -240,8 +397,8 @@ def main() -> None:
         print(f"# {cold[-1][0]}: {', '.join(cold[-1][1:])}", flush=True)
     print()
     headers = [
-        "`battle-odds ...`", "cold wall s", "cold CPU s", "notice after s", "warm wall s",
-        "warm CPU s", "25 s, notice in 1 s",
+        "`battle-odds ...`", "cold wall s", "cold CPU s", "notice after s (its CPU s)",
+        "warm wall s", "warm CPU s", "25 s, notice in 1 s",
     ]  # fmt: skip
     print("\n".join(markdown_table(headers, cold)))
     print(f"\n# load average {load_average()} (at end)")

@@ -73,6 +73,24 @@ def test_the_tables_replace_their_own_block_and_keep_the_rest() -> None:
     assert second.startswith(notes.rstrip("\n")) and second.endswith("later notes\n")
 
 
+@pytest.mark.slow
+def test_latency_benchmark_times_serve_listening_and_its_rulesets_ready() -> None:
+    """serve's start as latency.py times it (here on the tree's warm cache: every ruleset
+    loaded, not compiled): it listens, says what is loading, answers olympia's example."""
+    pytest.importorskip("starlette")
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import latency
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    figures = latency.serve_once(latency.battle_odds(), latency.CHILD_ENV)
+    assert 0 < figures["listening"] < figures["all ready"]
+    assert 0 < figures["listening CPU"] < figures["listening"] + 5
+    assert figures["olympia ready"] <= figures["all ready"]
+    assert figures["question"] > 0
+    assert figures["page"] == "ready" or "olympia: " in figures["page"]
+
+
 # The tools that compile kernels of their own (a cold cache, another revision) or time
 # every measurement end to end: tens of seconds each, in the slow tier (.ci/run runs it).
 @pytest.mark.slow

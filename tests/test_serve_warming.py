@@ -116,3 +116,39 @@ def test_compiling_words_say_the_estimate_and_a_busy_machine():
     )
     state.since = time.monotonic() - 31
     assert state.words().endswith("31 s so far, about 19 s on an idle machine")
+
+
+def test_the_example_question_readies_a_ruleset_and_its_starter_loads_later(monkeypatch):
+    """A ruleset is ready once the page's example question's kernels are: olympia's
+    starter (a tower, the skip kernel: about 41 s of a fresh install's compiling) loads
+    with the other kernels after every ruleset is ready; a ruleset with no example is
+    readied by its starter."""
+    from simulator.serve import warming
+
+    ran: list[str] = []
+
+    class Starter:
+        """A prepared starter that runs nothing."""
+
+    def starter_battle(name: str) -> Starter:
+        ran.append(f"starter {name}")
+        return Starter()
+
+    def stream_battles(scenario, plan):
+        ran.append(f"example {scenario.ruleset}")
+        return iter(())
+
+    monkeypatch.setattr(warming, "_starter_battle", starter_battle)
+    monkeypatch.setattr(warming, "stream_battles", stream_battles)
+    monkeypatch.setattr(warming, "run_steps", lambda *args: ran.append("steps"))
+    monkeypatch.setattr(warming, "exact", lambda *args, **kw: ran.append("exact"))
+    monkeypatch.setattr(warming, "_kernel_choices", lambda ruleset: ())
+    warming._first("olympia")
+    assert ran == ["example olympia", "steps", "exact"]
+    ran.clear()
+    warming._other_kernels("olympia")
+    assert ran == ["starter olympia"]
+    ran.clear()
+    monkeypatch.delitem(warming.EXAMPLES, "skirmish")
+    warming._first("skirmish")
+    assert ran == ["starter skirmish"]

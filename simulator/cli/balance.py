@@ -335,10 +335,11 @@ def sweep(
     max_total: MaxTotal = None,
 ) -> None:
     """Win probability as one or two values vary (a curve or a heat map), or --target."""
-    from ..report import plots
     from ..running.distributed import executor_for
 
     if output is not None:
+        from ..report import plots  # Matplotlib: a second's import, only for a plot
+
         plots.check_output(output)
     with executor_for(scheduler) as executor:
         _sweep(
@@ -373,7 +374,6 @@ def _sweep(
     executor: Any,
     max_total: int | None,
 ) -> None:
-    from ..report import plots
     from ..studies import sweep as sweeping
 
     if target is not None:
@@ -403,6 +403,8 @@ def _sweep(
                 **limits,
             )
         if output is not None:
+            from ..report import plots
+
             figure = plots.figure_of(plots.target_panel(search))
             note = f"stopped after {len(search.probes)} probes" if search.partial else None
             written("-o", output, lambda: plots.save(figure, output, partial=note))
@@ -458,6 +460,8 @@ def _sweep(
     done = f"{len(result.points)} of the grid's points run" if result.partial else None
     saved = None
     if output is not None:
+        from ..report import plots
+
         figure = plots.sweep_figure(result)
         saved = written("-o", output, lambda: plots.save(figure, output, partial=done))
     if json:

@@ -3,10 +3,11 @@ error for bad input and the ``--json`` printer."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import sys
 import textwrap
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -225,7 +226,7 @@ def runs_battles(command: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         code = None
         _not_written.clear()
-        with stop_on_interrupt(ending=True) as stop:
+        with stop_on_interrupt(ending=True) as stop, compile_notice_first(kwargs):
             try:
                 answer = command(*args, **kwargs)
             except typer.Exit as exit_:  # regress's verdict, or its own Ctrl-C
@@ -247,6 +248,40 @@ def runs_battles(command: F) -> F:
         return answer
 
     return wrapper  # type: ignore[return-value]
+
+
+def _say_notice(text: str) -> None:
+    # As the progress bar says it (simulator/running/progress.py): wrapped between words
+    # on a terminal, one line in a pipe or a log.
+    err.print(text, highlight=False, markup=False, soft_wrap=not err.is_terminal)
+
+
+@contextlib.contextmanager
+def compile_notice_first(options: dict[str, Any]) -> Iterator[None]:
+    """A first run says that it compiles within a second of its start: as soon as its
+    ruleset is known (a ``--ruleset`` option, or a scenario file read and valid), when
+    nothing of that ruleset's kernels is in Numba's cache; not with its first compile,
+    which a study reaches only once it has built every variation or pair. A ruleset with
+    something cached says it with that compile, as before."""
+    from ..running.compiling import forget_said_before, say_before_compiling
+    from ..scenario.scenario import LOADED, Scenario
+
+    checked: set[str] = set()  # regress reads dozens of scenarios: each ruleset once
+
+    def loaded(scenario: Scenario) -> None:
+        if scenario.ruleset not in checked:
+            checked.add(scenario.ruleset)
+            say_before_compiling(scenario.ruleset, _say_notice)
+
+    named = options.get("ruleset")
+    if isinstance(named, str) and rulesets.known(named):
+        say_before_compiling(named, _say_notice)
+    LOADED.append(loaded)
+    try:
+        yield
+    finally:
+        LOADED.remove(loaded)
+        forget_said_before()
 
 
 T = TypeVar("T")

@@ -39,6 +39,7 @@ from .options import (
     Scheduler,
     Seed,
     Threads,
+    compile_notice_first,
     err,
     key_values,
     out,
@@ -281,7 +282,8 @@ def _show_exact(scenario: Any, as_json: bool, after: int | None = None) -> None:
 @user_errors
 def exact_command(scenario: ScenarioPath, json: Json = False, after: After = None) -> None:
     """Exact odds of a small battle (rulesets with a solver): probabilities and expectations."""
-    _show_exact(load_scenario(scenario), json, after)
+    with compile_notice_first({}):  # the solver's state space is built before it compiles
+        _show_exact(load_scenario(scenario), json, after)
 
 
 @app.command()

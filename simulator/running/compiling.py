@@ -11,6 +11,9 @@ starts, what is being compiled and for about how long.
 
 from __future__ import annotations
 
+import glob
+import importlib.util
+import os
 import sys
 import threading
 import time
@@ -96,8 +99,13 @@ def compile_clock() -> CompileClock:
 
 
 def compiling_now() -> bool:
-    """Whether a kernel is being compiled in this process now (on any thread)."""
-    return _clock is not None and _clock.compiling > 0
+    """Whether a kernel is being compiled in this process now (on any thread), or is
+    about to be: its notice said before the first compile (:func:`say_before_compiling`),
+    none compiled yet. Ctrl-C then ends the process at once: no battle has run, and the
+    compile would not stop for it."""
+    if _clock is not None and _clock.compiling > 0:
+        return True
+    return _said_before and (_clock is None or _clock.functions == 0)
 
 
 def kernel_words(function: Any) -> tuple[str, float | None]:
@@ -123,6 +131,107 @@ def compile_notice(function: Any) -> str:
     )
 
 
+#: Whether the notice was said before the first compile (:func:`say_before_compiling`),
+#: and whether it named the kernel with its estimate: then the first compile's own notice
+#: is not said again; a ruleset of several kernels (olympia) has that one said too.
+_said_before = False
+_said_in_full = False
+
+
+def _cache_folder(source: str) -> str | None:
+    """The folder where Numba keeps the cache of the kernels of the file ``source`` (its
+    own choice of place: ``NUMBA_CACHE_DIR``, the file's ``__pycache__``, the user's
+    cache), or None where Numba would find none."""
+    from numba.core.caching import FunctionCache
+
+    def probe() -> None:
+        """A function of no file: the locators read only the file's path."""
+
+    locators: list[Any] = FunctionCache._impl_class._locator_classes
+    for locator_class in locators:
+        locator = locator_class.from_function(probe, source)
+        if locator is not None:
+            return str(locator.get_cache_path())
+    return None
+
+
+def kernel_files(ruleset: str) -> list[str]:
+    """The bundled kernel files of ``ruleset`` (kernels/NAME.py, kernels/NAME_stacked.py,
+    kernels/NAME/*.py); none for a ruleset installed from elsewhere. Found by path, not
+    imported: importing a kernel module costs a query that does not call it."""
+    spec = importlib.util.find_spec("kernels")  # a top-level package: not imported
+    if spec is None or not spec.submodule_search_locations:
+        return []
+    found = []
+    for folder in spec.submodule_search_locations:
+        found += [os.path.join(folder, f"{ruleset}{end}.py") for end in ("", "_stacked")]
+        found += glob.glob(os.path.join(glob.escape(os.path.join(folder, ruleset)), "*.py"))
+    return [f for f in found if os.path.isfile(f)]
+
+
+def nothing_cached(ruleset: str) -> bool:
+    """True when no kernel of ``ruleset`` has anything in Numba's cache (a first run after
+    install, or an emptied cache): whatever battle of it runs compiles its kernel. False
+    when something is cached, or the ruleset's kernels are not bundled (then the notice
+    comes with the first compile itself). A folder read once (a few milliseconds of a
+    warm query)."""
+    stems: dict[str, set[str]] = {}  # the kernel files of each source folder
+    for source in kernel_files(ruleset):
+        folder, name = os.path.split(source)
+        stems.setdefault(folder, set()).add(os.path.splitext(name)[0])
+    if not stems:
+        return False
+    for folder, names in stems.items():
+        # Numba keeps one cache folder for the files of one source folder.
+        cache = _cache_folder(os.path.join(folder, f"{min(names)}.py"))
+        if cache is None:
+            return False
+        try:
+            cached = os.listdir(cache)
+        except OSError:
+            return False
+        if any(n.endswith(".nbi") and n.split(".", 1)[0] in names for n in cached):
+            return False
+    return True
+
+
+def before_compiling_words(ruleset: str) -> tuple[str, bool]:
+    """The notice said before any compile starts, and whether it is in full: ``ruleset``'s
+    one kernel with its estimate, or its kernels (olympia has several; which one a
+    battle runs on is known later, and its compile says it with its estimate)."""
+    listed = [v for m, v in KERNEL_MODULES.items() if m.split(".")[1] == ruleset]
+    if len(listed) == 1:
+        name, seconds = listed[0]
+        words = f"the {name} kernel, first run only, about {seconds:.0f} s (later runs load it"
+    else:
+        words = f"the {ruleset} kernels, first run only (later runs load them"
+    return f"battle-odds: compiling {words} from Numba's cache)", len(listed) == 1
+
+
+def say_before_compiling(ruleset: str, say: Callable[[str], None]) -> bool:
+    """Say the compile notice now, before the command prepares its battles (a study
+    builds every variation first: seconds on a first run), when ``ruleset`` has nothing in
+    Numba's cache; said once a process. True if said."""
+    global _said_before, _said_in_full
+    if _said_before or compiling_now() or compile_clock().functions:
+        return False  # said, or a compile already said its own
+    try:
+        cold = nothing_cached(ruleset)
+    except Exception:  # Numba's locators changed: the first compile says it
+        return False
+    if cold:
+        words, _said_in_full = before_compiling_words(ruleset)
+        _said_before = True
+        say(words)
+    return cold
+
+
+def forget_said_before() -> None:
+    """The command is over (a test runs several in one process): its next says again."""
+    global _said_before, _said_in_full
+    _said_before = _said_in_full = False
+
+
 @contextmanager
 def announce_compiles(
     say: Callable[[str], None], moved: Callable[[int], None] | None = None
@@ -134,10 +243,14 @@ def announce_compiles(
     first = clock.functions
 
     def start(function: Any) -> None:
+        global _said_in_full
         nonlocal told
         if not told:
             told = True
-            say(compile_notice(function))
+            if _said_in_full:
+                _said_in_full = False  # this compile is the one said before it started
+            else:
+                say(compile_notice(function))
 
     def end() -> None:
         if moved is not None:

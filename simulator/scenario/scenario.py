@@ -69,10 +69,19 @@ def content_hash(canonical: str) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
+#: Called with each scenario file read and validated: the command line says there that a
+#: first run compiles (simulator/cli/options.py's ``runs_battles``), before a study builds
+#: its variations.
+LOADED: list[Callable[[Scenario], None]] = []
+
+
 def load_scenario(path: str | Path) -> Scenario:
     """Read, parse and validate a scenario file."""
     data, source = read_toml(Path(path), "scenario file")
-    return from_data(data, source)
+    scenario = from_data(data, source)
+    for hook in list(LOADED):
+        hook(scenario)
+    return scenario
 
 
 #: The most values (keys and items, counted through its tables and arrays) one side of

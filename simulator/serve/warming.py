@@ -189,15 +189,26 @@ def warm(
         clock.on_start.remove(compiling)
 
 
-def _first(name: str) -> None:
-    """What a ruleset's first question calls: the starter battle, the page's example
-    question through every function a question calls (what they import on first use is
-    imported now), and the exact solver where the ruleset has one."""
+def _starter_battle(name: str) -> Any:
+    """Ruleset ``name``'s starter scenario prepared, its kernel run on a few battles."""
     ruleset = rulesets.get(name, "--warm")
     data, _ = parse_toml(ruleset.starter(), f"{name} starter")
-    scenario = from_data(data, Source(f"{name} starter"))
-    ruleset.prepare(scenario.model).run(1, 0, 64)
-    if name in EXAMPLES:
+    starter = ruleset.prepare(from_data(data, Source(f"{name} starter")).model)
+    starter.run(1, 0, 64)
+    return starter
+
+
+def _first(name: str) -> None:
+    """What a ruleset's first question calls: the page's example question through every
+    function a question calls (what they import on first use is imported now), and the
+    exact solver where the ruleset has one; a ruleset with no example, its starter battle.
+    A starter with a kernel of its own loads with the other kernels, once every ruleset is
+    ready (olympia's starter, a tower, runs on the skip kernel: about 41 s of compiling
+    on a fresh install, which the page's example, on the chain kernel, does not wait for)."""
+    ruleset = rulesets.get(name, "--warm")
+    if name not in EXAMPLES:
+        _starter_battle(name)
+    else:
         attacker, defender = EXAMPLES[name]
         question = Question.of({"ruleset": name, "attacker": attacker, "defender": defender})
         question.to_toml()
@@ -217,11 +228,12 @@ def _first(name: str) -> None:
 
 
 def _other_kernels(name: str) -> None:
-    """The kernels a ruleset's ``battle.kernel`` setting chooses besides its own, and
-    the one its questions with ranges run on (rulesets/stacked.py)."""
+    """The starter battle's kernel, the kernels a ruleset's ``battle.kernel`` setting
+    chooses besides its own, and the one its questions with ranges run on
+    (rulesets/stacked.py)."""
     ruleset = rulesets.get(name, "--warm")
     data, _ = parse_toml(ruleset.starter(), f"{name} starter")
-    starter = ruleset.prepare(from_data(data, Source(f"{name} starter")).model)
+    starter = _starter_battle(name)
     if isinstance(starter, StackedRuns):
         warm_stacked(starter)
     for choice in _kernel_choices(ruleset):
