@@ -110,7 +110,7 @@ def test_ctrl_c_while_python_imports_is_one_line_and_status_130(library: str) ->
     sent to a running command): such an attempt is made again, up to five times."""
     for _ in range(5):
         process = start("run", KNIGHTS, "-n", "1000", "--json")
-        wait_for(lambda: loaded(process.pid, library) or process.poll() is not None)
+        wait_for(lambda p=process: loaded(p.pid, library) or p.poll() is not None)
         if process.poll() is not None:  # ended before the test looked: nothing shown
             finish(process)
             continue
