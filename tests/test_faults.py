@@ -116,7 +116,7 @@ def test_ctrl_c_while_python_imports_is_one_line_and_status_130(library: str) ->
             continue
         os.killpg(process.pid, signal.SIGINT)
         code, out, err = finish(process)
-        assert code == 130 and out == ""
+        assert code == 130 and out == "", (code, out[-300:], err[-600:])
         assert one_line(err) == "battle-odds: interrupted"
         return
     pytest.fail("the command ended each time before this test saw it load " + library)

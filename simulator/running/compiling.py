@@ -156,9 +156,10 @@ def _cache_folder(source: str) -> str | None:
 
 
 def kernel_files(ruleset: str) -> list[str]:
-    """The bundled kernel files of ``ruleset`` (kernels/NAME.py, kernels/NAME_stacked.py,
-    kernels/NAME/*.py); none for a ruleset installed from elsewhere. Found by path, not
-    imported: importing a kernel module costs a query that does not call it."""
+    """The bundled kernel files of ``ruleset`` (kernels/<ruleset>.py,
+    kernels/<ruleset>_stacked.py, kernels/<ruleset>/*.py); none for a ruleset installed
+    from elsewhere. Found by path, not imported: importing a kernel module costs a query
+    that does not call it."""
     spec = importlib.util.find_spec("kernels")  # a top-level package: not imported
     if spec is None or not spec.submodule_search_locations:
         return []
