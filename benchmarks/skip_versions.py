@@ -91,7 +91,9 @@ def compare(then: ModuleType, rounds: int) -> list[str]:
                 rows_arg = () if sized is None else (sized(a.groups),)
                 args = (a.groups, a.survive, a.sides, a.order, np.uint64(7), 0, out)
                 # Stop rules and steps recorded since issue 51: none here.
-                code = module.skip_battles.py_func.__code__
+                # A jitted kernel, or (since issue 50) a function calling one.
+                kernel = module.skip_battles
+                code = getattr(kernel, "py_func", kernel).__code__
                 if "stops" in code.co_varnames[: code.co_argcount]:
                     args += (
                         no_stops(),

@@ -261,16 +261,20 @@ def _grown(a, size):
 
 @jit(counted=False)
 def settle_row(
-    state, groups, sides, radix, stride, sradix, sstride, code, winner, steps, scratch, row
+    state, groups, sides, radix, stride, sradix, sstride, code, winner, steps, scratch, row, at
 ):
     """Fill ``row`` from the final position ``code``: casualties, engines and
     structures from the position, nobles' wounds and prisoners drawn (``scratch``: rows
     cnt, health, and per side remaining, value, alive; ``health`` is left as drawn, for
-    the rows recorded on the way: :func:`position_row`).
+    the rows recorded on the way: :func:`position_row`); where ``at`` is not -1, each
+    group's state at the end into ``row[at:]`` (waves: strike.py's ``keep_left``).
 
     Called, not inlined: it runs once a battle, and its three copies in :func:`_walk`
     tripled what Numba compiled (a cold run's largest function); without reference
-    counting the call costs no atomic increments of its arrays."""
+    counting the call costs no atomic increments of its arrays. The groups' state is
+    written here, behind one test, rather than after each of its three calls in
+    :func:`_walk` (Numba inlined a copy at each), so the walk's loop is again the code
+    it was before waves came in (3,072 lines of assembly against 3,030 at e282492)."""
     cnt = scratch[0]
     health = scratch[1]
     remaining = scratch[2, :2]
@@ -280,17 +284,20 @@ def settle_row(
     side_status(groups, sides, cnt, value, alive)
     for g in range(groups.shape[0]):
         health[g] = groups[g, layout.G_HEALTH]
-        if groups[g, layout.G_KIND] == layout.NOBLE and groups[g, layout.G_COUNT] - cnt[g] == 1:
-            health[g] -= 1 + below(state, 100)
-        _group_lost(groups, g, cnt, health, row)
+        _group_lost(state, groups, g, cnt, health, row, True)
     _structures(sides, remaining, row)
     finish(state, groups, cnt, health, alive, winner, steps, row)
+    if at >= 0:
+        keep_left(groups, cnt, health, row, at)
 
 
 @jit(inline=True)
-def _group_lost(groups, g, cnt, health, row):
+def _group_lost(state, groups, g, cnt, health, row, wound):
     """Add to ``row`` what group ``g`` has lost at counts ``cnt``: its men by type, its
-    engines, or its noble, out wounded or killed as ``health`` says."""
+    engines, or its noble, out wounded or killed as ``health`` says, with ``wound`` (a
+    constant: inlined, Numba drops the other branch) his wound drawn first from
+    ``state``: :func:`settle_row`'s loop reads a group's columns once, as it did before
+    :func:`position_row` shared it."""
     s = groups[g, layout.G_SIDE]
     lost = groups[g, layout.G_COUNT] - cnt[g]
     kind = groups[g, layout.G_KIND]
@@ -299,6 +306,8 @@ def _group_lost(groups, g, cnt, health, row):
     elif kind == layout.ENGINE:
         row[layout.extra(s, layout.X_ENGINES_LOST)] += lost
     elif kind == layout.NOBLE and lost == 1:
+        if wound:
+            health[g] -= 1 + below(state, 100)
         killed = health[g] <= 0
         row[layout.extra(s, layout.X_KILLED if killed else layout.X_WOUNDED)] += 1
         if groups[g, layout.G_LEADER] == 1:
@@ -326,7 +335,7 @@ def position_row(groups, sides, radix, stride, sradix, sstride, code, health, sc
     remaining = scratch[2, :2]
     decode(code, groups, radix, stride, sides, sradix, sstride, cnt, remaining)
     for g in range(groups.shape[0]):
-        _group_lost(groups, g, cnt, health, row)
+        _group_lost(None, groups, g, cnt, health, row, False)
     _structures(sides, remaining, row)
 
 
@@ -454,16 +463,12 @@ def _walk(groups, sides, space, table, once, p_open, seed, first, out, asked, co
         xb, steps_b = _walk_on(b, ends, scale, cum, to, width, xb, steps_b)
         settle_row(
             a, groups, sides, radix, stride, sradix, sstride, code[xa], ends[xa], steps_a,
-            scratch, _cleared(out[i]),
+            scratch, _cleared(out[i]), left_column,
         )  # fmt: skip
-        if left_column >= 0:  # each group's state (cnt, health: scratch's rows)
-            keep_left(groups, scratch[0], scratch[1], out[i], left_column)
         settle_row(
             b, groups, sides, radix, stride, sradix, sstride, code[xb], ends[xb], steps_b,
-            scratch, _cleared(out[i + 1]),
+            scratch, _cleared(out[i + 1]), left_column,
         )  # fmt: skip
-        if left_column >= 0:
-            keep_left(groups, scratch[0], scratch[1], out[i + 1], left_column)
     for i in range(paired, hi):
         seed_battle(a, seed, first + i)
         row = _cleared(out[i])
@@ -479,10 +484,8 @@ def _walk(groups, sides, space, table, once, p_open, seed, first, out, asked, co
             winner = ends[x]
         settle_row(
             a, groups, sides, radix, stride, sradix, sstride, code[x], winner, steps,
-            scratch, row,
+            scratch, row, left_column,
         )  # fmt: skip
-        if left_column >= 0:
-            keep_left(groups, scratch[0], scratch[1], row, left_column)
 
 
 @jit
@@ -635,9 +638,10 @@ def _settled(
             counts[held[j], j] += 1
         return
     row = _cleared(out[i])
+    # The recording walk writes no groups' state, as before settle_row took ``at``.
     settle_row(
         state, groups, sides, radix, stride, sradix, sstride, code[x], winner, steps,
-        scratch, row,
+        scratch, row, np.int64(-1),
     )  # fmt: skip
     if rec.shape[0] == 0:
         return

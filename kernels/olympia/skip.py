@@ -60,12 +60,13 @@ alternating pairs and single-side tails, each skipped with one geometric draw.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
-from numba import prange
+from numba import prange, types
 
-from .._jit import jit
+from .._jit import INT_TABLE, INTS, REAL_TABLE, REALS, address_of, jit
 from ..rng import next_u64_held, seed_battle, uniform
 from . import layout
 from .batch import (
@@ -326,7 +327,7 @@ def _opening(
     rebuild(groups, keep, sdef, standing, rating, w, t, pkill, sphit, krate, acc, tl, nt, tf)
 
 
-@jit(inline=True)
+@jit(counted=False, llvm_inline=True)
 def _other_change(
     state,
     groups,
@@ -358,7 +359,9 @@ def _other_change(
     """Any change but a man dying in a kind with room: a group emptied or a kind's
     room used up, a noble out, an engine lost, a structure hit. Returns whether the
     chances were recomputed. (Inlined: measured against a call, which costs more than it
-    saves in code size.)"""
+    saves in code size. Inlined by LLVM, not Numba: compiled once, apart from the
+    battle, Numba's inlining of the battle's helpers took 30 s of wall time in place of
+    70 at load 15, a cold castle_siege run 52.0 CPU s against 55.8.)"""
     value, alive, sdef, sdmg, standing, ws, ts, _budget, others, front = per_side
     old_def = sdef[e]
     # The survive roll is in the chance already: the hit is a kill.
@@ -408,7 +411,7 @@ def _skip_battle(state, army, scratch, recording, row, battle, batch_rows, unfol
     ``after``) before each; ``unfolding`` None in a plain run, whose kernel Numba then
     compiles without them (as it does the batch path: tests of them in the loop cost the
     plain battles 10-15%)."""
-    # The arguments as skip_battles packs them once a block, unpacked here: ``army`` the
+    # The arguments as _skip_block packs them once a block, unpacked here: ``army`` the
     # scenario's tables and the block's batch tables, ``scratch`` the block's scratch of
     # a battle, ``recording`` the stop rules and the steps to record.
     groups, keep, no_survive, sides, order, inv, limits, table, weights = army
@@ -814,7 +817,6 @@ def batch_rows_for(groups):
     return np.int64(MOST_ENTRIES) if men.min() + 1 >= BATCH_FROM else None
 
 
-@jit(parallel=True)
 def skip_battles(
     groups,
     survive,
@@ -829,32 +831,67 @@ def skip_battles(
     batch_rows=None,
     unfolding=None,
 ):
-    """Battles ``first .. first + len(out) - 1`` of run ``seed``, one change at a time.
+    """Battles ``first .. first + len(out) - 1`` of run ``seed``, one change at a time
+    (every array C-contiguous).
 
     ``stops``, ``asked`` and ``rec``: the stop rules and the steps to record, as
-    kernels/olympia.py's ``strike_battles`` takes them, looked at only where
+    kernels/olympia/strike.py's ``strike_battles`` takes them, looked at only where
     ``unfolding`` is not None (``np.int64(1)``; ``batch_rows`` must then be None).
 
     ``batch_rows``: None where no army is large enough for deaths in batches (fewer than
     BATCH_FROM men on a side), else the rows of the batch table (:func:`batch_rows_for`
-    says which). Numba compiles the kernel once per type of it, with the battle's batch
-    path or without (its ``is None`` tests pruned), so a first run compiles the battle
-    of its own size only: the two were one kernel, both compiled on any first run.
+    says which). The battle is compiled once per kind of run (:func:`block_by_address`):
+    a plain one of smaller armies, one with the batch path, one with the rules and steps
+    (their ``is None`` tests pruned), so a first run compiles its own kind only."""
+    entries = np.int64(1 if batch_rows is None else batch_rows)
+    kind = UNFOLDING if unfolding is not None else PLAIN if batch_rows is None else BATCHES
+    _skip_blocks(
+        block_by_address(kind), groups, survive, sides, np.int64(order), seed, first, out,
+        stops, asked, rec, entries,
+    )  # fmt: skip
 
-    The battle is linked in, not called by its address as the other kernels' are
-    (:func:`~kernels._jit.address_of`): a call through an address passes the battle's
-    27 arrays on every call, which made short battles (sea_battle_pirates, 1.8 us) 5-6%
-    slower; linked, a first run of this path compiles 7 to 10 s more (57.8 s of CPU
-    against 48-51 s, benchmarks/compile.py olympia-skip, AMD EPYC).
 
-    Its arguments are packed as the chain kernel packs its table: three tuples made once
-    a block (``army``, ``scratch``, ``recording``) in place of 27 arguments written at
-    the call and the definition. The same rows; against the 27 arguments,
-    ``python benchmarks/tree_versions.py OLD --scenarios 'scenarios/olympia/[cns]*.toml'
-    --processes 6 --rounds 5 --battles 20000`` (one thread, AMD EPYC, load 1.7-3, best of
-    the processes): castle_siege 1.02x and 0.94x (4 processes), nobles_with_items 0.79x
-    and 0.90x, sea_battle_pirates 0.89x and 0.88x."""
-    n = out.shape[0]
+#: The kinds of run a battle is compiled for (:func:`block_by_address`).
+PLAIN, BATCHES, UNFOLDING = 0, 1, 2
+
+
+@functools.cache
+def block_by_address(kind: int):
+    """The block of battles :func:`_skip_blocks` calls by its address
+    (:func:`~kernels._jit.address_of`) for a run of ``kind``: :func:`_plain_block`,
+    :func:`_batch_block` or :func:`_unfolding_block`, compiled or loaded on first use.
+
+    The battle is called, linked, from a block function compiled on its own, and the
+    parallel loop calls that by its address. Linked into the loop itself (as it was), LLVM
+    optimized and emitted the battle's code in each of the loop's libraries (the loop's
+    body, its two wrappers and the kernel), and Numba's parallel passes worked through
+    the block's scratch arrays: a cold run of castle_siege compiled 56 CPU seconds,
+    most of them that. A call by address passes the block's arrays once a block of
+    BLOCK battles, not once a battle, so it costs the battles nothing measurable."""
+    given = types.Tuple(
+        (INT_TABLE, REALS, REALS, INT_TABLE, REALS, INTS, INT_TABLE, INT_TABLE, INTS)
+    )
+    opening = types.Tuple(
+        (INTS, INTS, INTS, INTS, INTS, INT_TABLE, REAL_TABLE, REALS, REALS, REALS, REAL_TABLE,
+         INT_TABLE, INTS, INTS, INT_TABLE)
+    )  # fmt: skip
+    int64 = types.int64
+    # given, opening, order, n_units, entries, at, seed, first, out, stops, asked, rec, lo, hi
+    arg_types = (
+        given, opening, int64, int64, int64, int64, types.uint64, int64, INT_TABLE, INT_TABLE,
+        INTS, types.int64[:, :, ::1], int64, int64,
+    )  # fmt: skip
+    block = (_plain_block, _batch_block, _unfolding_block)[kind]
+    return address_of(block, arg_types)
+
+
+@jit
+def _opening_of(groups, survive, sides, order, stops, width):
+    """What every battle of a call shares, computed once a call: ``given``, the tables
+    the battles read (groups, keep, no_survive, sides, inv, limits, kinds, by_column,
+    plan), ``opening``, the position before the first strike that each battle starts
+    from (cnt, health, rating, w, t, per_side, pkill, sphit, krate, tf, acc, tl, nt,
+    row, room), the units' count and the column of the groups' state (waves: ``at``)."""
     n_groups = groups.shape[0]
     n_units = groups[:, layout.G_UNIT].max() + 1
     no_survive = np.zeros(n_groups)
@@ -881,7 +918,7 @@ def skip_battles(
     acc0 = np.zeros((3, 2))
     tl0 = np.zeros((2, n_groups), np.int64)
     nt0 = np.zeros(3, np.int64)
-    row0 = np.zeros(out.shape[1], np.int64)
+    row0 = np.zeros(width, np.int64)
     kinds = kind_table(groups, survive)
     room0 = np.zeros((2, n_groups), np.int64)
     _opening(
@@ -908,78 +945,151 @@ def skip_battles(
         room0,
     )
     t0[n_groups + 1] = 1
-    # Hundreds of men a side may take the batch path; its tables are only allocated then.
-    entries = 1 if batch_rows is None else batch_rows
     # Each side's value at its break point, times 100.
     limits = np.empty(2, np.int64)
     for s in range(2):
         limits[s] = sides[s, layout.S_START] * sides[s, layout.S_BREAK]
     plan = unfolding_plan(stops)
-    by_column = men_by_column(groups, out.shape[1])
-    at = left_at(groups, out.shape[1])
-    for block in prange((n + layout.BLOCK - 1) // layout.BLOCK):
-        state = np.empty(4, np.uint64)
-        cnt = np.empty(n_groups, np.int64)
-        health = np.empty(n_groups, np.int64)
-        unit_men = np.empty(n_units, np.int64)
-        rating = np.empty(n_groups, np.int64)
-        w = np.empty(n_groups, np.int64)
-        t = t0.copy()
-        per_side = np.empty((layout.N_PER_SIDE, 2), np.int64)
-        pkill = pkill0.copy()
-        sphit = np.empty(n_groups)
-        rates = np.zeros((2, n_groups + 1))
-        krate = rates[P_RATE]
-        tf = rates[P_MEN]
-        acc = np.empty((3, 2))
-        tl = tl0.copy()
-        nt = np.empty(3, np.int64)
-        table = np.zeros((max(entries, H_UNUSED + 1), E_LARGE + 1), np.int64)
-        weights = np.zeros((max(entries, H_SCALE + 1), F_SLOTS + 1))
-        room = np.empty((2, n_groups), np.int64)
-        left = room[R_LEFT]
-        marks = np.zeros(layout.N_MARKS, np.int64)
-        dirty = True
-        # The battle's arguments packed once a block, as the chain kernel packs its table.
-        army = (groups, keep, no_survive, sides, order, inv, limits, table, weights)
-        scratch = (
-            (cnt, health, unit_men, rating, w, t, per_side, pkill, sphit, rates, acc, tl, nt),
-            (kinds, room),
-        )
-        recording = (stops, plan, by_column, asked, rec, marks)
-        for i in range(block * layout.BLOCK, min(n, (block + 1) * layout.BLOCK)):
-            seed_battle(state, seed, first + i)
-            for g in range(n_groups):
-                left[g] = room0[R_LEFT, g]
-                w[g] = w0[g]
-                t[g] = t0[g]
-                krate[g] = krate0[g]
-                tf[g] = tf0[g]
-            for s in range(2):
-                for f in range(layout.N_PER_SIDE):
-                    per_side[f, s] = per_side0[f, s]
-                for f in range(3):
-                    acc[f, s] = acc0[f, s]
-            for c in range(out.shape[1]):
-                out[i, c] = row0[c]
-            if dirty:
-                # Only a recomputation or a kind's deaths shared out among its groups
-                # changes these (the per-death path counts a kind's room, not its
-                # groups' men): restore them when one ran.
-                cnt[:] = cnt0
-                room[R_SETTLED] = room0[R_SETTLED]
-                health[:] = health0
-                rating[:] = rating0
-                sphit[:] = sphit0
-                nt[:] = nt0
-                pkill[:] = pkill0
-                tl[:] = tl0
-            # None in the kernel of smaller armies: the battle is compiled without the
-            # batch path.
-            dirty = _skip_battle(state, army, scratch, recording, out[i], i, batch_rows, unfolding)
-            if at >= 0:
-                settled_left(state, seed, first + i, groups, cnt, health, kinds, room, out[i], at)
-                dirty = True
-            if unfolding is not None:  # noqa: SIM102
-                if rec.shape[1] > 0:
-                    close_marks(out[i], rec, i, marks)
+    by_column = men_by_column(groups, width)
+    given = (groups, keep, no_survive, sides, inv, limits, kinds, by_column, plan)
+    opening = (
+        cnt0, health0, rating0, w0, t0, per_side0, pkill0, sphit0, krate0, tf0, acc0, tl0, nt0,
+        row0, room0,
+    )  # fmt: skip
+    return given, opening, n_units, left_at(groups, width)
+
+
+@jit(parallel=True)
+def _skip_blocks(
+    block, groups, survive, sides, order, seed, first, out, stops, asked, rec, entries
+):
+    """:func:`skip_battles`' battles, BLOCK at a time in parallel, each block by ``block``
+    (:func:`block_by_address`). One compiled kernel for every kind of run: the battle's
+    own code is in ``block``'s."""
+    n = out.shape[0]
+    given, opening, n_units, at = _opening_of(groups, survive, sides, order, stops, out.shape[1])
+    for b in prange((n + layout.BLOCK - 1) // layout.BLOCK):
+        lo = b * layout.BLOCK
+        block(
+            given, opening, order, n_units, entries, at, seed, first, out, stops, asked, rec,
+            lo, min(n, lo + layout.BLOCK),
+        )  # fmt: skip
+
+
+@jit
+def _plain_block(
+    given, opening, order, n_units, entries, at, seed, first, out, stops, asked, rec, lo, hi
+):
+    """A block of a plain run of smaller armies: the battle without the batch path, the
+    rules or the steps."""
+    _skip_block(
+        given, opening, order, n_units, entries, at, seed, first, out, stops, asked, rec, lo,
+        hi, None, None,
+    )  # fmt: skip
+
+
+@jit
+def _batch_block(
+    given, opening, order, n_units, entries, at, seed, first, out, stops, asked, rec, lo, hi
+):
+    """A block of a plain run with hundreds of men a side: the battle with the batch path."""
+    _skip_block(
+        given, opening, order, n_units, entries, at, seed, first, out, stops, asked, rec, lo,
+        hi, entries, None,
+    )  # fmt: skip
+
+
+@jit
+def _unfolding_block(
+    given, opening, order, n_units, entries, at, seed, first, out, stops, asked, rec, lo, hi
+):  # fmt: skip
+    """A block of a run with stop rules or steps to record."""
+    _skip_block(
+        given, opening, order, n_units, entries, at, seed, first, out, stops, asked, rec, lo,
+        hi, None, np.int64(1),
+    )  # fmt: skip
+
+
+@jit(inline=True)
+def _skip_block(
+    given, opening, order, n_units, entries, at, seed, first, out, stops, asked, rec, lo, hi,
+    batch_rows, unfolding,
+):  # fmt: skip
+    """Battles ``first + lo .. first + hi - 1`` into ``out[lo:hi]``, each from the opening
+    position, with the scratch of a battle allocated once for them. Inlined into each
+    kind's block function (Numba prunes its ``is None`` tests there), so each kind
+    compiles it once.
+
+    The battle's arguments are packed as the chain kernel packs its table: three tuples
+    made once a block (``army``, ``scratch``, ``recording``) in place of 27 arguments
+    written at the call and the definition."""
+    groups, keep, no_survive, sides, inv, limits, kinds, by_column, plan = given
+    cnt0, health0, rating0, w0, t0, per_side0, pkill0, sphit0, krate0, tf0, acc0, tl0, nt0 = (
+        opening[:13]
+    )
+    row0, room0 = opening[13], opening[14]
+    n_groups = groups.shape[0]
+    state = np.empty(4, np.uint64)
+    cnt = np.empty(n_groups, np.int64)
+    health = np.empty(n_groups, np.int64)
+    unit_men = np.empty(n_units, np.int64)
+    rating = np.empty(n_groups, np.int64)
+    w = np.empty(n_groups, np.int64)
+    t = t0.copy()
+    per_side = np.empty((layout.N_PER_SIDE, 2), np.int64)
+    pkill = pkill0.copy()
+    sphit = np.empty(n_groups)
+    rates = np.zeros((2, n_groups + 1))
+    krate = rates[P_RATE]
+    tf = rates[P_MEN]
+    acc = np.empty((3, 2))
+    tl = tl0.copy()
+    nt = np.empty(3, np.int64)
+    table = np.zeros((max(entries, H_UNUSED + 1), E_LARGE + 1), np.int64)
+    weights = np.zeros((max(entries, H_SCALE + 1), F_SLOTS + 1))
+    room = np.empty((2, n_groups), np.int64)
+    left = room[R_LEFT]
+    marks = np.zeros(layout.N_MARKS, np.int64)
+    dirty = True
+    army = (groups, keep, no_survive, sides, order, inv, limits, table, weights)
+    scratch = (
+        (cnt, health, unit_men, rating, w, t, per_side, pkill, sphit, rates, acc, tl, nt),
+        (kinds, room),
+    )
+    recording = (stops, plan, by_column, asked, rec, marks)
+    for i in range(lo, hi):
+        seed_battle(state, seed, first + i)
+        for g in range(n_groups):
+            left[g] = room0[R_LEFT, g]
+            w[g] = w0[g]
+            t[g] = t0[g]
+            krate[g] = krate0[g]
+            tf[g] = tf0[g]
+        for s in range(2):
+            for f in range(layout.N_PER_SIDE):
+                per_side[f, s] = per_side0[f, s]
+            for f in range(3):
+                acc[f, s] = acc0[f, s]
+        for c in range(out.shape[1]):
+            out[i, c] = row0[c]
+        if dirty:
+            # Only a recomputation or a kind's deaths shared out among its groups
+            # changes these (the per-death path counts a kind's room, not its
+            # groups' men): restore them when one ran.
+            cnt[:] = cnt0
+            room[R_SETTLED] = room0[R_SETTLED]
+            health[:] = health0
+            rating[:] = rating0
+            sphit[:] = sphit0
+            nt[:] = nt0
+            pkill[:] = pkill0
+            tl[:] = tl0
+        # None in the kernel of smaller armies: the battle is compiled without the
+        # batch path.
+        dirty = _skip_battle(state, army, scratch, recording, out[i], i, batch_rows, unfolding)
+        if at >= 0:
+            settled_left(state, seed, first + i, groups, cnt, health, kinds, room, out[i], at)
+            dirty = True
+        if unfolding is not None:  # noqa: SIM102
+            if rec.shape[1] > 0:
+                close_marks(out[i], rec, i, marks)

@@ -27,7 +27,7 @@ from typing import Any
 #: ruleset installed from elsewhere) is named without an estimate.
 KERNEL_MODULES: dict[str, tuple[str, float]] = {
     "kernels.olympia.chain": ("olympia chain", 19.0),
-    "kernels.olympia.skip": ("olympia skip", 41.0),
+    "kernels.olympia.skip": ("olympia skip", 31.0),
     "kernels.olympia.exact": ("olympia exact solver", 9.0),
     "kernels.age_of_gods": ("age_of_gods", 15.0),
     "kernels.blocks": ("blocks", 21.0),
