@@ -43,6 +43,49 @@ def test_warm_has_a_job_for_every_kernel_path_longest_first() -> None:
     assert estimates == sorted(estimates, reverse=True)
 
 
+def test_two_paths_of_one_kernel_module_never_compile_side_by_side(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each path's process stands for a few polls; at no time do two of one family run
+    (the skip kernel's three paths and olympia's ranges, each ruleset's plain and stacked
+    kernels), while paths of two families do run side by side."""
+    running: list[str] = []
+    seen_together: list[tuple[str, ...]] = []
+
+    class Finishing:
+        def __init__(self, family: str) -> None:
+            self.family, self.polls, self.returncode, self.pid = family, 3, 0, -1
+
+        def poll(self) -> int | None:
+            self.polls -= 1
+            if self.polls > 0:
+                return None
+            if self.family in running:
+                running.remove(self.family)
+            return 0
+
+        def communicate(self) -> tuple[str, str]:
+            return '{"compile_seconds": 1.0}', ""
+
+    def start(job: warm.Job, starter: Path) -> warm.Running:
+        running.append(job.family)
+        seen_together.append(tuple(sorted(running)))
+        return warm.Running(job, Finishing(job.family), time.perf_counter())  # type: ignore[arg-type]
+
+    monkeypatch.setattr(warm, "_start", start)
+    monkeypatch.setattr(warm.time, "sleep", lambda seconds: None)
+    done = CliRunner().invoke(app, ["warm", "--jobs", "2"])
+    assert done.exit_code == 0, done.output
+    families = [job.family for job in warm.jobs(list(rulesets.available()))]
+    assert len(seen_together) == len(families)
+    assert all(len(set(at_once)) == len(at_once) for at_once in seen_together), seen_together
+    assert any(len(at_once) == 2 for at_once in seen_together)
+    skip = {"olympia skip", "olympia skip, the battle as it unfolds", "olympia with ranges"}
+    assert {job.family for job in warm.jobs(["olympia"]) if job.name in skip} == {
+        "kernels.olympia.skip"
+    }
+
+
 @pytest.mark.parametrize(
     "job",
     [job for job in warm.OLYMPIA if "--exact" not in job.args],

@@ -2,10 +2,11 @@
 
 A kernel is compiled the first time a run needs it (tens of seconds, olympia's skip kernel
 about 50), then loaded from Numba's cache. ``warm`` runs a few battles of every kernel
-path in worker processes, as many at once as it is given cores, longest first: the
-compiles of two kernels share no work, so two processes on two cores take about half the
-time of one. Each job is an ordinary ``battle-odds`` command; a kernel already cached is
-only loaded (a second or two).
+path in worker processes, as many at once as it is given cores, longest first, never two
+paths of one kernel module at once (they share compiled functions: the second, started
+after the first, loads them and compiles only its own), so two processes on two cores take
+about half the time of one. Each job is an ordinary ``battle-odds`` command; a kernel
+already cached is only loaded (a second or two).
 """
 
 from __future__ import annotations
@@ -44,6 +45,17 @@ class Job:
 
     def estimate(self) -> float:
         return KERNEL_MODULES.get(self.module, ("", 10.0))[1]
+
+    @property
+    def family(self) -> str:
+        """The kernel module whose compiled functions this job shares: its own, or for a
+        stacked kernel the plain one whose battle it calls (olympia's: the skip kernel's).
+        Two jobs of a family never compile side by side: each would compile the shared
+        functions itself (the skip kernel's battle, about 40 s, twice), where the second,
+        started after the first, loads them from the cache and compiles only its own."""
+        if self.module == "kernels.olympia.stacked":
+            return "kernels.olympia.skip"
+        return self.module.removesuffix("_stacked")
 
 
 FEW = ("-n", "400", "--json")
@@ -203,8 +215,12 @@ def warm(
                         "the others compile on their first run (or run battle-odds warm again)"
                     )
                     raise typer.Exit(EXIT_INTERRUPTED)
-                while waiting and len(running) < at_once:
-                    job = waiting.pop(0)
+                while len(running) < at_once:
+                    busy = {each.job.family for each in running}
+                    job = next((j for j in waiting if j.family not in busy), None)
+                    if job is None:
+                        break
+                    waiting.remove(job)
                     running.append(_start(job, starters[job.ruleset]))
                 time.sleep(0.05)
                 for each in [r for r in running if r.process.poll() is not None]:
