@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Callable
@@ -31,7 +32,18 @@ def started(
         stderr=subprocess.PIPE,
         env={**os.environ, "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", **(env or {})},
         start_new_session=new_session,
+        preexec_fn=_as_a_terminal_starts_it if new_session else None,
     )
+
+
+def _as_a_terminal_starts_it() -> None:
+    """In the child before it runs: Ctrl-C at its default and unblocked, as a shell gives
+    a foreground command. A disposition or mask is inherited, and a test process may
+    hold SIGINT ignored or blocked (in a full two-worker run, a command started so from
+    one worker ran to its end through the Ctrl-C, printing nothing on stderr); a command
+    started with Ctrl-C ignored keeps ignoring it, as Python does, like `nohup`."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def toy_probe(
