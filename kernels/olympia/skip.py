@@ -1,7 +1,7 @@
 """Olympia battles, one change at a time: the cost grows with the kills, not the strikes.
 
 Between two changes (a man, noble or engine down, a structure hit) the strikes of the
-strike kernel (kernels/olympia.py) are independent trials with a fixed chance of a
+strike kernel (kernels/olympia/strike.py) are independent trials with a fixed chance of a
 change, so this kernel draws the number of strikes until the next change
 (geometric) and then which change it is, in proportion to its chance. The outcome
 of every strike is the same random process, so every output column has the same
@@ -797,7 +797,7 @@ LEFT_SALT = np.uint64(0x5851F42D4C957F2D)
 
 @jit
 def settled_left(state, seed, battle, groups, cnt, health, kinds, room, row, at):
-    """Battle ``battle``'s groups as it left them into ``row[at:]`` (kernels/olympia.py's
+    """Battle ``battle``'s groups as it left them into ``row[at:]`` (kernels/olympia/strike.py's
     ``keep_left``): first each kind's deaths not yet shared out among its groups, drawn
     as the battle would have drawn them (``settle``), on a stream of their own so that
     the battle's row is the one a plain run gives."""
