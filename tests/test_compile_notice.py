@@ -7,8 +7,8 @@ building every variation, pair or scenario. One command of each family, on an em
 The bound is on processor time, which other processes' load inflates far less than wall
 time: the command's time to its notice less the import floor's
 (``python -c "import numpy, numba, typer, rich"``, which any such process pays first, 0.4
-to 0.5 s on a quiet 2-core machine), at most 0.5 s (the least of two runs where the first
-is over). Before the notice came first, the studies said it 0.55 to 1.43 s past the floor
+to 0.5 s on a quiet 2-core machine), at most 0.5 s (the least of up to three runs where the
+first is over). Before the notice came first, the studies said it 0.55 to 1.43 s past the floor
 (`python benchmarks/latency.py --notices`, load average 15).
 """
 
@@ -132,8 +132,10 @@ def test_a_first_run_says_it_compiles_within_a_second(
     command, expected = FAMILIES[family]
     line, seconds = _until_the_notice(command, tmp_path / "first")
     assert line.startswith(expected), line
-    if seconds - floor > PAST_THE_FLOOR:  # a burst of other processes' load: once more
-        seconds = min(seconds, _until_the_notice(command, tmp_path / "again")[1])
+    for again in range(2):  # a burst of other processes' load (a test worker compiling)
+        if seconds - floor <= PAST_THE_FLOOR:
+            break
+        seconds = min(seconds, _until_the_notice(command, tmp_path / f"again{again}")[1])
     assert seconds - floor <= PAST_THE_FLOOR, (seconds, floor)
 
 
