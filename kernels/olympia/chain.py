@@ -45,8 +45,8 @@ import numba
 import numpy as np
 from numba import prange, types
 
-from .._jit import INT_TABLE, INTS, REALS, address_of, jit
-from ..rng import below, next_u64, seed_battle, uniform
+from .._jit import INT_TABLE, INTS, REALS, STATE, address_of, jit
+from ..rng import below, next_u64, next_u64_held, seed_battle, uniform
 from ..stops import FIGHTING
 from . import layout
 from .exact import (
@@ -88,6 +88,8 @@ NEVER = 1 << 62
 ZIGGURAT_R = 7.697117470131487
 _ZIGGURAT_V = 3.949659822581572e-3
 _M53 = 9007199254740992.0
+#: rng.py's ``uniform``: 53 random bits times 2**-53.
+_UNIT = 1.0 / _M53
 
 
 def _ziggurat_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -274,13 +276,14 @@ def settle_row(
     counting the call costs no atomic increments of its arrays. The groups' state is
     written here, behind one test, rather than after each of its three calls in
     :func:`_walk` (Numba inlined a copy at each), so the walk's loop is again the code
-    it was before waves came in (3,072 lines of assembly against 3,030 at e282492)."""
+    it was before waves came in (3,072 lines of assembly against 3,030 at e282492). The
+    position is decoded by :func:`_decoded`, without integer division."""
     cnt = scratch[0]
     health = scratch[1]
     remaining = scratch[2, :2]
     value = scratch[3, :2]
     alive = scratch[4, :2]
-    decode(code, groups, radix, stride, sides, sradix, sstride, cnt, remaining)
+    _decoded(code, groups, radix, stride, sides, sradix, sstride, cnt, remaining)
     side_status(groups, sides, cnt, value, alive)
     for g in range(groups.shape[0]):
         health[g] = groups[g, layout.G_HEALTH]
@@ -289,6 +292,41 @@ def settle_row(
     finish(state, groups, cnt, health, alive, winner, steps, row)
     if at >= 0:
         keep_left(groups, cnt, health, row, at)
+
+
+#: Below this a position's index and its strides are exact as float64, and the floor of
+#: their correctly rounded quotient is the integer quotient (:func:`_decoded`).
+EXACT_QUOTIENTS = 1 << 53
+
+
+@jit(inline=True)
+def _quotient(n, d):
+    """``n // d`` for ``0 <= n < EXACT_QUOTIENTS``, ``d >= 1``: a true quotient that is
+    not an integer lies at least ``1 / d`` below the next one, more than half a unit
+    in its last place (``n / d * 2**-53 < 1 / d``), so rounding never reaches it."""
+    return np.int64(float(n) / float(d))
+
+
+@jit(inline=True)
+def _decoded(index, groups, radix, stride, sides, sradix, sstride, cnt, remaining):
+    """exact.py's ``decode`` of position ``index`` into ``cnt`` and ``remaining``, by
+    float division: a digit is ``index // stride`` less ``radix`` times the next
+    digit's ``index // stride`` (the strides are the radixes' running products), so
+    each digit costs one quotient, all of them independent, where ``decode`` takes two
+    64-bit integer divisions (a third of :func:`settle_row`'s time, knights_vs_pikemen,
+    AMD EPYC). ``decode`` itself past EXACT_QUOTIENTS."""
+    if index >= EXACT_QUOTIENTS:
+        decode(index, groups, radix, stride, sides, sradix, sstride, cnt, remaining)
+        return
+    n = groups.shape[0]
+    below_digit = _quotient(index, stride[0])
+    for g in range(n):
+        up = _quotient(index, stride[g + 1] if g + 1 < n else sstride[0])
+        cnt[g] = below_digit - up * radix[g]
+        below_digit = up
+    up = _quotient(index, sstride[1])
+    remaining[0] = below_digit - up * sradix[0]
+    remaining[1] = up - _quotient(index, sstride[1] * sradix[1]) * sradix[1]
 
 
 @jit(inline=True)
@@ -376,10 +414,12 @@ def walk_by_address(recording: bool = False):
     space = types.UniTuple(INTS, 4)
     table = types.Tuple((INTS, INTS, REALS, REALS, INTS))
     int64, real = types.int64, types.float64
-    # groups, sides, space, table, once, p_open, seed, first, out, asked, counts, rec, lo, hi
+    # groups, sides, space, table, once, p_open, seed, first, out, asked, counts, rec,
+    # a, b, scratch, lo, hi
     given = (INT_TABLE, INT_TABLE, space, table, int64, real, types.uint64, int64, INT_TABLE)
     recorded = (INTS, INT_TABLE, types.int64[:, :, ::1])
-    return address_of(_recorded if recording else _walk, (*given, *recorded, int64, int64))
+    made = (STATE, STATE, INT_TABLE)
+    return address_of(_recorded if recording else _walk, (*given, *recorded, *made, int64, int64))
 
 
 @jit(parallel=True)
@@ -401,12 +441,18 @@ def chain_battles(
     opening's); the battles are walked in ``parts`` runs of blocks, one a thread, each
     counting into its own part (so no two threads add to the same count). Where ``rec``
     has room (``(len(out), len(asked), width)``, else ``(0, 0, width)``) it writes each
-    battle's whole row after each asked strike (:func:`_recorded`)."""
+    battle's whole row after each asked strike (:func:`_recorded`).
+
+    The walk's two random states and its scratch are made here, a set a part, so that
+    the plain walk allocates nothing and runs without reference counting."""
     n = out.shape[0]
+    rows = max(groups.shape[0], 2)
     if n <= SERIAL_UP_TO:
+        a, b = np.empty(4, np.uint64), np.empty(4, np.uint64)
+        scratch = np.empty((5, rows), np.int64)
         walk(
             groups, sides, space, table, once, p_open, seed, first, out, asked, counts[0],
-            rec, np.int64(0), n,
+            rec, a, b, scratch, np.int64(0), n,
         )  # fmt: skip
         return
     blocks = (n + layout.BLOCK - 1) // layout.BLOCK
@@ -415,19 +461,25 @@ def chain_battles(
     parts = counts.shape[0] if counted else blocks
     for part in prange(parts):
         held = counts[part * counted]
+        a, b = np.empty(4, np.uint64), np.empty(4, np.uint64)
+        scratch = np.empty((5, rows), np.int64)
         for block in range(part * blocks // parts, (part + 1) * blocks // parts):
             lo = block * layout.BLOCK
             hi = min(n, lo + layout.BLOCK)
             walk(
                 groups, sides, space, table, once, p_open, seed, first, out, asked, held, rec,
-                lo, hi,
+                a, b, scratch, lo, hi,
             )  # fmt: skip
 
 
-@jit
-def _walk(groups, sides, space, table, once, p_open, seed, first, out, asked, counts, rec, lo, hi):
-    """Battles ``first + lo .. first + hi - 1`` into ``out[lo:hi]``, two at a time
-    (``asked``, ``counts`` and ``rec`` are the recording walk's: :func:`_recorded`).
+@jit(counted=False)
+def _walk(
+    groups, sides, space, table, once, p_open, seed, first, out, asked, counts, rec, a, b,
+    scratch, lo, hi,
+):  # fmt: skip
+    """Battles ``first + lo .. first + hi - 1`` into ``out[lo:hi]``, two at a time, with
+    the random states ``a`` and ``b`` and ``scratch`` (``(5, groups)``) given (``asked``,
+    ``counts`` and ``rec`` are the recording walk's: :func:`_recorded`).
 
     A change costs little arithmetic but a chain of dependent steps (the row's chances,
     the pick, the next row), so one battle leaves the processor waiting; two battles
@@ -439,13 +491,15 @@ def _walk(groups, sides, space, table, once, p_open, seed, first, out, asked, co
     branch of this one (a call of it here), the plain walk ran 1.07-1.23x slower than
     before recording came in (each of the branch and the wave columns alone 1.00-1.01x),
     the two together making this function's code larger (4,300 lines of assembly
-    against 3,000) around the same loop."""
+    against 3,000) around the same loop.
+
+    Without reference counting (its arrays made by :func:`chain_battles`) the walk can
+    hold each battle's random state in registers (:func:`_change`): under Numba's
+    counting, each array handed to that inlined helper cost two atomic instructions a
+    change, and the walk ran 1.4-1.7x slower; so, its battles 4-5% faster."""
     radix, stride, sradix, sstride = space
     code, ends, scale, cum, to = table
     width = cum.shape[0] // ends.shape[0]
-    a = np.empty(4, np.uint64)
-    b = np.empty(4, np.uint64)
-    scratch = np.empty((5, max(groups.shape[0], 2)), np.int64)
     # Each group's state at a battle's end, where the caller's rows have room (waves).
     left_column = left_at(groups, out.shape[1])
     # A battle broken before its first strike takes the single path below.
@@ -454,11 +508,15 @@ def _walk(groups, sides, space, table, once, p_open, seed, first, out, asked, co
         seed_battle(a, seed, first + i)
         seed_battle(b, seed, first + i + 1)
         xa, xb, steps_a, steps_b = 0, 0, 0, 0
+        a0, a1, a2, a3 = a[0], a[1], a[2], a[3]
+        b0, b1, b2, b3 = b[0], b[1], b[2], b[3]
         while ends[xa] < 0 and ends[xb] < 0:
-            steps_a += failures(a, scale[xa]) + 1
-            steps_b += failures(b, scale[xb]) + 1
-            xa = _pick(a, cum, to, width, xa)
-            xb = _pick(b, cum, to, width, xb)
+            a0, a1, a2, a3, strikes_a, xa = _change(a, a0, a1, a2, a3, scale, cum, to, width, xa)
+            b0, b1, b2, b3, strikes_b, xb = _change(b, b0, b1, b2, b3, scale, cum, to, width, xb)
+            steps_a += strikes_a
+            steps_b += strikes_b
+        a[0], a[1], a[2], a[3] = a0, a1, a2, a3
+        b[0], b[1], b[2], b[3] = b0, b1, b2, b3
         xa, steps_a = _walk_on(a, ends, scale, cum, to, width, xa, steps_a)
         xb, steps_b = _walk_on(b, ends, scale, cum, to, width, xb, steps_b)
         settle_row(
@@ -490,7 +548,8 @@ def _walk(groups, sides, space, table, once, p_open, seed, first, out, asked, co
 
 @jit
 def _recorded(
-    groups, sides, space, table, once, p_open, seed, first, out, asked, counts, rec, lo, hi
+    groups, sides, space, table, once, p_open, seed, first, out, asked, counts, rec, a, b,
+    scratch, lo, hi,
 ):  # fmt: skip
     """:func:`_walk`'s battles, two at a time as it walks them, each battle's table row
     after each strike of ``asked`` held as the walk passes it (the row before a change
@@ -512,9 +571,6 @@ def _recorded(
         rec.shape[0] > 0 and rec.shape[1] < last
     ):
         raise ValueError("counts: a row a table row and one more, a column a strike asked")
-    a = np.empty(4, np.uint64)
-    b = np.empty(4, np.uint64)
-    scratch = np.empty((5, max(groups.shape[0], 2)), np.int64)
     # Each battle's row after each asked strike (RUN more: _held), the two walked in turn.
     held = np.empty((2, last + RUN), np.int64)
     # before[s]: the asked strikes before strike s (all of them past the last), so a
@@ -668,13 +724,43 @@ def _cleared(row):
 @jit(counted=False, llvm_inline=True)
 def _walk_on(state, ends, scale, cum, to, width, x, steps):
     """The battle at row ``x`` after ``steps`` strikes walked to its end: its last row
-    and strikes. Inlined by LLVM, not by Numba: at its three call sites in ``_walk``,
-    with the draws it inlines, it made ``_walk`` 8.3 of the path's 22.2 s of compiling
-    (3.2 + 1.2 so, the walk as fast)."""
+    and strikes (its random state held in registers meanwhile: :func:`_change`).
+    Inlined by LLVM, not by Numba: at its three call sites in ``_walk``, with the draws
+    it inlines, it made ``_walk`` 8.3 of the path's 22.2 s of compiling (3.2 + 1.2 so,
+    the walk as fast)."""
+    s0, s1, s2, s3 = state[0], state[1], state[2], state[3]
     while ends[x] < 0:
-        steps += failures(state, scale[x]) + 1
-        x = _pick(state, cum, to, width, x)
+        s0, s1, s2, s3, strikes, x = _change(state, s0, s1, s2, s3, scale, cum, to, width, x)
+        steps += strikes
+    state[0], state[1], state[2], state[3] = s0, s1, s2, s3
     return x, steps
+
+
+@jit(inline=True)
+def _change(state, s0, s1, s2, s3, scale, cum, to, width, x):
+    """One change of a battle at row ``x`` whose random state ``state`` is held in
+    ``s0 .. s3``: ``(s0, s1, s2, s3, strikes, row)``, the strikes it took (the
+    failures before it and itself) and the row it leads to. The same draws as
+    :func:`failures` then :func:`_pick` on ``state``, which is written and read back
+    only on the ziggurat's rare slow path; in registers, a battle's next number waits
+    for no store and load of its state (the chain of one change to the next)."""
+    s0, s1, s2, s3, bits = next_u64_held(s0, s1, s2, s3)
+    layer = np.int64(bits & np.uint64(255))
+    magnitude = np.int64(bits >> np.uint64(11))
+    e = magnitude * WE[layer]
+    if magnitude >= KE[layer]:
+        state[0], state[1], state[2], state[3] = s0, s1, s2, s3
+        e = exponential_from(state, bits)
+        s0, s1, s2, s3 = state[0], state[1], state[2], state[3]
+    f = math.floor(e * scale[x])
+    strikes = (NEVER if f >= NEVER else np.int64(f)) + 1
+    s0, s1, s2, s3, bits = next_u64_held(s0, s1, s2, s3)
+    u = float(bits >> np.uint64(11)) * _UNIT
+    base = x * width
+    passed = 0
+    for j in range(width - 1):
+        passed += u >= cum[base + j]
+    return s0, s1, s2, s3, strikes, to[base + passed]
 
 
 @jit(inline=True)
