@@ -228,6 +228,38 @@ def test_the_table_rows_are_distributions() -> None:
         assert (to[x, : real_changes[x]] > x).all()
 
 
+def test_positions_decode_by_float_quotients_as_by_integer_division() -> None:
+    """The walk's decode of a battle's last position (float quotients below 2**53,
+    exact.py's integer ``decode`` past it) gives the digits ``decode`` gives: positions
+    of a battle with a structure, and indices of a space of large digits around 2**53,
+    where a float quotient would first round wrong."""
+    from kernels.olympia.exact import decode
+    from simulator.rulesets.olympia.space import layout
+
+    def digits(decoder: Any, index: int, space: tuple[np.ndarray, ...]) -> list[int]:
+        radix, stride, sradix, sstride = space
+        cnt, remaining = np.zeros(len(radix), np.int64), np.zeros(2, np.int64)
+        groups = np.zeros((len(radix), 1), np.int64)  # its rows' count alone is read
+        decoder(np.int64(index), groups, radix, stride, groups, sradix, sstride, cnt, remaining)
+        return [*cnt, *remaining]
+
+    digits_of = layout(OlympiaPrepared(inline("siege").model).arrays)
+    siege = (digits_of.radix, digits_of.stride, digits_of.sradix, digits_of.sstride)
+    assert (siege[2] > 1).any()  # its structure's digit is decoded too
+    wide = tuple(
+        np.array(a, np.int64)
+        for a in ([1 << 21, 1 << 21, 1 << 12], [1, 1 << 21, 1 << 42], [3, 1], [1 << 54, 3 << 54])
+    )
+    edge = 1 << 53
+    rng = np.random.default_rng(5)
+    indices = [*range(edge - 300, edge + 300), *(edge - (1 << k) for k in range(54))]
+    indices += [*rng.integers(0, 3 << 54, 500), (3 << 54) - 1]
+    battle = [*rng.integers(0, digits_of.states, 1000), digits_of.states - 1]
+    for space, positions in ((siege, battle), (wide, indices)):
+        for index in positions:
+            assert digits(olympia_chain._decoded, index, space) == digits(decode, index, space)
+
+
 def draws(count: int, draw: Any, *args: Any) -> np.ndarray:
     state = new_state()
     seed_battle(state, np.uint64(9), 0)
