@@ -144,6 +144,21 @@ def exponential(state):
 
 
 @jit(inline=True)
+def exponential_held(state, s0, s1, s2, s3):
+    """:func:`exponential` from the stream ``state`` held in ``s0 .. s3`` (registers):
+    ``(s0, s1, s2, s3, e)``. The ziggurat's fast path on the held state; its rare rest
+    writes the state back to ``state``, draws there, and is read back."""
+    s0, s1, s2, s3, bits = next_u64_held(s0, s1, s2, s3)
+    layer = np.int64(bits & np.uint64(255))
+    magnitude = np.int64(bits >> np.uint64(11))
+    if magnitude < KE[layer]:
+        return s0, s1, s2, s3, magnitude * WE[layer]
+    state[0], state[1], state[2], state[3] = s0, s1, s2, s3
+    e = exponential_from(state, bits)
+    return state[0], state[1], state[2], state[3], e
+
+
+@jit(inline=True)
 def failures(state, scale):
     """Failures before the first success at the chance ``p`` whose
     ``scale = 1 / -log(1 - p)`` is given (0 when ``p`` is 1)."""
@@ -744,14 +759,7 @@ def _change(state, s0, s1, s2, s3, scale, cum, to, width, x):
     :func:`failures` then :func:`_pick` on ``state``, which is written and read back
     only on the ziggurat's rare slow path; in registers, a battle's next number waits
     for no store and load of its state (the chain of one change to the next)."""
-    s0, s1, s2, s3, bits = next_u64_held(s0, s1, s2, s3)
-    layer = np.int64(bits & np.uint64(255))
-    magnitude = np.int64(bits >> np.uint64(11))
-    e = magnitude * WE[layer]
-    if magnitude >= KE[layer]:
-        state[0], state[1], state[2], state[3] = s0, s1, s2, s3
-        e = exponential_from(state, bits)
-        s0, s1, s2, s3 = state[0], state[1], state[2], state[3]
+    s0, s1, s2, s3, e = exponential_held(state, s0, s1, s2, s3)
     f = math.floor(e * scale[x])
     strikes = (NEVER if f >= NEVER else np.int64(f)) + 1
     s0, s1, s2, s3, bits = next_u64_held(s0, s1, s2, s3)
