@@ -508,10 +508,10 @@ def _walk(
     the two together making this function's code larger (4,300 lines of assembly
     against 3,000) around the same loop.
 
-    Without reference counting (its arrays made by :func:`chain_battles`) the walk can
-    hold each battle's random state in registers (:func:`_change`): under Numba's
-    counting, each array handed to that inlined helper cost two atomic instructions a
-    change, and the walk ran 1.4-1.7x slower; so, its battles 4-5% faster."""
+    Without reference counting (its arrays made by :func:`chain_battles`) the walk
+    holds each battle's random state in registers (:func:`_change`), its battles 3-5%
+    faster (one thread, AMD EPYC); compiled with Numba's counting (of the arrays handed
+    to that inlined helper, a change), the same walk ran 1.4-1.7x slower."""
     radix, stride, sradix, sstride = space
     code, ends, scale, cum, to = table
     width = cum.shape[0] // ends.shape[0]
