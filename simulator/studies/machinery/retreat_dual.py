@@ -116,8 +116,13 @@ def dual_bound(
         steps = np.arange(start + 1, max(longest, start + 1) + 1)
         outer = record(prepared, seed, first, n, steps.tolist(), f)
         end = win * (outer.final["winner"] == WON[side]) - f.price_lost(f.men(outer.final, f.own))
-        at = _changes(outer.fighting, outer.own, outer.enemy, None)
-        withdraws = looked.withdraws(steps, at, outer.own, outer.enemy)
+        at = _changes(outer.fighting, outer.own, outer.enemy)
+        k, may = looked.open(steps)
+        ask = at & may[:, np.newaxis]
+        withdraws = np.zeros(at.shape, bool)
+        withdraws[ask] = looked.withdraws(
+            np.broadcast_to(k[:, np.newaxis], at.shape)[ask], outer.own[ask], outer.enemy[ask]
+        )
         now = -f.price_lost(outer.own)
         looked_at += int(at.sum())
         total = inner * round(looked_at * battles / (first + n))
@@ -149,9 +154,9 @@ def dual_bound(
 
 class _Looked:
     """The fitted rule as the martingale follows it, at any step: after the first strike
-    and after every strike that changes the men left, up to the rule's last decision
-    step, withdraw where the test of the latest decision step at or before it says so
-    (a step without coefficients fights on there); after the last, fight on."""
+    and after every strike that changes the men left, withdraw where the test of the
+    latest decision step at or before it says so (a step without coefficients fights on
+    there); after the last decision step, fight on."""
 
     def __init__(self, rule: SimulatedRule) -> None:
         self.features = rule.features
@@ -162,28 +167,27 @@ class _Looked:
         for k, beta in enumerate(rule.coefficients):
             if beta is not None:
                 self.beta[k], self.has[k] = beta, True
+        #: The last step at which the rule may withdraw (None: it never does).
+        self.last: int | None = None
+        if self.has.any():
+            after = int(np.flatnonzero(self.has)[-1]) + 1
+            self.last = int(self.dates[after] - 1 if after < len(self.dates) else self.dates[-1])
 
-    def withdraws(
-        self, steps: np.ndarray, at: np.ndarray, own: np.ndarray, enemy: np.ndarray
-    ) -> np.ndarray:
-        """Where the rule withdraws (shape of ``at``: steps by battles) among the
-        steps ``at`` marks, the battles' men left ``own`` and ``enemy`` (steps,
-        battles, types), the steps' numbers ``steps``."""
-        out = np.zeros(at.shape, bool)
-        if not len(self.dates) or not self.has.any():
-            return out
+    def open(self, steps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """For each of ``steps``: the index of its latest decision step, and whether
+        the rule may withdraw after it."""
         k = np.searchsorted(self.dates, steps, side="right") - 1
-        open_ = (k >= 0) & (steps <= self.dates[-1])
-        k = np.where(open_, k, 0)
-        ask = at & (open_ & self.has[k])[:, np.newaxis]
-        if not ask.any():
-            return out
-        own_rows, enemy_rows = own[ask], enemy[ask]
-        dates = np.broadcast_to(k[:, np.newaxis], at.shape)[ask]
+        may = k >= 0
+        k[~may] = 0
+        may &= self.has[k] & (steps <= (-1 if self.last is None else self.last))
+        return k, may
+
+    def withdraws(self, k: np.ndarray, own: np.ndarray, enemy: np.ndarray) -> np.ndarray:
+        """Whether the rule withdraws at each row: its decision step's index ``k``, the
+        men left of each type ``own`` and ``enemy`` (rows by types)."""
         f = self.features
-        fit = np.einsum("rc,cr->r", self.beta[dates], f.basis(own_rows, enemy_rows, 0))
-        out[ask] = -f.price_lost(own_rows) > fit
-        return out
+        fit = np.einsum("rc,cr->r", self.beta[k], f.basis(own, enemy, 0), optimize=False)
+        return -f.price_lost(own) > fit
 
 
 def state_scenario(scenario: Scenario, names: list[str], left: tuple[int, ...]) -> Scenario:
@@ -224,19 +228,15 @@ class _States:
         return self.kept[key]
 
 
-def _changes(
-    fighting: np.ndarray, own: np.ndarray, enemy: np.ndarray, before: np.ndarray | None
-) -> np.ndarray:
-    """Where the side may withdraw (steps by battles): the battle still fighting after
-    a strike that changed the men left, or (``before`` None: the battle's first strike
-    is the first recorded) its first strike. ``before``: the men left before the first
-    recorded strike (own types, then the other's)."""
+def _changes(fighting: np.ndarray, own: np.ndarray, enemy: np.ndarray) -> np.ndarray:
+    """Where the side may withdraw on battles recorded after every strike from their
+    first (steps by battles): after the first strike and after every strike that
+    changed the men left, the battle still fighting."""
     changed = np.empty(fighting.shape, bool)
-    if not len(fighting):
-        return changed
-    men = np.concatenate([own, enemy], axis=2)
-    changed[1:] = (men[1:] != men[:-1]).any(axis=2)
-    changed[0] = True if before is None else (men[0] != before).any(axis=1)
+    if len(fighting):
+        men = np.concatenate([own, enemy], axis=2)
+        changed[0] = True
+        changed[1:] = (men[1:] != men[:-1]).any(axis=2)
     return changed & fighting
 
 
@@ -256,23 +256,30 @@ def _nested(
     ``looked``'s rule."""
     prepared, left = state
     mine = len(f.own)
-    last = int(looked.dates[-1]) if len(looked.dates) and looked.has.any() else step
-    later = np.arange(step + 1, max(last, step) + 1)
-    # A type with no man left has no casualty column: its men left stay 0.
+    later = np.arange(step + 1, max(step, looked.last or step) + 1)
     got = prepared.run_through(seed, first, count, [*(later - step).tolist(), TO_THE_END])
-    men = np.empty((len(later) + 1, count, len(left)), np.int64)
+    # A type with no man left has no casualty column: nobody of it is lost.
+    winner = got["winner"].T  # battles by steps and the end
+    lost = np.zeros((*winner.shape, len(left)), np.int64)
     for i, name in enumerate([*f.own, *f.enemy]):
-        if left[i] > 0:
-            np.subtract(left[i], got[f"casualties.{name}"], out=men[:, :, i])
-        else:
-            men[:, :, i] = 0
-    own, enemy = men[:-1, :, :mine], men[:-1, :, mine:]
-    values = win * (got["winner"][-1] == WON[side]) - f.price_lost(men[-1, :, :mine])
+        if left[i]:
+            lost[:, :, i] = got[f"casualties.{name}"].T
+    men = left - lost
+    values = win * (winner[:, -1] == WON[side]) - f.price_lost(men[:, -1, :mine])
     if len(later):
-        at = _changes(got["winner"][:-1] == FIGHTING, own, enemy, left)
-        out = looked.withdraws(later, at, own, enemy)
-        gone = out.any(axis=0)
-        if gone.any():
-            first_out = out.argmax(axis=0)[gone]
-            values[gone] = -f.price_lost(own[first_out, np.flatnonzero(gone)])
+        total = lost[:, :-1].sum(axis=2)  # men are only lost: a change is a loss
+        changed = np.empty(total.shape, bool)
+        changed[:, 0] = total[:, 0] > 0
+        changed[:, 1:] = total[:, 1:] != total[:, :-1]
+        k, may = looked.open(later)
+        ask = changed & (winner[:, :-1] == FIGHTING) & may
+        if ask.any():
+            rows = men[:, :-1][ask]
+            out = np.zeros(ask.shape, bool)
+            ks = np.broadcast_to(k, ask.shape)[ask]
+            out[ask] = looked.withdraws(ks, rows[:, :mine], rows[:, mine:])
+            gone = np.flatnonzero(out.any(axis=1))
+            if len(gone):
+                at = out[gone].argmax(axis=1)
+                values[gone] = -f.price_lost(men[gone, at, :mine])
     return float(values.mean())

@@ -238,8 +238,9 @@ class SimulatedAnswer:
     #: rule's value that looks at those steps (None for blocks, whose withdrawal's
     #: cost is only known by running it).
     upper: Estimate | None = None
-    #: The Andersen-Broadie upper bound (retreat_dual.py), on ``dual`` outer battles,
-    #: each step's continuation from ``inner`` nested battles (None: not asked).
+    #: The Andersen-Broadie upper bound on every rule's value (retreat_dual.py), on
+    #: ``dual`` outer battles, each continuation from ``inner`` nested battles of its
+    #: outer battle's own (None: not asked).
     dual: Estimate | None = None
     dual_battles: int = 0
     inner_battles: int = 0
