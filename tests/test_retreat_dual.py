@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 import simulator
-from simulator import rulesets
 from simulator.rulesets.base import FIGHTING
+from simulator.rulesets.stop_rules import NEVER
 from simulator.scenario.scenario import prepare
 from simulator.studies.machinery import retreat_dual
 from simulator.studies.machinery.retreat_dual import dual_bound
@@ -32,27 +32,10 @@ from simulator.studies.machinery.retreat_simulated import (
     without_rule,
 )
 from simulator.studies.retreat import best_retreat
+from tests.test_retreat import load, value_of
 
 Z999 = 3.29
 FORD = "examples/retreat/knights_at_the_ford.toml"
-SMALL = """ruleset = "olympia"
-name = "Three knights at a ford"
-
-[units.knight]
-cost = 3
-
-[attacker]
-break_point = 0
-
-[[attacker.units]]
-men = { knight = 3 }
-
-[defender]
-break_point = 0
-
-[[defender.units]]
-men = { pikeman = 5 }
-"""
 
 
 def _se(e: Estimate) -> float:
@@ -60,9 +43,8 @@ def _se(e: Estimate) -> float:
 
 
 def _small(tmp_path: Path) -> simulator.Scenario:
-    path = tmp_path / "small.toml"
-    path.write_text(SMALL)
-    return simulator.load_scenario(path)
+    """Three knights (3 each) against five pikemen, both at break point 0."""
+    return load(tmp_path, "knight = 3", "pikeman = 5")
 
 
 def _two_streams(
@@ -136,12 +118,7 @@ def test_a_state_begun_anew_is_the_battle_it_came_from(tmp_path: Path) -> None:
         lost_before = 3.0 * (3 - own)
         best_there = best_retreat(state, "attacker", 10.0, method="exact").value
         assert best_there - lost_before == pytest.approx(float(row["value"].iloc[0]), abs=1e-9)
-        solved = rulesets.get("olympia").exact(state)
-        exact_never = (
-            10.0 * solved.win["attacker"]
-            - 3.0 * solved.casualties["casualties.attacker.knight"]
-            - lost_before
-        )
+        exact_never = value_of(state, "attacker", NEVER, 10.0) - lost_before
         there = fighting & (knights[:-1] == own) & (pikemen[:-1] == enemy)
         reached = there.any(axis=0)
         reached_value = final[reached]
