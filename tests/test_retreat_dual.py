@@ -159,3 +159,20 @@ def test_the_bound_on_the_ford_reaches_the_exact_optimum(monkeypatch: pytest.Mon
     assert abs(one.value - other.value) <= Z999 * np.hypot(_se(one), _se(other)), (one, other)
     for bound in (one, other):
         assert exact.value <= bound.value + Z999 * _se(bound), bound
+
+
+def test_progress_counts_the_nested_battles_to_their_total(tmp_path: Path) -> None:
+    """``progress(done, total)`` after each outer battle, in nested battles: ``done``
+    grows by the nested battles of each, the total (extrapolated from the outer
+    battles recorded) is reached at the end, every outer battle reported."""
+    scenario = _small(tmp_path)
+    answer, _, _ = simulated_retreat(scenario, 0, 10.0, Simulation(paths=300, fresh=2, seed=5))
+    told: list[tuple[int, int]] = []
+    upper = dual_bound(
+        without_rule(scenario, "attacker"), 0, answer.rule, 10.0, 11, 30, inner=4,
+        progress=lambda done, total: told.append((done, total)),
+    )  # fmt: skip
+    assert len(upper) == len(told) == 30
+    done = [d for d, _ in told]
+    assert done == sorted(done) and done[0] > 0 and done[-1] % 4 == 0
+    assert told[-1][0] == told[-1][1]
