@@ -65,8 +65,8 @@ DualBattles = Annotated[
     typer.Option(
         "--dual-battles",
         help="Simulated, one side: an Andersen-Broadie upper bound on the best rule's "
-        "value from this many fresh battles, a nested simulation at each step (olympia "
-        "battles of men alone; seconds per hundred battles).",
+        "value from this many fresh battles, a nested simulation after each strike that "
+        "changes the men left (olympia battles of men alone; seconds per hundred battles).",
     ),
 ]
 FreshBattles = Annotated[

@@ -123,8 +123,8 @@ def simulated_lines(result: Any, width: int) -> list[str]:
     if a.dual is not None:
         lines += textwrap.wrap(
             f"Andersen-Broadie bound: {a.dual.value:,.3f} ({_interval(a.dual)}) on "
-            f"{a.dual_battles:,} fresh battles, {a.inner_battles:,} nested at each step: "
-            "no rule does better",
+            f"{a.dual_battles:,} fresh battles, {a.inner_battles:,} nested after each of "
+            "their strikes that changed the men left: no rule does better",
             width,
             subsequent_indent="  ",
         )

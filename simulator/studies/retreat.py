@@ -455,15 +455,23 @@ def _with_dual(
     how: Simulation,
 ) -> SimulatedAnswer:
     """``answer`` with its Andersen-Broadie bound on ``battles`` of its fresh battles
-    (:mod:`.machinery.retreat_dual`); Ctrl-C: on the outer battles done, partial."""
+    (:mod:`.machinery.retreat_dual`), its nested battles counted on from the rule's
+    battles in ``how.progress``; Ctrl-C: on the outer battles done, partial."""
     from ..running.interrupt import stop_requested
     from ..running.runner import thread_count
 
     started = time.perf_counter()
+    progress = None
+    if how.progress is not None:
+        told, before = how.progress, answer.paths + answer.fresh  # where the bar stands
+
+        def progress(done: int, total: int) -> None:
+            told(before + done, before + total)
+
     with thread_count(how.threads):
         upper = dual_bound(
             without_rule(scenario, SIDES[s]), s, answer.rule, win, answer.fresh_seed,
-            battles, stop=how.stop or stop_requested,
+            battles, stop=how.stop or stop_requested, progress=progress,
         )  # fmt: skip
     return replace(
         answer,

@@ -235,11 +235,13 @@ class SimulatedAnswer:
     asked: np.ndarray | None = None
     #: What a side knowing each fresh battle's future would get (withdrawing at the
     #: best of the decision steps, or fighting to the end): an upper bound on every
-    #: rule's value that looks at those steps (None for blocks, whose withdrawal's
-    #: cost is only known by running it).
+    #: rule's value, whatever steps it looks at (casualties only grow: the best
+    #: withdrawal is at the first step, the battle's first) (None for blocks, whose
+    #: withdrawal's cost is only known by running it).
     upper: Estimate | None = None
-    #: The Andersen-Broadie upper bound (retreat_dual.py), on ``dual`` outer battles,
-    #: each step's continuation from ``inner`` nested battles (None: not asked).
+    #: The Andersen-Broadie upper bound on every rule's value (retreat_dual.py), on
+    #: ``dual`` outer battles, each continuation from ``inner`` nested battles of its
+    #: outer battle's own (None: not asked).
     dual: Estimate | None = None
     dual_battles: int = 0
     inner_battles: int = 0
