@@ -13,7 +13,7 @@ from the stream of its own (seed, number).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -85,6 +85,16 @@ class StackedRuns:
         """Whether its battles run on its ruleset's stacked kernel; if not (a kernel the
         stacked one does not run), a scenario with ranges runs them by a call of its own."""
         return True
+
+    def sharing(self, checked: Sequence[StackedRuns]) -> Callable[[StackedRuns], bool] | None:
+        """How combinations of a scenario with ranges share what their kernel would build
+        for each (olympia's chain table), made from ``checked`` (the combinations checked
+        before any battle, prepared, of its ruleset): a function that sets a combination,
+        freshly prepared, to run on what it shares and says whether it does (then its
+        kernel is chosen), or None where nothing is shared. Whether a combination joins
+        must depend on it and ``checked`` alone, so its battles run on the same kernel in
+        every chunk."""
+        return None
 
     def stacked_table_bytes(self) -> int:
         """The bytes of the tables a stacked call builds for it (skirmish's expected

@@ -329,6 +329,8 @@ class Mixture:
         # combination's slot in them (rulesets/stacked.py).
         self._stacks: dict[Hashable, tuple[Stack, dict[int, int]]] = {}
         self._lock = threading.Lock()
+        # How the combinations share tables (StackedRuns.sharing), made on first use.
+        self._sharing: Callable[[StackedRuns], bool] | bool | None = False
         # Every value of every list, the ends of every range, the other unknowns at their
         # first value: the values are checked where they are written (a value the key
         # cannot take, a range on a key that cannot vary) before any battle.
@@ -380,15 +382,30 @@ class Mixture:
         prepared = rulesets.get(self.ruleset).prepare(scenario.model)
         # The kernel worth its set-up for the battles KERNEL_HORIZON battles give this
         # combination (a table built per combination would cost more than its few
-        # battles): a pure function of the combination, so every process, chunk and
-        # thread runs it with the same kernel.
-        expected = max(1, int(self.probability(combination) * KERNEL_HORIZON))
-        prepared.use_kernel(prepared.kernel_choices(expected)[0])
+        # battles), unless it shares one with others: a pure function of the
+        # combination, so every process, chunk and thread runs it with the same kernel.
+        sharing = self._shared_tables()
+        if sharing is None or not sharing(prepared):  # type: ignore[arg-type]
+            expected = max(1, int(self.probability(combination) * KERNEL_HORIZON))
+            prepared.use_kernel(prepared.kernel_choices(expected)[0])
         with self._lock:
             if len(self._prepared) > 4096:
                 self._prepared.clear()
             self._prepared[combination] = prepared
         return prepared
+
+    def _shared_tables(self) -> Callable[[StackedRuns], bool] | None:
+        """The ruleset's sharing of tables among the combinations (StackedRuns.sharing),
+        made once from the checked combinations prepared afresh."""
+        if self._sharing is False:
+            rs = rulesets.get(self.ruleset)
+            checked = [rs.prepare(self.scenario_of(c).model) for c in self.checked]
+            first = checked[0]
+            made = first.sharing(checked) if isinstance(first, StackedRuns) else None  # type: ignore[arg-type]
+            with self._lock:
+                if self._sharing is False:
+                    self._sharing = made
+        return self._sharing  # type: ignore[return-value]
 
     def stack_of(self, key: Hashable, combinations: list[int]) -> tuple[Stack, dict[int, int]]:
         """The stacked tables holding ``combinations`` (of one stack key), and each

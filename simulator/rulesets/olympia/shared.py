@@ -1,0 +1,188 @@
+"""One chain table for the combinations of a scenario with ranges (docs/unknowns.md,
+"Speed"; kernels/olympia/shared_chain.py walks it).
+
+A position's changes and their chances depend on the counts it holds and on what the
+groups are, not on the counts they started with nor on the sides' break points: those
+only say where a battle starts and which positions end it. Combinations whose arrays
+agree once those are left out (:func:`family_key`) share one table, built for the
+largest count of each group and the loosest break of each side among the combinations
+checked before any battle (the ends of each range: simulator/scenario/unknowns.py's
+``Mixture.checked``), so it holds every position any of them reaches while fighting. A
+combination joins it when its counts are within the table's, its break points no looser
+than the table's, and its opening is a row of the table where neither side is broken yet
+(a battle broken before its first strike takes the chain kernel's single strike, which
+the shared walk does not); any other runs as before. Whether a combination joins depends
+on it and on the checked combinations alone, never on which battles or chunk drew it, so
+each battle runs on the same kernel on any thread count and chunking.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from kernels.olympia import layout as k
+
+from .space import Layout
+
+if TYPE_CHECKING:
+    from .prepare import ChainTable, OlympiaArrays, OlympiaPrepared
+
+#: The group table's columns a shared table leaves to each combination: its counts at the
+#: start.
+MEMBER_GROUP_COLUMNS = [k.G_COUNT]
+#: The side table's: its starting value and its break point.
+MEMBER_SIDE_COLUMNS = [k.S_START, k.S_BREAK]
+#: The score of a side with nobody left: under every limit.
+NOBODY = -(1 << 62)
+
+
+def family_key(arrays: OlympiaArrays) -> bytes:
+    """What combinations must share to walk one table: their arrays less the columns
+    each keeps (:data:`MEMBER_GROUP_COLUMNS`, :data:`MEMBER_SIDE_COLUMNS`)."""
+    groups = arrays.groups.copy()
+    groups[:, MEMBER_GROUP_COLUMNS] = 0
+    sides = arrays.sides.copy()
+    sides[:, MEMBER_SIDE_COLUMNS] = 0
+    shape = np.array([*groups.shape, arrays.order], np.int64)
+    return b"".join(a.tobytes() for a in (shape, groups, sides, arrays.survive))
+
+
+def _fighters(groups: np.ndarray, s: int) -> np.ndarray:
+    """Which groups count in side ``s``'s value and men (all but engines)."""
+    return (groups[:, k.G_SIDE] == s) & (groups[:, k.G_KIND] != k.ENGINE)
+
+
+def limits(arrays: OlympiaArrays) -> np.ndarray:
+    """Each side's limit: the score (100 times the value its groups hold) at or under
+    which it is broken (strike.py's ``is_broken``, its value counted from its own
+    start: ``start - (counts - held) x values``)."""
+    groups, sides = arrays.groups, arrays.sides
+    out = np.zeros(2, np.int64)
+    for s in range(2):
+        mine = _fighters(groups, s)
+        full = int(groups[mine, k.G_COUNT] @ groups[mine, k.G_VALUE])
+        start = int(sides[s, k.S_START])
+        out[s] = start * int(sides[s, k.S_BREAK]) - 100 * (start - full)
+    return out
+
+
+def _plain(prepared: OlympiaPrepared) -> bool:
+    """Whether a combination runs what the shared walk runs: the chain kernel's plain
+    run (``auto`` or ``chain``, random order, no stop rule, no group's state kept)."""
+    return (
+        prepared.battle.kernel in ("auto", "chain")
+        and prepared.arrays.order == k.RANDOM
+        and not prepared.has_rules
+        and not prepared.keeps_left
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class SharedChain:
+    """A table shared by a family of combinations (module docstring): ``verdict`` holds
+    three entries a row, the table's ``ends`` and each side's score there (100 times the
+    value it holds, its men's counts times their values; NOBODY where it has nobody
+    left), which a member's limits are held against (kernels/olympia/shared_chain.py);
+    ``groups`` and ``sides`` are the family's (a member's, its counts and starting
+    values put in for each battle)."""
+
+    counts: np.ndarray  # the largest count of each group
+    loosest: np.ndarray  # each side's lowest limit
+    table: ChainTable
+    verdict: np.ndarray
+    groups: np.ndarray
+    sides: np.ndarray
+
+    @property
+    def space(self) -> Layout:
+        return self.table.space
+
+    def record_of(self, prepared: OlympiaPrepared) -> np.ndarray | None:
+        """The combination's record for the shared walk (shared_chain.M_START ..), or
+        None when it cannot walk this table."""
+        a = prepared.arrays
+        counts = a.groups[:, k.G_COUNT]
+        own = limits(a)
+        if (counts > self.counts).any() or (own < self.loosest).any():
+            return None
+        space = self.space
+        code = int(counts @ space.stride) + int((space.sradix - 1) @ space.sstride)
+        # The table's rows run from the largest index down.
+        row = int(np.searchsorted(-self.table.code, -code))
+        if row >= len(self.table.code) or self.table.code[row] != code:
+            return None
+        if (self.verdict[3 * row + 1 : 3 * row + 3] <= own).any():
+            return None  # broken before its first strike
+        sides = a.sides[:, [k.S_START, k.S_BREAK]].ravel()
+        return np.concatenate([[row], own, [prepared.from_step], sides, counts]).astype(np.int64)
+
+
+def build(members: Sequence[OlympiaPrepared]) -> SharedChain | None:
+    """The table of a family (``members``: its checked combinations, one family key),
+    or None where the chain kernel would not run it (over budget, an opening broken)."""
+    from .prepare import build_chain
+
+    first = members[0].arrays
+    counts = np.max([m.arrays.groups[:, k.G_COUNT] for m in members], axis=0)
+    loosest = np.min([limits(m.arrays) for m in members], axis=0)
+    groups = first.groups.copy()
+    groups[:, k.G_COUNT] = counts
+    sides = first.sides.copy()
+    # Broken where 100 x held <= loosest: a value of held - loosest // 100 (whole
+    # numbers) and a break point of 0, under which a side is broken at a value of 0.
+    for s in range(2):
+        mine = _fighters(groups, s)
+        sides[s, k.S_START] = int(counts[mine] @ groups[mine, k.G_VALUE]) - int(loosest[s]) // 100
+        sides[s, k.S_BREAK] = 0
+    widest = dataclasses.replace(first, groups=groups, sides=sides)
+    table = build_chain(widest)
+    if table is None or table.once >= 0:
+        return None
+    space = table.space
+    held = table.code[:, None] // space.stride % space.radix
+    verdict = np.empty((len(table.code), 3), np.int64)
+    verdict[:, 0] = table.ends
+    for s in range(2):
+        mine = _fighters(groups, s)
+        verdict[:, 1 + s] = np.where(
+            held[:, mine].sum(axis=1) > 0, 100 * (held[:, mine] @ groups[mine, k.G_VALUE]), NOBODY
+        )
+    return SharedChain(counts, loosest, table, verdict.ravel(), groups, first.sides.copy())
+
+
+class Sharing:
+    """Sets combinations of a scenario with ranges to walk their family's table
+    (:meth:`__call__`), each family's table built when a combination of it first asks."""
+
+    def __init__(self, checked: Sequence[OlympiaPrepared]) -> None:
+        self._members: dict[bytes, list[OlympiaPrepared]] = {}
+        for prepared in checked:
+            if _plain(prepared):
+                self._members.setdefault(family_key(prepared.arrays), []).append(prepared)
+        self._chains: dict[bytes, SharedChain | None] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, prepared: OlympiaPrepared) -> bool:
+        """Whether ``prepared`` (a combination's own, not yet run) walks a shared table
+        from now on; if not, it is left as it was."""
+        if not _plain(prepared):
+            return False
+        key = family_key(prepared.arrays)
+        members = self._members.get(key)
+        if members is None:
+            return False
+        with self._lock:
+            if key not in self._chains:
+                self._chains[key] = build(members)
+            chain = self._chains[key]
+        record = None if chain is None else chain.record_of(prepared)
+        if chain is None or record is None:
+            return False
+        prepared.share_chain(chain, record)
+        return True
