@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -332,14 +333,22 @@ class OlympiaPrepared(StackedRuns, Prepared):
         self.unfolds = frozenset({BY_STEP, STOP_RULES, FROM_STEP, WAVES})
         self.stop_rules = battle.retreat
         self.from_step = battle.from_step
-        #: Both sides' rules as the kernels take them (kernels/stops.py).
-        self.stops = encode_stops(battle, self.arrays)
         self.columns = self._columns()
         self.flags = frozenset(
             c for c in self.columns if c.startswith(("leader_", "structure_collapsed"))
         )
+
+    # Made on first use, as the chain's table is: a scenario with ranges prepares each
+    # of its combinations, and most are only walked (these were a sixth of preparing).
+    @functools.cached_property
+    def stops(self) -> np.ndarray:
+        """Both sides' rules as the kernels take them (kernels/stops.py)."""
+        return encode_stops(self.battle, self.arrays)
+
+    @functools.cached_property
+    def column_bounds(self) -> Mapping[str, tuple[int | None, int | None]]:  # type: ignore[override]
         brought: dict[str, int] = {}
-        for side, side_name in zip(battle.sides, SIDES, strict=True):
+        for side, side_name in zip(self.battle.sides, SIDES, strict=True):
             for unit in side.units:
                 for men in unit.men:
                     name = f"casualties.{side_name}.{men.type}"
@@ -348,7 +357,7 @@ class OlympiaPrepared(StackedRuns, Prepared):
             name: (0, count) for name, count in brought.items()
         }
         bounds.update(side_bounds(self.arrays.groups))
-        self.column_bounds = bounds
+        return bounds
 
     @property
     def has_rules(self) -> bool:
@@ -368,7 +377,7 @@ class OlympiaPrepared(StackedRuns, Prepared):
     def sharing(self, checked: Sequence[StackedRuns]) -> Callable[[StackedRuns], bool]:
         """Combinations that differ only in counts and break points walk one chain
         table (shared.py)."""
-        return Sharing(checked)  # type: ignore[arg-type,return-value]
+        return Sharing(checked, build_chain)  # type: ignore[arg-type,return-value]
 
     def share_chain(self, chain: SharedChain, record: np.ndarray) -> None:
         """Walk ``chain``'s table from now on, as its ``record`` says (a combination of a

@@ -19,8 +19,9 @@ each battle runs on the same kernel on any thread count and chunking.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -58,25 +59,29 @@ def _fighters(groups: np.ndarray, s: int) -> np.ndarray:
     return (groups[:, k.G_SIDE] == s) & (groups[:, k.G_KIND] != k.ENGINE)
 
 
-def limits(arrays: OlympiaArrays) -> np.ndarray:
+def limits(arrays: OlympiaArrays) -> list[int]:
     """Each side's limit: the score (100 times the value its groups hold) at or under
     which it is broken (strike.py's ``is_broken``, its value counted from its own
-    start: ``start - (counts - held) x values``)."""
-    groups, sides = arrays.groups, arrays.sides
-    out = np.zeros(2, np.int64)
-    for s in range(2):
-        mine = _fighters(groups, s)
-        full = int(groups[mine, k.G_COUNT] @ groups[mine, k.G_VALUE])
-        start = int(sides[s, k.S_START])
-        out[s] = start * int(sides[s, k.S_BREAK]) - 100 * (start - full)
-    return out
+    start: ``start - (counts - held) x values``). In plain numbers: a table has a few
+    rows, and it is worked out for every combination."""
+    full = [0, 0]
+    for side, kind, count, value in arrays.groups[
+        :, [k.G_SIDE, k.G_KIND, k.G_COUNT, k.G_VALUE]
+    ].tolist():
+        if kind != k.ENGINE:
+            full[side] += count * value
+    sides = arrays.sides[:, [k.S_START, k.S_BREAK]].tolist()
+    return [
+        start * brk - 100 * (start - held) for (start, brk), held in zip(sides, full, strict=True)
+    ]
 
 
 def _plain(prepared: OlympiaPrepared) -> bool:
-    """Whether a combination runs what the shared walk runs: the chain kernel's plain
-    run (``auto`` or ``chain``, random order, no stop rule, no group's state kept)."""
+    """Whether a combination may walk a shared table: ``auto`` its kernel (one that
+    names the chain kernel builds its own table), random order, no stop rule, no
+    group's state kept (the chain kernel's plain run)."""
     return (
-        prepared.battle.kernel in ("auto", "chain")
+        prepared.battle.kernel == "auto"
         and prepared.arrays.order == k.RANDOM
         and not prepared.has_rules
         and not prepared.keeps_left
@@ -103,31 +108,45 @@ class SharedChain:
     def space(self) -> Layout:
         return self.table.space
 
+    @functools.cached_property
+    def rows(self) -> dict[int, int]:
+        """Each position's row."""
+        return {code: row for row, code in enumerate(self.table.code.tolist())}
+
+    @functools.cached_property
+    def _plain(self) -> tuple[list[int], list[int], list[int], int, list[int]]:
+        space = self.space
+        opening = int((space.sradix - 1) @ space.sstride)
+        verdict = self.verdict.tolist()
+        return self.counts.tolist(), self.loosest.tolist(), space.stride.tolist(), opening, verdict
+
     def record_of(self, prepared: OlympiaPrepared) -> np.ndarray | None:
         """The combination's record for the shared walk (shared_chain.M_START ..), or
-        None when it cannot walk this table."""
+        None when it cannot walk this table (in plain numbers, as :func:`limits`)."""
+        most, loosest, stride, code, verdict = self._plain
         a = prepared.arrays
-        counts = a.groups[:, k.G_COUNT]
+        counts = a.groups[:, k.G_COUNT].tolist()
         own = limits(a)
-        if (counts > self.counts).any() or (own < self.loosest).any():
+        if any(c > m for c, m in zip(counts, most, strict=True)) or any(
+            o < x for o, x in zip(own, loosest, strict=True)
+        ):
             return None
-        space = self.space
-        code = int(counts @ space.stride) + int((space.sradix - 1) @ space.sstride)
-        # The table's rows run from the largest index down.
-        row = int(np.searchsorted(-self.table.code, -code))
-        if row >= len(self.table.code) or self.table.code[row] != code:
+        code += sum(c * s for c, s in zip(counts, stride, strict=True))
+        row = self.rows.get(code)
+        if row is None:
             return None
-        if (self.verdict[3 * row + 1 : 3 * row + 3] <= own).any():
+        if verdict[3 * row + 1] <= own[0] or verdict[3 * row + 2] <= own[1]:
             return None  # broken before its first strike
-        sides = a.sides[:, [k.S_START, k.S_BREAK]].ravel()
-        return np.concatenate([[row], own, [prepared.from_step], sides, counts]).astype(np.int64)
+        sides = a.sides[:, [k.S_START, k.S_BREAK]].ravel().tolist()
+        return np.array([row, *own, prepared.from_step, *sides, *counts], np.int64)
 
 
-def build(members: Sequence[OlympiaPrepared]) -> SharedChain | None:
+def build(
+    members: Sequence[OlympiaPrepared], build_chain: Callable[[OlympiaArrays], ChainTable | None]
+) -> SharedChain | None:
     """The table of a family (``members``: its checked combinations, one family key),
-    or None where the chain kernel would not run it (over budget, an opening broken)."""
-    from .prepare import build_chain
-
+    or None where ``build_chain`` (prepare.py's) would not build it (over budget) or its
+    opening is broken."""
     first = members[0].arrays
     counts = np.max([m.arrays.groups[:, k.G_COUNT] for m in members], axis=0)
     loosest = np.min([limits(m.arrays) for m in members], axis=0)
@@ -160,7 +179,12 @@ class Sharing:
     """Sets combinations of a scenario with ranges to walk their family's table
     (:meth:`__call__`), each family's table built when a combination of it first asks."""
 
-    def __init__(self, checked: Sequence[OlympiaPrepared]) -> None:
+    def __init__(
+        self,
+        checked: Sequence[OlympiaPrepared],
+        build_chain: Callable[[OlympiaArrays], ChainTable | None],
+    ) -> None:
+        self._build_chain = build_chain
         self._members: dict[bytes, list[OlympiaPrepared]] = {}
         for prepared in checked:
             if _plain(prepared):
@@ -179,7 +203,7 @@ class Sharing:
             return False
         with self._lock:
             if key not in self._chains:
-                self._chains[key] = build(members)
+                self._chains[key] = build(members, self._build_chain)
             chain = self._chains[key]
         record = None if chain is None else chain.record_of(prepared)
         if chain is None or record is None:
