@@ -13,6 +13,7 @@ from the stream of its own (seed, number).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -72,6 +73,22 @@ def warm_stacked(prepared: StackedRuns) -> None:
     rows = np.zeros((1, tables.width + 1), np.int64)
     one = np.zeros(1, np.int64)
     prepared.run_stacked(tables, one, np.ones(1, np.uint64), one, rows)
+
+
+def warm_shared(prepared: StackedRuns) -> bool:
+    """Load (or compile) the kernel that runs what combinations of a scenario with ranges
+    share (olympia's chain table: :meth:`StackedRuns.sharing`), on one battle of
+    ``prepared`` as the only combination (a copy of it: ``prepared`` runs as before);
+    False where ``prepared`` shares nothing."""
+    member = copy.copy(prepared)
+    sharing = prepared.sharing([prepared])
+    if sharing is None or not sharing(member):
+        return False
+    tables = stack([member])
+    rows = np.zeros((1, tables.width + 1), np.int64)
+    one = np.zeros(1, np.int64)
+    member.run_stacked(tables, one, np.ones(1, np.uint64), one, rows)
+    return True
 
 
 class StackedRuns:
