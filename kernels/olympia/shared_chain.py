@@ -101,12 +101,8 @@ def _shared_run(groups, sides, records, at, space, table, slots, seeds, numbers,
             steps_b += failures(b, scale[xb]) + 1
             xa = _pick(a, cum, to, tw, xa)
             xb = _pick(b, cum, to, tw, xb)
-        while _goes_on(verdict, xa, la, da):
-            steps_a += failures(a, scale[xa]) + 1
-            xa = _pick(a, cum, to, tw, xa)
-        while _goes_on(verdict, xb, lb, db):
-            steps_b += failures(b, scale[xb]) + 1
-            xb = _pick(b, cum, to, tw, xb)
+        xa, steps_a = _walk_on(a, verdict, la, da, scale, cum, to, tw, xa, steps_a)
+        xb, steps_b = _walk_on(b, verdict, lb, db, scale, cum, to, tw, xb, steps_b)
         _settle(
             a,
             own_groups,
@@ -139,20 +135,32 @@ def _shared_run(groups, sides, records, at, space, table, slots, seeds, numbers,
         i = hi - 1
         m = at[slots[i]]
         seed_battle(a, seeds[i], numbers[i])
-        x, steps = records[m + M_START], 0
-        while _goes_on(verdict, x, records[m + M_LIMITS], records[m + M_LIMITS + 1]):
-            steps += failures(a, scale[x]) + 1
-            x = _pick(a, cum, to, tw, x)
+        x, steps = _walk_on(
+            a, verdict, records[m + M_LIMITS], records[m + M_LIMITS + 1], scale, cum, to, tw,
+            records[m + M_START], np.int64(0),
+        )  # fmt: skip
         _settle(
             a, own_groups, own_sides, records, m, space, code, verdict, x, steps, scratch, out[i]
         )
 
 
-@jit(inline=True)
+@jit(counted=False, llvm_inline=True)
+def _walk_on(state, verdict, limit_a, limit_d, scale, cum, to, tw, x, steps):
+    """The battle at row ``x`` after ``steps`` strikes walked to its end: its last row
+    and strikes. Inlined by LLVM, not by Numba, as chain.py's ``_walk_on``: each copy
+    of the draws Numba inlines is compiled again (with three, the walk took 10 s of a
+    cold run's compiling)."""
+    while _goes_on(verdict, x, limit_a, limit_d):
+        steps += failures(state, scale[x]) + 1
+        x = _pick(state, cum, to, tw, x)
+    return x, steps
+
+
+@jit(counted=False)
 def _settle(state, groups, sides, records, m, space, code, verdict, x, steps, scratch, row):
     """Battle row ``row`` of the member at ``records[m:]``, ended at row ``x`` after
     ``steps`` strikes: its counts and sides' values into ``groups`` and ``sides``, then
-    chain.py's ``settle_row``."""
+    chain.py's ``settle_row``. Called, not inlined: it runs once a battle."""
     radix, stride, sradix, sstride = space
     for g in range(groups.shape[0]):
         groups[g, layout.G_COUNT] = records[m + M_COUNTS + g]

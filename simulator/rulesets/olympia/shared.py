@@ -7,7 +7,8 @@ only say where a battle starts and which positions end it. Combinations whose ar
 agree once those are left out (:func:`family_key`) share one table, built for the
 largest count of each group and the loosest break of each side among the combinations
 checked before any battle (the ends of each range: simulator/scenario/unknowns.py's
-``Mixture.checked``), so it holds every position any of them reaches while fighting. A
+``Mixture.checked``) whose groups stand as its do (:func:`shape_key`), so it holds every
+position any of them reaches while fighting. A
 combination joins it when its counts are within the table's, its break points no looser
 than the table's, and its opening is a row of the table where neither side is broken yet
 (a battle broken before its first strike takes the chain kernel's single strike, which
@@ -142,14 +143,14 @@ class SharedChain:
 
 
 def build(
-    members: Sequence[OlympiaPrepared], build_chain: Callable[[OlympiaArrays], ChainTable | None]
+    first: OlympiaArrays,
+    bounds: tuple[np.ndarray, np.ndarray],
+    build_chain: Callable[[OlympiaArrays], ChainTable | None],
 ) -> SharedChain | None:
-    """The table of a family (``members``: its checked combinations, one family key),
-    or None where ``build_chain`` (prepare.py's) would not build it (over budget) or its
-    opening is broken."""
-    first = members[0].arrays
-    counts = np.max([m.arrays.groups[:, k.G_COUNT] for m in members], axis=0)
-    loosest = np.min([limits(m.arrays) for m in members], axis=0)
+    """The table of ``first``'s family for the largest counts and loosest limits of
+    ``bounds`` (:func:`bounds_of`), or None where ``build_chain`` (prepare.py's) would
+    not build it (over budget) or its opening is broken."""
+    counts, loosest = bounds
     groups = first.groups.copy()
     groups[:, k.G_COUNT] = counts
     sides = first.sides.copy()
@@ -175,9 +176,28 @@ def build(
     return SharedChain(counts, loosest, table, verdict.ravel(), groups, first.sides.copy())
 
 
+def shape_key(arrays: OlympiaArrays) -> bytes:
+    """What combinations must share for their counts and limits to be compared: their
+    groups' sides, units, rows and kinds (families that differ in ratings alone, as
+    the weather makes them, share one)."""
+    shape = np.array([*arrays.groups.shape, arrays.order], np.int64)
+    where = arrays.groups[:, [k.G_SIDE, k.G_UNIT, k.G_ROW, k.G_KIND]]
+    return shape.tobytes() + np.ascontiguousarray(where).tobytes()
+
+
+def bounds_of(members: Sequence[OlympiaArrays]) -> tuple[np.ndarray, np.ndarray]:
+    """The largest count of each group and the loosest limit of each side of
+    ``members`` (one shape key)."""
+    counts = np.max([m.groups[:, k.G_COUNT] for m in members], axis=0)
+    return counts, np.min([limits(m) for m in members], axis=0)
+
+
 class Sharing:
     """Sets combinations of a scenario with ranges to walk their family's table
-    (:meth:`__call__`), each family's table built when a combination of it first asks."""
+    (:meth:`__call__`), each family's table built when a combination of it first asks,
+    for the largest counts and loosest limits of the checked combinations of its shape
+    (:func:`shape_key`): a function of the family and the checked combinations alone,
+    whichever of its combinations asks first."""
 
     def __init__(
         self,
@@ -185,10 +205,11 @@ class Sharing:
         build_chain: Callable[[OlympiaArrays], ChainTable | None],
     ) -> None:
         self._build_chain = build_chain
-        self._members: dict[bytes, list[OlympiaPrepared]] = {}
+        shapes: dict[bytes, list[OlympiaArrays]] = {}
         for prepared in checked:
             if _plain(prepared):
-                self._members.setdefault(family_key(prepared.arrays), []).append(prepared)
+                shapes.setdefault(shape_key(prepared.arrays), []).append(prepared.arrays)
+        self._bounds = {shape: bounds_of(members) for shape, members in shapes.items()}
         self._chains: dict[bytes, SharedChain | None] = {}
         self._lock = threading.Lock()
 
@@ -197,13 +218,13 @@ class Sharing:
         from now on; if not, it is left as it was."""
         if not _plain(prepared):
             return False
-        key = family_key(prepared.arrays)
-        members = self._members.get(key)
-        if members is None:
+        bounds = self._bounds.get(shape_key(prepared.arrays))
+        if bounds is None:
             return False
+        key = family_key(prepared.arrays)
         with self._lock:
             if key not in self._chains:
-                self._chains[key] = build(members, self._build_chain)
+                self._chains[key] = build(prepared.arrays, bounds, self._build_chain)
             chain = self._chains[key]
         record = None if chain is None else chain.record_of(prepared)
         if chain is None or record is None:
