@@ -313,13 +313,14 @@ def test_the_stacked_answer_is_the_weighted_mixture_of_fixed_answers() -> None:
 
 def test_the_page_warms_the_stacked_kernels(monkeypatch: pytest.MonkeyPatch) -> None:
     """serve's warming runs one battle of each stacked ruleset's starter through its
-    stacked kernel (a question with ranges then waits on no compile)."""
+    stacked kernel (a question with ranges then waits on no compile), and olympia's
+    page example through the walk of a shared chain table."""
     from simulator.serve import warming
 
     warmed = stacked_runs(monkeypatch)
     for ruleset in sorted(STACKED_KERNELS):
         warming._other_kernels(ruleset)
-    assert warmed == sorted(STACKED_KERNELS)
+    assert warmed == sorted([*STACKED_KERNELS, "olympia"])
 
 
 def stacked_runs(monkeypatch: pytest.MonkeyPatch) -> list[str]:

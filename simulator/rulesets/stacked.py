@@ -163,5 +163,19 @@ class StackedRuns:
         member may run the stack: members of one stack key share the kernel."""
         kernel, battle = self.stacked_kernel()
         kernel(
-            battle, *tables.flats, tables.at, tables.dims, tables.sizes, slots, seeds, numbers, out
+            battle,
+            *tables.flats,
+            tables.at,
+            tables.dims,
+            tables.sizes,
+            slots,
+            seeds,
+            numbers,
+            out,
+            *self.stacked_shared(),
         )
+
+    def stacked_shared(self) -> tuple[Any, ...]:
+        """What its stacked kernel takes after the battles' rows: the tables its members
+        share, one copy for them all (olympia's chain table), none unless said."""
+        return ()

@@ -334,6 +334,8 @@ class Mixture:
         self._lock = threading.Lock()
         # How the combinations share tables (StackedRuns.sharing), made on first use.
         self._sharing: Callable[[StackedRuns], bool] | bool | None = False
+        # The checked combinations prepared for it, which prepared_of then takes.
+        self._fresh: dict[int, Prepared] = {}
         # Every value of every list, the ends of every range, the other unknowns at their
         # first value: the values are checked where they are written (a value the key
         # cannot take, a range on a key that cannot vary) before any battle.
@@ -381,13 +383,16 @@ class Mixture:
             known = self._prepared.get(combination)
         if known is not None:
             return known
-        scenario = self.scenario_of(combination)
-        prepared = rulesets.get(self.ruleset).prepare(scenario.model)
+        sharing = self._shared_tables()
+        with self._lock:
+            fresh = self._fresh.pop(combination, None)
+        if fresh is None:
+            fresh = rulesets.get(self.ruleset).prepare(self.scenario_of(combination).model)
+        prepared = fresh
         # The kernel worth its set-up for the battles KERNEL_HORIZON battles give this
         # combination (a table built per combination would cost more than its few
         # battles), unless it shares one with others: a pure function of the
         # combination, so every process, chunk and thread runs it with the same kernel.
-        sharing = self._shared_tables()
         if sharing is None or not sharing(prepared):  # type: ignore[arg-type]
             expected = max(1, int(self.probability(combination) * KERNEL_HORIZON))
             prepared.use_kernel(prepared.kernel_choices(expected)[0])
@@ -402,12 +407,18 @@ class Mixture:
         made once from the checked combinations prepared afresh."""
         if self._sharing is False:
             rs = rulesets.get(self.ruleset)
-            checked = [rs.prepare(self.scenario_of(c).model) for c in self.checked]
-            first = checked[0]
-            made = first.sharing(checked) if isinstance(first, StackedRuns) else None  # type: ignore[arg-type]
+            checked = {c: rs.prepare(self.scenario_of(c).model) for c in self.checked}
+            first = checked[self.checked[0]]
+            made = (
+                first.sharing(list(checked.values()))  # type: ignore[arg-type]
+                if isinstance(first, StackedRuns)
+                else None
+            )
             with self._lock:
                 if self._sharing is False:
                     self._sharing = made
+                    # Prepared once: prepared_of takes these as they are.
+                    self._fresh.update(checked)
         return self._sharing  # type: ignore[return-value]
 
     def stack_of(self, key: Hashable, combinations: list[int]) -> tuple[Stack, dict[int, int]]:

@@ -19,7 +19,7 @@ from kernels.olympia import stacked as olympia_stacked
 from ...errors import BattleOddsError, did_you_mean
 from ..base import BY_STEP, FROM_STEP, STOP_RULES, WAVES, Prepared
 from ..outcomes import Outcomes, Recorded
-from ..stacked import Stack, StackedRuns, stack
+from ..stacked import StackedRuns, stack
 from ..stop_rules import STOP_AFTER
 from . import waves
 from .keys import KERNELS, RULE_KERNELS
@@ -431,29 +431,14 @@ class OlympiaPrepared(StackedRuns, Prepared):
             return shared_chain.shared_stacked, shared_chain.run_by_address()
         return olympia_stacked.skip_stacked, olympia_stacked.run_by_address()
 
-    def run_stacked(
-        self,
-        tables: Stack,
-        slots: np.ndarray,
-        seeds: np.ndarray,
-        numbers: np.ndarray,
-        out: np.ndarray,
-    ) -> None:
+    def stacked_shared(self) -> tuple[Any, ...]:
+        """On a shared table: the family's groups and sides, the table's digits and its
+        rows (kernels/olympia/shared_chain.py's ``shared_stacked``)."""
         if self._shared is None:
-            super().run_stacked(tables, slots, seeds, numbers, out)
-            return
+            return ()
         chain = self._shared[0]
         t, space = chain.table, chain.space
-        shared_chain.shared_stacked(
-            shared_chain.run_by_address(),
-            *tables.flats,
-            tables.at,
-            tables.dims,
-            tables.sizes,
-            slots,
-            seeds,
-            numbers,
-            out,
+        return (
             chain.groups,
             chain.sides,
             (space.radix, space.stride, space.sradix, space.sstride),
