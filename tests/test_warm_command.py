@@ -31,6 +31,7 @@ def test_warm_has_a_job_for_every_kernel_path_longest_first() -> None:
     olympia = {job.name for job in todo if job.ruleset == "olympia"}
     assert olympia == {
         "olympia chain",
+        "olympia chain with ranges",
         "olympia chain, the battle as it unfolds",
         "olympia skip",
         "olympia skip, the battle as it unfolds",
