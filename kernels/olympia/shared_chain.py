@@ -12,11 +12,19 @@ positions end it. Combinations that differ only there share one table
 break points among them), and each battle walks it from its own opening, ending where its
 own side's break point says.
 
-Each member (a combination) brings its own ``ends``, one entry a row of the shared table
-(the winner where a battle of it ends there, -1 where it goes on: shared.py's
-``SharedChain.ends_of``), so that its walk reads one entry a change, as the chain
-kernel's does. (A walk that tested each side's value against the member's break at
-every change took twice the chain kernel's time, one thread, AMD EPYC.)
+The table's rows carry a ``verdict`` of three entries (shared.py's ``SharedChain``): the
+table's ``ends`` there and each side's score, 100 times the value it holds (NOBODY where
+it has nobody left). Each member (a combination) brings its limits, the score at or
+under which each of its sides is broken, and a battle goes on at a row while the table
+does not end it and both scores are above its member's limits: one test of the three,
+no branch between them. (Each member's own ends worked out for every row took a
+member's run to read its own copy, 7 kB a member: the battles of 561 combinations then
+took twice the time of the same battles in their members' order, one thread.)
+
+The battles are taken in their order, so that each writes its row after the last one's
+(in their members' order, as kernels/olympia/stacked.py takes them, 400,000 battles of
+561 combinations took 1.5x the time of the same battles in order, one thread, CPU time,
+AMD EPYC), two at a time as chain.py's ``_walk`` pairs them, each pair of any members.
 
 Each battle draws what the chain kernel's plain walk of its own combination draws, in
 the same order, from the same stream (the geometric draw and the pick each change, the
@@ -44,7 +52,7 @@ from .chain import _cleared, _pick, failures, settle_row
 #: steps, as a plain run's caller adds it), each side's starting value and break point,
 #: then its groups' counts at the start.
 M_START, M_LIMITS, M_FROM_STEP, M_SIDES, M_COUNTS = 0, 1, 3, 4, 8
-#: Battles a thread takes at a time.
+#: Battles a thread takes at a time (a call of :func:`_shared_run`).
 WINDOW = 1024
 
 
@@ -195,11 +203,7 @@ def shared_stacked(
     walked through the shared ``table`` (chain.py's ``(code, scale, cum, to)`` and the
     rows' ``verdict``: shared.py), its positions' digits ``space``, the family's
     ``groups`` and ``sides``. ``run`` is :func:`run_by_address`. The battles are taken
-    in their order, WINDOW at a time, so that each row is written after the last: taken
-    in their members' order (as kernels/olympia/stacked.py takes them, a member's
-    tables read once for a run of its battles), 400,000 battles of 561 combinations
-    took 1.5x the time of the same battles in order, one thread (CPU time, AMD EPYC),
-    each writing its row far from the last one's."""
+    in their order, WINDOW at a time (module docstring)."""
     n = out.shape[0]
     starts = at[:, 0].copy()
     for window in prange((n + WINDOW - 1) // WINDOW):

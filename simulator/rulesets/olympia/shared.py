@@ -8,11 +8,11 @@ agree once those are left out (:func:`family_key`) share one table, built for th
 largest count of each group and the loosest break of each side among the combinations
 checked before any battle (the ends of each range: simulator/scenario/unknowns.py's
 ``Mixture.checked``) whose groups stand as its do (:func:`shape_key`), so it holds every
-position any of them reaches while fighting. A
-combination joins it when its counts are within the table's, its break points no looser
-than the table's, and its opening is a row of the table where neither side is broken yet
-(a battle broken before its first strike takes the chain kernel's single strike, which
-the shared walk does not); any other runs as before. Whether a combination joins depends
+position any of them reaches while fighting. A combination joins it when its counts are
+within the table's, its break points no looser than the table's, and its opening is a
+row of the table where neither side is broken yet (a battle broken before its first
+strike takes the chain kernel's single strike, which the shared walk does not); any
+other runs as before. Whether a combination joins depends
 on it and on the checked combinations alone, never on which battles or chunk drew it, so
 each battle runs on the same kernel on any thread count and chunking.
 """
