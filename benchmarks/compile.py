@@ -1,7 +1,8 @@
 """Where a cold run's compile time goes: each function's compile seconds and count.
 
-For every bundled ruleset and kernel path (olympia's chain and skip kernels, age_of_gods,
-blocks, confrontation, skirmish) it runs ``battle-odds run SCENARIO`` in a fresh
+For every bundled ruleset and kernel path (olympia's chain and skip kernels and the walk
+of the chain tables a scenario with ranges shares, age_of_gods, blocks, confrontation,
+skirmish) it runs ``battle-odds run SCENARIO`` in a fresh
 interpreter with an empty ``NUMBA_CACHE_DIR``, so everything the run calls is compiled,
 and records Numba's compile events (``numba.core.event``, kind ``numba:compile``). A
 function compiled inside another's compile (an inlined or called helper) is timed apart:
@@ -37,6 +38,8 @@ ROOT = Path(__file__).resolve().parent.parent
 PATHS = {
     "olympia-chain": "scenarios/olympia/knights_vs_pikemen.toml",
     "olympia-skip": "scenarios/olympia/castle_siege.toml",
+    # Ranges on counts, break points and the weather: the shared chain tables' walk.
+    "olympia-ranges": "examples/unknowns/scouted_pike_wall.toml",
     "age_of_gods": "scenarios/age_of_gods/archers_in_rain.toml",
     "blocks": "scenarios/blocks/field_battle.toml",
     "confrontation": "scenarios/confrontation/attack.toml",

@@ -6,8 +6,9 @@ unknown at its middle value. The two are run alternately, ``--rounds`` times eac
 all the kernel's threads as ``battle-odds run`` runs them; each round loads the scenario
 afresh, so every combination's validation and preparation is counted, as in a fresh
 ``battle-odds run`` process (the kernels themselves are cached, compiled beforehand).
-Prints a markdown table of battles per second (the median of the rounds, wall clock)
-and the ranges' speed against fixed inputs, with the processor and the load.
+Prints a markdown table of battles per second (the median of the rounds, wall clock;
+``--cpu``: on one thread, by the process's CPU seconds, which a busy machine disturbs
+least) and the ranges' speed against fixed inputs, with the processor and the load.
 ``--stages`` instead times each stage of one run with ranges (a timer around each:
 validating and preparing each combination, drawing the inputs, stacking the tables,
 the kernel calls, gathering the columns), to say where the time goes. ``--kernels-only``
@@ -129,13 +130,19 @@ def scenario(name: str, ranges: dict[str, str], fixed: bool) -> Scenario:
     return from_data(data, Source(f"{name} (benchmark)"))
 
 
+#: What :func:`seconds` reads: the wall clock, or with ``--cpu`` the process's CPU time
+#: (on one thread: what other jobs on the machine disturb least).
+CLOCK: list[Callable[[], float]] = [time.perf_counter]
+
+
 def seconds(name: str, ranges: dict[str, str], fixed: bool, battles: int) -> tuple[float, int]:
-    """Wall seconds of a run of ``battles`` from a freshly loaded scenario, and its
-    combinations of inputs."""
+    """Seconds (:data:`CLOCK`) of a run of ``battles`` from a freshly loaded scenario,
+    and its combinations of inputs."""
     loaded = scenario(name, ranges, fixed)
-    started = time.perf_counter()
+    clock = CLOCK[0]
+    started = clock()
     simulate(loaded, battles, 1, keep_battles=False)
-    return time.perf_counter() - started, getattr(loaded.model, "combinations", 1)
+    return clock() - started, getattr(loaded.model, "combinations", 1)
 
 
 #: The stages ``--stages`` times: (words, class, method). Validation is timed inside
@@ -249,6 +256,11 @@ def main() -> None:
         "--stages", action="store_true", help="time each stage of one run with ranges instead"
     )
     parser.add_argument(
+        "--cpu",
+        action="store_true",
+        help="one thread, the process's CPU seconds rather than the wall clock's",
+    )
+    parser.add_argument(
         "--kernels-only",
         action="store_true",
         help="time the battles alone (every combination prepared beforehand) instead",
@@ -256,8 +268,15 @@ def main() -> None:
     args = parser.parse_args()
     only = args.only.split(",")
     chosen = [c for c in CASES if not args.only or c in only or ruleset_of(c) in only]
+    threads = "all threads"
+    if args.cpu:
+        import numba
+
+        numba.set_num_threads(1)
+        CLOCK[0] = time.process_time
+        threads = "one thread, CPU seconds"
     print(f"# {command_line()}")
-    print(f"# processor {processor()}, all threads, load average {load_average()} (at start)")
+    print(f"# processor {processor()}, {threads}, load average {load_average()} (at start)")
     if args.stages or args.kernels_only:
         if args.stages:
             stages(chosen, args.battles)

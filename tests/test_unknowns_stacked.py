@@ -29,8 +29,9 @@ from tests.test_unknowns import battles_of_their_combinations
 #: the kernel calls (stacks) a chunk of all its combinations makes. Blocks' from_step
 #: puts the combinations on two battle functions (the plain one when 0), its turns on
 #: two sets of derived columns (``turn`` only when more than one). Olympia's 264
-#: combinations are each drawn too seldom to repay the chain kernel's table: each runs
-#: on ``skip``, in either strike order, from step 0 or 2.
+#: combinations are each drawn too seldom to repay a chain table of their own: those in
+#: random order walk one table they share (rulesets/olympia/shared.py), from step 0 or
+#: 2, those in alternating order run on ``skip``: two stacks.
 CASES: dict[str, tuple[str, dict[str, Any], int]] = {
     "age_of_gods": (
         "age_of_gods/pikemen_vs_knights",
@@ -59,7 +60,7 @@ CASES: dict[str, tuple[str, dict[str, Any], int]] = {
             "battle.strike_order": "random:1, alternating:1",
             "battle.from_step": "0:1, 2:1",
         },
-        1,
+        2,
     ),
     "skirmish": (
         "skirmish/cavalry_charge",
@@ -129,15 +130,16 @@ def alone_of(scenario: simulator.Scenario) -> Any:
 def test_olympia_combinations_off_the_stacked_kernel_run_apart(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """A combination drawn often enough to repay the chain kernel's table runs on it by
-    a call of its own, the others in one stacked call; every battle its combination's
-    own, across a block's end."""
+    """A combination the stacked kernels do not run (one that names the chain kernel
+    builds its own table) runs by a call of its own, the others in one stacked call;
+    every battle its combination's own, across a block's end."""
     data = tomllib.loads((ROOT / "scenarios/olympia/knights_vs_pikemen.toml").read_text())
-    set_path(data, "defender.break_point", "50:98, 0:1, 25:1")
-    scenario = simulator.from_data(data, Source("break points"))
+    set_path(data, "battle.kernel", "chain:98, skip:1")
+    set_path(data, "defender.break_point", "50:1, 25:1")
+    scenario = simulator.from_data(data, Source("kernels"))
     mixture = scenario.model
     kernels = [mixture.prepared_of(c).kernel for c in range(mixture.combinations)]
-    assert kernels == ["chain", "skip", "skip"], kernels  # break points 50, 0, 25
+    assert kernels == ["chain", "chain", "skip", "skip"], kernels
     kind = type(mixture.prepared_of(0))
     stacked: list[int] = []
     apart: list[int] = []
@@ -156,7 +158,7 @@ def test_olympia_combinations_off_the_stacked_kernel_run_apart(
     first, count = BLOCK - 300, 600
     got = prepare(scenario).run(11, first, count)
     monkeypatch.undo()
-    assert len(stacked) == 1 and len(apart) == 2  # the chain's: one call a block
+    assert len(stacked) == 1 and len(apart) == 4  # the chain's: one call a block each
     assert sum(stacked) + sum(apart) == count and sum(stacked) < count / 10
     alone = alone_of(scenario)
     assert battles_of_their_combinations(got, mixture, 11, first, alone) == count
@@ -311,13 +313,14 @@ def test_the_stacked_answer_is_the_weighted_mixture_of_fixed_answers() -> None:
 
 def test_the_page_warms_the_stacked_kernels(monkeypatch: pytest.MonkeyPatch) -> None:
     """serve's warming runs one battle of each stacked ruleset's starter through its
-    stacked kernel (a question with ranges then waits on no compile)."""
+    stacked kernel (a question with ranges then waits on no compile), and olympia's
+    page example through the walk of a shared chain table."""
     from simulator.serve import warming
 
     warmed = stacked_runs(monkeypatch)
     for ruleset in sorted(STACKED_KERNELS):
         warming._other_kernels(ruleset)
-    assert warmed == sorted(STACKED_KERNELS)
+    assert warmed == sorted([*STACKED_KERNELS, "olympia"])
 
 
 def stacked_runs(monkeypatch: pytest.MonkeyPatch) -> list[str]:

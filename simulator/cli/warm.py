@@ -49,12 +49,15 @@ class Job:
     @property
     def family(self) -> str:
         """The kernel module whose compiled functions this job shares: its own, or for a
-        stacked kernel the plain one whose battle it calls (olympia's: the skip kernel's).
+        stacked kernel the plain one whose battle it calls (olympia's: the skip kernel's;
+        its shared tables' walk: the chain kernel's).
         Two jobs of a family never compile side by side: each would compile the shared
         functions itself (the skip kernel's battle, about 40 s, twice), where the second,
         started after the first, loads them from the cache and compiles only its own."""
         if self.module == "kernels.olympia.stacked":
             return "kernels.olympia.skip"
+        if self.module == "kernels.olympia.shared_chain":
+            return "kernels.olympia.chain"
         return self.module.removesuffix("_stacked")
 
 
@@ -68,14 +71,18 @@ def _olympia(name: str, module: str, attacker: str, defender: str, *more: str) -
 
 
 #: Olympia's paths, each named by its kernel: the chain kernel (open-field armies; the
-#: starter scenario's tower makes it a skip battle), the skip kernel for smaller and for
-#: large armies (a kernel each, kernels/olympia/skip.py), the chain and skip kernels' battle
+#: starter scenario's tower makes it a skip battle) and its walk of a table the
+#: combinations of a scenario with ranges share (kernels/olympia/shared_chain.py), the
+#: skip kernel for smaller and for large armies (a kernel each, kernels/olympia/skip.py),
+#: the chain and skip kernels' battle
 #: as it unfolds (a stop rule, ``--after``, ``--by-round``: a version of each kernel of its
 #: own, which README's retreat example compiled for a minute when warm left it out), the
 #: per-strike kernel (``kernel = "strike"``) and the exact solver.
 OLYMPIA = (
     _olympia("olympia chain", "kernels.olympia.chain", "noble, 20 knight", "noble, 30 pikeman",
              *FEW),
+    _olympia("olympia chain with ranges", "kernels.olympia.shared_chain", "noble, 20 knight",
+             "noble, 25..30 pikeman", *FEW),
     _olympia("olympia chain, the battle as it unfolds", "kernels.olympia.chain",
              "noble, 20 knight", "noble, 30 pikeman", "--after", "1", *FEW),
     _olympia("olympia skip", "kernels.olympia.skip", "noble, 30 soldier", "noble, 30 pikeman",

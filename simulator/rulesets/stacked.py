@@ -13,7 +13,8 @@ from the stream of its own (seed, number).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import copy
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,6 +75,22 @@ def warm_stacked(prepared: StackedRuns) -> None:
     prepared.run_stacked(tables, one, np.ones(1, np.uint64), one, rows)
 
 
+def warm_shared(prepared: StackedRuns) -> bool:
+    """Load (or compile) the kernel that runs what combinations of a scenario with ranges
+    share (olympia's chain table: :meth:`StackedRuns.sharing`), on one battle of
+    ``prepared`` as the only combination (a copy of it: ``prepared`` runs as before);
+    False where ``prepared`` shares nothing."""
+    member = copy.copy(prepared)
+    sharing = prepared.sharing([prepared])
+    if sharing is None or not sharing(member):
+        return False
+    tables = stack([member])
+    rows = np.zeros((1, tables.width + 1), np.int64)
+    one = np.zeros(1, np.int64)
+    member.run_stacked(tables, one, np.ones(1, np.uint64), one, rows)
+    return True
+
+
 class StackedRuns:
     """A prepared scenario whose kernel also runs the battles of many of its ruleset's
     scenarios in one call (mixed into the ruleset's ``Prepared``). Its outcome columns
@@ -85,6 +102,16 @@ class StackedRuns:
         """Whether its battles run on its ruleset's stacked kernel; if not (a kernel the
         stacked one does not run), a scenario with ranges runs them by a call of its own."""
         return True
+
+    def sharing(self, checked: Sequence[StackedRuns]) -> Callable[[StackedRuns], bool] | None:
+        """How combinations of a scenario with ranges share what their kernel would build
+        for each (olympia's chain table), made from ``checked`` (the combinations checked
+        before any battle, prepared, of its ruleset): a function that sets a combination,
+        freshly prepared, to run on what it shares and says whether it does (then its
+        kernel is chosen), or None where nothing is shared. Whether a combination joins
+        must depend on it and ``checked`` alone, so its battles run on the same kernel in
+        every chunk."""
+        return None
 
     def stacked_table_bytes(self) -> int:
         """The bytes of the tables a stacked call builds for it (skirmish's expected
@@ -136,5 +163,19 @@ class StackedRuns:
         member may run the stack: members of one stack key share the kernel."""
         kernel, battle = self.stacked_kernel()
         kernel(
-            battle, *tables.flats, tables.at, tables.dims, tables.sizes, slots, seeds, numbers, out
+            battle,
+            *tables.flats,
+            tables.at,
+            tables.dims,
+            tables.sizes,
+            slots,
+            seeds,
+            numbers,
+            out,
+            *self.stacked_shared(),
         )
+
+    def stacked_shared(self) -> tuple[Any, ...]:
+        """What its stacked kernel takes after the battles' rows: the tables its members
+        share, one copy for them all (olympia's chain table), none unless said."""
+        return ()

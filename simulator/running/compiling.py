@@ -29,6 +29,7 @@ KERNEL_MODULES: dict[str, tuple[str, float]] = {
     "kernels.olympia.chain": ("olympia chain", 19.0),
     "kernels.olympia.skip": ("olympia skip", 31.0),
     "kernels.olympia.exact": ("olympia exact solver", 9.0),
+    "kernels.olympia.shared_chain": ("olympia chain with ranges", 10.0),
     "kernels.age_of_gods": ("age_of_gods", 15.0),
     "kernels.blocks": ("blocks", 21.0),
     "kernels.confrontation": ("confrontation", 8.0),

@@ -42,16 +42,55 @@ def grouped_calls(
         segment = groups[here]
         order = np.argsort(segment, kind="stable")
         present, starts, counts = np.unique(segment[order], return_index=True, return_counts=True)
-        if start > before:
-            # How many battles of each group the block held before ``start``.
-            seen, seen_counts = np.unique(earlier(before, start - before), return_counts=True)
-            at = np.minimum(np.searchsorted(seen, present), len(seen) - 1)
-            prior = np.where(seen[at] == present, seen_counts[at], 0)
-        else:
-            prior = np.zeros(len(present), np.int64)
+        prior = _prior(present, earlier, before, start)
         for g, s, n, r in zip(present, starts, counts, prior, strict=True):
             yield int(g), before + int(r), order[s : s + n] + (start - first)
         start = end
+
+
+def _prior(
+    present: np.ndarray, earlier: Callable[[int, int], np.ndarray], before: int, start: int
+) -> np.ndarray:
+    """How many battles of each group of ``present`` (ascending) the block that starts
+    at battle ``before`` held before battle ``start``."""
+    if start == before:
+        return np.zeros(len(present), np.int64)
+    seen, seen_counts = np.unique(earlier(before, start - before), return_counts=True)
+    at = np.minimum(np.searchsorted(seen, present), len(seen) - 1)
+    return np.where(seen[at] == present, seen_counts[at], 0)
+
+
+def grouped_numbers(
+    first: int,
+    groups: np.ndarray,
+    earlier: Callable[[int, int], np.ndarray],
+    block: int,
+) -> np.ndarray:
+    """Each battle's number in its group's scenario, as :func:`grouped_calls` numbers
+    them (the r-th battle of its block to pick group g is battle ``block_index * block
+    + r`` of g's), for battles ``first .. first + len(groups) - 1``, in arrays: a chunk of
+    hundreds of groups numbered without a Python step a group."""
+    count = len(groups)
+    numbers = np.empty(count, np.int64)
+    start = first
+    while start < first + count:
+        before = start // block * block
+        end = min(first + count, before + block)
+        segment = groups[start - first : end - first]
+        # Groups counted in 16 bits sort by radix (NumPy's stable sort of int16), a
+        # tenth of sorting them as int64; the order is the same.
+        small = len(segment) > 0 and segment.min() >= 0 and segment.max() < (1 << 15)
+        order = np.argsort(segment.astype(np.int16) if small else segment, kind="stable")
+        ordered = segment[order]
+        new = np.ones(len(ordered), bool)
+        new[1:] = ordered[1:] != ordered[:-1]
+        starts = np.flatnonzero(new)
+        group = np.cumsum(new) - 1
+        prior = _prior(ordered[starts], earlier, before, start)
+        rank = np.arange(len(ordered)) - starts[group] + prior[group]
+        numbers[order + (start - first)] = before + rank
+        start = end
+    return numbers
 
 
 class GroupedPrepared(Prepared):

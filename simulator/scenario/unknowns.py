@@ -42,7 +42,7 @@ from ..input.fields import RANGE_PATTERN, WEIGHTED_PATTERN
 from ..input.reader import reusing
 from ..rulesets.base import BY_STEP, Prepared
 from ..rulesets.stacked import Stack, StackedRuns, stack
-from .groups import GroupedPrepared, grouped_calls
+from .groups import GroupedPrepared, grouped_calls, grouped_numbers
 
 if TYPE_CHECKING:
     from .scenario import Scenario
@@ -59,6 +59,9 @@ BLOCK = 1 << 16
 #: The battles a run is taken to have when each combination's kernel is chosen (Olympia
 #: builds its chain table only for a combination drawn often enough to repay it).
 KERNEL_HORIZON = 1 << 18
+#: Up to this many combinations, a chunk finds those its battles drew by counting them,
+#: not by sorting the draws.
+DENSE_COMBINATIONS = 1 << 20
 #: The most combinations whose tables one stack holds (rulesets/stacked.py).
 MAX_STACKED = 4096
 #: The most bytes of tables a stacked kernel call may build for its combinations.
@@ -329,6 +332,10 @@ class Mixture:
         # combination's slot in them (rulesets/stacked.py).
         self._stacks: dict[Hashable, tuple[Stack, dict[int, int]]] = {}
         self._lock = threading.Lock()
+        # How the combinations share tables (StackedRuns.sharing), made on first use.
+        self._sharing: Callable[[StackedRuns], bool] | bool | None = False
+        # The checked combinations prepared for it, which prepared_of then takes.
+        self._fresh: dict[int, Prepared] = {}
         # Every value of every list, the ends of every range, the other unknowns at their
         # first value: the values are checked where they are written (a value the key
         # cannot take, a range on a key that cannot vary) before any battle.
@@ -376,19 +383,43 @@ class Mixture:
             known = self._prepared.get(combination)
         if known is not None:
             return known
-        scenario = self.scenario_of(combination)
-        prepared = rulesets.get(self.ruleset).prepare(scenario.model)
+        sharing = self._shared_tables()
+        with self._lock:
+            fresh = self._fresh.pop(combination, None)
+        if fresh is None:
+            fresh = rulesets.get(self.ruleset).prepare(self.scenario_of(combination).model)
+        prepared = fresh
         # The kernel worth its set-up for the battles KERNEL_HORIZON battles give this
         # combination (a table built per combination would cost more than its few
-        # battles): a pure function of the combination, so every process, chunk and
-        # thread runs it with the same kernel.
-        expected = max(1, int(self.probability(combination) * KERNEL_HORIZON))
-        prepared.use_kernel(prepared.kernel_choices(expected)[0])
+        # battles), unless it shares one with others: a pure function of the
+        # combination, so every process, chunk and thread runs it with the same kernel.
+        if sharing is None or not sharing(prepared):  # type: ignore[arg-type]
+            expected = max(1, int(self.probability(combination) * KERNEL_HORIZON))
+            prepared.use_kernel(prepared.kernel_choices(expected)[0])
         with self._lock:
             if len(self._prepared) > 4096:
                 self._prepared.clear()
             self._prepared[combination] = prepared
         return prepared
+
+    def _shared_tables(self) -> Callable[[StackedRuns], bool] | None:
+        """The ruleset's sharing of tables among the combinations (StackedRuns.sharing),
+        made once from the checked combinations prepared afresh."""
+        if self._sharing is False:
+            rs = rulesets.get(self.ruleset)
+            checked = {c: rs.prepare(self.scenario_of(c).model) for c in self.checked}
+            first = checked[self.checked[0]]
+            made = (
+                first.sharing(list(checked.values()))  # type: ignore[arg-type]
+                if isinstance(first, StackedRuns)
+                else None
+            )
+            with self._lock:
+                if self._sharing is False:
+                    self._sharing = made
+                    # Prepared once: prepared_of takes these as they are.
+                    self._fresh.update(checked)
+        return self._sharing  # type: ignore[return-value]
 
     def stack_of(self, key: Hashable, combinations: list[int]) -> tuple[Stack, dict[int, int]]:
         """The stacked tables holding ``combinations`` (of one stack key), and each
@@ -495,6 +526,7 @@ class MixturePrepared(GroupedPrepared):
         self.unfolds = frozenset.intersection(*(p.unfolds for p in known)) - {BY_STEP}
         # The gather of the outcome columns from the last stack's rows (_gather).
         self._places: dict[int, tuple[Stack, np.ndarray, np.ndarray]] = {}
+        self._column_places: dict[int, list[int]] = {}
 
     def memory_bytes(self, battles: int) -> int:
         # The chunk's outcome columns, the input draws, and the widest combination's rows.
@@ -512,71 +544,105 @@ class MixturePrepared(GroupedPrepared):
             return out
         drawn = m.draws(seed, first, count)
         combos = drawn @ m.strides
-        calls = list(
-            grouped_calls(
-                first, combos, lambda start, n: m.draws(seed, start, n) @ m.strides, BLOCK
-            )
-        )
-        # Each call's seed, for all of them at once (a hash a call cost as much as a
-        # small group's battles).
-        seeds = m.combination_seeds(seed, np.array([c for c, _, _ in calls], np.int64))
-        present = {c: m.prepared_of(c) for c, _, _ in calls}
+        if m.combinations <= DENSE_COMBINATIONS:
+            # A count a combination: faster than sorting the chunk's draws.
+            tally = np.bincount(combos, minlength=m.combinations)
+            drawn_here = np.flatnonzero(tally)
+        else:
+            drawn_here = np.unique(combos)
+        known = m._prepared  # read without the lock: a combination once prepared stays
+        present = {c: known.get(c) or m.prepared_of(c) for c in drawn_here.tolist()}
         stacking = {c for c, p in present.items() if isinstance(p, StackedRuns) and p.stacks()}
         # A stacked call builds every member's tables at once (skirmish's expected damage,
         # a participant against each other): past a bound, a call a combination.
         built = sum(present[c].stacked_table_bytes() for c in stacking)  # type: ignore[attr-defined]
         if built > STACKED_TABLE_BYTES:
             stacking = set()
-        # The combinations the stacked kernel does not run (olympia's chain kernel, say)
-        # run by calls of their own.
-        together = [j for j, (c, _, _) in enumerate(calls) if c in stacking]
-        apart = [j for j, (c, _, _) in enumerate(calls) if c not in stacking]
-        if together:
-            self._run_stacked([calls[j] for j in together], seeds[together], out)
-        if apart:
-            self._run_calls([calls[j] for j in apart], seeds[apart], out)
+        earlier = lambda start, n: m.draws(seed, start, n) @ m.strides  # noqa: E731
+        if len(stacking) == len(present):
+            # Every battle on a stacked kernel: numbered and seeded in arrays.
+            numbers = grouped_numbers(first, combos, earlier, BLOCK)
+            if m.combinations <= DENSE_COMBINATIONS:
+                place = np.zeros(m.combinations, np.int64)
+                place[drawn_here] = np.arange(len(drawn_here))
+                slot = place[combos]
+            else:
+                slot = np.searchsorted(drawn_here, combos)
+            seeds = m.combination_seeds(seed, drawn_here).astype(np.uint64)
+            self._run_stacked(drawn_here, slot, numbers, seeds[slot], out)
+        else:
+            calls = list(grouped_calls(first, combos, earlier, BLOCK))
+            # Each call's seed, for all of them at once (a hash a call cost as much as a
+            # small group's battles).
+            seeds = m.combination_seeds(seed, np.array([c for c, _, _ in calls], np.int64))
+            # The combinations the stacked kernel does not run (olympia's chain kernel,
+            # say) run by calls of their own.
+            together = [j for j, (c, _, _) in enumerate(calls) if c in stacking]
+            apart = [j for j, (c, _, _) in enumerate(calls) if c not in stacking]
+            if together:
+                self._run_stacked(
+                    *self._numbered([calls[j] for j in together], seeds[together], count), out
+                )
+            if apart:
+                self._run_calls([calls[j] for j in apart], seeds[apart], out)
         for k in range(len(m.unknowns)):
             out[f"unknown.{k}"] = unknown_code(drawn[:, k], out["winner"], int(m.sizes[k]))
         return out
 
-    def _run_stacked(
-        self,
-        calls: list[tuple[int, int, np.ndarray]],
-        seeds: np.ndarray,
-        out: dict[str, np.ndarray],
-    ) -> None:
-        """The calls' battles in one kernel call a stack key (rulesets/stacked.py), in
-        battle order: each battle the one its combination's own call would fight, on its
-        seed and number; the columns then gathered from the rows at once. The chunk's
-        other battles (combinations run apart) are left as they are."""
-        m = self.mixture
-        members = {c: m.prepared_of(c) for c, _, _ in calls}
+    @staticmethod
+    def _numbered(
+        calls: list[tuple[int, int, np.ndarray]], seeds: np.ndarray, count: int
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The calls' combinations (ascending) and, for each of the chunk's ``count``
+        battles, its combination's place among them (-1: a battle of no call here), its
+        number and its seed: what :meth:`_run_stacked` takes."""
+        combinations = np.unique(np.array([c for c, _, _ in calls], np.int64))
         lengths = np.array([len(at) for _, _, at in calls], np.int64)
         positions = np.concatenate([at for _, _, at in calls])
-        count = len(out["winner"])
-        numbers = np.empty(count, np.int64)
         starts = np.cumsum(lengths) - lengths
+        numbers = np.zeros(count, np.int64)
         numbers[positions] = np.repeat(np.array([i for _, i, _ in calls], np.int64), lengths) + (
             np.arange(len(positions), dtype=np.int64) - np.repeat(starts, lengths)
         )
-        battle_seeds = np.empty(count, np.uint64)
+        slot = np.full(count, -1, np.int64)
+        slot[positions] = np.repeat(
+            np.searchsorted(combinations, [c for c, _, _ in calls]), lengths
+        )
+        battle_seeds = np.zeros(count, np.uint64)
         battle_seeds[positions] = np.repeat(seeds.astype(np.uint64), lengths)
+        return combinations, slot, numbers, battle_seeds
+
+    def _run_stacked(
+        self,
+        combinations: np.ndarray,
+        slot: np.ndarray,
+        numbers: np.ndarray,
+        battle_seeds: np.ndarray,
+        out: dict[str, np.ndarray],
+    ) -> None:
+        """The battles of ``combinations`` (ascending) in one kernel call a stack key
+        (rulesets/stacked.py), in battle order: battle j of the chunk, of combination
+        ``combinations[slot[j]]`` (-1: a battle run apart, left as it is), battle
+        ``numbers[j]`` of it on seed ``battle_seeds[j]``, the one its combination's own
+        call would fight; the columns then gathered from the rows at once."""
+        m = self.mixture
+        known = m._prepared  # as run reads it
+        members = {c: known.get(c) or m.prepared_of(c) for c in combinations.tolist()}
+        count = len(out["winner"])
         keys: dict[Hashable, list[int]] = {}
         for combination, prepared in members.items():
             keys.setdefault(prepared.stack_key(), []).append(combination)  # type: ignore[attr-defined]
-        for key, combinations in keys.items():
-            tables, slot_of = m.stack_of(key, combinations)
-            slots = np.full(count, -1, np.int64)
-            slots[positions] = np.repeat(
-                np.array([slot_of.get(c, -1) for c, _, _ in calls], np.int64), lengths
-            )
+        for key, of_key in keys.items():
+            tables, slot_of = m.stack_of(key, of_key)
+            stack_slot = np.array([slot_of.get(c, -1) for c in members], np.int64)
+            slots = np.where(slot >= 0, stack_slot[slot], -1)
             # With one key for every battle, all of them; else this key's battles only.
-            every = len(keys) == 1 and len(positions) == count
+            every = len(keys) == 1 and bool((slot >= 0).all())
             here = np.arange(count) if every else np.flatnonzero(slots >= 0)
             rows = np.zeros((len(here), tables.width + 1), np.int64)  # the last: zeros
-            first: StackedRuns = members[combinations[0]]  # type: ignore[assignment]
+            first: StackedRuns = members[of_key[0]]  # type: ignore[assignment]
             first.run_stacked(tables, slots[here], battle_seeds[here], numbers[here], rows)
-            own = {c: members[c] for c in combinations}
+            own = {c: members[c] for c in of_key}
             self._gather(tables, slot_of, slots[here], rows, here, out, own)
 
     def _gather(
@@ -596,10 +662,11 @@ class MixturePrepared(GroupedPrepared):
         names = [n for n in self.columns if not n.startswith("unknown.")]
         places = self._places.get(id(tables))
         if places is None or places[0] is not tables:
+            # Each combination's places kept (-1: none), read again for every stack.
             index = np.empty((len(slot_of), len(names)), np.int64)
             for c, s in slot_of.items():
-                own = self.mixture.prepared_of(c).columns
-                index[s] = [own.get(n, tables.width) for n in names]
+                index[s] = self._column_places.get(c) or self._places_of(c, names)
+            index[index < 0] = tables.width
             places = (tables, index, (index == index[0]).all(axis=0))
             if len(self._places) >= 8:  # most of them for stacks grown since
                 self._places.clear()
@@ -628,6 +695,13 @@ class MixturePrepared(GroupedPrepared):
                 target = out.get(name)
                 if target is not None:  # as a call's: the mixture's columns only
                     target[chosen] = column
+
+    def _places_of(self, combination: int, names: list[str]) -> list[int]:
+        """Where each of ``names`` is in the combination's rows (-1: none)."""
+        own = self.mixture.prepared_of(combination).columns
+        places = [own.get(n, -1) for n in names]
+        self._column_places[combination] = places
+        return places
 
     def _run_calls(
         self,

@@ -22,7 +22,7 @@ from .. import rulesets
 from ..errors import BattleOddsError, Source
 from ..input.toml import parse_toml
 from ..rulesets import InlineQuery
-from ..rulesets.stacked import StackedRuns, warm_stacked
+from ..rulesets.stacked import StackedRuns, warm_shared, warm_stacked
 from ..running.compiling import compile_clock, kernel_words
 from ..running.plan import RunPlan
 from ..running.stream import stream_battles
@@ -229,13 +229,19 @@ def _first(name: str) -> None:
 
 def _other_kernels(name: str) -> None:
     """The starter battle's kernel, the kernels a ruleset's ``battle.kernel`` setting
-    chooses besides its own, and the one its questions with ranges run on
-    (rulesets/stacked.py)."""
+    chooses besides its own, and the ones its questions with ranges run on
+    (rulesets/stacked.py: the stacked kernel, and the walk of what combinations share)."""
     ruleset = rulesets.get(name, "--warm")
     data, _ = parse_toml(ruleset.starter(), f"{name} starter")
     starter = _starter_battle(name)
     if isinstance(starter, StackedRuns):
         warm_stacked(starter)
+        # What combinations share (olympia's chain tables, which its starter's tower
+        # has none of: its page example's open field has).
+        if not warm_shared(starter) and name in EXAMPLES:
+            example = ruleset.prepare(from_query(name, InlineQuery(*EXAMPLES[name])).model)
+            if isinstance(example, StackedRuns):
+                warm_shared(example)
     for choice in _kernel_choices(ruleset):
         variant = {**data, "battle": {**data.get("battle", {}), "kernel": choice}}
         try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -11,18 +12,19 @@ import numpy as np
 
 from kernels.olympia import chain as olympia_chain
 from kernels.olympia import layout as k
+from kernels.olympia import shared_chain, strike
 from kernels.olympia import skip as olympia_skip
 from kernels.olympia import stacked as olympia_stacked
-from kernels.olympia import strike
 
 from ...errors import BattleOddsError, did_you_mean
 from ..base import BY_STEP, FROM_STEP, STOP_RULES, WAVES, Prepared
 from ..outcomes import Outcomes, Recorded
-from ..stacked import StackedRuns
+from ..stacked import StackedRuns, stack
 from ..stop_rules import STOP_AFTER
 from . import waves
 from .keys import KERNELS, RULE_KERNELS
 from .model import SIDES, Battle, Ratings, weathered
+from .shared import SharedChain, Sharing
 from .space import Layout, layout, positions, reachable_bound
 
 #: The reference kernel: every battle can run it, and a group of scenarios whose choices
@@ -324,18 +326,29 @@ class OlympiaPrepared(StackedRuns, Prepared):
         self._positions: np.ndarray | None = None
         #: The kernel's recording kept between calls of :meth:`record_columns`.
         self._recording: np.ndarray | None = None
+        #: A table shared with other combinations of a scenario with ranges, and this
+        #: one's params for its walk (shared.py, :meth:`share_chain`).
+        self._shared: tuple[SharedChain, np.ndarray] | None = None
         self.notes = battle.notes
         self.unfolds = frozenset({BY_STEP, STOP_RULES, FROM_STEP, WAVES})
         self.stop_rules = battle.retreat
         self.from_step = battle.from_step
-        #: Both sides' rules as the kernels take them (kernels/stops.py).
-        self.stops = encode_stops(battle, self.arrays)
         self.columns = self._columns()
         self.flags = frozenset(
             c for c in self.columns if c.startswith(("leader_", "structure_collapsed"))
         )
+
+    # Made on first use, as the chain's table is: a scenario with ranges prepares each
+    # of its combinations, and most are only walked (these were a sixth of preparing).
+    @functools.cached_property
+    def stops(self) -> np.ndarray:
+        """Both sides' rules as the kernels take them (kernels/stops.py)."""
+        return encode_stops(self.battle, self.arrays)
+
+    @functools.cached_property
+    def column_bounds(self) -> Mapping[str, tuple[int | None, int | None]]:  # type: ignore[override]
         brought: dict[str, int] = {}
-        for side, side_name in zip(battle.sides, SIDES, strict=True):
+        for side, side_name in zip(self.battle.sides, SIDES, strict=True):
             for unit in side.units:
                 for men in unit.men:
                     name = f"casualties.{side_name}.{men.type}"
@@ -344,7 +357,7 @@ class OlympiaPrepared(StackedRuns, Prepared):
             name: (0, count) for name, count in brought.items()
         }
         bounds.update(side_bounds(self.arrays.groups))
-        self.column_bounds = bounds
+        return bounds
 
     @property
     def has_rules(self) -> bool:
@@ -361,10 +374,25 @@ class OlympiaPrepared(StackedRuns, Prepared):
         """The chain kernel's table, when it may run: at most CHAIN_MAX_BYTES."""
         return CHAIN_MAX_BYTES if self.battle.kernel in ("auto", "chain") else 0
 
+    def sharing(self, checked: Sequence[StackedRuns]) -> Callable[[StackedRuns], bool]:
+        """Combinations that differ only in counts and break points walk one chain
+        table (shared.py)."""
+        return Sharing(checked, build_chain)  # type: ignore[arg-type,return-value]
+
+    def share_chain(self, chain: SharedChain, record: np.ndarray) -> None:
+        """Walk ``chain``'s table from now on, as its ``record`` says (a combination of a
+        scenario with ranges: shared.py), on the chain kernel's numbers: each battle
+        that kernel's own."""
+        self._shared = (chain, record)
+        self._kernel = "chain"
+
     def stacks(self) -> bool:
-        """Whether its battles run on the stacked kernel (kernels/olympia/stacked.py): a
-        plain run on ``skip`` (no stop rule, no group's state kept) of armies too small
-        for deaths in batches. Any other runs by a call of its own."""
+        """Whether its battles run on a stacked kernel: a shared chain table's walk
+        (shared.py), or kernels/olympia/stacked.py's, for a plain run on ``skip`` (no
+        stop rule, no group's state kept) of armies too small for deaths in batches.
+        Any other runs by a call of its own."""
+        if self._shared is not None:
+            return True
         return (
             self.kernel == "skip"
             and not self.has_rules
@@ -377,10 +405,17 @@ class OlympiaPrepared(StackedRuns, Prepared):
         sets up its scenario's opening position in its own scratch)."""
         return 0
 
+    def stack_key(self) -> tuple[Any, ...]:
+        """Its shared table's walk, or the skip kernel's stacked one."""
+        return (type(self), None if self._shared is None else self._shared[0])
+
     def stack_tables(self) -> tuple[np.ndarray, ...]:
         """Its tables as kernels/olympia/stacked.py takes them: the skip kernel's tables
-        and what it computes from them once a call (``keep``, ``inv``, ``limits``)."""
+        and what it computes from them once a call (``keep``, ``inv``, ``limits``); on a
+        shared table, its record (kernels/olympia/shared_chain.py)."""
         a = self.arrays
+        if self._shared is not None:
+            return (self._shared[1],)
         keep = 1.0 - a.survive
         inv = np.zeros(int(a.groups[:, k.G_COUNT].sum()) + 2)
         inv[1:] = 1.0 / np.arange(1, len(inv))
@@ -392,7 +427,23 @@ class OlympiaPrepared(StackedRuns, Prepared):
         return (self.arrays.n_columns,)
 
     def stacked_kernel(self) -> tuple[Any, Any]:
+        if self._shared is not None:
+            return shared_chain.shared_stacked, shared_chain.run_by_address()
         return olympia_stacked.skip_stacked, olympia_stacked.run_by_address()
+
+    def stacked_shared(self) -> tuple[Any, ...]:
+        """On a shared table: the family's groups and sides, the table's digits and its
+        rows (kernels/olympia/shared_chain.py's ``shared_stacked``)."""
+        if self._shared is None:
+            return ()
+        chain = self._shared[0]
+        t, space = chain.table, chain.space
+        return (
+            chain.groups,
+            chain.sides,
+            (space.radix, space.stride, space.sradix, space.sstride),
+            (t.code, t.scale, t.cum, t.to, chain.verdict),
+        )
 
     def _columns(self) -> dict[str, int]:
         """Outcome columns worth reporting for this battle, name -> index in the row."""
@@ -457,7 +508,9 @@ class OlympiaPrepared(StackedRuns, Prepared):
         kernel_run(name)  # an unknown name is an error, never another kernel
         if self.has_rules and name not in RULE_KERNELS:
             raise BattleOddsError(f"kernel {name!r} does not run stop rules")
-        if name == "chain" and self.chain_table() is None:
+        if self._shared is not None and name != "chain":
+            self._shared = None  # its own kernel from now on
+        if name == "chain" and self._shared is None and self.chain_table() is None:
             raise BattleOddsError(
                 f'kernel "chain": {chain_refusal(self.arrays) or "its table is over budget"}'
             )
@@ -472,6 +525,13 @@ class OlympiaPrepared(StackedRuns, Prepared):
         out = np.zeros((count, width), np.int64)
         if not count:
             return out
+        if self._shared is not None and kernel is None and not self.keeps_left:
+            # On its shared table, as a stacked call runs it (from_step added there).
+            rows = np.zeros((count, width + 1), np.int64)
+            numbers = np.arange(first, first + count, dtype=np.int64)
+            seeds = np.full(count, seed, np.uint64)
+            self.run_stacked(stack([self]), np.zeros(count, np.int64), seeds, numbers, rows)
+            return rows[:, :width]
         rec = np.zeros((count, 0, width), np.int64)
         kernel_run(kernel or self.kernel)(self, np.uint64(seed), first, out, NONE_ASKED, rec)
         if self.from_step:
