@@ -33,7 +33,7 @@ SLOW_TIER_RANGES = frozenset({"confrontation", "skirmish"})
 
 
 def slow_for(values: Iterable[Any], slow: Iterable[Any]) -> list[Any]:
-    """``values`` as parameters, those in ``slow`` marked slow (a parameter whose kernel
-    path only the slow tier compiles, :data:`SLOW_TIER_PATHS`)."""
+    """``values`` as parameters, those in ``slow`` marked slow (e.g. a parameter whose
+    kernel path only the slow tier compiles, :data:`SLOW_TIER_PATHS`)."""
     slow = set(slow)
     return [pytest.param(v, marks=pytest.mark.slow) if v in slow else v for v in values]
