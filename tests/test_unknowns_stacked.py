@@ -73,6 +73,12 @@ CASES: dict[str, tuple[str, dict[str, Any], int]] = {
 }
 
 
+#: The cases the first tier leaves to the slow one: the rulesets whose stacked kernel only
+#: the slow tier compiles, and blocks, whose battles from a later step run its battle as
+#: it unfolds (tests/tiers.py).
+SLOW_CASES = SLOW_TIER_RANGES | {"blocks"}
+
+
 def ranged(ruleset: str) -> simulator.Scenario:
     name, ranges, _ = CASES[ruleset]
     data = tomllib.loads((ROOT / "scenarios" / f"{name}.toml").read_text(encoding="utf-8"))
@@ -81,7 +87,7 @@ def ranged(ruleset: str) -> simulator.Scenario:
     return simulator.from_data(data, Source(f"{name} with ranges"))
 
 
-@pytest.mark.parametrize("ruleset", slow_for(sorted(CASES), SLOW_TIER_RANGES))
+@pytest.mark.parametrize("ruleset", slow_for(sorted(CASES), SLOW_CASES))
 def test_a_chunk_is_one_call_a_stack_and_each_battle_its_combinations_own(
     ruleset: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -163,7 +169,7 @@ def test_olympia_combinations_off_the_stacked_kernel_run_apart(
     assert battles_of_their_combinations(got, mixture, 11, first, alone) == count
 
 
-@pytest.mark.parametrize("ruleset", slow_for(sorted(CASES), SLOW_TIER_RANGES))
+@pytest.mark.parametrize("ruleset", slow_for(sorted(CASES), SLOW_CASES))
 def test_same_battles_on_any_threads_and_chunks(ruleset: str) -> None:
     assert reproducibility(ranged(ruleset), battles=1_500, seed=4, chunks=(500, 77)) == []
 
@@ -200,7 +206,7 @@ STACKED_KERNELS = {
 }
 
 
-@pytest.mark.parametrize("ruleset", slow_for(sorted(CASES), SLOW_TIER_RANGES))
+@pytest.mark.parametrize("ruleset", slow_for(sorted(CASES), SLOW_CASES))
 def test_one_compiled_signature_a_stacked_kernel(ruleset: str) -> None:
     """Whatever the stack (its members' sizes, one member or many, one battle function
     or the other), the stacked kernel is compiled once: every stack's arrays are of the
