@@ -23,7 +23,7 @@ from simulator.rulesets import ExactResult
 from simulator.running import compiling
 from simulator.studies.exact import exact
 from tests import ROOT
-from tests.conftest import warm_arguments
+from tests.conftest import KERNELS, warm_arguments
 from tests.processes import started
 from tests.test_unknowns_stacked import stacked_runs
 from tests.tiers import SLOW_TIER_PATHS, slow_for
@@ -126,7 +126,7 @@ def test_warm_compiles_only_the_paths_named(monkeypatch: pytest.MonkeyPatch) -> 
 def test_the_first_tier_warms_every_path_but_the_slow_tiers(tmp_path: Path) -> None:
     """tests/tiers.py names warm's paths and the function each alone compiles; the first
     tier's session warms every other path on an empty cache, a session with slow tests
-    every path, and neither where the kernels are cached."""
+    every path."""
     names = [job.name for job in warm.jobs(list(rulesets.available()))]
     assert set(SLOW_TIER_PATHS) < set(names)
     for function in SLOW_TIER_PATHS.values():
@@ -143,8 +143,19 @@ def test_the_first_tier_warms_every_path_but_the_slow_tiers(tmp_path: Path) -> N
     for marks in ("slow", "terminal and slow", "", "slow or not slow"):
         assert warm_arguments(session(marks), tmp_path) == [], marks
     assert warm_arguments(session("terminal and not slow"), tmp_path) == first_tier
-    # The tree's own cache holds every kernel (the session warmed it).
-    assert warm_arguments(session("not slow"), ROOT / "kernels") is None
+    # A cache that holds every kernel module's functions: the first tier warms nothing,
+    # and a session with slow tests warms every path until it holds the four's too.
+    for name in KERNELS:
+        package, _, module = name.rpartition("/")
+        (tmp_path / package / "__pycache__").mkdir(parents=True, exist_ok=True)
+        (tmp_path / package / "__pycache__" / f"{module}.kernel-1.py311.nbi").touch()
+    assert warm_arguments(session("not slow"), tmp_path) is None
+    assert warm_arguments(session("slow"), tmp_path) == []
+    for function in SLOW_TIER_PATHS.values():
+        folder, _, name = function.rpartition("/")
+        (tmp_path / folder / "__pycache__" / f"{name}-7.py311.nbi").touch()
+    assert warm_arguments(session("slow"), tmp_path) is None
+    assert warm_arguments(session("not slow"), tmp_path) is None
 
 
 @pytest.mark.parametrize(
