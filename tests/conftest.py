@@ -4,8 +4,10 @@ and the fixtures test modules share.
 Every process of the session (pytest's own, and each ``battle-odds`` a test starts) loads
 the kernels from the tree's Numba cache, which a fresh clone lacks: each kernel then
 compiles in the first test that needs it, one after another on one core. Where several
-kernels are missing, ``battle-odds warm`` compiles them all first, as many at once as the
+kernels are missing, ``battle-odds warm`` compiles them first, as many at once as the
 machine has cores (about half the time on two); a cache already filled costs nothing.
+README's first tier warms the kernel paths its tests use, every path but
+tests/tiers.py's ``SLOW_TIER_PATHS``; a session that runs slow tests warms those too.
 """
 
 from __future__ import annotations
