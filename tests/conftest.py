@@ -4,12 +4,15 @@ and the fixtures test modules share.
 Every process of the session (pytest's own, and each ``battle-odds`` a test starts) loads
 the kernels from the tree's Numba cache, which a fresh clone lacks: each kernel then
 compiles in the first test that needs it, one after another on one core. Where several
-kernels are missing, ``battle-odds warm`` compiles them all first, as many at once as the
+kernels are missing, ``battle-odds warm`` compiles them first, as many at once as the
 machine has cores (about half the time on two); a cache already filled costs nothing.
+README's first tier warms the kernel paths its tests use, every path but
+tests/tiers.py's ``SLOW_TIER_PATHS``; a session that runs slow tests warms those too.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 import sys
@@ -20,6 +23,7 @@ import pytest
 
 import simulator
 from tests import ROOT
+from tests.tiers import SLOW_TIER_PATHS
 
 #: The kernel modules whose cache index (``kernels/PACKAGE/__pycache__/MODULE.FUNCTION-*.nbi``,
 #: olympia's in its package's folder) says the module's kernel was compiled in this tree.
@@ -46,14 +50,60 @@ def missing_kernels(folder: Path) -> list[str]:
     return missing
 
 
+def selects_slow_tests(config: pytest.Config) -> bool:
+    """Whether the session's ``-m`` expression lets slow tests run (a slow test may also
+    be a terminal one): README's ``pytest`` (``-m "not slow"``) does not, ``pytest -m
+    slow`` and ``.ci/run``'s later sessions do."""
+    from _pytest.mark.expression import Expression
+
+    expression = config.option.markexpr
+    if not expression:
+        return True
+    compiled = Expression.compile(expression)
+    return any(
+        compiled.evaluate(functools.partial(_marked, marks))
+        for marks in ({"slow"}, {"slow", "terminal"})
+    )
+
+
+def _marked(marks: set[str], name: str, **_: Any) -> bool:
+    return name in marks
+
+
+def warm_arguments(config: pytest.Config, folder: Path) -> list[str] | None:
+    """``battle-odds warm``'s arguments for this session, or None where its kernels are
+    cached already. A first-tier session compiles every kernel path but
+    :data:`~tests.tiers.SLOW_TIER_PATHS`, where several modules lack kernels (a fresh
+    clone); a session that runs slow tests compiles every path where those paths' own
+    functions are missing too (after a fresh clone's first tier)."""
+    missing = len(missing_kernels(folder)) >= 2
+    if not selects_slow_tests(config):
+        if not missing:
+            return None
+        from simulator import rulesets
+        from simulator.cli.warm import jobs
+
+        names = [job.name for job in jobs(list(rulesets.available()))]
+        return [arg for name in names if name not in SLOW_TIER_PATHS for arg in ("--path", name)]
+    lacking = [
+        path
+        for path, function in SLOW_TIER_PATHS.items()
+        if not any(
+            (folder / Path(function).parent / "__pycache__").glob(f"{Path(function).name}-*.nbi")
+        )
+    ]
+    return [] if missing or lacking else None
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
     if hasattr(session.config, "workerinput"):
         return  # a pytest-xdist worker: its controller warmed the cache before starting it
     if os.environ.get("NUMBA_CACHE_DIR") or os.environ.get("NUMBA_DISABLE_JIT") == "1":
         return  # a cache elsewhere, or none: the session's own choice
-    if len(missing_kernels(ROOT / "kernels")) < 2:
+    arguments = warm_arguments(session.config, ROOT / "kernels")
+    if arguments is None:
         return
-    subprocess.run([sys.executable, "-m", "simulator", "warm"], cwd=ROOT, check=False)
+    subprocess.run([sys.executable, "-m", "simulator", "warm", *arguments], cwd=ROOT, check=False)
 
 
 #: The modules whose tests read what a command prints in a terminal (its lines, their

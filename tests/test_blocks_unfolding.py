@@ -170,6 +170,8 @@ def test_the_prepared_scenario_declares_and_carries_its_rules() -> None:
     assert battle.arrays.stops[0, 3] == battle.arrays.block_names.index(("attacker", "B3"))
 
 
+# Slow tier: blocks' battle as it unfolds, which only the slow tier compiles (tests/tiers.py).
+@pytest.mark.slow
 @pytest.mark.parametrize("after", [1, 2])
 def test_a_rule_never_touches_a_battle_decided_before_it_holds(after: int) -> None:
     """Battle by battle: one decided by phase ``after`` is its whole row with or without
@@ -190,6 +192,8 @@ def test_a_rule_never_touches_a_battle_decided_before_it_holds(after: int) -> No
         assert np.array_equal(withdrawn[column][~decided], state[column][~decided]), column
 
 
+# Slow tier: blocks' battle as it unfolds, which only the slow tier compiles (tests/tiers.py).
+@pytest.mark.slow
 def test_a_rule_that_cannot_hold_changes_nothing() -> None:
     plain = prepared(blocks(FIELD)).run(3, 0, 3000)
     never = prepared(blocks(FIELD, attacker__retreat__outnumbered=1000.0)).run(3, 0, 3000)
@@ -197,6 +201,8 @@ def test_a_rule_that_cannot_hold_changes_nothing() -> None:
         assert np.array_equal(never[column], values), column
 
 
+# Slow tier: blocks' battle as it unfolds, which only the slow tier compiles (tests/tiers.py).
+@pytest.mark.slow
 def test_both_sides_at_once_the_attacker_withdraws() -> None:
     """Both rules hold after the same phase: the attacker's is looked at first. A rule
     true from the start (at_most above the army) withdraws after the first phase."""
@@ -219,6 +225,8 @@ def test_both_sides_at_once_the_attacker_withdraws() -> None:
     assert (later["steps"] == 2).all() and (later["winner"] != ATTACKER_WITHDREW).all()
 
 
+# Slow tier: blocks' battle as it unfolds, which only the slow tier compiles (tests/tiers.py).
+@pytest.mark.slow
 def test_a_withdrawal_without_a_road_eliminates_what_cannot_go_into_the_castle() -> None:
     """With no road the withdrawing side's field blocks are eliminated, bar those its
     castle takes in the defender's role (one here, castle_limit = 1)."""
@@ -251,6 +259,8 @@ RECORDED = {
 }
 
 
+# Slow tier: blocks' battle as it unfolds, which only the slow tier compiles (tests/tiers.py).
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(RECORDED))
 def test_the_one_pass_record_is_run_until_battle_by_battle(name: str) -> None:
     scenario = RECORDED[name]()
@@ -274,6 +284,8 @@ def test_the_one_pass_record_is_run_until_battle_by_battle(name: str) -> None:
     assert battle.run_through(7, 100, 700, []) == {}
 
 
+# Slow tier: blocks' battle as it unfolds, which only the slow tier compiles (tests/tiers.py).
+@pytest.mark.slow
 def test_a_battle_in_progress_counts_its_phases_from_the_start() -> None:
     """from_step = 2: the battle's first phase is 3 (round 3, the reserves of round 3
     arriving), steps asked at or before it are the battle as given."""
@@ -291,6 +303,8 @@ def test_a_battle_in_progress_counts_its_phases_from_the_start() -> None:
         assert np.array_equal(zero[column], values), column
 
 
+# Slow tier: blocks' battle as it unfolds, which only the slow tier compiles (tests/tiers.py).
+@pytest.mark.slow
 def test_one_thread_and_all_threads_give_the_same_rows() -> None:
     battle = prepared(CASES["percent_and_castle"]("engine"))
     threads = numba.get_num_threads()

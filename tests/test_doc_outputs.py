@@ -35,7 +35,9 @@ regenerate = load_regenerate()
 SLOW_COMMANDS = ("battle-odds best ", "battle-odds prices ", "battle-odds meta ",
                  "examples/waves/keep_under_siege.toml", "battle-odds retreat ",
                  "examples/waves/tower_in_three_assaults.toml",
-                 'docs/unfolding.md: battle-odds odds --attacker "noble, 8 soldier"')  # fmt: skip
+                 'docs/unfolding.md: battle-odds odds --attacker "noble, 8 soldier"',
+                 # blocks' battle as it unfolds, compiled by the slow tier only (tests/tiers.py)
+                 "battle-odds run scenarios/blocks/relief.toml --by-round")  # fmt: skip
 SLOW_FIGURES = ("docs/prices.png", "docs/designer_best.png", "docs/meta.png")
 
 

@@ -72,6 +72,9 @@ def test_scenarios_of_rulesets_with_no_kernel_in_common_keep_theirs() -> None:
     assert (small.kernel, dice.kernel) == ("chain", "dice")
 
 
+# Slow tier: its large armies run olympia's skip kernel for deaths in batches, which
+# only the slow tier compiles (tests/tiers.py, SLOW_TIER_PATHS).
+@pytest.mark.slow
 def test_compare_pairs_a_chain_and_a_skip_scenario_on_skip() -> None:
     a = simulator.inline_scenario("olympia", *SMALL)
     b = simulator.inline_scenario("olympia", *LARGE)

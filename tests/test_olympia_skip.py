@@ -191,8 +191,13 @@ def test_a_stalemate_is_a_draw_without_strikes_in_every_kernel() -> None:
             "noble, 60 soldier; noble, 40 soldier; noble, 30 soldier",
             "noble, 20 knight; noble, 15 knight",
         ),
-        # Big enough for batches of deaths (kernels/olympia/batch.py).
-        ("noble, 300 soldier; noble, 100 soldier, 40 archer@1", "noble, 350 pikeman"),
+        # Big enough for batches of deaths (kernels/olympia/batch.py): the slow tier's,
+        # which alone compiles that kernel (tests/tiers.py).
+        pytest.param(
+            "noble, 300 soldier; noble, 100 soldier, 40 archer@1",
+            "noble, 350 pikeman",
+            marks=pytest.mark.slow,
+        ),
     ],
 )
 def test_same_seed_same_battles_on_any_thread_count_and_chunking(
@@ -208,6 +213,9 @@ def test_same_seed_same_battles_on_any_thread_count_and_chunking(
         np.testing.assert_array_equal(one.rows[column], many.rows[column])  # type: ignore[index]
 
 
+# Slow tier: its large armies run olympia's skip kernel for deaths in batches, which
+# only the slow tier compiles (tests/tiers.py, SLOW_TIER_PATHS).
+@pytest.mark.slow
 def test_auto_runs_the_skip_kernel_beyond_the_chain_budget_and_either_can_be_forced() -> None:
     """``auto`` runs ``skip`` on battles whose chain is over the chain kernel's budget
     (tests/test_olympia_chain.py checks the other side of it): the faster there on every

@@ -100,7 +100,13 @@ men = { soldier = 170 }
 
 @pytest.mark.parametrize(
     ("text", "kernel"),
-    [*((TOWER, kernel) for kernel in KERNELS), (LARGE, "skip"), (LARGE, "strike")],
+    # LARGE on skip runs its kernel for deaths in batches, which only the slow tier
+    # compiles (tests/tiers.py).
+    [
+        *((TOWER, kernel) for kernel in KERNELS),
+        pytest.param(LARGE, "skip", marks=pytest.mark.slow),
+        (LARGE, "strike"),
+    ],
 )
 def test_each_groups_state_at_the_end_adds_up_to_the_battles_row(text: str, kernel: str) -> None:
     """A run that keeps the groups' state gives the battles a plain run gives, and

@@ -121,6 +121,9 @@ def test_every_ruleset_never_retreat_agrees_with_a_plain_run(path: str) -> None:
     assert a.gain_over_never.high >= 0
 
 
+# Slow tier: its simulated rule runs blocks' battle as it unfolds, which only the slow
+# tier compiles (tests/tiers.py).
+@pytest.mark.slow
 def test_blocks_needs_prices_and_takes_costs(tmp_path: Path) -> None:
     path = "scenarios/blocks/field_battle.toml"
     result = runner.invoke(app, ["retreat", path])

@@ -80,6 +80,10 @@ def test_dask_path_equals_local_path(dask_client: object) -> None:
         assert same_tally(local.tally, remote.tally)
 
 
+# Slow tier: 30,000 castle sieges run twice, locally and on a Dask cluster (3.8 s quiet
+# on a fresh clone); test_the_same_run_twice_on_one_cluster and
+# test_a_sweep_on_dask_equals_the_local_sweep keep the cluster's first-tier checks.
+@pytest.mark.slow
 def test_dask_chunks_sized_by_time_give_the_local_numbers(dask_client: object) -> None:
     """The workers' chunks start at one battle and grow with the time the workers
     measure (their sizes differ from run to run); battle i of seed s is the same battle

@@ -25,6 +25,7 @@ from simulator.running.unfolding import FIRST_HORIZON, run_steps
 from simulator.scenario.stop_text import parse_retreat, retreat_words
 from tests import ROOT
 from tests.duel import ALL, Duel, OnePassDuel, registration
+from tests.tiers import slow_for
 
 runner = CliRunner()
 BATTLES = 3_000
@@ -456,7 +457,9 @@ BUNDLED = {
 }
 
 
-@pytest.mark.parametrize("ruleset", sorted(BUNDLED))
+# Blocks' share is the slow tier's: its battle as it unfolds only the slow tier compiles
+# (tests/tiers.py).
+@pytest.mark.parametrize("ruleset", slow_for(sorted(BUNDLED), {"blocks"}))
 def test_a_built_in_ruleset_that_declares_them_takes_them_from_the_command_line(
     ruleset: str,
 ) -> None:

@@ -120,6 +120,9 @@ def test_the_same_answer_on_one_and_two_threads_and_on_dask(study: str, dask_exe
     assert without_times(run(executor=dask_executor)) == one
 
 
+# Slow tier: its large armies run olympia's skip kernel for deaths in batches, which
+# only the slow tier compiles (tests/tiers.py, SLOW_TIER_PATHS).
+@pytest.mark.slow
 def test_a_group_runs_on_one_kernel_across_the_chain_limit() -> None:
     """Two scenarios either side of the chain kernel's limit: each alone runs its own
     kernel, together both run skip, and battle i of the small one is the battle it is
@@ -440,7 +443,9 @@ def test_a_sweep_to_a_precision_and_a_target_search_run_on_the_engine(monkeypatc
         assert probe.result.kernel == alone.kernel
 
 
-@pytest.mark.parametrize("search", ["precision", "target"])
+# The precision sweep's share is the slow tier's (3.9 s quiet on a fresh clone: rounds of
+# battles until every point's interval is 0.01 wide, on one thread, two and a cluster).
+@pytest.mark.parametrize("search", [pytest.param("precision", marks=pytest.mark.slow), "target"])
 def test_a_sweep_to_a_precision_or_a_target_answers_alike_everywhere(
     search: str, dask_executor: Any
 ) -> None:
@@ -537,6 +542,9 @@ def test_a_scenario_built_later_that_fails_says_so_where_it_is_used() -> None:
             list(engine.each(["small", "bad"], 0, 50, "chain", attacker_won, joined))
 
 
+# Slow tier: its large armies run olympia's skip kernel for deaths in batches, which
+# only the slow tier compiles (tests/tiers.py, SLOW_TIER_PATHS).
+@pytest.mark.slow
 @pytest.mark.parametrize("together", [True, False])
 def test_a_price_bank_moved_past_the_chain_limit_reads_one_kernel(together: bool) -> None:
     """A cell past the chain kernel's size limit moves a price bank to skip, whether it

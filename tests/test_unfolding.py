@@ -25,8 +25,13 @@ from simulator.rulesets.base import FIGHTING, Prepared
 from simulator.running.unfolding import check_unfolds, run_steps
 from simulator.scenario.scenario import from_query
 from simulator.testing import same_distribution
+from tests.tiers import slow_for
 
 runner = CliRunner()
+
+#: Blocks' scenarios here run its battle as it unfolds, which only the slow tier compiles
+#: (tests/tiers.py): their share of each test is the slow tier's.
+BLOCKS_UNFOLDING = {"blocks/siege_attrition", "blocks/relief", "blocks/storm"}
 
 #: One bundled scenario per ruleset (olympia: two, one behind a structure).
 SCENARIOS = [
@@ -50,7 +55,7 @@ def _whole(prepared: Prepared, ruleset: str, seed: int, n: int) -> dict[str, np.
     return prepared.run(seed, 0, n)
 
 
-@pytest.mark.parametrize("name", SCENARIOS)
+@pytest.mark.parametrize("name", slow_for(SCENARIOS, BLOCKS_UNFOLDING))
 def test_stopped_battles_are_the_whole_battles_so_far(name: str) -> None:
     scenario = load_scenario(f"scenarios/{name}.toml")
     prepared = rulesets.get(scenario.ruleset).prepare(scenario.model)
@@ -204,7 +209,7 @@ def test_step_tally_merges_as_one_run() -> None:
 @pytest.mark.parametrize(
     "name",
     [
-        "blocks/relief",
+        pytest.param("blocks/relief", marks=pytest.mark.slow),
         "skirmish/cavalry_charge",
         "confrontation/attack",
         "age_of_gods/archers_in_rain",
@@ -255,35 +260,40 @@ def test_step_tallies_merged_at_once_are_merged_in_turn() -> None:
     assert StepTally.merged(brought, []).steps == {}
 
 
+@pytest.mark.parametrize(
+    ("name", "most"),
+    [pytest.param("blocks/relief", 4, marks=pytest.mark.slow), ("skirmish/cavalry_charge", 100)],
+)
 def test_by_round_records_to_the_turn_limit_and_the_longest_battle_seen(
-    monkeypatch: pytest.MonkeyPatch,
+    name: str, most: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Each step recorded is a row written for every battle of a block: ``--by-round``
     records no step past the turn limit (blocks' relief: one turn, 4 phases), and after
     the first block about the steps the battles seen took (skirmish's cavalry charge:
     its battles last at most a dozen turns, its limit is 1,000; the first block records
     16, and each block as many again only while a battle still fights)."""
-    for name, most in (("blocks/relief", 4), ("skirmish/cavalry_charge", 100)):
-        scenario = load_scenario(f"scenarios/{name}.toml")
-        prepared = rulesets.get(scenario.ruleset).prepare(scenario.model)
-        kind = type(prepared)
-        calls: list[list[int]] = []
-        through = kind.run_through
+    scenario = load_scenario(f"scenarios/{name}.toml")
+    prepared = rulesets.get(scenario.ruleset).prepare(scenario.model)
+    kind = type(prepared)
+    calls: list[list[int]] = []
+    through = kind.run_through
 
-        def spy(self, seed, first, count, steps, through=through, calls=calls):  # type: ignore[no-untyped-def]
-            calls.append(list(steps))
-            return through(self, seed, first, count, steps)
+    def spy(self, seed, first, count, steps, through=through, calls=calls):  # type: ignore[no-untyped-def]
+        calls.append(list(steps))
+        return through(self, seed, first, count, steps)
 
-        monkeypatch.setattr(kind, "run_through", spy)
-        answer = run_steps(scenario, None, 3, 0, 6000, threads=1)
-        monkeypatch.setattr(kind, "run_through", through)
-        longest = max(answer.tally.steps)
-        assert answer.tally.steps[longest].states[-1] == 0
-        assert all(max(c) <= most for c in calls), (name, calls)
-        assert all(len(c) <= longest + (longest + 3) // 4 for c in calls[1:]), (name, calls)
+    monkeypatch.setattr(kind, "run_through", spy)
+    answer = run_steps(scenario, None, 3, 0, 6000, threads=1)
+    monkeypatch.setattr(kind, "run_through", through)
+    longest = max(answer.tally.steps)
+    assert answer.tally.steps[longest].states[-1] == 0
+    assert all(max(c) <= most for c in calls), (name, calls)
+    assert all(len(c) <= longest + (longest + 3) // 4 for c in calls[1:]), (name, calls)
 
 
-@pytest.mark.parametrize("name", ["blocks/storm", "skirmish/cavalry_charge"])
+@pytest.mark.parametrize(
+    "name", slow_for(["blocks/storm", "skirmish/cavalry_charge"], BLOCKS_UNFOLDING)
+)
 def test_by_round_on_one_thread_and_all_threads_is_the_same(name: str) -> None:
     """Blocks of battles sized by time (other sizes on another thread count), each
     counted in one pass and merged at the end: the same counts, step for step."""

@@ -24,6 +24,7 @@ from simulator.scenario.unknowns import BLOCK, substituted
 from tests import ROOT
 from tests.stats_tests import reproducibility
 from tests.test_unknowns import battles_of_their_combinations
+from tests.tiers import SLOW_TIER_RANGES, slow_for
 
 #: A bundled scenario of each ruleset with stacked runs, its keys written as ranges, and
 #: the kernel calls (stacks) a chunk of all its combinations makes. Blocks' from_step
@@ -73,6 +74,12 @@ CASES: dict[str, tuple[str, dict[str, Any], int]] = {
 }
 
 
+#: The cases the first tier leaves to the slow one: the rulesets whose stacked kernel only
+#: the slow tier compiles, and blocks, whose battles from a later step run its battle as
+#: it unfolds (tests/tiers.py).
+SLOW_CASES = SLOW_TIER_RANGES | {"blocks"}
+
+
 def ranged(ruleset: str) -> simulator.Scenario:
     name, ranges, _ = CASES[ruleset]
     data = tomllib.loads((ROOT / "scenarios" / f"{name}.toml").read_text(encoding="utf-8"))
@@ -81,7 +88,7 @@ def ranged(ruleset: str) -> simulator.Scenario:
     return simulator.from_data(data, Source(f"{name} with ranges"))
 
 
-@pytest.mark.parametrize("ruleset", sorted(CASES))
+@pytest.mark.parametrize("ruleset", slow_for(sorted(CASES), SLOW_CASES))
 def test_a_chunk_is_one_call_a_stack_and_each_battle_its_combinations_own(
     ruleset: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -164,7 +171,7 @@ def test_olympia_combinations_off_the_stacked_kernel_run_apart(
     assert battles_of_their_combinations(got, mixture, 11, first, alone) == count
 
 
-@pytest.mark.parametrize("ruleset", sorted(CASES))
+@pytest.mark.parametrize("ruleset", slow_for(sorted(CASES), SLOW_CASES))
 def test_same_battles_on_any_threads_and_chunks(ruleset: str) -> None:
     assert reproducibility(ranged(ruleset), battles=1_500, seed=4, chunks=(500, 77)) == []
 
@@ -201,7 +208,7 @@ STACKED_KERNELS = {
 }
 
 
-@pytest.mark.parametrize("ruleset", sorted(CASES))
+@pytest.mark.parametrize("ruleset", slow_for(sorted(CASES), SLOW_CASES))
 def test_one_compiled_signature_a_stacked_kernel(ruleset: str) -> None:
     """Whatever the stack (its members' sizes, one member or many, one battle function
     or the other), the stacked kernel is compiled once: every stack's arrays are of the
@@ -269,6 +276,9 @@ def test_read_once_reads_a_part_again_for_another_object() -> None:
     assert read_once("t", table, None, lambda: read(table)) == 4  # outside: read afresh
 
 
+# Slow tier: skirmish's ranges, whose stacked kernel only the slow tier compiles
+# (tests/tiers.py).
+@pytest.mark.slow
 def test_past_the_tables_bound_a_chunk_makes_a_call_a_combination(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -291,6 +301,9 @@ def test_past_the_tables_bound_a_chunk_makes_a_call_a_combination(
         assert np.array_equal(one_a_combination[column], values), column
 
 
+# Slow tier: confrontation's ranges (60,000 battles), whose stacked kernel only the slow
+# tier compiles (tests/tiers.py).
+@pytest.mark.slow
 def test_the_stacked_answer_is_the_weighted_mixture_of_fixed_answers() -> None:
     """Confrontation's attacker's first stack with 0 advantages (weight 1) or 2 (weight
     3): P(attacker wins) of the stacked run is P(0) / 4 + 3 P(2) / 4, each estimated by
@@ -311,6 +324,9 @@ def test_the_stacked_answer_is_the_weighted_mixture_of_fixed_answers() -> None:
     assert abs(mixed - expected) < stats.norm.ppf(0.9995) * variance**0.5, (mixed, expected)
 
 
+# Slow tier: it runs every ruleset's stacked kernel, two of which only the slow tier
+# compiles (tests/tiers.py).
+@pytest.mark.slow
 def test_the_page_warms_the_stacked_kernels(monkeypatch: pytest.MonkeyPatch) -> None:
     """serve's warming runs one battle of each stacked ruleset's starter through its
     stacked kernel (a question with ranges then waits on no compile), and olympia's

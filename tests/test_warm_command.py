@@ -3,10 +3,13 @@ solver's compile notice and time kept apart (issue 50)."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import signal
 import time
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import psutil
 import pytest
@@ -20,8 +23,10 @@ from simulator.rulesets import ExactResult
 from simulator.running import compiling
 from simulator.studies.exact import exact
 from tests import ROOT
+from tests.conftest import KERNELS, warm_arguments
 from tests.processes import started
 from tests.test_unknowns_stacked import stacked_runs
+from tests.tiers import SLOW_TIER_PATHS, slow_for
 
 
 def test_warm_has_a_job_for_every_kernel_path_longest_first() -> None:
@@ -87,9 +92,80 @@ def test_two_paths_of_one_kernel_module_never_compile_side_by_side(
     }
 
 
+def test_warm_compiles_only_the_paths_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--path`` (the session's warm for the first tier, tests/conftest.py): the paths
+    named and no other; a name of no path is one line, with the nearest, and status 2."""
+    started: list[str] = []
+
+    class Done:
+        returncode, pid = 0, -1
+
+        def poll(self) -> int:
+            return 0
+
+        def communicate(self) -> tuple[str, str]:
+            return '{"compile_seconds": 0.0}', ""
+
+    def start(job: warm.Job, starter: Path) -> warm.Running:
+        started.append(job.name)
+        return warm.Running(job, Done(), time.perf_counter())  # type: ignore[arg-type]
+
+    monkeypatch.setattr(warm, "_start", start)
+    monkeypatch.setattr(warm.time, "sleep", lambda seconds: None)
+    done = CliRunner().invoke(app, ["warm", "--path", "olympia chain", "--path", "blocks"])
+    assert done.exit_code == 0, done.output
+    assert sorted(started) == ["blocks", "olympia chain"]
+    assert "2 kernel paths" in done.stderr
+    wrong = CliRunner().invoke(app, ["warm", "--path", "olympia chian"])
+    assert wrong.exit_code == 2
+    assert wrong.stderr.strip().splitlines() == [
+        "error: --path 'olympia chian': no such kernel path (did you mean 'olympia chain'?)"
+    ]
+    assert len(started) == 2
+
+
+def test_the_first_tier_warms_every_path_but_the_slow_tiers(tmp_path: Path) -> None:
+    """tests/tiers.py names warm's paths and the function each alone compiles; the first
+    tier's session warms every other path on an empty cache, a session with slow tests
+    every path."""
+    names = [job.name for job in warm.jobs(list(rulesets.available()))]
+    assert set(SLOW_TIER_PATHS) < set(names)
+    for function in SLOW_TIER_PATHS.values():
+        module, _, name = function.rpartition(".")
+        assert hasattr(importlib.import_module(f"kernels.{module.replace('/', '.')}"), name)
+
+    def session(marks: str) -> Any:
+        return SimpleNamespace(option=SimpleNamespace(markexpr=marks))
+
+    first_tier = warm_arguments(session("not slow"), tmp_path)
+    assert first_tier is not None
+    assert first_tier[1::2] == [name for name in names if name not in SLOW_TIER_PATHS]
+    assert set(first_tier[::2]) == {"--path"}
+    for marks in ("slow", "terminal and slow", "", "slow or not slow"):
+        assert warm_arguments(session(marks), tmp_path) == [], marks
+    assert warm_arguments(session("terminal and not slow"), tmp_path) == first_tier
+    # A cache that holds every kernel module's functions: the first tier warms nothing,
+    # and a session with slow tests warms every path until it holds the four's too.
+    for name in KERNELS:
+        package, _, module = name.rpartition("/")
+        (tmp_path / package / "__pycache__").mkdir(parents=True, exist_ok=True)
+        (tmp_path / package / "__pycache__" / f"{module}.kernel-1.py311.nbi").touch()
+    assert warm_arguments(session("not slow"), tmp_path) is None
+    assert warm_arguments(session("slow"), tmp_path) == []
+    for function in SLOW_TIER_PATHS.values():
+        folder, _, name = function.rpartition("/")
+        (tmp_path / folder / "__pycache__" / f"{name}-7.py311.nbi").touch()
+    assert warm_arguments(session("slow"), tmp_path) is None
+    assert warm_arguments(session("not slow"), tmp_path) is None
+
+
 @pytest.mark.parametrize(
     "job",
-    [job for job in warm.OLYMPIA if "--exact" not in job.args],
+    # Each path the first tier compiles; the others are the slow tier's (tests/tiers.py).
+    slow_for(
+        [job for job in warm.OLYMPIA if "--exact" not in job.args],
+        [job for job in warm.OLYMPIA if job.name in SLOW_TIER_PATHS],
+    ),
     ids=lambda job: job.name,
 )
 def test_each_olympia_job_runs_the_kernel_it_is_named_for(job: warm.Job, tmp_path: Path) -> None:
@@ -106,6 +182,9 @@ def test_each_olympia_job_runs_the_kernel_it_is_named_for(job: warm.Job, tmp_pat
     assert json.loads(done.stdout)["kernel"] == named.removeprefix("shared_")
 
 
+# Slow tier: it runs every stacked kernel, two of which only the slow tier compiles
+# (tests/tiers.py).
+@pytest.mark.slow
 def test_every_stacked_kernel_has_a_job_that_runs_ranges(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -19,6 +19,14 @@ CASES = [
     for ruleset, scenarios in (("skirmish", SKIRMISH), ("blocks", BLOCKS))
     for text, side in scenarios
 ]
+#: The first tier's: blocks' defender's waves join a battle in progress, which runs its
+#: battle as it unfolds, compiled by the slow tier only (tests/tiers.py).
+FIRST_TIER_CASES = [
+    pytest.param(*case.values, id=case.id, marks=pytest.mark.slow)
+    if case.id == "blocks-defender"
+    else case
+    for case in CASES
+]
 
 
 # Slow tier (docs/testing.md): 4.2 s for its 4 cases, quiet, the kernels cached
@@ -32,12 +40,12 @@ def test_waves_keep_the_randomness_contract(text: str, side: str) -> None:
     assert reproducibility(scenario_of(text), battles=1_500, seed=4) == []
 
 
-@pytest.mark.parametrize(("text", "side"), CASES)
+@pytest.mark.parametrize(("text", "side"), FIRST_TIER_CASES)
 def test_the_first_wave_is_the_battle_without_waves(text: str, side: str) -> None:
     check_first_wave(text)
 
 
-@pytest.mark.parametrize(("text", "side"), CASES)
+@pytest.mark.parametrize(("text", "side"), FIRST_TIER_CASES)
 def test_a_battle_is_the_chain_of_its_waves(text: str, side: str) -> None:
     test_waves.test_the_whole_battle_is_the_chain_of_its_waves(text, side)
 

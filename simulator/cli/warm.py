@@ -26,6 +26,7 @@ from typing import Annotated, Any
 import typer
 
 from .. import rulesets
+from ..errors import ParameterError, did_you_mean
 from ..running.compiling import KERNEL_MODULES
 from ..running.interrupt import EXIT_INTERRUPTED, stop_on_interrupt
 from .app import app
@@ -148,6 +149,20 @@ def jobs(names: list[str]) -> list[Job]:
     return sorted(found, key=lambda job: -job.estimate())
 
 
+def chosen(todo: list[Job], paths: list[str]) -> list[Job]:
+    """The jobs of ``todo`` named in ``paths`` (every one where none is named); a name
+    of no job is bad input."""
+    names = [job.name for job in todo]
+    for path in paths:
+        if path not in names:
+            raise ParameterError(
+                "path",
+                repr(path),
+                f"no such kernel path{did_you_mean(path, names, list_valid=False)}",
+            )
+    return [job for job in todo if not paths or job.name in paths]
+
+
 @dataclass
 class Running:
     job: Job
@@ -191,10 +206,18 @@ def warm(
             "machine's cores).",
         ),
     ] = None,
+    path: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--path",
+            help="Only this kernel path, named as warm says it as it is ready (for "
+            'example "olympia chain"); repeat it for more (default: every one).',
+        ),
+    ] = None,
 ) -> None:
     """Compile every kernel once (after install), so that no later first run waits."""
     names = list(rulesets.available())
-    todo = jobs(names)
+    todo = chosen(jobs(names), path or [])
     at_once = jobs_at_once or max(1, min(len(todo), os.cpu_count() or 1))
     ahead = sum(job.estimate() for job in todo) / at_once
     say(
