@@ -25,10 +25,15 @@ import os
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from typing import Any
 
 #: Set to 0 to compile everything in the process that runs the battles.
 ASIDE_SETTING = "BATTLE_ODDS_COMPILE_ASIDE"
+
+#: What a process waiting for a compile aside compiles meanwhile (on the core it would
+#: leave idle): kernels that any run calls after its battles (kernels/tally.py's).
+meanwhile: list[Callable[[], None]] = []
 
 #: The compiles running aside, by function and signature: threads that run battles at
 #: once (a study's cells) wait for the one compile, not start one each.
@@ -70,6 +75,8 @@ class Aside:
 
         data = {"dispatcher": self.dispatcher, "args": self.arg_types, "return_type": None}
         try:
+            for compile_now in list(meanwhile):
+                compile_now()
             with event.trigger_event("numba:compile", data=data):
                 return self.process.wait() == 0
         finally:

@@ -48,6 +48,7 @@ def two_cores(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_started_only_where_nothing_is_compiled_or_cached(
     tmp_path: Path, two_cores: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(_aside, "meanwhile", [])
     cached = tmp_path / "cached.nbi"
     cached.write_bytes(b"")
     assert _aside.start(_dispatcher(cached), (), "time", "sleep", 0) is None
@@ -70,9 +71,14 @@ def test_started_only_where_nothing_is_compiled_or_cached(
     again.stop()
 
 
-def test_waiting_is_a_compile_to_the_run(tmp_path: Path, two_cores: None) -> None:
+def test_waiting_is_a_compile_to_the_run(
+    tmp_path: Path, two_cores: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The wait counts in the run's compile seconds, and Ctrl-C meanwhile ends the
-    process at once (simulator/running/interrupt.py asks ``compiling_now``)."""
+    process at once (simulator/running/interrupt.py asks ``compiling_now``); before it
+    waits, the process compiles what ``meanwhile`` names (the tally)."""
+    done: list[bool] = []
+    monkeypatch.setattr(_aside, "meanwhile", [lambda: done.append(True)])
     clock = compile_clock()
     seconds, functions = clock.seconds, clock.functions
     seen = []
@@ -83,6 +89,7 @@ def test_waiting_is_a_compile_to_the_run(tmp_path: Path, two_cores: None) -> Non
         assert aside.wait() is True
     finally:
         clock.on_start.pop()
+    assert done == [True]
     assert seen == [True]
     assert clock.functions == functions + 1
     assert clock.seconds - seconds >= 0.9
