@@ -848,15 +848,27 @@ def skip_battles(
     entries = np.int64(1 if batch_rows is None else batch_rows)
     kind = UNFOLDING if unfolding is not None else PLAIN if batch_rows is None else BATCHES
     given = (groups, survive, sides, np.int64(order), seed, first, out, stops, asked, rec, entries)
-    # On a cold cache the battle compiles in a second process while this one compiles
-    # the parallel loop (kernels/_aside.py), then loads it from the cache.
+    if kind not in _ready:
+        _first_call(kind, given)
+    _skip_blocks(block_by_address(kind), *given)
+
+
+#: The kinds of run whose block this process has compiled or loaded.
+_ready: set[int] = set()
+
+
+def _first_call(kind: int, given: tuple[Any, ...]) -> None:
+    """The block of ``kind`` compiled or loaded. On a cold cache the battle compiles in a
+    second process while this one compiles the parallel loop for ``given`` (the
+    arguments after the block), then loads it from the cache (kernels/_aside.py)."""
     aside = _aside.start(_BLOCKS[kind], _block_types(), __name__, "block_by_address", kind)
     if aside is not None:
         try:
             _skip_blocks.compile((_block_type(), *(typeof(a) for a in given)))
         finally:
             aside.wait()
-    _skip_blocks(block_by_address(kind), *given)
+    block_by_address(kind)
+    _ready.add(kind)
 
 
 #: The kinds of run a battle is compiled for (:func:`block_by_address`).
