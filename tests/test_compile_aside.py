@@ -141,18 +141,19 @@ def _running(pid: int) -> bool:
     return state != "Z"
 
 
-def _cold_run(cache: Path, aside: bool) -> tuple[dict[str, Any], str]:
+def _environment(cache: Path, aside: bool = True) -> dict[str, str]:
+    """A run's environment on the Numba cache ``cache``, compiling aside or not."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env.update(NUMBA_CACHE_DIR=str(cache), COLUMNS="200")
     env[_aside.ASIDE_SETTING] = "1" if aside else "0"
+    return env
+
+
+def _cold_run(cache: Path, aside: bool) -> tuple[dict[str, Any], str]:
     done = subprocess.run(
         [sys.executable, "-m", "simulator", "run", CASTLE, "-n", "3000", "--json"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=env,
-        check=True,
-    )
+        capture_output=True, text=True, cwd=ROOT, env=_environment(cache, aside), check=True,
+    )  # fmt: skip
     return json.loads(done.stdout), done.stderr
 
 
@@ -183,16 +184,11 @@ def test_ctrl_c_while_the_battle_compiles_aside_leaves_nothing_running(tmp_path:
     if _aside.cores() < 2:
         pytest.skip("the compile aside runs on two cores or more")
     cache = tmp_path / "cold"
-    env = {k: v for k, v in os.environ.items() if k != _aside.ASIDE_SETTING}
-    env.update(NUMBA_CACHE_DIR=str(cache), COLUMNS="200")
     process = subprocess.Popen(
         [sys.executable, "-m", "simulator", "run", CASTLE, "--json"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=ROOT,
-        env=env,
-    )
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+        env=_environment(cache),
+    )  # fmt: skip
     assert process.stderr is not None
     for line in process.stderr:
         if "olympia skip kernel" in line:  # said as the first compile starts
