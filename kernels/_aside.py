@@ -114,9 +114,13 @@ def start(
         if _cached(dispatcher, arg_types):
             return None
         command = [sys.executable, "-m", "kernels._aside", module, function, *map(str, args)]
+        # The kernels this process runs, wherever it found them, first on the path.
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
         try:
             process = subprocess.Popen(
                 command,
+                env={**os.environ, "PYTHONPATH": path},
                 stdin=subprocess.PIPE,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
