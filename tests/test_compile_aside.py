@@ -220,3 +220,24 @@ def _processes_of(cache: Path) -> list[int]:
         if b"kernels._aside" in line and f"NUMBA_CACHE_DIR={cache}".encode() in environment:
             found.append(int(entry.name))
     return found
+
+
+def test_the_notice_says_the_skip_kernels_time_with_its_battle_compiled_aside(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The compile notice's estimate is the second process's where the battle compiles
+    aside (the run waits for that), the one-process figure where it does not."""
+    from kernels.olympia import skip
+    from simulator.running import compiling
+
+    alone = compiling.KERNEL_MODULES["kernels.olympia.skip"][1]
+    aside = compiling.ASIDE_SECONDS["kernels.olympia.skip"]
+    assert aside < alone
+    monkeypatch.delenv(_aside.ASIDE_SETTING, raising=False)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    assert f"about {aside:.0f} s" in compiling.compile_notice(skip._skip_blocks.py_func)
+    monkeypatch.setenv(_aside.ASIDE_SETTING, "0")
+    assert f"about {alone:.0f} s" in compiling.compile_notice(skip._skip_blocks.py_func)
+    monkeypatch.delenv(_aside.ASIDE_SETTING)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    assert f"about {alone:.0f} s" in compiling.compile_notice(skip._skip_blocks.py_func)
