@@ -83,7 +83,9 @@ print("COMPILE-EVENTS " + json.dumps(spans), file=sys.stderr)
 def profile(scenario: str, battles: int) -> dict[str, Any]:
     """One cold run of ``scenario``: wall and CPU seconds, and the compile events."""
     with tempfile.TemporaryDirectory(prefix="numba-cold-") as cache:
-        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+        # Every function compiled in the run's own process, none aside (kernels/_aside.py),
+        # so that each one's compile is timed here.
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache, BATTLE_ODDS_COMPILE_ASIDE="0")
         args = ["run", str(ROOT / scenario), "--json", "--battles", str(battles)]
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()

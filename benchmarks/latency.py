@@ -23,7 +23,10 @@
 
 Warm figures are the median of ``--repeats`` runs (after one untimed run that fills the
 cache); cold ones are one run each. Wall seconds (what a person waits) and the CPU
-seconds of the process (user + system, which the machine's other load inflates less). The
+seconds of the process (user + system, which the machine's other load inflates less),
+with those of the second process that compiles olympia's skip battle beside it on a cold
+cache (kernels/_aside.py): there an idle machine's wall time is below the CPU seconds,
+and ``python benchmarks/compile_aside.py`` gives the critical path. The
 processor, the cores and the load average are printed with them: on a shared machine
 compare figures of one run, not absolute times across runs.
 """

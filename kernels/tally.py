@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import _aside
 from ._jit import jit
 
 INT64_MAX = np.iinfo(np.int64).max
@@ -135,3 +136,15 @@ def slot_histograms(
                 ):
                     counts[offsets[s] + matrix[i, columns[s]] - lo[s]] += 1
     return seen, lo, offsets, counts
+
+
+def _compiled() -> None:
+    """:func:`slot_histograms` compiled (or loaded) for the types every chunk's tally
+    passes it (simulator/results/stats.py's ``histograms``), on a matrix of one battle."""
+    one = np.zeros((1, 1), np.int64)
+    slot_histograms(one, np.zeros(1, np.int64), np.full(1, -1, np.int64), np.zeros(1, np.int64), 1)
+
+
+# Every run tallies its battles: a run that waits for a battle compiled aside compiles
+# the tally meanwhile, not after its battles (kernels/_aside.py).
+_aside.meanwhile.append(_compiled)

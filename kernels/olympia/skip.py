@@ -62,10 +62,12 @@ from __future__ import annotations
 
 import functools
 import math
+from typing import Any
 
 import numpy as np
-from numba import prange, types
+from numba import prange, typeof, types
 
+from .. import _aside
 from .._jit import INT_TABLE, INTS, REAL_TABLE, REALS, address_of, jit
 from ..rng import next_u64_held, seed_battle, uniform
 from . import layout
@@ -845,14 +847,55 @@ def skip_battles(
     (their ``is None`` tests pruned), so a first run compiles its own kind only."""
     entries = np.int64(1 if batch_rows is None else batch_rows)
     kind = UNFOLDING if unfolding is not None else PLAIN if batch_rows is None else BATCHES
-    _skip_blocks(
-        block_by_address(kind), groups, survive, sides, np.int64(order), seed, first, out,
-        stops, asked, rec, entries,
-    )  # fmt: skip
+    given = (groups, survive, sides, np.int64(order), seed, first, out, stops, asked, rec, entries)
+    if kind not in _ready:
+        _first_call(kind, given)
+    _skip_blocks(block_by_address(kind), *given)
+
+
+#: The kinds of run whose block this process has compiled or loaded.
+_ready: set[int] = set()
+
+
+def _first_call(kind: int, given: tuple[Any, ...]) -> None:
+    """The block of ``kind`` compiled or loaded. On a cold cache the battle compiles in a
+    second process while this one compiles the parallel loop for ``given`` (the
+    arguments after the block), then loads it from the cache (kernels/_aside.py)."""
+    aside = _aside.start(_BLOCKS[kind], _block_types(), __name__, "block_by_address", kind)
+    if aside is not None:
+        try:
+            _skip_blocks.compile((_block_type(), *(typeof(a) for a in given)))
+        finally:
+            aside.wait()
+    block_by_address(kind)
+    _ready.add(kind)
 
 
 #: The kinds of run a battle is compiled for (:func:`block_by_address`).
 PLAIN, BATCHES, UNFOLDING = 0, 1, 2
+
+
+@functools.cache
+def _block_types() -> tuple[Any, ...]:
+    """The arguments' types of a block of battles (:func:`block_by_address`)."""
+    given = types.Tuple(
+        (INT_TABLE, REALS, REALS, INT_TABLE, REALS, INTS, INT_TABLE, INT_TABLE, INTS)
+    )
+    opening = types.Tuple(
+        (INTS, INTS, INTS, INTS, INTS, INT_TABLE, REAL_TABLE, REALS, REALS, REALS, REAL_TABLE,
+         INT_TABLE, INTS, INTS, INT_TABLE)
+    )  # fmt: skip
+    int64 = types.int64
+    # given, opening, order, n_units, entries, at, seed, first, out, stops, asked, rec, lo, hi
+    return (
+        given, opening, int64, int64, int64, int64, types.uint64, int64, INT_TABLE, INT_TABLE,
+        INTS, types.int64[:, :, ::1], int64, int64,
+    )  # fmt: skip
+
+
+def _block_type() -> Any:
+    """The type of the block :func:`_skip_blocks` is given: the one its address has."""
+    return types.FunctionType(types.none(*_block_types()))
 
 
 @functools.cache
@@ -868,21 +911,7 @@ def block_by_address(kind: int):
     the block's scratch arrays: a cold run of castle_siege compiled 56 CPU seconds,
     most of them that. A call by address passes the block's arrays once a block of
     BLOCK battles, not once a battle, so it costs the battles nothing measurable."""
-    given = types.Tuple(
-        (INT_TABLE, REALS, REALS, INT_TABLE, REALS, INTS, INT_TABLE, INT_TABLE, INTS)
-    )
-    opening = types.Tuple(
-        (INTS, INTS, INTS, INTS, INTS, INT_TABLE, REAL_TABLE, REALS, REALS, REALS, REAL_TABLE,
-         INT_TABLE, INTS, INTS, INT_TABLE)
-    )  # fmt: skip
-    int64 = types.int64
-    # given, opening, order, n_units, entries, at, seed, first, out, stops, asked, rec, lo, hi
-    arg_types = (
-        given, opening, int64, int64, int64, int64, types.uint64, int64, INT_TABLE, INT_TABLE,
-        INTS, types.int64[:, :, ::1], int64, int64,
-    )  # fmt: skip
-    block = (_plain_block, _batch_block, _unfolding_block)[kind]
-    return address_of(block, arg_types)
+    return address_of(_BLOCKS[kind], _block_types())
 
 
 @jit
@@ -1075,15 +1104,21 @@ def _skip_block(
         if dirty:
             # Only a recomputation or a kind's deaths shared out among its groups
             # changes these (the per-death path counts a kind's room, not its
-            # groups' men): restore them when one ran.
-            cnt[:] = cnt0
-            room[R_SETTLED] = room0[R_SETTLED]
-            health[:] = health0
-            rating[:] = rating0
-            sphit[:] = sphit0
-            nt[:] = nt0
-            pkill[:] = pkill0
-            tl[:] = tl0
+            # groups' men): restore them when one ran. Element by element: an array
+            # assigned to a slice compiles Numba's formatting of a shape mismatch's
+            # message (about 3 s of a cold run's compiling, strings and all).
+            for g in range(n_groups):
+                cnt[g] = cnt0[g]
+                room[R_SETTLED, g] = room0[R_SETTLED, g]
+                health[g] = health0[g]
+                rating[g] = rating0[g]
+                sphit[g] = sphit0[g]
+                tl[0, g] = tl0[0, g]
+                tl[1, g] = tl0[1, g]
+                for h in range(n_groups):
+                    pkill[g, h] = pkill0[g, h]
+            for f in range(3):
+                nt[f] = nt0[f]
         # None in the kernel of smaller armies: the battle is compiled without the
         # batch path.
         dirty = _skip_battle(state, army, scratch, recording, out[i], i, batch_rows, unfolding)
@@ -1093,3 +1128,7 @@ def _skip_block(
         if unfolding is not None:  # noqa: SIM102
             if rec.shape[1] > 0:
                 close_marks(out[i], rec, i, marks)
+
+
+#: The block function of each kind of run (PLAIN, BATCHES, UNFOLDING).
+_BLOCKS = (_plain_block, _batch_block, _unfolding_block)

@@ -179,6 +179,9 @@ def _start(job: Job, starter: Path) -> Running:
         text=True,
         # Its own session: Ctrl-C is this process's to answer (the workers are ended).
         start_new_session=True,
+        # Its jobs already keep every core busy: none compiles a battle aside as well
+        # (kernels/_aside.py).
+        env={**os.environ, "BATTLE_ODDS_COMPILE_ASIDE": "0"},
     )
     return Running(job, process, time.perf_counter())
 

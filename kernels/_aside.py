@@ -1,0 +1,155 @@
+"""A kernel's battle compiled in a second process while this one compiles the rest.
+
+A cold run of olympia's skip kernel compiled about 36 CPU seconds on one core: the
+battle (the block function that calls it, the battle and its helpers, about two thirds)
+and the parallel loop with the opening every battle starts from (the other third). The
+loop calls the battle by its address (:func:`kernels._jit.address_of`), so neither needs
+the other compiled: on a machine of two cores or more, :func:`start` has a second Python
+process compile the battle into Numba's cache while this one compiles the loop, then
+this one loads the battle from the cache (:meth:`Aside.wait`). What the second process
+compiles is what this one would have: the same function, signature and cache, so the
+rows are the same; if it fails, this process compiles the battle itself.
+
+The second process ends when its compile is done, or as soon as this one ends for any
+reason (Ctrl-C, which ends a compiling command at once, included): it watches its
+standard input, a pipe from this process, and exits when the pipe closes. A half-done
+compile writes nothing to the cache. ``BATTLE_ODDS_COMPILE_ASIDE=0`` turns it off (one
+process compiles everything, as before); it is off by itself on one core and where the
+function is already compiled or cached.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any
+
+#: Set to 0 to compile everything in the process that runs the battles.
+ASIDE_SETTING = "BATTLE_ODDS_COMPILE_ASIDE"
+
+#: What a process waiting for a compile aside compiles meanwhile (on the core it would
+#: leave idle): kernels that any run calls after its battles (kernels/tally.py's).
+meanwhile: list[Callable[[], None]] = []
+
+#: The compiles running aside, by function and signature: threads that run battles at
+#: once (a study's cells) wait for the one compile, not start one each.
+_running: dict[tuple[int, tuple[Any, ...]], Aside] = {}
+_lock = threading.Lock()
+
+
+def cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _cached(dispatcher: Any, arg_types: tuple[Any, ...]) -> bool:
+    """Whether ``dispatcher`` has ``arg_types`` compiled in this process, or may have them
+    in Numba's cache (its index file for the function is there: a kernel of one
+    signature, or one Numba then loads or compiles as it would have)."""
+    if arg_types in dispatcher.overloads:
+        return True
+    cache = getattr(dispatcher, "_cache", None)
+    index = getattr(getattr(cache, "_cache_file", None), "_index_path", None)
+    return index is None or os.path.exists(index)
+
+
+class Aside:
+    """A compile running in a second process (:func:`start`)."""
+
+    def __init__(self, process: subprocess.Popen[bytes], dispatcher: Any, arg_types: Any):
+        self.process = process
+        self.dispatcher = dispatcher
+        self.arg_types = arg_types
+
+    def wait(self) -> bool:
+        """Wait for the second process to end (told as a compile of its function, so a
+        run's compile clock and its Ctrl-C see one); True if it compiled."""
+        from numba.core import event
+
+        data = {"dispatcher": self.dispatcher, "args": self.arg_types, "return_type": None}
+        try:
+            for compile_now in list(meanwhile):
+                compile_now()
+            with event.trigger_event("numba:compile", data=data):
+                return self.process.wait() == 0
+        finally:
+            self.stop()
+
+    def stop(self) -> None:
+        """End the second process (done already, or no longer wanted)."""
+        with _lock:
+            for key in [k for k, running in _running.items() if running is self]:
+                del _running[key]
+        if self.process.poll() is None:
+            self.process.kill()
+            with contextlib.suppress(OSError, subprocess.SubprocessError):
+                self.process.wait(timeout=5)
+        if self.process.stdin is not None:
+            with contextlib.suppress(OSError):
+                self.process.stdin.close()
+
+
+def start(
+    dispatcher: Any, arg_types: tuple[Any, ...], module: str, function: str, *args: int
+) -> Aside | None:
+    """Start compiling ``dispatcher`` for ``arg_types`` in a second process, which runs
+    ``module.function(*args)`` (that compiles it, into Numba's cache), or the one
+    another thread started; None, and nothing started, when it is compiled or cached
+    already, on one core, or where ``BATTLE_ODDS_COMPILE_ASIDE=0``. The caller compiles
+    its own part, then calls :meth:`Aside.wait` before it compiles or loads
+    ``dispatcher``."""
+    if os.environ.get(ASIDE_SETTING, "1") == "0" or cores() < 2:
+        return None
+    with _lock:
+        key = (id(dispatcher), arg_types)
+        if key in _running:
+            return _running[key]
+        if _cached(dispatcher, arg_types):
+            return None
+        command = [sys.executable, "-m", "kernels._aside", module, function, *map(str, args)]
+        # The kernels this process runs, wherever it found them, first on the path.
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
+        try:
+            process = subprocess.Popen(
+                command,
+                env={**os.environ, "PYTHONPATH": path},
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                # Not the terminal's Ctrl-C: this process decides when it ends.
+                start_new_session=True,
+            )
+        except OSError:
+            return None
+        aside = _running[key] = Aside(process, dispatcher, arg_types)
+        return aside
+
+
+def _main(argv: list[str]) -> int:
+    """The second process: compile by calling ``module.function(*args)``; exit at once
+    when the process that started it ends (its pipe on our standard input closes)."""
+    import importlib
+
+    def watch() -> None:
+        with contextlib.suppress(OSError):
+            while os.read(0, 4096):
+                pass
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True).start()
+    module, function, *args = argv
+    getattr(importlib.import_module(module), function)(*map(int, args))
+    return 0
+
+
+if __name__ == "__main__":
+    # Out at once, the compile in the cache: no interpreter shutdown beside the watcher.
+    os._exit(_main(sys.argv[1:]))

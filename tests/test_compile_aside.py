@@ -1,0 +1,243 @@
+"""A kernel's battle compiled in a second process on a cold cache (kernels/_aside.py):
+started only where it pays, waited for as a compile (the run's compile clock and Ctrl-C
+see one), and never left behind by the process that started it.
+
+The second processes here run ``time.sleep`` (``python -m kernels._aside time sleep N``):
+what matters is how they start and end, not what they compile. The cold runs of the
+skip kernel that check the rows are in the slow tier.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from kernels import _aside
+from simulator.running.compiling import compile_clock, compiling_now
+
+ROOT = Path(__file__).resolve().parents[1]
+CASTLE = "scenarios/olympia/castle_siege.toml"
+
+
+def _dispatcher(index: Path, overloads: dict[Any, Any] | None = None) -> Any:
+    """Enough of a Numba dispatcher for :func:`kernels._aside.start`: its compiled
+    signatures and its cache's index file."""
+
+    def sleeper() -> None:
+        """The function its compile events name."""
+
+    cache = SimpleNamespace(_cache_file=SimpleNamespace(_index_path=str(index)))
+    return SimpleNamespace(overloads=overloads or {}, _cache=cache, py_func=sleeper)
+
+
+@pytest.fixture
+def two_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(_aside.ASIDE_SETTING, raising=False)
+    monkeypatch.setattr(_aside, "cores", lambda: 2)
+
+
+def test_started_only_where_nothing_is_compiled_or_cached(
+    tmp_path: Path, two_cores: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_aside, "meanwhile", [])
+    cached = tmp_path / "cached.nbi"
+    cached.write_bytes(b"")
+    assert _aside.start(_dispatcher(cached), (), "time", "sleep", 0) is None
+    compiled = _dispatcher(tmp_path / "none.nbi", {("int64",): object()})
+    assert _aside.start(compiled, ("int64",), "time", "sleep", 0) is None
+    monkeypatch.setattr(_aside, "cores", lambda: 1)
+    assert _aside.start(_dispatcher(tmp_path / "none.nbi"), (), "time", "sleep", 0) is None
+    monkeypatch.setattr(_aside, "cores", lambda: 2)
+    monkeypatch.setenv(_aside.ASIDE_SETTING, "0")
+    assert _aside.start(_dispatcher(tmp_path / "none.nbi"), (), "time", "sleep", 0) is None
+    monkeypatch.delenv(_aside.ASIDE_SETTING)
+    cold = _dispatcher(tmp_path / "none.nbi")
+    aside = _aside.start(cold, (), "time", "sleep", 0)
+    assert aside is not None
+    # Another thread's battles of the same kernel wait for the same compile.
+    assert _aside.start(cold, (), "time", "sleep", 0) is aside
+    assert aside.wait() is True  # it ran time.sleep(0) and exited 0
+    again = _aside.start(cold, (), "time", "sleep", 0)  # still nothing in the cache
+    assert again is not None and again is not aside
+    again.stop()
+
+
+def test_waiting_is_a_compile_to_the_run(
+    tmp_path: Path, two_cores: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The wait counts in the run's compile seconds, and Ctrl-C meanwhile ends the
+    process at once (simulator/running/interrupt.py asks ``compiling_now``); before it
+    waits, the process compiles what ``meanwhile`` names (the tally)."""
+    done: list[bool] = []
+    monkeypatch.setattr(_aside, "meanwhile", [lambda: done.append(True)])
+    clock = compile_clock()
+    seconds, functions = clock.seconds, clock.functions
+    seen = []
+    clock.on_start.append(lambda function: seen.append(compiling_now()))
+    try:
+        aside = _aside.start(_dispatcher(tmp_path / "none.nbi"), (), "time", "sleep", 1)
+        assert aside is not None
+        assert aside.wait() is True
+    finally:
+        clock.on_start.pop()
+    assert done == [True]
+    assert seen == [True]
+    assert clock.functions == functions + 1
+    assert clock.seconds - seconds >= 0.9
+    assert not compiling_now()
+
+
+def test_the_second_process_ends_when_the_first_does(tmp_path: Path) -> None:
+    """A process that started a compile aside and ended (here killed, as Ctrl-C during a
+    compile ends a command at once: ``os._exit``) leaves nothing running: the second
+    process sees its pipe close and exits within a second."""
+    starter = (
+        "import sys, os\n"
+        "from types import SimpleNamespace\n"
+        "from kernels import _aside\n"
+        "_aside.cores = lambda: 2\n"
+        "cache = SimpleNamespace(_cache_file=SimpleNamespace(_index_path=sys.argv[1]))\n"
+        "d = SimpleNamespace(overloads={}, _cache=cache, py_func=print)\n"
+        "aside = _aside.start(d, (), 'time', 'sleep', 60)\n"
+        "print(aside.process.pid, flush=True)\n"
+        "sys.stdin.read()\n"
+        "os._exit(0)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != _aside.ASIDE_SETTING}
+    first = subprocess.Popen(
+        [sys.executable, "-c", starter, str(tmp_path / "none.nbi")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        env=env,
+    )
+    assert first.stdout is not None
+    second = int(first.stdout.readline())
+    assert _running(second)
+    first.kill()
+    first.wait()
+    ended = time.monotonic() + 2
+    while _running(second) and time.monotonic() < ended:
+        time.sleep(0.02)
+    assert not _running(second)
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie, ended but not yet reaped, does not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"
+
+
+def _environment(cache: Path, aside: bool = True) -> dict[str, str]:
+    """A run's environment on the Numba cache ``cache``, compiling aside or not."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env.update(NUMBA_CACHE_DIR=str(cache), COLUMNS="200")
+    env[_aside.ASIDE_SETTING] = "1" if aside else "0"
+    return env
+
+
+def _cold_run(cache: Path, aside: bool) -> tuple[dict[str, Any], str]:
+    done = subprocess.run(
+        [sys.executable, "-m", "simulator", "run", CASTLE, "-n", "3000", "--json"],
+        capture_output=True, text=True, cwd=ROOT, env=_environment(cache, aside), check=True,
+    )  # fmt: skip
+    return json.loads(done.stdout), done.stderr
+
+
+# Slow tier (docs/testing.md): two cold compiles of the skip kernel, about 50 s quiet
+@pytest.mark.slow
+def test_a_cold_run_with_the_battle_compiled_aside_gives_the_same_rows(tmp_path: Path) -> None:
+    """castle_siege on an empty cache, its battle compiled in a second process, gives
+    the answer of a run that compiled everything itself, and says it compiles; the
+    battle's block is then in the cache (the second process put it there)."""
+    if _aside.cores() < 2:
+        pytest.skip("the compile aside runs on two cores or more")
+    aside, said = _cold_run(tmp_path / "aside", aside=True)
+    alone, _ = _cold_run(tmp_path / "alone", aside=False)
+    for answer in (aside, alone):
+        answer.pop("seconds")
+        answer.pop("compile_seconds")
+    assert aside == alone
+    assert "compiling the olympia" in said
+    blocks = [p.name for p in (tmp_path / "aside").rglob("skip._plain_block-*.nbi")]
+    assert blocks, sorted(p.name for p in (tmp_path / "aside").rglob("*.nbi"))
+
+
+# Slow tier (docs/testing.md): about 2 s, the compile stopped at its notice
+@pytest.mark.slow
+def test_ctrl_c_while_the_battle_compiles_aside_leaves_nothing_running(tmp_path: Path) -> None:
+    """Ctrl-C during a cold run ends it at once (status 130) and its second process
+    with it: no process of the cold cache's is left compiling."""
+    if _aside.cores() < 2:
+        pytest.skip("the compile aside runs on two cores or more")
+    cache = tmp_path / "cold"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "simulator", "run", CASTLE, "--json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+        env=_environment(cache),
+    )  # fmt: skip
+    assert process.stderr is not None
+    for line in process.stderr:
+        if "olympia skip kernel" in line:  # said as the first compile starts
+            break
+    time.sleep(0.5)  # the second process started with the first compile
+    asides = _processes_of(cache)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=30)
+    assert process.returncode == 130 and out == ""
+    assert "stopped at once" in err
+    assert asides, "no second process compiled the battle"
+    ended = time.monotonic() + 2
+    while _processes_of(cache) and time.monotonic() < ended:
+        time.sleep(0.05)
+    assert not _processes_of(cache)
+
+
+def _processes_of(cache: Path) -> list[int]:
+    """The running ``kernels._aside`` processes whose Numba cache is ``cache``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or not _running(int(entry.name)):
+            continue
+        try:
+            line = (entry / "cmdline").read_bytes()
+            environment = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        if b"kernels._aside" in line and f"NUMBA_CACHE_DIR={cache}".encode() in environment:
+            found.append(int(entry.name))
+    return found
+
+
+def test_the_notice_says_the_skip_kernels_time_with_its_battle_compiled_aside(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The compile notice's estimate is the second process's where the battle compiles
+    aside (the run waits for that), the one-process figure where it does not."""
+    from kernels.olympia import skip
+    from simulator.running import compiling
+
+    alone = compiling.KERNEL_MODULES["kernels.olympia.skip"][1]
+    aside = compiling.ASIDE_SECONDS["kernels.olympia.skip"]
+    assert aside < alone
+    monkeypatch.delenv(_aside.ASIDE_SETTING, raising=False)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    assert f"about {aside:.0f} s" in compiling.compile_notice(skip._skip_blocks.py_func)
+    monkeypatch.setenv(_aside.ASIDE_SETTING, "0")
+    assert f"about {alone:.0f} s" in compiling.compile_notice(skip._skip_blocks.py_func)
+    monkeypatch.delenv(_aside.ASIDE_SETTING)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    assert f"about {alone:.0f} s" in compiling.compile_notice(skip._skip_blocks.py_func)
