@@ -66,6 +66,9 @@ DENSE_COMBINATIONS = 1 << 20
 MAX_STACKED = 4096
 #: The most bytes of tables a stacked kernel call may build for its combinations.
 STACKED_TABLE_BYTES = 1 << 28
+#: The chunks whose draws a scenario with ranges keeps for the next chunks' counts
+#: (MixturePrepared._earlier): a block of BLOCK battles spans a few chunks.
+KEPT_CHUNKS = 4
 #: Winner codes of the ``unknown.K`` columns: the kernels' outcome codes, attacker 0,
 #: defender 1, draw 2 (simulator.results.stats.OUTCOMES), then the withdrawals (3, 4).
 N_OUTCOMES = 3
@@ -78,6 +81,8 @@ def unknown_code(index: np.ndarray, winner: np.ndarray, values: int) -> np.ndarr
     fought out (as before stop rules), and past those, ``3 x values + index x 2 +
     (winner - 3)`` for a withdrawal."""
     fought = index * N_OUTCOMES + winner
+    if len(winner) == 0 or int(winner.max()) < N_OUTCOMES:
+        return fought  # no withdrawal: one pass, not three
     withdrew = N_OUTCOMES * values + index * N_WITHDRAWALS + (winner - N_OUTCOMES)
     return np.where(winner < N_OUTCOMES, fought, withdrew)
 
@@ -527,6 +532,11 @@ class MixturePrepared(GroupedPrepared):
         # The gather of the outcome columns from the last stack's rows (_gather).
         self._places: dict[int, tuple[Stack, np.ndarray, np.ndarray]] = {}
         self._column_places: dict[int, list[int]] = {}
+        # The combinations the last chunks drew, by (seed, first battle): a chunk that
+        # starts inside a block counts the block's earlier battles, mostly the chunks
+        # just run (_earlier), rather than drawing them again.
+        self._drawn: dict[tuple[int, int], np.ndarray] = {}
+        self._drawn_lock = threading.Lock()
 
     def memory_bytes(self, battles: int) -> int:
         # The chunk's outcome columns, the input draws, and the widest combination's rows.
@@ -544,6 +554,10 @@ class MixturePrepared(GroupedPrepared):
             return out
         drawn = m.draws(seed, first, count)
         combos = drawn @ m.strides
+        with self._drawn_lock:
+            if len(self._drawn) >= KEPT_CHUNKS:
+                del self._drawn[next(iter(self._drawn))]
+            self._drawn[(seed, first)] = combos
         if m.combinations <= DENSE_COMBINATIONS:
             # A count a combination: faster than sorting the chunk's draws.
             tally = np.bincount(combos, minlength=m.combinations)
@@ -558,7 +572,7 @@ class MixturePrepared(GroupedPrepared):
         built = sum(present[c].stacked_table_bytes() for c in stacking)  # type: ignore[attr-defined]
         if built > STACKED_TABLE_BYTES:
             stacking = set()
-        earlier = lambda start, n: m.draws(seed, start, n) @ m.strides  # noqa: E731
+        earlier = lambda start, n: self._earlier(seed, start, n)  # noqa: E731
         if len(stacking) == len(present):
             # Every battle on a stacked kernel: numbered and seeded in arrays.
             numbers = grouped_numbers(first, combos, earlier, BLOCK)
@@ -588,6 +602,24 @@ class MixturePrepared(GroupedPrepared):
         for k in range(len(m.unknowns)):
             out[f"unknown.{k}"] = unknown_code(drawn[:, k], out["winner"], int(m.sizes[k]))
         return out
+
+    def _earlier(self, seed: int, start: int, count: int) -> np.ndarray:
+        """The combinations battles ``start .. start + count - 1`` of run ``seed`` drew:
+        from the chunks kept (:attr:`_drawn`) where they hold every one, else drawn (the
+        same numbers either way: the draws are a pure function of seed and battle)."""
+        with self._drawn_lock:
+            kept = sorted((f, c) for (s, f), c in self._drawn.items() if s == seed)
+        parts = []
+        at = start
+        for first, combos in kept:
+            if first <= at < first + len(combos):
+                part = combos[at - first : start + count - first]
+                parts.append(part)
+                at += len(part)
+            if at == start + count:
+                return np.concatenate(parts) if len(parts) > 1 else parts[0]
+        m = self.mixture
+        return m.draws(seed, start, count) @ m.strides
 
     @staticmethod
     def _numbered(
