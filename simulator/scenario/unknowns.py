@@ -41,6 +41,7 @@ from ..errors import BattleOddsError, Source
 from ..input.fields import RANGE_PATTERN, WEIGHTED_PATTERN
 from ..input.reader import reusing
 from ..rulesets.base import BY_STEP, Prepared
+from ..rulesets.outcomes import Outcomes
 from ..rulesets.stacked import Stack, StackedRuns, stack
 from .groups import GroupedPrepared, grouped_calls, grouped_numbers
 
@@ -547,7 +548,7 @@ class MixturePrepared(GroupedPrepared):
         )
         return own + widest  # and a stacked call's tables, STACKED_TABLE_BYTES at most
 
-    def run(self, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
+    def run(self, seed: int, first: int, count: int) -> Mapping[str, np.ndarray]:
         m = self.mixture
         out = {name: np.zeros(count, np.int64) for name in self.columns}
         if count == 0:
@@ -583,8 +584,9 @@ class MixturePrepared(GroupedPrepared):
             else:
                 slot = np.searchsorted(drawn_here, combos)
             seeds = m.combination_seeds(seed, drawn_here).astype(np.uint64)
-            self._run_stacked(drawn_here, slot, numbers, seeds[slot], out)
+            viewed = self._run_stacked(drawn_here, slot, numbers, seeds[slot], out)
         else:
+            viewed = None
             calls = list(grouped_calls(first, combos, earlier, BLOCK))
             # Each call's seed, for all of them at once (a hash a call cost as much as a
             # small group's battles).
@@ -601,6 +603,13 @@ class MixturePrepared(GroupedPrepared):
                 self._run_calls([calls[j] for j in apart], seeds[apart], out)
         for k in range(len(m.unknowns)):
             out[f"unknown.{k}"] = unknown_code(drawn[:, k], out["winner"], int(m.sizes[k]))
+        if viewed is not None:
+            rows, places = viewed
+            names = list(out)
+            if names[: len(places)] == list(places):
+                # The rows as a plain run gives them (the same columns in the same
+                # order): the statistics count them in one pass, not a pass a column.
+                return Outcomes(rows, places, {n: out[n] for n in names[len(places) :]})
         return out
 
     def _earlier(self, seed: int, start: int, count: int) -> np.ndarray:
@@ -651,12 +660,14 @@ class MixturePrepared(GroupedPrepared):
         numbers: np.ndarray,
         battle_seeds: np.ndarray,
         out: dict[str, np.ndarray],
-    ) -> None:
+    ) -> tuple[np.ndarray, dict[str, int]] | None:
         """The battles of ``combinations`` (ascending) in one kernel call a stack key
         (rulesets/stacked.py), in battle order: battle j of the chunk, of combination
         ``combinations[slot[j]]`` (-1: a battle run apart, left as it is), battle
         ``numbers[j]`` of it on seed ``battle_seeds[j]``, the one its combination's own
-        call would fight; the columns then gathered from the rows at once."""
+        call would fight; the columns then gathered from the rows at once. Returns the
+        rows and each column's place in them where every battle ran in one call and
+        each column of ``out`` placed (not derived) is a view of them (:meth:`_gather`)."""
         m = self.mixture
         known = m._prepared  # as run reads it
         members = {c: known.get(c) or m.prepared_of(c) for c in combinations.tolist()}
@@ -675,7 +686,10 @@ class MixturePrepared(GroupedPrepared):
             first: StackedRuns = members[of_key[0]]  # type: ignore[assignment]
             first.run_stacked(tables, slots[here], battle_seeds[here], numbers[here], rows)
             own = {c: members[c] for c in of_key}
-            self._gather(tables, slot_of, slots[here], rows, here, out, own)
+            placed = self._gather(tables, slot_of, slots[here], rows, here, out, own)
+            if len(keys) == 1 and len(here) == count and placed is not None:
+                return rows, placed
+        return None
 
     def _gather(
         self,
@@ -686,11 +700,13 @@ class MixturePrepared(GroupedPrepared):
         here: np.ndarray,
         out: dict[str, np.ndarray],
         members: Mapping[int, Prepared],
-    ) -> None:
+    ) -> dict[str, int] | None:
         """Each outcome column of the stacked ``rows`` (battles ``here`` of the chunk)
         into ``out``: a column at one place in every member's row is a view of it (as a
         plain run's columns are), another gathered at once (a member without it reads
-        the rows' last column, zeros); the derived ones a derivation at a time."""
+        the rows' last column, zeros); the derived ones a derivation at a time. Returns
+        each column's place in the rows where every column but the derived ones is such
+        a view and ``here`` is every battle, else None."""
         names = [n for n in self.columns if not n.startswith("unknown.")]
         places = self._places.get(id(tables))
         if places is None or places[0] is not tables:
@@ -705,6 +721,7 @@ class MixturePrepared(GroupedPrepared):
             self._places[id(tables)] = places
         _, index, alike = places
         every = len(here) == len(out["winner"])
+        placed = {n: int(index[0, j]) for j, n in enumerate(names)} if alike.all() else None
         battles = np.arange(len(here))
         for j, name in enumerate(names):
             column = rows[:, index[0, j]] if alike[j] else rows[battles, index[slots, j]]
@@ -727,6 +744,9 @@ class MixturePrepared(GroupedPrepared):
                 target = out.get(name)
                 if target is not None:  # as a call's: the mixture's columns only
                     target[chosen] = column
+                    if placed is not None:
+                        placed.pop(name, None)
+        return placed if every else None
 
     def _places_of(self, combination: int, names: list[str]) -> list[int]:
         """Where each of ``names`` is in the combination's rows (-1: none)."""
