@@ -538,6 +538,9 @@ class MixturePrepared(GroupedPrepared):
         # just run (_earlier), rather than drawing them again.
         self._drawn: dict[tuple[int, int], np.ndarray] = {}
         self._drawn_lock = threading.Lock()
+        # Each set of combinations' members and stacks (_plan_of), by their bytes.
+        self._plans: dict[bytes, Any] = {}
+        self._present: dict[tuple[bytes, int], tuple[dict[int, Prepared], set[int]]] = {}
 
     def memory_bytes(self, battles: int) -> int:
         # The chunk's outcome columns, the input draws, and the widest combination's rows.
@@ -565,14 +568,7 @@ class MixturePrepared(GroupedPrepared):
             drawn_here = np.flatnonzero(tally)
         else:
             drawn_here = np.unique(combos)
-        known = m._prepared  # read without the lock: a combination once prepared stays
-        present = {c: known.get(c) or m.prepared_of(c) for c in drawn_here.tolist()}
-        stacking = {c for c, p in present.items() if isinstance(p, StackedRuns) and p.stacks()}
-        # A stacked call builds every member's tables at once (skirmish's expected damage,
-        # a participant against each other): past a bound, a call a combination.
-        built = sum(present[c].stacked_table_bytes() for c in stacking)  # type: ignore[attr-defined]
-        if built > STACKED_TABLE_BYTES:
-            stacking = set()
+        present, stacking = self._stacking_of(drawn_here)
         earlier = lambda start, n: self._earlier(seed, start, n)  # noqa: E731
         if len(stacking) == len(present):
             # Every battle on a stacked kernel: numbered and seeded in arrays.
@@ -611,6 +607,27 @@ class MixturePrepared(GroupedPrepared):
                 # order): the statistics count them in one pass, not a pass a column.
                 return Outcomes(rows, places, {n: out[n] for n in names[len(places) :]})
         return out
+
+    def _stacking_of(self, drawn_here: np.ndarray) -> tuple[dict[int, Prepared], set[int]]:
+        """The prepared combinations ``drawn_here`` and those of them a stacked call
+        runs, made once for a set of combinations (as :meth:`_plan_of`)."""
+        key = (drawn_here.tobytes(), STACKED_TABLE_BYTES)
+        known_set = self._present.get(key)
+        if known_set is not None:
+            return known_set
+        m = self.mixture
+        known = m._prepared  # read without the lock: a combination once prepared stays
+        present = {c: known.get(c) or m.prepared_of(c) for c in drawn_here.tolist()}
+        stacking = {c for c, p in present.items() if isinstance(p, StackedRuns) and p.stacks()}
+        # A stacked call builds every member's tables at once (skirmish's expected damage,
+        # a participant against each other): past a bound, a call a combination.
+        built = sum(present[c].stacked_table_bytes() for c in stacking)  # type: ignore[attr-defined]
+        if built > STACKED_TABLE_BYTES:
+            stacking = set()
+        if len(self._present) >= KEPT_CHUNKS:
+            self._present.clear()
+        self._present[key] = (present, stacking)
+        return present, stacking
 
     def _earlier(self, seed: int, start: int, count: int) -> np.ndarray:
         """The combinations battles ``start .. start + count - 1`` of run ``seed`` drew:
@@ -669,27 +686,55 @@ class MixturePrepared(GroupedPrepared):
         rows and each column's place in them where every battle ran in one call and
         each column of ``out`` placed (not derived) is a view of them (:meth:`_gather`)."""
         m = self.mixture
-        known = m._prepared  # as run reads it
-        members = {c: known.get(c) or m.prepared_of(c) for c in combinations.tolist()}
         count = len(out["winner"])
-        keys: dict[Hashable, list[int]] = {}
-        for combination, prepared in members.items():
-            keys.setdefault(prepared.stack_key(), []).append(combination)  # type: ignore[attr-defined]
-        for key, of_key in keys.items():
+        members, stacks = self._plan_of(combinations)
+        for key, of_key, own, kept in stacks:
             tables, slot_of = m.stack_of(key, of_key)
-            stack_slot = np.array([slot_of.get(c, -1) for c in members], np.int64)
+            made = kept.get("stack")
+            if made is None or made[0] is not tables:
+                stack_slot = np.array([slot_of.get(c, -1) for c in members], np.int64)
+                made = kept["stack"] = (tables, stack_slot)
+            stack_slot = made[1]
             slots = np.where(slot >= 0, stack_slot[slot], -1)
             # With one key for every battle, all of them; else this key's battles only.
-            every = len(keys) == 1 and bool((slot >= 0).all())
+            every = len(stacks) == 1 and bool((slot >= 0).all())
             here = np.arange(count) if every else np.flatnonzero(slots >= 0)
             rows = np.zeros((len(here), tables.width + 1), np.int64)  # the last: zeros
             first: StackedRuns = members[of_key[0]]  # type: ignore[assignment]
-            first.run_stacked(tables, slots[here], battle_seeds[here], numbers[here], rows)
-            own = {c: members[c] for c in of_key}
-            placed = self._gather(tables, slot_of, slots[here], rows, here, out, own)
-            if len(keys) == 1 and len(here) == count and placed is not None:
+            at: Any = slice(None) if every else here  # every battle: no copies
+            first.run_stacked(tables, slots[at], battle_seeds[at], numbers[at], rows)
+            placed = self._gather(tables, slot_of, slots[at], rows, here, out, own, kept)
+            if len(stacks) == 1 and len(here) == count and placed is not None:
                 return rows, placed
         return None
+
+    def _plan_of(
+        self, combinations: np.ndarray
+    ) -> tuple[
+        dict[int, Prepared], list[tuple[Hashable, list[int], dict[int, Prepared], dict[str, Any]]]
+    ]:
+        """The prepared ``combinations`` and, for each stack key among them, its
+        combinations, their prepared and what :meth:`_run_stacked` and :meth:`_gather`
+        keep for them: made once for a set of combinations (past the first chunks, each
+        chunk draws all of them), not a Python step a combination a chunk."""
+        key = combinations.tobytes()
+        plan = self._plans.get(key)
+        if plan is not None:
+            return plan
+        m = self.mixture
+        known = m._prepared  # as run reads it
+        members = {c: known.get(c) or m.prepared_of(c) for c in combinations.tolist()}
+        keys: dict[Hashable, list[int]] = {}
+        for combination, prepared in members.items():
+            keys.setdefault(prepared.stack_key(), []).append(combination)  # type: ignore[attr-defined]
+        stacks: list[tuple[Hashable, list[int], dict[int, Prepared], dict[str, Any]]] = [
+            (k, of_key, {c: members[c] for c in of_key}, {}) for k, of_key in keys.items()
+        ]
+        plan = (members, stacks)
+        if len(self._plans) >= KEPT_CHUNKS:
+            self._plans.clear()
+        self._plans[key] = plan
+        return plan
 
     def _gather(
         self,
@@ -700,13 +745,15 @@ class MixturePrepared(GroupedPrepared):
         here: np.ndarray,
         out: dict[str, np.ndarray],
         members: Mapping[int, Prepared],
+        kept: dict[str, Any],
     ) -> dict[str, int] | None:
         """Each outcome column of the stacked ``rows`` (battles ``here`` of the chunk)
         into ``out``: a column at one place in every member's row is a view of it (as a
         plain run's columns are), another gathered at once (a member without it reads
         the rows' last column, zeros); the derived ones a derivation at a time. Returns
         each column's place in the rows where every column but the derived ones is such
-        a view and ``here`` is every battle, else None."""
+        a view and ``here`` is every battle, else None. ``kept``: what it keeps for
+        ``members`` (their derivations), from the plan (:meth:`_plan_of`)."""
         names = [n for n in self.columns if not n.startswith("unknown.")]
         places = self._places.get(id(tables))
         if places is None or places[0] is not tables:
@@ -729,10 +776,13 @@ class MixturePrepared(GroupedPrepared):
                 out[name] = column
             else:
                 out[name][here] = column
-        by_derivation: dict[Hashable, list[int]] = {}
-        for combination, prepared in members.items():
-            key = prepared.derived_key()  # type: ignore[attr-defined]
-            by_derivation.setdefault(key, []).append(combination)
+        by_derivation: dict[Hashable, list[int]] | None = kept.get("derivations")
+        if by_derivation is None:
+            by_derivation = {}
+            for combination, prepared in members.items():
+                key = prepared.derived_key()  # type: ignore[attr-defined]
+                by_derivation.setdefault(key, []).append(combination)
+            kept["derivations"] = by_derivation
         for combinations in by_derivation.values():
             derived: StackedRuns = members[combinations[0]]  # type: ignore[assignment]
             if len(by_derivation) == 1:
