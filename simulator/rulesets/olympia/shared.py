@@ -55,13 +55,23 @@ def _family_key(
 ) -> tuple[object, ...]:
     """:func:`family_key` of ``arrays``, whose tables are ``groups`` and ``sides`` as
     lists (a combination's are a few rows: plain numbers are quicker than copies)."""
-    kept_groups = tuple(
-        tuple(0 if c in MEMBER_GROUP_COLUMNS else v for c, v in enumerate(row)) for row in groups
+    return (
+        arrays.order,
+        _zeroed(groups, MEMBER_GROUP_COLUMNS),
+        _zeroed(sides, MEMBER_SIDE_COLUMNS),
+        arrays.survive.tobytes(),
     )
-    kept_sides = tuple(
-        tuple(0 if c in MEMBER_SIDE_COLUMNS else v for c, v in enumerate(row)) for row in sides
-    )
-    return (arrays.order, kept_groups, kept_sides, arrays.survive.tobytes())
+
+
+def _zeroed(rows: list[list[int]], columns: list[int]) -> tuple[tuple[int, ...], ...]:
+    """``rows`` with ``columns`` set to 0, as tuples."""
+    kept = []
+    for row in rows:
+        row = list(row)
+        for c in columns:
+            row[c] = 0
+        kept.append(tuple(row))
+    return tuple(kept)
 
 
 def _fighters(groups: np.ndarray, s: int) -> np.ndarray:
