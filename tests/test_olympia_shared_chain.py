@@ -14,7 +14,9 @@ import tomllib
 
 import simulator
 from simulator.errors import Source
+from simulator.results.stats import Tally
 from simulator.rulesets.olympia.prepare import OlympiaPrepared
+from simulator.rulesets.outcomes import Outcomes
 from simulator.scenario.scenario import prepare, set_path
 from simulator.scenario.unknowns import BLOCK
 from tests import ROOT
@@ -83,6 +85,36 @@ def test_a_combination_broken_before_its_first_strike_runs_as_before() -> None:
     got = prepare(scenario).run(5, 0, 300)
     assert battles_of_their_combinations(got, mixture, 5, 0, alone_of(scenario)) == 300
     assert (got["winner"][got["unknown.0"] // 3 == 1] == 0).mean() > 0.9  # broken: lost
+
+
+def test_a_chunk_counts_its_block_from_the_last_chunks_and_gives_its_rows(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A chunk that starts inside a block numbers its battles from the draws of the
+    chunks just run (drawing only its own), the same battles as a fresh run's that
+    draws the block's earlier battles again; a chunk all on one table answers as a plain
+    run does, its rows with the mixture's columns in their order, tallied alike."""
+    scenario = ranged(SHARED)
+    kept, fresh = prepare(scenario), prepare(scenario)
+    kept.run(3, BLOCK, 100)
+    kept.run(3, BLOCK + 100, 150)
+    drawn: list[tuple[int, int]] = []
+    draws = type(scenario.model).draws
+
+    def counted(self: Any, seed: int, first: int, count: int) -> np.ndarray:
+        drawn.append((first, count))
+        return draws(self, seed, first, count)
+
+    monkeypatch.setattr(type(scenario.model), "draws", counted)
+    got = kept.run(3, BLOCK + 250, 200)
+    assert drawn == [(BLOCK + 250, 200)]
+    again = fresh.run(3, BLOCK + 250, 200)
+    assert drawn[1:] == [(BLOCK + 250, 200), (BLOCK, 250)]
+    monkeypatch.undo()
+    assert isinstance(got, Outcomes) and list(got) == list(kept.columns)
+    for name in kept.columns:
+        assert np.array_equal(got[name], again[name]), name
+    assert Tally.of(got).to_dict() == Tally.of(dict(got)).to_dict()
 
 
 def test_same_battles_on_any_threads_and_chunks() -> None:

@@ -19,7 +19,15 @@ from simulator.cli import app
 from simulator.errors import BattleOddsError, Source
 from simulator.rulesets.base import Prepared
 from simulator.scenario.scenario import prepare, unknowns_of
-from simulator.scenario.unknowns import ABSENT, BLOCK, Mixture, parse_unknown, substituted
+from simulator.scenario.unknowns import (
+    ABSENT,
+    BLOCK,
+    Mixture,
+    Unknown,
+    _Cuts,
+    parse_unknown,
+    substituted,
+)
 from tests import ROOT
 from tests.stats_tests import interval_contains, reproducibility
 from tests.test_human_output import raw_identifiers, too_wide
@@ -91,6 +99,24 @@ def test_draws_follow_their_weights() -> None:
     assert mixture.unknowns[0].values == ("rain", ABSENT)
     # The inputs are a function of (seed, battle) only.
     assert np.array_equal(mixture.draws(7, 150_000, 10), drawn[150_000:150_010])
+
+
+@pytest.mark.parametrize("weights", [[1] * 51, [1, 2], [1, 1e-12, 3], list(range(1, 300))])
+def test_a_draws_value_looked_up_by_its_bucket_is_the_searched_one(weights: list[float]) -> None:
+    """A draw's value by its top bits (_Cuts) is the number of cut points at or below
+    it: at, just under and just over every cut point, at both ends and at random."""
+    cuts = Unknown("x", "x", tuple(range(len(weights))), tuple(weights), True).thresholds()
+    draws = np.concatenate(
+        [
+            np.random.default_rng(3).integers(0, 1 << 53, 50_000, dtype=np.uint64),
+            cuts - np.uint64(1),
+            cuts,
+            cuts + np.uint64(1),
+            np.array([0, (1 << 53) - 1], np.uint64),
+        ]
+    )
+    expected = np.searchsorted(cuts, draws, side="right")
+    assert np.array_equal(_Cuts.of(cuts).value_index(draws), expected)
 
 
 def test_each_battle_is_its_combinations_battle_of_the_contract() -> None:

@@ -41,6 +41,7 @@ from ..errors import BattleOddsError, Source
 from ..input.fields import RANGE_PATTERN, WEIGHTED_PATTERN
 from ..input.reader import reusing
 from ..rulesets.base import BY_STEP, Prepared
+from ..rulesets.outcomes import Outcomes
 from ..rulesets.stacked import Stack, StackedRuns, stack
 from .groups import GroupedPrepared, grouped_calls, grouped_numbers
 
@@ -66,6 +67,9 @@ DENSE_COMBINATIONS = 1 << 20
 MAX_STACKED = 4096
 #: The most bytes of tables a stacked kernel call may build for its combinations.
 STACKED_TABLE_BYTES = 1 << 28
+#: The chunks whose draws a scenario with ranges keeps for the next chunks' counts
+#: (MixturePrepared._earlier): a block of BLOCK battles spans a few chunks.
+KEPT_CHUNKS = 4
 #: Winner codes of the ``unknown.K`` columns: the kernels' outcome codes, attacker 0,
 #: defender 1, draw 2 (simulator.results.stats.OUTCOMES), then the withdrawals (3, 4).
 N_OUTCOMES = 3
@@ -78,6 +82,8 @@ def unknown_code(index: np.ndarray, winner: np.ndarray, values: int) -> np.ndarr
     fought out (as before stop rules), and past those, ``3 x values + index x 2 +
     (winner - 3)`` for a withdrawal."""
     fought = index * N_OUTCOMES + winner
+    if len(winner) == 0 or int(winner.max()) < N_OUTCOMES:
+        return fought  # no withdrawal: one pass, not three
     withdrew = N_OUTCOMES * values + index * N_WITHDRAWALS + (winner - N_OUTCOMES)
     return np.where(winner < N_OUTCOMES, fought, withdrew)
 
@@ -116,10 +122,48 @@ _COMBINATION_SALT = np.uint64(0xE7037ED1A0B428DB)
 
 def _mix(x: np.ndarray) -> np.ndarray:
     """SplitMix64's finaliser, elementwise on uint64 (wrapping arithmetic)."""
-    z = x + _GOLDEN
-    z = (z ^ (z >> np.uint64(30))) * _MIX1
-    z = (z ^ (z >> np.uint64(27))) * _MIX2
-    return z ^ (z >> np.uint64(31))
+    z = x + _GOLDEN  # a new array: the rest in place (a third fewer passes)
+    z ^= z >> np.uint64(30)
+    z *= _MIX1
+    z ^= z >> np.uint64(27)
+    z *= _MIX2
+    z ^= z >> np.uint64(31)
+    return z
+
+
+#: Draws are counted by their top bits in this many buckets (:class:`_Cuts`).
+_BUCKET_BITS = 12
+_BUCKET_SHIFT = np.uint64(53 - _BUCKET_BITS)
+
+
+@dataclass(frozen=True)
+class _Cuts:
+    """Which value a 53-bit draw takes: the number of ``cuts`` at or below it
+    (``searchsorted(cuts, draw, side="right")``), looked up by the draw's top bits
+    where no cut point falls inside its bucket of draws, searched for the others (a
+    draw in one of at most ``len(cuts)`` buckets of 4,096): the same values, a tenth of
+    a search for each of a chunk's draws."""
+
+    cuts: np.ndarray
+    lowest: np.ndarray  # each bucket's value at its first draw
+    certain: np.ndarray  # whether every draw of the bucket takes that value
+
+    @classmethod
+    def of(cls, cuts: np.ndarray) -> _Cuts:
+        first = np.arange(1 << _BUCKET_BITS, dtype=np.uint64) << _BUCKET_SHIFT
+        last = first + ((np.uint64(1) << _BUCKET_SHIFT) - np.uint64(1))
+        lowest = np.searchsorted(cuts, first, side="right").astype(np.int64)
+        highest = np.searchsorted(cuts, last, side="right")
+        return cls(cuts, lowest, lowest == highest)
+
+    def value_index(self, draws: np.ndarray) -> np.ndarray:
+        """Each draw's value (``draws`` below 2**53)."""
+        bucket = (draws >> _BUCKET_SHIFT).astype(np.intp)
+        values = self.lowest[bucket]
+        unsure = np.flatnonzero(~self.certain[bucket])
+        if len(unsure):
+            values[unsure] = np.searchsorted(self.cuts, draws[unsure], side="right")
+        return values
 
 
 @dataclass(frozen=True)
@@ -336,6 +380,8 @@ class Mixture:
         self._sharing: Callable[[StackedRuns], bool] | bool | None = False
         # The checked combinations prepared for it, which prepared_of then takes.
         self._fresh: dict[int, Prepared] = {}
+        # Each unknown's cut points by bucket (draws), made on first use.
+        self._cut_points: dict[int, _Cuts] = {}
         # Every value of every list, the ends of every range, the other unknowns at their
         # first value: the values are checked where they are written (a value the key
         # cannot take, a range on a key that cannot vary) before any battle.
@@ -455,11 +501,18 @@ class Mixture:
         base = _mix(np.array([seed], np.uint64) ^ _INPUT_SALT)
         per_battle = _mix(battles * _BATTLE_SALT) ^ base
         out = np.empty((count, len(self.unknowns)), np.int64)
-        for k, unknown in enumerate(self.unknowns):
+        for k in range(len(self.unknowns)):
             salt = _mix(np.array([k + 1], np.uint64)) ^ _UNKNOWN_SALT
             bits = _mix(per_battle ^ salt) >> np.uint64(11)
-            out[:, k] = np.searchsorted(unknown.thresholds(), bits, side="right")
+            out[:, k] = self._cuts(k).value_index(bits)
         return out
+
+    def _cuts(self, k: int) -> _Cuts:
+        """Unknown ``k``'s cut points, and which value each bucket of draws takes."""
+        made = self._cut_points.get(k)
+        if made is None:
+            made = self._cut_points[k] = _Cuts.of(self.unknowns[k].thresholds())
+        return made
 
     def combination_seeds(self, seed: int, combinations: np.ndarray) -> np.ndarray:
         """The seed of each combination's battles in run ``seed`` (63 bits each)."""
@@ -527,6 +580,14 @@ class MixturePrepared(GroupedPrepared):
         # The gather of the outcome columns from the last stack's rows (_gather).
         self._places: dict[int, tuple[Stack, np.ndarray, np.ndarray]] = {}
         self._column_places: dict[int, list[int]] = {}
+        # The combinations the last chunks drew, by (seed, first battle): a chunk that
+        # starts inside a block counts the block's earlier battles, mostly the chunks
+        # just run (_earlier), rather than drawing them again.
+        self._drawn: dict[tuple[int, int], np.ndarray] = {}
+        self._drawn_lock = threading.Lock()
+        # Each set of combinations' members and stacks (_plan_of), by their bytes.
+        self._plans: dict[bytes, Any] = {}
+        self._present: dict[tuple[bytes, int], tuple[dict[int, Prepared], set[int]]] = {}
 
     def memory_bytes(self, battles: int) -> int:
         # The chunk's outcome columns, the input draws, and the widest combination's rows.
@@ -537,28 +598,25 @@ class MixturePrepared(GroupedPrepared):
         )
         return own + widest  # and a stacked call's tables, STACKED_TABLE_BYTES at most
 
-    def run(self, seed: int, first: int, count: int) -> dict[str, np.ndarray]:
+    def run(self, seed: int, first: int, count: int) -> Mapping[str, np.ndarray]:
         m = self.mixture
         out = {name: np.zeros(count, np.int64) for name in self.columns}
         if count == 0:
             return out
         drawn = m.draws(seed, first, count)
         combos = drawn @ m.strides
+        with self._drawn_lock:
+            if len(self._drawn) >= KEPT_CHUNKS:
+                del self._drawn[next(iter(self._drawn))]
+            self._drawn[(seed, first)] = combos
         if m.combinations <= DENSE_COMBINATIONS:
             # A count a combination: faster than sorting the chunk's draws.
             tally = np.bincount(combos, minlength=m.combinations)
             drawn_here = np.flatnonzero(tally)
         else:
             drawn_here = np.unique(combos)
-        known = m._prepared  # read without the lock: a combination once prepared stays
-        present = {c: known.get(c) or m.prepared_of(c) for c in drawn_here.tolist()}
-        stacking = {c for c, p in present.items() if isinstance(p, StackedRuns) and p.stacks()}
-        # A stacked call builds every member's tables at once (skirmish's expected damage,
-        # a participant against each other): past a bound, a call a combination.
-        built = sum(present[c].stacked_table_bytes() for c in stacking)  # type: ignore[attr-defined]
-        if built > STACKED_TABLE_BYTES:
-            stacking = set()
-        earlier = lambda start, n: m.draws(seed, start, n) @ m.strides  # noqa: E731
+        present, stacking = self._stacking_of(drawn_here)
+        earlier = lambda start, n: self._earlier(seed, start, n)  # noqa: E731
         if len(stacking) == len(present):
             # Every battle on a stacked kernel: numbered and seeded in arrays.
             numbers = grouped_numbers(first, combos, earlier, BLOCK)
@@ -569,8 +627,9 @@ class MixturePrepared(GroupedPrepared):
             else:
                 slot = np.searchsorted(drawn_here, combos)
             seeds = m.combination_seeds(seed, drawn_here).astype(np.uint64)
-            self._run_stacked(drawn_here, slot, numbers, seeds[slot], out)
+            viewed = self._run_stacked(drawn_here, slot, numbers, seeds[slot], out)
         else:
+            viewed = None
             calls = list(grouped_calls(first, combos, earlier, BLOCK))
             # Each call's seed, for all of them at once (a hash a call cost as much as a
             # small group's battles).
@@ -587,7 +646,53 @@ class MixturePrepared(GroupedPrepared):
                 self._run_calls([calls[j] for j in apart], seeds[apart], out)
         for k in range(len(m.unknowns)):
             out[f"unknown.{k}"] = unknown_code(drawn[:, k], out["winner"], int(m.sizes[k]))
+        if viewed is not None:
+            rows, places = viewed
+            names = list(out)
+            if names[: len(places)] == list(places):
+                # The rows as a plain run gives them (the same columns in the same
+                # order): the statistics count them in one pass, not a pass a column.
+                return Outcomes(rows, places, {n: out[n] for n in names[len(places) :]})
         return out
+
+    def _stacking_of(self, drawn_here: np.ndarray) -> tuple[dict[int, Prepared], set[int]]:
+        """The prepared combinations ``drawn_here`` and those of them a stacked call
+        runs, made once for a set of combinations (as :meth:`_plan_of`)."""
+        key = (drawn_here.tobytes(), STACKED_TABLE_BYTES)
+        known_set = self._present.get(key)
+        if known_set is not None:
+            return known_set
+        m = self.mixture
+        known = m._prepared  # read without the lock: a combination once prepared stays
+        present = {c: known.get(c) or m.prepared_of(c) for c in drawn_here.tolist()}
+        stacking = {c for c, p in present.items() if isinstance(p, StackedRuns) and p.stacks()}
+        # A stacked call builds every member's tables at once (skirmish's expected damage,
+        # a participant against each other): past a bound, a call a combination.
+        built = sum(present[c].stacked_table_bytes() for c in stacking)  # type: ignore[attr-defined]
+        if built > STACKED_TABLE_BYTES:
+            stacking = set()
+        if len(self._present) >= KEPT_CHUNKS:
+            self._present.clear()
+        self._present[key] = (present, stacking)
+        return present, stacking
+
+    def _earlier(self, seed: int, start: int, count: int) -> np.ndarray:
+        """The combinations battles ``start .. start + count - 1`` of run ``seed`` drew:
+        from the chunks kept (:attr:`_drawn`) where they hold every one, else drawn (the
+        same numbers either way: the draws are a pure function of seed and battle)."""
+        with self._drawn_lock:
+            kept = sorted((f, c) for (s, f), c in self._drawn.items() if s == seed)
+        parts = []
+        at = start
+        for first, combos in kept:
+            if first <= at < first + len(combos):
+                part = combos[at - first : start + count - first]
+                parts.append(part)
+                at += len(part)
+            if at == start + count:
+                return np.concatenate(parts) if len(parts) > 1 else parts[0]
+        m = self.mixture
+        return m.draws(seed, start, count) @ m.strides
 
     @staticmethod
     def _numbered(
@@ -619,31 +724,64 @@ class MixturePrepared(GroupedPrepared):
         numbers: np.ndarray,
         battle_seeds: np.ndarray,
         out: dict[str, np.ndarray],
-    ) -> None:
+    ) -> tuple[np.ndarray, dict[str, int]] | None:
         """The battles of ``combinations`` (ascending) in one kernel call a stack key
         (rulesets/stacked.py), in battle order: battle j of the chunk, of combination
         ``combinations[slot[j]]`` (-1: a battle run apart, left as it is), battle
         ``numbers[j]`` of it on seed ``battle_seeds[j]``, the one its combination's own
-        call would fight; the columns then gathered from the rows at once."""
+        call would fight; the columns then gathered from the rows at once. Returns the
+        rows and each column's place in them where every battle ran in one call and
+        each column of ``out`` placed (not derived) is a view of them (:meth:`_gather`)."""
         m = self.mixture
-        known = m._prepared  # as run reads it
-        members = {c: known.get(c) or m.prepared_of(c) for c in combinations.tolist()}
         count = len(out["winner"])
-        keys: dict[Hashable, list[int]] = {}
-        for combination, prepared in members.items():
-            keys.setdefault(prepared.stack_key(), []).append(combination)  # type: ignore[attr-defined]
-        for key, of_key in keys.items():
+        members, stacks = self._plan_of(combinations)
+        for key, of_key, own, kept in stacks:
             tables, slot_of = m.stack_of(key, of_key)
-            stack_slot = np.array([slot_of.get(c, -1) for c in members], np.int64)
+            made = kept.get("stack")
+            if made is None or made[0] is not tables:
+                stack_slot = np.array([slot_of.get(c, -1) for c in members], np.int64)
+                made = kept["stack"] = (tables, stack_slot)
+            stack_slot = made[1]
             slots = np.where(slot >= 0, stack_slot[slot], -1)
             # With one key for every battle, all of them; else this key's battles only.
-            every = len(keys) == 1 and bool((slot >= 0).all())
+            every = len(stacks) == 1 and bool((slot >= 0).all())
             here = np.arange(count) if every else np.flatnonzero(slots >= 0)
             rows = np.zeros((len(here), tables.width + 1), np.int64)  # the last: zeros
             first: StackedRuns = members[of_key[0]]  # type: ignore[assignment]
-            first.run_stacked(tables, slots[here], battle_seeds[here], numbers[here], rows)
-            own = {c: members[c] for c in of_key}
-            self._gather(tables, slot_of, slots[here], rows, here, out, own)
+            at: Any = slice(None) if every else here  # every battle: no copies
+            first.run_stacked(tables, slots[at], battle_seeds[at], numbers[at], rows)
+            placed = self._gather(tables, slot_of, slots[at], rows, here, out, own, kept)
+            if len(stacks) == 1 and len(here) == count and placed is not None:
+                return rows, placed
+        return None
+
+    def _plan_of(
+        self, combinations: np.ndarray
+    ) -> tuple[
+        dict[int, Prepared], list[tuple[Hashable, list[int], dict[int, Prepared], dict[str, Any]]]
+    ]:
+        """The prepared ``combinations`` and, for each stack key among them, its
+        combinations, their prepared and what :meth:`_run_stacked` and :meth:`_gather`
+        keep for them: made once for a set of combinations (past the first chunks, each
+        chunk draws all of them), not a Python step a combination a chunk."""
+        key = combinations.tobytes()
+        plan = self._plans.get(key)
+        if plan is not None:
+            return plan
+        m = self.mixture
+        known = m._prepared  # as run reads it
+        members = {c: known.get(c) or m.prepared_of(c) for c in combinations.tolist()}
+        keys: dict[Hashable, list[int]] = {}
+        for combination, prepared in members.items():
+            keys.setdefault(prepared.stack_key(), []).append(combination)  # type: ignore[attr-defined]
+        stacks: list[tuple[Hashable, list[int], dict[int, Prepared], dict[str, Any]]] = [
+            (k, of_key, {c: members[c] for c in of_key}, {}) for k, of_key in keys.items()
+        ]
+        plan = (members, stacks)
+        if len(self._plans) >= KEPT_CHUNKS:
+            self._plans.clear()
+        self._plans[key] = plan
+        return plan
 
     def _gather(
         self,
@@ -654,11 +792,15 @@ class MixturePrepared(GroupedPrepared):
         here: np.ndarray,
         out: dict[str, np.ndarray],
         members: Mapping[int, Prepared],
-    ) -> None:
+        kept: dict[str, Any],
+    ) -> dict[str, int] | None:
         """Each outcome column of the stacked ``rows`` (battles ``here`` of the chunk)
         into ``out``: a column at one place in every member's row is a view of it (as a
         plain run's columns are), another gathered at once (a member without it reads
-        the rows' last column, zeros); the derived ones a derivation at a time."""
+        the rows' last column, zeros); the derived ones a derivation at a time. Returns
+        each column's place in the rows where every column but the derived ones is such
+        a view and ``here`` is every battle, else None. ``kept``: what it keeps for
+        ``members`` (their derivations), from the plan (:meth:`_plan_of`)."""
         names = [n for n in self.columns if not n.startswith("unknown.")]
         places = self._places.get(id(tables))
         if places is None or places[0] is not tables:
@@ -673,6 +815,7 @@ class MixturePrepared(GroupedPrepared):
             self._places[id(tables)] = places
         _, index, alike = places
         every = len(here) == len(out["winner"])
+        placed = {n: int(index[0, j]) for j, n in enumerate(names)} if alike.all() else None
         battles = np.arange(len(here))
         for j, name in enumerate(names):
             column = rows[:, index[0, j]] if alike[j] else rows[battles, index[slots, j]]
@@ -680,10 +823,13 @@ class MixturePrepared(GroupedPrepared):
                 out[name] = column
             else:
                 out[name][here] = column
-        by_derivation: dict[Hashable, list[int]] = {}
-        for combination, prepared in members.items():
-            key = prepared.derived_key()  # type: ignore[attr-defined]
-            by_derivation.setdefault(key, []).append(combination)
+        by_derivation: dict[Hashable, list[int]] | None = kept.get("derivations")
+        if by_derivation is None:
+            by_derivation = {}
+            for combination, prepared in members.items():
+                key = prepared.derived_key()  # type: ignore[attr-defined]
+                by_derivation.setdefault(key, []).append(combination)
+            kept["derivations"] = by_derivation
         for combinations in by_derivation.values():
             derived: StackedRuns = members[combinations[0]]  # type: ignore[assignment]
             if len(by_derivation) == 1:
@@ -695,6 +841,9 @@ class MixturePrepared(GroupedPrepared):
                 target = out.get(name)
                 if target is not None:  # as a call's: the mixture's columns only
                     target[chosen] = column
+                    if placed is not None:
+                        placed.pop(name, None)
+        return placed if every else None
 
     def _places_of(self, combination: int, names: list[str]) -> list[int]:
         """Where each of ``names`` is in the combination's rows (-1: none)."""

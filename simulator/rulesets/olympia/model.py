@@ -191,6 +191,10 @@ def _fighter(name: str, node: Node) -> FighterType:
 
 def _fighter_types(custom: Node, source: Source) -> dict[str, FighterType]:
     """The package's table with the scenario's ``[units.*]`` merged over it."""
+    if custom.data is None or (isinstance(custom.data, dict) and not custom.data):
+        # None merged: the package's types as read once (no copy of its table; each
+        # combination of a scenario with ranges validates its own scenario).
+        return {name: _package_fighter(name) for name in _table()["fighters"]}
     merged = standard_fighters()
     if custom.data is not None:
         for name, sub in custom.items():

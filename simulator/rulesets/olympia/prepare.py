@@ -310,6 +310,10 @@ def side_bounds(groups: np.ndarray) -> dict[str, tuple[int | None, int | None]]:
     return bounds
 
 
+#: Outcome columns and flags by what they depend on (OlympiaPrepared._columns_and_flags).
+_COLUMNS: dict[tuple[Any, ...], tuple[dict[str, int], frozenset[str]]] = {}
+
+
 class OlympiaPrepared(StackedRuns, Prepared):
     #: Whether :meth:`run` gives each group's state at the end (``waves.LEFT_PREFIX``
     #: columns, read by :meth:`survivors`): in the wave chain only (:meth:`for_waves`).
@@ -333,10 +337,7 @@ class OlympiaPrepared(StackedRuns, Prepared):
         self.unfolds = frozenset({BY_STEP, STOP_RULES, FROM_STEP, WAVES})
         self.stop_rules = battle.retreat
         self.from_step = battle.from_step
-        self.columns = self._columns()
-        self.flags = frozenset(
-            c for c in self.columns if c.startswith(("leader_", "structure_collapsed"))
-        )
+        self.columns, self.flags = self._columns_and_flags()
 
     # Made on first use, as the chain's table is: a scenario with ranges prepares each
     # of its combinations, and most are only walked (these were a sixth of preparing).
@@ -444,6 +445,25 @@ class OlympiaPrepared(StackedRuns, Prepared):
             (space.radix, space.stride, space.sradix, space.sstride),
             (t.code, t.scale, t.cum, t.to, chain.verdict),
         )
+
+    def _columns_and_flags(self) -> tuple[dict[str, int], frozenset[str]]:
+        """:meth:`_columns` and the flags among them, made once for the battles that
+        share what they depend on (a scenario with ranges prepares hundreds)."""
+        key = (
+            tuple(side.structure is None for side in self.battle.sides),
+            tuple(not side.engines for side in self.battle.sides),
+            tuple(self.arrays.casualty_names),
+        )
+        known = _COLUMNS.get(key)
+        if known is None:
+            columns = self._columns()
+            flags = frozenset(
+                c for c in columns if c.startswith(("leader_", "structure_collapsed"))
+            )
+            if len(_COLUMNS) >= 1024:
+                _COLUMNS.clear()
+            known = _COLUMNS[key] = (columns, flags)
+        return dict(known[0]), known[1]
 
     def _columns(self) -> dict[str, int]:
         """Outcome columns worth reporting for this battle, name -> index in the row."""

@@ -44,15 +44,34 @@ MEMBER_SIDE_COLUMNS = [k.S_START, k.S_BREAK]
 NOBODY = -(1 << 62)
 
 
-def family_key(arrays: OlympiaArrays) -> bytes:
+def family_key(arrays: OlympiaArrays) -> tuple[object, ...]:
     """What combinations must share to walk one table: their arrays less the columns
     each keeps (:data:`MEMBER_GROUP_COLUMNS`, :data:`MEMBER_SIDE_COLUMNS`)."""
-    groups = arrays.groups.copy()
-    groups[:, MEMBER_GROUP_COLUMNS] = 0
-    sides = arrays.sides.copy()
-    sides[:, MEMBER_SIDE_COLUMNS] = 0
-    shape = np.array([*groups.shape, arrays.order], np.int64)
-    return b"".join(a.tobytes() for a in (shape, groups, sides, arrays.survive))
+    return _family_key(arrays, arrays.groups.tolist(), arrays.sides.tolist())
+
+
+def _family_key(
+    arrays: OlympiaArrays, groups: list[list[int]], sides: list[list[int]]
+) -> tuple[object, ...]:
+    """:func:`family_key` of ``arrays``, whose tables are ``groups`` and ``sides`` as
+    lists (a combination's are a few rows: plain numbers are quicker than copies)."""
+    return (
+        arrays.order,
+        _zeroed(groups, MEMBER_GROUP_COLUMNS),
+        _zeroed(sides, MEMBER_SIDE_COLUMNS),
+        arrays.survive.tobytes(),
+    )
+
+
+def _zeroed(rows: list[list[int]], columns: list[int]) -> tuple[tuple[int, ...], ...]:
+    """``rows`` with ``columns`` set to 0, as tuples."""
+    kept = []
+    for row in rows:
+        row = list(row)
+        for c in columns:
+            row[c] = 0
+        kept.append(tuple(row))
+    return tuple(kept)
 
 
 def _fighters(groups: np.ndarray, s: int) -> np.ndarray:
@@ -65,15 +84,18 @@ def limits(arrays: OlympiaArrays) -> list[int]:
     which it is broken (strike.py's ``is_broken``, its value counted from its own
     start: ``start - (counts - held) x values``). In plain numbers: a table has a few
     rows, and it is worked out for every combination."""
+    return _limits(arrays.groups.tolist(), arrays.sides.tolist())
+
+
+def _limits(groups: list[list[int]], sides: list[list[int]]) -> list[int]:
+    """:func:`limits` of the group and side tables as lists."""
     full = [0, 0]
-    for side, kind, count, value in arrays.groups[
-        :, [k.G_SIDE, k.G_KIND, k.G_COUNT, k.G_VALUE]
-    ].tolist():
-        if kind != k.ENGINE:
-            full[side] += count * value
-    sides = arrays.sides[:, [k.S_START, k.S_BREAK]].tolist()
+    for row in groups:
+        if row[k.G_KIND] != k.ENGINE:
+            full[row[k.G_SIDE]] += row[k.G_COUNT] * row[k.G_VALUE]
     return [
-        start * brk - 100 * (start - held) for (start, brk), held in zip(sides, full, strict=True)
+        side[k.S_START] * side[k.S_BREAK] - 100 * (side[k.S_START] - held)
+        for side, held in zip(sides, full, strict=True)
     ]
 
 
@@ -121,13 +143,21 @@ class SharedChain:
         verdict = self.verdict.tolist()
         return self.counts.tolist(), self.loosest.tolist(), space.stride.tolist(), opening, verdict
 
-    def record_of(self, prepared: OlympiaPrepared) -> np.ndarray | None:
+    def record_of(
+        self,
+        prepared: OlympiaPrepared,
+        groups: list[list[int]] | None = None,
+        sides: list[list[int]] | None = None,
+    ) -> np.ndarray | None:
         """The combination's record for the shared walk (shared_chain.M_START ..), or
-        None when it cannot walk this table (in plain numbers, as :func:`limits`)."""
+        None when it cannot walk this table (in plain numbers, as :func:`limits`;
+        ``groups`` and ``sides``: its tables as lists, when already made)."""
         most, loosest, stride, code, verdict = self._plain
         a = prepared.arrays
-        counts = a.groups[:, k.G_COUNT].tolist()
-        own = limits(a)
+        groups = a.groups.tolist() if groups is None else groups
+        sides = a.sides.tolist() if sides is None else sides
+        counts = [row[k.G_COUNT] for row in groups]
+        own = _limits(groups, sides)
         if any(c > m for c, m in zip(counts, most, strict=True)) or any(
             o < x for o, x in zip(own, loosest, strict=True)
         ):
@@ -138,8 +168,8 @@ class SharedChain:
             return None
         if verdict[3 * row + 1] <= own[0] or verdict[3 * row + 2] <= own[1]:
             return None  # broken before its first strike
-        sides = a.sides[:, [k.S_START, k.S_BREAK]].ravel().tolist()
-        return np.array([row, *own, prepared.from_step, *sides, *counts], np.int64)
+        started = [v for side in sides for v in (side[k.S_START], side[k.S_BREAK])]
+        return np.array([row, *own, prepared.from_step, *started, *counts], np.int64)
 
 
 def build(
@@ -176,13 +206,17 @@ def build(
     return SharedChain(counts, loosest, table, verdict.ravel(), groups, first.sides.copy())
 
 
-def shape_key(arrays: OlympiaArrays) -> bytes:
+def shape_key(arrays: OlympiaArrays) -> tuple[object, ...]:
     """What combinations must share for their counts and limits to be compared: their
     groups' sides, units, rows and kinds (families that differ in ratings alone, as
     the weather makes them, share one)."""
-    shape = np.array([*arrays.groups.shape, arrays.order], np.int64)
-    where = arrays.groups[:, [k.G_SIDE, k.G_UNIT, k.G_ROW, k.G_KIND]]
-    return shape.tobytes() + np.ascontiguousarray(where).tobytes()
+    return _shape_key(arrays, arrays.groups.tolist())
+
+
+def _shape_key(arrays: OlympiaArrays, groups: list[list[int]]) -> tuple[object, ...]:
+    """:func:`shape_key` of ``arrays``, whose group table is ``groups`` as lists."""
+    where = tuple((row[k.G_SIDE], row[k.G_UNIT], row[k.G_ROW], row[k.G_KIND]) for row in groups)
+    return (arrays.order, where)
 
 
 def bounds_of(members: Sequence[OlympiaArrays]) -> tuple[np.ndarray, np.ndarray]:
@@ -205,12 +239,12 @@ class Sharing:
         build_chain: Callable[[OlympiaArrays], ChainTable | None],
     ) -> None:
         self._build_chain = build_chain
-        shapes: dict[bytes, list[OlympiaArrays]] = {}
+        shapes: dict[tuple[object, ...], list[OlympiaArrays]] = {}
         for prepared in checked:
             if _plain(prepared):
                 shapes.setdefault(shape_key(prepared.arrays), []).append(prepared.arrays)
         self._bounds = {shape: bounds_of(members) for shape, members in shapes.items()}
-        self._chains: dict[bytes, SharedChain | None] = {}
+        self._chains: dict[tuple[object, ...], SharedChain | None] = {}
         self._lock = threading.Lock()
 
     def __call__(self, prepared: OlympiaPrepared) -> bool:
@@ -218,15 +252,17 @@ class Sharing:
         from now on; if not, it is left as it was."""
         if not _plain(prepared):
             return False
-        bounds = self._bounds.get(shape_key(prepared.arrays))
+        a = prepared.arrays
+        groups, sides = a.groups.tolist(), a.sides.tolist()
+        bounds = self._bounds.get(_shape_key(a, groups))
         if bounds is None:
             return False
-        key = family_key(prepared.arrays)
+        key = _family_key(a, groups, sides)
         with self._lock:
             if key not in self._chains:
-                self._chains[key] = build(prepared.arrays, bounds, self._build_chain)
+                self._chains[key] = build(a, bounds, self._build_chain)
             chain = self._chains[key]
-        record = None if chain is None else chain.record_of(prepared)
+        record = None if chain is None else chain.record_of(prepared, groups, sides)
         if chain is None or record is None:
             return False
         prepared.share_chain(chain, record)
