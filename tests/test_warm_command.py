@@ -298,3 +298,19 @@ def test_the_python_api_says_it_compiles_unless_a_command_already_does(
         clock.ended()
     assert said == [compiling.compile_notice(function)]
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize(
+    ("compiled", "seconds", "words"),
+    [
+        (31.4, 40.0, "compiled in 31 s"),
+        # A path whose answer counts no compile (its solver or recorder compiled) but
+        # whose worker took 48 s did not load from the cache: it says only how long.
+        (0.0, 48.2, "ready in 48 s"),
+        (0.0, 1.2, "already compiled, loaded in 1.2 s"),
+    ],
+)
+def test_warm_says_a_path_was_already_compiled_only_when_it_loaded_quickly(
+    compiled: float, seconds: float, words: str
+) -> None:
+    assert warm.readiness(compiled, seconds) == words
