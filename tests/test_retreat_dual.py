@@ -176,3 +176,14 @@ def test_progress_counts_the_nested_battles_to_their_total(tmp_path: Path) -> No
     done = [d for d, _ in told]
     assert done == sorted(done) and done[0] > 0 and done[-1] % 4 == 0
     assert told[-1][0] == told[-1][1]
+
+
+def test_the_bound_looks_after_the_first_strike_and_each_strike_that_changes_the_men() -> None:
+    """Where the side may withdraw (steps by battles): after the first strike, a miss
+    too (a rule may withdraw there at no cost), after each later strike that changed
+    either side's men, and never once the battle is decided."""
+    fighting = np.array([[True, True], [True, True], [True, False]])
+    own = np.array([[[3], [3]], [[3], [3]], [[2], [3]]])  # battle 0 loses a knight at 3
+    enemy = np.array([[[5], [5]], [[5], [4]], [[5], [3]]])  # battle 1's last strike ended it
+    expected = np.array([[True, True], [False, True], [True, False]])
+    np.testing.assert_array_equal(retreat_dual._changes(fighting, own, enemy), expected)
