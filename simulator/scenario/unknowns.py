@@ -67,6 +67,9 @@ DENSE_COMBINATIONS = 1 << 20
 MAX_STACKED = 4096
 #: The most bytes of tables a stacked kernel call may build for its combinations.
 STACKED_TABLE_BYTES = 1 << 28
+#: The combinations of a family validated and prepared whole that the others are filled
+#: in from (Mixture._filled_in), at most.
+TEMPLATES = 8
 #: The chunks whose draws a scenario with ranges keeps for the next chunks' counts
 #: (MixturePrepared._earlier): a block of BLOCK battles spans a few chunks.
 KEPT_CHUNKS = 4
@@ -382,6 +385,14 @@ class Mixture:
         self._fresh: dict[int, Prepared] = {}
         # Each unknown's cut points by bucket (draws), made on first use.
         self._cut_points: dict[int, _Cuts] = {}
+        # The unknowns whose values the ruleset fills into a prepared combination
+        # (Ruleset.fills_in: Olympia's counts and break points), and for each family of
+        # combinations that agree on the others (by its number with those at their
+        # first value), the first few of them validated and prepared whole: the others
+        # are filled in from one of them (_filled_in), not validated and prepared each.
+        rs = rulesets.get(ruleset)
+        self._filled = [k for k, u in enumerate(unknowns) if rs.fills_in(u.path)]
+        self._templates: dict[int, list[Prepared]] = {}
         # Every value of every list, the ends of every range, the other unknowns at their
         # first value: the values are checked where they are written (a value the key
         # cannot take, a range on a key that cannot vary) before any battle.
@@ -433,7 +444,7 @@ class Mixture:
         with self._lock:
             fresh = self._fresh.pop(combination, None)
         if fresh is None:
-            fresh = rulesets.get(self.ruleset).prepare(self.scenario_of(combination).model)
+            fresh = self._filled_in(combination) or self._prepared_whole(combination)
         prepared = fresh
         # The kernel worth its set-up for the battles KERNEL_HORIZON battles give this
         # combination (a table built per combination would cost more than its few
@@ -448,12 +459,51 @@ class Mixture:
             self._prepared[combination] = prepared
         return prepared
 
+    def _family(self, combination: int) -> int:
+        """The combination's family: its number with each unknown the ruleset fills in
+        at its first value."""
+        return combination - sum(
+            combination // int(self.strides[k]) % int(self.sizes[k]) * int(self.strides[k])
+            for k in self._filled
+        )
+
+    def _prepared_whole(self, combination: int) -> Prepared:
+        """The combination validated and prepared whole, kept for others of its family
+        to be filled in from when none kept before could make it (Olympia's: one that
+        fields a type the others do not, or leaves one out)."""
+        prepared = rulesets.get(self.ruleset).prepare(self.scenario_of(combination).model)
+        if self._filled and self._filled_in(combination) is None:
+            with self._lock:
+                kept = self._templates.setdefault(self._family(combination), [])
+                if len(kept) < TEMPLATES:
+                    kept.append(prepared)
+        return prepared
+
+    def _filled_in(self, combination: int) -> Prepared | None:
+        """The combination made from one of its family's first ones by the ruleset
+        filling in its values (Ruleset.fill_in: the same arrays as validating and
+        preparing it whole), or None: none the ruleset can fill it in from (none yet),
+        or a side too large (then validating it whole says so)."""
+        if not self._filled:
+            return None
+        with self._lock:
+            templates = list(self._templates.get(self._family(combination), ()))
+        indices = self.indices(combination)
+        values = {self.unknowns[k].path: self.unknowns[k].values[indices[k]] for k in self._filled}
+        rs = rulesets.get(self.ruleset)
+        for template in templates:
+            made = rs.fill_in(template, values)
+            if made is not None:
+                if any(force.too_large for force in rs.side_sizes(made[0])):
+                    return None
+                return made[1]
+        return None
+
     def _shared_tables(self) -> Callable[[StackedRuns], bool] | None:
         """The ruleset's sharing of tables among the combinations (StackedRuns.sharing),
         made once from the checked combinations prepared afresh."""
         if self._sharing is False:
-            rs = rulesets.get(self.ruleset)
-            checked = {c: rs.prepare(self.scenario_of(c).model) for c in self.checked}
+            checked = {c: self._prepared_whole(c) for c in self.checked}
             first = checked[self.checked[0]]
             made = (
                 first.sharing(list(checked.values()))  # type: ignore[arg-type]
