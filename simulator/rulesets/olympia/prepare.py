@@ -444,7 +444,7 @@ class OlympiaPrepared(StackedRuns, Prepared):
             chain.groups,
             chain.sides,
             (space.radix, space.stride, space.sradix, space.sstride),
-            (t.code, t.scale, t.cum, t.to, chain.verdict),
+            (t.code, t.scale, t.cum, t.to, chain.verdict, chain.going),
         )
 
     def _columns_and_flags(self) -> tuple[dict[str, int], frozenset[str]]:
