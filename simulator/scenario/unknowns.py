@@ -371,6 +371,8 @@ class Mixture:
         self.strides = np.ones(len(unknowns), np.int64)
         for k in range(len(unknowns) - 2, -1, -1):
             self.strides[k] = self.strides[k + 1] * self.sizes[k + 1]
+        # As plain numbers (indices): a combination's are worked out in Python.
+        self._radix = list(zip(self.strides.tolist(), self.sizes.tolist(), strict=True))
         self._scenarios: dict[int, Scenario] = {}
         self._prepared: dict[int, Prepared] = {}
         # The parts of the data the combinations share, read once (input.reader.read_once).
@@ -406,7 +408,8 @@ class Mixture:
             self.scenario_of(combination)
 
     def indices(self, combination: int) -> list[int]:
-        return [int(combination // s % n) for s, n in zip(self.strides, self.sizes, strict=True)]
+        combination = int(combination)
+        return [combination // s % n for s, n in self._radix]
 
     def values_of(self, combination: int) -> dict[str, Any]:
         return {
@@ -462,9 +465,9 @@ class Mixture:
     def _family(self, combination: int) -> int:
         """The combination's family: its number with each unknown the ruleset fills in
         at its first value."""
+        radix = self._radix
         return combination - sum(
-            combination // int(self.strides[k]) % int(self.sizes[k]) * int(self.strides[k])
-            for k in self._filled
+            combination // radix[k][0] % radix[k][1] * radix[k][0] for k in self._filled
         )
 
     def _prepared_whole(self, combination: int) -> Prepared:
