@@ -19,7 +19,7 @@ from simulator.rulesets import get
 from simulator.rulesets.olympia import Olympia
 from simulator.rulesets.olympia.prepare import OlympiaPrepared
 from simulator.scenario.scenario import prepare
-from simulator.scenario.unknowns import Mixture
+from simulator.scenario.unknowns import TEMPLATES, Mixture
 
 #: Counts of men by type and in a list of men, both break points, and a key the fill-in
 #: leaves to whole validation (a noble's bonus); the list's archers reach 0 (a type then
@@ -234,3 +234,30 @@ def test_a_side_too_large_together_is_refused_in_its_line() -> None:
         mixture.prepared_of(3)
     said = str(failed.value)
     assert "1,000,001 men, more than the 1,000,000" in said and "[with" in said
+
+
+def test_a_side_behind_a_structure_is_prepared_whole() -> None:
+    """Men behind a structure (its capacity splits a group where it ends): never filled
+    in; once its family has kept as many combinations as it may, it is not tried again,
+    and each combination is its whole preparation."""
+    text = """
+    ruleset = "olympia"
+    [attacker]
+    break_point = "30..40"
+    [[attacker.units]]
+    men = { soldier = 12 }
+    [defender]
+    structure = { kind = "tower", defense = 20 }
+    [[defender.units]]
+    men = { soldier = "10..30" }
+    """
+    mixture = scenario_of(text).model
+    assert isinstance(mixture, Mixture)
+    for combination in range(0, mixture.combinations, 7):
+        made = mixture.prepared_of(combination)
+        own = whole(mixture, combination)
+        assert isinstance(made, OlympiaPrepared)
+        same(made.arrays, own.arrays, f"combination {combination}")
+        assert mixture._filled_in(combination) is None
+    assert mixture._unfilled == {0}
+    assert len(mixture._templates[0]) == TEMPLATES

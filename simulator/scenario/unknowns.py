@@ -395,6 +395,7 @@ class Mixture:
         rs = rulesets.get(ruleset)
         self._filled = [k for k, u in enumerate(unknowns) if rs.fills_in(u.path)]
         self._templates: dict[int, list[Prepared]] = {}
+        self._unfilled: set[int] = set()
         # Every value of every list, the ends of every range, the other unknowns at their
         # first value: the values are checked where they are written (a value the key
         # cannot take, a range on a key that cannot vary) before any battle.
@@ -447,7 +448,7 @@ class Mixture:
         with self._lock:
             fresh = self._fresh.pop(combination, None)
         if fresh is None:
-            fresh = self._filled_in(combination) or self._prepared_whole(combination)
+            fresh = self._filled_in(combination) or self._prepared_whole(combination, True)
         prepared = fresh
         # The kernel worth its set-up for the battles KERNEL_HORIZON battles give this
         # combination (a table built per combination would cost more than its few
@@ -470,16 +471,22 @@ class Mixture:
             combination // radix[k][0] % radix[k][1] * radix[k][0] for k in self._filled
         )
 
-    def _prepared_whole(self, combination: int) -> Prepared:
+    def _prepared_whole(self, combination: int, tried: bool = False) -> Prepared:
         """The combination validated and prepared whole, kept for others of its family
-        to be filled in from when none kept before could make it (Olympia's: one that
-        fields a type the others do not, or leaves one out)."""
+        to be filled in from when none kept before could make it (``tried``: known so;
+        Olympia's: one that fields a type the others do not, or leaves one out). A
+        family with :data:`TEMPLATES` kept and still another that none could make is
+        one the ruleset does not fill in (Olympia's side behind a structure): its
+        combinations are validated and prepared whole, not tried again each."""
         prepared = rulesets.get(self.ruleset).prepare(self.scenario_of(combination).model)
-        if self._filled and self._filled_in(combination) is None:
+        if self._filled and (tried or self._filled_in(combination) is None):
+            family = self._family(combination)
             with self._lock:
-                kept = self._templates.setdefault(self._family(combination), [])
+                kept = self._templates.setdefault(family, [])
                 if len(kept) < TEMPLATES:
                     kept.append(prepared)
+                else:
+                    self._unfilled.add(family)
         return prepared
 
     def _filled_in(self, combination: int) -> Prepared | None:
@@ -489,8 +496,11 @@ class Mixture:
         or a side too large (then validating it whole says so)."""
         if not self._filled:
             return None
+        family = self._family(combination)
         with self._lock:
-            templates = list(self._templates.get(self._family(combination), ()))
+            if family in self._unfilled:
+                return None
+            templates = list(self._templates.get(family, ()))
         indices = self.indices(combination)
         values = {self.unknowns[k].path: self.unknowns[k].values[indices[k]] for k in self._filled}
         rs = rulesets.get(self.ruleset)
