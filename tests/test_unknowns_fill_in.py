@@ -1,4 +1,4 @@
-"""A combination of a scenario with ranges filled in from its family's first one
+"""A combination of a scenario with ranges filled in from one of its family prepared whole
 (Ruleset.fill_in; Olympia's counts and break points, simulator/rulesets/olympia/fill_in.py;
 docs/unknowns.md "Speed"): the same model, arrays and rows as validating and preparing it
 whole, and any other key, or a combination the fill-in cannot make, still validated whole
@@ -161,8 +161,8 @@ def test_a_run_with_the_fill_in_gives_the_rows_of_one_without(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Every column of every battle of a run is the same with the fill-in as with each
-    combination validated and prepared whole; with it, only each family's first
-    combinations are validated."""
+    combination validated and prepared whole; with it, only a few of each family are
+    validated (the checked ones, and one for each way its types are fielded)."""
     filled = scenario_of(FEW)
     with_fill_in = prepare(filled).run(7, 0, 3_000)
     validated = len(filled.model._scenarios)
@@ -178,7 +178,8 @@ def test_a_run_with_the_fill_in_gives_the_rows_of_one_without(
 def test_a_key_outside_the_set_is_validated_whole() -> None:
     """A range on a key the fill-in leaves alone (where men stand) makes each of its
     combinations be validated whole: one whose rows leave a gap says so in its own line,
-    though its family's others are fine, with a break point filled in beside it."""
+    though others with its break point and count of archers are fine (those filled in
+    beside it)."""
     text = """
     ruleset = "olympia"
     [attacker]
