@@ -10,7 +10,8 @@ Prints a markdown table of battles per second (the median of the rounds, wall cl
 ``--cpu``: on one thread, by the process's CPU seconds, which a busy machine disturbs
 least) and the ranges' speed against fixed inputs, with the processor and the load.
 ``--stages`` instead times each stage of one run with ranges (a timer around each:
-validating and preparing each combination, drawing the inputs, stacking the tables,
+validating and preparing each combination, or filling one in from another of its family
+(Ruleset.fill_in), drawing the inputs, stacking the tables,
 the kernel calls, gathering the columns), to say where the time goes. ``--kernels-only``
 times the battles alone, every combination prepared beforehand (the best of the rounds,
 in one process, alternately): the run with ranges against fixed inputs (what the
@@ -150,6 +151,7 @@ def seconds(name: str, ranges: dict[str, str], fixed: bool, battles: int) -> tup
 STAGES: list[tuple[str, Any, str]] = [
     ("validating each combination's scenario", Mixture, "scenario_of"),
     ("preparing each combination's arrays", None, "prepare"),
+    ("filling in a combination's counts and break points", Mixture, "_filled_in"),
     ("drawing the inputs (hashes, in NumPy)", Mixture, "draws"),
     ("stacking the combinations' tables", Mixture, "stack_of"),
     ("the stacked kernel calls", StackedRuns, "run_stacked"),

@@ -16,10 +16,14 @@ The table's rows carry a ``verdict`` of three entries (shared.py's ``SharedChain
 table's ``ends`` there and each side's score, 100 times the value it holds (NOBODY where
 it has nobody left). Each member (a combination) brings its limits, the score at or
 under which each of its sides is broken, and a battle goes on at a row while the table
-does not end it and both scores are above its member's limits: one test of the three,
-no branch between them. (Each member's own ends worked out for every row took a
-member's run to read its own copy, 7 kB a member: the battles of 561 combinations then
-took twice the time of the same battles in their members' order, one thread.)
+does not end it and both scores are above its member's limits. The walk reads that from
+``going``, two entries a row, the scores where the table goes on and NOBODY (under every
+limit) where it ends: one test of two, no branch between them (a test of the verdict's
+three took the walk 1.27 times the fixed chain walk's time on the same battles, the
+random states held in registers as chain.py's ``_walk`` holds them; 1.11 times now, one
+thread, AMD EPYC). (Each member's own ends worked out for every row took a member's run
+to read its own copy, 7 kB a member: the battles of 561 combinations then took twice
+the time of the same battles in their members' order, one thread.)
 
 The battles are taken in their order, so that each writes its row after the last one's
 (in their members' order, as kernels/olympia/stacked.py takes them, 400,000 battles of
@@ -45,7 +49,7 @@ from numba import prange, types
 from .._jit import INT_TABLE, INTS, REALS, address_of, jit
 from ..rng import seed_battle
 from . import layout
-from .chain import _cleared, _pick, failures, settle_row
+from .chain import _change, _cleared, settle_row
 
 #: A member's record (its vector of the stack): its opening's row of the table, each
 #: side's limit (shared.py's ``limits``), its ``from_step`` (added to every battle's
@@ -57,11 +61,12 @@ WINDOW = 1024
 
 
 @jit(inline=True)
-def _goes_on(verdict, x, limit_a, limit_d):
+def _goes_on(going, x, limit_a, limit_d):
     """Whether a battle goes on at row ``x``: the table does not end it there and
-    neither side is at or under its limit (``limit_a``, ``limit_d``)."""
-    # One test of the three (no branch between them: the walk's loop branches once).
-    return (verdict[3 * x] < 0) & (verdict[3 * x + 1] > limit_a) & (verdict[3 * x + 2] > limit_d)
+    neither side is at or under its limit (``limit_a``, ``limit_d``): both sides' scores
+    in ``going`` above their limits (NOBODY, under every limit, where the table ends)."""
+    # One test of the two (no branch between them: the walk's loop branches once).
+    return (going[2 * x] > limit_a) & (going[2 * x + 1] > limit_d)
 
 
 @jit(inline=True)
@@ -87,7 +92,7 @@ def _shared_run(groups, sides, records, at, space, table, slots, seeds, numbers,
     (each from its own stream, so the pairing changes no number), each from its member's
     opening row until its member's limits or the table end it, and settled on its
     member's groups and sides (the family's, its counts and values put in)."""
-    code, scale, cum, to, verdict = table
+    code, scale, cum, to, verdict, going = table
     tw = cum.shape[0] // code.shape[0]
     own_groups = groups.copy()
     own_sides = sides.copy()
@@ -104,13 +109,18 @@ def _shared_run(groups, sides, records, at, space, table, slots, seeds, numbers,
         la, da = records[ma + M_LIMITS], records[ma + M_LIMITS + 1]
         lb, db = records[mb + M_LIMITS], records[mb + M_LIMITS + 1]
         steps_a, steps_b = 0, 0
-        while _goes_on(verdict, xa, la, da) and _goes_on(verdict, xb, lb, db):
-            steps_a += failures(a, scale[xa]) + 1
-            steps_b += failures(b, scale[xb]) + 1
-            xa = _pick(a, cum, to, tw, xa)
-            xb = _pick(b, cum, to, tw, xb)
-        xa, steps_a = _walk_on(a, verdict, la, da, scale, cum, to, tw, xa, steps_a)
-        xb, steps_b = _walk_on(b, verdict, lb, db, scale, cum, to, tw, xb, steps_b)
+        # The random states in registers meanwhile (chain.py's ``_change``).
+        a0, a1, a2, a3 = a[0], a[1], a[2], a[3]
+        b0, b1, b2, b3 = b[0], b[1], b[2], b[3]
+        while _goes_on(going, xa, la, da) and _goes_on(going, xb, lb, db):
+            a0, a1, a2, a3, strikes_a, xa = _change(a, a0, a1, a2, a3, scale, cum, to, tw, xa)
+            b0, b1, b2, b3, strikes_b, xb = _change(b, b0, b1, b2, b3, scale, cum, to, tw, xb)
+            steps_a += strikes_a
+            steps_b += strikes_b
+        a[0], a[1], a[2], a[3] = a0, a1, a2, a3
+        b[0], b[1], b[2], b[3] = b0, b1, b2, b3
+        xa, steps_a = _walk_on(a, going, la, da, scale, cum, to, tw, xa, steps_a)
+        xb, steps_b = _walk_on(b, going, lb, db, scale, cum, to, tw, xb, steps_b)
         _settle(
             a,
             own_groups,
@@ -144,7 +154,7 @@ def _shared_run(groups, sides, records, at, space, table, slots, seeds, numbers,
         m = at[slots[i]]
         seed_battle(a, seeds[i], numbers[i])
         x, steps = _walk_on(
-            a, verdict, records[m + M_LIMITS], records[m + M_LIMITS + 1], scale, cum, to, tw,
+            a, going, records[m + M_LIMITS], records[m + M_LIMITS + 1], scale, cum, to, tw,
             records[m + M_START], np.int64(0),
         )  # fmt: skip
         _settle(
@@ -153,14 +163,16 @@ def _shared_run(groups, sides, records, at, space, table, slots, seeds, numbers,
 
 
 @jit(counted=False, llvm_inline=True)
-def _walk_on(state, verdict, limit_a, limit_d, scale, cum, to, tw, x, steps):
+def _walk_on(state, going, limit_a, limit_d, scale, cum, to, tw, x, steps):
     """The battle at row ``x`` after ``steps`` strikes walked to its end: its last row
     and strikes. Inlined by LLVM, not by Numba, as chain.py's ``_walk_on``: each copy
     of the draws Numba inlines is compiled again (with three, the walk took 10 s of a
     cold run's compiling)."""
-    while _goes_on(verdict, x, limit_a, limit_d):
-        steps += failures(state, scale[x]) + 1
-        x = _pick(state, cum, to, tw, x)
+    s0, s1, s2, s3 = state[0], state[1], state[2], state[3]
+    while _goes_on(going, x, limit_a, limit_d):
+        s0, s1, s2, s3, strikes, x = _change(state, s0, s1, s2, s3, scale, cum, to, tw, x)
+        steps += strikes
+    state[0], state[1], state[2], state[3] = s0, s1, s2, s3
     return x, steps
 
 
@@ -187,7 +199,7 @@ def run_by_address() -> Any:
     """:func:`_shared_run` for :func:`shared_stacked`, called by its address
     (:func:`~kernels._jit.address_of`), compiled or loaded on first use."""
     space = types.UniTuple(INTS, 4)
-    table = types.Tuple((INTS, REALS, REALS, INTS, INTS))
+    table = types.Tuple((INTS, REALS, REALS, INTS, INTS, INTS))
     family = (INT_TABLE, INT_TABLE, INTS, INTS)  # groups, sides, records, at
     battles = (INTS, types.uint64[::1], INTS, INT_TABLE, types.int64, types.int64)
     return address_of(_shared_run, (*family, space, table, *battles))

@@ -83,6 +83,11 @@ class Force:
     units: int
     men: int
 
+    @property
+    def too_large(self) -> bool:
+        """Whether it fields more units or men than a battle may hold."""
+        return self.units > MAX_UNITS_PER_SIDE or self.men > MAX_MEN_PER_SIDE
+
 
 if TYPE_CHECKING:
     # The package imports pandas inside the functions that build a frame: at import it
@@ -343,6 +348,25 @@ class Ruleset(ABC):
         nothing, leaves a ruleset's sides unbounded (the memory a run needs is still
         estimated and bounded)."""
         return ()
+
+    def fills_in(self, path: str) -> bool:
+        """Whether a value at data ``path`` (an unknown of a scenario with ranges:
+        ``defender.break_point``) changes only what :meth:`fill_in` fills into a prepared
+        combination. The default: none (each combination validated and prepared whole)."""
+        return False
+
+    def fill_in(self, prepared: Prepared, values: Mapping[str, Any]) -> tuple[Any, Prepared] | None:
+        """The model and prepared scenario of a combination of a scenario with ranges:
+        ``prepared``'s (a combination validated and prepared whole; the kernel a run set
+        on it aside) with
+        the ``values`` at paths :meth:`fills_in` accepts, exactly what validating and
+        preparing the combination would give, made without either (docs/unknowns.md,
+        "Speed"); None where it cannot say so (the combination is then validated and
+        prepared whole, and a bad one says why). Each value was validated where it is
+        written (the mixture's checked combinations: the ends of a range, every value of
+        a list); what the values make together is for this to check, but for each side's
+        size (:meth:`side_sizes`), which the mixture checks. The default: None."""
+        return None
 
     @abstractmethod
     def inline(self, query: InlineQuery) -> dict[str, Any]:

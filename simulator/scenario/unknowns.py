@@ -67,6 +67,9 @@ DENSE_COMBINATIONS = 1 << 20
 MAX_STACKED = 4096
 #: The most bytes of tables a stacked kernel call may build for its combinations.
 STACKED_TABLE_BYTES = 1 << 28
+#: The combinations of a family validated and prepared whole that the others are filled
+#: in from (Mixture._filled_in), at most.
+TEMPLATES = 8
 #: The chunks whose draws a scenario with ranges keeps for the next chunks' counts
 #: (MixturePrepared._earlier): a block of BLOCK battles spans a few chunks.
 KEPT_CHUNKS = 4
@@ -368,6 +371,8 @@ class Mixture:
         self.strides = np.ones(len(unknowns), np.int64)
         for k in range(len(unknowns) - 2, -1, -1):
             self.strides[k] = self.strides[k + 1] * self.sizes[k + 1]
+        # As plain numbers (indices): a combination's are worked out in Python.
+        self._radix = list(zip(self.strides.tolist(), self.sizes.tolist(), strict=True))
         self._scenarios: dict[int, Scenario] = {}
         self._prepared: dict[int, Prepared] = {}
         # The parts of the data the combinations share, read once (input.reader.read_once).
@@ -382,6 +387,15 @@ class Mixture:
         self._fresh: dict[int, Prepared] = {}
         # Each unknown's cut points by bucket (draws), made on first use.
         self._cut_points: dict[int, _Cuts] = {}
+        # The unknowns whose values the ruleset fills into a prepared combination
+        # (Ruleset.fills_in: Olympia's counts and break points), and for each family of
+        # combinations that agree on the others (by its number with those at their
+        # first value), the first few of them validated and prepared whole: the others
+        # are filled in from one of them (_filled_in), not validated and prepared each.
+        rs = rulesets.get(ruleset)
+        self._filled = [k for k, u in enumerate(unknowns) if rs.fills_in(u.path)]
+        self._templates: dict[int, list[Prepared]] = {}
+        self._unfilled: set[int] = set()
         # Every value of every list, the ends of every range, the other unknowns at their
         # first value: the values are checked where they are written (a value the key
         # cannot take, a range on a key that cannot vary) before any battle.
@@ -395,7 +409,8 @@ class Mixture:
             self.scenario_of(combination)
 
     def indices(self, combination: int) -> list[int]:
-        return [int(combination // s % n) for s, n in zip(self.strides, self.sizes, strict=True)]
+        combination = int(combination)
+        return [combination // s % n for s, n in self._radix]
 
     def values_of(self, combination: int) -> dict[str, Any]:
         return {
@@ -433,7 +448,7 @@ class Mixture:
         with self._lock:
             fresh = self._fresh.pop(combination, None)
         if fresh is None:
-            fresh = rulesets.get(self.ruleset).prepare(self.scenario_of(combination).model)
+            fresh = self._filled_in(combination) or self._prepared_whole(combination, True)
         prepared = fresh
         # The kernel worth its set-up for the battles KERNEL_HORIZON battles give this
         # combination (a table built per combination would cost more than its few
@@ -448,12 +463,60 @@ class Mixture:
             self._prepared[combination] = prepared
         return prepared
 
+    def _family(self, combination: int) -> int:
+        """The combination's family: its number with each unknown the ruleset fills in
+        at its first value."""
+        radix = self._radix
+        return combination - sum(
+            combination // radix[k][0] % radix[k][1] * radix[k][0] for k in self._filled
+        )
+
+    def _prepared_whole(self, combination: int, tried: bool = False) -> Prepared:
+        """The combination validated and prepared whole, kept for others of its family
+        to be filled in from when none kept before could make it (``tried``: known so;
+        Olympia's: one that fields a type the others do not, or leaves one out). A
+        family with :data:`TEMPLATES` kept and still another that none could make is
+        one the ruleset does not fill in (Olympia's side behind a structure): its
+        combinations are validated and prepared whole, not tried again each."""
+        prepared = rulesets.get(self.ruleset).prepare(self.scenario_of(combination).model)
+        if self._filled and (tried or self._filled_in(combination) is None):
+            family = self._family(combination)
+            with self._lock:
+                kept = self._templates.setdefault(family, [])
+                if len(kept) < TEMPLATES:
+                    kept.append(prepared)
+                else:
+                    self._unfilled.add(family)
+        return prepared
+
+    def _filled_in(self, combination: int) -> Prepared | None:
+        """The combination made from one of its family's first ones by the ruleset
+        filling in its values (Ruleset.fill_in: the same arrays as validating and
+        preparing it whole), or None: none the ruleset can fill it in from (none yet),
+        or a side too large (then validating it whole says so)."""
+        if not self._filled:
+            return None
+        family = self._family(combination)
+        with self._lock:
+            if family in self._unfilled:
+                return None
+            templates = list(self._templates.get(family, ()))
+        indices = self.indices(combination)
+        values = {self.unknowns[k].path: self.unknowns[k].values[indices[k]] for k in self._filled}
+        rs = rulesets.get(self.ruleset)
+        for template in templates:
+            made = rs.fill_in(template, values)
+            if made is not None:
+                if any(force.too_large for force in rs.side_sizes(made[0])):
+                    return None
+                return made[1]
+        return None
+
     def _shared_tables(self) -> Callable[[StackedRuns], bool] | None:
         """The ruleset's sharing of tables among the combinations (StackedRuns.sharing),
         made once from the checked combinations prepared afresh."""
         if self._sharing is False:
-            rs = rulesets.get(self.ruleset)
-            checked = {c: rs.prepare(self.scenario_of(c).model) for c in self.checked}
+            checked = {c: self._prepared_whole(c) for c in self.checked}
             first = checked[self.checked[0]]
             made = (
                 first.sharing(list(checked.values()))  # type: ignore[arg-type]
@@ -543,6 +606,21 @@ class Mixture:
         return said if said != path else _path_words(path)
 
 
+class _Columns(dict[str, np.ndarray]):
+    """A chunk's outcome columns of ``count`` battles, each made (zeros) when first
+    asked for: most are views of a stacked call's rows (MixturePrepared._gather) or
+    the unknowns' codes, and a column of zeros made for each beforehand was 4 ms of a
+    chunk of 131,072 battles (knights_vs_pikemen's 19 columns)."""
+
+    def __init__(self, count: int) -> None:
+        super().__init__()
+        self.count = count
+
+    def __missing__(self, name: str) -> np.ndarray:
+        made = self[name] = np.zeros(self.count, np.int64)
+        return made
+
+
 class MixturePrepared(GroupedPrepared):
     """A scenario with unknowns, ready to run any range of battles: each battle's inputs
     drawn, the battles grouped by combination and run by that combination's prepared
@@ -600,9 +678,9 @@ class MixturePrepared(GroupedPrepared):
 
     def run(self, seed: int, first: int, count: int) -> Mapping[str, np.ndarray]:
         m = self.mixture
-        out = {name: np.zeros(count, np.int64) for name in self.columns}
         if count == 0:
-            return out
+            return {name: np.zeros(0, np.int64) for name in self.columns}
+        out = _Columns(count)
         drawn = m.draws(seed, first, count)
         combos = drawn @ m.strides
         with self._drawn_lock:
@@ -646,14 +724,15 @@ class MixturePrepared(GroupedPrepared):
                 self._run_calls([calls[j] for j in apart], seeds[apart], out)
         for k in range(len(m.unknowns)):
             out[f"unknown.{k}"] = unknown_code(drawn[:, k], out["winner"], int(m.sizes[k]))
+        columns = {name: out[name] for name in self.columns}  # in order, zeros where none
         if viewed is not None:
             rows, places = viewed
-            names = list(out)
+            names = list(columns)
             if names[: len(places)] == list(places):
                 # The rows as a plain run gives them (the same columns in the same
                 # order): the statistics count them in one pass, not a pass a column.
-                return Outcomes(rows, places, {n: out[n] for n in names[len(places) :]})
-        return out
+                return Outcomes(rows, places, {n: columns[n] for n in names[len(places) :]})
+        return columns
 
     def _stacking_of(self, drawn_here: np.ndarray) -> tuple[dict[int, Prepared], set[int]]:
         """The prepared combinations ``drawn_here`` and those of them a stacked call
@@ -723,7 +802,7 @@ class MixturePrepared(GroupedPrepared):
         slot: np.ndarray,
         numbers: np.ndarray,
         battle_seeds: np.ndarray,
-        out: dict[str, np.ndarray],
+        out: _Columns,
     ) -> tuple[np.ndarray, dict[str, int]] | None:
         """The battles of ``combinations`` (ascending) in one kernel call a stack key
         (rulesets/stacked.py), in battle order: battle j of the chunk, of combination
@@ -733,7 +812,7 @@ class MixturePrepared(GroupedPrepared):
         rows and each column's place in them where every battle ran in one call and
         each column of ``out`` placed (not derived) is a view of them (:meth:`_gather`)."""
         m = self.mixture
-        count = len(out["winner"])
+        count = out.count
         members, stacks = self._plan_of(combinations)
         for key, of_key, own, kept in stacks:
             tables, slot_of = m.stack_of(key, of_key)
@@ -790,7 +869,7 @@ class MixturePrepared(GroupedPrepared):
         slots: np.ndarray,
         rows: np.ndarray,
         here: np.ndarray,
-        out: dict[str, np.ndarray],
+        out: _Columns,
         members: Mapping[int, Prepared],
         kept: dict[str, Any],
     ) -> dict[str, int] | None:
@@ -814,7 +893,7 @@ class MixturePrepared(GroupedPrepared):
                 self._places.clear()
             self._places[id(tables)] = places
         _, index, alike = places
-        every = len(here) == len(out["winner"])
+        every = len(here) == out.count
         placed = {n: int(index[0, j]) for j, n in enumerate(names)} if alike.all() else None
         battles = np.arange(len(here))
         for j, name in enumerate(names):
@@ -856,7 +935,7 @@ class MixturePrepared(GroupedPrepared):
         self,
         calls: list[tuple[int, int, np.ndarray]],
         seeds: np.ndarray,
-        out: dict[str, np.ndarray],
+        out: _Columns,
     ) -> None:
         """The calls' battles, a kernel call each (a ruleset without stacked runs)."""
         m = self.mixture
@@ -867,12 +946,12 @@ class MixturePrepared(GroupedPrepared):
             ]
         )
         positions = np.concatenate([at for _, _, at in calls])
-        for name, column in out.items():
+        for name in self.columns:
             if not name.startswith("unknown."):
                 parts = [r.get(name) for r in results]
                 if all(part is None for part in parts):
                     continue
-                column[positions] = np.concatenate(
+                out[name][positions] = np.concatenate(
                     [
                         np.zeros(len(at), np.int64) if part is None else part
                         for part, (_, _, at) in zip(parts, calls, strict=True)

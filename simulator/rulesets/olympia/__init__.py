@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 from ...errors import Source
 from ...input.reader import Node
 from .. import words
-from ..base import SIDES, Army, Force, InlineQuery, Ruleset
-from . import inline, keys, model, sweep
+from ..base import SIDES, Army, Force, InlineQuery, Prepared, Ruleset
+from . import fill_in, inline, keys, model, sweep
 from .prepare import OlympiaPrepared, chain_refusal, compile_battle
 
 if TYPE_CHECKING:
@@ -40,6 +40,17 @@ class Olympia(Ruleset):
 
     def prepare(self, battle: model.Battle) -> OlympiaPrepared:
         return OlympiaPrepared(battle)
+
+    def fills_in(self, path: str) -> bool:
+        """Counts of men and break points (fill_in.py)."""
+        return fill_in.fills_in(path)
+
+    def fill_in(
+        self, prepared: Prepared, values: Mapping[str, Any]
+    ) -> tuple[model.Battle, OlympiaPrepared] | None:
+        if not isinstance(prepared, OlympiaPrepared):
+            return None
+        return fill_in.fill_in(prepared, values)
 
     def side_sizes(self, battle: model.Battle) -> tuple[Force, ...]:
         """Each side's units (a noble each) and men, nobles among them."""

@@ -319,9 +319,10 @@ class OlympiaPrepared(StackedRuns, Prepared):
     #: columns, read by :meth:`survivors`): in the wave chain only (:meth:`for_waves`).
     keeps_left = False
 
-    def __init__(self, battle: Battle) -> None:
+    def __init__(self, battle: Battle, arrays: OlympiaArrays | None = None) -> None:
+        """``arrays``: the battle's, where already made (fill_in.py), else compiled."""
         self.battle = battle
-        self.arrays = compile_battle(battle)
+        self.arrays = compile_battle(battle) if arrays is None else arrays
         # ``auto`` is settled on first use (kernel below): it builds the chain's table.
         self._kernel = None if battle.kernel == "auto" else battle.kernel
         self._chain: ChainTable | None = None
@@ -443,7 +444,7 @@ class OlympiaPrepared(StackedRuns, Prepared):
             chain.groups,
             chain.sides,
             (space.radix, space.stride, space.sradix, space.sstride),
-            (t.code, t.scale, t.cum, t.to, chain.verdict),
+            (t.code, t.scale, t.cum, t.to, chain.verdict, chain.going),
         )
 
     def _columns_and_flags(self) -> tuple[dict[str, int], frozenset[str]]:
@@ -551,7 +552,7 @@ class OlympiaPrepared(StackedRuns, Prepared):
             numbers = np.arange(first, first + count, dtype=np.int64)
             seeds = np.full(count, seed, np.uint64)
             self.run_stacked(stack([self]), np.zeros(count, np.int64), seeds, numbers, rows)
-            return rows[:, :width]
+            return np.ascontiguousarray(rows[:, :width])
         rec = np.zeros((count, 0, width), np.int64)
         kernel_run(kernel or self.kernel)(self, np.uint64(seed), first, out, NONE_ASKED, rec)
         if self.from_step:

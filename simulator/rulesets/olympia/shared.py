@@ -117,13 +117,16 @@ class SharedChain:
     three entries a row, the table's ``ends`` and each side's score there (100 times the
     value it holds, its men's counts times their values; NOBODY where it has nobody
     left), which a member's limits are held against (kernels/olympia/shared_chain.py);
-    ``groups`` and ``sides`` are the family's (a member's, its counts and starting
-    values put in for each battle)."""
+    ``going`` two a row, each side's score where the table goes on and NOBODY where it
+    ends, so that a battle goes on while both are above its member's limits (two tests
+    a change, not three); ``groups`` and ``sides`` are the family's (a member's, its
+    counts and starting values put in for each battle)."""
 
     counts: np.ndarray  # the largest count of each group
     loosest: np.ndarray  # each side's lowest limit
     table: ChainTable
     verdict: np.ndarray
+    going: np.ndarray
     groups: np.ndarray
     sides: np.ndarray
 
@@ -203,7 +206,11 @@ def build(
         verdict[:, 1 + s] = np.where(
             held[:, mine].sum(axis=1) > 0, 100 * (held[:, mine] @ groups[mine, k.G_VALUE]), NOBODY
         )
-    return SharedChain(counts, loosest, table, verdict.ravel(), groups, first.sides.copy())
+    going = verdict[:, 1:].copy()
+    going[table.ends >= 0] = NOBODY  # under every limit: the walk stops there
+    return SharedChain(
+        counts, loosest, table, verdict.ravel(), going.ravel(), groups, first.sides.copy()
+    )
 
 
 def shape_key(arrays: OlympiaArrays) -> tuple[object, ...]:
