@@ -517,6 +517,19 @@ class OlympiaPrepared(StackedRuns, Prepared):
         able = ("chain", AUTO_KERNEL) if self.chain_table() is not None else (AUTO_KERNEL,)
         return tuple(dict.fromkeys((self.kernel, *able, REFERENCE_KERNEL)))
 
+    def choices_before_building(
+        self, battles: int | None = None
+    ) -> tuple[tuple[str, ...], frozenset[str]]:
+        """:meth:`kernel_choices` with the chain table not built yet: ``chain`` among them,
+        and first unless a kernel is settled, only if its table fits the budget."""
+        unbuilt = not self._chain_built and self.battle.kernel == "auto" and not self.has_rules
+        if unbuilt and (
+            chain_refusal(self.arrays) is None if battles is None else self._chain_pays(battles)
+        ):
+            may = (self._kernel or "chain", "chain", AUTO_KERNEL, REFERENCE_KERNEL)
+            return tuple(dict.fromkeys(may)), frozenset({"chain"})
+        return self.kernel_choices(battles), frozenset()
+
     def _chain_pays(self, battles: int) -> bool:
         """Whether the chain table would repay its building over ``battles`` battles."""
         if chain_refusal(self.arrays) is not None:
