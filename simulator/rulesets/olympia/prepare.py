@@ -276,6 +276,7 @@ def build_chain(arrays: OlympiaArrays) -> ChainTable | None:
     if chain_refusal(arrays) is not None:
         return None
     space = layout(arrays)
+    olympia_chain.walk_aside()
     code, ends, scale, p_change, cum, to, width, once = olympia_chain.chain_table(
         arrays.groups,
         arrays.survive,
@@ -778,8 +779,8 @@ def _walk_chain(
             'use "skip" or "auto"'
         )
     space = table.space
-    olympia_chain.chain_battles(
-        olympia_chain.walk_by_address(recording=len(asked) > 0),
+    olympia_chain.walk_chain(
+        len(asked) > 0,
         a.groups,
         a.sides,
         (space.radix, space.stride, space.sradix, space.sstride),
