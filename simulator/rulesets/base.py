@@ -323,9 +323,12 @@ def known_common_kernel(group: Sequence[Prepared], battles: int | None = None) -
     return None
 
 
-def use_common_kernel(group: Sequence[Prepared], battles: int | None = None) -> str | None:
-    """Put every scenario of ``group`` on :func:`common_kernel`, and return it."""
-    name = common_kernel(group, battles)
+def use_common_kernel(
+    group: Sequence[Prepared], battles: int | None = None, name: str | None = None
+) -> str | None:
+    """Put every scenario of ``group`` on :func:`common_kernel` (``name`` where the
+    caller found it already), and return it."""
+    name = common_kernel(group, battles) if name is None else name
     if name is not None:
         for prepared in group:
             prepared.use_kernel(name)  # not "if it differs": a kernel is settled on use

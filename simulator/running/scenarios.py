@@ -195,13 +195,14 @@ class ScenarioBattles:
 
         # What each can run may need its tables built (olympia's chain table): built
         # side by side, as its battles would be; none where the kernel is known without.
-        if known_common_kernel(prepared, battles) is None:
+        known = known_common_kernel(prepared, battles)
+        if known is None:
             if self.cluster is None and self.workers > 1 and len(prepared) > 1:
                 list(self._threads().map(choices, prepared))
             else:
                 for p in prepared:
                     choices(p)
-        return use_common_kernel(prepared, battles)
+        return use_common_kernel(prepared, battles, known)
 
     def _on(self, key: Hashable, kernel: str | None) -> Prepared:
         prepared = self.prepared(key)

@@ -523,13 +523,14 @@ class OlympiaPrepared(StackedRuns, Prepared):
     ) -> tuple[tuple[str, ...], frozenset[str]]:
         """:meth:`kernel_choices` with the chain table not built yet: ``chain`` among them,
         and first unless a kernel is settled, only if its table fits the budget."""
-        unbuilt = not self._chain_built and self.battle.kernel == "auto" and not self.has_rules
-        if unbuilt and (
-            chain_refusal(self.arrays) is None if battles is None else self._chain_pays(battles)
-        ):
-            may = (self._kernel or "chain", "chain", AUTO_KERNEL, REFERENCE_KERNEL)
-            return tuple(dict.fromkeys(may)), frozenset({"chain"})
-        return self.kernel_choices(battles), frozenset()
+        if self._chain_built or self.battle.kernel != "auto" or self.has_rules:
+            return self.kernel_choices(battles), frozenset()
+        if battles is not None and not self._chain_pays(battles):
+            return (AUTO_KERNEL, REFERENCE_KERNEL), frozenset()  # as kernel_choices says
+        if battles is None and chain_refusal(self.arrays) is not None:
+            return self.kernel_choices(), frozenset()  # no table to build
+        may = (self._kernel or "chain", "chain", AUTO_KERNEL, REFERENCE_KERNEL)
+        return tuple(dict.fromkeys(may)), frozenset({"chain"})
 
     def _chain_pays(self, battles: int) -> bool:
         """Whether the chain table would repay its building over ``battles`` battles."""
