@@ -42,10 +42,10 @@ def started(*args, **kwargs):
     if found is not None and "start" not in marks:
         marks["start"] = time.process_time()
     return found
-def waited(self):
+def waited(self, *args, **kwargs):
     marks.setdefault("wait", time.process_time())
     try:
-        return wait(self)
+        return wait(self, *args, **kwargs)
     finally:
         used = resource.getrusage(resource.RUSAGE_CHILDREN)
         marks["second"] = used.ru_utime + used.ru_stime

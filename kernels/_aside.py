@@ -68,14 +68,16 @@ class Aside:
         self.dispatcher = dispatcher
         self.arg_types = arg_types
 
-    def wait(self) -> bool:
+    def wait(self, compile_meanwhile: bool = True) -> bool:
         """Wait for the second process to end (told as a compile of its function, so a
-        run's compile clock and its Ctrl-C see one); True if it compiled."""
+        run's compile clock and its Ctrl-C see one); True if it compiled. Before it
+        waits, this process compiles :data:`meanwhile` unless ``compile_meanwhile`` is
+        False (a run that may never call them: a price search counts no outcomes)."""
         from numba.core import event
 
         data = {"dispatcher": self.dispatcher, "args": self.arg_types, "return_type": None}
         try:
-            for compile_now in list(meanwhile):
+            for compile_now in list(meanwhile) if compile_meanwhile else ():
                 compile_now()
             with event.trigger_event("numba:compile", data=data):
                 return self.process.wait() == 0
@@ -94,6 +96,12 @@ class Aside:
         if self.process.stdin is not None:
             with contextlib.suppress(OSError):
                 self.process.stdin.close()
+
+
+def started(dispatcher: Any, arg_types: tuple[Any, ...]) -> Aside | None:
+    """The compile of ``dispatcher`` for ``arg_types`` running aside, if one is."""
+    with _lock:
+        return _running.get((id(dispatcher), arg_types))
 
 
 def start(

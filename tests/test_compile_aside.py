@@ -26,6 +26,7 @@ from simulator.running.compiling import compile_clock, compiling_now
 
 ROOT = Path(__file__).resolve().parents[1]
 CASTLE = "scenarios/olympia/castle_siege.toml"
+KNIGHTS = "scenarios/olympia/knights_vs_pikemen.toml"
 
 
 def _dispatcher(index: Path, overloads: dict[Any, Any] | None = None) -> Any:
@@ -48,7 +49,8 @@ def two_cores(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_started_only_where_nothing_is_compiled_or_cached(
     tmp_path: Path, two_cores: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(_aside, "meanwhile", [])
+    done: list[bool] = []
+    monkeypatch.setattr(_aside, "meanwhile", [lambda: done.append(True)])
     cached = tmp_path / "cached.nbi"
     cached.write_bytes(b"")
     assert _aside.start(_dispatcher(cached), (), "time", "sleep", 0) is None
@@ -65,7 +67,11 @@ def test_started_only_where_nothing_is_compiled_or_cached(
     assert aside is not None
     # Another thread's battles of the same kernel wait for the same compile.
     assert _aside.start(cold, (), "time", "sleep", 0) is aside
-    assert aside.wait() is True  # it ran time.sleep(0) and exited 0
+    assert _aside.started(cold, ()) is aside and _aside.started(cold, ("int64",)) is None
+    # It ran time.sleep(0) and exited 0; waited for with nothing compiled meanwhile (the
+    # chain kernel's walk: a price search counts no outcomes, so compiles no tally).
+    assert aside.wait(compile_meanwhile=False) is True
+    assert done == [] and _aside.started(cold, ()) is None
     again = _aside.start(cold, (), "time", "sleep", 0)  # still nothing in the cache
     assert again is not None and again is not aside
     again.stop()
@@ -149,12 +155,40 @@ def _environment(cache: Path, aside: bool = True) -> dict[str, str]:
     return env
 
 
-def _cold_run(cache: Path, aside: bool) -> tuple[dict[str, Any], str]:
+#: The child of :func:`_cold_run`: the command in this interpreter, and the functions
+#: this process compiled (not those it loaded from the cache) said last on stderr.
+COMPILED_HERE = """
+import json, sys
+import numba.core.event as event
+compiled = []
+class Heard(event.Listener):
+    def on_start(self, ev):
+        pass
+    def on_end(self, ev):
+        compiled.append(ev.data["dispatcher"].py_func.__qualname__)
+event.register("numba:compile", Heard())
+sys.argv = ["battle-odds", *sys.argv[1:]]
+from simulator.cli import app
+try:
+    app()
+except SystemExit as stop:
+    assert not stop.code, stop.code
+print("COMPILED-HERE " + json.dumps(compiled), file=sys.stderr)
+"""
+
+
+def _cold_run(
+    cache: Path, aside: bool, scenario: str = CASTLE
+) -> tuple[dict[str, Any], str, list[str]]:
+    """A run of 3,000 battles of ``scenario`` on the Numba cache ``cache``: its answer,
+    its stderr and the functions its own process compiled (a wait for a compile aside
+    counts as one of its function)."""
     done = subprocess.run(
-        [sys.executable, "-m", "simulator", "run", CASTLE, "-n", "3000", "--json"],
+        [sys.executable, "-c", COMPILED_HERE, "run", scenario, "-n", "3000", "--json"],
         capture_output=True, text=True, cwd=ROOT, env=_environment(cache, aside), check=True,
     )  # fmt: skip
-    return json.loads(done.stdout), done.stderr
+    heard = [x for x in done.stderr.splitlines() if x.startswith("COMPILED-HERE ")]
+    return json.loads(done.stdout), done.stderr, json.loads(heard[0].split(" ", 1)[1])
 
 
 # Slow tier (docs/testing.md): two cold compiles of the skip kernel, about 50 s quiet
@@ -165,8 +199,8 @@ def test_a_cold_run_with_the_battle_compiled_aside_gives_the_same_rows(tmp_path:
     battle's block is then in the cache (the second process put it there)."""
     if _aside.cores() < 2:
         pytest.skip("the compile aside runs on two cores or more")
-    aside, said = _cold_run(tmp_path / "aside", aside=True)
-    alone, _ = _cold_run(tmp_path / "alone", aside=False)
+    aside, said, _ = _cold_run(tmp_path / "aside", aside=True)
+    alone, _, _ = _cold_run(tmp_path / "alone", aside=False)
     for answer in (aside, alone):
         answer.pop("seconds")
         answer.pop("compile_seconds")
@@ -176,24 +210,56 @@ def test_a_cold_run_with_the_battle_compiled_aside_gives_the_same_rows(tmp_path:
     assert blocks, sorted(p.name for p in (tmp_path / "aside").rglob("*.nbi"))
 
 
-# Slow tier (docs/testing.md): about 2 s, the compile stopped at its notice
+# Slow tier (docs/testing.md): two cold compiles of the chain kernel, about 40 s quiet
 @pytest.mark.slow
-def test_ctrl_c_while_the_battle_compiles_aside_leaves_nothing_running(tmp_path: Path) -> None:
+def test_a_cold_chain_run_with_its_walk_compiled_aside_gives_the_same_rows(
+    tmp_path: Path,
+) -> None:
+    """knights_vs_pikemen (the chain kernel) on an empty cache: its walk and the loop
+    that calls it compiled in a second process while this one compiles the table's
+    kernel, then loaded, not compiled again here; the rows of a run that compiled
+    everything itself."""
+    if _aside.cores() < 2:
+        pytest.skip("the compile aside runs on two cores or more")
+    aside, _, here = _cold_run(tmp_path / "aside", aside=True, scenario=KNIGHTS)
+    alone, _, by_itself = _cold_run(tmp_path / "alone", aside=False, scenario=KNIGHTS)
+    for answer in (aside, alone):
+        answer.pop("seconds")
+        answer.pop("compile_seconds")
+    assert aside == alone
+    assert {"chain_table", "_walk", "chain_battles"} <= set(by_itself)
+    assert {"settle_row", "_walk_on"} <= set(by_itself)  # the walk's helpers
+    # Here: the table's kernel, the wait for the walk (told as its compile), no more.
+    assert {"chain_table", "_walk"} <= set(here)
+    assert not {"chain_battles", "settle_row", "_walk_on"} & set(here)
+    for name in ("chain._walk-", "chain.chain_battles-"):
+        assert list((tmp_path / "aside").rglob(f"{name}*.nbi")), name
+
+
+# Slow tier (docs/testing.md): about 2 s each, the compile stopped once it runs aside
+@pytest.mark.slow
+@pytest.mark.parametrize("scenario", [CASTLE, KNIGHTS], ids=["skip", "chain"])
+def test_ctrl_c_while_the_battle_compiles_aside_leaves_nothing_running(
+    tmp_path: Path, scenario: str
+) -> None:
     """Ctrl-C during a cold run ends it at once (status 130) and its second process
     with it: no process of the cold cache's is left compiling."""
     if _aside.cores() < 2:
         pytest.skip("the compile aside runs on two cores or more")
     cache = tmp_path / "cold"
     process = subprocess.Popen(
-        [sys.executable, "-m", "simulator", "run", CASTLE, "--json"],
+        [sys.executable, "-m", "simulator", "run", scenario, "--json"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
         env=_environment(cache),
     )  # fmt: skip
     assert process.stderr is not None
     for line in process.stderr:
-        if "olympia skip kernel" in line:  # said as the first compile starts
+        if "compiling the olympia" in line:  # said before the first compile
             break
-    time.sleep(0.5)  # the second process started with the first compile
+    started = time.monotonic() + 20  # the second process starts with the first compile
+    while not _processes_of(cache) and time.monotonic() < started:
+        time.sleep(0.05)
+    time.sleep(0.3)
     asides = _processes_of(cache)
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=30)

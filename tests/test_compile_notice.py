@@ -18,6 +18,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -172,9 +173,37 @@ def test_the_notice_before_names_the_one_kernel_or_the_rulesets_kernels() -> Non
         "load it from Numba's cache)",
         True,
     )
+    # Several kernels: the longest one's estimate, said once (its compile says no more).
     words, in_full = compiling.before_compiling_words("olympia")
-    assert words == (
-        "battle-odds: compiling the olympia kernels, first run only (later runs load them "
-        "from Numba's cache)"
+    longest = max(
+        compiling.kernel_words(SimpleNamespace(__module__=m))[1] or 0
+        for m in compiling.KERNEL_MODULES
+        if m.startswith("kernels.olympia.")
     )
-    assert not in_full  # its kernel's own notice, with the estimate, follows
+    assert words == (
+        f"battle-odds: compiling the olympia kernels, first run only, up to about {longest:.0f}"
+        " s (later runs load them from Numba's cache)"
+    )
+    assert in_full
+
+
+def test_a_helper_of_another_rulesets_kernels_is_named_as_the_runs_kernel(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """age_of_gods' kernel calls helpers of kernels/olympia/layout.py, one of them compiled
+    first: the notice of a run whose ruleset is known (the Python API, the page) names the
+    run's kernel; the statistics stay the statistics."""
+    from kernels import tally
+    from kernels.olympia import layout
+    from simulator.running import compiling
+
+    age = compiling.compile_notice(layout.extra.py_func, "age_of_gods")
+    assert age.startswith("battle-odds: compiling the age_of_gods kernel, first run only, about")
+    assert "olympia" in compiling.compile_notice(layout.extra.py_func, "olympia")
+    assert "statistics" in compiling.compile_notice(tally.slot_histograms.py_func, "age_of_gods")
+    # The Python API's notice (the runner's, for its scenario's ruleset).
+    clock = compiling.compile_clock()
+    with compiling.said_on_stderr("age_of_gods"):
+        clock.started(layout.extra.py_func)
+        clock.ended()
+    assert "the age_of_gods kernel" in capsys.readouterr().err

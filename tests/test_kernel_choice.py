@@ -92,3 +92,25 @@ def test_a_large_group_of_few_battles_builds_no_chain_tables() -> None:
     assert many.kernel_choices(100)[0] == "skip"
     assert not many._chain_built
     assert many.kernel_choices(10_000_000)[0] == "chain"
+
+
+def test_a_group_settled_without_a_table_builds_none() -> None:
+    """Where a scenario's kernel is settled, or another cannot run the chain kernel, the
+    group's kernel is known with no chain table built (worth's scenario with the unit,
+    settled on skip by its first probe, built one for every probe after it, compiling
+    the chain kernel's table on a cold cache for nothing); the same kernel as with
+    every table built."""
+    settled, fresh = prepared(*SMALL), prepared(*SMALL)
+    settled.use_kernel("skip")
+    assert not settled._chain_built
+    assert common_kernel([settled, fresh]) == "skip"
+    assert not settled._chain_built and not fresh._chain_built
+    small, large = prepared(*SMALL), prepared(*LARGE)
+    assert common_kernel([small, large]) == "skip" and not small._chain_built
+    # Where the table decides, it is built: the chain kernel when both fit.
+    assert common_kernel([fresh, prepared(*SMALL)]) == "chain" and fresh._chain_built
+    # The same answers with every table built first.
+    for group in ([settled, prepared(*SMALL)], [prepared(*SMALL), prepared(*LARGE)]):
+        for p in group:
+            p.kernel_choices()
+        assert common_kernel(group) == "skip"

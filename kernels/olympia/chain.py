@@ -45,6 +45,7 @@ import numba
 import numpy as np
 from numba import prange, types
 
+from .. import _aside
 from .._jit import INT_TABLE, INTS, REALS, STATE, address_of, jit
 from ..rng import below, next_u64, next_u64_held, seed_battle, uniform
 from ..stops import FIGHTING
@@ -426,6 +427,12 @@ def walk_by_address(recording: bool = False):
     compiled :func:`chain_battles` calls either; a call is one or the other for all its
     battles, and the plain walk holds no branch, variable or code of the recording
     one."""
+    return address_of(_recorded if recording else _walk, _walk_types())
+
+
+@functools.cache
+def _walk_types() -> tuple[types.Type, ...]:
+    """The arguments' types of a walk (:func:`walk_by_address`)."""
     space = types.UniTuple(INTS, 4)
     table = types.Tuple((INTS, INTS, REALS, REALS, INTS))
     int64, real = types.int64, types.float64
@@ -434,7 +441,44 @@ def walk_by_address(recording: bool = False):
     given = (INT_TABLE, INT_TABLE, space, table, int64, real, types.uint64, int64, INT_TABLE)
     recorded = (INTS, INT_TABLE, types.int64[:, :, ::1])
     made = (STATE, STATE, INT_TABLE)
-    return address_of(_recorded if recording else _walk, (*given, *recorded, *made, int64, int64))
+    return (*given, *recorded, *made, int64, int64)
+
+
+@functools.cache
+def walk_aside() -> None:
+    """On a cold cache, the plain walk and :func:`chain_battles` compiled in a second
+    process from now on (kernels/_aside.py, :func:`walk_and_battles`), once a process:
+    called as a battle's table starts to build, so that what walks it compiles beside
+    the table's kernel (a cold ``prices --ruleset olympia`` compiled the three one after
+    the other: 13, 12 and 2 CPU seconds). A table over budget leaves them compiled for a
+    later run."""
+    _aside.start(_walk, _walk_types(), __name__, "walk_and_battles")
+
+
+def walk_and_battles() -> None:
+    """The plain walk and :func:`chain_battles` for it compiled (the second process of
+    :func:`walk_aside`), for the types a run's call of them has (:func:`walk_chain`)."""
+    walk = walk_by_address().numba_type  # the type a call gives it
+    space = types.UniTuple(INTS, 4)
+    table = types.Tuple((INTS, INTS, REALS, REALS, INTS))
+    int64, counts = types.int64, types.int64[:, :, ::1]
+    # walk, groups, sides, space, table, once, p_open, seed, first, out, asked, counts, rec
+    chain_battles.compile((
+        walk, INT_TABLE, INT_TABLE, space, table, int64, types.float64, types.uint64, int64,
+        INT_TABLE, INTS, counts, counts,
+    ))  # fmt: skip
+
+
+def walk_chain(recording: bool, *given) -> None:
+    """:func:`chain_battles` of ``given`` (its arguments after the walk) on the walk
+    :func:`walk_by_address` gives. Where they compile aside (:func:`walk_aside`), this
+    process waits for them there, then loads both from the cache (not compiling the
+    tally meanwhile: the table's kernel leaves little to wait for, and a price search
+    never counts outcomes)."""
+    aside = None if recording else _aside.started(_walk, _walk_types())
+    if aside is not None:
+        aside.wait(compile_meanwhile=False)
+    chain_battles(walk_by_address(recording), *given)
 
 
 @jit(parallel=True)

@@ -68,7 +68,7 @@ import numpy as np
 from numba import prange, typeof, types
 
 from .. import _aside
-from .._jit import INT_TABLE, INTS, REAL_TABLE, REALS, address_of, jit
+from .._jit import INT_TABLE, INTS, REAL_TABLE, REALS, STATE, address_of, jit
 from ..rng import next_u64_held, seed_battle, uniform
 from . import layout
 from .batch import (
@@ -864,11 +864,24 @@ def _first_call(kind: int, given: tuple[Any, ...]) -> None:
     aside = _aside.start(_BLOCKS[kind], _block_types(), __name__, "block_by_address", kind)
     if aside is not None:
         try:
+            # First two functions the battle calls, each compiled on its own (about 3 CPU s
+            # of the second process's 21): done here long before the second process
+            # types the calls, it loads them from the cache, and both processes end at
+            # about the same time.
+            settle.compile((STATE, INTS, INT_TABLE, INT_TABLE, types.int64))
+            settled_left.compile(_settled_left_types())
             _skip_blocks.compile((_block_type(), *(typeof(a) for a in given)))
         finally:
             aside.wait()
     block_by_address(kind)
     _ready.add(kind)
+
+
+def _settled_left_types() -> tuple[Any, ...]:
+    """The arguments' types of :func:`settled_left` where a block calls it."""
+    int64 = types.int64
+    # state, seed, battle, groups, cnt, health, kinds, room, row, at
+    return (STATE, types.uint64, int64, INT_TABLE, INTS, INTS, INT_TABLE, INT_TABLE, INTS, int64)
 
 
 #: The kinds of run a battle is compiled for (:func:`block_by_address`).

@@ -274,6 +274,16 @@ class Prepared(ABC):
         have just it."""
         return (self.kernel,)
 
+    def choices_before_building(
+        self, battles: int | None = None
+    ) -> tuple[tuple[str, ...], frozenset[str]]:
+        """:meth:`kernel_choices` as far as it is known with no table built (olympia's
+        chain table, whose first build compiles a kernel): every kernel it may hold, in
+        its order, and which of those it holds only if a table yet to build says so
+        (:func:`common_kernel` then settles a group without building what it would not
+        use). This default: the choices, every one known."""
+        return self.kernel_choices(battles), frozenset()
+
     def use_kernel(self, name: str) -> None:
         """Run the kernel ``name`` from now on (one of :meth:`kernel_choices`)."""
         if name not in self.kernel_choices():
@@ -294,6 +304,9 @@ def common_kernel(group: Sequence[Prepared], battles: int | None = None) -> str 
     sets it."""
     if not group:
         return None
+    known = known_common_kernel(group, battles)
+    if known is not None:
+        return known
     choices = [p.kernel_choices(battles) for p in group]
     for name in choices[0]:
         if all(name in c for c in choices[1:]):
@@ -301,9 +314,26 @@ def common_kernel(group: Sequence[Prepared], battles: int | None = None) -> str 
     return None
 
 
-def use_common_kernel(group: Sequence[Prepared], battles: int | None = None) -> str | None:
-    """Put every scenario of ``group`` on :func:`common_kernel`, and return it."""
-    name = common_kernel(group, battles)
+def known_common_kernel(group: Sequence[Prepared], battles: int | None = None) -> str | None:
+    """:func:`common_kernel` where it follows from :meth:`Prepared.choices_before_building`,
+    with no table built; None where a table must say. Every kernel the first scenario
+    may run, in its order, is passed over when another cannot run it; the first one
+    left is the group's when every scenario surely runs it (a worth whose first probe
+    settled its scenario on olympia's skip kernel builds no chain table for it)."""
+    known = [p.choices_before_building(battles) for p in group]
+    for name in known[0][0] if known else ():
+        if any(name not in may for may, _ in known[1:]):
+            continue
+        return name if all(name not in unsure for _, unsure in known) else None
+    return None
+
+
+def use_common_kernel(
+    group: Sequence[Prepared], battles: int | None = None, name: str | None = None
+) -> str | None:
+    """Put every scenario of ``group`` on :func:`common_kernel` (``name`` where the
+    caller found it already), and return it."""
+    name = common_kernel(group, battles) if name is None else name
     if name is not None:
         for prepared in group:
             prepared.use_kernel(name)  # not "if it differs": a kernel is settled on use

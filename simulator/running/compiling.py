@@ -40,9 +40,10 @@ KERNEL_MODULES: dict[str, tuple[str, float]] = {
 
 #: Kernel module -> seconds its cold compile takes where its battle compiles in a second
 #: process (kernels/_aside.py: two cores or more, ``BATTLE_ODDS_COMPILE_ASIDE`` not 0):
-#: the second process's CPU seconds, which the run's own part is shorter than
-#: (``python benchmarks/compile_aside.py``, 16-18 CPU s on AMD EPYC), rounded up.
-ASIDE_SECONDS: dict[str, float] = {"kernels.olympia.skip": 20.0}
+#: the longer of the two processes' CPU seconds (``python benchmarks/compile_aside.py``,
+#: AMD EPYC: the skip kernel's second process 16-18; the chain kernel's 13-16 at a load
+#: of 2), rounded up.
+ASIDE_SECONDS: dict[str, float] = {"kernels.olympia.skip": 20.0, "kernels.olympia.chain": 13.0}
 
 
 def _compiles_aside() -> bool:
@@ -127,10 +128,21 @@ def compiling_now() -> bool:
     return _said_before and (_clock is None or _clock.functions == 0)
 
 
-def kernel_words(function: Any) -> tuple[str, float | None]:
+def kernel_words(function: Any, ruleset: str | None = None) -> tuple[str, float | None]:
     """What a compile of ``function`` is, in words, and about how many seconds the run's
-    compiling takes (None: not measured, e.g. a ruleset installed from elsewhere)."""
-    module = getattr(function, "__module__", "") or ""
+    compiling takes (None: not measured, e.g. a ruleset installed from elsewhere).
+    ``ruleset``: the ruleset whose battles the compile is for, where the caller knows it:
+    a helper of another ruleset's kernels that its kernel calls (age_of_gods' first
+    compile is a helper of kernels/olympia/layout.py) is then named as its kernel."""
+    return _module_words(getattr(function, "__module__", "") or "", ruleset)
+
+
+def _module_words(module: str, ruleset: str | None = None) -> tuple[str, float | None]:
+    """:func:`kernel_words` of a function of ``module``."""
+    owner = module.split(".")[1] if module.startswith("kernels.") else None
+    theirs = [m for m in KERNEL_MODULES if m.split(".")[1] == ruleset]
+    if owner in _RULESETS and owner != ruleset and len(theirs) == 1:
+        module = theirs[0]
     if module in ASIDE_SECONDS and _compiles_aside():
         return KERNEL_MODULES[module][0], ASIDE_SECONDS[module]
     if module in KERNEL_MODULES:
@@ -142,9 +154,14 @@ def kernel_words(function: Any) -> tuple[str, float | None]:
     return (named if package == "kernels" and rest else package or "ruleset's"), None
 
 
-def compile_notice(function: Any) -> str:
-    """The line said as a run starts compiling ``function``."""
-    name, seconds = kernel_words(function)
+#: The rulesets whose kernels KERNEL_MODULES lists (the statistics' belong to none).
+_RULESETS = {m.split(".")[1] for m in KERNEL_MODULES} - {"tally"}
+
+
+def compile_notice(function: Any, ruleset: str | None = None) -> str:
+    """The line said as a run (of ``ruleset``'s battles, where known) starts compiling
+    ``function``."""
+    name, seconds = kernel_words(function, ruleset)
     about = f", about {seconds:.0f} s" if seconds is not None else ""
     return (
         f"battle-odds: compiling the {name} kernel, first run only{about} "
@@ -157,6 +174,10 @@ def compile_notice(function: Any) -> str:
 #: is not said again; a ruleset of several kernels (olympia) has that one said too.
 _said_before = False
 _said_in_full = False
+#: The ruleset of the command's battles (:func:`say_before_compiling` told of it), None
+#: where it told of none or of several; every ruleset it told of.
+_run_ruleset: str | None = None
+_rulesets_seen: set[str] = set()
 
 
 def _cache_folder(source: str) -> str | None:
@@ -218,23 +239,32 @@ def nothing_cached(ruleset: str) -> bool:
 
 
 def before_compiling_words(ruleset: str) -> tuple[str, bool]:
-    """The notice said before any compile starts, and whether it is in full: ``ruleset``'s
-    one kernel with its estimate, or its kernels (olympia has several; which one a
-    battle runs on is known later, and its compile says it with its estimate)."""
-    listed = [v for m, v in KERNEL_MODULES.items() if m.split(".")[1] == ruleset]
-    if len(listed) == 1:
-        name, seconds = listed[0]
+    """The notice said before any compile starts, and whether it is in full (its first
+    compile then says nothing more): ``ruleset``'s one kernel with its estimate, or its
+    kernels (olympia has several; which one a battle runs on is known later) with the
+    estimate of the longest; a ruleset of no measured kernel, without."""
+    modules = [m for m in KERNEL_MODULES if m.split(".")[1] == ruleset]
+    if len(modules) == 1:
+        name, seconds = _module_words(modules[0])
+        assert seconds is not None
         words = f"the {name} kernel, first run only, about {seconds:.0f} s (later runs load it"
+    elif modules:
+        longest = max(_module_words(m)[1] or 0.0 for m in modules)
+        words = f"the {ruleset} kernels, first run only, up to about {longest:.0f} s"
+        words += " (later runs load them"
     else:
         words = f"the {ruleset} kernels, first run only (later runs load them"
-    return f"battle-odds: compiling {words} from Numba's cache)", len(listed) == 1
+    return f"battle-odds: compiling {words} from Numba's cache)", bool(modules)
 
 
 def say_before_compiling(ruleset: str, say: Callable[[str], None]) -> bool:
     """Say the compile notice now, before the command prepares its battles (a study
     builds every variation first: seconds on a first run), when ``ruleset`` has nothing in
     Numba's cache; said once a process. True if said."""
-    global _said_before, _said_in_full
+    global _said_before, _said_in_full, _run_ruleset
+    # The command's one ruleset (None for several: regress), for its compiles' notice.
+    _rulesets_seen.add(ruleset)
+    _run_ruleset = ruleset if len(_rulesets_seen) == 1 else None
     if _said_before or compiling_now() or compile_clock().functions:
         return False  # said, or a compile already said its own
     try:
@@ -250,16 +280,21 @@ def say_before_compiling(ruleset: str, say: Callable[[str], None]) -> bool:
 
 def forget_said_before() -> None:
     """The command is over (a test runs several in one process): its next says again."""
-    global _said_before, _said_in_full
+    global _said_before, _said_in_full, _run_ruleset
     _said_before = _said_in_full = False
+    _run_ruleset = None
+    _rulesets_seen.clear()
 
 
 @contextmanager
 def announce_compiles(
-    say: Callable[[str], None], moved: Callable[[int], None] | None = None
+    say: Callable[[str], None],
+    moved: Callable[[int], None] | None = None,
+    ruleset: str | None = None,
 ) -> Iterator[CompileClock]:
-    """While the block runs: ``say`` the notice once, as the first compile starts, and
-    call ``moved`` with the number of functions compiled so far as each compile ends."""
+    """While the block runs: ``say`` the notice once, as the first compile starts (of
+    ``ruleset``'s battles, where known: :func:`kernel_words`), and call ``moved`` with
+    the number of functions compiled so far as each compile ends."""
     clock = compile_clock()
     told = False
     first = clock.functions
@@ -272,7 +307,7 @@ def announce_compiles(
             if _said_in_full:
                 _said_in_full = False  # this compile is the one said before it started
             else:
-                say(compile_notice(function))
+                say(compile_notice(function, ruleset or _run_ruleset))
 
     def end() -> None:
         if moved is not None:
@@ -288,14 +323,14 @@ def announce_compiles(
 
 
 @contextmanager
-def said_on_stderr() -> Iterator[None]:
+def said_on_stderr(ruleset: str | None = None) -> Iterator[None]:
     """For the Python API (a notebook, a script): the compile notice on stderr as a
-    compile starts in the block, unless something already says it (a command's progress
-    bar, a study's plain lines)."""
+    compile of ``ruleset``'s battles starts in the block, unless something already says
+    it (a command's progress bar, a study's plain lines)."""
     if compile_clock().on_start:
         yield
         return
-    with announce_compiles(_stderr_line):
+    with announce_compiles(_stderr_line, ruleset=ruleset):
         yield
 
 

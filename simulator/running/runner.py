@@ -171,7 +171,7 @@ def simulate(
     )
     if progress is not None:
         return run_chunks(scenario, plan, progress)
-    with said_on_stderr():  # a notebook's first run says that it compiles
+    with said_on_stderr(scenario.ruleset):  # a notebook's first run says it compiles
         return run_chunks(scenario, plan, progress)
 
 

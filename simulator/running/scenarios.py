@@ -36,7 +36,7 @@ import numba
 import numpy as np
 
 from ..results.stats import Tally
-from ..rulesets.base import Prepared, use_common_kernel
+from ..rulesets.base import Prepared, known_common_kernel, use_common_kernel
 from ..scenario.scenario import Scenario, prepare
 from .capabilities import check_capabilities
 from .chunking import CALL_SECONDS, GROWTH, ChunkSizes, sized_chunks
@@ -194,13 +194,15 @@ class ScenarioBattles:
             return p.kernel_choices(battles)
 
         # What each can run may need its tables built (olympia's chain table): built
-        # side by side, as its battles would be.
-        if self.cluster is None and self.workers > 1 and len(prepared) > 1:
-            list(self._threads().map(choices, prepared))
-        else:
-            for p in prepared:
-                choices(p)
-        return use_common_kernel(prepared, battles)
+        # side by side, as its battles would be; none where the kernel is known without.
+        known = known_common_kernel(prepared, battles)
+        if known is None:
+            if self.cluster is None and self.workers > 1 and len(prepared) > 1:
+                list(self._threads().map(choices, prepared))
+            else:
+                for p in prepared:
+                    choices(p)
+        return use_common_kernel(prepared, battles, known)
 
     def _on(self, key: Hashable, kernel: str | None) -> Prepared:
         prepared = self.prepared(key)

@@ -377,7 +377,8 @@ def make_app(
 
         def compiling(function: Any) -> None:
             if threading.current_thread() is worker:
-                notice = compile_notice(function).removeprefix("battle-odds: ")
+                notice = compile_notice(function, question.scenario.ruleset)
+                notice = notice.removeprefix("battle-odds: ")
                 put("waiting", {"words": notice})
 
         def work() -> None:

@@ -153,7 +153,7 @@ def warm(
         if threading.current_thread() is not me or not now:
             return  # a question's compile, not this thread's
         state = now[0]
-        kernel, seconds = kernel_words(function)
+        kernel, seconds = kernel_words(function, state.name)
         if state.state != "compiling" or state.kernel != kernel:
             state.state, state.kernel, state.seconds = "compiling", kernel, seconds
             state.since = time.monotonic()

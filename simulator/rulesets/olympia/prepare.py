@@ -276,6 +276,7 @@ def build_chain(arrays: OlympiaArrays) -> ChainTable | None:
     if chain_refusal(arrays) is not None:
         return None
     space = layout(arrays)
+    olympia_chain.walk_aside()
     code, ends, scale, p_change, cum, to, width, once = olympia_chain.chain_table(
         arrays.groups,
         arrays.survive,
@@ -517,6 +518,20 @@ class OlympiaPrepared(StackedRuns, Prepared):
             return (AUTO_KERNEL, REFERENCE_KERNEL)
         able = ("chain", AUTO_KERNEL) if self.chain_table() is not None else (AUTO_KERNEL,)
         return tuple(dict.fromkeys((self.kernel, *able, REFERENCE_KERNEL)))
+
+    def choices_before_building(
+        self, battles: int | None = None
+    ) -> tuple[tuple[str, ...], frozenset[str]]:
+        """:meth:`kernel_choices` with the chain table not built yet: ``chain`` among them,
+        and first unless a kernel is settled, only if its table fits the budget."""
+        if self._chain_built or self.battle.kernel != "auto" or self.has_rules:
+            return self.kernel_choices(battles), frozenset()
+        if battles is not None and not self._chain_pays(battles):
+            return (AUTO_KERNEL, REFERENCE_KERNEL), frozenset()  # as kernel_choices says
+        if battles is None and chain_refusal(self.arrays) is not None:
+            return self.kernel_choices(), frozenset()  # no table to build
+        may = (self._kernel or "chain", "chain", AUTO_KERNEL, REFERENCE_KERNEL)
+        return tuple(dict.fromkeys(may)), frozenset({"chain"})
 
     def _chain_pays(self, battles: int) -> bool:
         """Whether the chain table would repay its building over ``battles`` battles."""
@@ -766,8 +781,8 @@ def _walk_chain(
             'use "skip" or "auto"'
         )
     space = table.space
-    olympia_chain.chain_battles(
-        olympia_chain.walk_by_address(recording=len(asked) > 0),
+    olympia_chain.walk_chain(
+        len(asked) > 0,
         a.groups,
         a.sides,
         (space.radix, space.stride, space.sradix, space.sstride),
