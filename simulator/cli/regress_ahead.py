@@ -14,10 +14,11 @@ the second process to leave out a path this one is about to compile itself.
 The second process starts only where it can help: two cores or more, a ruleset with
 nothing in Numba's cache (a warm run starts none: its battles have both cores), battles
 run here (no ``--scheduler``), ``BATTLE_ODDS_COMPILE_ASIDE`` not 0. It ends as soon as
-this process ends, for any reason: it reads its standard input, a pipe from this
-process, and when the pipe closes it ends its worker (the ``battle-odds run`` that
-compiles the path) and itself. What it compiled is in the cache: the rows are the same
-whoever compiled a kernel.
+this process ends, for any reason (Ctrl-C while a kernel compiles here exits at once):
+it reads its standard input, a pipe from this process, and when the pipe closes it gives
+the ``battle-odds warm --path NAME`` compiling now a Ctrl-C (warm then ends its worker,
+the ``battle-odds run`` that compiles) and ends. What it compiled is in the cache: the
+rows are the same whoever compiled a kernel.
 
 Run as ``python -m simulator.cli.regress_ahead PATH...``, it is that second process.
 """
@@ -26,11 +27,9 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -40,7 +39,6 @@ from ..running.compiling import KERNEL_MODULES, nothing_cached
 
 if TYPE_CHECKING:
     from ..scenario.scenario import Scenario
-    from .warm import Job
 
 #: The setting that keeps all compiling in the process that runs the battles
 #: (kernels/_aside.py's): 0 starts no second process here either.
@@ -52,29 +50,35 @@ DONE_WORDS = ("ready", "failed", "left")
 LOOK_EVERY = 0.1
 
 
-def kernel_paths(scenario: Scenario, known: Mapping[str, Job]) -> tuple[str, ...]:
-    """The ``warm`` kernel paths (of ``known``, by name) a run of ``scenario`` compiles;
-    none for a ruleset ``warm`` does not know (its run compiles what it needs)."""
+def kernel_paths(scenario: Scenario) -> tuple[str, ...]:
+    """The ``warm`` kernel paths (simulator/cli/warm.py's names) a run of ``scenario``
+    compiles: its ruleset's main path, or the one of its kernel (olympia's), of its
+    ranges, of its battle as it unfolds."""
     from ..scenario.scenario import prepare, unknowns_of
 
     ruleset = scenario.ruleset
     prepared = prepare(scenario)
+    unfolds = prepared.has_stop_rules or prepared.from_step
     if ruleset == "olympia":
         kernel = prepared.likely_kernel()
         if unknowns_of(scenario):
-            wanted = ["olympia chain with ranges" if kernel == "chain" else "olympia with ranges"]
-        else:
-            wanted = [f"olympia {kernel}"]
-            if prepared.has_stop_rules or prepared.from_step:
-                wanted.append(f"olympia {kernel}, the battle as it unfolds")
-    elif unknowns_of(scenario):
-        wanted = [f"{ruleset} with ranges"]
-    else:
-        # warm's name of a ruleset's main path (simulator/cli/warm.py's jobs()).
-        wanted = [KERNEL_MODULES.get(f"kernels.{ruleset}", (ruleset,))[0]]
-        if prepared.has_stop_rules or prepared.from_step:
-            wanted.append(f"{ruleset}, the battle as it unfolds")
-    return tuple(name for name in wanted if name in known)
+            return ("olympia chain with ranges" if kernel == "chain" else "olympia with ranges",)
+        plain = f"olympia {kernel}"
+        return (plain, f"{plain}, the battle as it unfolds") if unfolds else (plain,)
+    if unknowns_of(scenario):
+        return (f"{ruleset} with ranges",)
+    # warm's name of a ruleset's main path (its kernel module's, or the ruleset's).
+    plain = KERNEL_MODULES.get(f"kernels.{ruleset}", (ruleset,))[0]
+    return (
+        (plain, f"{ruleset}, the battle as it unfolds")
+        if unfolds and ruleset == "blocks"
+        else (plain,)
+    )
+
+
+def estimate(path: str) -> float:
+    """Seconds a kernel path compiles for (:data:`KERNEL_MODULES`; 10 where unlisted)."""
+    return next((seconds for name, seconds in KERNEL_MODULES.values() if name == path), 10.0)
 
 
 def order(paths: Mapping[str, tuple[str, ...]], cost: Callable[[str], float]) -> list[str]:
@@ -204,21 +208,14 @@ class Schedule:
     def order(self, scenarios: dict[str, Scenario]) -> list[str]:
         """The scenarios' keys in the order to run them; the second process started for
         the paths of those that run last."""
-        from .. import rulesets
-        from .warm import jobs
-
         # Which rulesets are cold, before any is prepared (preparing one may compile a
         # small function of another's kernels: then that is no longer "nothing cached").
         cold = {name for name in {s.ruleset for s in scenarios.values()} if _nothing_cached(name)}
-        known = {job.name: job for job in jobs(list(rulesets.available()))}
-        paths = {key: kernel_paths(s, known) for key, s in scenarios.items()}
+        paths = {key: kernel_paths(s) for key, s in scenarios.items()}
         self.paths = {id(scenarios[key]): found for key, found in paths.items()}
-        keys = order(paths, lambda name: known[name].estimate())
-        elsewhere = [
-            name
-            for name in compiled_elsewhere(keys, paths)
-            if known[name].ruleset in cold
-        ]
+        keys = order(paths, estimate)
+        of_cold = {p for key in keys if scenarios[key].ruleset in cold for p in paths[key]}
+        elsewhere = [name for name in compiled_elsewhere(keys, paths) if name in of_cold]
         if elsewhere and self.second and second_process_helps(cold):
             self.ahead = CompileAhead(elsewhere)
         return keys
@@ -237,18 +234,13 @@ class Schedule:
 
 
 def _second_process(names: list[str]) -> int:
-    """The second process: compile each path in turn (a ``battle-odds run`` worker, as
-    ``warm`` runs it), say each as it is done; end, its worker with it, as soon as the
-    standard input closes; leave out the paths it is told to (``leave NAME``)."""
-    from .. import rulesets
-    from .warm import Running, _end, _start, jobs
-
-    known = {job.name: job for job in jobs(list(rulesets.available()))}
-    todo = [known[name] for name in names if name in known]
-    folder = tempfile.mkdtemp(prefix="battle-odds-regress-")
+    """The second process: ``battle-odds warm --path NAME`` for each path in turn, each
+    said as it is done; as soon as the standard input closes, warm told to stop (Ctrl-C:
+    it ends its worker) and this process ended; the paths it is told to leave
+    (``leave NAME``) left out."""
     left_out: set[str] = set()
     lock = threading.Lock()
-    running: list[Running] = []
+    running: list[subprocess.Popen[bytes]] = []
     closing = False
 
     def watch() -> None:
@@ -261,29 +253,63 @@ def _second_process(names: list[str]) -> int:
                         left_out.add(name)
         with lock:
             closing = True
-            for each in running:
-                _end(each.process)
-        shutil.rmtree(folder, ignore_errors=True)
+            for warm in running:
+                _end_warm(warm)
         os._exit(1)
 
     threading.Thread(target=watch, daemon=True).start()
-    starters: dict[str, Path] = {}
-    for job in todo:
+    for name in names:
         with lock:
             if closing:
                 break
-            if job.name in left_out:
-                print(f"left {job.name}", flush=True)
+            if name in left_out:
+                print(f"left {name}", flush=True)
                 continue
-            if job.ruleset not in starters:
-                starters[job.ruleset] = Path(folder) / f"{job.ruleset}.toml"
-                starters[job.ruleset].write_text(rulesets.get(job.ruleset).starter(), "utf-8")
-            running[:] = [_start(job, starters[job.ruleset])]
-        running[0].process.communicate()
-        said = "ready" if running[0].process.returncode == 0 else "failed"
-        print(f"{said} {job.name}", flush=True)
-    shutil.rmtree(folder, ignore_errors=True)
-    return 0
+            running[:] = [
+                subprocess.Popen(
+                    [sys.executable, "-m", "simulator", "warm", "--jobs", "1", "--path", name],
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    # Its own group: Ctrl-C (from the watcher) reaches it and no other.
+                    start_new_session=True,
+                )
+            ]
+        code = running[0].wait()
+        with lock:
+            if closing:  # ended by the watcher, which ends this process
+                break
+        print(f"{'ready' if code == 0 else 'failed'} {name}", flush=True)
+    with lock:
+        return 1 if closing else 0
+
+
+#: Seconds warm has to end its worker after Ctrl-C before both are killed.
+WARM_ENDS_WITHIN = 3.0
+
+
+def _end_warm(warm: subprocess.Popen[bytes]) -> None:
+    """Ctrl-C to ``warm``: it kills its worker (a compile cannot stop between steps) and
+    exits; killed, with its worker, if it has not within :data:`WARM_ENDS_WITHIN`."""
+    if warm.poll() is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(warm.pid, signal.SIGINT)
+    try:
+        warm.wait(timeout=WARM_ENDS_WITHIN)
+    except subprocess.TimeoutExpired:
+        for pid in [warm.pid, *_children(warm.pid)]:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(pid, signal.SIGKILL)
+        warm.wait()
+
+
+def _children(pid: int) -> list[int]:
+    """The processes ``pid`` started (Linux; none known elsewhere)."""
+    try:
+        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except (OSError, ValueError):
+        return []
 
 
 def main(argv: list[str] | None = None) -> Any:
