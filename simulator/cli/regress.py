@@ -98,7 +98,7 @@ def regress(
                 run=schedule.run,
                 load=partial(load_scenario, announce=False),
                 order=schedule.order,
-                told=partial(say_verdict, read=read, console=err if json else out),
+                told=partial(say_verdict, read=read, console=verdicts_console(json)),
             )
         changed = changed_scenarios(report, paths, read, baseline)
     except BattleOddsError as exc:
@@ -149,6 +149,7 @@ def say_compiling(read: Any, paths: list[Path], baseline: Path) -> None:
     read: seconds of a first run): when a ruleset of the baseline's scenarios under
     ``paths`` has nothing in Numba's cache, what the check compiles and how it goes."""
     from .. import rulesets as installed
+    from ..running.compiling import said_in_full
     from ..studies import regress as regression
     from .regress_ahead import _nothing_cached, second_process_helps
 
@@ -166,6 +167,7 @@ def say_compiling(read: Any, paths: list[Path], baseline: Path) -> None:
         if len(cold) > 1 and second_process_helps(set(cold))
         else ""
     )
+    said_in_full()
     err.print(
         f"battle-odds: compiling the kernels of {len(cold)} rulesets ({', '.join(cold)}), "
         "first run only (later runs load them from Numba's cache): each scenario's "
@@ -175,6 +177,14 @@ def say_compiling(read: Any, paths: list[Path], baseline: Path) -> None:
         markup=False,
         soft_wrap=not err.is_terminal,
     )
+
+
+def verdicts_console(json: bool) -> Any:
+    """Where each scenario's verdict goes as it is checked: standard output, or standard
+    error with ``--json`` (its output is the JSON alone) and where both are the terminal
+    the progress bar is drawn on (printed through the bar's console, a line goes above
+    the bar; printed to the other, it would land on the bar's line)."""
+    return err if json or (out.is_terminal and err.is_terminal) else out
 
 
 def say_verdict(verdict: Any, read: Any, console: Any) -> None:
