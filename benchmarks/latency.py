@@ -127,13 +127,17 @@ def timed_with_first(
         for line in process.stderr:
             if any(n in line for n in NOTICE) and noticed[0] != noticed[0]:
                 noticed[:] = [time.perf_counter() - started, _processor_seconds(process.pid)]
+            answer(line)  # regress --json says its verdicts on stderr
             lines.append(line)
+
+    def answer(line: str) -> None:
+        if streams is not None and streams.match(line) and answered[0] != answered[0]:
+            answered[:] = [time.perf_counter() - started, _processor_seconds(process.pid)]
 
     def read_answers() -> None:
         assert process.stdout is not None and streams is not None
         for line in process.stdout:
-            if streams.match(line) and answered[0] != answered[0]:
-                answered[:] = [time.perf_counter() - started, _processor_seconds(process.pid)]
+            answer(line)
 
     readers = [threading.Thread(target=read)]
     if streams is not None:
