@@ -211,6 +211,8 @@ class Schedule:
         # Which rulesets are cold, before any is prepared (preparing one may compile a
         # small function of another's kernels: then that is no longer "nothing cached").
         cold = {name for name in {s.ruleset for s in scenarios.values()} if _nothing_cached(name)}
+        if not cold:  # a warm check: by name, as ever, nothing prepared twice
+            return list(scenarios)
         paths = {key: kernel_paths(s) for key, s in scenarios.items()}
         self.paths = {id(scenarios[key]): found for key, found in paths.items()}
         keys = order(paths, estimate)
