@@ -51,6 +51,31 @@ def test_each_verdict_is_told_as_its_scenario_is_checked(folder: Path) -> None: 
     assert report.passed
 
 
+def test_ctrl_c_while_a_scenario_waits_for_its_kernel_stops_before_its_run(
+    folder: Path,  # noqa: F811
+) -> None:
+    """Ctrl-C in ``ready`` (regress waiting for the second process): no run of that
+    scenario (it would compile its kernel), the ones checked kept, the report partial."""
+    from simulator.running.interrupt import stop_on_interrupt
+
+    assert invoke(folder, "--update").exit_code == 0  # type: ignore[attr-defined]
+    runs: list[str] = []
+
+    def run(scenario: simulator.Scenario, *args: object, **kwargs: object) -> simulator.Result:
+        runs.append(scenario.name)
+        return simulator.simulate(scenario, *args, **kwargs)  # type: ignore[arg-type]
+
+    with stop_on_interrupt() as stop:
+
+        def ready(key: str) -> None:
+            if key == "scenarios/knights.toml":
+                stop.requested = True
+
+        report = _check(folder, run=run, ready=ready)
+    assert runs == ["archers"]
+    assert report.partial and report.statuses == {"scenarios/archers.toml": "ok"}
+
+
 def test_the_report_is_the_same_in_any_order(
     folder: Path,  # noqa: F811
     monkeypatch: pytest.MonkeyPatch,

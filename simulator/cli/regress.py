@@ -86,7 +86,7 @@ def regress(
             return
         read = regression.read_baseline(baseline)
         say_compiling(read, paths, baseline)
-        schedule = Schedule(run, second=scheduler is None)
+        schedule = Schedule(second=scheduler is None)
         stack.callback(schedule.stop)
         with progress_bar(err, "regress") as progress:
             report = regression.check(
@@ -95,9 +95,10 @@ def regress(
                 baseline,
                 max_total=max_total,
                 progress=progress,
-                run=schedule.run,
+                run=run,
                 load=partial(load_scenario, announce=False),
                 order=schedule.order,
+                ready=schedule.ready,
                 told=partial(say_verdict, read=read, console=verdicts_console(json)),
             )
         changed = changed_scenarios(report, paths, read, baseline)

@@ -195,15 +195,14 @@ class CompileAhead:
 
 
 class Schedule:
-    """A check's order of scenarios and its second process (:func:`check`'s ``order``,
-    and ``run``'s wrapper): ``run`` runs a scenario's battles; ``second``: whether a
-    second process may compile (battles run here)."""
+    """A check's order of scenarios and its second process (simulator.studies.regress's
+    ``check``'s ``order`` and ``ready``); ``second``: whether a second process may compile
+    (battles run here)."""
 
-    def __init__(self, run: Callable[..., Any], second: bool) -> None:
-        self._run = run
+    def __init__(self, second: bool) -> None:
         self.second = second
         self.ahead: CompileAhead | None = None
-        self.paths: dict[int, tuple[str, ...]] = {}  # by the scenario's id
+        self.paths: dict[str, tuple[str, ...]] = {}  # by the scenario's key
 
     def order(self, scenarios: dict[str, Scenario]) -> list[str]:
         """The scenarios' keys in the order to run them; the second process started for
@@ -213,8 +212,7 @@ class Schedule:
         cold = {name for name in {s.ruleset for s in scenarios.values()} if _nothing_cached(name)}
         if not cold:  # a warm check: by name, as ever, nothing prepared twice
             return list(scenarios)
-        paths = {key: kernel_paths(s) for key, s in scenarios.items()}
-        self.paths = {id(scenarios[key]): found for key, found in paths.items()}
+        paths = self.paths = {key: kernel_paths(s) for key, s in scenarios.items()}
         keys = order(paths, estimate)
         of_cold = {p for key in keys if scenarios[key].ruleset in cold for p in paths[key]}
         elsewhere = [name for name in compiled_elsewhere(keys, paths) if name in of_cold]
@@ -222,13 +220,13 @@ class Schedule:
             self.ahead = CompileAhead(elsewhere)
         return keys
 
-    def run(self, scenario: Scenario, *args: Any, **kwargs: Any) -> Any:
-        """Run ``scenario`` once its kernel paths are ready or compile here."""
+    def ready(self, key: str) -> None:
+        """Before the scenario ``key`` runs: its kernel paths ready, or this process
+        compiles them (:meth:`CompileAhead.need`; Ctrl-C ends the wait)."""
         from ..running.interrupt import stop_requested
 
         if self.ahead is not None:
-            self.ahead.need(self.paths.get(id(scenario), ()), stop_requested)
-        return self._run(scenario, *args, **kwargs)
+            self.ahead.need(self.paths.get(key, ()), stop_requested)
 
     def stop(self) -> None:
         if self.ahead is not None:

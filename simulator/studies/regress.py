@@ -215,6 +215,7 @@ def check(
     progress: Progress | None = None,
     load: Callable[[Path], Scenario] = load_scenario,
     order: Order | None = None,
+    ready: Callable[[str], None] | None = None,
     told: Callable[[Verdict], None] | None = None,
 ) -> Report:
     """Re-run the baseline's scenarios and test every number against it.
@@ -222,9 +223,11 @@ def check(
     ``seed`` replaces the baseline's seeds (for studying the false-alarm rate); by
     default each scenario runs with the seed and battle count recorded with it. Every
     scenario file is read (``load``) before any runs; ``order`` chooses the order of the
-    runs (default: by name); ``told`` hears each scenario's :class:`Verdict` as it is
-    known (a changed, new or missing one first, before any run). The report is the
-    same in any order: its comparisons are in the scenarios' order by name."""
+    runs (default: by name); ``ready`` is called with each key before its run (regress
+    waits there for a kernel compiled elsewhere; Ctrl-C then stops the check before the
+    run); ``told`` hears each scenario's :class:`Verdict` as it is known (a changed,
+    new or missing one first, before any run). The report is the same in any order: its
+    comparisons are in the scenarios' order by name."""
     files = {key_of(p, baseline_path): p for p in scenario_files(paths, baseline_path)}
     roots = [key_of(p, baseline_path) for p in paths]
     asked = [baseline.entries[key].battles for key in files if key in baseline.entries]
@@ -255,6 +258,8 @@ def check(
     before = 0
     total = sum(asked)
     for key in keys:
+        if ready is not None and not stop_requested():
+            ready(key)
         if stop_requested():
             partial = True
             break
