@@ -186,10 +186,9 @@ class CompileAhead:
             assert self.process.stdin is not None
             self.process.stdin.close()
         try:
-            self.process.wait(timeout=2)
+            self.process.wait(timeout=WARM_ENDS_WITHIN + 1)
         except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.process.pid, signal.SIGKILL)
+            _kill_tree(self.process.pid)
             self.process.wait()
         self._reader.join(timeout=2)
 
@@ -298,10 +297,16 @@ def _end_warm(warm: subprocess.Popen[bytes]) -> None:
     try:
         warm.wait(timeout=WARM_ENDS_WITHIN)
     except subprocess.TimeoutExpired:
-        for pid in [warm.pid, *_children(warm.pid)]:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(pid, signal.SIGKILL)
+        _kill_tree(warm.pid)
         warm.wait()
+
+
+def _kill_tree(pid: int) -> None:
+    """Kill ``pid``'s process group and those of the processes it started, and of theirs
+    (each started in a session of its own)."""
+    for each in [pid, *(c for child in _children(pid) for c in (child, *_children(child)))]:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(each, signal.SIGKILL)
 
 
 def _children(pid: int) -> list[int]:
