@@ -108,10 +108,12 @@ FAMILIES = {
         [*BATTLE_ODDS, "meta", "--ruleset", "blocks", "--budget", "6"],
         "battle-odds: compiling the blocks kernel, first run only, about 21 s",
     ),
-    # Every scenario of a folder, of every ruleset, read first.
+    # Every scenario of a folder, of every ruleset: said from the baseline, before the
+    # scenario files are read.
     "regress": (
         [*BATTLE_ODDS, "regress", "scenarios/", "--baseline", "balance.toml"],
-        "battle-odds: compiling the age_of_gods kernel, first run only, about 15 s",
+        "battle-odds: compiling the kernels of 5 rulesets (age_of_gods, blocks, "
+        "confrontation, olympia, skirmish), first run only",
     ),
     # The Python API (a notebook's first cell that runs battles): with its first compile.
     "python": (

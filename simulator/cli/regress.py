@@ -60,7 +60,9 @@ def regress(
     from ..atomic import write_atomically
     from ..running.distributed import executor_for
     from ..running.runner import simulate
+    from ..scenario.scenario import load_scenario
     from ..studies import regress as regression
+    from .regress_ahead import Schedule
 
     stack = ExitStack()
     try:
@@ -83,9 +85,21 @@ def regress(
             say_file_line(f"{baseline}: baseline of {len(made.entries)} scenarios written")
             return
         read = regression.read_baseline(baseline)
+        say_compiling(read, paths, baseline)
+        schedule = Schedule(second=scheduler is None)
+        stack.callback(schedule.stop)
         with progress_bar(err, "regress") as progress:
             report = regression.check(
-                paths, read, baseline, max_total=max_total, progress=progress, run=run
+                paths,
+                read,
+                baseline,
+                max_total=max_total,
+                progress=progress,
+                run=run,
+                load=partial(load_scenario, announce=False),
+                order=schedule.order,
+                ready=schedule.ready,
+                told=partial(say_verdict, read=read, console=verdicts_console(json)),
             )
         changed = changed_scenarios(report, paths, read, baseline)
     except BattleOddsError as exc:
@@ -129,6 +143,78 @@ def changed_scenarios(
         for key, status in report.statuses.items()
         if status == "changed" and key in files and key in read.entries
     }
+
+
+def say_compiling(read: Any, paths: list[Path], baseline: Path) -> None:
+    """The compile notice, within a second of the start (before the scenario files are
+    read: seconds of a first run): when a ruleset of the baseline's scenarios under
+    ``paths`` has nothing in Numba's cache, what the check compiles and how it goes."""
+    from .. import rulesets as installed
+    from ..running.compiling import said_in_full
+    from ..studies import regress as regression
+    from .regress_ahead import _nothing_cached, second_process_helps
+
+    roots = [regression.key_of(p, baseline) for p in paths]
+    used = {
+        e.ruleset
+        for key, e in read.entries.items()
+        if regression.under(key, roots) and installed.known(e.ruleset)
+    }
+    cold = sorted(name for name in used if _nothing_cached(name))
+    if not cold:
+        return
+    meanwhile = (
+        ", a second process compiling the kernels of the scenarios after it meanwhile"
+        if len(cold) > 1 and second_process_helps(set(cold))
+        else ""
+    )
+    said_in_full()
+    err.print(
+        f"battle-odds: compiling the kernels of {len(cold)} rulesets ({', '.join(cold)}), "
+        "first run only (later runs load them from Numba's cache): each scenario's "
+        "verdict is printed as it is checked, the scenarios quickest to compile first"
+        f"{meanwhile}",
+        highlight=False,
+        markup=False,
+        soft_wrap=not err.is_terminal,
+    )
+
+
+def verdicts_console(json: bool) -> Any:
+    """Where each scenario's verdict goes as it is checked: standard output, or standard
+    error with ``--json`` (its output is the JSON alone) and where both are the terminal
+    the progress bar is drawn on (printed through the bar's console, a line goes above
+    the bar; printed to the other, it would land on the bar's line)."""
+    return err if json or (out.is_terminal and err.is_terminal) else out
+
+
+def say_verdict(verdict: Any, read: Any, console: Any) -> None:
+    """A scenario's verdict as soon as it is checked, one line (CI logs are read with
+    grep): the table after the last one says every scenario's again."""
+    words = {
+        "ok": "within noise",
+        "moved": "balance moved",
+        "undecided": "decided with the last scenario: a number near Holm's threshold",
+        "changed": "changed since the baseline, not run",
+        "new": "not in the baseline, not run",
+        "missing": "in the baseline, its file is gone",
+        "interrupted": "interrupted by Ctrl-C",
+    }[verdict.status]
+    closest = verdict.closest
+    if closest is not None:
+        words = f"{len(verdict.comparisons)} numbers {words}"
+        if verdict.status != "ok":
+            entry = read.entries.get(verdict.scenario)
+            name = number_words(closest.number, entry.ruleset) if entry else closest.number
+            words += f"; {name} {closest.baseline:.4g} -> {closest.now:.4g}, p={closest.p:.2g}"
+    if verdict.seconds:
+        words += f"; {verdict.seconds:.1f} s"
+    console.print(
+        f"{verdict.scenario}: {verdict.status} ({words})",
+        soft_wrap=True,
+        highlight=False,
+        markup=False,
+    )
 
 
 def number_words(name: str, ruleset: str) -> str:

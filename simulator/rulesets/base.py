@@ -284,6 +284,12 @@ class Prepared(ABC):
         use). This default: the choices, every one known."""
         return self.kernel_choices(battles), frozenset()
 
+    def likely_kernel(self) -> str:
+        """The kernel this battle will most likely run, told without building what
+        choosing it may build (a table whose builder compiles on a first run): for a
+        plan made before any battle runs (regress's order of scenarios)."""
+        return self.kernel
+
     def use_kernel(self, name: str) -> None:
         """Run the kernel ``name`` from now on (one of :meth:`kernel_choices`)."""
         if name not in self.kernel_choices():

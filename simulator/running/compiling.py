@@ -278,6 +278,13 @@ def say_before_compiling(ruleset: str, say: Callable[[str], None]) -> bool:
     return cold
 
 
+def said_in_full() -> None:
+    """A command said a compile notice of its own before any compile (regress's, of all
+    its rulesets): its first compile says none, as after :func:`say_before_compiling`."""
+    global _said_before, _said_in_full
+    _said_before = _said_in_full = True
+
+
 def forget_said_before() -> None:
     """The command is over (a test runs several in one process): its next says again."""
     global _said_before, _said_in_full, _run_ruleset

@@ -75,11 +75,12 @@ def content_hash(canonical: str) -> str:
 LOADED: list[Callable[[Scenario], None]] = []
 
 
-def load_scenario(path: str | Path) -> Scenario:
-    """Read, parse and validate a scenario file."""
+def load_scenario(path: str | Path, *, announce: bool = True) -> Scenario:
+    """Read, parse and validate a scenario file (``announce``: tell :data:`LOADED`; a
+    command that says its own compile notice, regress's, does not)."""
     data, source = read_toml(Path(path), "scenario file")
     scenario = from_data(data, source)
-    for hook in list(LOADED):
+    for hook in list(LOADED) if announce else []:
         hook(scenario)
     return scenario
 

@@ -12,6 +12,7 @@ level across all numbers compared. Unchanged code reproduces the baseline exactl
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -175,6 +176,34 @@ def _status_text(status: str) -> str:
     }.get(status, status)
 
 
+#: A scenario's place in the run: the scenarios to run (each key's loaded file), and
+#: the keys in the order to run them (:func:`check`'s ``order``).
+Order = Callable[[dict[str, Scenario]], list[str]]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A scenario's verdict as soon as it is checked (:func:`check`'s ``told``), before
+    the scenarios after it run. ``status`` is the report's where this scenario's numbers
+    already settle it: ``ok`` when none of them can be found moved (each within its
+    tolerance or with a p-value above the family's level, the largest Holm threshold),
+    ``moved`` when one beyond its tolerance has a p-value at or below the smallest
+    (level / numbers compared: Holm rejects it whatever the others'), ``changed``,
+    ``new``, ``missing``, ``interrupted``; ``undecided`` when a number lies between the
+    two thresholds (its verdict comes with the last scenario's). ``seconds``: how long
+    its run took (0 for a scenario not run)."""
+
+    scenario: str
+    status: str
+    comparisons: tuple[Comparison, ...] = ()
+    seconds: float = 0.0
+
+    @property
+    def closest(self) -> Comparison | None:
+        """The comparison of smallest p-value (None: no number compared)."""
+        return min(self.comparisons, key=lambda c: c.p, default=None)
+
+
 def check(
     paths: list[str | Path] | list[Path],
     baseline: Baseline,
@@ -184,11 +213,21 @@ def check(
     run: Runner = simulate,
     max_total: int | None = None,
     progress: Progress | None = None,
+    load: Callable[[Path], Scenario] = load_scenario,
+    order: Order | None = None,
+    ready: Callable[[str], None] | None = None,
+    told: Callable[[Verdict], None] | None = None,
 ) -> Report:
     """Re-run the baseline's scenarios and test every number against it.
 
     ``seed`` replaces the baseline's seeds (for studying the false-alarm rate); by
-    default each scenario runs with the seed and battle count recorded with it."""
+    default each scenario runs with the seed and battle count recorded with it. Every
+    scenario file is read (``load``) before any runs; ``order`` chooses the order of the
+    runs (default: by name); ``ready`` is called with each key before its run (regress
+    waits there for a kernel compiled elsewhere; Ctrl-C then stops the check before the
+    run); ``told`` hears each scenario's :class:`Verdict` as it is known (a changed,
+    new or missing one first, before any run). The report is the same in any order: its
+    comparisons are in the scenarios' order by name."""
     files = {key_of(p, baseline_path): p for p in scenario_files(paths, baseline_path)}
     roots = [key_of(p, baseline_path) for p in paths]
     asked = [baseline.entries[key].battles for key in files if key in baseline.entries]
@@ -196,72 +235,109 @@ def check(
         f"regress: {len(asked)} scenarios of the baseline ({baseline_path})", sum(asked), max_total
     )
     statuses: dict[str, str] = {}
-    comparisons: list[Comparison] = []
+    to_run: dict[str, Scenario] = {}
+    for key, path in files.items():
+        entry = baseline.entries.get(key)
+        scenario = load(path)
+        if entry is None:
+            statuses[key] = "new"
+        elif scenario.hash != entry.scenario_hash:
+            statuses[key] = "changed"
+        else:
+            to_run[key] = scenario
+    for key in baseline.entries:
+        if key not in files and under(key, roots):
+            statuses[key] = "missing"
+    for key, status in statuses.items():
+        if told is not None:
+            told(Verdict(key, status))
+    compared = sum(len(baseline.entries[key].numbers) for key in to_run)
+    keys = list(to_run) if order is None else order(dict(to_run))
+    found: dict[str, list[Comparison]] = {}
     partial = False
     before = 0
-    for key, path in files.items():
+    total = sum(asked)
+    for key in keys:
+        if ready is not None and not stop_requested():
+            ready(key)
         if stop_requested():
             partial = True
             break
-        entry = baseline.entries.get(key)
-        scenario = load_scenario(path)
-        if entry is None:
-            statuses[key] = "new"
-            continue
-        if scenario.hash != entry.scenario_hash:
-            statuses[key] = "changed"
-            continue
-        statuses[key] = "ok"
+        entry, scenario = baseline.entries[key], to_run[key]
+        began = time.perf_counter()
         result = run(
             scenario,
             entry.battles,
             entry.seed if seed is None else seed,
             keep_battles=False,
-            **_reporting(progress, before, sum(asked)),
+            **_reporting(progress, before, total),
         )
         before += entry.battles
         if result.partial:
             statuses[key], partial = "interrupted", True
+            if told is not None:
+                told(Verdict(key, "interrupted", seconds=time.perf_counter() - began))
             break
-        now = numbers_of(result)
-        for name, base in entry.numbers.items():
-            if base.kind == "median":
-                current = Number(
-                    "median",
-                    now[name].value,
-                    result.n,
-                    at_or_below=share_at_or_below(result, base.value),
-                )
-            else:
-                current = now.get(name, Number(base.kind, 0.0, result.n))
-            tolerance = next(
-                (t for t in (base.tolerance, entry.tolerance, baseline.tolerance) if t is not None),
-                None,
-            )
-            comparisons.append(
-                Comparison(
-                    key,
-                    name,
-                    base.value,
-                    current.value,
-                    p_value(base, current),
-                    tolerance=tolerance,
-                )
-            )
-    for key in baseline.entries:
-        if key not in files and under(key, roots):
-            statuses[key] = "missing"
+        found[key] = _compare(key, entry, result, baseline.tolerance)
+        statuses[key] = "ok"
+        if told is not None:
+            verdict = _verdict_now(found[key], baseline.level, compared)
+            told(Verdict(key, verdict, tuple(found[key]), time.perf_counter() - began))
+    comparisons = [c for key in to_run if key in found for c in found[key]]
     for comparison, (rejected, threshold) in zip(
         comparisons, holm([c.p for c in comparisons], baseline.level), strict=True
     ):
         comparison.threshold = threshold
-        beyond_tolerance = (
-            comparison.tolerance is None or abs(comparison.change) > comparison.tolerance
-        )
-        comparison.moved = rejected and beyond_tolerance
+        comparison.moved = rejected and _beyond_tolerance(comparison)
         if comparison.moved:
             statuses[comparison.scenario] = "moved"
     return Report(baseline.level, dict(sorted(statuses.items())), comparisons, partial)
+
+
+def _compare(key: str, entry: Entry, result: Result, tolerance: float | None) -> list[Comparison]:
+    """Each of the baseline's numbers of ``key`` against this run's (``tolerance``: the
+    baseline's own, for numbers and scenarios that set none)."""
+    now = numbers_of(result)
+    comparisons = []
+    for name, base in entry.numbers.items():
+        if base.kind == "median":
+            current = Number(
+                "median",
+                now[name].value,
+                result.n,
+                at_or_below=share_at_or_below(result, base.value),
+            )
+        else:
+            current = now.get(name, Number(base.kind, 0.0, result.n))
+        comparisons.append(
+            Comparison(
+                key,
+                name,
+                base.value,
+                current.value,
+                p_value(base, current),
+                tolerance=next(
+                    (t for t in (base.tolerance, entry.tolerance, tolerance) if t is not None),
+                    None,
+                ),
+            )
+        )
+    return comparisons
+
+
+def _beyond_tolerance(comparison: Comparison) -> bool:
+    return comparison.tolerance is None or abs(comparison.change) > comparison.tolerance
+
+
+def _verdict_now(comparisons: list[Comparison], level: float, compared: int) -> str:
+    """A scenario's status from its own numbers, before the others' are known: Holm's
+    thresholds lie between ``level / compared`` and ``level`` (:class:`Verdict`)."""
+    beyond = [c for c in comparisons if _beyond_tolerance(c)]
+    if any(c.p <= level / max(compared, 1) for c in beyond):
+        return "moved"
+    if all(c.p > level for c in beyond):
+        return "ok"
+    return "undecided"
 
 
 def update(
