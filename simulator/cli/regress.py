@@ -152,7 +152,7 @@ def say_compiling(read: Any, paths: list[Path], baseline: Path) -> None:
     from .. import rulesets as installed
     from ..running.compiling import said_in_full
     from ..studies import regress as regression
-    from .regress_ahead import _nothing_cached, second_process_helps
+    from .regress_ahead import is_cold, second_process_helps
 
     roots = [regression.key_of(p, baseline) for p in paths]
     used = {
@@ -160,7 +160,7 @@ def say_compiling(read: Any, paths: list[Path], baseline: Path) -> None:
         for key, e in read.entries.items()
         if regression.under(key, roots) and installed.known(e.ruleset)
     }
-    cold = sorted(name for name in used if _nothing_cached(name))
+    cold = sorted(name for name in used if is_cold(name))
     if not cold:
         return
     meanwhile = (
@@ -169,8 +169,9 @@ def say_compiling(read: Any, paths: list[Path], baseline: Path) -> None:
         else ""
     )
     said_in_full()
+    which = f"{len(cold)} rulesets ({', '.join(cold)})" if len(cold) > 1 else cold[0]
     err.print(
-        f"battle-odds: compiling the kernels of {len(cold)} rulesets ({', '.join(cold)}), "
+        f"battle-odds: compiling the kernels of {which}, "
         "first run only (later runs load them from Numba's cache): each scenario's "
         "verdict is printed as it is checked, the scenarios quickest to compile first"
         f"{meanwhile}",

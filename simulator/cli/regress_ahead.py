@@ -113,10 +113,12 @@ def second_process_helps(rulesets: set[str]) -> bool:
 
     if os.environ.get(ASIDE_SETTING, "1") == "0" or cores() < 2:
         return False
-    return any(_nothing_cached(name) for name in rulesets)
+    return any(is_cold(name) for name in rulesets)
 
 
-def _nothing_cached(ruleset: str) -> bool:
+def is_cold(ruleset: str) -> bool:
+    """Whether nothing of ``ruleset``'s kernels is in Numba's cache (any battle of it
+    compiles)."""
     try:
         return nothing_cached(ruleset)
     except Exception:  # Numba's locators changed: as if cached (no second process)
@@ -208,7 +210,7 @@ class Schedule:
         the paths of those that run last."""
         # Which rulesets are cold, before any is prepared (preparing one may compile a
         # small function of another's kernels: then that is no longer "nothing cached").
-        cold = {name for name in {s.ruleset for s in scenarios.values()} if _nothing_cached(name)}
+        cold = {name for name in {s.ruleset for s in scenarios.values()} if is_cold(name)}
         if not cold:  # a warm check: by name, as ever, nothing prepared twice
             return list(scenarios)
         paths = self.paths = {key: kernel_paths(s) for key, s in scenarios.items()}
