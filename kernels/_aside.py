@@ -79,6 +79,8 @@ class Aside:
         try:
             for compile_now in list(meanwhile) if compile_meanwhile else ():
                 compile_now()
+            if self.process.poll() is not None:
+                return self.process.returncode == 0  # done: nothing to wait for
             with event.trigger_event("numba:compile", data=data):
                 return self.process.wait() == 0
         finally:
@@ -96,12 +98,6 @@ class Aside:
         if self.process.stdin is not None:
             with contextlib.suppress(OSError):
                 self.process.stdin.close()
-
-
-def started(dispatcher: Any, arg_types: tuple[Any, ...]) -> Aside | None:
-    """The compile of ``dispatcher`` for ``arg_types`` running aside, if one is."""
-    with _lock:
-        return _running.get((id(dispatcher), arg_types))
 
 
 def start(

@@ -444,6 +444,11 @@ def _walk_types() -> tuple[types.Type, ...]:
     return (*given, *recorded, *made, int64, int64)
 
 
+#: The compile :func:`walk_aside` started, until a run of the chain kernel waited for it
+#: (read at every call: a list, not a look-up by function and signature).
+_walk_compiling: list[_aside.Aside] = []
+
+
 @functools.cache
 def walk_aside() -> None:
     """On a cold cache, the plain walk and :func:`chain_battles` compiled in a second
@@ -452,7 +457,9 @@ def walk_aside() -> None:
     the table's kernel (a cold ``prices --ruleset olympia`` compiled the three one after
     the other: 13, 12 and 2 CPU seconds). A table over budget leaves them compiled for a
     later run."""
-    _aside.start(_walk, _walk_types(), __name__, "walk_and_battles")
+    aside = _aside.start(_walk, _walk_types(), __name__, "walk_and_battles")
+    if aside is not None:
+        _walk_compiling.append(aside)
 
 
 def walk_and_battles() -> None:
@@ -475,9 +482,10 @@ def walk_chain(recording: bool, *given) -> None:
     process waits for them there, then loads both from the cache (not compiling the
     tally meanwhile: the table's kernel leaves little to wait for, and a price search
     never counts outcomes)."""
-    aside = None if recording else _aside.started(_walk, _walk_types())
-    if aside is not None:
-        aside.wait(compile_meanwhile=False)
+    if _walk_compiling and not recording:
+        for aside in list(_walk_compiling):
+            aside.wait(compile_meanwhile=False)
+        _walk_compiling.clear()  # after the wait: a thread that finds it empty need not
     chain_battles(walk_by_address(recording), *given)
 
 
