@@ -60,7 +60,8 @@ def kernel_paths(scenario: Scenario) -> tuple[str, ...]:
     prepared = prepare(scenario)
     unfolds = prepared.has_stop_rules or prepared.from_step
     if ruleset == "olympia":
-        kernel = prepared.likely_kernel()
+        # The kernel it runs first, with no chain table built: its builder compiles.
+        kernel = prepared.choices_before_building()[0][0]
         if unknowns_of(scenario):
             return ("olympia chain with ranges" if kernel == "chain" else "olympia with ranges",)
         plain = f"olympia {kernel}"

@@ -281,14 +281,9 @@ class Prepared(ABC):
         chain table, whose first build compiles a kernel): every kernel it may hold, in
         its order, and which of those it holds only if a table yet to build says so
         (:func:`common_kernel` then settles a group without building what it would not
-        use). This default: the choices, every one known."""
+        use; regress plans its order of scenarios by the first). This default: the
+        choices, every one known."""
         return self.kernel_choices(battles), frozenset()
-
-    def likely_kernel(self) -> str:
-        """The kernel this battle will most likely run, told without building what
-        choosing it may build (a table whose builder compiles on a first run): for a
-        plan made before any battle runs (regress's order of scenarios)."""
-        return self.kernel
 
     def use_kernel(self, name: str) -> None:
         """Run the kernel ``name`` from now on (one of :meth:`kernel_choices`)."""

@@ -496,14 +496,6 @@ class OlympiaPrepared(StackedRuns, Prepared):
     def kernel(self, name: str) -> None:
         self._kernel = name
 
-    def likely_kernel(self) -> str:
-        """``chain`` where :func:`chain_refusal` allows it (a table over its byte budget
-        runs ``skip`` after all), without building the table: its builder compiles with
-        the chain kernel."""
-        if self._kernel is not None or self._chain_built or self.has_rules:
-            return self.kernel
-        return "chain" if chain_refusal(self.arrays) is None else AUTO_KERNEL
-
     def chain_table(self) -> ChainTable | None:
         """The chain kernel's table, built on first use and kept (None: over budget)."""
         if not self._chain_built:
