@@ -89,10 +89,11 @@ FAMILIES = {
         [*BATTLE_ODDS, "run", "scenarios/skirmish/archers_and_healer.toml"],
         "battle-odds: compiling the skirmish kernel, first run only, about 8 s",
     ),
-    # The exact solver builds its chain's states before its kernel compiles.
+    # The exact solver builds its chain's states before its kernel compiles: said before
+    # that, naming the solver (not olympia's several kernels) with its own estimate.
     "exact": (
         [*BATTLE_ODDS, "exact", KNIGHTS],
-        "battle-odds: compiling the olympia kernels, first run only",
+        "battle-odds: compiling the olympia exact solver kernel, first run only, about ",
     ),
     # The studies of a scenario file build every variation before their first battle.
     "sensitivity": (
@@ -187,6 +188,15 @@ def test_the_notice_before_names_the_one_kernel_or_the_rulesets_kernels() -> Non
         " s (later runs load them from Numba's cache)"
     )
     assert in_full
+    # A command that knows its kernel (exact): that one, with its own estimate, as the
+    # Python API's notice names it at the solver's first compile.
+    solver = SimpleNamespace(__module__="kernels.olympia.exact")
+    assert compiling.before_compiling_words("olympia", "exact") == (
+        compiling.compile_notice(solver, "olympia"),
+        True,
+    )
+    # A kernel the ruleset has none of: its kernels, as without one.
+    assert compiling.before_compiling_words("olympia", "nonesuch") == (words, in_full)
 
 
 def test_a_helper_of_another_rulesets_kernels_is_named_as_the_runs_kernel(

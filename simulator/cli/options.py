@@ -257,12 +257,13 @@ def _say_notice(text: str) -> None:
 
 
 @contextlib.contextmanager
-def compile_notice_first(options: dict[str, Any]) -> Iterator[None]:
+def compile_notice_first(options: dict[str, Any], kernel: str | None = None) -> Iterator[None]:
     """A first run says that it compiles within a second of its start: as soon as its
     ruleset is known (a ``--ruleset`` option, or a scenario file read and valid), when
     nothing of that ruleset's kernels is in Numba's cache; not with its first compile,
     which a study reaches only once it has built every variation or pair. A ruleset with
-    something cached says it with that compile, as before."""
+    something cached says it with that compile, as before. ``kernel``: the one kernel
+    module the command runs, where it knows (``exact``), named with its own estimate."""
     from ..running.compiling import forget_said_before, say_before_compiling
     from ..scenario.scenario import LOADED, Scenario
 
@@ -271,11 +272,11 @@ def compile_notice_first(options: dict[str, Any]) -> Iterator[None]:
     def loaded(scenario: Scenario) -> None:
         if scenario.ruleset not in checked:
             checked.add(scenario.ruleset)
-            say_before_compiling(scenario.ruleset, _say_notice)
+            say_before_compiling(scenario.ruleset, _say_notice, kernel)
 
     named = options.get("ruleset")
     if isinstance(named, str) and rulesets.known(named):
-        say_before_compiling(named, _say_notice)
+        say_before_compiling(named, _say_notice, kernel)
     LOADED.append(loaded)
     try:
         yield

@@ -282,7 +282,8 @@ def _show_exact(scenario: Any, as_json: bool, after: int | None = None) -> None:
 @user_errors
 def exact_command(scenario: ScenarioPath, json: Json = False, after: After = None) -> None:
     """Exact odds of a small battle (rulesets with a solver): probabilities and expectations."""
-    with compile_notice_first({}):  # the solver's state space is built before it compiles
+    # Said before the solver's state space is built (before it compiles), naming the solver.
+    with compile_notice_first({}, kernel="exact"):
         _show_exact(load_scenario(scenario), json, after)
 
 

@@ -238,12 +238,16 @@ def nothing_cached(ruleset: str) -> bool:
     return True
 
 
-def before_compiling_words(ruleset: str) -> tuple[str, bool]:
+def before_compiling_words(ruleset: str, kernel: str | None = None) -> tuple[str, bool]:
     """The notice said before any compile starts, and whether it is in full (its first
     compile then says nothing more): ``ruleset``'s one kernel with its estimate, or its
     kernels (olympia has several; which one a battle runs on is known later) with the
-    estimate of the longest; a ruleset of no measured kernel, without."""
+    estimate of the longest; a ruleset of no measured kernel, without. ``kernel``: the
+    last part of the kernel module the command runs, where it knows (``exact``: only
+    the exact solver's), so that the notice names that one with its own estimate."""
     modules = [m for m in KERNEL_MODULES if m.split(".")[1] == ruleset]
+    if kernel is not None:
+        modules = [m for m in modules if m.rsplit(".", 1)[1] == kernel] or modules
     if len(modules) == 1:
         name, seconds = _module_words(modules[0])
         assert seconds is not None
@@ -257,10 +261,13 @@ def before_compiling_words(ruleset: str) -> tuple[str, bool]:
     return f"battle-odds: compiling {words} from Numba's cache)", bool(modules)
 
 
-def say_before_compiling(ruleset: str, say: Callable[[str], None]) -> bool:
+def say_before_compiling(
+    ruleset: str, say: Callable[[str], None], kernel: str | None = None
+) -> bool:
     """Say the compile notice now, before the command prepares its battles (a study
     builds every variation first: seconds on a first run), when ``ruleset`` has nothing in
-    Numba's cache; said once a process. True if said."""
+    Numba's cache; said once a process. True if said. ``kernel``: as for
+    :func:`before_compiling_words`."""
     global _said_before, _said_in_full, _run_ruleset
     # The command's one ruleset (None for several: regress), for its compiles' notice.
     _rulesets_seen.add(ruleset)
@@ -272,7 +279,7 @@ def say_before_compiling(ruleset: str, say: Callable[[str], None]) -> bool:
     except Exception:  # Numba's locators changed: the first compile says it
         return False
     if cold:
-        words, _said_in_full = before_compiling_words(ruleset)
+        words, _said_in_full = before_compiling_words(ruleset, kernel)
         _said_before = True
         say(words)
     return cold
