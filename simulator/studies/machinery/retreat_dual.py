@@ -193,7 +193,7 @@ class _Looked:
         """Whether the rule withdraws at each row: its decision step's index ``k``, the
         men left of each type ``own`` and ``enemy`` (rows by types)."""
         f = self.features
-        fit = np.einsum("rc,cr->r", self.beta[k], f.basis(own, enemy, 0), optimize=False)
+        fit = np.einsum("rc,cr->r", self.beta[k], f.basis(own, enemy), optimize=False)
         return -f.price_lost(own) > fit
 
 

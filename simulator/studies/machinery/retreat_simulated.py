@@ -149,7 +149,7 @@ class Features:
                 lost -= price * own_left[..., i]
         return lost
 
-    def basis(self, own_left: np.ndarray, enemy_left: np.ndarray, step: float) -> np.ndarray:
+    def basis(self, own_left: np.ndarray, enemy_left: np.ndarray) -> np.ndarray:
         """The regression's columns, one row each (shape (columns, battles)): 1, both
         sides' shares of all men left, their squares, cubes and products, and each
         type's share of its men left. Filled row by row in place: stacking columns of
@@ -191,7 +191,7 @@ class SimulatedRule:
         beta = self.coefficients[k]
         if beta is None or len(own_left) == 0:
             return np.zeros(len(own_left), bool)
-        fit = combine(beta, self.features.basis(own_left, enemy_left, self.dates[k]))
+        fit = combine(beta, self.features.basis(own_left, enemy_left))
         return -self.features.price_lost(own_left) > fit
 
     @property
@@ -370,7 +370,7 @@ def fit_rule(
         if len(idx) < MIN_FIT:
             continue
         own, enemy = rows_of(paths.own[k], idx), rows_of(paths.enemy[k], idx)
-        x = f.basis(own, enemy, dates[k])
+        x = f.basis(own, enemy)
         y = worth[idx]
         # The normal equations (K x K, K about a dozen): the same least squares as an
         # SVD of the n x K matrix at a tenth of the time; lstsq of the small system
