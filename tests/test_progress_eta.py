@@ -146,6 +146,24 @@ def test_estimate_ignores_the_first_piece_of_work() -> None:
     assert estimate.left(104, 1_000) == pytest.approx(28.0)
 
 
+def test_estimate_leaves_out_a_piece_in_which_a_kernel_compiled() -> None:
+    """A check of several scenarios compiles another kernel as a later one starts: its
+    first call (here 32 battles in 20 s, a compile of 19 s) is not timed as battles:
+    the 864 left at 1 s for 32 take 27 s (timed with it, about 200 s)."""
+    marks = iter([(0.0, 0, False)] * 4 + [(19.0, 40, False)] * 3)
+    estimate = Estimate(ticking([0.0, 10.0, 11.0, 31.0, 32.0, 33.0]), compiled=lambda: next(marks))
+    assert estimate.left(0, 1_000) is None
+    assert estimate.left(8, 1_000) is None  # the first piece: never timed
+    assert estimate.left(40, 1_000) is None
+    assert estimate.left(72, 1_000) is None  # 20 s, a kernel compiled in it: left out
+    assert estimate.left(104, 1_000) is None  # one timed piece of 1 s: not yet
+    assert estimate.left(136, 1_000) == pytest.approx(864 / 32)
+    # A compile running as the piece ends (another thread's): left out as well.
+    running = Estimate(ticking([0.0, 1.0, 2.0, 3.0]), compiled=lambda: (0.0, 0, True))
+    for done in (0, 8, 40, 72):
+        assert running.left(done, 1_000) is None
+
+
 def pipe_console() -> tuple[Console, io.StringIO]:
     text = io.StringIO()
     return Console(file=text, force_terminal=False, width=200), text

@@ -118,6 +118,15 @@ def compile_clock() -> CompileClock:
     return _clock
 
 
+def compile_mark() -> tuple[float, int, bool]:
+    """What tells whether a compile ran between two looks: the process's compile seconds
+    and count so far, and whether one is running now (all nothing before any compile;
+    Numba not imported for it)."""
+    if _clock is None:
+        return (0.0, 0, False)
+    return (_clock.seconds, _clock.functions, _clock.compiling > 0)
+
+
 def compiling_now() -> bool:
     """Whether a kernel is being compiled in this process now (on any thread), or is
     about to be: its notice said before the first compile (:func:`say_before_compiling`),

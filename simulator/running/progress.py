@@ -18,7 +18,7 @@ from typing import Any, ParamSpec, TypeVar
 from rich.console import Console
 
 from .chunking import CallTimes
-from .compiling import announce_compiles
+from .compiling import announce_compiles, compile_mark
 from .plan import DEFAULT_CHUNK
 from .plan import Progress as ProgressCallback
 
@@ -57,14 +57,24 @@ class Estimate:
     small first calls alone (``t / n``) counts their fixed cost as battles, and said a
     quarter of an hour for a run of seconds. The estimate
     waits for ``min_span`` seconds of timed pieces and for ``b`` to be known within a
-    quarter; pieces all of one size (the points of a sweep) give their mean time."""
+    quarter; pieces all of one size (the points of a sweep) give their mean time.
+
+    A piece in which a kernel compiled (``compiled``, :func:`compile_mark`, changed or
+    says a compile is running) is left out too: a run of several scenarios (regress)
+    compiles another kernel at the start of a later one, and a cold check's bar said
+    half an hour left for a minute and a half of work."""
 
     def __init__(
-        self, clock: Callable[[], float] = time.perf_counter, min_span: float | None = None
+        self,
+        clock: Callable[[], float] = time.perf_counter,
+        min_span: float | None = None,
+        compiled: Callable[[], tuple[float, int, bool]] = compile_mark,
     ) -> None:
         self.clock = clock
         self.min_span = TIMED_SECONDS if min_span is None else min_span
+        self.compiled = compiled
         self.last: tuple[float, int] | None = None
+        self.last_compiled = compiled()
         self.times = CallTimes()
         self.skipped_first = False
 
@@ -72,10 +82,12 @@ class Estimate:
         """Seconds left after ``done`` of ``total`` (None until there is a timing)."""
         now = self.clock()
         last, self.last = self.last, (now, done)
+        before, self.last_compiled = self.last_compiled, self.compiled()
+        compiled = self.last_compiled != before or self.last_compiled[2]
         if last is None:
             return None  # the call before any work (done may be > 0: a resumed run)
         if done > last[1]:
-            if self.skipped_first:
+            if self.skipped_first and not compiled:
                 self.times.add(done - last[1], now - last[0])
             self.skipped_first = True
         per_battle = self.per_battle()
