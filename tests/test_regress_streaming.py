@@ -279,3 +279,92 @@ def test_ctrl_c_on_an_empty_cache_leaves_no_process_behind(tmp_path: Path) -> No
     finally:
         process.kill()
         process.communicate()
+
+
+def test_the_report_so_far_is_the_report_of_a_check_stopped_there(
+    folder: Path,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """What Ctrl-C while a kernel compiles prints (report_so_far, from the verdicts told
+    so far) is the report check() returns when Ctrl-C stops it at the same point, moved
+    numbers and Holm's thresholds over the scenarios checked included."""
+    from simulator.running.interrupt import stop_on_interrupt
+
+    assert invoke(folder, "--update").exit_code == 0  # type: ignore[attr-defined]
+    raise_knight_attack(monkeypatch, 1.2)
+    level = regress.read_baseline(folder / "balance.toml").level
+    for first in ("scenarios/knights.toml", "scenarios/archers.toml"):
+        told: list[regress.Verdict] = []
+        with stop_on_interrupt() as stop:
+
+            def ready(key: str, first: str = first) -> None:
+                stop.requested = key != first
+
+            stopped = _check(
+                folder,
+                order=lambda scenarios, first=first: sorted(scenarios, key=lambda k: k != first),
+                ready=ready,
+                told=told.append,
+            )
+        so_far = regress.report_so_far(level, told)
+        assert so_far.to_dict() == stopped.to_dict() and so_far.junit() == stopped.junit()
+        assert list(so_far.statuses) == [first] and so_far.partial
+    assert so_far.statuses == {"scenarios/archers.toml": "ok"}
+    nothing = regress.report_so_far(level, [])  # stopped while the first one compiled
+    assert nothing.statuses == {} and nothing.partial and not nothing.comparisons
+
+
+_CTRL_C_WHILE_COMPILING = """
+import os, signal, sys, time
+import simulator.running.interrupt as interrupt
+import simulator.running.runner as runner
+
+real, runs = runner.simulate, []
+
+def simulate(scenario, *args, **kwargs):
+    runs.append(scenario.name)
+    if len(runs) == 2:  # the second scenario's kernel compiling: Ctrl-C
+        interrupt.compiling_now = lambda: True
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(10)  # the handler ends the process first
+    return real(scenario, *args, **kwargs)
+
+runner.simulate = simulate
+from simulator.cli import main
+sys.argv = ["battle-odds", "regress", *sys.argv[1:]]
+main()
+"""
+
+
+@pytest.mark.parametrize("form", ["table", pytest.param("json", marks=pytest.mark.slow)])
+def test_ctrl_c_while_a_later_kernel_compiles_prints_the_scenarios_checked(
+    folder: Path,  # noqa: F811
+    form: str,
+) -> None:
+    """Ctrl-C while a kernel compiles ends the process at once (a compile cannot stop
+    halfway), but a check has answered its first scenarios by then: their report, table
+    or JSON, marked partial, and the JUnit file, before the line that says it stopped;
+    status 130."""
+    assert invoke(folder, "--update").exit_code == 0  # type: ignore[attr-defined]
+    junit = folder / "report.xml"
+    extra = ["--json"] if form == "json" else []
+    regress_args = ["--baseline", str(folder / "balance.toml"), "--junit", str(junit), *extra]
+    done = subprocess.run(
+        [sys.executable, "-c", _CTRL_C_WHILE_COMPILING, str(folder / "scenarios"), *regress_args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        env={**os.environ, "COLUMNS": "100"},
+    )
+    assert done.returncode == 130, done.stderr
+    assert done.stderr.rstrip().endswith("interrupted while compiling the kernels: stopped at once")
+    if form == "json":
+        answer = json.loads(done.stdout)
+        assert answer["partial"] is True
+        assert answer["scenarios"] == {"scenarios/archers.toml": "ok"}
+    else:
+        assert "PARTIAL: interrupted by Ctrl-C" in done.stdout
+        assert "archers" in done.stdout and "knights" not in done.stdout.split("PARTIAL")[-1]
+    assert 'name="scenarios/archers.toml"' in junit.read_text()
+    assert "scenarios/knights.toml" not in junit.read_text()

@@ -10,7 +10,7 @@ import typer
 
 from ..errors import BattleOddsError
 from ..rulesets.words import won
-from ..running.interrupt import EXIT_INTERRUPTED, Interrupted
+from ..running.interrupt import EXIT_INTERRUPTED, Interrupted, answered_at_exit
 from ..running.output_paths import TOML, XML, check_output_path
 from ..running.progress import progress_bar
 from .app import app
@@ -57,7 +57,6 @@ def regress(
     (Ctrl-C: the scenarios checked so far, exit 130)."""
     from functools import partial
 
-    from ..atomic import write_atomically
     from ..running.distributed import executor_for
     from ..running.runner import simulate
     from ..scenario.scenario import load_scenario
@@ -88,6 +87,21 @@ def regress(
         say_compiling(read, paths, baseline)
         schedule = Schedule(second=scheduler is None)
         stack.callback(schedule.stop)
+        verdicts: list[Any] = []
+
+        def tell(verdict: Any) -> None:
+            verdicts.append(verdict)
+            say_verdict(verdict, read=read, console=verdicts_console(json))
+
+        def answer_so_far() -> None:
+            # Ctrl-C while a kernel compiles ends the process at once: the scenarios
+            # checked before it still get their report, marked partial (a between-runs
+            # Ctrl-C gets it from check()).
+            so_far = regression.report_so_far(read.level, verdicts)
+            answer(so_far, changed_scenarios(so_far, paths, read, baseline), read, json, junit)
+
+        answered_at_exit.append(answer_so_far)
+        stack.callback(answered_at_exit.remove, answer_so_far)
         with progress_bar(err, "regress") as progress:
             report = regression.check(
                 paths,
@@ -99,7 +113,7 @@ def regress(
                 load=partial(load_scenario, announce=False),
                 order=schedule.order,
                 ready=schedule.ready,
-                told=partial(say_verdict, read=read, console=verdicts_console(json)),
+                told=tell,
             )
         changed = changed_scenarios(report, paths, read, baseline)
     except BattleOddsError as exc:
@@ -117,6 +131,16 @@ def regress(
         raise typer.Exit(EXIT_INTERRUPTED) from None
     finally:
         stack.close()
+    answer(report, changed, read, json, junit)
+    if not report.partial:
+        raise typer.Exit(0 if report.passed else 1)
+
+
+def answer(report: Any, changed: dict[str, Any], read: Any, json: bool, junit: Path | None) -> None:
+    """The check's report: the JUnit file where asked, then the JSON or the table (a
+    partial one marked so)."""
+    from ..atomic import write_atomically
+
     if junit is not None:
         xml = report.junit()
         written("--junit", junit, lambda: write_atomically(junit, xml))
@@ -125,8 +149,6 @@ def regress(
     else:
         render_regression(report, changed, read)
         say_partial(report.partial, json, "the scenarios after the last one shown were not run")
-    if not report.partial:
-        raise typer.Exit(0 if report.passed else 1)
 
 
 def changed_scenarios(

@@ -36,6 +36,11 @@ PARTIAL = "partial: interrupted by Ctrl-C"
 #: off the terminal and shows the cursor again, as it does when a command ends.
 taken_off_at_exit: list[Callable[[], None]] = []
 
+#: Called, after those, when Ctrl-C ends the process at once while a kernel compiles: a
+#: command that has answered part of its work by then prints that part, marked partial
+#: (regress: the scenarios checked before the compile began).
+answered_at_exit: list[Callable[[], None]] = []
+
 
 class StopRequest:
     """Set by the first Ctrl-C: the work ends after the kernel call in progress, with a
@@ -82,7 +87,10 @@ def stop_on_interrupt(enabled: bool = True, ending: bool = False) -> Iterator[St
         if stop.requested:
             _exit_at_once("battle-odds: interrupted again: stopped at once")
         if compiling_now():
-            _exit_at_once("battle-odds: interrupted while compiling the kernels: stopped at once")
+            _exit_at_once(
+                "battle-odds: interrupted while compiling the kernels: stopped at once",
+                answered=True,
+            )
         stop.requested = True
 
     signal.signal(signal.SIGINT, handler)
@@ -95,10 +103,15 @@ def stop_on_interrupt(enabled: bool = True, ending: bool = False) -> Iterator[St
             signal.signal(signal.SIGINT, previous)
 
 
-def _exit_at_once(line: str) -> None:
+def _exit_at_once(line: str, answered: bool = False) -> None:
+    """End the process now with status 130, saying ``line``; ``answered``: first print
+    what the command answered so far (:data:`answered_at_exit`)."""
     for take_off in list(taken_off_at_exit):
         with suppress(Exception):  # the process ends either way, and says why below
             take_off()
+    for answer in list(answered_at_exit) if answered else ():
+        with suppress(Exception):  # as above: the line below still says what happened
+            answer()
     say(line)
     os._exit(EXIT_INTERRUPTED)
 

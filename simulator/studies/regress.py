@@ -284,14 +284,34 @@ def check(
             verdict = _verdict_now(found[key], baseline.level, compared)
             told(Verdict(key, verdict, tuple(found[key]), time.perf_counter() - began))
     comparisons = [c for key in to_run if key in found for c in found[key]]
+    return _judged(baseline.level, statuses, comparisons, partial)
+
+
+def _judged(
+    level: float, statuses: dict[str, str], comparisons: list[Comparison], partial: bool
+) -> Report:
+    """The report of the scenarios ``statuses`` (a run one ``ok`` so far) and their
+    numbers' ``comparisons`` (in the scenarios' order by name): Holm's test over those
+    numbers, a scenario with a number moved ``moved``."""
     for comparison, (rejected, threshold) in zip(
-        comparisons, holm([c.p for c in comparisons], baseline.level), strict=True
+        comparisons, holm([c.p for c in comparisons], level), strict=True
     ):
         comparison.threshold = threshold
         comparison.moved = rejected and _beyond_tolerance(comparison)
         if comparison.moved:
             statuses[comparison.scenario] = "moved"
-    return Report(baseline.level, dict(sorted(statuses.items())), comparisons, partial)
+    return Report(level, dict(sorted(statuses.items())), comparisons, partial)
+
+
+def report_so_far(level: float, verdicts: list[Verdict]) -> Report:
+    """The partial report of a check stopped after the scenarios ``verdicts`` tell of
+    (:func:`check`'s ``told``), as :func:`check` returns it when Ctrl-C stops it between
+    runs: for a Ctrl-C that ends the process at once (while a kernel compiles), the
+    scenarios checked so far are still answered."""
+    statuses = {v.scenario: v.status if not v.comparisons else "ok" for v in verdicts}
+    ran = sorted((v for v in verdicts if v.comparisons), key=lambda v: v.scenario)
+    comparisons = [c for v in ran for c in v.comparisons]
+    return _judged(level, statuses, comparisons, partial=True)
 
 
 def _compare(key: str, entry: Entry, result: Result, tolerance: float | None) -> list[Comparison]:
