@@ -96,7 +96,9 @@ def regress(
         def answer_so_far() -> None:
             # Ctrl-C while a kernel compiles ends the process at once: the scenarios
             # checked before it still get their report, marked partial (a between-runs
-            # Ctrl-C gets it from check()).
+            # Ctrl-C gets it from check()); none checked yet, no answer, as any command's.
+            if not verdicts:
+                return
             so_far = regression.report_so_far(read.level, verdicts)
             answer(so_far, changed_scenarios(so_far, paths, read, baseline), read, json, junit)
 
