@@ -10,6 +10,14 @@ this one loads the battle from the cache (:meth:`Aside.wait`). What the second p
 compiles is what this one would have: the same function, signature and cache, so the
 rows are the same; if it fails, this process compiles the battle itself.
 
+A battle that calls its helpers directly splits by its helpers instead: blocks' battle
+(kernels/blocks.py's ``battle_by_address``) has the second process compile its field
+round and phase end while this one compiles its other helpers (``needed_by``: only when
+the battle is not cached), then compiles the battle, which loads those two from the
+cache and links their LLVM bitcode (which Numba's cache keeps) as it would have.
+Helpers both halves call are compiled here before the second process starts
+(``first``), which then loads them, so neither compiles a copy of its own.
+
 The second process ends when its compile is done, or as soon as this one ends for any
 reason (Ctrl-C, which ends a compiling command at once, included): it watches its
 standard input, a pipe from this process, and exits when the pipe closes. A half-done
@@ -101,22 +109,35 @@ class Aside:
 
 
 def start(
-    dispatcher: Any, arg_types: tuple[Any, ...], module: str, function: str, *args: int
+    dispatcher: Any,
+    arg_types: tuple[Any, ...],
+    module: str,
+    function: str,
+    *args: int,
+    needed_by: tuple[Any, tuple[Any, ...]] | None = None,
+    first: Callable[[], None] | None = None,
 ) -> Aside | None:
     """Start compiling ``dispatcher`` for ``arg_types`` in a second process, which runs
     ``module.function(*args)`` (that compiles it, into Numba's cache), or the one
     another thread started; None, and nothing started, when it is compiled or cached
     already, on one core, or where ``BATTLE_ODDS_COMPILE_ASIDE=0``. The caller compiles
     its own part, then calls :meth:`Aside.wait` before it compiles or loads
-    ``dispatcher``."""
+    ``dispatcher``. ``needed_by``: the function and types whose compile needs
+    ``dispatcher`` (a helper it calls); nothing starts when that is cached either.
+    ``first`` is called before the second process starts (only if it starts): it
+    compiles here the helpers both processes' functions call, which the second then loads
+    from the cache. Each compiled once, in one process, a caller that links both
+    processes' code has one copy of each, as where one process compiles everything."""
     if os.environ.get(ASIDE_SETTING, "1") == "0" or cores() < 2:
         return None
     with _lock:
         key = (id(dispatcher), arg_types)
         if key in _running:
             return _running[key]
-        if _cached(dispatcher, arg_types):
+        if _cached(dispatcher, arg_types) or (needed_by is not None and _cached(*needed_by)):
             return None
+        if first is not None:
+            first()
         command = [sys.executable, "-m", "kernels._aside", module, function, *map(str, args)]
         # The kernels this process runs, wherever it found them, first on the path.
         root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -126,9 +126,20 @@ def address_of(
     # when it sets up its compiler, which a process loading cached kernels skips.
     import numba.experimental.function_type  # noqa: F401
 
+    compile_for(dispatcher, arg_types, vectorized_loops=vectorized_loops)
+    return _Address(dispatcher.overloads[arg_types])
+
+
+def compile_for(
+    dispatcher: Any, arg_types: tuple[Any, ...], *, vectorized_loops: bool = True
+) -> None:
+    """``dispatcher`` compiled for ``arg_types`` (or loaded from the cache), as
+    :func:`address_of` compiles a function: also for a helper of such a function compiled
+    ahead of it, in this process or a second one (kernels/_aside.py), which must be
+    compiled with the same ``vectorized_loops`` for its code to be the code the function's
+    own compile would have made of it."""
     with nullcontext() if vectorized_loops or not SHORTCUTS else _loops_kept_scalar():
         dispatcher.compile(arg_types)
-    return _Address(dispatcher.overloads[arg_types])
 
 
 @contextmanager

@@ -8,11 +8,13 @@ fills one row of integers per battle. Nothing here knows about TOML, names or ob
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import numpy as np
 from numba import prange, types
 
-from ._jit import INT_TABLE, INTS, STATE, address_of, jit
+from . import _aside
+from ._jit import INT_TABLE, INTS, STATE, address_of, compile_for, jit
 from .rng import below, seed_battle
 from .stops import (
     ATTACKER_WITHDREW,
@@ -265,7 +267,9 @@ def fire(
 # and inlined by LLVM (llvm_inline), the others by Numba: with every helper inlined by
 # Numba, one_battle was 31 of blocks' 50 s of compiling; with every helper inlined by
 # LLVM, some battles ran about a tenth slower, and with castle_round too, relief about 4%
-# slower (docs/benchmarks.md, issue 37's third round).
+# slower (docs/benchmarks.md, issue 37's third round). castle_round by LLVM would take a
+# third off one_battle's compile, but storm ran 2-4% slower again (2026-12-07,
+# docs/benchmarks-history.md, "blocks' helpers compiled aside").
 @jit(counted=False, llvm_inline=True)
 def field_round(state, blocks, params, steps, pos, mark, attacker, combat_round, castle_owner, row):
     """Every block in the field (and sallying) fires once: defender A, attacker A, ...
@@ -921,19 +925,93 @@ def battle_by_address(plain: bool = True):
     """:func:`_plain_battles` (``plain``: a run that asks for none of the battle as it
     unfolds) or :func:`_battles` for :func:`blocks_battles`, called by its address
     (:func:`~kernels._jit.address_of`) once a block of battles, compiled or loaded on
-    first use. Both take the same arguments, so blocks_battles is compiled once."""
-    int64 = types.int64
-    # state, blocks, params, stops, steps, pos, mark, seed, first, out, rec_steps, rec,
-    # lo, hi
-    scratch = (STATE, INT_TABLE, INTS, INT_TABLE, INTS, INTS, INTS)
-    recorded = (INTS, types.int64[:, :, ::1])
-    arg_types = (*scratch, types.uint64, int64, INT_TABLE, *recorded, int64, int64)
+    first use. Both take the same arguments, so blocks_battles is compiled once.
+
+    On a cold cache a second process compiles field_round and phases_end (kernels/_aside.py,
+    :func:`compile_aside`) while this one compiles the battle's other helpers,
+    blocks_battles and the tally; the battle's compile then loads those two
+    from the cache and links them as it would have (the cache keeps their LLVM bitcode,
+    which LLVM inlines as before), so its rows are the same."""
+    battles = _plain_battles if plain else _battles
+    arg_types = _battles_types()
+    aside = _aside.start(
+        field_round, _FIELD_ROUND, __name__, "compile_aside",
+        needed_by=(battles, arg_types), first=_compile_shared,
+    )  # fmt: skip
+    if aside is not None:
+        try:
+            for helper, helper_types in _HELPERS_HERE:
+                compile_for(helper, helper_types, vectorized_loops=False)
+            blocks_battles.compile(_blocks_battles_types())
+        finally:
+            aside.wait()
     # Without LLVM's loop vectorizer: a battle's loops run over its few blocks, and the
     # vector copies of them at every inlined site only lengthen the loop's code. The five
     # bundled scenarios ran 0.89-0.96x the time of 98979f3 (docs/benchmarks.md, sixth
     # round); with the vectorizer, the battle inlined (by Numba) into such a loop ran
     # relief 14% slower than 98979f3.
-    return address_of(_plain_battles if plain else _battles, arg_types, vectorized_loops=False)
+    return address_of(battles, arg_types, vectorized_loops=False)
+
+
+@functools.cache
+def _battles_types() -> tuple[Any, ...]:
+    """The arguments' types of :func:`_plain_battles` and :func:`_battles`."""
+    int64 = types.int64
+    # state, blocks, params, stops, steps, pos, mark, seed, first, out, rec_steps, rec,
+    # lo, hi
+    scratch = (STATE, INT_TABLE, INTS, INT_TABLE, INTS, INTS, INTS)
+    recorded = (INTS, types.int64[:, :, ::1])
+    return (*scratch, types.uint64, int64, INT_TABLE, *recorded, int64, int64)
+
+
+def _blocks_battles_types() -> tuple[Any, ...]:
+    """The arguments' types of a run's call of :func:`blocks_battles`
+    (simulator/rulesets/blocks/prepare.py): the battle by its address first."""
+    battles = types.FunctionType(types.none(*_battles_types()))
+    return (battles, INT_TABLE, INTS, INT_TABLE, types.uint64, types.int64, INT_TABLE, INTS,
+            types.int64[:, :, ::1])  # fmt: skip
+
+
+#: The types of :func:`one_battle`'s calls of its helpers, compiled ahead of it on a cold
+#: cache (:func:`battle_by_address`): they must be the battle's own, or it compiles them
+#: again. ``row`` is a row of a table, ``track`` a table of ``rec`` (C order); the sides,
+#: the round and the phases are int64, but for the literal sides of some calls.
+_ROW = types.int64[::1]
+_INT = types.int64
+_SIDES = [types.literal(side) for side in (ATTACKER, DEFENDER)]
+_FIELD_ROUND = (STATE, INT_TABLE, INTS, INTS, INTS, INTS, _INT, _INT, _INT, _ROW)
+# blocks, params, stops, steps, pos, lo, hi, attacker, castle_owner, rec_steps, track, row
+_PHASES_END = (INT_TABLE, INTS, INT_TABLE, INTS, INTS, _INT, _INT, _INT, _INT, INTS,
+               types.int64[:, ::1], _ROW)  # fmt: skip
+#: The helpers both processes' functions call, compiled here before the second starts.
+_SHARED = [
+    (count_at, (INT_TABLE, INTS, _INT, _INT, _INT)),
+    (steps_at, (INT_TABLE, INTS, INTS, _INT, _INT, _INT)),
+    (finish, (INT_TABLE, INTS, _INT, _ROW)),
+    (stopped, (INT_TABLE, INTS, _INT, _ROW)),
+]
+#: The helpers this process compiles meanwhile: the battle's others compiled on their
+#: own, and the copies of count_at and steps_at for a literal side that it calls.
+_HELPERS_HERE = [
+    *((count_at, (INT_TABLE, INTS, side, _INT, _INT)) for side in _SIDES),
+    *((steps_at, (INT_TABLE, INTS, INTS, side, _INT, _INT)) for side in _SIDES),
+    (try_storm, (INT_TABLE, INTS, INTS, INTS, _INT, _INT)),
+    (sally_wanted, (INT_TABLE, INTS, INTS, INTS, _INT)),
+]
+
+
+def _compile_shared() -> None:
+    """:data:`_SHARED` compiled (or loaded), as the battle's compile would."""
+    for helper, helper_types in _SHARED:
+        compile_for(helper, helper_types, vectorized_loops=False)
+
+
+def compile_aside() -> None:
+    """What the second process compiles into Numba's cache (:func:`battle_by_address`),
+    as the battle's own compile would: :func:`field_round` and :func:`phases_end` (with
+    what they call, but for :data:`_SHARED`, which it loads from the cache)."""
+    compile_for(field_round, _FIELD_ROUND, vectorized_loops=False)
+    compile_for(phases_end, _PHASES_END, vectorized_loops=False)
 
 
 @jit(parallel=True)

@@ -27,6 +27,7 @@ from simulator.running.compiling import compile_clock, compiling_now
 ROOT = Path(__file__).resolve().parents[1]
 CASTLE = "scenarios/olympia/castle_siege.toml"
 KNIGHTS = "scenarios/olympia/knights_vs_pikemen.toml"
+FIELD = "scenarios/blocks/field_battle.toml"
 
 
 def _dispatcher(index: Path, overloads: dict[Any, Any] | None = None) -> Any:
@@ -74,6 +75,12 @@ def test_started_only_where_nothing_is_compiled_or_cached(
     again = _aside.start(cold, (), "time", "sleep", 0)  # still nothing in the cache
     assert again is not None and again is not aside
     again.stop()
+    # A helper of a function that is cached already (blocks' field_round, its battle
+    # loaded): nothing to compile it for.
+    needed = _aside.start(cold, (), "time", "sleep", 0, needed_by=(_dispatcher(cached), ()))
+    assert needed is None
+    needed = _aside.start(cold, (), "time", "sleep", 0, needed_by=(compiled, ("int64",)))
+    assert needed is None
 
 
 def test_waiting_is_a_compile_to_the_run(
@@ -235,11 +242,43 @@ def test_a_cold_chain_run_with_its_walk_compiled_aside_gives_the_same_rows(
         assert list((tmp_path / "aside").rglob(f"{name}*.nbi")), name
 
 
+# Slow tier (docs/testing.md): two cold compiles of blocks' battle, about 60 s quiet
+@pytest.mark.slow
+def test_a_cold_blocks_run_with_helpers_compiled_aside_gives_the_same_rows(
+    tmp_path: Path,
+) -> None:
+    """field_battle on an empty cache: the battle's field round and phase end (with
+    what they call) compiled in a second process while this one compiles the battle's
+    other helpers, then loaded from the cache, not compiled here; the answer of a run
+    that compiled everything itself."""
+    if _aside.cores() < 2:
+        pytest.skip("the compile aside runs on two cores or more")
+    aside, said, here = _cold_run(tmp_path / "aside", aside=True, scenario=FIELD)
+    alone, _, by_itself = _cold_run(tmp_path / "alone", aside=False, scenario=FIELD)
+    for answer in (aside, alone):
+        answer.pop("seconds")
+        answer.pop("compile_seconds")
+    assert aside == alone
+    assert "compiling the blocks" in said
+    aside_made = {"phases_end", "withdraw"}
+    assert {"one_battle", "_plain_battles", "field_round", *aside_made} <= set(by_itself)
+    # Here: the battle and the helpers it calls on their own, not the second process's
+    # (field_round is named here only by the wait for it, told as its compile).
+    assert {"one_battle", "_plain_battles", "try_storm", "finish"} <= set(here)
+    assert not aside_made & set(here)
+    for name in ("blocks.field_round-", "blocks.phases_end-"):
+        assert list((tmp_path / "aside").rglob(f"{name}*.nbi")), name
+
+
 # Slow tier (docs/testing.md): about 2 s each, the compile stopped once it runs aside
 @pytest.mark.slow
-@pytest.mark.parametrize("scenario", [CASTLE, KNIGHTS], ids=["skip", "chain"])
+@pytest.mark.parametrize(
+    ("scenario", "ruleset"),
+    [(CASTLE, "olympia"), (KNIGHTS, "olympia"), (FIELD, "blocks")],
+    ids=["skip", "chain", "blocks"],
+)
 def test_ctrl_c_while_the_battle_compiles_aside_leaves_nothing_running(
-    tmp_path: Path, scenario: str
+    tmp_path: Path, scenario: str, ruleset: str
 ) -> None:
     """Ctrl-C during a cold run ends it at once (status 130) and its second process
     with it: no process of the cold cache's is left compiling."""
@@ -253,7 +292,7 @@ def test_ctrl_c_while_the_battle_compiles_aside_leaves_nothing_running(
     )  # fmt: skip
     assert process.stderr is not None
     for line in process.stderr:
-        if "compiling the olympia" in line:  # said before the first compile
+        if f"compiling the {ruleset}" in line:  # said before the first compile
             break
     started = time.monotonic() + 20  # the second process starts with the first compile
     while not _processes_of(cache) and time.monotonic() < started:
