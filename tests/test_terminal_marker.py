@@ -24,6 +24,14 @@ def test_each_way_of_printing_is_seen_and_the_watch_leaves_nothing_patched() -> 
     with _watching_output() as seen:
         subprocess.run([sys.executable, "-c", "pass"], check=True)
     assert seen == ["started a process"]
+    with _watching_output() as seen:  # a process whose output goes nowhere prints nothing
+        subprocess.run(
+            [sys.executable, "-c", "pass"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            check=True,
+        )
+    assert seen == []
     with _watching_output() as seen:
         rich.console.Console(file=None)
     assert seen == ["made a rich console"]
