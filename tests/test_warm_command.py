@@ -127,7 +127,7 @@ def test_warm_compiles_only_the_paths_named(monkeypatch: pytest.MonkeyPatch) -> 
 def test_the_first_tier_warms_every_path_but_the_slow_tiers(tmp_path: Path) -> None:
     """tests/tiers.py names warm's paths and the function each alone compiles; the first
     tier's session warms every other path on an empty cache, a session with slow tests
-    every path."""
+    every path there and, after the first tier, the slow tier's paths it lacks."""
     names = [job.name for job in warm.jobs(list(rulesets.available()))]
     assert set(SLOW_TIER_PATHS) < set(names)
     for function in SLOW_TIER_PATHS.values():
@@ -145,16 +145,20 @@ def test_the_first_tier_warms_every_path_but_the_slow_tiers(tmp_path: Path) -> N
         assert warm_arguments(session(marks), tmp_path) == [], marks
     assert warm_arguments(session("terminal and not slow"), tmp_path) == first_tier
     # A cache that holds every kernel module's functions: the first tier warms nothing,
-    # and a session with slow tests warms every path until it holds the four's too.
+    # and a session with slow tests warms the four's paths each until it holds its own.
     for name in KERNELS:
         package, _, module = name.rpartition("/")
         (tmp_path / package / "__pycache__").mkdir(parents=True, exist_ok=True)
         (tmp_path / package / "__pycache__" / f"{module}.kernel-1.py311.nbi").touch()
     assert warm_arguments(session("not slow"), tmp_path) is None
-    assert warm_arguments(session("slow"), tmp_path) == []
-    for function in SLOW_TIER_PATHS.values():
+    slow = warm_arguments(session("slow"), tmp_path)
+    assert slow is not None and slow[1::2] == list(SLOW_TIER_PATHS), slow
+    assert set(slow[::2]) == {"--path"}
+    for path, function in SLOW_TIER_PATHS.items():
+        assert path in (warm_arguments(session("slow"), tmp_path) or [])
         folder, _, name = function.rpartition("/")
         (tmp_path / folder / "__pycache__" / f"{name}-7.py311.nbi").touch()
+        assert path not in (warm_arguments(session("slow"), tmp_path) or [])
     assert warm_arguments(session("slow"), tmp_path) is None
     assert warm_arguments(session("not slow"), tmp_path) is None
 
