@@ -74,6 +74,41 @@ def test_the_chosen_army_is_within_the_tolerance_of_the_exact_best(exact_odds):
     assert answer.within <= TOLERANCE and answer.sure
 
 
+def test_a_race_of_every_army_starts_at_the_first_look_and_keeps_the_guarantee(exact_odds):
+    """Without ``battles`` a race of every army starts at FIRST_LOOK battles, fewer than a
+    search's: it fights fewer battles than from SEARCH_FIRST_LOOK, and its answer is still
+    within its stated margin of the exact best."""
+    assert best_study.FIRST_LOOK < best_study.SEARCH_FIRST_LOOK
+    given = {k: v for k, v in QUICK.items() if k != "battles"}
+    answer = simulator.best(_scenario(), budget=BUDGET, types=TYPES, costs=COSTS, **given)
+    first = simulator.best(
+        _scenario(), budget=BUDGET, types=TYPES, costs=COSTS, battles=best_study.FIRST_LOOK,
+        **given,
+    )  # fmt: skip
+    longer = simulator.best(
+        _scenario(), budget=BUDGET, types=TYPES, costs=COSTS,
+        battles=best_study.SEARCH_FIRST_LOOK, **given,
+    )  # fmt: skip
+    assert answer.to_dict() == first.to_dict()
+    assert answer.battles < longer.battles
+    best_p = max(p for _, p in exact_odds.values())
+    chosen = exact_odds[_key(answer, answer.to_dict()["best"]["army"])][1]
+    assert answer.exhaustive and answer.sure and answer.within <= TOLERANCE
+    assert chosen >= best_p - answer.within
+
+
+def test_a_search_starts_its_races_at_the_search_first_look():
+    """Without ``battles`` a search's races (its steps' and its final one) start at
+    SEARCH_FIRST_LOOK battles, on which its climbs decide: its answer is the one of
+    ``battles=SEARCH_FIRST_LOOK``."""
+    given = {k: v for k, v in QUICK.items() if k != "battles"}
+    kwargs = {"budget": BUDGET, "types": TYPES, "costs": COSTS, "exhaustive_limit": 1}
+    answer = simulator.best(_scenario(), **kwargs, **given)
+    same = simulator.best(_scenario(), **kwargs, battles=best_study.SEARCH_FIRST_LOOK, **given)
+    assert not answer.exhaustive
+    assert answer.to_dict() == same.to_dict()
+
+
 def test_the_cheapest_army_reaching_the_target_is_the_exact_one(exact_odds):
     def fits(target: float) -> bool:
         # No army's P within the tolerance of the target (so the exact answer is the

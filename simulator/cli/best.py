@@ -83,7 +83,14 @@ def best(
         typer.Option(help="Armies this close in P(win) may be told apart no further."),
     ] = default_of(find_best, "tolerance"),
     battles: Annotated[
-        int, typer.Option("--battles", "-n", min=1, help="Battles of a race's first look.")
+        int | None,
+        typer.Option(
+            "--battles",
+            "-n",
+            min=1,
+            help="Battles of a race's first look [default: 500 where every army is raced, "
+            "2,000 for a search's races].",
+        ),
     ] = default_of(find_best, "battles"),
     max_battles: Annotated[
         int,
