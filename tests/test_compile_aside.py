@@ -19,15 +19,20 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import numpy as np
 import pytest
+from numba import typeof
 
+import simulator
 from kernels import _aside
+from simulator import rulesets
 from simulator.running.compiling import compile_clock, compiling_now
 
 ROOT = Path(__file__).resolve().parents[1]
 CASTLE = "scenarios/olympia/castle_siege.toml"
 KNIGHTS = "scenarios/olympia/knights_vs_pikemen.toml"
 FIELD = "scenarios/blocks/field_battle.toml"
+ARCHERS = "scenarios/age_of_gods/archers_in_rain.toml"
 
 
 def _dispatcher(index: Path, overloads: dict[Any, Any] | None = None) -> Any:
@@ -270,12 +275,96 @@ def test_a_cold_blocks_run_with_helpers_compiled_aside_gives_the_same_rows(
         assert list((tmp_path / "aside").rglob(f"{name}*.nbi")), name
 
 
+def test_age_of_gods_compiles_its_battle_aside(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A first run of age_of_gods' kernel on a cold cache starts the battle's compile in
+    a second process (kernels.age_of_gods._battle: the same function, signature and
+    cache), compiles the helpers it keeps and the kernel for the types a run's call has,
+    then waits (the tally compiled meanwhile); later runs start nothing."""
+    from kernels import age_of_gods as k
+
+    started: list[tuple[Any, ...]] = []
+    compiled: list[Any] = []
+    waited: list[bool] = []
+
+    class Waited:
+        def wait(self, compile_meanwhile: bool = True) -> bool:
+            waited.append(compile_meanwhile)
+            return True
+
+    def start(dispatcher: Any, arg_types: Any, module: str, function: str, *args: int) -> Any:
+        started.append((dispatcher, arg_types, module, function, *args))
+        return Waited()
+
+    class Compiles:
+        def compile(self, arg_types: Any) -> None:
+            compiled.append(arg_types)
+
+    helper, kernel = Compiles(), Compiles()
+    helpers_here = k._helpers_here()
+    monkeypatch.setattr(_aside, "start", start)
+    monkeypatch.setattr(k, "_ready", set())
+    monkeypatch.setattr(k, "_helpers_here", lambda: ((helper, ("helper's types",)),))
+    battle = k.battle_by_address(kernel, (np.zeros(3, np.int64),))
+    assert battle is k._battle()
+    assert started == [(k._phased_battle, k._battle_types(), "kernels.age_of_gods", "_battle")]
+    assert compiled == [("helper's types",), k._kernel_types((np.zeros(3, np.int64),))]
+    assert waited == [True]
+    k.battle_by_address(kernel, (np.zeros(3, np.int64),))
+    assert len(started) == 1
+    # The plain run's kernel is compiled for the types of its call, the battle's included.
+    calls: list[tuple[Any, ...]] = []
+    monkeypatch.setattr(k, "phased_battles", lambda *given: calls.append(given))
+    k._ready.add(k.phased_battles)
+    loaded = simulator.load_scenario(ROOT / ARCHERS)
+    rulesets.get(loaded.ruleset).prepare(loaded.model).run_matrix(1, 0, 10)
+    (call,) = calls
+    assert tuple(typeof(a) for a in call) == k._kernel_types(None)
+    # The helpers kept here are compiled for the types the battle calls them with: those
+    # the session's warm compiled with the battle, so they load and compile nothing.
+    clock = compile_clock()
+    functions = clock.functions
+    assert helpers_here
+    for dispatcher, arg_types in helpers_here:
+        dispatcher.compile(arg_types)
+    assert clock.functions == functions
+
+
+# Slow tier (docs/testing.md): two cold compiles of age_of_gods' kernel, about 30 s quiet
+@pytest.mark.slow
+def test_a_cold_age_of_gods_run_with_its_battle_compiled_aside_gives_the_same_rows(
+    tmp_path: Path,
+) -> None:
+    """archers_in_rain on an empty cache: its battle and most of its helpers compiled in a
+    second process while this one compiles the rest, the kernel and the tally, then
+    loaded, not compiled again here; the rows of a run that compiled everything itself;
+    olympia's layout helper compiled by neither (its columns are read in Python)."""
+    if _aside.cores() < 2:
+        pytest.skip("the compile aside runs on two cores or more")
+    aside, said, here = _cold_run(tmp_path / "aside", aside=True, scenario=ARCHERS)
+    alone, _, by_itself = _cold_run(tmp_path / "alone", aside=False, scenario=ARCHERS)
+    for answer in (aside, alone):
+        answer.pop("seconds")
+        answer.pop("compile_seconds")
+    assert aside == alone
+    assert "compiling the age_of_gods kernel" in said
+    battle = {"_phased_battle", "survey", "ranged_or_melee", "apply_losses", "special_attacks"}
+    assert battle | {"phased_battles", "slot_histograms"} <= set(by_itself)
+    # Here: the helpers kept here, the kernel, the tally, the wait for the battle (told
+    # as its compile), each once.
+    kept = {"special_attacks", "phased_battles", "slot_histograms", "_phased_battle"}
+    assert kept <= set(here) and not (battle - kept) & set(here)
+    assert all(here.count(name) == 1 for name in kept), here
+    assert "extra" not in here and "extra" not in by_itself
+    for name in battle:  # each compiled once, for one signature, by either process
+        assert len(list((tmp_path / "aside").rglob(f"age_of_gods.{name}-*.nbc"))) == 1, name
+
+
 # Slow tier (docs/testing.md): about 2 s each, the compile stopped once it runs aside
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("scenario", "ruleset"),
-    [(CASTLE, "olympia"), (KNIGHTS, "olympia"), (FIELD, "blocks")],
-    ids=["skip", "chain", "blocks"],
+    [(CASTLE, "olympia"), (KNIGHTS, "olympia"), (FIELD, "blocks"), (ARCHERS, "age_of_gods")],
+    ids=["skip", "chain", "blocks", "age_of_gods"],
 )
 def test_ctrl_c_while_the_battle_compiles_aside_leaves_nothing_running(
     tmp_path: Path, scenario: str, ruleset: str

@@ -202,9 +202,9 @@ def test_the_notice_before_names_the_one_kernel_or_the_rulesets_kernels() -> Non
 def test_a_helper_of_another_rulesets_kernels_is_named_as_the_runs_kernel(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """age_of_gods' kernel calls helpers of kernels/olympia/layout.py, one of them compiled
-    first: the notice of a run whose ruleset is known (the Python API, the page) names the
-    run's kernel; the statistics stay the statistics."""
+    """age_of_gods' kernel calls helpers of olympia's kernels (kernels/olympia/), which may
+    compile first: the notice of a run whose ruleset is known (the Python API, the page)
+    names the run's kernel; the statistics stay the statistics."""
     from kernels import tally
     from kernels.olympia import layout
     from simulator.running import compiling

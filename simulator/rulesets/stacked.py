@@ -162,18 +162,19 @@ class StackedRuns:
         wide as the widest member's row), every battle on every thread in one call. Any
         member may run the stack: members of one stack key share the kernel."""
         kernel, battle = self.stacked_kernel()
-        kernel(
-            battle,
-            *tables.flats,
-            tables.at,
-            tables.dims,
-            tables.sizes,
-            slots,
-            seeds,
-            numbers,
-            out,
-            *self.stacked_shared(),
-        )
+        kernel(battle, *self.stacked_arguments(tables, slots, seeds, numbers, out))
+
+    def stacked_arguments(
+        self,
+        tables: Stack,
+        slots: np.ndarray,
+        seeds: np.ndarray,
+        numbers: np.ndarray,
+        out: np.ndarray,
+    ) -> tuple[Any, ...]:
+        """Its stacked kernel's arguments after the battle, for :meth:`run_stacked`."""
+        at = (tables.at, tables.dims, tables.sizes)
+        return (*tables.flats, *at, slots, seeds, numbers, out, *self.stacked_shared())
 
     def stacked_shared(self) -> tuple[Any, ...]:
         """What its stacked kernel takes after the battles' rows: the tables its members

@@ -21,7 +21,7 @@ from ..olympia.model import Men, Side, Unit
 from ..olympia.prepare import side_bounds
 from ..olympia.waves import LEFT_PREFIX
 from ..outcomes import Outcomes, Recorded
-from ..stacked import StackedRuns
+from ..stacked import Stack, StackedRuns
 from . import waves
 from .keys import RANKS
 from .model import (
@@ -305,7 +305,9 @@ def _column_places(structures: tuple[bool, ...], casualties: tuple[str, ...]) ->
     for s, side_name in enumerate(SIDES):
         for extra in EXTRAS:
             if structures[s] or not extra.startswith("structure"):
-                columns[f"{extra}.{side_name}"] = ol.extra(s, ol.EXTRAS.index(extra))
+                # Olympia's layout, not its jitted extra(): called from Python, that
+                # compiled on a cold run (0.6 s) for nothing a battle runs.
+                columns[f"{extra}.{side_name}"] = ol.O_EXTRAS + 2 * ol.EXTRAS.index(extra) + s
     for i, name in enumerate(casualties):
         columns[name] = k.O_COLUMNS + i
     return columns
@@ -465,7 +467,25 @@ class AgeOfGodsPrepared(StackedRuns, Prepared):
     def stacked_kernel(self) -> tuple[Any, Any]:
         if self.keeps_left:
             raise NotImplementedError("the stacked kernel keeps no group's state")
-        return age_of_gods_stacked.phased_stacked, k.battle_by_address()
+        kernel = age_of_gods_stacked.phased_stacked
+        return kernel, k.battle_by_address(kernel)
+
+    def run_stacked(
+        self,
+        tables: Stack,
+        slots: np.ndarray,
+        seeds: np.ndarray,
+        numbers: np.ndarray,
+        out: np.ndarray,
+    ) -> None:
+        """:meth:`StackedRuns.run_stacked`, the stacked kernel named to the battle's
+        compile (kernels/age_of_gods.py's ``battle_by_address``): on a cold cache this
+        process compiles it while a second one compiles the battle."""
+        if self.keeps_left:
+            raise NotImplementedError("the stacked kernel keeps no group's state")
+        kernel = age_of_gods_stacked.phased_stacked
+        given = self.stacked_arguments(tables, slots, seeds, numbers, out)
+        kernel(k.battle_by_address(kernel, given), *given)
 
     def memory_bytes(self, battles: int) -> int:
         """:meth:`Prepared.memory_bytes`, and in the wave chain each group's state at the
