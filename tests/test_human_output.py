@@ -297,7 +297,8 @@ def _defaults_in_behaviour() -> dict[tuple[str, str], list[float]]:
         ("sensitivity", "--rating-step"): [_default(sensitivity.sensitivity, "rating_step")],
         ("matrix", "--battles"): [_default(matrix.equal_cost_matrix, "battles")],
         ("matrix", "--seed"): [_default(matrix.equal_cost_matrix, "seed")],
-        ("best", "--battles"): [_default(best.best, "battles")],
+        # None: FIRST_LOOK where every army is raced, else SEARCH_FIRST_LOOK.
+        ("best", "--battles"): [best.FIRST_LOOK, best.SEARCH_FIRST_LOOK],
         ("best", "--max-battles"): [_default(best.best, "max_battles")],
         ("best", "--confidence"): [_default(best.best, "confidence")],
         ("best", "--tolerance"): [_default(best.best, "tolerance")],
@@ -366,7 +367,7 @@ def test_help_shows_ranges_and_defaults_as_plain_numbers() -> None:
         )
         assert not re.search(unreadable, text), (command, re.findall(unreadable, text))
     assert "[0.000000001 to 0.5]" in " ".join(invoke(["regress", "--help"], 120).split())
-    assert "[default: 2,000]" in invoke(["best", "--help"], 120)
+    assert "[default: 256,000]" in invoke(["best", "--help"], 120)
     assert "[default: 20261121]" in invoke(["matrix", "--help"], 120)
 
 

@@ -88,8 +88,8 @@ def best(
             "--battles",
             "-n",
             min=1,
-            help="Battles of a race's first look [default: 500 where every army is raced, "
-            "2,000 for a search's races].",
+            help="Battles of a race's first look: where every army is raced (default "
+            "500), a search's races (default 2,000).",
         ),
     ] = default_of(find_best, "battles"),
     max_battles: Annotated[
