@@ -343,11 +343,22 @@ def stacked_runs(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The ruleset of each stacked kernel call from now on (until ``monkeypatch`` undoes
     it), in the order they run."""
     ran: list[str] = []
-    run_stacked = StackedRuns.run_stacked
 
-    def counted(self: Any, *args: Any) -> None:
-        ran.append(type(self).__module__.split(".")[-2])
-        run_stacked(self, *args)
+    def counting(run_stacked: Any) -> Any:
+        def counted(self: Any, *args: Any) -> None:
+            ran.append(type(self).__module__.split(".")[-2])
+            run_stacked(self, *args)
 
-    monkeypatch.setattr(StackedRuns, "run_stacked", counted)
+        return counted
+
+    # The base class's and every ruleset's own (age_of_gods names its kernel to the
+    # battle's compile in a run_stacked of its own).
+    classes, seen = [StackedRuns], []
+    while classes:
+        cls = classes.pop()
+        seen.append(cls)
+        classes += cls.__subclasses__()
+    for cls in seen:
+        if "run_stacked" in vars(cls):
+            monkeypatch.setattr(cls, "run_stacked", counting(vars(cls)["run_stacked"]))
     return ran
