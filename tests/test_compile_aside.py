@@ -329,6 +329,37 @@ def test_age_of_gods_compiles_its_battle_aside(monkeypatch: pytest.MonkeyPatch) 
     assert clock.functions == functions
 
 
+def test_age_of_gods_stacked_run_names_its_kernel_and_arguments_to_the_battle(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A stacked run (a scenario with ranges) hands age_of_gods' battle its stacked
+    kernel and the arguments it will call it with, so that on a cold cache this process
+    compiles that kernel, for those types, while the second compiles the battle."""
+    from kernels import age_of_gods as k
+    from kernels import age_of_gods_stacked
+    from simulator.rulesets.stacked import warm_stacked
+
+    named: list[tuple[Any, Any]] = []
+    ran: list[tuple[Any, ...]] = []
+
+    def kernel(*args: Any) -> None:
+        ran.append(args)
+
+    def battle_by_address(kernel: Any, given: Any = None) -> str:
+        named.append((kernel, given))
+        return "the battle"
+
+    monkeypatch.setattr(age_of_gods_stacked, "phased_stacked", kernel)
+    monkeypatch.setattr(k, "battle_by_address", battle_by_address)
+    loaded = simulator.load_scenario(ROOT / ARCHERS)
+    warm_stacked(rulesets.get(loaded.ruleset).prepare(loaded.model))
+    ((kernel_named, given),) = named
+    ((battle, *arguments),) = ran
+    assert kernel_named is kernel and battle == "the battle"
+    assert given is not None and len(given) == len(arguments)
+    assert all(a is b for a, b in zip(given, arguments, strict=True))
+
+
 # Slow tier (docs/testing.md): two cold compiles of age_of_gods' kernel, about 30 s quiet
 @pytest.mark.slow
 def test_a_cold_age_of_gods_run_with_its_battle_compiled_aside_gives_the_same_rows(

@@ -351,8 +351,8 @@ def stacked_runs(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
         return counted
 
-    # The base class's and every ruleset's own (age_of_gods names its kernel to the
-    # battle's compile in a run_stacked of its own).
+    # The base class's and any ruleset's own: a ruleset that ran its stack its own way
+    # would otherwise go uncounted.
     classes, seen = [StackedRuns], []
     while classes:
         cls = classes.pop()

@@ -144,9 +144,12 @@ class StackedRuns:
         of them all (it reads only columns at the same place in each)."""
         return (type(self),)
 
-    def stacked_kernel(self) -> tuple[Any, Any]:
+    def stacked_kernel(self, given: tuple[Any, ...] | None = None) -> tuple[Any, Any]:
         """Its ruleset's stacked kernel (kernels/*_stacked.py) and the battle function
-        (by address) that kernel calls for it."""
+        (by address) that kernel calls for it. ``given``: the arguments the kernel will
+        take after the battle (:meth:`stacked_arguments`), for a ruleset whose battle's
+        compile compiles the kernel for them meanwhile (age_of_gods); None where not
+        known."""
         raise NotImplementedError
 
     def run_stacked(
@@ -161,8 +164,9 @@ class StackedRuns:
         ``seeds[i]`` of member ``slots[i]`` of ``tables`` (``out`` zeros at first, as
         wide as the widest member's row), every battle on every thread in one call. Any
         member may run the stack: members of one stack key share the kernel."""
-        kernel, battle = self.stacked_kernel()
-        kernel(battle, *self.stacked_arguments(tables, slots, seeds, numbers, out))
+        given = self.stacked_arguments(tables, slots, seeds, numbers, out)
+        kernel, battle = self.stacked_kernel(given)
+        kernel(battle, *given)
 
     def stacked_arguments(
         self,

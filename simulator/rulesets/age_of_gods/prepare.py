@@ -21,7 +21,7 @@ from ..olympia.model import Men, Side, Unit
 from ..olympia.prepare import side_bounds
 from ..olympia.waves import LEFT_PREFIX
 from ..outcomes import Outcomes, Recorded
-from ..stacked import Stack, StackedRuns
+from ..stacked import StackedRuns
 from . import waves
 from .keys import RANKS
 from .model import (
@@ -464,28 +464,14 @@ class AgeOfGodsPrepared(StackedRuns, Prepared):
         groups = self.arrays.groups
         return (k.O_COLUMNS + len(self.arrays.columns), len(groups), groups[:, ol.G_UNIT].max() + 1)
 
-    def stacked_kernel(self) -> tuple[Any, Any]:
-        if self.keeps_left:
-            raise NotImplementedError("the stacked kernel keeps no group's state")
-        kernel = age_of_gods_stacked.phased_stacked
-        return kernel, k.battle_by_address(kernel)
-
-    def run_stacked(
-        self,
-        tables: Stack,
-        slots: np.ndarray,
-        seeds: np.ndarray,
-        numbers: np.ndarray,
-        out: np.ndarray,
-    ) -> None:
-        """:meth:`StackedRuns.run_stacked`, the stacked kernel named to the battle's
+    def stacked_kernel(self, given: tuple[Any, ...] | None = None) -> tuple[Any, Any]:
+        """:meth:`StackedRuns.stacked_kernel`, the stacked kernel named to the battle's
         compile (kernels/age_of_gods.py's ``battle_by_address``): on a cold cache this
-        process compiles it while a second one compiles the battle."""
+        process compiles it for ``given`` while a second one compiles the battle."""
         if self.keeps_left:
             raise NotImplementedError("the stacked kernel keeps no group's state")
         kernel = age_of_gods_stacked.phased_stacked
-        given = self.stacked_arguments(tables, slots, seeds, numbers, out)
-        kernel(k.battle_by_address(kernel, given), *given)
+        return kernel, k.battle_by_address(kernel, given)
 
     def memory_bytes(self, battles: int) -> int:
         """:meth:`Prepared.memory_bytes`, and in the wave chain each group's state at the

@@ -226,7 +226,7 @@ class BlocksPrepared(StackedRuns, Prepared):
         blocks = self.arrays.blocks.shape[0]
         return (k.n_columns(blocks, False), blocks)
 
-    def stacked_kernel(self) -> tuple[Any, Any]:
+    def stacked_kernel(self, given: tuple[Any, ...] | None = None) -> tuple[Any, Any]:
         if self.keeps_places:
             raise NotImplementedError("the stacked kernel keeps no block's place")
         return blocks_stacked.blocks_stacked, k.battle_by_address(self._plain())

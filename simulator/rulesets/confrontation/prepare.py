@@ -227,7 +227,7 @@ class ConfrontationPrepared(StackedRuns, RecordedTurns):
     def stack_sizes(self) -> tuple[int, ...]:
         return (self.arrays.n_columns, self.arrays.units.shape[0], self.arrays.stacks.shape[0])
 
-    def stacked_kernel(self) -> tuple[Any, Any]:
+    def stacked_kernel(self, given: tuple[Any, ...] | None = None) -> tuple[Any, Any]:
         return confrontation_stacked.confrontation_stacked, k.battle_by_address()
 
     def derived_columns(self, rows: np.ndarray) -> dict[str, np.ndarray]:

@@ -429,7 +429,7 @@ class OlympiaPrepared(StackedRuns, Prepared):
     def stack_sizes(self) -> tuple[int, ...]:
         return (self.arrays.n_columns,)
 
-    def stacked_kernel(self) -> tuple[Any, Any]:
+    def stacked_kernel(self, given: tuple[Any, ...] | None = None) -> tuple[Any, Any]:
         if self._shared is not None:
             return shared_chain.shared_stacked, shared_chain.run_by_address()
         return olympia_stacked.skip_stacked, olympia_stacked.run_by_address()

@@ -206,7 +206,7 @@ class SkirmishPrepared(StackedRuns, RecordedTurns):
     def stack_sizes(self) -> tuple[int, ...]:
         return (self.n_columns, self.table.shape[0])
 
-    def stacked_kernel(self) -> tuple[Any, Any]:
+    def stacked_kernel(self, given: tuple[Any, ...] | None = None) -> tuple[Any, Any]:
         return skirmish_stacked.skirmish_stacked, k.battle_by_address()
 
     def survivors(
