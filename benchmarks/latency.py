@@ -2,6 +2,7 @@
 
     python benchmarks/latency.py [--repeats N] [--no-cold] [--no-serve] [--only best,serve,...]
     python benchmarks/latency.py --notices   # each first run stopped at its compile notice
+    python benchmarks/latency.py --every-scenario --no-serve   # run of every bundled scenario, cold
 
 * the floor: ``python -c "import numpy, numba, typer, rich"``, what any process of a
   typer command running Numba kernels pays before it does anything;
@@ -174,6 +175,14 @@ def medians_in_turn(commands: list[list[str]], repeats: int) -> list[tuple[float
         (statistics.median(w for w, _ in mine), statistics.median(c for _, c in mine))
         for mine in runs
     ]
+
+
+def every_scenario() -> dict[str, list[str]]:
+    """``run`` of every bundled scenario (``--every-scenario``): the kernel paths a
+    ruleset's first scenario does not take (olympia's chain and skip kernels, blocks'
+    sieges, a skirmish with ranges) have their first answers too."""
+    found = sorted((ROOT / "scenarios").glob("*/*.toml"))
+    return {f"run {p.relative_to(ROOT)}": ["run", str(p.relative_to(ROOT))] for p in found}
 
 
 def first_scenarios() -> list[Path]:
@@ -380,8 +389,13 @@ def main() -> None:
         help="the cold runs of these commands only (comma-separated parts of names; "
         "serve: its start)",
     )
+    parser.add_argument(
+        "--every-scenario",
+        action="store_true",
+        help="cold runs of `run` on every bundled scenario instead of the documented commands",
+    )
     options = parser.parse_args()
-    chosen = documented()
+    chosen = every_scenario() if options.every_scenario else documented()
     if options.only:
         asked = options.only.split(",")
         options.no_serve = options.no_serve or "serve" not in asked

@@ -91,6 +91,22 @@ def test_latency_benchmark_times_serve_listening_and_its_rulesets_ready() -> Non
     assert figures["page"] == "ready" or "olympia: " in figures["page"]
 
 
+def test_latency_every_scenario_runs_each_bundled_scenario_once() -> None:
+    """``--every-scenario``: one cold ``run`` of each bundled scenario, the documented
+    first scenarios among them."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import latency
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    chosen = latency.every_scenario()
+    bundled = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "scenarios").glob("*/*.toml"))
+    assert sorted(args[1] for args in chosen.values()) == bundled
+    assert all(args[0] == "run" and len(args) == 2 for args in chosen.values())
+    documented = latency.documented()
+    assert {n for n in documented if n.startswith("run ")} <= set(chosen)
+
+
 # The tools that compile kernels of their own (a cold cache, another revision) or time
 # every measurement end to end: tens of seconds each, in the slow tier (.ci/run runs it).
 @pytest.mark.slow

@@ -202,20 +202,29 @@ def _cold_run(
     return json.loads(done.stdout), done.stderr, json.loads(heard[0].split(" ", 1)[1])
 
 
+def _both_ways(tmp_path: Path, scenario: str) -> tuple[str, list[str], list[str]]:
+    """``scenario`` run cold twice, its kernel's compile aside and in one process (each on
+    a cache of its own under ``tmp_path``), asserting the two give the same answer: the
+    aside run's stderr, the functions its process compiled, and those the one-process
+    run compiled. Skipped on one core, where nothing compiles aside."""
+    if _aside.cores() < 2:
+        pytest.skip("the compile aside runs on two cores or more")
+    aside, said, here = _cold_run(tmp_path / "aside", aside=True, scenario=scenario)
+    alone, _, by_itself = _cold_run(tmp_path / "alone", aside=False, scenario=scenario)
+    for answer in (aside, alone):
+        answer.pop("seconds")
+        answer.pop("compile_seconds")
+    assert aside == alone
+    return said, here, by_itself
+
+
 # Slow tier (docs/testing.md): two cold compiles of the skip kernel, about 50 s quiet
 @pytest.mark.slow
 def test_a_cold_run_with_the_battle_compiled_aside_gives_the_same_rows(tmp_path: Path) -> None:
     """castle_siege on an empty cache, its battle compiled in a second process, gives
     the answer of a run that compiled everything itself, and says it compiles; the
     battle's block is then in the cache (the second process put it there)."""
-    if _aside.cores() < 2:
-        pytest.skip("the compile aside runs on two cores or more")
-    aside, said, _ = _cold_run(tmp_path / "aside", aside=True)
-    alone, _, _ = _cold_run(tmp_path / "alone", aside=False)
-    for answer in (aside, alone):
-        answer.pop("seconds")
-        answer.pop("compile_seconds")
-    assert aside == alone
+    said, _, _ = _both_ways(tmp_path, CASTLE)
     assert "compiling the olympia" in said
     blocks = [p.name for p in (tmp_path / "aside").rglob("skip._plain_block-*.nbi")]
     assert blocks, sorted(p.name for p in (tmp_path / "aside").rglob("*.nbi"))
@@ -230,14 +239,7 @@ def test_a_cold_chain_run_with_its_walk_compiled_aside_gives_the_same_rows(
     that calls it compiled in a second process while this one compiles the table's
     kernel, then loaded, not compiled again here; the rows of a run that compiled
     everything itself."""
-    if _aside.cores() < 2:
-        pytest.skip("the compile aside runs on two cores or more")
-    aside, _, here = _cold_run(tmp_path / "aside", aside=True, scenario=KNIGHTS)
-    alone, _, by_itself = _cold_run(tmp_path / "alone", aside=False, scenario=KNIGHTS)
-    for answer in (aside, alone):
-        answer.pop("seconds")
-        answer.pop("compile_seconds")
-    assert aside == alone
+    _, here, by_itself = _both_ways(tmp_path, KNIGHTS)
     assert {"chain_table", "_walk", "chain_battles"} <= set(by_itself)
     assert {"settle_row", "_walk_on"} <= set(by_itself)  # the walk's helpers
     # Here: the table's kernel, the wait for the walk (told as its compile), no more.
@@ -256,14 +258,7 @@ def test_a_cold_blocks_run_with_helpers_compiled_aside_gives_the_same_rows(
     what they call) compiled in a second process while this one compiles the battle's
     other helpers, then loaded from the cache, not compiled here; the answer of a run
     that compiled everything itself."""
-    if _aside.cores() < 2:
-        pytest.skip("the compile aside runs on two cores or more")
-    aside, said, here = _cold_run(tmp_path / "aside", aside=True, scenario=FIELD)
-    alone, _, by_itself = _cold_run(tmp_path / "alone", aside=False, scenario=FIELD)
-    for answer in (aside, alone):
-        answer.pop("seconds")
-        answer.pop("compile_seconds")
-    assert aside == alone
+    said, here, by_itself = _both_ways(tmp_path, FIELD)
     assert "compiling the blocks" in said
     aside_made = {"phases_end", "withdraw"}
     assert {"one_battle", "_plain_battles", "field_round", *aside_made} <= set(by_itself)
@@ -369,14 +364,7 @@ def test_a_cold_age_of_gods_run_with_its_battle_compiled_aside_gives_the_same_ro
     second process while this one compiles the rest, the kernel and the tally, then
     loaded, not compiled again here; the rows of a run that compiled everything itself;
     olympia's layout helper compiled by neither (its columns are read in Python)."""
-    if _aside.cores() < 2:
-        pytest.skip("the compile aside runs on two cores or more")
-    aside, said, here = _cold_run(tmp_path / "aside", aside=True, scenario=ARCHERS)
-    alone, _, by_itself = _cold_run(tmp_path / "alone", aside=False, scenario=ARCHERS)
-    for answer in (aside, alone):
-        answer.pop("seconds")
-        answer.pop("compile_seconds")
-    assert aside == alone
+    said, here, by_itself = _both_ways(tmp_path, ARCHERS)
     assert "compiling the age_of_gods kernel" in said
     battle = {"_phased_battle", "survey", "ranged_or_melee", "apply_losses", "special_attacks"}
     assert battle | {"phased_battles", "slot_histograms"} <= set(by_itself)

@@ -147,7 +147,7 @@ class StackedRuns:
     def stacked_kernel(self, given: tuple[Any, ...] | None = None) -> tuple[Any, Any]:
         """Its ruleset's stacked kernel (kernels/*_stacked.py) and the battle function
         (by address) that kernel calls for it. ``given``: the arguments the kernel will
-        take after the battle (:meth:`stacked_arguments`), for a ruleset whose battle's
+        take after the battle (as :meth:`run_stacked` calls it), for a ruleset whose battle's
         compile compiles the kernel for them meanwhile (age_of_gods); None where not
         known."""
         raise NotImplementedError
@@ -164,21 +164,10 @@ class StackedRuns:
         ``seeds[i]`` of member ``slots[i]`` of ``tables`` (``out`` zeros at first, as
         wide as the widest member's row), every battle on every thread in one call. Any
         member may run the stack: members of one stack key share the kernel."""
-        given = self.stacked_arguments(tables, slots, seeds, numbers, out)
+        at = (tables.at, tables.dims, tables.sizes)
+        given = (*tables.flats, *at, slots, seeds, numbers, out, *self.stacked_shared())
         kernel, battle = self.stacked_kernel(given)
         kernel(battle, *given)
-
-    def stacked_arguments(
-        self,
-        tables: Stack,
-        slots: np.ndarray,
-        seeds: np.ndarray,
-        numbers: np.ndarray,
-        out: np.ndarray,
-    ) -> tuple[Any, ...]:
-        """Its stacked kernel's arguments after the battle, for :meth:`run_stacked`."""
-        at = (tables.at, tables.dims, tables.sizes)
-        return (*tables.flats, *at, slots, seeds, numbers, out, *self.stacked_shared())
 
     def stacked_shared(self) -> tuple[Any, ...]:
         """What its stacked kernel takes after the battles' rows: the tables its members
