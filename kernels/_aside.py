@@ -158,6 +158,73 @@ def start(
         return aside
 
 
+class BattleByAddress:
+    """A ruleset's battle function as its kernels call it: by its address
+    (:func:`kernels._jit.address_of`), compiled or loaded on first use. Called with the
+    kernel that will call it (``None``: the ruleset's plain kernel) and the arguments that
+    kernel takes after the battle (``given``; None: the plain kernel's in a plain run,
+    another kernel's not known), it returns the battle's address.
+
+    On a cold cache a second process (:func:`start`) compiles the battle, with every
+    helper it calls but ``helpers_here``, while this one compiles those helpers and the
+    kernel, for the types of ``given`` (or the plain kernel's, ``plain_types``), and the
+    tally meanwhile (:data:`meanwhile`); then this one loads the battle from the cache.
+    A kernel module keeps one at module level, so the second process finds it as
+    ``module.name``."""
+
+    def __init__(
+        self,
+        module: str,
+        name: str,
+        battle: Any,
+        battle_types: Callable[[], tuple[Any, ...]],
+        returns: Any,
+        plain: Any,
+        plain_types: Callable[[], tuple[Any, ...]],
+        helpers_here: Callable[[], tuple[tuple[Any, tuple[Any, ...]], ...]] = tuple,
+    ) -> None:
+        self.module, self.name = module, name
+        self.battle, self.battle_types, self.returns = battle, battle_types, returns
+        self.plain, self.plain_types, self.helpers_here = plain, plain_types, helpers_here
+        #: The kernels this process has been given the battle for.
+        self.ready: set[Any] = set()
+        self._address: Any = None
+
+    def __call__(self, kernel: Any = None, given: tuple[Any, ...] | None = None) -> Any:
+        kernel = self.plain if kernel is None else kernel
+        if kernel not in self.ready:
+            aside = start(self.battle, self.battle_types(), self.module, f"{self.name}.address")
+            if aside is not None:
+                try:
+                    for helper, arg_types in self.helpers_here():
+                        helper.compile(arg_types)
+                    if given is not None or kernel is self.plain:
+                        kernel.compile(self.kernel_types(given))
+                finally:
+                    aside.wait()
+            self.ready.add(kernel)
+        return self.address()
+
+    def address(self) -> Any:
+        """The battle by its address, compiled or loaded (what the second process calls
+        to compile it)."""
+        if self._address is None:
+            from ._jit import address_of
+
+            self._address = address_of(self.battle, self.battle_types())
+        return self._address
+
+    def kernel_types(self, given: tuple[Any, ...] | None) -> tuple[Any, ...]:
+        """A kernel's arguments' types: the battle's, then ``given``'s (None: the plain
+        kernel's, :attr:`plain_types`)."""
+        from numba import typeof, types
+
+        battle = types.FunctionType(self.returns(*self.battle_types()))
+        if given is None:
+            return (battle, *self.plain_types())
+        return (battle, *(typeof(a) for a in given))
+
+
 def _main(argv: list[str]) -> int:
     """The second process: compile by calling ``module.function(*args)``; exit at once
     when the process that started it ends (its pipe on our standard input closes)."""
@@ -171,7 +238,10 @@ def _main(argv: list[str]) -> int:
 
     threading.Thread(target=watch, daemon=True).start()
     module, function, *args = argv
-    getattr(importlib.import_module(module), function)(*map(int, args))
+    found: Any = importlib.import_module(module)
+    for name in function.split("."):  # a function, or a method of a module's object
+        found = getattr(found, name)
+    found(*map(int, args))
     return 0
 
 

@@ -37,12 +37,13 @@ import functools
 from typing import Any
 
 import numpy as np
-from numba import prange, typeof, types
+from numba import prange, types
 
 from . import _aside
 from . import olympia as ol
-from ._jit import INT_TABLE, INTS, REALS, STATE, address_of, jit
+from ._jit import INT_TABLE, INTS, REALS, STATE, jit
 from .rng import below, chance, seed_battle, uniform
+from .rows import copy_row
 from .stops import ATTACKER_WITHDREW, FIGHTING, STOP_GONE, any_stop, withdrawing_side
 
 # Columns of the group table after Olympia's: mounted, pikes, the special attack,
@@ -773,45 +774,6 @@ def _phased_battle(
             return recorded
 
 
-def battle_by_address(kernel=None, given: tuple[Any, ...] | None = None):
-    """:func:`_phased_battle` for ``kernel`` (:func:`phased_battles` where None; or the
-    stacked kernel of kernels/age_of_gods_stacked.py), called by its address
-    (:func:`~kernels._jit.address_of`), compiled or loaded on first use. ``given``: the
-    arguments ``kernel`` takes after the battle (None: :func:`phased_battles`' in a plain
-    run, another kernel's not known).
-
-    On a cold cache (kernels/_aside.py) a second process compiles the battle with most
-    of its helpers (about 12 of a cold run's 26 CPU seconds) while this one compiles
-    :func:`_helpers_here`, ``kernel`` and the tally; then it loads the battle from the
-    cache."""
-    kernel = phased_battles if kernel is None else kernel
-    if kernel not in _ready:
-        aside = _aside.start(_phased_battle, _battle_types(), __name__, "_battle")
-        if aside is not None:
-            try:
-                # Done here long before the second process types the calls (late in
-                # its battle): it loads them from the cache, and the two processes end
-                # at about the same time.
-                for helper, arg_types in _helpers_here():
-                    helper.compile(arg_types)
-                if given is not None or kernel is phased_battles:
-                    kernel.compile(_kernel_types(given))
-            finally:
-                aside.wait()
-        _ready.add(kernel)
-    return _battle()
-
-
-#: The kernels (:func:`battle_by_address`) this process has been given the battle for.
-_ready: set[Any] = set()
-
-
-@functools.cache
-def _battle():
-    """:func:`_phased_battle` by its address, compiled or loaded."""
-    return address_of(_phased_battle, _battle_types())
-
-
 @functools.cache
 def _battle_types() -> tuple[Any, ...]:
     """The arguments' types of :func:`_phased_battle`."""
@@ -821,21 +783,17 @@ def _battle_types() -> tuple[Any, ...]:
     return (STATE, *tables, *scratch, *recording)
 
 
-def _kernel_types(given: tuple[Any, ...] | None) -> tuple[Any, ...]:
-    """A kernel's arguments' types: the battle's, then ``given``'s (None: those of
-    :func:`phased_battles` in a plain run)."""
-    battle = types.FunctionType(types.int64(*_battle_types()))
-    if given is not None:
-        return (battle, *(typeof(a) for a in given))
-    # groups, survive, flee, sides, stops, asked, seed, first, out, through
+def _plain_types() -> tuple[Any, ...]:
+    """The arguments :func:`phased_battles` takes after the battle in a plain run: groups,
+    survive, flee, sides, stops, asked, seed, first, out, through."""
     tables = (INT_TABLE, REALS, REALS, INT_TABLE, INT_TABLE, INTS)
-    return (battle, *tables, types.uint64, types.int64, INT_TABLE, types.int64[:, :, ::1])
+    return (*tables, types.uint64, types.int64, INT_TABLE, types.int64[:, :, ::1])
 
 
 @functools.cache
 def _helpers_here() -> tuple[tuple[Any, tuple[Any, ...]], ...]:
     """The battle's helpers the process that starts a compile aside compiles itself
-    (:func:`battle_by_address`), with the types :func:`_phased_battle` calls them with (its
+    (:data:`battle_by_address`), with the types :func:`_phased_battle` calls them with (its
     ``per_side`` rows are views of any layout): ``special_attacks``, about 2 of the
     battle's 15 CPU seconds, typed about 8 s into the battle's compile. With it here the
     two processes took about as long (``python benchmarks/compile_aside.py``, Intel Xeon;
@@ -903,4 +861,14 @@ def phased_battles(battle, groups, survive, flee, sides, stops, asked, seed, fir
             if at >= 0:
                 ol.keep_left(groups, cnt, health, out[i], at)
             for k in range(recorded, asked.shape[0]):
-                record[k, :] = out[i]
+                copy_row(out[i], record[k])
+
+
+#: :func:`_phased_battle` for :func:`phased_battles` or another kernel (the stacked one of
+#: kernels/age_of_gods_stacked.py), called by its address. On a cold cache a second
+#: process compiles the battle with most of its helpers (about 12 of a cold run's 26 CPU
+#: seconds) while this one compiles :func:`_helpers_here`, the kernel and the tally.
+battle_by_address = _aside.BattleByAddress(
+    __name__, "battle_by_address", _phased_battle, _battle_types, types.int64,
+    phased_battles, _plain_types, _helpers_here,
+)  # fmt: skip

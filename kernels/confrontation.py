@@ -22,13 +22,15 @@ One output row per battle, columns as ``O_*`` and ``column_*`` below say.
 
 from __future__ import annotations
 
-import functools
+from typing import Any
 
 import numpy as np
-from numba import prange
+from numba import prange, types
 
-from ._jit import INT_TABLE, INTS, REAL_TABLE, STATE, address_of, jit
+from . import _aside
+from ._jit import INT_TABLE, INTS, REAL_TABLE, STATE, jit
 from .rng import below, seed_battle
+from .rows import copy_row
 from .stops import (
     ATTACKER_WITHDREW,
     DEFENDER_WITHDREW,
@@ -371,7 +373,7 @@ def record(units, integrity, resolve2, turn, row, trail, mark):
     """The row as it stands after ``turn`` (still fighting) into ``trail``'s slot ``mark``."""
     finish(units, integrity, resolve2, np.int64(FIGHTING), turn, row)
     width = row.shape[0]
-    trail[mark * width : (mark + 1) * width] = row
+    copy_row(row, trail[mark * width : (mark + 1) * width])
 
 
 @jit
@@ -477,18 +479,23 @@ def one_battle(
     finish(units, integrity, resolve2, winner, steps, row)
     width = row.shape[0]
     for k in range(mark, n_marks):
-        trail[k * width : (k + 1) * width] = row
+        copy_row(row, trail[k * width : (k + 1) * width])
 
 
-@functools.cache
-def battle_by_address():
-    """:func:`one_battle` for :func:`confrontation_battles`, called by its address
-    (:func:`~kernels._jit.address_of`), compiled or loaded on first use."""
-    # units, floats, stacks, distance, actions, entry_start, turn_entry, params, stops, marks
+def _battle_types() -> tuple[Any, ...]:
+    """The arguments' types of :func:`one_battle`: the state; units, floats, stacks,
+    distance, actions, entry_start, turn_entry, params, stops, marks; row, trail,
+    integrity, resolve2, alive, count, stack_alive."""
     tables = (INT_TABLE, REAL_TABLE, INT_TABLE, INT_TABLE, INT_TABLE, INTS, INTS, INTS)
-    given = (*tables, INT_TABLE, INTS)
-    # row, trail, integrity, resolve2, alive, count, stack_alive
-    return address_of(one_battle, (STATE, *given, *[INTS] * 7))
+    return (STATE, *tables, INT_TABLE, INTS, *[INTS] * 7)
+
+
+def _plain_types() -> tuple[Any, ...]:
+    """What :func:`confrontation_battles` takes after the battle in a run
+    (simulator/rulesets/confrontation/prepare.py): the tables, params, stops, marks,
+    seed, first, out, trails."""
+    tables = (INT_TABLE, REAL_TABLE, INT_TABLE, INT_TABLE, INT_TABLE, INTS, INTS, INTS)
+    return (*tables, INT_TABLE, INTS, types.uint64, types.int64, INT_TABLE, INT_TABLE)
 
 
 @jit(parallel=True)
@@ -531,3 +538,12 @@ def confrontation_battles(
                 count,
                 stack_alive,
             )
+
+
+#: :func:`one_battle` for :func:`confrontation_battles` or the stacked kernel
+#: (kernels/confrontation_stacked.py), called by its address. On a cold cache a second
+#: process compiles the battle while this one compiles the kernel and the tally.
+battle_by_address = _aside.BattleByAddress(
+    __name__, "battle_by_address", one_battle, _battle_types, types.none,
+    confrontation_battles, _plain_types,
+)  # fmt: skip

@@ -12,12 +12,13 @@ reading. Nothing here knows about TOML, names or objects.
 
 from __future__ import annotations
 
-import functools
+from typing import Any
 
 import numpy as np
-from numba import prange
+from numba import prange, types
 
-from ._jit import INT_TABLE, INTS, REAL_TABLE, STATE, address_of, jit
+from . import _aside
+from ._jit import INT_TABLE, INTS, REAL_TABLE, STATE, jit
 from .rng import below, seed_battle
 from .stops import (
     ATTACKER_WITHDREW,
@@ -386,13 +387,18 @@ def one_battle(state, table, expected, params, stops, marks, row, trail, health,
     return n_moves
 
 
-@functools.cache
-def battle_by_address():
-    """:func:`one_battle` for :func:`skirmish_battles`, called by its address
-    (:func:`~kernels._jit.address_of`), compiled or loaded on first use."""
-    # table, expected, params, stops, marks, row, trail, health, healer_ready, log
-    given = (INT_TABLE, REAL_TABLE, INTS, INT_TABLE, INTS, INTS, INTS, INTS, INTS, INT_TABLE)
-    return address_of(one_battle, (STATE, *given))
+def _battle_types() -> tuple[Any, ...]:
+    """The arguments' types of :func:`one_battle`: the state; table, expected, params,
+    stops, marks, row, trail, health, healer_ready, log."""
+    return (STATE, INT_TABLE, REAL_TABLE, INTS, INT_TABLE, INTS, INTS, INTS, INTS, INTS,
+            INT_TABLE)  # fmt: skip
+
+
+def _plain_types() -> tuple[Any, ...]:
+    """What :func:`skirmish_battles` takes after the battle in a run
+    (simulator/rulesets/skirmish/prepare.py): table, params, stops, marks, seed, first,
+    out, trails."""
+    return (INT_TABLE, INTS, INT_TABLE, INTS, types.uint64, types.int64, INT_TABLE, INT_TABLE)
 
 
 @jit(parallel=True)
@@ -448,3 +454,12 @@ def sample_damage_rolls(seed, attack, defence, damage, out):
     seed_battle(state, seed, 0)
     for k in range(out.shape[0]):
         out[k] = damage_roll(state, attack, defence, damage)
+
+
+#: :func:`one_battle` for :func:`skirmish_battles` or the stacked kernel
+#: (kernels/skirmish_stacked.py), called by its address. On a cold cache a second
+#: process compiles the battle while this one compiles the kernel and the tally.
+battle_by_address = _aside.BattleByAddress(
+    __name__, "battle_by_address", one_battle, _battle_types, types.int64,
+    skirmish_battles, _plain_types,
+)  # fmt: skip

@@ -10,6 +10,7 @@ from numba import prange
 
 from ._jit import jit
 from .rng import seed_battle
+from .rows import copy_row
 from .skirmish import BLOCK, N_LOG_FIELDS, expected_table
 from .stacked import by_member, largest, member_runs, table_of, vector_of
 
@@ -32,7 +33,7 @@ def skirmish_stacked(battle, table, params, stops, at, dims, sizes, slots, seeds
     expected = np.empty(expected_at[n_scenarios], np.float64)
     for c in range(n_scenarios):
         own = expected_table(table_of(table, at, dims, c, 0))
-        expected[expected_at[c] : expected_at[c + 1]] = own.ravel()
+        copy_row(own.ravel(), expected[expected_at[c] : expected_at[c + 1]])
     taken = by_member(slots, n_scenarios)
     for block in prange((n + BLOCK - 1) // BLOCK):
         state = np.empty(4, np.uint64)

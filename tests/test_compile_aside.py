@@ -9,6 +9,7 @@ skip kernel that check the rows are in the slow tier.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import signal
@@ -26,6 +27,7 @@ from numba import typeof
 import simulator
 from kernels import _aside
 from simulator import rulesets
+from simulator.rulesets.stacked import warm_stacked
 from simulator.running.compiling import compile_clock, compiling_now
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,6 +35,13 @@ CASTLE = "scenarios/olympia/castle_siege.toml"
 KNIGHTS = "scenarios/olympia/knights_vs_pikemen.toml"
 FIELD = "scenarios/blocks/field_battle.toml"
 ARCHERS = "scenarios/age_of_gods/archers_in_rain.toml"
+ATTACK = "scenarios/confrontation/attack.toml"
+HEALER = "scenarios/skirmish/archers_and_healer.toml"
+#: The rulesets whose battle a :class:`kernels._aside.BattleByAddress` compiles aside: a
+#: bundled scenario of each, and its stacked kernel (kernels/RULESET_stacked.py).
+BY_ADDRESS = {"age_of_gods": ARCHERS, "confrontation": ATTACK, "skirmish": HEALER}
+STACKED = {"age_of_gods": "phased_stacked", "confrontation": "confrontation_stacked",
+           "skirmish": "skirmish_stacked"}  # fmt: skip
 
 
 def _dispatcher(index: Path, overloads: dict[Any, Any] | None = None) -> Any:
@@ -270,13 +279,17 @@ def test_a_cold_blocks_run_with_helpers_compiled_aside_gives_the_same_rows(
         assert list((tmp_path / "aside").rglob(f"{name}*.nbi")), name
 
 
-def test_age_of_gods_compiles_its_battle_aside(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A first run of age_of_gods' kernel on a cold cache starts the battle's compile in
-    a second process (kernels.age_of_gods._battle: the same function, signature and
-    cache), compiles the helpers it keeps and the kernel for the types a run's call has,
-    then waits (the tally compiled meanwhile); later runs start nothing."""
-    from kernels import age_of_gods as k
-
+@pytest.mark.parametrize("ruleset", sorted(BY_ADDRESS))
+def test_a_battle_compiles_aside_while_its_kernel_compiles_here(
+    monkeypatch: pytest.MonkeyPatch, ruleset: str
+) -> None:
+    """A first run of the ruleset's kernel on a cold cache starts the battle's compile
+    in a second process (``kernels.RULESET.battle_by_address.address``: the same
+    function, signature and cache), compiles the helpers it keeps and the kernel for
+    the types a run's call has, then waits (the tally compiled meanwhile); later runs
+    start nothing."""
+    module = importlib.import_module(f"kernels.{ruleset}")
+    by_address = module.battle_by_address
     started: list[tuple[Any, ...]] = []
     compiled: list[Any] = []
     waited: list[bool] = []
@@ -295,45 +308,44 @@ def test_age_of_gods_compiles_its_battle_aside(monkeypatch: pytest.MonkeyPatch) 
             compiled.append(arg_types)
 
     helper, kernel = Compiles(), Compiles()
-    helpers_here = k._helpers_here()
+    helpers_here = by_address.helpers_here()
     monkeypatch.setattr(_aside, "start", start)
-    monkeypatch.setattr(k, "_ready", set())
-    monkeypatch.setattr(k, "_helpers_here", lambda: ((helper, ("helper's types",)),))
-    battle = k.battle_by_address(kernel, (np.zeros(3, np.int64),))
-    assert battle is k._battle()
-    assert started == [(k._phased_battle, k._battle_types(), "kernels.age_of_gods", "_battle")]
-    assert compiled == [("helper's types",), k._kernel_types((np.zeros(3, np.int64),))]
+    monkeypatch.setattr(by_address, "ready", set())
+    monkeypatch.setattr(by_address, "helpers_here", lambda: ((helper, ("helper's types",)),))
+    given = (np.zeros(3, np.int64),)
+    battle = by_address(kernel, given)
+    assert battle is by_address.address()
+    aside = (by_address.battle, by_address.battle_types(), f"kernels.{ruleset}")
+    assert started == [(*aside, "battle_by_address.address")]
+    assert compiled == [("helper's types",), by_address.kernel_types(given)]
     assert waited == [True]
-    k.battle_by_address(kernel, (np.zeros(3, np.int64),))
+    by_address(kernel, given)
     assert len(started) == 1
     # The plain run's kernel is compiled for the types of its call, the battle's included.
     calls: list[tuple[Any, ...]] = []
-    monkeypatch.setattr(k, "phased_battles", lambda *given: calls.append(given))
-    k._ready.add(k.phased_battles)
-    loaded = simulator.load_scenario(ROOT / ARCHERS)
+    monkeypatch.setattr(module, by_address.plain.py_func.__name__, lambda *a: calls.append(a))
+    by_address.ready.add(by_address.plain)
+    loaded = simulator.load_scenario(ROOT / BY_ADDRESS[ruleset])
     rulesets.get(loaded.ruleset).prepare(loaded.model).run_matrix(1, 0, 10)
     (call,) = calls
-    assert tuple(typeof(a) for a in call) == k._kernel_types(None)
+    assert tuple(typeof(a) for a in call) == by_address.kernel_types(None)
     # The helpers kept here are compiled for the types the battle calls them with: those
     # the session's warm compiled with the battle, so they load and compile nothing.
     clock = compile_clock()
     functions = clock.functions
-    assert helpers_here
+    assert helpers_here or ruleset != "age_of_gods"
     for dispatcher, arg_types in helpers_here:
         dispatcher.compile(arg_types)
     assert clock.functions == functions
 
 
-def test_age_of_gods_stacked_run_names_its_kernel_and_arguments_to_the_battle(
-    monkeypatch: pytest.MonkeyPatch,
+@pytest.mark.parametrize("ruleset", sorted(BY_ADDRESS))
+def test_a_stacked_run_names_its_kernel_and_arguments_to_the_battle(
+    monkeypatch: pytest.MonkeyPatch, ruleset: str
 ) -> None:
-    """A stacked run (a scenario with ranges) hands age_of_gods' battle its stacked
-    kernel and the arguments it will call it with, so that on a cold cache this process
-    compiles that kernel, for those types, while the second compiles the battle."""
-    from kernels import age_of_gods as k
-    from kernels import age_of_gods_stacked
-    from simulator.rulesets.stacked import warm_stacked
-
+    """A stacked run (a scenario with ranges) hands the battle its stacked kernel and the
+    arguments it will call it with, so that on a cold cache this process compiles that
+    kernel, for those types, while the second compiles the battle."""
     named: list[tuple[Any, Any]] = []
     ran: list[tuple[Any, ...]] = []
 
@@ -344,9 +356,11 @@ def test_age_of_gods_stacked_run_names_its_kernel_and_arguments_to_the_battle(
         named.append((kernel, given))
         return "the battle"
 
-    monkeypatch.setattr(age_of_gods_stacked, "phased_stacked", kernel)
-    monkeypatch.setattr(k, "battle_by_address", battle_by_address)
-    loaded = simulator.load_scenario(ROOT / ARCHERS)
+    stacked = importlib.import_module(f"kernels.{ruleset}_stacked")
+    monkeypatch.setattr(stacked, STACKED[ruleset], kernel)
+    monkeypatch.setattr(importlib.import_module(f"kernels.{ruleset}"), "battle_by_address",
+                        battle_by_address)  # fmt: skip
+    loaded = simulator.load_scenario(ROOT / BY_ADDRESS[ruleset])
     warm_stacked(rulesets.get(loaded.ruleset).prepare(loaded.model))
     ((kernel_named, given),) = named
     ((battle, *arguments),) = ran
@@ -378,12 +392,39 @@ def test_a_cold_age_of_gods_run_with_its_battle_compiled_aside_gives_the_same_ro
         assert len(list((tmp_path / "aside").rglob(f"age_of_gods.{name}-*.nbc"))) == 1, name
 
 
+# Slow tier (docs/testing.md): two cold compiles of the ruleset's kernel, about 30 s quiet
+@pytest.mark.slow
+@pytest.mark.parametrize("ruleset", ["confrontation", "skirmish"])
+def test_a_cold_run_with_its_battle_compiled_aside_gives_the_same_rows(
+    tmp_path: Path, ruleset: str
+) -> None:
+    """The ruleset's scenario on an empty cache: its battle compiled in a second process
+    while this one compiles the kernel (once, for the types of the run's call) and the
+    tally, then loaded, not compiled again here; the rows of a run that compiled
+    everything itself."""
+    said, here, by_itself = _both_ways(tmp_path, BY_ADDRESS[ruleset])
+    assert f"compiling the {ruleset} kernel" in said
+    kernel = f"{ruleset}_battles"
+    assert {"one_battle", kernel, "slot_histograms"} <= set(by_itself)
+    # Here: the kernel, the tally and the wait for the battle (told as its compile), each
+    # once; none of the battle's helpers (record, the withdrawal rule's).
+    assert all(here.count(name) == 1 for name in ("one_battle", kernel, "slot_histograms"))
+    helpers = {"record", "withdrawer", "_record", "_withdrawer"} & set(by_itself)
+    assert helpers and not helpers & set(here)
+    assert list((tmp_path / "aside").rglob(f"{ruleset}.one_battle-*.nbi"))
+
+
 # Slow tier (docs/testing.md): about 2 s each, the compile stopped once it runs aside
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("scenario", "ruleset"),
-    [(CASTLE, "olympia"), (KNIGHTS, "olympia"), (FIELD, "blocks"), (ARCHERS, "age_of_gods")],
-    ids=["skip", "chain", "blocks", "age_of_gods"],
+    [
+        (CASTLE, "olympia"),
+        (KNIGHTS, "olympia"),
+        (FIELD, "blocks"),
+        *((scenario, ruleset) for ruleset, scenario in sorted(BY_ADDRESS.items())),
+    ],
+    ids=["skip", "chain", "blocks", *sorted(BY_ADDRESS)],
 )
 def test_ctrl_c_while_the_battle_compiles_aside_leaves_nothing_running(
     tmp_path: Path, scenario: str, ruleset: str

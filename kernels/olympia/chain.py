@@ -48,6 +48,7 @@ from numba import prange, types
 from .. import _aside
 from .._jit import INT_TABLE, INTS, REALS, STATE, address_of, jit
 from ..rng import below, next_u64, next_u64_held, seed_battle, uniform
+from ..rows import copy_row
 from ..stops import FIGHTING
 from . import layout
 from .exact import (
@@ -770,7 +771,7 @@ def _settled(
         return
     for k in range(last):
         if asked[k] >= steps:
-            rec[i, k, :] = row
+            copy_row(row, rec[i, k])
         else:
             # scratch[1] holds the nobles' final wounds (settle_row).
             row_k = rec[i, k]

@@ -13,6 +13,7 @@ from numba import prange
 
 from .._jit import jit
 from ..rng import below, chance, seed_battle, uniform
+from ..rows import copy_row
 from ..stops import ATTACKER_WITHDREW, FIGHTING, STOP_AFTER, STOP_GONE, any_stop, withdrawing_side
 from . import layout
 
@@ -303,7 +304,7 @@ def next_horizon(asked, k, after):
 @jit
 def record(row, rec, i, k, step):
     """Battle ``i``'s row after strike ``step``, still undecided then, as asked step ``k``."""
-    rec[i, k, :] = row
+    copy_row(row, rec[i, k])
     rec[i, k, layout.O_WINNER] = FIGHTING
     rec[i, k, layout.O_STEPS] = step
 
@@ -353,7 +354,7 @@ def pass_horizon(row, rec, i, asked, marks, plan, stops, steps):
 def close_marks(row, rec, i, marks):
     """Battle ``i``'s rows of asked steps not recorded during it: its final row."""
     for k in range(marks[layout.M_NEXT], rec.shape[1]):
-        rec[i, k, :] = row
+        copy_row(row, rec[i, k])
 
 
 @jit

@@ -148,7 +148,7 @@ class StackedRuns:
         """Its ruleset's stacked kernel (kernels/*_stacked.py) and the battle function
         (by address) that kernel calls for it. ``given``: the arguments the kernel will
         take after the battle (as :meth:`run_stacked` calls it), for a ruleset whose battle's
-        compile compiles the kernel for them meanwhile (age_of_gods); None where not
+        compile compiles the kernel for them meanwhile (kernels/_aside.py); None where not
         known."""
         raise NotImplementedError
 

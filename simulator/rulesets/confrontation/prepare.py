@@ -228,7 +228,8 @@ class ConfrontationPrepared(StackedRuns, RecordedTurns):
         return (self.arrays.n_columns, self.arrays.units.shape[0], self.arrays.stacks.shape[0])
 
     def stacked_kernel(self, given: tuple[Any, ...] | None = None) -> tuple[Any, Any]:
-        return confrontation_stacked.confrontation_stacked, k.battle_by_address()
+        kernel = confrontation_stacked.confrontation_stacked
+        return kernel, k.battle_by_address(kernel, given)
 
     def derived_columns(self, rows: np.ndarray) -> dict[str, np.ndarray]:
         # Only the last turn ends a battle undecided: every draw is one the limit ended.

@@ -207,7 +207,8 @@ class SkirmishPrepared(StackedRuns, RecordedTurns):
         return (self.n_columns, self.table.shape[0])
 
     def stacked_kernel(self, given: tuple[Any, ...] | None = None) -> tuple[Any, Any]:
-        return skirmish_stacked.skirmish_stacked, k.battle_by_address()
+        kernel = skirmish_stacked.skirmish_stacked
+        return kernel, k.battle_by_address(kernel, given)
 
     def survivors(
         self, rows: Mapping[str, np.ndarray], side: str, data: Mapping[str, Any]
