@@ -122,6 +122,22 @@ def test_waiting_is_a_compile_to_the_run(
     assert not compiling_now()
 
 
+def test_a_study_that_counts_nothing_compiles_nothing_meanwhile(
+    tmp_path: Path, two_cores: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Within ``counting_nothing`` (best's races) a wait compiles none of ``meanwhile``;
+    after it, and outside it, waits compile them again."""
+    done: list[bool] = []
+    monkeypatch.setattr(_aside, "meanwhile", [lambda: done.append(True)])
+    with _aside.counting_nothing():
+        aside = _aside.start(_dispatcher(tmp_path / "none.nbi"), (), "time", "sleep", 0)
+        assert aside is not None and aside.wait() is True
+    assert done == []
+    aside = _aside.start(_dispatcher(tmp_path / "none.nbi"), (), "time", "sleep", 0)
+    assert aside is not None and aside.wait() is True
+    assert done == [True]
+
+
 def test_the_second_process_ends_when_the_first_does(tmp_path: Path) -> None:
     """A process that started a compile aside and ended (here killed, as Ctrl-C during a
     compile ends a command at once: ``os._exit``) leaves nothing running: the second

@@ -193,3 +193,44 @@ def test_a_malformed_costs_file_is_one_line(tmp_path):
     costs.write_text("knigt = 3\n")
     line = one_error_line(invoke("--types", "soldier,knight", "--costs", str(costs)))
     assert "costs.toml" in line and "did you mean 'knight'?" in line
+
+
+def test_a_types_pairwise_searches_fight_their_cells_together(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A type's pairwise searches run side by side (``_Search._together``): the cells
+    they all ask for next are fought in one call of the bank, so a type's searches take
+    about as many fights as the longest of them, not all of theirs one after another
+    (each fight a cell or two, a core idle); and each search's answer, and the cells
+    fought, are the ones it gives alone."""
+    given = {"types": "soldier,knight,swordsman", "budgets": [12], "battles": 200, "seed": 3}
+    together = prices_module._Search._together
+    fight = prices_module.CellBank.fight
+    fights = [0]
+    running = [False]
+
+    def counted(self, keys):  # type: ignore[no-untyped-def]
+        fights[0] += running[0]
+        return fight(self, keys)
+
+    def side_by_side(self, searches):  # type: ignore[no-untyped-def]
+        running[0] = True
+        try:
+            return together(self, searches)
+        finally:
+            running[0] = False
+
+    def alone(self, searches):  # type: ignore[no-untyped-def]
+        return [side_by_side(self, [search])[0] for search in searches]
+
+    monkeypatch.setattr(prices_module.CellBank, "fight", counted)
+    answers = {}
+    for way in (side_by_side, alone):
+        monkeypatch.setattr(prices_module._Search, "_together", way)
+        fights[0] = 0
+        answers[way.__name__] = (simulator.prices("olympia", **given), fights[0])
+    (together_list, together_fights), (alone_list, alone_fights) = answers.values()
+    assert together_list.to_dict() == alone_list.to_dict()
+    assert together_list.cells == alone_list.cells
+    # Each type's 4 searches (2 others x 2 roles) fight together.
+    assert 0 < together_fights < alone_fights / 2, (together_fights, alone_fights)

@@ -30,6 +30,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kernels._aside import counting_nothing
+
 from .. import rulesets
 from ..errors import BattleOddsError, ParameterError
 from ..results.stats import wilson
@@ -366,6 +368,8 @@ def best(
             or_plain_lines(progress, "best", "battles of this race", at_most=True)
         ),
     )
+    # The races count wins, no outcomes: a cold kernel's wait compiles no tally.
+    said.enter_context(counting_nothing())
     evaluate = ArmyBattles(scenario, side, offer, plan)
     searched: dict[int, tuple[int, int]] = {}
     pool: list[int] = []

@@ -42,10 +42,10 @@ without intervals or break-even prices where they were not found.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from contextlib import ExitStack
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -83,6 +83,14 @@ PAIRWISE_REACH = 8
 #: olympia types fought (19 to 34), so the bound is not met in practice; the bank holds
 #: the whole to ``--max-total`` all the same.
 CELLS_PER_MATCHUP = 100
+
+T = TypeVar("T")
+#: A cell: (attacker type, men, defender type, men).
+Cell = tuple[str, int, str, int]
+#: A computation over the bank's cells that yields the cells it reads next before it
+#: reads them, so that many run side by side (:meth:`_Search._together`); its value is
+#: what it returns.
+Reading = Generator[list[Cell], None, T]
 
 
 def cell_words(battles: int) -> str:
@@ -406,29 +414,62 @@ class _Search:
         else:
             low = self._root(kind, price, -z, 1.05, strict=False)
             high = self._root(kind, price, z, 1.05, strict=False)
-        pairwise = [
-            self._pairwise(kind, other, b, role, z)
-            for other in self.types
-            if other != kind
-            for b in self.budgets
-            for role in ROLES
-        ]
+        pairwise = self._together(
+            [
+                self._pairwise(kind, other, b, role, z)
+                for other in self.types
+                if other != kind
+                for b in self.budgets
+                for role in ROLES
+            ]
+        )
         return TypePrice(kind, price, low, high, estimate.value, estimate.error, pairwise)
 
-    def _pairwise(self, kind: str, other: str, budget: float, role: str, z: float) -> Pairwise:
+    def _together(self, searches: list[Reading[T]]) -> list[T]:
+        """The answers of ``searches`` run side by side: each yields the cells it reads
+        next, and the cells all of them ask for are fought together (on the plan's
+        threads) before each reads its own. A type's pairwise searches (54 in
+        docs/designer.md's example), each a chain of readings of one or two new cells,
+        had their cells fought a pair at a time, a core idle. Each search reads what it
+        read alone, so its answer and the cells fought are the same."""
+        answers: list[Any] = [None] * len(searches)
+        asked: dict[int, list[Cell]] = {}
+
+        def step(i: int) -> None:
+            try:
+                asked[i] = next(searches[i])
+            except StopIteration as done:
+                asked.pop(i, None)
+                answers[i] = done.value
+
+        for i in range(len(searches)):
+            step(i)
+        while asked:
+            self.bank.fight(cell for cells in asked.values() for cell in cells)
+            for i in list(asked):
+                step(i)
+        return answers
+
+    def _pairwise(
+        self, kind: str, other: str, budget: float, role: str, z: float
+    ) -> Reading[Pairwise]:
         theirs = budget / self.prices[other]
         fair = budget / self.prices[kind]
         top = max(2, min(MAX_MEN, math.ceil(PAIRWISE_REACH * fair)))
 
-        def at(shift: float) -> Callable[[float], float]:
-            return lambda men: self.bank.estimate(
-                self.bank.side_score(kind, men, other, theirs, role)
-            ).shifted(shift)
+        def at(shift: float) -> Callable[[int], Reading[float]]:
+            def reading(men: int) -> Reading[float]:
+                yield self.bank.cells_of(kind, men, other, theirs, role)
+                return self.bank.estimate(
+                    self.bank.side_score(kind, men, other, theirs, role)
+                ).shifted(shift)
 
-        men, beyond = _rising_root(at(0.0), fair, top)
+            return reading
+
+        men, beyond = yield from _rising_root(at(0.0), fair, top)
         # Fewer men at the score's upper edge, more at its lower edge.
-        fewest, _ = _rising_root(at(z), men, top)
-        most, _ = _rising_root(at(-z), men, top)
+        fewest, _ = yield from _rising_root(at(z), men, top)
+        most, _ = yield from _rising_root(at(-z), men, top)
         return Pairwise(
             kind,
             other,
@@ -442,16 +483,19 @@ class _Search:
         )
 
 
-def _rising_root(f: Callable[[float], float], start: float, top: int) -> tuple[float, int | None]:
+def _rising_root(
+    f: Callable[[int], Reading[float]], start: float, top: int
+) -> Reading[tuple[float, int | None]]:
     """Where ``f`` (rising with the count of men) crosses 0 in 1..top: whole counts are
     galloped and bisected to neighbours, then the line between them is solved. At an edge
-    (``f(1) >= 0`` or ``f(top) < 0``): the edge and -1 or +1."""
+    (``f(1) >= 0`` or ``f(top) < 0``): the edge and -1 or +1. ``f`` is a reading
+    (:meth:`_Search._together`), and so is this."""
     n = min(max(round(start), 1), top)
-    if f(n) >= 0:
+    if (yield from f(n)) >= 0:
         high, step = n, 1
         while True:
             low = max(high - step, 1)
-            if f(low) < 0:
+            if (yield from f(low)) < 0:
                 break
             if low == 1:
                 return 1.0, -1
@@ -460,18 +504,18 @@ def _rising_root(f: Callable[[float], float], start: float, top: int) -> tuple[f
         low, step = n, 1
         while True:
             high = min(low + step, top)
-            if f(high) >= 0:
+            if (yield from f(high)) >= 0:
                 break
             if high == top:
                 return float(top), 1
             low, step = high, step * 2
     while high - low > 1:
         middle = (low + high) // 2
-        if f(middle) < 0:
+        if (yield from f(middle)) < 0:
             low = middle
         else:
             high = middle
-    below, above = f(low), f(high)
+    below, above = (yield from f(low)), (yield from f(high))
     return low + (0 - below) / (above - below), None
 
 
