@@ -604,7 +604,7 @@ def record(blocks, pos, phase, rec_steps, track, row):
             stopped(blocks, pos, phase, track[k])
 
 
-@jit(inline=True)
+@jit(counted=False, llvm_inline=True)
 def one_battle(
     state,
     blocks,
@@ -621,16 +621,15 @@ def one_battle(
     start,
     role,
 ):
-    """One battle into ``row``, inlined into :func:`_plain_battles`' and :func:`_battles`'
-    loops over a block of battles. Called once a battle instead, through its address or
-    directly from that loop, siege_attrition's 300 ns battles ran 5-7% slower than at
-    98979f3; inlined, 10% faster (docs/benchmarks.md, sixth round). Inlined by Numba, not
-    LLVM: its helpers inlined by LLVM, its body is small enough that Numba's passes over
-    it in the loop's compile cost less than a compile of its own whose LLVM code the
-    loop's compile then optimizes again (about 2 of 9 CPU seconds, 2026-12-07).
-    ``watching``: a stop rule or a recording
-    asks for every phase's end (:func:`phases_end`); so does the ``cut``. ``start`` is
-    ``params[P_FROM_STEP]``, ``role`` ``params[P_ROLE]``."""
+    """One battle into ``row``, inlined by LLVM into :func:`_plain_battles`' and
+    :func:`_battles`' loops over a block of battles. Called once a battle instead,
+    through its address or directly from that loop, siege_attrition's 300 ns battles ran
+    5-7% slower than at 98979f3; inlined, 10% faster (docs/benchmarks.md, sixth round).
+    Inlined by Numba instead, the loop's compile took about 2 CPU seconds less (one LLVM
+    pass over the battle, not two), but siege_attrition ran 4-6% slower (2026-12-07).
+    ``watching``: a stop rule or a recording asks for every phase's end
+    (:func:`phases_end`); so does the ``cut``. ``start`` is ``params[P_FROM_STEP]``,
+    ``role`` ``params[P_ROLE]``."""
     n = blocks.shape[0]
     row[:] = 0
     for b in range(n):
