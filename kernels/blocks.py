@@ -269,11 +269,12 @@ def fire(
 # The helpers are compiled each on its own and inlined by LLVM (llvm_inline), but for
 # lose_step, fire and choose_target (per hit), inlined by Numba into field_round and
 # castle_round: with every helper inlined by Numba, one_battle was 31 of blocks' 50 s of
-# compiling. fire by LLVM ran some battles about a tenth slower (docs/benchmarks.md, issue
+# compiling. fire by LLVM ran some battles about a tenth slower (benchmarks-history.md, issue
 # 37's third round), lose_step by LLVM siege_attrition 6% slower (2026-12-07); Numba's
 # inlining of each of the small ones at each call site (present, move_all, clear_marks,
-# ...) re-typed it there, and castle_round with them there was a third of the battle's
-# compile (docs/benchmarks.md, "blocks' cold first answer"), the battles as fast.
+# ...) typed it again there: with them and castle_round inlined by Numba, one_battle's own
+# compile was 14.5 CPU s, by LLVM 7.4, the battles as fast (docs/benchmarks.md, "Blocks'
+# cold first answer"; castle_round by LLVM no longer ran storm slower).
 @jit(counted=False, llvm_inline=True)
 def field_round(state, blocks, params, steps, pos, mark, attacker, combat_round, castle_owner, row):
     """Every block in the field (and sallying) fires once: defender A, attacker A, ...
