@@ -12,9 +12,9 @@ rows are the same; if it fails, this process compiles the battle itself.
 
 A battle that calls its helpers directly splits by its helpers instead: blocks' battle
 (kernels/blocks.py's ``battle_by_address``) has the second process compile its field
-round and phase end while this one compiles its other helpers (``needed_by``: only when
-the battle is not cached), then compiles the battle, which loads those two from the
-cache and links their LLVM bitcode (which Numba's cache keeps) as it would have.
+round, phase end and small helpers while this one compiles its others (``needed_by``:
+only when the battle is not cached), then compiles the battle, which loads those from
+the cache and links their LLVM bitcode (which Numba's cache keeps) as it would have.
 Helpers both halves call are compiled here while the second process starts (``first``:
 it imports Numba and the kernels meanwhile, then waits for a line on its pipe), and it
 then loads them, so neither compiles a copy of its own.
