@@ -12,11 +12,12 @@ rows are the same; if it fails, this process compiles the battle itself.
 
 A battle that calls its helpers directly splits by its helpers instead: blocks' battle
 (kernels/blocks.py's ``battle_by_address``) has the second process compile its field
-round and phase end while this one compiles its other helpers (``needed_by``: only when
-the battle is not cached), then compiles the battle, which loads those two from the
-cache and links their LLVM bitcode (which Numba's cache keeps) as it would have.
-Helpers both halves call are compiled here before the second process starts
-(``first``), which then loads them, so neither compiles a copy of its own.
+round, phase end and small helpers while this one compiles its others (``needed_by``:
+only when the battle is not cached), then compiles the battle, which loads those from
+the cache and links their LLVM bitcode (which Numba's cache keeps) as it would have.
+Helpers both halves call are compiled here while the second process starts (``first``:
+it imports Numba and the kernels meanwhile, then waits for a line on its pipe), and it
+then loads them, so neither compiles a copy of its own.
 
 The second process ends when its compile is done, or as soon as this one ends for any
 reason (Ctrl-C, which ends a compiling command at once, included): it watches its
@@ -146,10 +147,11 @@ def start(
     its own part, then calls :meth:`Aside.wait` before it compiles or loads
     ``dispatcher``. ``needed_by``: the function and types whose compile needs
     ``dispatcher`` (a helper it calls); nothing starts when that is cached either.
-    ``first`` is called before the second process starts (only if it starts): it
-    compiles here the helpers both processes' functions call, which the second then loads
-    from the cache. Each compiled once, in one process, a caller that links both
-    processes' code has one copy of each, as where one process compiles everything."""
+    ``first`` is called once the second process is started (only if it starts), which
+    imports meanwhile and waits for it before it compiles: it compiles here the helpers
+    both processes' functions call, which the second then loads from the cache. Each
+    compiled once, in one process, a caller that links both processes' code has one
+    copy of each, as where one process compiles everything."""
     if os.environ.get(ASIDE_SETTING, "1") == "0" or cores() < 2:
         return None
     with _lock:
@@ -158,8 +160,6 @@ def start(
             return _running[key]
         if _cached(dispatcher, arg_types) or (needed_by is not None and _cached(*needed_by)):
             return None
-        if first is not None:
-            first()
         command = [sys.executable, "-m", "kernels._aside", module, function, *map(str, args)]
         # The kernels this process runs, wherever it found them, first on the path.
         root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -176,7 +176,20 @@ def start(
             )
         except OSError:
             return None
-        aside = _running[key] = Aside(process, dispatcher, arg_types)
+        aside = Aside(process, dispatcher, arg_types)
+        try:
+            # While the second process starts (its imports, about a second), this one
+            # compiles what both call; then it may go on (a line on its pipe).
+            if first is not None:
+                first()
+            process.stdin.write(b"go\n")  # type: ignore[union-attr]
+            process.stdin.flush()  # type: ignore[union-attr]
+        except BaseException as error:
+            aside.stop()
+            if isinstance(error, OSError):  # it ended already: compile it all here
+                return None
+            raise
+        _running[key] = aside
         return aside
 
 
@@ -252,18 +265,21 @@ def _main(argv: list[str]) -> int:
     when the process that started it ends (its pipe on our standard input closes)."""
     import importlib
 
+    go = threading.Event()
+
     def watch() -> None:
         with contextlib.suppress(OSError):
             while os.read(0, 4096):
-                pass
+                go.set()
         os._exit(1)
 
     threading.Thread(target=watch, daemon=True).start()
     module, function, *args = argv
-    found: Any = importlib.import_module(module)
+    compile_now: Any = importlib.import_module(module)
     for name in function.split("."):  # a function, or a method of a module's object
-        found = getattr(found, name)
-    found(*map(int, args))
+        compile_now = getattr(compile_now, name)
+    go.wait()  # the helpers both processes call are in the cache now
+    compile_now(*map(int, args))
     return 0
 
 

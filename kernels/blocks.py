@@ -91,6 +91,9 @@ HARRY_FIRE_CHARGE, HARRY_FIRE_PLAIN = 0, 1
 
 ATTACKER, DEFENDER, DRAW = 0, 1, 2
 NO_SIDE = -1
+# The sides as the LLVM-inlined helpers' arguments: np.int64, as the places, or each
+# literal side would compile another copy of each helper.
+SIDE_ATTACKER, SIDE_DEFENDER, SIDE_ANY = np.int64(ATTACKER), np.int64(DEFENDER), np.int64(NO_SIDE)
 
 # Columns of the outcome row: winner, steps, flags, per-side totals (attacker, defender),
 # then steps lost by each block and whether it was eliminated.
@@ -155,7 +158,7 @@ def steps_at(blocks, steps, pos, side, place_a, place_b):
     return total
 
 
-@jit(inline=True)
+@jit(counted=False, llvm_inline=True)
 def present(blocks, pos, side):
     """A side is still in the battle while it has a block anywhere in the area or on the road."""
     for b in range(blocks.shape[0]):  # noqa: SIM110 - a plain loop is what Numba compiles best
@@ -164,7 +167,7 @@ def present(blocks, pos, side):
     return False
 
 
-@jit(inline=True)
+@jit(counted=False, llvm_inline=True)
 def move_all(blocks, pos, side, source, target):
     for b in range(blocks.shape[0]):
         if pos[b] == source and (side == NO_SIDE or blocks[b, B_SIDE] == side):
@@ -263,13 +266,15 @@ def fire(
             lose_step(blocks, steps, pos, b, row)
 
 
-# count_at, steps_at, field_round, try_storm and sally_wanted are compiled each on its own
-# and inlined by LLVM (llvm_inline), the others by Numba: with every helper inlined by
-# Numba, one_battle was 31 of blocks' 50 s of compiling; with every helper inlined by
-# LLVM, some battles ran about a tenth slower, and with castle_round too, relief about 4%
-# slower (docs/benchmarks.md, issue 37's third round). castle_round by LLVM would take a
-# third off one_battle's compile, but storm ran 2-4% slower again (2026-12-07,
-# docs/benchmarks-history.md, "blocks' helpers compiled aside").
+# The helpers are compiled each on its own and inlined by LLVM (llvm_inline), but for
+# lose_step, fire and choose_target (per hit), inlined by Numba into field_round and
+# castle_round: with every helper inlined by Numba, one_battle was 31 of blocks' 50 s of
+# compiling. fire by LLVM ran some battles about a tenth slower (benchmarks-history.md, issue
+# 37's third round), lose_step by LLVM siege_attrition 6% slower (2026-12-07); Numba's
+# inlining of each of the small ones at each call site (present, move_all, clear_marks,
+# ...) typed it again there: with them and castle_round inlined by Numba, one_battle's own
+# compile was 14.5 CPU s, by LLVM 7.4, the battles as fast (docs/benchmarks.md, "Blocks'
+# cold first answer"; castle_round by LLVM no longer ran storm slower).
 @jit(counted=False, llvm_inline=True)
 def field_round(state, blocks, params, steps, pos, mark, attacker, combat_round, castle_owner, row):
     """Every block in the field (and sallying) fires once: defender A, attacker A, ...
@@ -355,7 +360,7 @@ def field_round(state, blocks, params, steps, pos, mark, attacker, combat_round,
                     row[O_FLAGS + F_ATTACKER_RETREATED + side] = 1
 
 
-@jit(inline=True)
+@jit(counted=False, llvm_inline=True)
 def castle_round(state, blocks, params, steps, pos, mark, besieged, row):
     """Stormers against the castle's blocks; the besieged side defends and fires first."""
     n = blocks.shape[0]
@@ -449,11 +454,11 @@ def sally_wanted(blocks, params, steps, pos, besieged):
     return theirs > 0 and ours > theirs
 
 
-@jit(inline=True)
+@jit(counted=False, llvm_inline=True)
 def contested(blocks, pos):
     return (
-        count_at(blocks, pos, ATTACKER, FIELD, SALLY) > 0
-        and count_at(blocks, pos, DEFENDER, FIELD, SALLY) > 0
+        count_at(blocks, pos, SIDE_ATTACKER, FIELD, SALLY) > 0
+        and count_at(blocks, pos, SIDE_DEFENDER, FIELD, SALLY) > 0
     )
 
 
@@ -461,8 +466,8 @@ def contested(blocks, pos):
 def finish(blocks, pos, steps_value, row):
     """The battle's winner and length (its steps), once a battle: called, not inlined at
     its four call sites (inlining it would compile four copies and make no battle faster)."""
-    a = present(blocks, pos, ATTACKER)
-    d = present(blocks, pos, DEFENDER)
+    a = present(blocks, pos, SIDE_ATTACKER)
+    d = present(blocks, pos, SIDE_DEFENDER)
     winner = DRAW
     if a and not d:
         winner = ATTACKER
@@ -472,8 +477,8 @@ def finish(blocks, pos, steps_value, row):
     row[O_STEPS] = steps_value
     row[O_FLAGS + F_DEFENDER_WON] = 1 if winner == DEFENDER else 0
     if (
-        count_at(blocks, pos, ATTACKER, FIELD, SALLY) > 0
-        and count_at(blocks, pos, DEFENDER, FIELD, SALLY) == 0
+        count_at(blocks, pos, SIDE_ATTACKER, FIELD, SALLY) > 0
+        and count_at(blocks, pos, SIDE_DEFENDER, FIELD, SALLY) == 0
     ):
         row[O_FLAGS + F_ATTACKER_WON_FIELD] = 1
     # Where each block ends (RESERVE .. AWAY), in a row with room for it: the side a
@@ -491,20 +496,20 @@ def stopped(blocks, pos, phase, row):
     row[O_WINNER] = FIGHTING
 
 
-@jit(inline=True)
+@jit(counted=False, llvm_inline=True)
 def in_field(blocks, pos, side):
     """The side's blocks outside the castle and off the road (stormers too), as the
     engine counts a contested field."""
     return count_at(blocks, pos, side, FIELD, SALLY) + count_at(blocks, pos, side, STORM, STORM)
 
 
-@jit(inline=True)
+@jit(counted=False, llvm_inline=True)
 def clear_marks(mark):
     for b in range(mark.shape[0]):
         mark[b] = 0
 
 
-@jit(inline=True)
+@jit(counted=False, llvm_inline=True)
 def copy_row(source, target):
     """``target[:] = source`` without the temporary copy (and allocation) Numba makes
     for a slice assignment it cannot prove apart from its source."""
@@ -538,8 +543,8 @@ def withdraw(blocks, params, steps, pos, side, attacker, castle_owner, phase, ro
     field blocks leave: into its castle while there is room when it holds one in the
     defender's role, else by the road (with no road, eliminated); its reserves turn back
     and its castle blocks stay. The row is the battle's end: ``side`` withdrew."""
-    move_all(blocks, pos, NO_SIDE, SALLY, CASTLE)
-    move_all(blocks, pos, NO_SIDE, STORM, FIELD)
+    move_all(blocks, pos, SIDE_ANY, SALLY, CASTLE)
+    move_all(blocks, pos, SIDE_ANY, STORM, FIELD)
     into_castle = side != attacker and side == castle_owner
     for b in range(blocks.shape[0]):
         if blocks[b, B_SIDE] != side:
@@ -617,12 +622,15 @@ def one_battle(
     start,
     role,
 ):
-    """One battle into ``row``, inlined by LLVM into :func:`_battles`' loop over a block
-    of battles. Called once a battle instead, through its address or directly from that
-    loop, siege_attrition's 300 ns battles ran 5-7% slower than at 98979f3; inlined, 10%
-    faster (docs/benchmarks.md, sixth round). ``watching``: a stop rule or a recording
-    asks for every phase's end (:func:`phases_end`); so does the ``cut``. ``start`` is
-    ``params[P_FROM_STEP]``, ``role`` ``params[P_ROLE]``."""
+    """One battle into ``row``, inlined by LLVM into :func:`_plain_battles`' and
+    :func:`_battles`' loops over a block of battles. Called once a battle instead,
+    through its address or directly from that loop, siege_attrition's 300 ns battles ran
+    5-7% slower than at 98979f3; inlined, 10% faster (docs/benchmarks.md, sixth round).
+    Inlined by Numba instead, the loop's compile took about 2 CPU seconds less (one LLVM
+    pass over the battle, not two), but siege_attrition ran 4-6% slower (2026-12-07).
+    ``watching``: a stop rule or a recording asks for every phase's end
+    (:func:`phases_end`); so does the ``cut``. ``start`` is ``params[P_FROM_STEP]``,
+    ``role`` ``params[P_ROLE]``."""
     n = blocks.shape[0]
     row[:] = 0
     for b in range(n):
@@ -644,15 +652,15 @@ def one_battle(
         and params[P_WITHDRAW] != WITHDRAW_NONE
         and (
             params[P_WITHDRAW] == WITHDRAW_FILL
-            or steps_at(blocks, steps, pos, DEFENDER, FIELD, FIELD)
-            < steps_at(blocks, steps, pos, ATTACKER, FIELD, FIELD)
+            or steps_at(blocks, steps, pos, SIDE_DEFENDER, FIELD, FIELD)
+            < steps_at(blocks, steps, pos, SIDE_ATTACKER, FIELD, FIELD)
         )
     ):
         for b in range(n):
             if (
                 blocks[b, B_SIDE] == DEFENDER
                 and pos[b] == FIELD
-                and count_at(blocks, pos, DEFENDER, CASTLE, CASTLE) < limit
+                and count_at(blocks, pos, SIDE_DEFENDER, CASTLE, CASTLE) < limit
             ):
                 pos[b] = CASTLE
     # np.int64, not the literal (and the sides below with it): a Literal[int] besieged
@@ -687,7 +695,7 @@ def one_battle(
         straight_to_attrition = resumed and first_phase == ATTRITION_PHASE
         if turn > 1 and not resumed:
             # Reserves kept off the field by an early siege attrition are in the area now.
-            move_all(blocks, pos, NO_SIDE, RESERVE, FIELD)
+            move_all(blocks, pos, SIDE_ANY, RESERVE, FIELD)
             if marks_cleared:
                 clear_marks(mark)
         for combat_round in range(1, 4):
@@ -719,8 +727,8 @@ def one_battle(
             if combat_round >= 2:
                 was_contested = (
                     engine_relief
-                    and in_field(blocks, pos, ATTACKER) > 0
-                    and in_field(blocks, pos, DEFENDER) > 0
+                    and in_field(blocks, pos, SIDE_ATTACKER) > 0
+                    and in_field(blocks, pos, SIDE_DEFENDER) > 0
                 )
                 relief = False
                 for b in range(n):
@@ -734,11 +742,11 @@ def one_battle(
                         besieged != NO_SIDE
                         and count_at(blocks, pos, besieged, CASTLE, CASTLE) > 0
                         and not was_contested
-                        and in_field(blocks, pos, ATTACKER) > 0
-                        and in_field(blocks, pos, DEFENDER) > 0
+                        and in_field(blocks, pos, SIDE_ATTACKER) > 0
+                        and in_field(blocks, pos, SIDE_DEFENDER) > 0
                     )
                 if relief:
-                    move_all(blocks, pos, NO_SIDE, STORM, FIELD)
+                    move_all(blocks, pos, SIDE_ANY, STORM, FIELD)
                     if marks_cleared:
                         clear_marks(mark)
                     attacker = besieged
@@ -764,7 +772,7 @@ def one_battle(
                         # The engine: the stormers come out and, with the besieged side
                         # still on the road, the sides swap roles and the besiegers hold
                         # the empty castle.
-                        move_all(blocks, pos, NO_SIDE, STORM, FIELD)
+                        move_all(blocks, pos, SIDE_ANY, STORM, FIELD)
                         attacker = besieged
                         castle_owner = 1 - besieged
                 if marks_cleared and count_at(blocks, pos, 1 - besieged, STORM, STORM) == 0:
@@ -786,8 +794,8 @@ def one_battle(
                 and besieged != NO_SIDE
                 and count_at(blocks, pos, besieged, RESERVE, RESERVE) == 0
             ) or (
-                count_at(blocks, pos, ATTACKER, RESERVE, RESERVE)
-                + count_at(blocks, pos, DEFENDER, RESERVE, RESERVE)
+                count_at(blocks, pos, SIDE_ATTACKER, RESERVE, RESERVE)
+                + count_at(blocks, pos, SIDE_DEFENDER, RESERVE, RESERVE)
                 == 0
             ):
                 straight_to_attrition = True
@@ -825,7 +833,7 @@ def one_battle(
                         besieged = blocks[b, B_SIDE]  # withdrawn mid-battle: a siege now
             if attacker != ATTACKER:
                 row[O_FLAGS + F_ROLES_SWAPPED] = 1
-            if not (present(blocks, pos, ATTACKER) and present(blocks, pos, DEFENDER)):
+            if not (present(blocks, pos, SIDE_ATTACKER) and present(blocks, pos, SIDE_DEFENDER)):
                 finish(blocks, pos, base + combat_round, row)
                 return
             # A phase skipped on the way to attrition leaves the state as it is; round 3's
@@ -852,8 +860,8 @@ def one_battle(
                 break
         if not straight_to_attrition:
             # After battle retreat.
-            move_all(blocks, pos, NO_SIDE, SALLY, CASTLE)
-            move_all(blocks, pos, NO_SIDE, STORM, FIELD)
+            move_all(blocks, pos, SIDE_ANY, SALLY, CASTLE)
+            move_all(blocks, pos, SIDE_ANY, STORM, FIELD)
             if marks_cleared:
                 clear_marks(mark)
             if contested(blocks, pos):
@@ -865,7 +873,7 @@ def one_battle(
                         while blocks[b, B_SIDE] == attacker and pos[b] == FIELD:
                             lose_step(blocks, steps, pos, b, row)
                 row[O_FLAGS + F_ATTACKER_RETREATED + attacker] = 1
-            if not (present(blocks, pos, ATTACKER) and present(blocks, pos, DEFENDER)):
+            if not (present(blocks, pos, SIDE_ATTACKER) and present(blocks, pos, SIDE_DEFENDER)):
                 finish(blocks, pos, base + 3, row)
                 return
             if watching and phases_end(
@@ -893,7 +901,7 @@ def one_battle(
                 lose_step(blocks, steps, pos, b, row)
         if besieged != NO_SIDE and count_at(blocks, pos, besieged, CASTLE, CASTLE) == 0:
             row[O_FLAGS + F_CASTLE_FELL] = 1
-        if not (present(blocks, pos, ATTACKER) and present(blocks, pos, DEFENDER)):
+        if not (present(blocks, pos, SIDE_ATTACKER) and present(blocks, pos, SIDE_DEFENDER)):
             finish(blocks, pos, base + ATTRITION_PHASE, row)
             return
         # The last turn's attrition ends the battle: a siege still going is a draw.
@@ -927,9 +935,9 @@ def battle_by_address(plain: bool = True):
     (:func:`~kernels._jit.address_of`) once a block of battles, compiled or loaded on
     first use. Both take the same arguments, so blocks_battles is compiled once.
 
-    On a cold cache a second process compiles field_round and phases_end (kernels/_aside.py,
-    :func:`compile_aside`) while this one compiles the battle's other helpers,
-    blocks_battles and the tally; the battle's compile then loads those two
+    On a cold cache a second process compiles field_round, phases_end and the battle's
+    small helpers (kernels/_aside.py, :func:`compile_aside`) while this one compiles
+    castle_round, blocks_battles and the tally; the battle's compile then loads those
     from the cache and links them as it would have (the cache keeps their LLVM bitcode,
     which LLVM inlines as before), so its rows are the same."""
     battles = _plain_battles if plain else _battles
@@ -975,10 +983,9 @@ def _blocks_battles_types() -> tuple[Any, ...]:
 #: The types of :func:`one_battle`'s calls of its helpers, compiled ahead of it on a cold
 #: cache (:func:`battle_by_address`): they must be the battle's own, or it compiles them
 #: again. ``row`` is a row of a table, ``track`` a table of ``rec`` (C order); the sides,
-#: the round and the phases are int64, but for the literal sides of some calls.
+#: places, the round and the phases are int64 (SIDE_ATTACKER, FIELD, ...).
 _ROW = types.int64[::1]
 _INT = types.int64
-_SIDES = [types.literal(side) for side in (ATTACKER, DEFENDER)]
 _FIELD_ROUND = (STATE, INT_TABLE, INTS, INTS, INTS, INTS, _INT, _INT, _INT, _ROW)
 # blocks, params, stops, steps, pos, lo, hi, attacker, castle_owner, rec_steps, track, row
 _PHASES_END = (INT_TABLE, INTS, INT_TABLE, INTS, INTS, _INT, _INT, _INT, _INT, INTS,
@@ -987,16 +994,23 @@ _PHASES_END = (INT_TABLE, INTS, INT_TABLE, INTS, INTS, _INT, _INT, _INT, _INT, I
 _SHARED = [
     (count_at, (INT_TABLE, INTS, _INT, _INT, _INT)),
     (steps_at, (INT_TABLE, INTS, INTS, _INT, _INT, _INT)),
+    (present, (INT_TABLE, INTS, _INT)),
+    (move_all, (INT_TABLE, INTS, _INT, _INT, _INT)),
+    (copy_row, (_ROW, _ROW)),
     (finish, (INT_TABLE, INTS, _INT, _ROW)),
     (stopped, (INT_TABLE, INTS, _INT, _ROW)),
 ]
-#: The helpers this process compiles meanwhile: the battle's others compiled on their
-#: own, and the copies of count_at and steps_at for a literal side that it calls.
+#: The helpers this process compiles meanwhile, the battle's others compiled on their own.
 _HELPERS_HERE = [
-    *((count_at, (INT_TABLE, INTS, side, _INT, _INT)) for side in _SIDES),
-    *((steps_at, (INT_TABLE, INTS, INTS, side, _INT, _INT)) for side in _SIDES),
+    (castle_round, (STATE, INT_TABLE, INTS, INTS, INTS, INTS, _INT, _ROW)),
+]
+#: Those the second process compiles after field_round and phases_end.
+_HELPERS_ASIDE = [
     (try_storm, (INT_TABLE, INTS, INTS, INTS, _INT, _INT)),
     (sally_wanted, (INT_TABLE, INTS, INTS, INTS, _INT)),
+    (clear_marks, (INTS,)),
+    (in_field, (INT_TABLE, INTS, _INT)),
+    (contested, (INT_TABLE, INTS)),
 ]
 
 
@@ -1009,9 +1023,12 @@ def _compile_shared() -> None:
 def compile_aside() -> None:
     """What the second process compiles into Numba's cache (:func:`battle_by_address`),
     as the battle's own compile would: :func:`field_round` and :func:`phases_end` (with
-    what they call, but for :data:`_SHARED`, which it loads from the cache)."""
+    what they call, but for :data:`_SHARED`, which it loads from the cache), then
+    :data:`_HELPERS_ASIDE`."""
     compile_for(field_round, _FIELD_ROUND, vectorized_loops=False)
     compile_for(phases_end, _PHASES_END, vectorized_loops=False)
+    for helper, helper_types in _HELPERS_ASIDE:
+        compile_for(helper, helper_types, vectorized_loops=False)
 
 
 @jit(parallel=True)

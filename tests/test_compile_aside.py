@@ -285,13 +285,14 @@ def test_a_cold_blocks_run_with_helpers_compiled_aside_gives_the_same_rows(
     that compiled everything itself."""
     said, here, by_itself = _both_ways(tmp_path, FIELD)
     assert "compiling the blocks" in said
-    aside_made = {"phases_end", "withdraw"}
-    assert {"one_battle", "_plain_battles", "field_round", *aside_made} <= set(by_itself)
+    aside_made = {"phases_end", "withdraw", "try_storm", "sally_wanted", "in_field"}
+    assert {"one_battle", "field_round", "castle_round", *aside_made} <= set(by_itself)
     # Here: the battle and the helpers it calls on their own, not the second process's
-    # (field_round is named here only by the wait for it, told as its compile).
-    assert {"one_battle", "_plain_battles", "try_storm", "finish"} <= set(here)
+    # (field_round is named here only by the wait for it, told as its compile); the
+    # helpers both call (finish) before the second process compiles.
+    assert {"one_battle", "_plain_battles", "castle_round", "finish", "present"} <= set(here)
     assert not aside_made & set(here)
-    for name in ("blocks.field_round-", "blocks.phases_end-"):
+    for name in ("blocks.field_round-", "blocks.phases_end-", "blocks.try_storm-"):
         assert list((tmp_path / "aside").rglob(f"{name}*.nbi")), name
 
 
