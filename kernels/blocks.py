@@ -16,6 +16,7 @@ from numba import prange, types
 from . import _aside
 from ._jit import INT_TABLE, INTS, STATE, address_of, compile_for, jit
 from .rng import below, seed_battle
+from .rows import copy_row
 from .stops import (
     ATTACKER_WITHDREW,
     FIGHTING,
@@ -507,14 +508,6 @@ def in_field(blocks, pos, side):
 def clear_marks(mark):
     for b in range(mark.shape[0]):
         mark[b] = 0
-
-
-@jit(counted=False, llvm_inline=True)
-def copy_row(source, target):
-    """``target[:] = source`` without the temporary copy (and allocation) Numba makes
-    for a slice assignment it cannot prove apart from its source."""
-    for c in range(source.shape[0]):
-        target[c] = source[c]
 
 
 @jit(inline=True)
