@@ -482,20 +482,22 @@ def one_battle(
         copy_row(row, trail[k * width : (k + 1) * width])
 
 
+#: The types of the scenario's tables the battle and its kernels take: units, floats,
+#: stacks, distance, actions, entry_start, turn_entry, params.
+_TABLES = (INT_TABLE, REAL_TABLE, INT_TABLE, INT_TABLE, INT_TABLE, INTS, INTS, INTS)
+
+
 def _battle_types() -> tuple[Any, ...]:
-    """The arguments' types of :func:`one_battle`: the state; units, floats, stacks,
-    distance, actions, entry_start, turn_entry, params, stops, marks; row, trail,
-    integrity, resolve2, alive, count, stack_alive."""
-    tables = (INT_TABLE, REAL_TABLE, INT_TABLE, INT_TABLE, INT_TABLE, INTS, INTS, INTS)
-    return (STATE, *tables, INT_TABLE, INTS, *[INTS] * 7)
+    """The arguments' types of :func:`one_battle`: the state; the tables, stops, marks;
+    row, trail, integrity, resolve2, alive, count, stack_alive."""
+    return (STATE, *_TABLES, INT_TABLE, INTS, *[INTS] * 7)
 
 
 def _plain_types() -> tuple[Any, ...]:
     """What :func:`confrontation_battles` takes after the battle in a run
     (simulator/rulesets/confrontation/prepare.py): the tables, params, stops, marks,
     seed, first, out, trails."""
-    tables = (INT_TABLE, REAL_TABLE, INT_TABLE, INT_TABLE, INT_TABLE, INTS, INTS, INTS)
-    return (*tables, INT_TABLE, INTS, types.uint64, types.int64, INT_TABLE, INT_TABLE)
+    return (*_TABLES, INT_TABLE, INTS, types.uint64, types.int64, INT_TABLE, INT_TABLE)
 
 
 @jit(parallel=True)
