@@ -226,6 +226,11 @@ def test_the_table_rows_are_distributions() -> None:
     real_changes = (cum < olympia_chain.PAST).sum(axis=1) + 1
     for x in np.flatnonzero(playing):
         assert (to[x, : real_changes[x]] > x).all()
+    # A row a position, in falling index (a position reached by several changes is given
+    # one row), and every row but the opening's reached by a change.
+    assert (np.diff(table.code) < 0).all()
+    reached = {int(to[x, j]) for x in np.flatnonzero(playing) for j in range(real_changes[x])}
+    assert reached | {0} == set(range(len(table.code)))
 
 
 def test_positions_decode_by_float_quotients_as_by_integer_division() -> None:

@@ -183,11 +183,14 @@ def chain_table(groups, survive, sides, radix, stride, sradix, sstride, max_rows
     start = opening(groups, stride, sradix, sstride)
     # Positions reached and not yet given a row, largest index first (a heap of negated
     # indices): every change lowers the index, so when a position comes off the heap all
-    # that lead to it have been seen. Only reachable positions are touched, however
-    # large the space (break points cut it short).
+    # that lead to it have been seen, and the rows come out in falling index. Only
+    # reachable positions are touched, however large the space (break points cut it
+    # short). A position reached by several changes is pushed once for each and comes
+    # off the heap that many times in a row: the first gives it its row, the others are
+    # passed over. (No dictionary of the positions seen: Numba's typed dictionary took
+    # about 2 of the table kernel's 10 compile seconds, and a hash a change.)
     pending = [-start]
-    # The annotation is for mypy; Numba types the dict from its first entry.
-    row_of: dict[int, int | np.int64] = {start: np.int64(-1)}
+    last = start + 1  # no position: the index of the last row given
     capacity = 1024
     code = np.empty(capacity, np.int64)
     ends = np.empty(capacity, np.int64)
@@ -201,6 +204,9 @@ def chain_table(groups, survive, sides, radix, stride, sradix, sstride, max_rows
     once = -1
     while len(pending) > 0:
         index = -heapq.heappop(pending)
+        if index == last:
+            continue  # reached again: its row is given
+        last = index
         if n == max_rows:
             empty = np.zeros(0, np.int64)
             return empty, empty, np.zeros(0), np.zeros(0), np.zeros(0), empty, 0, -1
@@ -210,7 +216,6 @@ def chain_table(groups, survive, sides, radix, stride, sradix, sstride, max_rows
             ends = _grown(ends, capacity)
             p_change = _grown(p_change, capacity)
             edge_start = _grown(edge_start, capacity + 1)
-        row_of[index] = n
         code[n] = index
         status = position(index, start, groups, survive, sides, layout.RANDOM, space, scratch)
         e0 = edge_start[n]
@@ -245,9 +250,7 @@ def chain_table(groups, survive, sides, radix, stride, sradix, sstride, max_rows
                             edge_to[e] = to
                             edge_p[e] = share
                             e += 1
-                        if to not in row_of:
-                            row_of[to] = -1
-                            heapq.heappush(pending, -to)
+                        heapq.heappush(pending, -to)
         edge_start[n + 1] = e
         width = max(width, e - e0)
         n += 1
@@ -261,11 +264,25 @@ def chain_table(groups, survive, sides, radix, stride, sradix, sstride, max_rows
         running = 0.0
         for j in range(edge_start[x + 1] - edge_start[x]):
             e = edge_start[x] + j
-            to_row[x * width + j] = row_of[edge_to[e]]
+            to_row[x * width + j] = _row_of(code, n, edge_to[e])
             running += edge_p[e]
             if e + 1 < edge_start[x + 1]:
                 cum[x * width + j] = running
     return code[:n].copy(), ends[:n].copy(), scale, p_change[:n].copy(), cum, to_row, width, once
+
+
+@jit(inline=True)
+def _row_of(code, n, index):
+    """The row of the position ``index`` among the table's first ``n`` rows, whose codes
+    fall row by row (a binary search; the position is one of them)."""
+    low, high = 0, n - 1
+    while low < high:
+        middle = (low + high) // 2
+        if code[middle] > index:
+            low = middle + 1
+        else:
+            high = middle
+    return low
 
 
 @jit

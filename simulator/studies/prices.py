@@ -51,6 +51,7 @@ import numpy as np
 
 from ..errors import ParameterError, did_you_mean
 from ..running.bounds import check_total
+from ..running.imports_ahead import import_ahead
 from ..running.interrupt import Interrupted, stop_reason
 from ..running.plan import Progress
 from ..running.progress import called_as_it_is_written, or_plain_lines
@@ -178,6 +179,8 @@ def fair_prices(
     def cells_fought(cells: int) -> None:
         report(cells, 0, cell_words(battles))
 
+    # The root finders and the intervals' quantile, imported while the first cells fight.
+    import_ahead("scipy.optimize", "scipy.special")
     bank = CellBank(
         rs.name,
         battles,

@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ...running.imports_ahead import import_ahead
 from ...running.interrupt import Interrupted
 
 #: ``wins_of(armies, first battle, count)``: a ``count x len(armies)`` bool array, True
@@ -116,6 +117,8 @@ class Race:
     def __post_init__(self) -> None:
         self.alive = list(dict.fromkeys(self.armies))
         self.wins = dict.fromkeys(self.alive, 0)
+        # The bounds' quantiles, for the first look's end, imported while it fights.
+        import_ahead("scipy.special")
 
     @property
     def done(self) -> bool:
