@@ -588,7 +588,7 @@ def test_a_stopped_answer_has_no_steps(server):
 def test_stop_while_the_steps_are_worked_out_keeps_the_answer_whole(server):
     """Stop pressed once the answer is in and its steps are being worked out: the answer
     stays whole, its steps are those of the whole blocks of battles done, marked so."""
-    params = {**ARMIES, "seed": "6", "battles": "20000"}
+    params = {**ARMIES, "seed": "6", "battles": "100000"}
     done = None
     for kind, data in server.events(urlencode(params)):
         if kind == "start":
@@ -598,9 +598,9 @@ def test_stop_while_the_steps_are_worked_out_keeps_the_answer_whole(server):
         elif kind == "done":
             done = data
             break
-    assert done is not None and not done["partial"] and done["battles"] == 20_000
+    assert done is not None and not done["partial"] and done["battles"] == 100_000
     steps = done["unfolding"]
-    assert steps["partial"] and steps["battles"] < 20_000
+    assert steps["partial"] and steps["battles"] < 100_000
     if steps["battles"]:  # stopped after a whole block of battles
         assert steps["notes"] == [
             f"stopped: the state after each step is that of the first {steps['battles']:,} battles"
