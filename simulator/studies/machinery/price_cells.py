@@ -41,10 +41,10 @@ import numpy as np
 from ...errors import BattleOddsError, ParameterError
 from ...rulesets import Army
 from ...running.plan import StudyPlan
-from ...running.scenarios import ScenarioBattles, joined
+from ...running.scenarios import Built, ScenarioBattles, joined
 from ...running.scenarios import winner as winner_of
-from ...scenario.scenario import Scenario
-from .one_type import checked_settings, one_type_scenario, ruleset_named
+from .one_type import checked_settings, ruleset_named
+from .one_type_cells import OneTypeCells
 
 if TYPE_CHECKING:
     from ...running.distributed import Cluster
@@ -113,6 +113,7 @@ class CellBank:
         self.seed = seed
         self.progress = progress
         self.settings = checked_settings(settings)
+        self._made = OneTypeCells(self.ruleset, self.settings)
         self.starts = np.array([battles * b // BATCHES for b in range(BATCHES)])
         sizes = np.diff(np.append(self.starts, battles))
         self.weights = sizes / battles
@@ -197,11 +198,9 @@ class CellBank:
         if self.kernel != kernel:
             self.fight(new)
 
-    def _cell(self, attacker: str, a_men: int, defender: str, d_men: int) -> Scenario:
-        """The scenario of a cell, validated."""
-        return one_type_scenario(
-            self.ruleset, Army(attacker, a_men), Army(defender, d_men), self.settings
-        )
+    def _cell(self, attacker: str, a_men: int, defender: str, d_men: int) -> Built:
+        """The scenario of a cell, validated (or filled in with its prepared arrays)."""
+        return self._made.cell(Army(attacker, a_men), Army(defender, d_men))
 
     def cells_of(
         self, me: str, my_men: float, other: str, other_men: float, role: str
