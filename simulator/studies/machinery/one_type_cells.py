@@ -76,16 +76,16 @@ class OneTypeCells:
                 # The template's description, battles and seed: the data differ only in
                 # the counts filled in, and the name (printable, as from_data makes it).
                 # Made directly: dataclasses.replace took a tenth of a cell's making.
-                kept = template.scenario
+                like = template.scenario
                 scenario = Scenario(
-                    kept.ruleset,
+                    like.ruleset,
                     printable(data["name"]),
                     data,
                     model,
                     source,
-                    kept.description,
-                    kept.battles,
-                    kept.seed,
+                    like.description,
+                    like.battles,
+                    like.seed,
                 )
                 return scenario, prepared
         scenario = one_type_validated(data, source)
