@@ -409,3 +409,18 @@ def test_unknowns_benchmark_times_the_battles_alone(capsys: pytest.CaptureFixtur
         assert float(ranges.rstrip("x")) > 0, name
         assert (alone == "-") == (name == "olympia/knights_vs_pikemen"), name
         assert alone == "-" or float(alone.rstrip("x")) > 0, name
+
+
+# Slow tier (docs/testing.md): about 5 s (a quick price search, then its cells made six
+# times), load average 6, the kernels cached
+@pytest.mark.slow
+def test_price_cells_benchmark_makes_a_searchs_cells_both_ways() -> None:
+    out = run_script("price_cells.py")
+    counted = re.search(r"([\d,]+) cells, ([\d,]+) of them filled in", out)
+    assert counted is not None, out
+    cells, filled = (int(n.replace(",", "")) for n in counted.groups())
+    assert 0 < filled < cells
+    rows = {line.split("|")[1].strip(): line for line in out.splitlines() if line.startswith("| ")}
+    for way in ("whole", "filled in"):
+        seconds, per_cell = (float(x) for x in rows[way].split("|")[2:-1])
+        assert seconds > 0 and per_cell == pytest.approx(seconds / cells * 1e3, abs=0.001)

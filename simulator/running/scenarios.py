@@ -57,6 +57,10 @@ PROGRESS_SECONDS = 0.5
 ONE_CALL_HEADROOM = 100
 #: Outcome columns of one chunk of battles of a group: one dict of columns per scenario.
 Columns = list[Mapping[str, np.ndarray]]
+#: What :meth:`ScenarioBattles.add_later` builds: a scenario, or a scenario with its
+#: prepared arrays made already, exactly as preparing it would make them (a price
+#: search's cell filled in from another of its types, Ruleset.fill_in).
+Built = Scenario | tuple[Scenario, Prepared]
 T = TypeVar("T")
 
 
@@ -78,7 +82,9 @@ class ScenarioBattles:
             self.workers = numba.get_num_threads()
         self._scenarios: dict[Hashable, Scenario] = {}
         #: Scenarios kept to be built at first use (add_later).
-        self._later: dict[Hashable, Callable[[], Scenario]] = {}
+        self._later: dict[Hashable, Callable[[], Built]] = {}
+        #: Prepared arrays built with their scenario (add_later), not checked yet.
+        self._made: dict[Hashable, Prepared] = {}
         self._prepared: dict[Hashable, Prepared] = {}
         self._pool: ThreadPoolExecutor | None = None
         #: Each scenario's call sizes; a new one starts near the last one's (the
@@ -119,11 +125,13 @@ class ScenarioBattles:
             self._scenarios[key] = build()
         return self._scenarios[key]
 
-    def add_later(self, key: Hashable, build: Callable[[], Scenario]) -> Hashable:
+    def add_later(self, key: Hashable, build: Callable[[], Built]) -> Hashable:
         """Keep ``build`` under ``key``: the scenario is built (and so checked) where it
         is first used, which may be a worker thread of :meth:`each` (a study of
         thousands of small scenarios builds each beside the others' battles). An error
-        of the building is raised where the scenario is used."""
+        of the building is raised where the scenario is used. A build that makes the
+        prepared arrays too hands them over (:data:`Built`): they are checked as the
+        engine's own are."""
         if key not in self._scenarios:
             self._later[key] = build
         return key
@@ -135,7 +143,11 @@ class ScenarioBattles:
         if key not in self._scenarios:
             # Two threads never build one key at once: a group's keys are distinct, and
             # only the groups of one call of the engine run at a time.
-            self._scenarios[key] = self._later[key]()
+            built = self._later[key]()
+            if isinstance(built, tuple):
+                built, made = built
+                self._made[key] = made
+            self._scenarios[key] = built
             del self._later[key]
         return self._scenarios[key]
 
@@ -143,7 +155,8 @@ class ScenarioBattles:
         """The scenario of ``key`` prepared, once."""
         if key not in self._prepared:
             scenario = self.scenario(key)
-            prepared = prepare(scenario)
+            made = self._made.pop(key, None)
+            prepared = prepare(scenario) if made is None else made
             check_capabilities(prepared, scenario.ruleset)
             # A scenario of many columns runs fewer battles a call; one the machine
             # cannot run a call of is refused before its first battle.
@@ -172,13 +185,14 @@ class ScenarioBattles:
         """Drop the prepared scenario of ``key`` (its tables), keeping its scenario: a
         study that keeps what the battles said needs no more of them."""
         self._prepared.pop(key, None)
+        self._made.pop(key, None)
 
     def drop(self, key: Hashable) -> None:
         """Drop the scenario of ``key`` with its tables (adding it again brings it back):
         a price search keeps its cells' scores, and its 8,000 cells' scenarios kept
         alive made every pass of Python's garbage collector longer (half a second of
         the search)."""
-        for held in (self._scenarios, self._later, self._prepared, self._sizes):
+        for held in (self._scenarios, self._later, self._made, self._prepared, self._sizes):
             held.pop(key, None)
 
     def settle(self, keys: Sequence[Hashable], battles: int | None = None) -> str | None:

@@ -83,6 +83,20 @@ def one_type_scenario(
     """``attacker`` against ``defender`` as the ruleset fields one-type armies, with
     ``settings`` in its ``[battle]`` table, validated. An error names ``settings`` and
     the key when a setting is at fault, else the ``budget`` (when given) and the battle."""
+    data, source = one_type_data(rs, (attacker, defender), settings, budget)
+    return one_type_validated(data, source, budget)
+
+
+def one_type_data(
+    rs: rulesets.Ruleset,
+    armies: tuple[Army, Army],
+    settings: Mapping[str, Any],
+    budget: float | None,
+) -> tuple[dict[str, Any], Source]:
+    """The data of :func:`one_type_scenario`'s battle of ``armies`` (attacker, defender),
+    named, and its source (which names the setting or budget an error is about); the
+    battle's own error, named so."""
+    attacker, defender = armies
     label = f"{attacker.men} {attacker.type} vs {defender.men} {defender.type}"
     prefix = f"budget {budget:g}: {label}" if budget is not None else label
     try:
@@ -100,8 +114,15 @@ def one_type_scenario(
             return f"settings {parts[1]}"
         return None
 
+    return {**data, "name": label}, Source(prefix, option_of=option_of)
+
+
+def one_type_validated(
+    data: Mapping[str, Any], source: Source, budget: float | None = None
+) -> Scenario:
+    """The scenario of :func:`one_type_data`'s ``data`` and ``source``, validated."""
     try:
-        return from_data({**data, "name": label}, Source(prefix, option_of=option_of))
+        return from_data(data, source)
     except BattleOddsError as exc:
         raise _named(exc, budget) from None
 

@@ -41,10 +41,10 @@ import numpy as np
 from ...errors import BattleOddsError, ParameterError
 from ...rulesets import Army
 from ...running.plan import StudyPlan
-from ...running.scenarios import ScenarioBattles, joined
+from ...running.scenarios import Built, ScenarioBattles, joined
 from ...running.scenarios import winner as winner_of
-from ...scenario.scenario import Scenario
-from .one_type import checked_settings, one_type_scenario, ruleset_named
+from .one_type import checked_settings, ruleset_named
+from .one_type_cells import OneTypeCells
 
 if TYPE_CHECKING:
     from ...running.distributed import Cluster
@@ -113,6 +113,7 @@ class CellBank:
         self.seed = seed
         self.progress = progress
         self.settings = checked_settings(settings)
+        self._made = OneTypeCells(self.ruleset, self.settings)
         self.starts = np.array([battles * b // BATCHES for b in range(BATCHES)])
         sizes = np.diff(np.append(self.starts, battles))
         self.weights = sizes / battles
@@ -197,21 +198,15 @@ class CellBank:
         if self.kernel != kernel:
             self.fight(new)
 
-    def _cell(self, attacker: str, a_men: int, defender: str, d_men: int) -> Scenario:
-        """The scenario of a cell, validated."""
-        return one_type_scenario(
-            self.ruleset, Army(attacker, a_men), Army(defender, d_men), self.settings
-        )
+    def _cell(self, attacker: str, a_men: int, defender: str, d_men: int) -> Built:
+        """The scenario of a cell, validated (or filled in with its prepared arrays)."""
+        return self._made.cell(Army(attacker, a_men), Army(defender, d_men))
 
     def cells_of(
         self, me: str, my_men: float, other: str, other_men: float, role: str
     ) -> list[tuple[str, int, str, int]]:
         """The cells :meth:`side_score` reads."""
-        return [
-            (me, mine, other, theirs) if role == "attacker" else (other, theirs, me, mine)
-            for mine, _ in _neighbours(my_men)
-            for theirs, _ in _neighbours(other_men)
-        ]
+        return [cell for cell, _ in _weighted_cells(me, my_men, other, other_men, role)]
 
     def _share_kernel(self, choices: tuple[str, ...]) -> None:
         """Keep the kernels a new cell can run among the bank's; when the bank's kernel is
@@ -231,26 +226,35 @@ class CellBank:
     ) -> np.ndarray:
         """Per block: P(``me`` wins) - P(``other`` wins), ``me`` in ``role``, at counts
         that need not be whole (bilinear between the neighbouring whole counts)."""
+        # The cells and weights worked out once: a search reads 30,000 side scores.
+        weighted = _weighted_cells(me, my_men, other, other_men, role)
         # Its cells not fought yet fought side by side, not one after the other.
-        missing = [
-            cell
-            for cell in self.cells_of(me, my_men, other, other_men, role)
-            if cell not in self._scores
-        ]
+        missing = [cell for cell, _ in weighted if cell not in self._scores]
         if missing:
             self.fight(missing)
         total = np.zeros(BATCHES)
-        for mine, w_mine in _neighbours(my_men):
-            for theirs, w_theirs in _neighbours(other_men):
-                if role == "attacker":
-                    s = self.score(me, mine, other, theirs)
-                else:
-                    s = -self.score(other, theirs, me, mine)
-                total += w_mine * w_theirs * s
+        for cell, weight in weighted:
+            s = self.score(*cell)
+            total += weight * (s if role == "attacker" else -s)
         return total
 
     def estimate(self, blocks: np.ndarray) -> Estimate:
         return Estimate(blocks, self.weights)
+
+
+def _weighted_cells(
+    me: str, my_men: float, other: str, other_men: float, role: str
+) -> list[tuple[tuple[str, int, str, int], float]]:
+    """The cells of ``me`` in ``role`` at ``my_men`` against ``other`` at ``other_men``
+    (whole counts around them), each with its weight in the bilinear reading."""
+    return [
+        (
+            (me, mine, other, theirs) if role == "attacker" else (other, theirs, me, mine),
+            w_mine * w_theirs,
+        )
+        for mine, w_mine in _neighbours(my_men)
+        for theirs, w_theirs in _neighbours(other_men)
+    ]
 
 
 def _neighbours(men: float) -> list[tuple[int, float]]:
