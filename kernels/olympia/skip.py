@@ -339,6 +339,20 @@ def _finish(state, groups, cnt, health, alive, winner, steps, row):
 
 
 @jit(counted=False, llvm_inline=True)
+def _strike_effect(
+    state, groups, survive, cnt, health, value, alive, sdef, sdmg, standing, striker, e, target,
+    row,
+):  # fmt: skip
+    """A hit (kernels/olympia/strike.py's ``strike_effect``) on the rare path of a
+    change: compiled on its own, so that a cold run compiles it in its own process while
+    the second one compiles the battle, which then loads it (kernels/_aside.py)."""
+    return strike_effect(
+        state, groups, survive, cnt, health, value, alive, sdef, sdmg, standing, striker, e,
+        target, row,
+    )  # fmt: skip
+
+
+@jit(counted=False, llvm_inline=True)
 def _recount_all(
     groups, keep, sides, order, cnt, unit_men, rating, w, t, per_side, pkill, sphit, krate,
     acc, tl, nt, tf, kinds, room,
@@ -390,7 +404,7 @@ def _other_change(
     value, alive, sdef, sdmg, standing, _ws, _ts, _budget, _others, _front = per_side
     old_def = sdef[e]
     # The survive roll is in the chance already: the hit is a kill.
-    change = strike_effect(
+    change = _strike_effect(
         state,
         groups,
         no_survive,
@@ -890,15 +904,15 @@ def _first_call(kind: int, given: tuple[Any, ...]) -> None:
     aside = _aside.start(_BLOCKS[kind], _block_types(), __name__, "block_by_address", kind)
     if aside is not None:
         try:
-            # First the functions the battle calls that are compiled on their own (about
-            # 5 CPU s, Intel Xeon 2026-12-07): done here before the second process types
-            # the calls, it loads them from the cache, and both processes end at about
-            # the same time. The recount first: the opening here calls it too, and the
-            # second process's battle reaches it soonest.
+            # First three functions the battle calls that are compiled on their own
+            # (about 4 CPU s, Intel Xeon 2026-12-07): done here before the second process
+            # types the calls, it loads them from the cache, and both processes end at
+            # about the same time (it compiles the battle's other two, settle and
+            # settled_left: here as well, they left this process the longer by 1.5 s).
+            # The recount first: the opening here calls it too.
             _recount_all.compile(_recount_types())
+            _strike_effect.compile(_strike_effect_types())
             _finish.compile(_finish_types())
-            settle.compile((STATE, INTS, INT_TABLE, INT_TABLE, types.int64))
-            settled_left.compile(_settled_left_types())
             _skip_blocks.compile((_block_type(), *(typeof(a) for a in given)))
         finally:
             aside.wait()
@@ -918,19 +932,23 @@ def _recount_types() -> tuple[Any, ...]:
     )  # fmt: skip
 
 
+def _strike_effect_types() -> tuple[Any, ...]:
+    """The arguments' types of :func:`_strike_effect` where the battle calls it."""
+    int64, side = types.int64, types.int64[:]  # a row of per_side, unpacked: any layout
+    # state, groups, survive, cnt, health, value, alive, sdef, sdmg, standing, striker,
+    # e, target, row
+    return (
+        STATE, INT_TABLE, REALS, INTS, INTS, side, side, side, side, side, int64, int64,
+        int64, INTS,
+    )  # fmt: skip
+
+
 def _finish_types() -> tuple[Any, ...]:
     """The arguments' types of :func:`_finish` where the battle calls it."""
     int64 = types.int64
     # state, groups, cnt, health, alive (a row of per_side, unpacked: any layout),
     # winner, steps, row
     return (STATE, INT_TABLE, INTS, INTS, types.int64[:], int64, int64, INTS)
-
-
-def _settled_left_types() -> tuple[Any, ...]:
-    """The arguments' types of :func:`settled_left` where a block calls it."""
-    int64 = types.int64
-    # state, seed, battle, groups, cnt, health, kinds, room, row, at
-    return (STATE, types.uint64, int64, INT_TABLE, INTS, INTS, INT_TABLE, INT_TABLE, INTS, int64)
 
 
 #: The kinds of run a battle is compiled for (:func:`block_by_address`).
