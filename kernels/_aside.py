@@ -19,6 +19,12 @@ Helpers both halves call are compiled here while the second process starts (``fi
 it imports Numba and the kernels meanwhile, then waits for a line on its pipe), and it
 then loads them, so neither compiles a copy of its own.
 
+A cold command starts the second process as soon as it knows its ruleset
+(:func:`prestart`, with the notice that it compiles): it imports Numba and sets up its
+compiler while this one builds and prepares the command's scenarios, then waits on its
+pipe for the function to compile (the line :func:`start` writes), so the compile aside
+starts at once where it would have waited for those imports (about a CPU second).
+
 The second process ends when its compile is done, or as soon as this one ends for any
 reason (Ctrl-C, which ends a compiling command at once, included): it watches its
 standard input, a pipe from this process, and exits when the pipe closes. A half-done
@@ -50,6 +56,9 @@ _counting_nothing = 0
 #: once (a study's cells) wait for the one compile, not start one each.
 _running: dict[tuple[int, tuple[Any, ...]], Aside] = {}
 _lock = threading.Lock()
+#: A second process started ahead of its compile (:func:`prestart`), not yet given one,
+#: with the environment it was started in (a compile there uses that one's cache).
+_spare: tuple[subprocess.Popen[bytes], dict[str, str]] | None = None
 
 
 @contextlib.contextmanager
@@ -122,13 +131,89 @@ class Aside:
         with _lock:
             for key in [k for k, running in _running.items() if running is self]:
                 del _running[key]
-        if self.process.poll() is None:
-            self.process.kill()
-            with contextlib.suppress(OSError, subprocess.SubprocessError):
-                self.process.wait(timeout=5)
-        if self.process.stdin is not None:
-            with contextlib.suppress(OSError):
-                self.process.stdin.close()
+        _end(self.process)
+
+
+def _wanted() -> bool:
+    """Whether compiles may run aside here: two cores or more, not turned off."""
+    return os.environ.get(ASIDE_SETTING, "1") != "0" and cores() >= 2
+
+
+def _spawn(module: str | None = None) -> subprocess.Popen[bytes] | None:
+    """A second process, waiting on its pipe for the function to compile (None: it
+    could not start); ``module``, where known, it imports meanwhile."""
+    # The kernels this process runs, wherever it found them, first on the path.
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
+    try:
+        return subprocess.Popen(
+            [sys.executable, "-m", "kernels._aside", *([module] if module else [])],
+            env={**os.environ, "PYTHONPATH": path},
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            # Not the terminal's Ctrl-C: this process decides when it ends.
+            start_new_session=True,
+        )
+    except OSError:
+        return None
+
+
+def prestart() -> None:
+    """Start the second process now, ahead of the compile :func:`start` gives it: a cold
+    command that will compile a battle aside calls it once it knows its ruleset, so that
+    the process's imports and compiler set-up overlap the command's own preparing. It
+    ends with this process if no compile comes. Nothing where compiles do not run aside."""
+    global _spare
+    if not _wanted():
+        return
+    with _lock:
+        if _spare is None or not _usable(*_spare):
+            _drop()
+            process = _spawn()
+            _spare = None if process is None else (process, dict(os.environ))
+
+
+def drop_spare() -> None:
+    """End the process :func:`prestart` started if no compile took it (a command that
+    ended without one, in a process that goes on)."""
+    with _lock:
+        _drop()
+
+
+def _drop() -> None:
+    """:func:`drop_spare`, the lock held."""
+    global _spare
+    if _spare is not None:
+        spare, _spare = _spare[0], None
+        _end(spare)
+
+
+def _usable(process: subprocess.Popen[bytes], environment: dict[str, str]) -> bool:
+    """Whether a process started ahead still waits, in this process's environment."""
+    return process.poll() is None and environment == os.environ
+
+
+def _end(process: subprocess.Popen[bytes]) -> None:
+    """``process`` ended (killed if it runs) and its pipe closed."""
+    if process.poll() is None:
+        process.kill()
+        with contextlib.suppress(OSError, subprocess.SubprocessError):
+            process.wait(timeout=5)
+    if process.stdin is not None:
+        with contextlib.suppress(OSError):
+            process.stdin.close()
+
+
+def _process(module: str) -> subprocess.Popen[bytes] | None:
+    """The process started ahead (:func:`prestart`) if it still waits in this
+    environment, else a new one that imports ``module`` while it waits."""
+    global _spare
+    if _spare is not None and _usable(*_spare):
+        spare, _spare = _spare[0], None
+        return spare
+    _drop()
+    return _spawn(module)
 
 
 def start(
@@ -152,7 +237,7 @@ def start(
     both processes' functions call, which the second then loads from the cache. Each
     compiled once, in one process, a caller that links both processes' code has one
     copy of each, as where one process compiles everything."""
-    if os.environ.get(ASIDE_SETTING, "1") == "0" or cores() < 2:
+    if not _wanted():
         return None
     with _lock:
         key = (id(dispatcher), arg_types)
@@ -160,29 +245,18 @@ def start(
             return _running[key]
         if _cached(dispatcher, arg_types) or (needed_by is not None and _cached(*needed_by)):
             return None
-        command = [sys.executable, "-m", "kernels._aside", module, function, *map(str, args)]
-        # The kernels this process runs, wherever it found them, first on the path.
-        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
-        try:
-            process = subprocess.Popen(
-                command,
-                env={**os.environ, "PYTHONPATH": path},
-                stdin=subprocess.PIPE,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                # Not the terminal's Ctrl-C: this process decides when it ends.
-                start_new_session=True,
-            )
-        except OSError:
+        process = _process(module)
+        if process is None:
             return None
         aside = Aside(process, dispatcher, arg_types)
         try:
             # While the second process starts (its imports, about a second), this one
-            # compiles what both call; then it may go on (a line on its pipe).
+            # compiles what both call; then it may go on: the line on its pipe says
+            # what it compiles.
             if first is not None:
                 first()
-            process.stdin.write(b"go\n")  # type: ignore[union-attr]
+            line = " ".join((module, function, *map(str, args))) + "\n"
+            process.stdin.write(line.encode())  # type: ignore[union-attr]
             process.stdin.flush()  # type: ignore[union-attr]
         except BaseException as error:
             aside.stop()
@@ -261,24 +335,39 @@ class BattleByAddress:
 
 
 def _main(argv: list[str]) -> int:
-    """The second process: compile by calling ``module.function(*args)``; exit at once
-    when the process that started it ends (its pipe on our standard input closes)."""
+    """The second process: set up Numba's compiler (and import the kernel module
+    ``argv`` names, if any), then compile by calling ``module.function(*args)`` as the
+    first line on its pipe says; exit at once when the process that started it ends (its
+    pipe on our standard input closes)."""
     import importlib
 
     go = threading.Event()
+    told: list[str] = []
 
     def watch() -> None:
+        read = b""
         with contextlib.suppress(OSError):
-            while os.read(0, 4096):
-                go.set()
+            while chunk := os.read(0, 4096):
+                read += chunk
+                if not told and b"\n" in read:
+                    told.append(read.split(b"\n", 1)[0].decode())
+                    go.set()
         os._exit(1)
 
     threading.Thread(target=watch, daemon=True).start()
-    module, function, *args = argv
+    # What the first compile of a process sets up (its typing and target contexts, half
+    # a CPU second), done while the line is not there yet.
+    from numba.core.registry import cpu_target
+
+    cpu_target.typing_context.refresh()
+    cpu_target.target_context.refresh()
+    for module in argv:
+        importlib.import_module(module)
+    go.wait()  # the helpers both processes call are in the cache now
+    module, function, *args = told[0].split()
     compile_now: Any = importlib.import_module(module)
     for name in function.split("."):  # a function, or a method of a module's object
         compile_now = getattr(compile_now, name)
-    go.wait()  # the helpers both processes call are in the cache now
     compile_now(*map(int, args))
     return 0
 

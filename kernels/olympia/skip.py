@@ -319,11 +319,48 @@ def _opening(
     room,
 ):
     """The position before the first strike, the same for every battle."""
-    value, alive, sdef, sdmg, standing, ws, ts, _budget, others, front = per_side
+    value, alive, sdef, sdmg, standing, _ws, _ts, _budget, _others, _front = per_side
     battle_start(groups, sides, cnt, health, value, alive, sdef, sdmg, standing, row)
     for k in range(groups.shape[0]):
         room[R_LEFT, k] = kind_room(cnt, kinds, k, -1) if kinds[K_REP, k] == k else 0
         room[R_SETTLED, k] = room[R_LEFT, k]
+    _recount_all(
+        groups, keep, sides, order, cnt, unit_men, rating, w, t, per_side, pkill, sphit,
+        krate, acc, tl, nt, tf, kinds, room,
+    )  # fmt: skip
+
+
+@jit(counted=False, llvm_inline=True)
+def _finish(state, groups, cnt, health, alive, winner, steps, row):
+    """The battle's end (kernels/olympia/strike.py's ``finish``): compiled once and inlined
+    by LLVM at each of the battle's three ends (four with the batch path), where Numba
+    inlined and typed it, with its draws of prisoners, at each."""
+    finish(state, groups, cnt, health, alive, winner, steps, row)
+
+
+@jit(counted=False, llvm_inline=True)
+def _strike_effect(
+    state, groups, survive, cnt, health, value, alive, sdef, sdmg, standing, striker, e, target,
+    row,
+):  # fmt: skip
+    """A hit (kernels/olympia/strike.py's ``strike_effect``) on the rare path of a
+    change: compiled on its own, so that a cold run compiles it in its own process while
+    the second one compiles the battle, which then loads it (kernels/_aside.py)."""
+    return strike_effect(
+        state, groups, survive, cnt, health, value, alive, sdef, sdmg, standing, striker, e,
+        target, row,
+    )  # fmt: skip
+
+
+@jit(counted=False, llvm_inline=True)
+def _recount_all(
+    groups, keep, sides, order, cnt, unit_men, rating, w, t, per_side, pkill, sphit, krate,
+    acc, tl, nt, tf, kinds, room,
+):  # fmt: skip
+    """Strikers, targets, kinds' weights and chances counted afresh from the groups:
+    the opening position's and any change's that moves a group's weight. Compiled once
+    for both (LLVM inlines it in each), not inlined by Numba into each."""
+    _value, _alive, sdef, _sdmg, standing, ws, ts, _budget, others, front = per_side
     refresh(groups, cnt, sides, standing, order, unit_men, rating, w, t, ws, ts, others, front)
     gather_kinds(groups, kinds, room, w, t, ws, ts)
     rebuild(groups, keep, sdef, standing, rating, w, t, pkill, sphit, krate, acc, tl, nt, tf)
@@ -364,10 +401,10 @@ def _other_change(
     saves in code size. Inlined by LLVM, not Numba: compiled once, apart from the
     battle, Numba's inlining of the battle's helpers took 30 s of wall time in place of
     70 at load 15, a cold castle_siege run 52.0 CPU s against 55.8.)"""
-    value, alive, sdef, sdmg, standing, ws, ts, _budget, others, front = per_side
+    value, alive, sdef, sdmg, standing, _ws, _ts, _budget, _others, _front = per_side
     old_def = sdef[e]
     # The survive roll is in the chance already: the hit is a kill.
-    change = strike_effect(
+    change = _strike_effect(
         state,
         groups,
         no_survive,
@@ -389,9 +426,12 @@ def _other_change(
         # Counted afresh from the groups: ``gather_kinds`` turns their weights into the
         # kinds' the per-death path keeps. (A structure's defense worn down moves no
         # weight: the kinds' are still exact.)
-        refresh(groups, cnt, sides, standing, order, unit_men, rating, w, t, ws, ts, others, front)
-        gather_kinds(groups, kinds, room, w, t, ws, ts)
-    rebuild(groups, keep, sdef, standing, rating, w, t, pkill, sphit, krate, acc, tl, nt, tf)
+        _recount_all(
+            groups, keep, sides, order, cnt, unit_men, rating, w, t, per_side, pkill, sphit,
+            krate, acc, tl, nt, tf, kinds, room,
+        )  # fmt: skip
+    else:
+        rebuild(groups, keep, sdef, standing, rating, w, t, pkill, sphit, krate, acc, tl, nt, tf)
     return True
 
 
@@ -483,7 +523,7 @@ def _skip_battle(state, army, scratch, recording, row, battle, batch_rows, unfol
                 if how != BATCH_NONE:
                     dirty = True  # a kind's deaths may have been shared out among its groups
                     if how == BATCH_OVER:
-                        finish(state, groups, cnt, health, alive, 1 - e, steps, row)
+                        _finish(state, groups, cnt, health, alive, 1 - e, steps, row)
                         return dirty
                     recount(groups, w, t, tf, pkill, sphit, krate, acc, tl, nt)
                     if how == BATCH_CHANGE:
@@ -525,7 +565,7 @@ def _skip_battle(state, army, scratch, recording, row, battle, batch_rows, unfol
                                 if lost_a and lost_d
                                 else (layout.DEFENDER if lost_a else layout.ATTACKER)
                             )
-                            finish(state, groups, cnt, health, alive, winner, steps, row)
+                            _finish(state, groups, cnt, health, alive, winner, steps, row)
                             return dirty
                     s0, s1, s2, s3 = state[0], state[1], state[2], state[3]
                     continue
@@ -716,7 +756,7 @@ def _skip_battle(state, army, scratch, recording, row, battle, batch_rows, unfol
                 else (layout.DEFENDER if lost_a else layout.ATTACKER)
             )
             state[0], state[1], state[2], state[3] = s0, s1, s2, s3
-            finish(state, groups, cnt, health, alive, winner, steps, row)
+            _finish(state, groups, cnt, health, alive, winner, steps, row)
             return dirty
         # Undecided: the stop rules, the attacker's first (kernels/stops.py).
         if unfolding is not None:  # noqa: SIM102
@@ -727,7 +767,7 @@ def _skip_battle(state, army, scratch, recording, row, battle, batch_rows, unfol
                     return dirty
                 once = False
     state[0], state[1], state[2], state[3] = s0, s1, s2, s3
-    finish(state, groups, cnt, health, alive, layout.DRAW, steps, row)
+    _finish(state, groups, cnt, health, alive, np.int64(layout.DRAW), steps, row)
     return dirty
 
 
@@ -864,12 +904,15 @@ def _first_call(kind: int, given: tuple[Any, ...]) -> None:
     aside = _aside.start(_BLOCKS[kind], _block_types(), __name__, "block_by_address", kind)
     if aside is not None:
         try:
-            # First two functions the battle calls, each compiled on its own (about 3 CPU s
-            # of the second process's 21): done here long before the second process
+            # First three functions the battle calls that are compiled on their own
+            # (about 4 CPU s, Intel Xeon 2026-12-07): done here before the second process
             # types the calls, it loads them from the cache, and both processes end at
-            # about the same time.
-            settle.compile((STATE, INTS, INT_TABLE, INT_TABLE, types.int64))
-            settled_left.compile(_settled_left_types())
+            # about the same time (it compiles the battle's other two, settle and
+            # settled_left: here as well, they left this process the longer by 1.5 s).
+            # The recount first: the opening here calls it too.
+            _recount_all.compile(_recount_types())
+            _strike_effect.compile(_strike_effect_types())
+            _finish.compile(_finish_types())
             _skip_blocks.compile((_block_type(), *(typeof(a) for a in given)))
         finally:
             aside.wait()
@@ -877,11 +920,35 @@ def _first_call(kind: int, given: tuple[Any, ...]) -> None:
     _ready.add(kind)
 
 
-def _settled_left_types() -> tuple[Any, ...]:
-    """The arguments' types of :func:`settled_left` where a block calls it."""
+def _recount_types() -> tuple[Any, ...]:
+    """The arguments' types of :func:`_recount_all` where the battle and the opening
+    call it."""
     int64 = types.int64
-    # state, seed, battle, groups, cnt, health, kinds, room, row, at
-    return (STATE, types.uint64, int64, INT_TABLE, INTS, INTS, INT_TABLE, INT_TABLE, INTS, int64)
+    # groups, keep, sides, order, cnt, unit_men, rating, w, t, per_side, pkill, sphit,
+    # krate, acc, tl, nt, tf, kinds, room
+    return (
+        INT_TABLE, REALS, INT_TABLE, int64, INTS, INTS, INTS, INTS, INTS, INT_TABLE,
+        REAL_TABLE, REALS, REALS, REAL_TABLE, INT_TABLE, INTS, REALS, INT_TABLE, INT_TABLE,
+    )  # fmt: skip
+
+
+def _strike_effect_types() -> tuple[Any, ...]:
+    """The arguments' types of :func:`_strike_effect` where the battle calls it."""
+    int64, side = types.int64, types.int64[:]  # a row of per_side, unpacked: any layout
+    # state, groups, survive, cnt, health, value, alive, sdef, sdmg, standing, striker,
+    # e, target, row
+    return (
+        STATE, INT_TABLE, REALS, INTS, INTS, side, side, side, side, side, int64, int64,
+        int64, INTS,
+    )  # fmt: skip
+
+
+def _finish_types() -> tuple[Any, ...]:
+    """The arguments' types of :func:`_finish` where the battle calls it."""
+    int64 = types.int64
+    # state, groups, cnt, health, alive (a row of per_side, unpacked: any layout),
+    # winner, steps, row
+    return (STATE, INT_TABLE, INTS, INTS, types.int64[:], int64, int64, INTS)
 
 
 #: The kinds of run a battle is compiled for (:func:`block_by_address`).
@@ -935,13 +1002,18 @@ def _opening_of(groups, survive, sides, order, stops, width):
     from (cnt, health, rating, w, t, per_side, pkill, sphit, krate, tf, acc, tl, nt,
     row, room), the units' count and the column of the groups' state (waves: ``at``)."""
     n_groups = groups.shape[0]
-    n_units = groups[:, layout.G_UNIT].max() + 1
-    no_survive = np.zeros(n_groups)
+    # The units and the men counted by a loop: a column's ``max()`` and ``sum()`` compile
+    # NumPy's reductions over a strided view (about a CPU second of a cold run).
+    n_units = 0
+    men = 0
     keep = np.empty(n_groups)
     for g in range(n_groups):
         keep[g] = 1.0 - survive[g]
+        n_units = max(n_units, groups[g, layout.G_UNIT] + 1)
+        men += groups[g, layout.G_COUNT]
+    no_survive = np.zeros(n_groups)
     # 1 / n for every count of strikers or targets a battle can have.
-    inv = np.zeros(groups[:, layout.G_COUNT].sum() + 2)
+    inv = np.zeros(men + 2)
     for m in range(1, inv.shape[0]):
         inv[m] = 1.0 / m
     # The opening position, copied into every battle.

@@ -263,26 +263,34 @@ def compile_notice_first(options: dict[str, Any], kernel: str | None = None) -> 
     nothing of that ruleset's kernels is in Numba's cache; not with its first compile,
     which a study reaches only once it has built every variation or pair. A ruleset with
     something cached says it with that compile, as before. ``kernel``: the one kernel
-    module the command runs, where it knows (``exact``), named with its own estimate."""
-    from ..running.compiling import forget_said_before, say_before_compiling
+    module the command runs, where it knows (``exact``), named with its own estimate.
+    A cold command whose battle compiles in a second process (kernels/_aside.py) starts
+    that process then, while it prepares."""
+    from ..running.compiling import forget_said_before, prestart_aside, say_before_compiling
     from ..scenario.scenario import LOADED, Scenario
 
     checked: set[str] = set()  # regress reads dozens of scenarios: each ruleset once
 
+    def cold(ruleset: str) -> None:
+        if say_before_compiling(ruleset, _say_notice, kernel) and kernel is None:
+            prestart_aside(ruleset)
+
     def loaded(scenario: Scenario) -> None:
         if scenario.ruleset not in checked:
             checked.add(scenario.ruleset)
-            say_before_compiling(scenario.ruleset, _say_notice, kernel)
+            cold(scenario.ruleset)
 
     named = options.get("ruleset")
     if isinstance(named, str) and rulesets.known(named):
-        say_before_compiling(named, _say_notice, kernel)
+        cold(named)
     LOADED.append(loaded)
     try:
         yield
     finally:
         LOADED.remove(loaded)
         forget_said_before()
+        if "kernels._aside" in sys.modules:  # a second process started ahead, unused
+            sys.modules["kernels._aside"].drop_spare()
 
 
 T = TypeVar("T")

@@ -63,6 +63,16 @@ def _compiles_aside() -> bool:
         return (os.cpu_count() or 1) >= 2
 
 
+def prestart_aside(ruleset: str) -> None:
+    """A cold command of ``ruleset`` whose battle compiles in a second process (a module
+    of ASIDE_SECONDS) starts that process now (kernels/_aside.py's ``prestart``): its
+    imports and compiler set-up then overlap the command's preparing, not its compile."""
+    if _compiles_aside() and any(m.split(".")[1] == ruleset for m in ASIDE_SECONDS):
+        from kernels._aside import prestart
+
+        prestart()
+
+
 class CompileClock:
     """Seconds this process has spent compiling (outermost compiles, wall time), the
     functions compiled, and hooks called as a compile starts (with its function) and as
