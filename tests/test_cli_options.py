@@ -238,3 +238,63 @@ def test_plain_option_values_read_as_typer_reads_them(
         plain, typers_own = answers
         assert plain == typers_own, (annotation, limits, value)
         assert type(plain[1]) is type(typers_own[1])
+
+
+def test_plain_paths_read_as_typer_reads_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A path is read without pydantic where it passes its checks, and each value gives
+    what typer's own coercion gives (the same path or the same message), for the checks
+    the commands ask of their paths and the ones they might."""
+    pytest.importorskip("typer._coercion")
+    import typer._coercion as typers
+    import typer.core
+    from typer.models import ArgumentInfo, OptionInfo
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "battle.toml").write_text("")
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "folder" / "inner.toml").write_text("")
+    values: list[object] = [
+        "battle.toml", "./battle.toml", "folder//inner.toml", "folder/./inner.toml",
+        str(tmp_path / "battle.toml"), "folder", "folder/", "missing.toml", "", "-",
+        "a\0b", b"battle.toml", Path("battle.toml"), 5,
+    ]  # fmt: skip
+    checks: list[dict[str, object]] = [
+        {},
+        {"exists": True, "dir_okay": False, "readable": True},
+        {"exists": True},
+        {"file_okay": False},
+        {"writable": True},
+        {"resolve_path": True, "exists": True},
+        {"allow_dash": True},
+    ]
+    plain = typer.core.build_runtime_param
+    for check in checks:
+        for info in (ArgumentInfo(**check), OptionInfo(**check)):  # type: ignore[arg-type]
+            for annotation, value in [(Path, v) for v in values] + [
+                (list[Path], ("battle.toml", "folder")),
+                (list[Path], ("battle.toml", "missing.toml")),
+                (list[Path], ()),
+            ]:
+                descriptor = typers.resolve_type_descriptor(annotation, info)
+                answers = []
+                for build in (plain, typers.build_runtime_param):
+                    try:
+                        read = build(descriptor)._coerce_value(value, None, None)
+                        answers.append(("value", read))
+                    except Exception as error:  # the message typer prints
+                        answers.append((type(error).__name__, str(error)))
+                assert answers[0] == answers[1], (annotation, check, value)
+                assert type(answers[0][1]) is type(answers[1][1])
+
+
+def test_a_run_of_a_scenario_file_imports_no_pydantic() -> None:
+    """A scenario file's path is read without typer's pydantic coercion (0.04 s of a warm
+    ``run``, and before a cold run's compile notice)."""
+    from tests.test_startup import AT_EXIT, query_in_process
+
+    done = query_in_process(AT_EXIT, ["run", SCENARIO, "--battles", "20", "--json"])
+    assert '"win"' in done.stdout
+    line = next(x for x in done.stderr.splitlines() if x.startswith("loaded:"))
+    assert "pydantic" not in line.split()[1:]
