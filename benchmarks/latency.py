@@ -251,7 +251,11 @@ def cold_and_warm(command: list[str], args: list[str]) -> list[str]:
         wall, cpu, noticed, notice_cpu, first, first_cpu = timed_with_first(line, env, where)
         warm_wall, warm_cpu, _, _ = timed(line, env, where)
     notice = "none" if noticed != noticed else f"{noticed:.2f} ({notice_cpu:.2f})"
-    met = "met" if first <= 25 and noticed == noticed and noticed <= 1 else "not met"
+    said_in_time = noticed == noticed and noticed <= 1
+    met = "met" if first <= 25 and said_in_time else "not met"
+    if args == ["warm"]:
+        # It answers nothing: it compiles every kernel path, minutes on an empty cache.
+        met = "notice " + ("met" if said_in_time else "not met") + "; no answer to time"
     shown = " ".join(a if " " not in a and a else repr(a) for a in args[:6])
     shown += " ..." if len(args) > 6 else ""
     return [
